@@ -1,0 +1,202 @@
+//! Columnar batches: the unit of data that kernels consume and actors exchange.
+
+use crate::column::{Column, ColumnBuilder};
+use crate::error::{Error, Result};
+use crate::types::DataType;
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+
+/// A set of equally long columns. Batches are moved between operators inside a node and
+/// serialized only when they cross nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Batch {
+    columns: Vec<Column>,
+    num_rows: usize,
+}
+
+impl Batch {
+    /// A batch from columns, which must all have the same length.
+    pub fn try_new(columns: Vec<Column>) -> Result<Self> {
+        let num_rows = columns.first().map_or(0, Column::len);
+        if let Some(c) = columns.iter().find(|c| c.len() != num_rows) {
+            return Err(Error::Internal(format!(
+                "batch columns differ in length: {} and {}",
+                num_rows,
+                c.len()
+            )));
+        }
+        Ok(Batch { columns, num_rows })
+    }
+
+    /// A batch with `num_rows` rows and no columns (e.g. the input of `COUNT(*)` after pruning).
+    pub fn with_row_count(columns: Vec<Column>, num_rows: usize) -> Result<Self> {
+        if columns.iter().any(|c| c.len() != num_rows) {
+            return Err(Error::Internal("batch column length mismatch".into()));
+        }
+        Ok(Batch { columns, num_rows })
+    }
+
+    /// An empty batch with columns of the given types.
+    pub fn empty(types: &[DataType]) -> Self {
+        Batch {
+            columns: types.iter().map(|&t| ColumnBuilder::new(t, 0).finish()).collect(),
+            num_rows: 0,
+        }
+    }
+
+    /// Builds a batch from rows of values (slow path: tests, `INSERT`, small inputs).
+    pub fn from_rows(types: &[DataType], rows: &[Vec<Value>]) -> Result<Self> {
+        let mut builders: Vec<ColumnBuilder> = types
+            .iter()
+            .map(|&t| ColumnBuilder::new(t, rows.len()))
+            .collect();
+        for row in rows {
+            if row.len() != types.len() {
+                return Err(Error::Type(format!(
+                    "row has {} values, expected {}",
+                    row.len(),
+                    types.len()
+                )));
+            }
+            for (b, v) in builders.iter_mut().zip(row) {
+                b.push_value(v)?;
+            }
+        }
+        Batch::with_row_count(
+            builders.into_iter().map(ColumnBuilder::finish).collect(),
+            rows.len(),
+        )
+    }
+
+    /// Number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.num_rows
+    }
+
+    /// Whether the batch has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.num_rows == 0
+    }
+
+    /// Number of columns.
+    pub fn num_columns(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// Column `i`.
+    pub fn column(&self, i: usize) -> &Column {
+        &self.columns[i]
+    }
+
+    /// All columns.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// Takes the columns out of the batch.
+    pub fn into_columns(self) -> Vec<Column> {
+        self.columns
+    }
+
+    /// Column types, in order.
+    pub fn types(&self) -> Vec<DataType> {
+        self.columns.iter().map(Column::data_type).collect()
+    }
+
+    /// Heap bytes held by the batch's columns.
+    pub fn memory_size(&self) -> usize {
+        self.columns.iter().map(Column::memory_size).sum::<usize>()
+            + self.columns.capacity() * std::mem::size_of::<Column>()
+    }
+
+    /// Row `i` as values (slow path).
+    pub fn row(&self, i: usize) -> Vec<Value> {
+        self.columns.iter().map(|c| c.value(i)).collect()
+    }
+
+    /// All rows as values (slow path: results shown to users, tests).
+    pub fn rows(&self) -> Vec<Vec<Value>> {
+        (0..self.num_rows).map(|i| self.row(i)).collect()
+    }
+
+    /// Gathers rows by index.
+    pub fn take(&self, indices: &[u32]) -> Batch {
+        Batch {
+            columns: self.columns.iter().map(|c| c.take(indices)).collect(),
+            num_rows: indices.len(),
+        }
+    }
+
+    /// Keeps rows whose mask entry is `true`.
+    pub fn filter(&self, mask: &[bool]) -> Batch {
+        let indices: Vec<u32> = mask
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &m)| m.then_some(i as u32))
+            .collect();
+        if indices.len() == self.num_rows {
+            return self.clone();
+        }
+        self.take(&indices)
+    }
+
+    /// Rows `start..start + len`.
+    pub fn slice(&self, start: usize, len: usize) -> Batch {
+        let len = len.min(self.num_rows.saturating_sub(start));
+        Batch {
+            columns: self.columns.iter().map(|c| c.slice(start, len)).collect(),
+            num_rows: len,
+        }
+    }
+
+    /// Keeps the columns at `indices`, in that order.
+    pub fn project(&self, indices: &[usize]) -> Batch {
+        Batch {
+            columns: indices.iter().map(|&i| self.columns[i].clone()).collect(),
+            num_rows: self.num_rows,
+        }
+    }
+
+    /// Keeps the columns at `indices`, moving them out of `self`.
+    pub fn into_projection(self, indices: &[usize]) -> Batch {
+        let num_rows = self.num_rows;
+        let mut cols: Vec<Option<Column>> = self.columns.into_iter().map(Some).collect();
+        let mut columns = Vec::with_capacity(indices.len());
+        for (pos, &i) in indices.iter().enumerate() {
+            // A column used again later is cloned; its last use moves it.
+            let col = if indices[pos + 1..].contains(&i) {
+                cols[i].clone()
+            } else {
+                cols[i].take()
+            };
+            columns.extend(col);
+        }
+        Batch { columns, num_rows }
+    }
+
+    /// Concatenates batches of one schema.
+    pub fn concat(batches: &[Batch]) -> Result<Batch> {
+        let Some(first) = batches.first() else {
+            return Err(Error::Internal("concat of no batches".into()));
+        };
+        let num_rows = batches.iter().map(Batch::num_rows).sum();
+        let columns = (0..first.num_columns())
+            .map(|c| {
+                let cols: Vec<&Column> = batches.iter().map(|b| b.column(c)).collect();
+                Column::concat(&cols)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Batch { columns, num_rows })
+    }
+
+    /// Splits the batch into batches of at most `size` rows.
+    pub fn split(self, size: usize) -> Vec<Batch> {
+        if self.num_rows <= size {
+            return vec![self];
+        }
+        (0..self.num_rows)
+            .step_by(size)
+            .map(|start| self.slice(start, size))
+            .collect()
+    }
+}

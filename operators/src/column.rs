@@ -1,0 +1,467 @@
+//! Typed column vectors with an optional validity bitmap, and a builder for them.
+
+use crate::bitmap::Bitmap;
+use crate::error::{Error, Result};
+use crate::types::DataType;
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+
+/// The values of a column, one typed vector per type. Slots of NULL rows hold a default value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ColumnData {
+    /// 64-bit integers.
+    Int64(Vec<i64>),
+    /// 64-bit floats.
+    Float64(Vec<f64>),
+    /// UTF-8 strings: row `i` is `bytes[offsets[i]..offsets[i + 1]]`; `offsets.len() == rows + 1`.
+    Utf8 {
+        /// Start offset of every row, plus the end of the last one.
+        offsets: Vec<u32>,
+        /// The concatenated string bytes.
+        bytes: Vec<u8>,
+    },
+    /// Booleans, one byte each.
+    Boolean(Vec<bool>),
+}
+
+/// A column: typed values plus validity (`None` means no NULLs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Column {
+    /// The values.
+    pub data: ColumnData,
+    /// Validity bitmap; bit set means the value is present. `None` means all present.
+    pub validity: Option<Bitmap>,
+}
+
+impl Column {
+    /// A column without NULLs.
+    pub fn new(data: ColumnData) -> Self {
+        Column {
+            data,
+            validity: None,
+        }
+    }
+
+    /// A column with the given validity; an all-set bitmap is dropped.
+    pub fn with_validity(data: ColumnData, validity: Option<Bitmap>) -> Self {
+        let validity = validity.filter(|v| !v.all_set());
+        Column { data, validity }
+    }
+
+    /// An integer column without NULLs.
+    pub fn from_i64(v: Vec<i64>) -> Self {
+        Column::new(ColumnData::Int64(v))
+    }
+
+    /// A float column without NULLs.
+    pub fn from_f64(v: Vec<f64>) -> Self {
+        Column::new(ColumnData::Float64(v))
+    }
+
+    /// A boolean column without NULLs.
+    pub fn from_bools(v: Vec<bool>) -> Self {
+        Column::new(ColumnData::Boolean(v))
+    }
+
+    /// A string column without NULLs.
+    pub fn from_strs<S: AsRef<str>>(v: &[S]) -> Self {
+        let mut b = ColumnBuilder::new(DataType::Utf8, v.len());
+        for s in v {
+            b.push_str(s.as_ref());
+        }
+        b.finish()
+    }
+
+    /// A column of `len` NULLs of type `dt`.
+    pub fn nulls(dt: DataType, len: usize) -> Self {
+        let mut b = ColumnBuilder::new(dt, len);
+        for _ in 0..len {
+            b.push_null();
+        }
+        b.finish()
+    }
+
+    /// A column repeating `value` `len` times, of type `dt` (NULL gives a NULL column).
+    pub fn repeat(dt: DataType, value: &Value, len: usize) -> Result<Self> {
+        let mut b = ColumnBuilder::new(dt, len);
+        for _ in 0..len {
+            b.push_value(value)?;
+        }
+        Ok(b.finish())
+    }
+
+    /// Builds a column of type `dt` from values; fails if a value has another type
+    /// (integers are accepted for float columns).
+    pub fn from_values(dt: DataType, values: &[Value]) -> Result<Self> {
+        let mut b = ColumnBuilder::new(dt, values.len());
+        for v in values {
+            b.push_value(v)?;
+        }
+        Ok(b.finish())
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match &self.data {
+            ColumnData::Int64(v) => v.len(),
+            ColumnData::Float64(v) => v.len(),
+            ColumnData::Utf8 { offsets, .. } => offsets.len() - 1,
+            ColumnData::Boolean(v) => v.len(),
+        }
+    }
+
+    /// Whether the column has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The column's type.
+    pub fn data_type(&self) -> DataType {
+        match &self.data {
+            ColumnData::Int64(_) => DataType::Int64,
+            ColumnData::Float64(_) => DataType::Float64,
+            ColumnData::Utf8 { .. } => DataType::Utf8,
+            ColumnData::Boolean(_) => DataType::Boolean,
+        }
+    }
+
+    /// Whether row `i` holds a value (is not NULL).
+    #[inline]
+    pub fn is_valid(&self, i: usize) -> bool {
+        self.validity.as_ref().is_none_or(|v| v.get(i))
+    }
+
+    /// Whether row `i` is NULL.
+    #[inline]
+    pub fn is_null(&self, i: usize) -> bool {
+        !self.is_valid(i)
+    }
+
+    /// Number of NULL rows.
+    pub fn null_count(&self) -> usize {
+        self.validity
+            .as_ref()
+            .map_or(0, |v| v.len() - v.count_ones())
+    }
+
+    /// The integer slice, if this is an integer column.
+    pub fn as_i64(&self) -> Option<&[i64]> {
+        match &self.data {
+            ColumnData::Int64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The float slice, if this is a float column.
+    pub fn as_f64(&self) -> Option<&[f64]> {
+        match &self.data {
+            ColumnData::Float64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The boolean slice, if this is a boolean column.
+    pub fn as_bool(&self) -> Option<&[bool]> {
+        match &self.data {
+            ColumnData::Boolean(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// String at row `i` of a string column (empty for NULL rows).
+    ///
+    /// # Panics
+    /// If the column is not a string column.
+    #[inline]
+    pub fn str_at(&self, i: usize) -> &str {
+        match &self.data {
+            ColumnData::Utf8 { offsets, bytes } => {
+                let s = &bytes[offsets[i] as usize..offsets[i + 1] as usize];
+                // Bytes are only ever appended from `&str`, so they are valid UTF-8.
+                std::str::from_utf8(s).unwrap_or_default()
+            }
+            _ => panic!("str_at on a {} column", self.data_type()),
+        }
+    }
+
+    /// Row `i` as a [`Value`] (slow path: for results and tests, not kernels).
+    pub fn value(&self, i: usize) -> Value {
+        if self.is_null(i) {
+            return Value::Null;
+        }
+        match &self.data {
+            ColumnData::Int64(v) => Value::Int(v[i]),
+            ColumnData::Float64(v) => Value::Float(v[i]),
+            ColumnData::Utf8 { .. } => Value::Str(self.str_at(i).to_string()),
+            ColumnData::Boolean(v) => Value::Bool(v[i]),
+        }
+    }
+
+    /// Heap bytes held by this column (capacity, not length).
+    pub fn memory_size(&self) -> usize {
+        let data = match &self.data {
+            ColumnData::Int64(v) => v.capacity() * 8,
+            ColumnData::Float64(v) => v.capacity() * 8,
+            ColumnData::Utf8 { offsets, bytes } => offsets.capacity() * 4 + bytes.capacity(),
+            ColumnData::Boolean(v) => v.capacity(),
+        };
+        data + self.validity.as_ref().map_or(0, Bitmap::memory_size)
+    }
+
+    /// Gathers rows by index into a new column.
+    pub fn take(&self, indices: &[u32]) -> Column {
+        let validity = self.validity.as_ref().map(|v| {
+            let mut out = Bitmap::new(indices.len(), false);
+            for (o, &i) in indices.iter().enumerate() {
+                out.set(o, v.get(i as usize));
+            }
+            out
+        });
+        let data = match &self.data {
+            ColumnData::Int64(v) => ColumnData::Int64(indices.iter().map(|&i| v[i as usize]).collect()),
+            ColumnData::Float64(v) => {
+                ColumnData::Float64(indices.iter().map(|&i| v[i as usize]).collect())
+            }
+            ColumnData::Boolean(v) => {
+                ColumnData::Boolean(indices.iter().map(|&i| v[i as usize]).collect())
+            }
+            ColumnData::Utf8 { offsets, bytes } => {
+                let total: usize = indices
+                    .iter()
+                    .map(|&i| (offsets[i as usize + 1] - offsets[i as usize]) as usize)
+                    .sum();
+                let mut out_off = Vec::with_capacity(indices.len() + 1);
+                let mut out_bytes = Vec::with_capacity(total);
+                out_off.push(0u32);
+                for &i in indices {
+                    let (s, e) = (offsets[i as usize] as usize, offsets[i as usize + 1] as usize);
+                    out_bytes.extend_from_slice(&bytes[s..e]);
+                    out_off.push(out_bytes.len() as u32);
+                }
+                ColumnData::Utf8 {
+                    offsets: out_off,
+                    bytes: out_bytes,
+                }
+            }
+        };
+        Column::with_validity(data, validity)
+    }
+
+    /// Keeps the rows whose mask entry is `true`.
+    pub fn filter(&self, mask: &[bool]) -> Column {
+        let indices: Vec<u32> = mask
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &m)| m.then_some(i as u32))
+            .collect();
+        self.take(&indices)
+    }
+
+    /// Rows `start..start + len` as a new column.
+    pub fn slice(&self, start: usize, len: usize) -> Column {
+        let indices: Vec<u32> = (start as u32..(start + len) as u32).collect();
+        self.take(&indices)
+    }
+
+    /// Concatenates columns of one type.
+    pub fn concat(cols: &[&Column]) -> Result<Column> {
+        let Some(first) = cols.first() else {
+            return Err(Error::Internal("concat of no columns".into()));
+        };
+        let dt = first.data_type();
+        let total: usize = cols.iter().map(|c| c.len()).sum();
+        let mut b = ColumnBuilder::new(dt, total);
+        for c in cols {
+            if c.data_type() != dt {
+                return Err(Error::Type(format!(
+                    "cannot concatenate {} and {}",
+                    dt,
+                    c.data_type()
+                )));
+            }
+            b.extend_from(c);
+        }
+        Ok(b.finish())
+    }
+}
+
+/// Appends values one at a time and produces a [`Column`].
+#[derive(Debug)]
+pub struct ColumnBuilder {
+    data: ColumnData,
+    validity: Bitmap,
+    has_null: bool,
+}
+
+impl ColumnBuilder {
+    /// A builder for a column of type `dt` with room for `capacity` rows.
+    pub fn new(dt: DataType, capacity: usize) -> Self {
+        let data = match dt {
+            DataType::Int64 => ColumnData::Int64(Vec::with_capacity(capacity)),
+            DataType::Float64 => ColumnData::Float64(Vec::with_capacity(capacity)),
+            DataType::Boolean => ColumnData::Boolean(Vec::with_capacity(capacity)),
+            DataType::Utf8 => {
+                let mut offsets = Vec::with_capacity(capacity + 1);
+                offsets.push(0);
+                ColumnData::Utf8 {
+                    offsets,
+                    bytes: Vec::with_capacity(capacity * 8),
+                }
+            }
+        };
+        ColumnBuilder {
+            data,
+            validity: Bitmap::new(0, false),
+            has_null: false,
+        }
+    }
+
+    /// Number of rows appended so far.
+    pub fn len(&self) -> usize {
+        self.validity.len()
+    }
+
+    /// Whether nothing was appended yet.
+    pub fn is_empty(&self) -> bool {
+        self.validity.len() == 0
+    }
+
+    /// Appends an integer (to an integer or float column).
+    #[inline]
+    pub fn push_i64(&mut self, v: i64) {
+        match &mut self.data {
+            ColumnData::Int64(d) => d.push(v),
+            ColumnData::Float64(d) => d.push(v as f64),
+            _ => panic!("push_i64 on a non-numeric builder"),
+        }
+        self.validity.push(true);
+    }
+
+    /// Appends a float.
+    #[inline]
+    pub fn push_f64(&mut self, v: f64) {
+        match &mut self.data {
+            ColumnData::Float64(d) => d.push(v),
+            _ => panic!("push_f64 on a non-float builder"),
+        }
+        self.validity.push(true);
+    }
+
+    /// Appends a boolean.
+    #[inline]
+    pub fn push_bool(&mut self, v: bool) {
+        match &mut self.data {
+            ColumnData::Boolean(d) => d.push(v),
+            _ => panic!("push_bool on a non-boolean builder"),
+        }
+        self.validity.push(true);
+    }
+
+    /// Appends a string.
+    #[inline]
+    pub fn push_str(&mut self, v: &str) {
+        match &mut self.data {
+            ColumnData::Utf8 { offsets, bytes } => {
+                bytes.extend_from_slice(v.as_bytes());
+                offsets.push(bytes.len() as u32);
+            }
+            _ => panic!("push_str on a non-string builder"),
+        }
+        self.validity.push(true);
+    }
+
+    /// Appends a NULL.
+    #[inline]
+    pub fn push_null(&mut self) {
+        match &mut self.data {
+            ColumnData::Int64(d) => d.push(0),
+            ColumnData::Float64(d) => d.push(0.0),
+            ColumnData::Boolean(d) => d.push(false),
+            ColumnData::Utf8 { offsets, bytes } => offsets.push(bytes.len() as u32),
+        }
+        self.validity.push(false);
+        self.has_null = true;
+    }
+
+    /// Appends a [`Value`], checking its type (integers widen to floats).
+    pub fn push_value(&mut self, v: &Value) -> Result<()> {
+        match (v, &self.data) {
+            (Value::Null, _) => self.push_null(),
+            (Value::Int(i), ColumnData::Int64(_) | ColumnData::Float64(_)) => self.push_i64(*i),
+            (Value::Float(f), ColumnData::Float64(_)) => self.push_f64(*f),
+            (Value::Str(s), ColumnData::Utf8 { .. }) => self.push_str(s),
+            (Value::Bool(b), ColumnData::Boolean(_)) => self.push_bool(*b),
+            (v, _) => {
+                return Err(Error::Type(format!(
+                    "value {v} does not fit a {} column",
+                    self.data_type()
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends row `i` of `col` (which must have this builder's type).
+    #[inline]
+    pub fn push_from(&mut self, col: &Column, i: usize) {
+        if col.is_null(i) {
+            self.push_null();
+            return;
+        }
+        match &col.data {
+            ColumnData::Int64(v) => self.push_i64(v[i]),
+            ColumnData::Float64(v) => self.push_f64(v[i]),
+            ColumnData::Boolean(v) => self.push_bool(v[i]),
+            ColumnData::Utf8 { .. } => self.push_str(col.str_at(i)),
+        }
+    }
+
+    /// Appends every row of `col` (which must have this builder's type).
+    pub fn extend_from(&mut self, col: &Column) {
+        match (&mut self.data, &col.data) {
+            (ColumnData::Int64(d), ColumnData::Int64(s)) => d.extend_from_slice(s),
+            (ColumnData::Float64(d), ColumnData::Float64(s)) => d.extend_from_slice(s),
+            (ColumnData::Boolean(d), ColumnData::Boolean(s)) => d.extend_from_slice(s),
+            (
+                ColumnData::Utf8 { offsets, bytes },
+                ColumnData::Utf8 {
+                    offsets: so,
+                    bytes: sb,
+                },
+            ) => {
+                let base = bytes.len() as u32;
+                bytes.extend_from_slice(sb);
+                offsets.extend(so[1..].iter().map(|o| o + base));
+            }
+            _ => {
+                for i in 0..col.len() {
+                    self.push_from(col, i);
+                }
+                return;
+            }
+        }
+        for i in 0..col.len() {
+            let valid = col.is_valid(i);
+            self.has_null |= !valid;
+            self.validity.push(valid);
+        }
+    }
+
+    /// The builder's type.
+    pub fn data_type(&self) -> DataType {
+        match &self.data {
+            ColumnData::Int64(_) => DataType::Int64,
+            ColumnData::Float64(_) => DataType::Float64,
+            ColumnData::Utf8 { .. } => DataType::Utf8,
+            ColumnData::Boolean(_) => DataType::Boolean,
+        }
+    }
+
+    /// Finishes the column.
+    pub fn finish(self) -> Column {
+        Column {
+            data: self.data,
+            validity: self.has_null.then_some(self.validity),
+        }
+    }
+}

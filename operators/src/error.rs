@@ -1,0 +1,37 @@
+//! Errors raised by kernels and expression evaluation.
+
+use thiserror::Error;
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error raised while evaluating expressions or running a kernel.
+#[derive(Debug, Clone, Error, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Error {
+    /// Operands of incompatible types met in an expression.
+    #[error("type error: {0}")]
+    Type(String),
+    /// Arithmetic overflow or division by zero.
+    #[error("arithmetic error: {0}")]
+    Arithmetic(String),
+    /// A CAST that cannot convert its value.
+    #[error("cannot cast {value} to {to}")]
+    Cast {
+        /// The offending value, rendered as text.
+        value: String,
+        /// The target type.
+        to: String,
+    },
+    /// A parameter placeholder without a bound value.
+    #[error("parameter ${0} has no value")]
+    MissingParameter(usize),
+    /// A memory reservation was refused.
+    #[error("{0}")]
+    Memory(String),
+    /// The operation was stopped from outside (cancel, kill).
+    #[error("cancelled: {0}")]
+    Cancelled(String),
+    /// Anything else that is a bug in the plan (wrong column index, wrong arity).
+    #[error("internal error: {0}")]
+    Internal(String),
+}

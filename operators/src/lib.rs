@@ -1,0 +1,36 @@
+//! # weir-operators
+//!
+//! The bottom layer of weir: the columnar data model ([`Batch`], [`Column`], [`Schema`]),
+//! scalar [`Value`]s for literals, parameters and result cells, vectorized [`Expr`] evaluation,
+//! pure batch kernels (scan, index lookup, filter, project, hash join, hash aggregate, sort,
+//! limit), in-memory partition storage, memory reservations, and the serializable
+//! [`PhysicalPlan`] that the planner produces and the runtime executes.
+//!
+//! Nothing in this crate knows about actors, nodes or networks: every kernel can be unit-tested
+//! and benchmarked on its own.
+
+pub mod batch;
+pub mod bitmap;
+pub mod column;
+pub mod error;
+pub mod eval;
+pub mod expr;
+pub mod kernels;
+pub mod memory;
+pub mod plan;
+pub mod storage;
+pub mod types;
+pub mod value;
+
+pub use batch::Batch;
+pub use bitmap::Bitmap;
+pub use column::{Column, ColumnBuilder, ColumnData};
+pub use error::{Error, Result};
+pub use expr::{BinaryOp, Expr};
+pub use memory::{MemoryPool, Reservation, UnboundedPool};
+pub use plan::PhysicalPlan;
+pub use types::{DataType, Field, Schema};
+pub use value::Value;
+
+/// Default number of rows in a batch produced by scans and kernels.
+pub const DEFAULT_BATCH_SIZE: usize = 1024;

@@ -1,0 +1,242 @@
+//! The serializable physical plan: the operator tree of one fragment.
+//!
+//! The planner builds it; the runtime ships it to nodes (inside a start request) and turns each
+//! node into an actor running the matching kernel from [`crate::kernels`].
+
+use crate::expr::Expr;
+use crate::types::{DataType, Schema};
+use serde::{Deserialize, Serialize};
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AggFunc {
+    /// `COUNT(*)`: rows, NULLs included.
+    CountStar,
+    /// `COUNT(expr)`: non-NULL values.
+    Count,
+    /// `SUM(expr)`: integer sum for integers (error on overflow), float sum for floats.
+    Sum,
+    /// `AVG(expr)`: always a float.
+    Avg,
+    /// `MIN(expr)`.
+    Min,
+    /// `MAX(expr)`.
+    Max,
+}
+
+impl AggFunc {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggFunc::CountStar | AggFunc::Count => "COUNT",
+            AggFunc::Sum => "SUM",
+            AggFunc::Avg => "AVG",
+            AggFunc::Min => "MIN",
+            AggFunc::Max => "MAX",
+        }
+    }
+}
+
+/// One aggregate of a hash aggregation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggregateExpr {
+    /// Function.
+    pub func: AggFunc,
+    /// Argument (`None` only for `COUNT(*)`).
+    pub arg: Option<Expr>,
+    /// Type of the argument (`Int64` for `COUNT(*)`).
+    pub input_type: DataType,
+}
+
+impl AggregateExpr {
+    /// Type of the final result: `BIGINT` for counts, `DOUBLE` for AVG, the input type otherwise.
+    pub fn output_type(&self) -> DataType {
+        match self.func {
+            AggFunc::CountStar | AggFunc::Count => DataType::Int64,
+            AggFunc::Avg => DataType::Float64,
+            AggFunc::Sum | AggFunc::Min | AggFunc::Max => self.input_type,
+        }
+    }
+
+    /// Types of the partial state columns this aggregate emits in [`AggMode::Partial`] and
+    /// reads in [`AggMode::Final`]: counts are one `BIGINT`; SUM, MIN and MAX one column of the
+    /// output type (NULL when no value was seen); AVG a `DOUBLE` sum and a `BIGINT` count.
+    pub fn state_types(&self) -> Vec<DataType> {
+        match self.func {
+            AggFunc::CountStar | AggFunc::Count => vec![DataType::Int64],
+            AggFunc::Avg => vec![DataType::Float64, DataType::Int64],
+            AggFunc::Sum | AggFunc::Min | AggFunc::Max => vec![self.input_type],
+        }
+    }
+}
+
+/// How a hash aggregation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AggMode {
+    /// Whole aggregation in one place: input rows in, final values out.
+    Single,
+    /// First phase: input rows in; group keys followed by partial states out.
+    Partial,
+    /// Second phase: group keys (columns `0..group_by.len()`) followed by partial states in,
+    /// final values out. `group_by` and aggregate arguments are ignored in this mode.
+    Final,
+}
+
+/// A sort key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SortKey {
+    /// Sorted expression.
+    pub expr: Expr,
+    /// `DESC` when true.
+    pub descending: bool,
+    /// NULLs sort before values when true.
+    pub nulls_first: bool,
+}
+
+/// Which input of a join is loaded into the hash table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JoinSide {
+    /// The left (first) input.
+    Left,
+    /// The right (second) input.
+    Right,
+}
+
+/// An index probe that replaces a full scan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum IndexLookup {
+    /// `column = value`.
+    Eq(Expr),
+    /// `column IN (values)`.
+    In(Vec<Expr>),
+    /// A range; each bound is `(value, inclusive)`.
+    Range {
+        /// Lower bound.
+        low: Option<(Expr, bool)>,
+        /// Upper bound.
+        high: Option<(Expr, bool)>,
+    },
+}
+
+/// A node of a fragment's operator tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum PhysicalPlan {
+    /// Reads the local partitions of a table: optional index probe, then filter, then projection.
+    Scan {
+        /// Table name.
+        table: String,
+        /// Full table schema (filter and index columns refer to it).
+        table_schema: Schema,
+        /// Probe this indexed column instead of reading every row: `(column, lookup)`.
+        index: Option<(usize, IndexLookup)>,
+        /// Predicate over table columns, applied before projection.
+        filter: Option<Expr>,
+        /// Table columns to output, in order.
+        projection: Vec<usize>,
+    },
+    /// Keeps rows where the predicate is true.
+    Filter {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Predicate over the input's columns.
+        predicate: Expr,
+    },
+    /// Computes one output column per expression.
+    Project {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Output expressions.
+        exprs: Vec<Expr>,
+    },
+    /// INNER equi-join; output columns are the left input's followed by the right input's.
+    HashJoin {
+        /// Left input.
+        left: Box<PhysicalPlan>,
+        /// Right input.
+        right: Box<PhysicalPlan>,
+        /// Key expressions over the left input.
+        left_keys: Vec<Expr>,
+        /// Key expressions over the right input (same count and comparable types).
+        right_keys: Vec<Expr>,
+        /// Which side is built into the hash table (the smaller one).
+        build: JoinSide,
+    },
+    /// Hash aggregation; output is group keys followed by aggregates (or partial states).
+    HashAggregate {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Group key expressions (ignored in `Final` mode, where keys are the first columns).
+        group_by: Vec<Expr>,
+        /// Key types, in order.
+        group_types: Vec<DataType>,
+        /// Aggregates.
+        aggs: Vec<AggregateExpr>,
+        /// Phase.
+        mode: AggMode,
+    },
+    /// Sorts all input; with `limit`, keeps only the first `limit` rows (top-k).
+    Sort {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Keys, most significant first.
+        keys: Vec<SortKey>,
+        /// Keep at most this many rows.
+        limit: Option<usize>,
+    },
+    /// Skips `offset` rows, then passes at most `limit` rows.
+    Limit {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Rows to skip.
+        offset: usize,
+        /// Rows to pass after the offset (`None`: all).
+        limit: Option<usize>,
+    },
+    /// Receives the batches that other fragments send to exchange `id`.
+    Exchange {
+        /// Exchange id, unique within a query.
+        id: u32,
+        /// Schema of the batches received.
+        schema: Schema,
+    },
+    /// A constant relation (e.g. `SELECT 1`).
+    Values {
+        /// Output schema.
+        schema: Schema,
+        /// Rows.
+        rows: Vec<Vec<crate::value::Value>>,
+    },
+}
+
+impl PhysicalPlan {
+    /// Inputs of this node, in port order (a join's left input is port 0).
+    pub fn children(&self) -> Vec<&PhysicalPlan> {
+        match self {
+            PhysicalPlan::Scan { .. } | PhysicalPlan::Exchange { .. } | PhysicalPlan::Values { .. } => {
+                vec![]
+            }
+            PhysicalPlan::Filter { input, .. }
+            | PhysicalPlan::Project { input, .. }
+            | PhysicalPlan::HashAggregate { input, .. }
+            | PhysicalPlan::Sort { input, .. }
+            | PhysicalPlan::Limit { input, .. } => vec![input],
+            PhysicalPlan::HashJoin { left, right, .. } => vec![left, right],
+        }
+    }
+
+    /// Short operator name for EXPLAIN, stats and actor labels.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PhysicalPlan::Scan { index: Some(_), .. } => "IndexScan",
+            PhysicalPlan::Scan { .. } => "Scan",
+            PhysicalPlan::Filter { .. } => "Filter",
+            PhysicalPlan::Project { .. } => "Project",
+            PhysicalPlan::HashJoin { .. } => "HashJoin",
+            PhysicalPlan::HashAggregate { .. } => "HashAggregate",
+            PhysicalPlan::Sort { .. } => "Sort",
+            PhysicalPlan::Limit { .. } => "Limit",
+            PhysicalPlan::Exchange { .. } => "Exchange",
+            PhysicalPlan::Values { .. } => "Values",
+        }
+    }
+}
