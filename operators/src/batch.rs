@@ -39,7 +39,10 @@ impl Batch {
     /// An empty batch with columns of the given types.
     pub fn empty(types: &[DataType]) -> Self {
         Batch {
-            columns: types.iter().map(|&t| ColumnBuilder::new(t, 0).finish()).collect(),
+            columns: types
+                .iter()
+                .map(|&t| ColumnBuilder::new(t, 0).finish())
+                .collect(),
             num_rows: 0,
         }
     }

@@ -68,7 +68,7 @@ impl Bitmap {
     /// Appends one bit.
     #[inline]
     pub fn push(&mut self, v: bool) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;

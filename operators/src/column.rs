@@ -218,7 +218,9 @@ impl Column {
             out
         });
         let data = match &self.data {
-            ColumnData::Int64(v) => ColumnData::Int64(indices.iter().map(|&i| v[i as usize]).collect()),
+            ColumnData::Int64(v) => {
+                ColumnData::Int64(indices.iter().map(|&i| v[i as usize]).collect())
+            }
             ColumnData::Float64(v) => {
                 ColumnData::Float64(indices.iter().map(|&i| v[i as usize]).collect())
             }
@@ -234,7 +236,10 @@ impl Column {
                 let mut out_bytes = Vec::with_capacity(total);
                 out_off.push(0u32);
                 for &i in indices {
-                    let (s, e) = (offsets[i as usize] as usize, offsets[i as usize + 1] as usize);
+                    let (s, e) = (
+                        offsets[i as usize] as usize,
+                        offsets[i as usize + 1] as usize,
+                    );
                     out_bytes.extend_from_slice(&bytes[s..e]);
                     out_off.push(out_bytes.len() as u32);
                 }

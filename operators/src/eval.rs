@@ -1,26 +1,1303 @@
 //! Vectorized expression evaluation: an [`Expr`] over a whole [`Batch`] at a time.
+//!
+//! Evaluation is recursive over the expression tree. Every intermediate result is either a
+//! column (borrowed from the batch when the expression is a plain column reference) or a
+//! scalar (literals, parameters and anything computed only from them). Binary operators
+//! special-case column-versus-scalar operands so that comparing a column against a constant
+//! never materializes a repeated column. Each operator matches on the column types once per
+//! batch and then runs a tight typed loop over slices.
+//!
+//! SQL semantics: NULL propagates through arithmetic and comparisons, `AND`/`OR`/`NOT` use
+//! three-valued logic, `IN` yields NULL when nothing matched and the value or a candidate is
+//! NULL, and errors (overflow, division by zero, bad casts) are raised only for rows that are
+//! not NULL.
 
 use crate::batch::Batch;
-use crate::column::Column;
-use crate::error::Result;
-use crate::expr::Expr;
+use crate::bitmap::Bitmap;
+use crate::column::{Column, ColumnData};
+use crate::error::{Error, Result};
+use crate::expr::{BinaryOp, Expr};
+use crate::types::DataType;
 use crate::value::Value;
+use std::borrow::Cow;
+use std::io::Write as _;
 
 /// Evaluates `expr` over every row of `batch`, producing a column of `batch.num_rows()` rows.
+///
+/// A bare untyped `NULL` literal evaluates to a `BIGINT` column of NULLs; wrap it in a
+/// `CAST` to choose another type.
 pub fn evaluate(expr: &Expr, batch: &Batch, params: &[Value]) -> Result<Column> {
-    let _ = (expr, batch, params);
-    unimplemented!("evaluate")
+    let n = batch.num_rows();
+    match eval(expr, batch, params)? {
+        Val::Col(c) => Ok(c.into_owned()),
+        Val::Scalar(v, dt) => Ok(broadcast(&v, dt.unwrap_or(DataType::Int64), n)),
+    }
 }
 
 /// Evaluates a boolean predicate; the mask is `true` only where the predicate is TRUE
 /// (FALSE and NULL rows are dropped, as in SQL WHERE).
 pub fn evaluate_predicate(expr: &Expr, batch: &Batch, params: &[Value]) -> Result<Vec<bool>> {
-    let _ = (expr, batch, params);
-    unimplemented!("evaluate_predicate")
+    let n = batch.num_rows();
+    match eval(expr, batch, params)? {
+        Val::Scalar(Value::Bool(b), _) => Ok(vec![b; n]),
+        Val::Scalar(Value::Null, _) => Ok(vec![false; n]),
+        Val::Scalar(v, _) => Err(Error::Type(format!(
+            "predicate must be BOOLEAN, got {}",
+            v.data_type().map_or("NULL".to_string(), |t| t.to_string())
+        ))),
+        Val::Col(c) => column_to_mask(c),
+    }
 }
 
 /// Evaluates an expression that reads no columns (literals, parameters, arithmetic on them).
 pub fn evaluate_scalar(expr: &Expr, params: &[Value]) -> Result<Value> {
-    let _ = (expr, params);
-    unimplemented!("evaluate_scalar")
+    let one = Batch::with_row_count(Vec::new(), 1)?;
+    match eval(expr, &one, params)? {
+        Val::Scalar(v, _) => Ok(v),
+        Val::Col(c) => Ok(c.value(0)),
+    }
+}
+
+/// Converts a boolean column into a TRUE-only mask.
+fn column_to_mask(c: Cow<'_, Column>) -> Result<Vec<bool>> {
+    let c = c.into_owned();
+    let Column { data, validity } = c;
+    let ColumnData::Boolean(mut values) = data else {
+        return Err(Error::Type(format!(
+            "predicate must be BOOLEAN, got {}",
+            Column::new(data).data_type()
+        )));
+    };
+    if let Some(v) = validity {
+        for (i, b) in values.iter_mut().enumerate() {
+            *b &= v.get(i);
+        }
+    }
+    Ok(values)
+}
+
+/// An intermediate result: a column or a scalar with its (possibly unknown, for NULL) type.
+#[derive(Debug)]
+enum Val<'a> {
+    Col(Cow<'a, Column>),
+    Scalar(Value, Option<DataType>),
+}
+
+impl Val<'_> {
+    fn dt(&self) -> Option<DataType> {
+        match self {
+            Val::Col(c) => Some(c.data_type()),
+            Val::Scalar(_, dt) => *dt,
+        }
+    }
+
+    fn is_scalar(&self) -> bool {
+        matches!(self, Val::Scalar(..))
+    }
+
+    fn is_null_scalar(&self) -> bool {
+        matches!(self, Val::Scalar(Value::Null, _))
+    }
+
+    fn validity(&self) -> Option<&Bitmap> {
+        match self {
+            Val::Col(c) => c.validity.as_ref(),
+            Val::Scalar(..) => None,
+        }
+    }
+
+    /// The value as a column of `n` rows (broadcasting scalars).
+    fn into_column(self, n: usize, default: DataType) -> Column {
+        match self {
+            Val::Col(c) => c.into_owned(),
+            Val::Scalar(v, dt) => broadcast(&v, dt.unwrap_or(default), n),
+        }
+    }
+}
+
+fn scalar<'a>(v: Value) -> Val<'a> {
+    let dt = v.data_type();
+    Val::Scalar(v, dt)
+}
+
+fn null_of<'a>(dt: Option<DataType>) -> Val<'a> {
+    Val::Scalar(Value::Null, dt)
+}
+
+fn owned<'a>(c: Column) -> Val<'a> {
+    Val::Col(Cow::Owned(c))
+}
+
+/// Turns a one-row result back into a scalar.
+fn to_scalar<'a>(v: Val<'_>) -> Val<'a> {
+    match v {
+        Val::Scalar(v, dt) => Val::Scalar(v, dt),
+        Val::Col(c) => Val::Scalar(c.value(0), Some(c.data_type())),
+    }
+}
+
+/// A column of `n` copies of `v` of type `dt`.
+pub(crate) fn broadcast(v: &Value, dt: DataType, n: usize) -> Column {
+    let data = match (v, dt) {
+        (Value::Null, _) => {
+            let data = match dt {
+                DataType::Int64 => ColumnData::Int64(vec![0; n]),
+                DataType::Float64 => ColumnData::Float64(vec![0.0; n]),
+                DataType::Boolean => ColumnData::Boolean(vec![false; n]),
+                DataType::Utf8 => ColumnData::Utf8 {
+                    offsets: vec![0; n + 1],
+                    bytes: Vec::new(),
+                },
+            };
+            return Column::with_validity(data, Some(Bitmap::new(n, false)));
+        }
+        (Value::Int(i), DataType::Float64) => ColumnData::Float64(vec![*i as f64; n]),
+        (Value::Int(i), _) => ColumnData::Int64(vec![*i; n]),
+        (Value::Float(f), _) => ColumnData::Float64(vec![*f; n]),
+        (Value::Bool(b), _) => ColumnData::Boolean(vec![*b; n]),
+        (Value::Str(s), _) => {
+            let len = s.len() as u32;
+            ColumnData::Utf8 {
+                offsets: (0..=n as u32).map(|i| i * len).collect(),
+                bytes: s.as_bytes().repeat(n),
+            }
+        }
+    };
+    Column::new(data)
+}
+
+fn type_name(dt: Option<DataType>) -> String {
+    dt.map_or_else(|| "NULL".to_string(), |t| t.to_string())
+}
+
+/// AND of two optional validity bitmaps.
+fn and_validity(a: Option<&Bitmap>, b: Option<&Bitmap>) -> Option<Bitmap> {
+    match (a, b) {
+        (None, None) => None,
+        (Some(a), None) => Some(a.clone()),
+        (None, Some(b)) => Some(b.clone()),
+        (Some(a), Some(b)) => Some(a.and(b)),
+    }
+}
+
+fn eval<'a>(expr: &Expr, batch: &'a Batch, params: &[Value]) -> Result<Val<'a>> {
+    let n = batch.num_rows();
+    match expr {
+        Expr::Column(i) => {
+            if *i >= batch.num_columns() {
+                return Err(Error::Internal(format!(
+                    "column #{i} out of range: input has {} columns",
+                    batch.num_columns()
+                )));
+            }
+            Ok(Val::Col(Cow::Borrowed(batch.column(*i))))
+        }
+        Expr::Literal(v) => Ok(scalar(v.clone())),
+        Expr::Param(i) => params
+            .get(*i)
+            .map(|v| scalar(v.clone()))
+            .ok_or(Error::MissingParameter(i + 1)),
+        Expr::Binary { op, left, right } => {
+            let l = eval(left, batch, params)?;
+            let r = eval(right, batch, params)?;
+            binary(*op, l, r, n)
+        }
+        Expr::Not(e) => {
+            let v = eval(e, batch, params)?;
+            not(v)
+        }
+        Expr::Negate(e) => {
+            let v = eval(e, batch, params)?;
+            if v.is_scalar() {
+                return Ok(to_scalar(negate(lift(v))?));
+            }
+            negate(v)
+        }
+        Expr::IsNull { expr, negated } => {
+            let v = eval(expr, batch, params)?;
+            Ok(match v {
+                Val::Scalar(v, _) => scalar(Value::Bool(v.is_null() != *negated)),
+                Val::Col(c) => {
+                    let values = match &c.validity {
+                        None => vec![*negated; n],
+                        Some(b) => (0..n).map(|i| b.get(i) == *negated).collect(),
+                    };
+                    owned(Column::from_bools(values))
+                }
+            })
+        }
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let x = eval(expr, batch, params)?;
+            let items = list
+                .iter()
+                .map(|e| eval(e, batch, params))
+                .collect::<Result<Vec<_>>>()?;
+            let res = in_list(x, &items, n)?;
+            if *negated {
+                not(res)
+            } else {
+                Ok(res)
+            }
+        }
+        Expr::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => {
+            let x = eval(expr, batch, params)?;
+            let lo = eval(low, batch, params)?;
+            let hi = eval(high, batch, params)?;
+            let ge = compare(BinaryOp::GtEq, &x, &lo, n)?;
+            let le = compare(BinaryOp::LtEq, &x, &hi, n)?;
+            let res = logic(true, ge, le, n)?;
+            if *negated {
+                not(res)
+            } else {
+                Ok(res)
+            }
+        }
+        Expr::Like {
+            expr,
+            pattern,
+            negated,
+        } => {
+            let x = eval(expr, batch, params)?;
+            let p = eval(pattern, batch, params)?;
+            let res = like(x, p, n)?;
+            if *negated {
+                not(res)
+            } else {
+                Ok(res)
+            }
+        }
+        Expr::Cast { expr, to } => {
+            let v = eval(expr, batch, params)?;
+            cast(v, *to)
+        }
+    }
+}
+
+/// Broadcasts a scalar to a one-row column (so scalar-only expressions reuse column kernels).
+fn lift<'a>(v: Val<'_>) -> Val<'a> {
+    match v {
+        Val::Scalar(v, dt) => owned(broadcast(&v, dt.unwrap_or(DataType::Int64), 1)),
+        Val::Col(c) => owned(c.into_owned()),
+    }
+}
+
+fn binary<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<'a>> {
+    match op {
+        BinaryOp::And | BinaryOp::Or => logic(op == BinaryOp::And, l, r, n),
+        op if op.is_comparison() => compare(op, &l, &r, n),
+        op => arithmetic(op, l, r, n),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed operand sides
+// ---------------------------------------------------------------------------------------------
+
+/// One operand of a typed binary kernel: a slice or a scalar.
+enum Side<'a, T: Clone> {
+    Col(Cow<'a, [T]>),
+    Scalar(T),
+}
+
+impl<T: Copy> Side<'_, T> {
+    #[inline]
+    fn at(&self, i: usize) -> T {
+        match self {
+            Side::Col(c) => c[i],
+            Side::Scalar(s) => *s,
+        }
+    }
+}
+
+fn i64_side<'b>(v: &'b Val<'_>) -> Side<'b, i64> {
+    match v {
+        Val::Col(c) => Side::Col(Cow::Borrowed(c.as_i64().unwrap_or(&[]))),
+        Val::Scalar(v, _) => Side::Scalar(v.as_i64().unwrap_or(0)),
+    }
+}
+
+fn f64_side<'b>(v: &'b Val<'_>) -> Side<'b, f64> {
+    match v {
+        Val::Col(c) => match &c.data {
+            ColumnData::Float64(f) => Side::Col(Cow::Borrowed(f)),
+            ColumnData::Int64(i) => Side::Col(Cow::Owned(i.iter().map(|&x| x as f64).collect())),
+            _ => Side::Col(Cow::Owned(Vec::new())),
+        },
+        Val::Scalar(v, _) => Side::Scalar(v.as_f64().unwrap_or(0.0)),
+    }
+}
+
+fn bool_side<'b>(v: &'b Val<'_>) -> Side<'b, bool> {
+    match v {
+        Val::Col(c) => Side::Col(Cow::Borrowed(c.as_bool().unwrap_or(&[]))),
+        Val::Scalar(Value::Bool(b), _) => Side::Scalar(*b),
+        Val::Scalar(..) => Side::Scalar(false),
+    }
+}
+
+/// A string operand: a column's offsets and bytes, or a scalar.
+enum StrSide<'b> {
+    Col { offsets: &'b [u32], bytes: &'b [u8] },
+    Scalar(&'b [u8]),
+}
+
+fn str_side<'b>(v: &'b Val<'_>) -> StrSide<'b> {
+    match v {
+        Val::Col(c) => match &c.data {
+            ColumnData::Utf8 { offsets, bytes } => StrSide::Col { offsets, bytes },
+            _ => StrSide::Scalar(&[]),
+        },
+        Val::Scalar(Value::Str(s), _) => StrSide::Scalar(s.as_bytes()),
+        Val::Scalar(..) => StrSide::Scalar(&[]),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparisons
+// ---------------------------------------------------------------------------------------------
+
+fn cmp_sides_f<T: Copy, F: Fn(T, T) -> bool>(
+    n: usize,
+    l: &Side<T>,
+    r: &Side<T>,
+    f: F,
+) -> Vec<bool> {
+    match (l, r) {
+        (Side::Col(a), Side::Col(b)) => a.iter().zip(b.iter()).map(|(&x, &y)| f(x, y)).collect(),
+        (Side::Col(a), Side::Scalar(s)) => a.iter().map(|&x| f(x, *s)).collect(),
+        (Side::Scalar(s), Side::Col(b)) => b.iter().map(|&y| f(*s, y)).collect(),
+        (Side::Scalar(a), Side::Scalar(b)) => vec![f(*a, *b); n],
+    }
+}
+
+fn cmp_sides<T: Copy + PartialOrd>(op: BinaryOp, n: usize, l: &Side<T>, r: &Side<T>) -> Vec<bool> {
+    match op {
+        BinaryOp::Eq => cmp_sides_f(n, l, r, |x, y| x == y),
+        BinaryOp::NotEq => cmp_sides_f(n, l, r, |x, y| x != y),
+        BinaryOp::Lt => cmp_sides_f(n, l, r, |x, y| x < y),
+        BinaryOp::LtEq => cmp_sides_f(n, l, r, |x, y| x <= y),
+        BinaryOp::Gt => cmp_sides_f(n, l, r, |x, y| x > y),
+        _ => cmp_sides_f(n, l, r, |x, y| x >= y),
+    }
+}
+
+#[inline]
+fn str_at<'b>(offsets: &[u32], bytes: &'b [u8], i: usize) -> &'b [u8] {
+    &bytes[offsets[i] as usize..offsets[i + 1] as usize]
+}
+
+fn cmp_str_f<F: Fn(&[u8], &[u8]) -> bool>(n: usize, l: &StrSide, r: &StrSide, f: F) -> Vec<bool> {
+    match (l, r) {
+        (
+            StrSide::Col { offsets, bytes },
+            StrSide::Col {
+                offsets: o2,
+                bytes: b2,
+            },
+        ) => (0..n)
+            .map(|i| f(str_at(offsets, bytes, i), str_at(o2, b2, i)))
+            .collect(),
+        (StrSide::Col { offsets, bytes }, StrSide::Scalar(s)) => offsets
+            .windows(2)
+            .map(|w| f(&bytes[w[0] as usize..w[1] as usize], s))
+            .collect(),
+        (StrSide::Scalar(s), StrSide::Col { offsets, bytes }) => offsets
+            .windows(2)
+            .map(|w| f(s, &bytes[w[0] as usize..w[1] as usize]))
+            .collect(),
+        (StrSide::Scalar(a), StrSide::Scalar(b)) => vec![f(a, b); n],
+    }
+}
+
+fn cmp_str(op: BinaryOp, n: usize, l: &StrSide, r: &StrSide) -> Vec<bool> {
+    match op {
+        BinaryOp::Eq => cmp_str_f(n, l, r, |x, y| x == y),
+        BinaryOp::NotEq => cmp_str_f(n, l, r, |x, y| x != y),
+        BinaryOp::Lt => cmp_str_f(n, l, r, |x, y| x < y),
+        BinaryOp::LtEq => cmp_str_f(n, l, r, |x, y| x <= y),
+        BinaryOp::Gt => cmp_str_f(n, l, r, |x, y| x > y),
+        _ => cmp_str_f(n, l, r, |x, y| x >= y),
+    }
+}
+
+fn comparable(a: DataType, b: DataType) -> bool {
+    a == b || (a.is_numeric() && b.is_numeric())
+}
+
+fn compare<'a>(op: BinaryOp, l: &Val<'_>, r: &Val<'_>, n: usize) -> Result<Val<'a>> {
+    let (lt, rt) = (l.dt(), r.dt());
+    if let (Some(a), Some(b)) = (lt, rt) {
+        if !comparable(a, b) {
+            return Err(Error::Type(format!(
+                "cannot compare {a} with {b} using {}",
+                op.symbol()
+            )));
+        }
+    }
+    if l.is_null_scalar() || r.is_null_scalar() {
+        return Ok(null_of(Some(DataType::Boolean)));
+    }
+    let (Some(lt), Some(rt)) = (lt, rt) else {
+        return Ok(null_of(Some(DataType::Boolean)));
+    };
+    let len = if l.is_scalar() && r.is_scalar() { 1 } else { n };
+    let values = match (lt, rt) {
+        (DataType::Int64, DataType::Int64) => cmp_sides(op, len, &i64_side(l), &i64_side(r)),
+        (DataType::Utf8, _) => cmp_str(op, len, &str_side(l), &str_side(r)),
+        (DataType::Boolean, _) => cmp_sides(op, len, &bool_side(l), &bool_side(r)),
+        _ => cmp_sides(op, len, &f64_side(l), &f64_side(r)),
+    };
+    let validity = and_validity(l.validity(), r.validity());
+    let col = Column::with_validity(ColumnData::Boolean(values), validity);
+    if l.is_scalar() && r.is_scalar() {
+        Ok(to_scalar(owned(col)))
+    } else {
+        Ok(owned(col))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic
+// ---------------------------------------------------------------------------------------------
+
+/// Runs `f` over the sides; `Err(i)` names the first non-NULL row where `f` failed.
+fn arith_sides<T: Copy + Default, F: Fn(T, T) -> Option<T>>(
+    n: usize,
+    l: &Side<T>,
+    r: &Side<T>,
+    validity: Option<&Bitmap>,
+    f: F,
+) -> std::result::Result<Vec<T>, usize> {
+    let mut out = Vec::with_capacity(n);
+    let fail = |i: usize| -> std::result::Result<T, usize> {
+        if validity.is_none_or(|v| v.get(i)) {
+            Err(i)
+        } else {
+            Ok(T::default())
+        }
+    };
+    match (l, r) {
+        (Side::Col(a), Side::Col(b)) => {
+            for (i, (&x, &y)) in a.iter().zip(b.iter()).enumerate() {
+                out.push(match f(x, y) {
+                    Some(v) => v,
+                    None => fail(i)?,
+                });
+            }
+        }
+        (Side::Col(a), Side::Scalar(s)) => {
+            for (i, &x) in a.iter().enumerate() {
+                out.push(match f(x, *s) {
+                    Some(v) => v,
+                    None => fail(i)?,
+                });
+            }
+        }
+        (Side::Scalar(s), Side::Col(b)) => {
+            for (i, &y) in b.iter().enumerate() {
+                out.push(match f(*s, y) {
+                    Some(v) => v,
+                    None => fail(i)?,
+                });
+            }
+        }
+        (Side::Scalar(a), Side::Scalar(b)) => match f(*a, *b) {
+            Some(v) => out.resize(n, v),
+            None if n > 0 => return Err(0),
+            None => {}
+        },
+    }
+    Ok(out)
+}
+
+/// Float results that are not finite are reported as errors (overflow).
+fn f64_op(op: BinaryOp) -> fn(f64, f64) -> Option<f64> {
+    match op {
+        BinaryOp::Add => |a, b| Some(a + b),
+        BinaryOp::Sub => |a, b| Some(a - b),
+        BinaryOp::Mul => |a, b| Some(a * b),
+        BinaryOp::Div => |a, b| if b == 0.0 { None } else { Some(a / b) },
+        _ => |a, b| if b == 0.0 { None } else { Some(a % b) },
+    }
+}
+
+fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<'a>> {
+    let (lt, rt) = (l.dt(), r.dt());
+    for t in [lt, rt].into_iter().flatten() {
+        if !t.is_numeric() {
+            return Err(Error::Type(format!(
+                "operator {} needs numeric operands, got {} and {}",
+                op.symbol(),
+                type_name(lt),
+                type_name(rt)
+            )));
+        }
+    }
+    let result_type = match (lt, rt) {
+        (Some(DataType::Int64), Some(DataType::Int64)) => Some(DataType::Int64),
+        (Some(_), Some(_)) => Some(DataType::Float64),
+        (a, b) => a.or(b),
+    };
+    if l.is_null_scalar() || r.is_null_scalar() {
+        return Ok(null_of(result_type));
+    }
+    if l.is_scalar() && r.is_scalar() {
+        return Ok(to_scalar(arithmetic(op, lift(l), lift(r), 1)?));
+    }
+    let validity = and_validity(l.validity(), r.validity());
+    let data = if result_type == Some(DataType::Int64) {
+        let (ls, rs) = (i64_side(&l), i64_side(&r));
+        let res = match op {
+            BinaryOp::Add => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_add),
+            BinaryOp::Sub => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_sub),
+            BinaryOp::Mul => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_mul),
+            BinaryOp::Div => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_div),
+            _ => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_rem),
+        };
+        match res {
+            Ok(v) => ColumnData::Int64(v),
+            Err(i) => {
+                let (a, b) = (ls.at(i), rs.at(i));
+                return Err(if matches!(op, BinaryOp::Div | BinaryOp::Mod) && b == 0 {
+                    Error::Arithmetic("division by zero".into())
+                } else {
+                    Error::Arithmetic(format!("BIGINT overflow in {a} {} {b}", op.symbol()))
+                });
+            }
+        }
+    } else {
+        let (ls, rs) = (f64_side(&l), f64_side(&r));
+        match arith_sides(n, &ls, &rs, validity.as_ref(), f64_op(op)) {
+            Ok(v) => ColumnData::Float64(v),
+            Err(_) => return Err(Error::Arithmetic("division by zero".into())),
+        }
+    };
+    Ok(owned(Column::with_validity(data, validity)))
+}
+
+fn negate<'a>(v: Val<'a>) -> Result<Val<'a>> {
+    match v {
+        Val::Scalar(Value::Null, dt) => {
+            if let Some(t) = dt.filter(|t| !t.is_numeric()) {
+                return Err(Error::Type(format!("cannot negate {t}")));
+            }
+            Ok(null_of(dt))
+        }
+        Val::Scalar(..) => Err(Error::Internal("negate of a scalar".into())),
+        Val::Col(c) => {
+            let validity = c.validity.clone();
+            let data = match &c.data {
+                ColumnData::Int64(v) => {
+                    let mut out = Vec::with_capacity(v.len());
+                    for (i, &x) in v.iter().enumerate() {
+                        match x.checked_neg() {
+                            Some(y) => out.push(y),
+                            None if c.is_valid(i) => {
+                                return Err(Error::Arithmetic(format!("BIGINT overflow in -({x})")))
+                            }
+                            None => out.push(0),
+                        }
+                    }
+                    ColumnData::Int64(out)
+                }
+                ColumnData::Float64(v) => ColumnData::Float64(v.iter().map(|x| -x).collect()),
+                _ => {
+                    return Err(Error::Type(format!("cannot negate {}", c.data_type())));
+                }
+            };
+            Ok(owned(Column::with_validity(data, validity)))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Boolean logic
+// ---------------------------------------------------------------------------------------------
+
+fn expect_bool(v: &Val<'_>, what: &str) -> Result<()> {
+    match v.dt() {
+        None | Some(DataType::Boolean) => Ok(()),
+        Some(t) => Err(Error::Type(format!(
+            "{what} needs BOOLEAN operands, got {t}"
+        ))),
+    }
+}
+
+fn not<'a>(v: Val<'a>) -> Result<Val<'a>> {
+    expect_bool(&v, "NOT")?;
+    Ok(match v {
+        Val::Scalar(Value::Bool(b), dt) => Val::Scalar(Value::Bool(!b), dt),
+        Val::Scalar(_, _) => null_of(Some(DataType::Boolean)),
+        Val::Col(c) => {
+            let c = c.into_owned();
+            let Column { data, validity } = c;
+            let ColumnData::Boolean(mut values) = data else {
+                return Err(Error::Internal("NOT of a non-boolean column".into()));
+            };
+            values.iter_mut().for_each(|b| *b = !*b);
+            owned(Column::with_validity(ColumnData::Boolean(values), validity))
+        }
+    })
+}
+
+/// Three-valued AND (`is_and`) or OR.
+fn logic<'a>(is_and: bool, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<'a>> {
+    let what = if is_and { "AND" } else { "OR" };
+    expect_bool(&l, what)?;
+    expect_bool(&r, what)?;
+    let both_scalar = l.is_scalar() && r.is_scalar();
+    let len = if both_scalar { 1 } else { n };
+    // A constant operand decides the result or passes the other side through.
+    let konst = |v: &Val<'_>| match v {
+        Val::Scalar(Value::Bool(s), _) => Some(*s),
+        _ => None,
+    };
+    let (lk, rk) = (konst(&l), konst(&r));
+    for k in [lk, rk].into_iter().flatten() {
+        if k != is_and {
+            // FALSE AND x = FALSE; TRUE OR x = TRUE.
+            return Ok(scalar(Value::Bool(k)));
+        }
+    }
+    // TRUE AND x = x; FALSE OR x = x.
+    if lk.is_some() && !r.is_scalar() {
+        return Ok(r);
+    }
+    if rk.is_some() && !l.is_scalar() {
+        return Ok(l);
+    }
+    let lc = l.into_column(len, DataType::Boolean);
+    let rc = r.into_column(len, DataType::Boolean);
+    let (a, b) = (lc.as_bool().unwrap_or(&[]), rc.as_bool().unwrap_or(&[]));
+    let col = match (&lc.validity, &rc.validity) {
+        (None, None) => {
+            let values = if is_and {
+                a.iter().zip(b).map(|(x, y)| *x && *y).collect()
+            } else {
+                a.iter().zip(b).map(|(x, y)| *x || *y).collect()
+            };
+            Column::from_bools(values)
+        }
+        _ => {
+            let mut values = Vec::with_capacity(len);
+            let mut valid = Bitmap::new(len, true);
+            for i in 0..len {
+                let (av, bv) = (lc.is_valid(i), rc.is_valid(i));
+                let (x, y) = (a[i], b[i]);
+                let (value, ok) = if is_and {
+                    if (av && !x) || (bv && !y) {
+                        (false, true)
+                    } else {
+                        (true, av && bv)
+                    }
+                } else if (av && x) || (bv && y) {
+                    (true, true)
+                } else {
+                    (false, av && bv)
+                };
+                values.push(value && ok);
+                if !ok {
+                    valid.set(i, false);
+                }
+            }
+            Column::with_validity(ColumnData::Boolean(values), Some(valid))
+        }
+    };
+    Ok(if both_scalar {
+        to_scalar(owned(col))
+    } else {
+        owned(col)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// IN lists
+// ---------------------------------------------------------------------------------------------
+
+fn in_list<'a>(x: Val<'a>, items: &[Val<'a>], n: usize) -> Result<Val<'a>> {
+    // Fast path: a column against many non-NULL constants of its own type.
+    if let Val::Col(c) = &x {
+        if items.len() > 4 && items.iter().all(|v| v.is_scalar() && !v.is_null_scalar()) {
+            match &c.data {
+                ColumnData::Int64(values)
+                    if items.iter().all(|v| v.dt() == Some(DataType::Int64)) =>
+                {
+                    let set: hashbrown::HashSet<i64> = items
+                        .iter()
+                        .filter_map(|v| match v {
+                            Val::Scalar(Value::Int(i), _) => Some(*i),
+                            _ => None,
+                        })
+                        .collect();
+                    let out = values.iter().map(|v| set.contains(v)).collect();
+                    return Ok(owned(Column::with_validity(
+                        ColumnData::Boolean(out),
+                        c.validity.clone(),
+                    )));
+                }
+                ColumnData::Utf8 { offsets, bytes }
+                    if items.iter().all(|v| v.dt() == Some(DataType::Utf8)) =>
+                {
+                    let set: hashbrown::HashSet<&[u8]> = items
+                        .iter()
+                        .filter_map(|v| match v {
+                            Val::Scalar(Value::Str(s), _) => Some(s.as_bytes()),
+                            _ => None,
+                        })
+                        .collect();
+                    let out = offsets
+                        .windows(2)
+                        .map(|w| set.contains(&bytes[w[0] as usize..w[1] as usize]))
+                        .collect();
+                    return Ok(owned(Column::with_validity(
+                        ColumnData::Boolean(out),
+                        c.validity.clone(),
+                    )));
+                }
+                _ => {}
+            }
+        }
+    }
+    // General case: x = item1 OR x = item2 OR ...
+    let mut acc: Val<'a> = scalar(Value::Bool(false));
+    for item in items {
+        let eq = compare(BinaryOp::Eq, &x, item, n)?;
+        acc = logic(false, acc, eq, n)?;
+    }
+    // An empty list is vacuously FALSE (SQL forbids empty lists anyway).
+    Ok(acc)
+}
+
+// ---------------------------------------------------------------------------------------------
+// LIKE
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LikeTok {
+    Char(char),
+    One,
+    Many,
+}
+
+/// A compiled LIKE pattern.
+#[derive(Debug)]
+enum LikeMatcher {
+    Exact(Vec<u8>),
+    Prefix(Vec<u8>),
+    Suffix(Vec<u8>),
+    Contains(Vec<u8>),
+    All,
+    General(Vec<LikeTok>),
+}
+
+impl LikeMatcher {
+    fn compile(pattern: &str) -> LikeMatcher {
+        if !pattern.contains('_') {
+            let parts: Vec<&str> = pattern.split('%').collect();
+            match parts.as_slice() {
+                [exact] => return LikeMatcher::Exact(exact.as_bytes().to_vec()),
+                [p, ""] => return LikeMatcher::Prefix(p.as_bytes().to_vec()),
+                ["", s] => return LikeMatcher::Suffix(s.as_bytes().to_vec()),
+                ["", c, ""] => return LikeMatcher::Contains(c.as_bytes().to_vec()),
+                _ if parts.iter().all(|p| p.is_empty()) => return LikeMatcher::All,
+                _ => {}
+            }
+        }
+        let mut toks: Vec<LikeTok> = Vec::with_capacity(pattern.len());
+        for ch in pattern.chars() {
+            let t = match ch {
+                '%' => LikeTok::Many,
+                '_' => LikeTok::One,
+                c => LikeTok::Char(c),
+            };
+            if t == LikeTok::Many && toks.last() == Some(&LikeTok::Many) {
+                continue;
+            }
+            toks.push(t);
+        }
+        LikeMatcher::General(toks)
+    }
+
+    /// Whether `s` matches; `buf` is scratch space reused across rows.
+    #[inline]
+    fn matches(&self, s: &[u8], buf: &mut Vec<char>) -> bool {
+        match self {
+            LikeMatcher::Exact(p) => s == p.as_slice(),
+            LikeMatcher::Prefix(p) => s.starts_with(p),
+            LikeMatcher::Suffix(p) => s.ends_with(p),
+            LikeMatcher::Contains(p) => {
+                p.is_empty() || s.windows(p.len()).any(|w| w == p.as_slice())
+            }
+            LikeMatcher::All => true,
+            LikeMatcher::General(toks) => {
+                buf.clear();
+                buf.extend(String::from_utf8_lossy(s).chars());
+                like_general(toks, buf)
+            }
+        }
+    }
+}
+
+fn like_general(toks: &[LikeTok], s: &[char]) -> bool {
+    let (mut p, mut i) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        if p < toks.len() {
+            match toks[p] {
+                LikeTok::Char(c) if c == s[i] => {
+                    p += 1;
+                    i += 1;
+                    continue;
+                }
+                LikeTok::One => {
+                    p += 1;
+                    i += 1;
+                    continue;
+                }
+                LikeTok::Many => {
+                    star = Some((p, i));
+                    p += 1;
+                    continue;
+                }
+                LikeTok::Char(_) => {}
+            }
+        }
+        match star {
+            Some((sp, si)) => {
+                p = sp + 1;
+                i = si + 1;
+                star = Some((sp, si + 1));
+            }
+            None => return false,
+        }
+    }
+    while p < toks.len() && toks[p] == LikeTok::Many {
+        p += 1;
+    }
+    p == toks.len()
+}
+
+fn like<'a>(x: Val<'a>, p: Val<'a>, n: usize) -> Result<Val<'a>> {
+    for v in [&x, &p] {
+        if let Some(t) = v.dt().filter(|t| *t != DataType::Utf8) {
+            return Err(Error::Type(format!("LIKE needs VARCHAR operands, got {t}")));
+        }
+    }
+    if x.is_null_scalar() || p.is_null_scalar() {
+        return Ok(null_of(Some(DataType::Boolean)));
+    }
+    let both_scalar = x.is_scalar() && p.is_scalar();
+    let len = if both_scalar { 1 } else { n };
+    let mut buf = Vec::new();
+    let validity = and_validity(x.validity(), p.validity());
+    let values: Vec<bool> = match &p {
+        Val::Scalar(Value::Str(pat), _) => {
+            let m = LikeMatcher::compile(pat);
+            match str_side(&x) {
+                StrSide::Col { offsets, bytes } => offsets
+                    .windows(2)
+                    .map(|w| m.matches(&bytes[w[0] as usize..w[1] as usize], &mut buf))
+                    .collect(),
+                StrSide::Scalar(s) => vec![m.matches(s, &mut buf); len],
+            }
+        }
+        _ => {
+            // Per-row patterns: compile each one.
+            let xs = str_side(&x);
+            let ps = str_side(&p);
+            (0..len)
+                .map(|i| {
+                    let s = match &xs {
+                        StrSide::Col { offsets, bytes } => str_at(offsets, bytes, i),
+                        StrSide::Scalar(s) => s,
+                    };
+                    let pat = match &ps {
+                        StrSide::Col { offsets, bytes } => str_at(offsets, bytes, i),
+                        StrSide::Scalar(s) => s,
+                    };
+                    LikeMatcher::compile(&String::from_utf8_lossy(pat)).matches(s, &mut buf)
+                })
+                .collect()
+        }
+    };
+    let col = Column::with_validity(ColumnData::Boolean(values), validity);
+    Ok(if both_scalar {
+        to_scalar(owned(col))
+    } else {
+        owned(col)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// CAST
+// ---------------------------------------------------------------------------------------------
+
+fn cast_err(value: impl std::fmt::Display, to: DataType) -> Error {
+    Error::Cast {
+        value: value.to_string(),
+        to: to.to_string(),
+    }
+}
+
+fn f64_to_i64(f: f64) -> Option<i64> {
+    // 2^63 as f64; the range check is exact at the boundaries.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    (f.is_finite() && (-LIMIT..LIMIT).contains(&f)).then(|| f.trunc() as i64)
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "t" | "1" | "yes" | "y" | "on" => Some(true),
+        "false" | "f" | "0" | "no" | "n" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Casts a single value (used by the column cast for string sources and by callers).
+fn cast<'a>(v: Val<'a>, to: DataType) -> Result<Val<'a>> {
+    let from = v.dt();
+    if from == Some(to) {
+        return Ok(v);
+    }
+    match v {
+        Val::Scalar(Value::Null, _) => Ok(null_of(Some(to))),
+        Val::Scalar(..) => Ok(to_scalar(cast(lift(v), to)?)),
+        Val::Col(c) => Ok(owned(cast_column(&c, to)?)),
+    }
+}
+
+pub(crate) fn cast_column(c: &Column, to: DataType) -> Result<Column> {
+    let validity = c.validity.clone();
+    let valid = |i: usize| c.is_valid(i);
+    let data = match (&c.data, to) {
+        (ColumnData::Int64(v), DataType::Float64) => {
+            ColumnData::Float64(v.iter().map(|&x| x as f64).collect())
+        }
+        (ColumnData::Int64(v), DataType::Boolean) => {
+            ColumnData::Boolean(v.iter().map(|&x| x != 0).collect())
+        }
+        (ColumnData::Float64(v), DataType::Int64) => {
+            let mut out = Vec::with_capacity(v.len());
+            for (i, &x) in v.iter().enumerate() {
+                match f64_to_i64(x) {
+                    Some(y) => out.push(y),
+                    None if valid(i) => return Err(cast_err(x, to)),
+                    None => out.push(0),
+                }
+            }
+            ColumnData::Int64(out)
+        }
+        (ColumnData::Float64(v), DataType::Boolean) => {
+            ColumnData::Boolean(v.iter().map(|&x| x != 0.0).collect())
+        }
+        (ColumnData::Boolean(v), DataType::Int64) => {
+            ColumnData::Int64(v.iter().map(|&x| x as i64).collect())
+        }
+        (ColumnData::Boolean(v), DataType::Float64) => {
+            ColumnData::Float64(v.iter().map(|&x| x as i64 as f64).collect())
+        }
+        (ColumnData::Utf8 { offsets, bytes }, _) => {
+            let n = offsets.len() - 1;
+            let s_at = |i: usize| std::str::from_utf8(str_at(offsets, bytes, i)).unwrap_or("");
+            match to {
+                DataType::Int64 => {
+                    let mut out = Vec::with_capacity(n);
+                    for i in 0..n {
+                        if !valid(i) {
+                            out.push(0);
+                            continue;
+                        }
+                        let s = s_at(i).trim();
+                        match s.parse::<i64>() {
+                            Ok(x) => out.push(x),
+                            Err(_) => return Err(cast_err(format!("'{s}'"), to)),
+                        }
+                    }
+                    ColumnData::Int64(out)
+                }
+                DataType::Float64 => {
+                    let mut out = Vec::with_capacity(n);
+                    for i in 0..n {
+                        if !valid(i) {
+                            out.push(0.0);
+                            continue;
+                        }
+                        let s = s_at(i).trim();
+                        match s.parse::<f64>() {
+                            Ok(x) => out.push(x),
+                            Err(_) => return Err(cast_err(format!("'{s}'"), to)),
+                        }
+                    }
+                    ColumnData::Float64(out)
+                }
+                DataType::Boolean => {
+                    let mut out = Vec::with_capacity(n);
+                    for i in 0..n {
+                        if !valid(i) {
+                            out.push(false);
+                            continue;
+                        }
+                        match parse_bool(s_at(i)) {
+                            Some(x) => out.push(x),
+                            None => return Err(cast_err(format!("'{}'", s_at(i)), to)),
+                        }
+                    }
+                    ColumnData::Boolean(out)
+                }
+                DataType::Utf8 => c.data.clone(),
+            }
+        }
+        (_, DataType::Utf8) => {
+            let n = c.len();
+            let mut offsets = Vec::with_capacity(n + 1);
+            let mut bytes: Vec<u8> = Vec::with_capacity(n * 8);
+            offsets.push(0u32);
+            for i in 0..n {
+                if valid(i) {
+                    // Writing into a Vec<u8> cannot fail.
+                    let _ = match &c.data {
+                        ColumnData::Int64(v) => write!(bytes, "{}", v[i]),
+                        ColumnData::Float64(v) => write!(bytes, "{}", v[i]),
+                        ColumnData::Boolean(v) => write!(bytes, "{}", v[i]),
+                        ColumnData::Utf8 { .. } => Ok(()),
+                    };
+                }
+                offsets.push(bytes.len() as u32);
+            }
+            ColumnData::Utf8 { offsets, bytes }
+        }
+        _ => c.data.clone(),
+    };
+    Ok(Column::with_validity(data, validity))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch() -> Batch {
+        Batch::from_rows(
+            &[
+                DataType::Int64,
+                DataType::Float64,
+                DataType::Utf8,
+                DataType::Boolean,
+            ],
+            &[
+                vec![1.into(), 1.5.into(), "apple".into(), true.into()],
+                vec![2.into(), Value::Null, "banana".into(), false.into()],
+                vec![Value::Null, 3.0.into(), Value::Null, Value::Null],
+                vec![4.into(), (-1.0).into(), "cherry".into(), true.into()],
+            ],
+        )
+        .unwrap()
+    }
+
+    fn vals(e: &Expr) -> Vec<Value> {
+        let b = batch();
+        let c = evaluate(e, &b, &[Value::Int(2)]).unwrap();
+        (0..c.len()).map(|i| c.value(i)).collect()
+    }
+
+    #[test]
+    fn arithmetic_and_nulls() {
+        let e = Expr::col(0).binary(BinaryOp::Add, Expr::lit(10));
+        assert_eq!(vals(&e), vec![11.into(), 12.into(), Value::Null, 14.into()]);
+        let e = Expr::col(0).binary(BinaryOp::Mul, Expr::col(1));
+        assert_eq!(
+            vals(&e),
+            vec![1.5.into(), Value::Null, Value::Null, (-4.0).into()]
+        );
+        let e = Expr::lit(7).binary(BinaryOp::Mod, Expr::Param(0));
+        assert_eq!(vals(&e), vec![1.into(); 4]);
+    }
+
+    #[test]
+    fn arithmetic_errors() {
+        let b = batch();
+        let e = Expr::col(0).binary(BinaryOp::Div, Expr::lit(0));
+        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Arithmetic(_))));
+        let e = Expr::col(0).binary(BinaryOp::Add, Expr::lit(i64::MAX));
+        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Arithmetic(_))));
+        let e = Expr::col(1).binary(BinaryOp::Div, Expr::lit(0.0));
+        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Arithmetic(_))));
+        let e = Expr::Param(3);
+        assert_eq!(evaluate(&e, &b, &[]), Err(Error::MissingParameter(4)));
+        let e = Expr::col(2).binary(BinaryOp::Add, Expr::lit(1));
+        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Type(_))));
+        let e = Expr::col(2).eq(Expr::lit(1));
+        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Type(_))));
+        // Division by zero on a NULL row is fine.
+        let e = Expr::lit(1).binary(
+            BinaryOp::Div,
+            Expr::col(0).binary(BinaryOp::Mul, Expr::lit(0)),
+        );
+        let b2 = Batch::from_rows(&[DataType::Int64], &[vec![Value::Null]]).unwrap();
+        assert_eq!(evaluate(&e, &b2, &[]).unwrap().value(0), Value::Null);
+    }
+
+    #[test]
+    fn comparisons_and_logic() {
+        let b = batch();
+        let e = Expr::col(0).binary(BinaryOp::Gt, Expr::lit(1.5));
+        assert_eq!(
+            evaluate_predicate(&e, &b, &[]).unwrap(),
+            vec![false, true, false, true]
+        );
+        let e = Expr::col(2).binary(BinaryOp::Lt, Expr::lit("banana"));
+        assert_eq!(
+            vals(&e),
+            vec![true.into(), false.into(), Value::Null, false.into()]
+        );
+        // NULL AND FALSE = FALSE; NULL OR TRUE = TRUE.
+        let e = Expr::col(3).and(Expr::lit(false));
+        assert_eq!(vals(&e), vec![false.into(); 4]);
+        let e = Expr::col(3).binary(BinaryOp::Or, Expr::col(0).eq(Expr::lit(4)));
+        assert_eq!(
+            vals(&e),
+            vec![true.into(), false.into(), Value::Null, true.into()]
+        );
+        let e = Expr::Not(Box::new(Expr::col(3)));
+        assert_eq!(
+            vals(&e),
+            vec![false.into(), true.into(), Value::Null, false.into()]
+        );
+    }
+
+    #[test]
+    fn in_between_like_isnull() {
+        let e = Expr::InList {
+            expr: Box::new(Expr::col(0)),
+            list: vec![Expr::lit(1), Expr::lit(Value::Null)],
+            negated: false,
+        };
+        assert_eq!(
+            vals(&e),
+            vec![true.into(), Value::Null, Value::Null, Value::Null]
+        );
+        let e = Expr::InList {
+            expr: Box::new(Expr::col(0)),
+            list: (0..10).map(|i| Expr::lit(i * 2)).collect(),
+            negated: true,
+        };
+        assert_eq!(
+            vals(&e),
+            vec![true.into(), false.into(), Value::Null, false.into()]
+        );
+        let e = Expr::Between {
+            expr: Box::new(Expr::col(1)),
+            low: Box::new(Expr::lit(0)),
+            high: Box::new(Expr::lit(3)),
+            negated: false,
+        };
+        assert_eq!(
+            vals(&e),
+            vec![true.into(), Value::Null, true.into(), false.into()]
+        );
+        for (pat, expect) in [
+            ("%an%", [false, true, false]),
+            ("a%", [true, false, false]),
+            ("%y", [false, false, true]),
+            ("_a%a", [false, true, false]),
+            ("apple", [true, false, false]),
+            ("%", [true, true, true]),
+            ("c_e%r_", [false, false, true]),
+        ] {
+            let e = Expr::Like {
+                expr: Box::new(Expr::col(2)),
+                pattern: Box::new(Expr::lit(pat)),
+                negated: false,
+            };
+            let v = vals(&e);
+            assert_eq!(
+                v,
+                vec![
+                    expect[0].into(),
+                    expect[1].into(),
+                    Value::Null,
+                    expect[2].into()
+                ],
+                "{pat}"
+            );
+        }
+        let e = Expr::IsNull {
+            expr: Box::new(Expr::col(1)),
+            negated: true,
+        };
+        assert_eq!(
+            vals(&e),
+            vec![true.into(), false.into(), true.into(), true.into()]
+        );
+    }
+
+    #[test]
+    fn casts() {
+        let c = |e: Expr, to| Expr::Cast {
+            expr: Box::new(e),
+            to,
+        };
+        assert_eq!(
+            evaluate_scalar(&c(Expr::lit("42"), DataType::Int64), &[]).unwrap(),
+            Value::Int(42)
+        );
+        assert!(matches!(
+            evaluate_scalar(&c(Expr::lit("x"), DataType::Int64), &[]),
+            Err(Error::Cast { .. })
+        ));
+        assert_eq!(
+            evaluate_scalar(&c(Expr::lit(-2.7), DataType::Int64), &[]).unwrap(),
+            Value::Int(-2)
+        );
+        assert_eq!(
+            evaluate_scalar(&c(Expr::lit(3), DataType::Boolean), &[]).unwrap(),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            evaluate_scalar(&c(Expr::lit(true), DataType::Int64), &[]).unwrap(),
+            Value::Int(1)
+        );
+        assert_eq!(
+            evaluate_scalar(&c(Expr::lit(2.5), DataType::Utf8), &[]).unwrap(),
+            Value::from("2.5")
+        );
+        assert_eq!(
+            vals(&c(Expr::col(0), DataType::Utf8)),
+            vec!["1".into(), "2".into(), Value::Null, "4".into()]
+        );
+        assert_eq!(
+            evaluate_scalar(&c(Expr::lit(Value::Null), DataType::Utf8), &[]).unwrap(),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn scalars() {
+        let e = Expr::Param(0).binary(BinaryOp::Add, Expr::lit(1.5));
+        assert_eq!(
+            evaluate_scalar(&e, &[Value::Int(1)]).unwrap(),
+            Value::Float(2.5)
+        );
+        let e = Expr::Negate(Box::new(Expr::Param(0)));
+        assert_eq!(
+            evaluate_scalar(&e, &[Value::Int(1)]).unwrap(),
+            Value::Int(-1)
+        );
+        assert!(matches!(
+            evaluate_scalar(&Expr::col(0), &[]),
+            Err(Error::Internal(_))
+        ));
+        let b = batch();
+        let col = evaluate(&Expr::lit("x"), &b, &[]).unwrap();
+        assert_eq!(col.len(), 4);
+        assert_eq!(col.value(3), Value::from("x"));
+    }
 }

@@ -212,7 +212,9 @@ impl PhysicalPlan {
     /// Inputs of this node, in port order (a join's left input is port 0).
     pub fn children(&self) -> Vec<&PhysicalPlan> {
         match self {
-            PhysicalPlan::Scan { .. } | PhysicalPlan::Exchange { .. } | PhysicalPlan::Values { .. } => {
+            PhysicalPlan::Scan { .. }
+            | PhysicalPlan::Exchange { .. }
+            | PhysicalPlan::Values { .. } => {
                 vec![]
             }
             PhysicalPlan::Filter { input, .. }

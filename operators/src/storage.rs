@@ -1,75 +1,864 @@
 //! In-memory partition storage: the rows of one table partition as immutable columnar chunks,
 //! a primary-key index and ordered secondary indexes, plus the partition function.
+//!
+//! Rows live in `Arc<Batch>` chunks of at most [`DEFAULT_BATCH_SIZE`] rows; every chunk but the
+//! last is full, so row id `r` is row `r % DEFAULT_BATCH_SIZE` of chunk
+//! `r / DEFAULT_BATCH_SIZE`. Scans share the chunks; an insert rebuilds only the last,
+//! not-yet-full chunk and appends new ones, so running scans keep their snapshot.
 
 use crate::batch::Batch;
-use crate::error::Result;
+use crate::column::{Column, ColumnData};
+use crate::error::{Error, Result};
+use crate::eval::{evaluate_predicate, evaluate_scalar};
+use crate::expr::{BinaryOp, Expr};
 use crate::plan::IndexLookup;
-use crate::types::Schema;
+use crate::types::{DataType, Schema};
 use crate::value::Value;
+use crate::DEFAULT_BATCH_SIZE;
+use hashbrown::{HashMap, HashSet};
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::sync::Arc;
 
+/// The splitmix64 finalizer: a fast, well-mixed, stable 64-bit hash of a 64-bit word.
+#[inline]
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A stable hash of a byte string (8 bytes at a time, then mixed with the length).
+#[inline]
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9FB2_1C65_1E98_DF25;
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+    }
+    let rem = chunks.remainder();
+    if !rem.is_empty() {
+        let mut buf = [0u8; 8];
+        buf[..rem.len()].copy_from_slice(rem);
+        h = (h ^ u64::from_le_bytes(buf))
+            .wrapping_mul(K)
+            .rotate_left(29);
+    }
+    mix64(h ^ bytes.len() as u64)
+}
+
+/// Stable hash of a float: by bits, with `-0.0` folded into `0.0`.
+#[inline]
+pub fn hash_f64(f: f64) -> u64 {
+    let f = if f == 0.0 { 0.0 } else { f };
+    mix64(f.to_bits())
+}
+
 /// The partition (0..partitions) that owns primary key `key`. Stable across runs and machines.
+/// NULL keys (and `partitions == 0`) map to partition 0.
 pub fn partition_of(key: &Value, partitions: u32) -> u32 {
-    let _ = (key, partitions);
-    unimplemented!()
+    if partitions <= 1 {
+        return 0;
+    }
+    let h = match key {
+        Value::Null => return 0,
+        Value::Int(v) => mix64(*v as u64),
+        Value::Float(f) => hash_f64(*f),
+        Value::Str(s) => hash_bytes(s.as_bytes()),
+        Value::Bool(b) => mix64(*b as u64),
+    };
+    (h % partitions as u64) as u32
+}
+
+/// Computes [`partition_of`] for every row of `col` into `out` (cleared first), vectorized.
+pub fn partition_rows(col: &Column, partitions: u32, out: &mut Vec<u32>) {
+    out.clear();
+    let n = col.len();
+    if partitions <= 1 {
+        out.resize(n, 0);
+        return;
+    }
+    let p = partitions as u64;
+    match &col.data {
+        ColumnData::Int64(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
+        ColumnData::Float64(v) => out.extend(v.iter().map(|&x| (hash_f64(x) % p) as u32)),
+        ColumnData::Boolean(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
+        ColumnData::Utf8 { offsets, bytes } => out.extend(
+            offsets
+                .windows(2)
+                .map(|w| (hash_bytes(&bytes[w[0] as usize..w[1] as usize]) % p) as u32),
+        ),
+    }
+    if let Some(valid) = &col.validity {
+        for (i, o) in out.iter_mut().enumerate() {
+            if !valid.get(i) {
+                *o = 0;
+            }
+        }
+    }
+}
+
+/// An index key: one non-NULL value of an indexed column, totally ordered.
+#[derive(Debug, Clone)]
+enum IdxKey {
+    Int(i64),
+    Float(f64),
+    Str(Box<str>),
+    Bool(bool),
+}
+
+impl IdxKey {
+    fn rank(&self) -> u8 {
+        match self {
+            IdxKey::Bool(_) => 0,
+            IdxKey::Int(_) => 1,
+            IdxKey::Float(_) => 2,
+            IdxKey::Str(_) => 3,
+        }
+    }
+
+    fn heap_size(&self) -> usize {
+        match self {
+            IdxKey::Str(s) => s.len(),
+            _ => 0,
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        match self {
+            IdxKey::Int(v) => Value::Int(*v),
+            IdxKey::Float(v) => Value::Float(*v),
+            IdxKey::Str(v) => Value::Str(v.to_string()),
+            IdxKey::Bool(v) => Value::Bool(*v),
+        }
+    }
+}
+
+impl Ord for IdxKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (IdxKey::Int(a), IdxKey::Int(b)) => a.cmp(b),
+            (IdxKey::Float(a), IdxKey::Float(b)) => a.total_cmp(b),
+            (IdxKey::Str(a), IdxKey::Str(b)) => a.cmp(b),
+            (IdxKey::Bool(a), IdxKey::Bool(b)) => a.cmp(b),
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+}
+
+impl PartialOrd for IdxKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for IdxKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for IdxKey {}
+
+impl std::hash::Hash for IdxKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            IdxKey::Int(v) => v.hash(state),
+            IdxKey::Float(v) => v.to_bits().hash(state),
+            IdxKey::Str(v) => v.hash(state),
+            IdxKey::Bool(v) => v.hash(state),
+        }
+    }
+}
+
+/// The key at row `i` of `col`, or `None` for NULL.
+fn key_at(col: &Column, i: usize) -> Option<IdxKey> {
+    if col.is_null(i) {
+        return None;
+    }
+    Some(match &col.data {
+        ColumnData::Int64(v) => IdxKey::Int(v[i]),
+        ColumnData::Float64(v) => IdxKey::Float(v[i]),
+        ColumnData::Boolean(v) => IdxKey::Bool(v[i]),
+        ColumnData::Utf8 { .. } => IdxKey::Str(col.str_at(i).into()),
+    })
+}
+
+/// How a lookup value relates to keys of a column type.
+enum Probe {
+    /// Exactly this key.
+    Key(IdxKey),
+    /// Matches nothing (NULL, or a fractional float against an integer column).
+    Nothing,
+}
+
+/// Converts an equality lookup value into a key of column type `dt`.
+fn eq_probe(v: &Value, dt: DataType) -> Result<Probe> {
+    Ok(match (v, dt) {
+        (Value::Null, _) => Probe::Nothing,
+        (Value::Int(i), DataType::Int64) => Probe::Key(IdxKey::Int(*i)),
+        (Value::Int(i), DataType::Float64) => Probe::Key(IdxKey::Float(*i as f64)),
+        (Value::Float(f), DataType::Float64) => Probe::Key(IdxKey::Float(*f)),
+        (Value::Float(f), DataType::Int64) => {
+            if f.fract() == 0.0 && *f >= -9.223_372_036_854_776e18 && *f < 9.223_372_036_854_776e18
+            {
+                Probe::Key(IdxKey::Int(*f as i64))
+            } else {
+                Probe::Nothing
+            }
+        }
+        (Value::Str(s), DataType::Utf8) => Probe::Key(IdxKey::Str(s.as_str().into())),
+        (Value::Bool(b), DataType::Boolean) => Probe::Key(IdxKey::Bool(*b)),
+        (v, dt) => return Err(Error::Type(format!("cannot look up {v} in a {dt} index"))),
+    })
+}
+
+/// A range bound converted to column type `dt`: `Ok(None)` means "matches nothing".
+fn range_bound(
+    v: &Value,
+    inclusive: bool,
+    dt: DataType,
+    is_low: bool,
+) -> Result<Option<Bound<IdxKey>>> {
+    let make = |k: IdxKey, incl: bool| {
+        if incl {
+            Bound::Included(k)
+        } else {
+            Bound::Excluded(k)
+        }
+    };
+    Ok(match (v, dt) {
+        (Value::Null, _) => None,
+        (Value::Float(f), DataType::Int64) => {
+            const LIMIT: f64 = 9.223_372_036_854_776e18;
+            if f.is_nan() {
+                None
+            } else if *f >= LIMIT {
+                // Above every integer.
+                if is_low {
+                    None
+                } else {
+                    Some(Bound::Unbounded)
+                }
+            } else if *f < -LIMIT {
+                if is_low {
+                    Some(Bound::Unbounded)
+                } else {
+                    None
+                }
+            } else if f.fract() == 0.0 {
+                Some(make(IdxKey::Int(*f as i64), inclusive))
+            } else if is_low {
+                Some(Bound::Included(IdxKey::Int(f.ceil() as i64)))
+            } else {
+                Some(Bound::Included(IdxKey::Int(f.floor() as i64)))
+            }
+        }
+        (v, dt) => match eq_probe(v, dt)? {
+            Probe::Key(k) => Some(make(k, inclusive)),
+            Probe::Nothing => None,
+        },
+    })
 }
 
 /// The rows of one partition of one table.
 #[derive(Debug)]
 pub struct PartitionData {
-    _schema: Schema,
+    schema: Schema,
+    types: Vec<DataType>,
+    primary_key: usize,
+    chunks: Vec<Arc<Batch>>,
+    num_rows: usize,
+    /// Primary key → row id.
+    pk_index: HashMap<IdxKey, u32>,
+    /// Secondary indexes: column → ordered (key, row id) pairs.
+    secondary: Vec<(usize, BTreeSet<(IdxKey, u32)>)>,
+    /// Heap bytes of string keys held by the indexes.
+    key_bytes: usize,
 }
 
 impl PartitionData {
     /// An empty partition for a table with `schema`, primary key column `primary_key`, and
     /// secondary indexes on `indexed` columns.
     pub fn new(schema: Schema, primary_key: usize, indexed: &[usize]) -> Self {
-        let _ = (primary_key, indexed);
-        PartitionData { _schema: schema }
+        let types = schema.types();
+        let mut p = PartitionData {
+            schema,
+            types,
+            primary_key,
+            chunks: Vec::new(),
+            num_rows: 0,
+            pk_index: HashMap::new(),
+            secondary: Vec::new(),
+            key_bytes: 0,
+        };
+        for &c in indexed {
+            p.add_index(c);
+        }
+        p
+    }
+
+    /// The table schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    fn pk_name(&self) -> &str {
+        self.schema
+            .fields
+            .get(self.primary_key)
+            .map_or("?", |f| f.name.as_str())
     }
 
     /// Checks that `batch` could be inserted (types, non-NULL unique keys) without changing anything.
     pub fn check_insert(&self, batch: &Batch) -> Result<()> {
-        let _ = batch;
-        unimplemented!()
+        if batch.num_columns() != self.types.len() {
+            return Err(Error::Type(format!(
+                "insert has {} columns, table has {}",
+                batch.num_columns(),
+                self.types.len()
+            )));
+        }
+        for (i, (col, &dt)) in batch.columns().iter().zip(&self.types).enumerate() {
+            if col.data_type() != dt {
+                return Err(Error::Type(format!(
+                    "column {} is {dt}, got a {} value",
+                    self.schema.fields[i].name,
+                    col.data_type()
+                )));
+            }
+        }
+        if self.primary_key >= self.types.len() {
+            return Err(Error::Internal("primary key column out of range".into()));
+        }
+        if batch.num_rows() as u64 + self.num_rows as u64 > u32::MAX as u64 {
+            return Err(Error::Memory("partition row limit reached".into()));
+        }
+        let pk = batch.column(self.primary_key);
+        if pk.null_count() > 0 {
+            return Err(Error::Type(format!(
+                "primary key column {} cannot be NULL",
+                self.pk_name()
+            )));
+        }
+        let dup = |v: &dyn std::fmt::Display| {
+            Error::Type(format!(
+                "duplicate primary key: {} = {v} already exists",
+                self.pk_name()
+            ))
+        };
+        match &pk.data {
+            ColumnData::Int64(v) => {
+                let mut seen: HashSet<i64> = HashSet::with_capacity(v.len());
+                for &x in v {
+                    if !seen.insert(x) || self.pk_index.contains_key(&IdxKey::Int(x)) {
+                        return Err(dup(&x));
+                    }
+                }
+            }
+            _ => {
+                let mut seen: HashSet<IdxKey> = HashSet::with_capacity(pk.len());
+                for i in 0..pk.len() {
+                    let Some(k) = key_at(pk, i) else {
+                        continue;
+                    };
+                    if self.pk_index.contains_key(&k) || !seen.insert(k) {
+                        let shown = match pk.value(i) {
+                            Value::Str(s) => format!("'{s}'"),
+                            v => v.to_string(),
+                        };
+                        return Err(dup(&shown));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Inserts the rows of `batch`; all or nothing.
     pub fn insert(&mut self, batch: &Batch) -> Result<()> {
-        let _ = batch;
-        unimplemented!()
+        self.check_insert(batch)?;
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        // Index the new rows.
+        let base = self.num_rows as u32;
+        let pk = batch.column(self.primary_key);
+        self.pk_index.reserve(n);
+        for i in 0..n {
+            if let Some(k) = key_at(pk, i) {
+                self.key_bytes += k.heap_size();
+                self.pk_index.insert(k, base + i as u32);
+            }
+        }
+        for (c, index) in &mut self.secondary {
+            let col = batch.column(*c);
+            for i in 0..n {
+                if let Some(k) = key_at(col, i) {
+                    self.key_bytes += k.heap_size();
+                    index.insert((k, base + i as u32));
+                }
+            }
+        }
+        // Fill the last chunk, then append full chunks.
+        let mut start = 0;
+        if let Some(last) = self.chunks.last_mut() {
+            let room = DEFAULT_BATCH_SIZE.saturating_sub(last.num_rows());
+            if room > 0 {
+                let take = room.min(n);
+                let merged = Batch::concat(&[(**last).clone(), batch.slice(0, take)])?;
+                *last = Arc::new(merged);
+                start = take;
+            }
+        }
+        while start < n {
+            let len = DEFAULT_BATCH_SIZE.min(n - start);
+            let piece = if start == 0 && len == n {
+                batch.clone()
+            } else {
+                batch.slice(start, len)
+            };
+            self.chunks.push(Arc::new(piece));
+            start += len;
+        }
+        self.num_rows += n;
+        Ok(())
     }
 
     /// Adds a secondary index on `column`, indexing the rows present.
     pub fn add_index(&mut self, column: usize) {
-        let _ = column;
-        unimplemented!()
+        if self.has_index(column) || column >= self.types.len() {
+            return;
+        }
+        let mut index = BTreeSet::new();
+        let mut row = 0u32;
+        for chunk in &self.chunks {
+            let col = chunk.column(column);
+            for i in 0..col.len() {
+                if let Some(k) = key_at(col, i) {
+                    self.key_bytes += k.heap_size();
+                    index.insert((k, row + i as u32));
+                }
+            }
+            row += chunk.num_rows() as u32;
+        }
+        self.secondary.push((column, index));
     }
 
     /// Whether `column` can be probed by [`PartitionData::index_lookup`].
     pub fn has_index(&self, column: usize) -> bool {
-        let _ = column;
-        unimplemented!()
+        column == self.primary_key || self.secondary.iter().any(|(c, _)| *c == column)
     }
 
     /// Number of rows.
     pub fn num_rows(&self) -> usize {
-        unimplemented!()
+        self.num_rows
     }
 
-    /// Heap bytes held (data and indexes).
+    /// Heap bytes held (data and indexes), roughly.
     pub fn memory_size(&self) -> usize {
-        unimplemented!()
+        let data: usize = self.chunks.iter().map(|c| c.memory_size()).sum();
+        let key = std::mem::size_of::<IdxKey>();
+        let pk = self.pk_index.capacity() * (key + 4 + 1);
+        let sec: usize = self
+            .secondary
+            .iter()
+            .map(|(_, s)| s.len() * (key + 8) * 3 / 2)
+            .sum();
+        data + pk + sec + self.key_bytes + self.chunks.capacity() * 8
     }
 
     /// The stored chunks (cheap: shares them).
     pub fn chunks(&self) -> Vec<Arc<Batch>> {
-        unimplemented!()
+        self.chunks.clone()
     }
 
-    /// Rows matching `lookup` on indexed `column`, as a batch of full table rows.
-    pub fn index_lookup(&self, column: usize, lookup: &IndexLookup, params: &[Value]) -> Result<Batch> {
-        let _ = (column, lookup, params);
-        unimplemented!()
+    /// Rows matching `lookup` on indexed `column`, as a batch of full table rows (empty, with
+    /// the table's column types, when nothing matches). Bounds are evaluated against `params`;
+    /// a NULL bound matches nothing.
+    pub fn index_lookup(
+        &self,
+        column: usize,
+        lookup: &IndexLookup,
+        params: &[Value],
+    ) -> Result<Batch> {
+        let Some(&dt) = self.types.get(column) else {
+            return Err(Error::Internal(format!(
+                "index column #{column} out of range"
+            )));
+        };
+        let secondary = self
+            .secondary
+            .iter()
+            .find(|(c, _)| *c == column)
+            .map(|(_, s)| s);
+        if column != self.primary_key && secondary.is_none() {
+            return Err(Error::Internal(format!(
+                "column {} has no index",
+                self.schema.fields[column].name
+            )));
+        }
+        let mut rows: Vec<u32> = Vec::new();
+        let probe_eq = |v: &Value, rows: &mut Vec<u32>| -> Result<()> {
+            let Probe::Key(k) = eq_probe(v, dt)? else {
+                return Ok(());
+            };
+            if column == self.primary_key {
+                rows.extend(self.pk_index.get(&k).copied());
+            } else if let Some(idx) = secondary {
+                rows.extend(idx.range((k.clone(), 0)..=(k, u32::MAX)).map(|(_, r)| *r));
+            }
+            Ok(())
+        };
+        match lookup {
+            IndexLookup::Eq(e) => {
+                let v = evaluate_scalar(e, params)?;
+                probe_eq(&v, &mut rows)?;
+            }
+            IndexLookup::In(list) => {
+                for e in list {
+                    let v = evaluate_scalar(e, params)?;
+                    probe_eq(&v, &mut rows)?;
+                }
+                rows.sort_unstable();
+                rows.dedup();
+            }
+            IndexLookup::Range { low, high } => {
+                let low_v = low
+                    .as_ref()
+                    .map(|(e, incl)| evaluate_scalar(e, params).map(|v| (v, *incl)))
+                    .transpose()?;
+                let high_v = high
+                    .as_ref()
+                    .map(|(e, incl)| evaluate_scalar(e, params).map(|v| (v, *incl)))
+                    .transpose()?;
+                let lo = match &low_v {
+                    None => Bound::Unbounded,
+                    Some((v, incl)) => match range_bound(v, *incl, dt, true)? {
+                        Some(b) => b,
+                        None => return Ok(Batch::empty(&self.types)),
+                    },
+                };
+                let hi = match &high_v {
+                    None => Bound::Unbounded,
+                    Some((v, incl)) => match range_bound(v, *incl, dt, false)? {
+                        Some(b) => b,
+                        None => return Ok(Batch::empty(&self.types)),
+                    },
+                };
+                match secondary {
+                    Some(idx) => {
+                        if range_is_empty(&lo, &hi) {
+                            return Ok(Batch::empty(&self.types));
+                        }
+                        let lo = match lo {
+                            Bound::Included(k) => Bound::Included((k, 0)),
+                            Bound::Excluded(k) => Bound::Excluded((k, u32::MAX)),
+                            Bound::Unbounded => Bound::Unbounded,
+                        };
+                        let hi = match hi {
+                            Bound::Included(k) => Bound::Included((k, u32::MAX)),
+                            Bound::Excluded(k) => Bound::Excluded((k, 0)),
+                            Bound::Unbounded => Bound::Unbounded,
+                        };
+                        rows.extend(idx.range((lo, hi)).map(|(_, r)| *r));
+                        rows.sort_unstable();
+                    }
+                    None => return self.scan_range(column, &lo, &hi),
+                }
+            }
+        }
+        self.gather(&rows)
+    }
+
+    /// A range over a column without an ordered index: filters every chunk.
+    fn scan_range(&self, column: usize, lo: &Bound<IdxKey>, hi: &Bound<IdxKey>) -> Result<Batch> {
+        let cmp =
+            |op: BinaryOp, k: &IdxKey| Expr::col(column).binary(op, Expr::Literal(k.to_value()));
+        let mut pred: Option<Expr> = None;
+        let mut add = |e: Expr| {
+            pred = Some(match pred.take() {
+                Some(p) => p.and(e),
+                None => e,
+            })
+        };
+        match lo {
+            Bound::Included(k) => add(cmp(BinaryOp::GtEq, k)),
+            Bound::Excluded(k) => add(cmp(BinaryOp::Gt, k)),
+            Bound::Unbounded => {}
+        }
+        match hi {
+            Bound::Included(k) => add(cmp(BinaryOp::LtEq, k)),
+            Bound::Excluded(k) => add(cmp(BinaryOp::Lt, k)),
+            Bound::Unbounded => {}
+        }
+        let pred = pred.unwrap_or(Expr::IsNull {
+            expr: Box::new(Expr::col(column)),
+            negated: true,
+        });
+        let mut parts = Vec::new();
+        for chunk in &self.chunks {
+            let mask = evaluate_predicate(&pred, chunk, &[])?;
+            if mask.iter().any(|&m| m) {
+                parts.push(chunk.filter(&mask));
+            }
+        }
+        if parts.is_empty() {
+            return Ok(Batch::empty(&self.types));
+        }
+        Batch::concat(&parts)
+    }
+
+    /// Full rows for sorted row ids.
+    fn gather(&self, rows: &[u32]) -> Result<Batch> {
+        if rows.is_empty() {
+            return Ok(Batch::empty(&self.types));
+        }
+        let mut parts = Vec::new();
+        let mut i = 0;
+        let mut local: Vec<u32> = Vec::new();
+        while i < rows.len() {
+            let chunk = rows[i] as usize / DEFAULT_BATCH_SIZE;
+            local.clear();
+            while i < rows.len() && rows[i] as usize / DEFAULT_BATCH_SIZE == chunk {
+                local.push((rows[i] as usize % DEFAULT_BATCH_SIZE) as u32);
+                i += 1;
+            }
+            let Some(c) = self.chunks.get(chunk) else {
+                return Err(Error::Internal("index points past the stored rows".into()));
+            };
+            parts.push(c.take(&local));
+        }
+        if parts.len() == 1 {
+            return Ok(parts.pop().unwrap_or_else(|| Batch::empty(&self.types)));
+        }
+        Batch::concat(&parts)
+    }
+}
+
+fn range_is_empty(lo: &Bound<IdxKey>, hi: &Bound<IdxKey>) -> bool {
+    let (l, l_incl) = match lo {
+        Bound::Included(k) => (k, true),
+        Bound::Excluded(k) => (k, false),
+        Bound::Unbounded => return false,
+    };
+    let (h, h_incl) = match hi {
+        Bound::Included(k) => (k, true),
+        Bound::Excluded(k) => (k, false),
+        Bound::Unbounded => return false,
+    };
+    match l.cmp(h) {
+        Ordering::Greater => true,
+        Ordering::Equal => !(l_incl && h_incl),
+        Ordering::Less => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Field;
+
+    fn table() -> PartitionData {
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::Int64),
+            Field::new("name", DataType::Utf8),
+            Field::new("score", DataType::Float64),
+        ]);
+        PartitionData::new(schema, 0, &[2])
+    }
+
+    fn rows(range: std::ops::Range<i64>) -> Batch {
+        let r: Vec<Vec<Value>> = range
+            .map(|i| {
+                vec![
+                    Value::Int(i),
+                    Value::Str(format!("n{}", i % 7)),
+                    if i % 5 == 0 {
+                        Value::Null
+                    } else {
+                        Value::Float(i as f64 / 2.0)
+                    },
+                ]
+            })
+            .collect();
+        Batch::from_rows(&[DataType::Int64, DataType::Utf8, DataType::Float64], &r).unwrap()
+    }
+
+    #[test]
+    fn partition_function() {
+        for v in [
+            Value::Int(5),
+            Value::from("abc"),
+            Value::Float(1.5),
+            Value::Bool(true),
+        ] {
+            let p = partition_of(&v, 7);
+            assert!(p < 7);
+            assert_eq!(p, partition_of(&v, 7));
+        }
+        assert_eq!(partition_of(&Value::Null, 7), 0);
+        let col = Column::from_values(
+            DataType::Utf8,
+            &[
+                Value::from("x"),
+                Value::Null,
+                Value::from("hello world, long"),
+            ],
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        partition_rows(&col, 5, &mut out);
+        for (i, &p) in out.iter().enumerate() {
+            assert_eq!(p, partition_of(&col.value(i), 5));
+        }
+        let ints = Column::from_i64((0..1000).collect());
+        partition_rows(&ints, 4, &mut out);
+        let mut counts = [0; 4];
+        for (i, &p) in out.iter().enumerate() {
+            assert_eq!(p, partition_of(&Value::Int(i as i64), 4));
+            counts[p as usize] += 1;
+        }
+        assert!(counts.iter().all(|&c| c > 200), "{counts:?}");
+    }
+
+    #[test]
+    fn insert_and_chunks() {
+        let mut t = table();
+        t.insert(&rows(0..1000)).unwrap();
+        t.insert(&rows(1000..1001)).unwrap();
+        t.insert(&rows(1001..3500)).unwrap();
+        assert_eq!(t.num_rows(), 3500);
+        let sizes: Vec<usize> = t.chunks().iter().map(|c| c.num_rows()).collect();
+        assert_eq!(sizes, vec![1024, 1024, 1024, 428]);
+        let ids: Vec<i64> = t
+            .chunks()
+            .iter()
+            .flat_map(|c| c.column(0).as_i64().unwrap().to_vec())
+            .collect();
+        assert_eq!(ids, (0..3500).collect::<Vec<_>>());
+        assert!(t.memory_size() > 3500 * 8);
+    }
+
+    #[test]
+    fn rejects_bad_inserts() {
+        let mut t = table();
+        t.insert(&rows(0..10)).unwrap();
+        let err = t.insert(&rows(5..20)).unwrap_err();
+        assert!(
+            matches!(&err, Error::Type(m) if m.contains("id = 5")),
+            "{err}"
+        );
+        assert_eq!(t.num_rows(), 10);
+        let mut b = rows(20..22).rows();
+        b[1][0] = Value::Int(20);
+        let dup = Batch::from_rows(&t.types.clone(), &b).unwrap();
+        assert!(t.check_insert(&dup).is_err());
+        b[1][0] = Value::Null;
+        let null = Batch::from_rows(&t.types.clone(), &b).unwrap();
+        assert!(t.insert(&null).is_err());
+        let wrong = Batch::try_new(vec![
+            Column::from_i64(vec![100]),
+            Column::from_strs(&["x"]),
+            Column::from_i64(vec![1]),
+        ])
+        .unwrap();
+        assert!(matches!(t.insert(&wrong), Err(Error::Type(_))));
+        assert_eq!(t.num_rows(), 10);
+
+        let schema = Schema::new(vec![Field::new("k", DataType::Utf8)]);
+        let mut s = PartitionData::new(schema, 0, &[]);
+        s.insert(&Batch::try_new(vec![Column::from_strs(&["a", "b"])]).unwrap())
+            .unwrap();
+        let err = s
+            .insert(&Batch::try_new(vec![Column::from_strs(&["c", "b"])]).unwrap())
+            .unwrap_err();
+        assert!(err.to_string().contains("'b'"), "{err}");
+    }
+
+    #[test]
+    fn lookups() {
+        let mut t = table();
+        t.insert(&rows(0..2000)).unwrap();
+        let ids = |b: Batch| -> Vec<i64> { b.column(0).as_i64().unwrap().to_vec() };
+        let eq = IndexLookup::Eq(Expr::Param(0));
+        assert_eq!(
+            ids(t.index_lookup(0, &eq, &[Value::Int(1500)]).unwrap()),
+            vec![1500]
+        );
+        assert_eq!(
+            t.index_lookup(0, &eq, &[Value::Int(5000)])
+                .unwrap()
+                .num_rows(),
+            0
+        );
+        assert_eq!(
+            t.index_lookup(0, &eq, &[Value::Null]).unwrap().num_rows(),
+            0
+        );
+        assert_eq!(
+            ids(t.index_lookup(0, &eq, &[Value::Float(7.0)]).unwrap()),
+            vec![7]
+        );
+        assert_eq!(
+            t.index_lookup(0, &eq, &[]).unwrap_err(),
+            Error::MissingParameter(1)
+        );
+        let inl = IndexLookup::In(vec![
+            Expr::lit(3),
+            Expr::lit(1999),
+            Expr::lit(3),
+            Expr::lit(Value::Null),
+        ]);
+        assert_eq!(ids(t.index_lookup(0, &inl, &[]).unwrap()), vec![3, 1999]);
+        // Range on the primary key (scan fallback) with a float bound.
+        let r = IndexLookup::Range {
+            low: Some((Expr::lit(2.5), true)),
+            high: Some((Expr::lit(6), false)),
+        };
+        assert_eq!(ids(t.index_lookup(0, &r, &[]).unwrap()), vec![3, 4, 5]);
+        // Secondary ordered index on score = id / 2 (NULL when id % 5 == 0).
+        let r = IndexLookup::Range {
+            low: Some((Expr::lit(10), false)),
+            high: Some((Expr::lit(12.5), true)),
+        };
+        assert_eq!(
+            ids(t.index_lookup(2, &r, &[]).unwrap()),
+            vec![21, 22, 23, 24]
+        );
+        let r = IndexLookup::Range {
+            low: Some((Expr::lit(Value::Null), false)),
+            high: None,
+        };
+        assert_eq!(t.index_lookup(2, &r, &[]).unwrap().num_rows(), 0);
+        assert_eq!(
+            ids(t
+                .index_lookup(2, &IndexLookup::Eq(Expr::lit(999)), &[])
+                .unwrap()),
+            vec![1998]
+        );
+        // Index added later on a string column.
+        assert!(!t.has_index(1));
+        t.add_index(1);
+        assert!(t.has_index(1));
+        let b = t
+            .index_lookup(1, &IndexLookup::Eq(Expr::lit("n3")), &[])
+            .unwrap();
+        assert_eq!(b.num_rows(), (0..2000).filter(|i| i % 7 == 3).count());
+        assert_eq!(b.num_columns(), 3);
+        t.insert(&rows(2000..2001)).unwrap();
+        let b = t
+            .index_lookup(1, &IndexLookup::Eq(Expr::lit("n5")), &[])
+            .unwrap();
+        assert!(ids(b).contains(&2000));
+        assert!(matches!(
+            t.index_lookup(1, &IndexLookup::Eq(Expr::lit(1)), &[]),
+            Err(Error::Type(_))
+        ));
     }
 }

@@ -1,1 +1,125 @@
-//! placeholder
+//! # weir-planner
+//!
+//! weir's SQL planner: SQL text (parsed by `sqlparser` with the generic dialect) is bound
+//! against the [`Catalog`] (case-insensitive names, table aliases, qualified columns, `*`),
+//! type-checked, optimized (filter pushdown, projection pruning, index selection, partition
+//! pruning, join build side, two-phase aggregation, top-k) and cut into distributed
+//! [`Fragment`]s connected by exchanges. A [`PlanCache`] keeps query plans per SQL text,
+//! parameter types and catalog version.
+//!
+//! Supported: `SELECT` with expressions and aliases over one table or inner equi-joins,
+//! `WHERE`, `GROUP BY` (expressions, aliases, ordinals), `COUNT/SUM/AVG/MIN/MAX`, `HAVING`,
+//! `ORDER BY` (expressions, aliases, ordinals, `ASC/DESC`, `NULLS FIRST/LAST`), `LIMIT/OFFSET`,
+//! `?` and `$n` parameters; `EXPLAIN`, `CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`,
+//! `INSERT ... VALUES`. Anything else is a [`PlanError::Unsupported`] naming the construct and
+//! its position.
+
+mod bind;
+pub mod cache;
+pub mod catalog;
+mod ddl;
+pub mod error;
+pub mod explain;
+mod physical;
+pub mod statement;
+
+pub use cache::{CachedStatement, PlanCache};
+pub use catalog::{Catalog, IndexDef, TableDef};
+pub use error::PlanError;
+pub use statement::{
+    Distribution, Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Statement,
+};
+
+use bind::{unsupported, Binder, Params};
+use sqlparser::ast::{self as sql, Spanned};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::{Parser, ParserError};
+use weir_operators::Value;
+
+/// Plans one SQL statement against `catalog` with bound parameter values `params`
+/// (`?` placeholders are numbered left to right from 0; `$n` is parameter `n - 1`).
+/// `partitions_default` is the partition count given to tables created by `CREATE TABLE`.
+pub fn plan_statement(
+    sql: &str,
+    catalog: &Catalog,
+    params: &[Value],
+    partitions_default: u32,
+) -> Result<Statement, PlanError> {
+    let dialect = GenericDialect {};
+    let mut stmts = Parser::parse_sql(&dialect, sql).map_err(|e| {
+        PlanError::Syntax(match e {
+            ParserError::ParserError(s) | ParserError::TokenizerError(s) => s,
+            ParserError::RecursionLimitExceeded => "expression nested too deeply".to_string(),
+        })
+    })?;
+    if stmts.len() > 1 {
+        return Err(unsupported("multiple statements", stmts[1].span()));
+    }
+    let Some(stmt) = stmts.pop() else {
+        return Err(PlanError::Syntax("empty statement".to_string()));
+    };
+    let params = Params::scan(sql, &dialect, params)?;
+    params.check_count()?;
+    let mut binder = Binder { params };
+    match &stmt {
+        sql::Statement::Query(q) => Ok(Statement::Query(plan_query(q, catalog, &mut binder)?)),
+        sql::Statement::Explain {
+            statement, analyze, ..
+        } => {
+            if *analyze {
+                return Err(unsupported("EXPLAIN ANALYZE", stmt.span()));
+            }
+            match statement.as_ref() {
+                sql::Statement::Query(q) => {
+                    Ok(Statement::Explain(plan_query(q, catalog, &mut binder)?))
+                }
+                other => Err(unsupported(
+                    format!("EXPLAIN of {}", statement_kind(other)),
+                    other.span(),
+                )),
+            }
+        }
+        sql::Statement::CreateTable(ct) => ddl::create_table(ct, catalog, partitions_default),
+        sql::Statement::CreateIndex(ci) => ddl::create_index(ci, catalog),
+        sql::Statement::Insert(ins) => ddl::insert(ins, catalog, &mut binder),
+        sql::Statement::Drop {
+            object_type: sql::ObjectType::Table,
+            if_exists,
+            names,
+            ..
+        } => ddl::drop_table(names, *if_exists, catalog),
+        other => Err(unsupported(statement_kind(other), other.span())),
+    }
+}
+
+fn plan_query(
+    q: &sql::Query,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+) -> Result<QueryPlan, PlanError> {
+    let bound = binder.query(q, catalog)?;
+    binder.params.check_types()?;
+    physical::plan_select(bound, catalog, binder.params.types.clone())
+}
+
+/// A short name for a statement kind, e.g. `UPDATE` or `DROP VIEW`.
+fn statement_kind(s: &sql::Statement) -> String {
+    let text = s.to_string();
+    let mut words = text.split_whitespace();
+    let first = words.next().unwrap_or("statement").to_uppercase();
+    match first.as_str() {
+        "CREATE" | "DROP" | "ALTER" => {
+            let mut w: Vec<String> = vec![first];
+            for x in words.take(3) {
+                let u = x.to_uppercase();
+                let stop = !matches!(u.as_str(), "OR" | "REPLACE" | "TEMPORARY" | "UNIQUE");
+                w.push(u);
+                if stop {
+                    break;
+                }
+            }
+            w.join(" ")
+        }
+        _ => first,
+    }
+}

@@ -1,1 +1,28 @@
-//! placeholder
+//! # weir-runtime
+//!
+//! The actor runtime of weir: a cluster of nodes simulated in one process, each node an actix
+//! arbiter with a [`NodeActor`](actors::node::NodeActor), every fragment and every operator of
+//! a query an actor, batches flowing between them under credit-based flow control, and
+//! messages between nodes serialized through a simulated [`network`].
+//!
+//! Start with [`Cluster::builder`].
+
+pub mod actors;
+pub mod cluster;
+pub mod codec;
+pub mod error;
+pub mod flow;
+pub mod memory;
+pub mod messages;
+pub mod network;
+pub mod node;
+pub mod partition_map;
+pub mod placement;
+pub mod result;
+
+pub use actors::query::QueryStats;
+pub use cluster::{Cluster, ClusterBuilder, ClusterStats, NodeStats};
+pub use error::{Error, Result};
+pub use messages::{MessageKind, Protocol};
+pub use network::MessageStats;
+pub use result::{QueryResult, QueryStream};

@@ -1,15 +1,964 @@
-//! aggregate kernel.
+//! Hash aggregation kernel (single-phase, partial and final modes).
+//!
+//! Each input batch is processed in two vectorized steps: first the group key columns are
+//! hashed with [`hash_rows`] and every row is mapped to a dense group id through a hash table
+//! (new keys are appended to typed key stores); then every aggregate updates its typed
+//! accumulator vectors (indexed by group id) in one loop over the argument column.
+//!
+//! * [`AggMode::Single`]: input rows in, final values out.
+//! * [`AggMode::Partial`]: input rows in, group keys and partial states out
+//!   ([`AggregateExpr::state_types`]).
+//! * [`AggMode::Final`]: group keys and partial states in, final values out.
+//!
+//! Without GROUP BY there is exactly one group, so an empty input still yields one row
+//! (COUNT 0, other aggregates NULL) in every mode.
+
+use super::hash::hash_rows;
 use super::{ExecContext, Operator};
-use crate::plan::{AggMode, AggregateExpr};
-use crate::{Batch, DataType, Expr, Reservation, Result};
-/// Hash aggregation.
-pub struct HashAggregateOp;
-impl HashAggregateOp {
-    /// An aggregation.
-    pub fn new(group_by: Vec<Expr>, group_types: Vec<DataType>, aggs: Vec<AggregateExpr>, mode: AggMode, ctx: ExecContext, reservation: Reservation) -> Result<Self> { let _ = (group_by, group_types, aggs, mode, ctx, reservation); unimplemented!() }
+use crate::bitmap::Bitmap;
+use crate::column::ColumnData;
+use crate::eval::{cast_column, evaluate};
+use crate::plan::{AggFunc, AggMode, AggregateExpr};
+use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
+use hashbrown::HashTable;
+
+/// Typed storage of the distinct values of one group key column.
+#[derive(Debug)]
+enum KeyStore {
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Bool(Vec<bool>),
+    Str { offsets: Vec<u32>, bytes: Vec<u8> },
 }
+
+impl KeyStore {
+    fn new(dt: DataType) -> Self {
+        match dt {
+            DataType::Int64 => KeyStore::Int(Vec::new()),
+            DataType::Float64 => KeyStore::Float(Vec::new()),
+            DataType::Boolean => KeyStore::Bool(Vec::new()),
+            DataType::Utf8 => KeyStore::Str {
+                offsets: vec![0],
+                bytes: Vec::new(),
+            },
+        }
+    }
+
+    /// Appends row `i` of `col` (same type); NULL rows append a default.
+    fn push(&mut self, col: &Column, i: usize) {
+        let valid = col.is_valid(i);
+        match (self, &col.data) {
+            (KeyStore::Int(s), ColumnData::Int64(v)) => s.push(if valid { v[i] } else { 0 }),
+            (KeyStore::Float(s), ColumnData::Float64(v)) => s.push(if valid { v[i] } else { 0.0 }),
+            (KeyStore::Bool(s), ColumnData::Boolean(v)) => s.push(valid && v[i]),
+            (
+                KeyStore::Str { offsets, bytes },
+                ColumnData::Utf8 {
+                    offsets: o,
+                    bytes: b,
+                },
+            ) => {
+                if valid {
+                    bytes.extend_from_slice(&b[o[i] as usize..o[i + 1] as usize]);
+                }
+                offsets.push(bytes.len() as u32);
+            }
+            _ => {}
+        }
+    }
+
+    fn memory_size(&self) -> usize {
+        match self {
+            KeyStore::Int(v) => v.capacity() * 8,
+            KeyStore::Float(v) => v.capacity() * 8,
+            KeyStore::Bool(v) => v.capacity(),
+            KeyStore::Str { offsets, bytes } => offsets.capacity() * 4 + bytes.capacity(),
+        }
+    }
+
+    /// Rows `start..end` as a column.
+    fn to_column(&self, validity: &[bool], start: usize, end: usize) -> Column {
+        let data = match self {
+            KeyStore::Int(v) => ColumnData::Int64(v[start..end].to_vec()),
+            KeyStore::Float(v) => ColumnData::Float64(v[start..end].to_vec()),
+            KeyStore::Bool(v) => ColumnData::Boolean(v[start..end].to_vec()),
+            KeyStore::Str { offsets, bytes } => {
+                let base = offsets[start];
+                ColumnData::Utf8 {
+                    offsets: offsets[start..=end].iter().map(|o| o - base).collect(),
+                    bytes: bytes[base as usize..offsets[end] as usize].to_vec(),
+                }
+            }
+        };
+        let valid = &validity[start..end];
+        let bitmap = (!valid.iter().all(|&v| v)).then(|| Bitmap::from_bools(valid));
+        Column::with_validity(data, bitmap)
+    }
+
+    /// Whether stored group `g` equals row `i` of `col` (validity handled by the caller).
+    #[inline]
+    fn eq(&self, g: usize, col: &Column, i: usize) -> bool {
+        match (self, &col.data) {
+            (KeyStore::Int(s), ColumnData::Int64(v)) => s[g] == v[i],
+            (KeyStore::Float(s), ColumnData::Float64(v)) => {
+                s[g] == v[i] || (s[g].is_nan() && v[i].is_nan())
+            }
+            (KeyStore::Bool(s), ColumnData::Boolean(v)) => s[g] == v[i],
+            (
+                KeyStore::Str { offsets, bytes },
+                ColumnData::Utf8 {
+                    offsets: o,
+                    bytes: b,
+                },
+            ) => {
+                bytes[offsets[g] as usize..offsets[g + 1] as usize]
+                    == b[o[i] as usize..o[i + 1] as usize]
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The distinct group keys seen so far and the hash table over them.
+struct Groups {
+    types: Vec<DataType>,
+    stores: Vec<KeyStore>,
+    /// Per key column, per group: whether the key is non-NULL.
+    valid: Vec<Vec<bool>>,
+    /// `(hash, group id)`.
+    table: HashTable<(u64, u32)>,
+    hashes: Vec<u64>,
+    len: usize,
+}
+
+impl Groups {
+    fn new(types: &[DataType]) -> Self {
+        Groups {
+            types: types.to_vec(),
+            stores: types.iter().map(|&t| KeyStore::new(t)).collect(),
+            valid: types.iter().map(|_| Vec::new()).collect(),
+            table: HashTable::new(),
+            hashes: Vec::new(),
+            len: 0,
+        }
+    }
+
+    fn group_eq(&self, g: usize, keys: &[Column], i: usize) -> bool {
+        keys.iter()
+            .zip(&self.stores)
+            .zip(&self.valid)
+            .all(|((col, store), valid)| {
+                let v = col.is_valid(i);
+                if v != valid[g] {
+                    return false;
+                }
+                !v || store.eq(g, col, i)
+            })
+    }
+
+    /// Maps every row of `keys` to a group id, adding new groups.
+    fn assign(&mut self, keys: &[Column], n: usize, ids: &mut Vec<u32>) {
+        ids.clear();
+        let mut hashes = std::mem::take(&mut self.hashes);
+        hash_rows(keys, &mut hashes);
+        for (i, &h) in hashes.iter().enumerate().take(n) {
+            let found = self
+                .table
+                .find(h, |&(gh, g)| gh == h && self.group_eq(g as usize, keys, i));
+            let g = match found {
+                Some(&(_, g)) => g,
+                None => {
+                    let g = self.len as u32;
+                    for ((store, valid), col) in
+                        self.stores.iter_mut().zip(&mut self.valid).zip(keys)
+                    {
+                        store.push(col, i);
+                        valid.push(col.is_valid(i));
+                    }
+                    self.len += 1;
+                    self.table.insert_unique(h, (h, g), |&(gh, _)| gh);
+                    g
+                }
+            };
+            ids.push(g);
+        }
+        self.hashes = hashes;
+    }
+
+    fn memory_size(&self) -> usize {
+        self.stores.iter().map(KeyStore::memory_size).sum::<usize>()
+            + self.valid.iter().map(Vec::capacity).sum::<usize>()
+            + self.table.capacity() * 17
+            + self.hashes.capacity() * 8
+    }
+}
+
+/// Per-group accumulator state of one aggregate.
+#[derive(Debug)]
+enum Acc {
+    Count(Vec<i64>),
+    SumInt {
+        sum: Vec<i64>,
+        seen: Vec<bool>,
+    },
+    SumFloat {
+        sum: Vec<f64>,
+        seen: Vec<bool>,
+    },
+    Avg {
+        sum: Vec<f64>,
+        count: Vec<i64>,
+    },
+    MinMaxInt {
+        v: Vec<i64>,
+        seen: Vec<bool>,
+        min: bool,
+    },
+    MinMaxFloat {
+        v: Vec<f64>,
+        seen: Vec<bool>,
+        min: bool,
+    },
+    MinMaxBool {
+        v: Vec<bool>,
+        seen: Vec<bool>,
+        min: bool,
+    },
+    MinMaxStr {
+        v: Vec<String>,
+        seen: Vec<bool>,
+        min: bool,
+    },
+}
+
+impl Acc {
+    fn new(agg: &AggregateExpr) -> Result<Acc> {
+        let t = agg.input_type;
+        let numeric = || {
+            if t.is_numeric() {
+                Ok(())
+            } else {
+                Err(Error::Type(format!(
+                    "{} needs a numeric argument, got {t}",
+                    agg.func.name()
+                )))
+            }
+        };
+        Ok(match agg.func {
+            AggFunc::CountStar | AggFunc::Count => Acc::Count(Vec::new()),
+            AggFunc::Sum => {
+                numeric()?;
+                if t == DataType::Int64 {
+                    Acc::SumInt {
+                        sum: Vec::new(),
+                        seen: Vec::new(),
+                    }
+                } else {
+                    Acc::SumFloat {
+                        sum: Vec::new(),
+                        seen: Vec::new(),
+                    }
+                }
+            }
+            AggFunc::Avg => {
+                numeric()?;
+                Acc::Avg {
+                    sum: Vec::new(),
+                    count: Vec::new(),
+                }
+            }
+            AggFunc::Min | AggFunc::Max => {
+                let min = agg.func == AggFunc::Min;
+                let seen = Vec::new();
+                match t {
+                    DataType::Int64 => Acc::MinMaxInt {
+                        v: Vec::new(),
+                        seen,
+                        min,
+                    },
+                    DataType::Float64 => Acc::MinMaxFloat {
+                        v: Vec::new(),
+                        seen,
+                        min,
+                    },
+                    DataType::Boolean => Acc::MinMaxBool {
+                        v: Vec::new(),
+                        seen,
+                        min,
+                    },
+                    DataType::Utf8 => Acc::MinMaxStr {
+                        v: Vec::new(),
+                        seen,
+                        min,
+                    },
+                }
+            }
+        })
+    }
+
+    /// Grows the state to `n` groups.
+    fn resize(&mut self, n: usize) {
+        match self {
+            Acc::Count(c) => c.resize(n, 0),
+            Acc::SumInt { sum, seen } => {
+                sum.resize(n, 0);
+                seen.resize(n, false);
+            }
+            Acc::SumFloat { sum, seen } => {
+                sum.resize(n, 0.0);
+                seen.resize(n, false);
+            }
+            Acc::Avg { sum, count } => {
+                sum.resize(n, 0.0);
+                count.resize(n, 0);
+            }
+            Acc::MinMaxInt { v, seen, .. } => {
+                v.resize(n, 0);
+                seen.resize(n, false);
+            }
+            Acc::MinMaxFloat { v, seen, .. } => {
+                v.resize(n, 0.0);
+                seen.resize(n, false);
+            }
+            Acc::MinMaxBool { v, seen, .. } => {
+                v.resize(n, false);
+                seen.resize(n, false);
+            }
+            Acc::MinMaxStr { v, seen, .. } => {
+                v.resize(n, String::new());
+                seen.resize(n, false);
+            }
+        }
+    }
+
+    fn memory_size(&self) -> usize {
+        match self {
+            Acc::Count(c) => c.capacity() * 8,
+            Acc::SumInt { sum, seen } => sum.capacity() * 8 + seen.capacity(),
+            Acc::SumFloat { sum, seen } => sum.capacity() * 8 + seen.capacity(),
+            Acc::Avg { sum, count } => sum.capacity() * 8 + count.capacity() * 8,
+            Acc::MinMaxInt { v, seen, .. } => v.capacity() * 8 + seen.capacity(),
+            Acc::MinMaxFloat { v, seen, .. } => v.capacity() * 8 + seen.capacity(),
+            Acc::MinMaxBool { v, seen, .. } => v.capacity() + seen.capacity(),
+            Acc::MinMaxStr { v, seen, .. } => {
+                v.capacity() * 24 + v.iter().map(String::capacity).sum::<usize>() + seen.capacity()
+            }
+        }
+    }
+
+    /// `COUNT(*)`: every row counts.
+    fn count_rows(&mut self, ids: &[u32]) {
+        if let Acc::Count(c) = self {
+            for &g in ids {
+                c[g as usize] += 1;
+            }
+        }
+    }
+
+    /// Updates with the values of `col` (for SUM/MIN/MAX also the Final-mode merge, since
+    /// their state is a value of the output type; for COUNT `merge_counts` adds the values
+    /// instead of counting them).
+    fn update(&mut self, ids: &[u32], col: &Column, merge_counts: bool) -> Result<()> {
+        let valid = col.validity.as_ref();
+        let ok = |i: usize| valid.is_none_or(|v| v.get(i));
+        match (self, &col.data) {
+            (Acc::Count(c), ColumnData::Int64(v)) if merge_counts => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if ok(i) {
+                        c[g as usize] += v[i];
+                    }
+                }
+            }
+            (Acc::Count(c), _) => match valid {
+                None => ids.iter().for_each(|&g| c[g as usize] += 1),
+                Some(v) => {
+                    for (i, &g) in ids.iter().enumerate() {
+                        c[g as usize] += v.get(i) as i64;
+                    }
+                }
+            },
+            (Acc::SumInt { sum, seen }, ColumnData::Int64(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if ok(i) {
+                        let g = g as usize;
+                        sum[g] = sum[g]
+                            .checked_add(v[i])
+                            .ok_or_else(|| Error::Arithmetic("BIGINT overflow in SUM".into()))?;
+                        seen[g] = true;
+                    }
+                }
+            }
+            (Acc::SumFloat { sum, seen }, ColumnData::Float64(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if ok(i) {
+                        sum[g as usize] += v[i];
+                        seen[g as usize] = true;
+                    }
+                }
+            }
+            (Acc::Avg { sum, count }, ColumnData::Float64(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if ok(i) {
+                        sum[g as usize] += v[i];
+                        count[g as usize] += 1;
+                    }
+                }
+            }
+            (Acc::Avg { sum, count }, ColumnData::Int64(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if ok(i) {
+                        sum[g as usize] += v[i] as f64;
+                        count[g as usize] += 1;
+                    }
+                }
+            }
+            (Acc::MinMaxInt { v: acc, seen, min }, ColumnData::Int64(v)) => {
+                let min = *min;
+                for (i, &g) in ids.iter().enumerate() {
+                    let g = g as usize;
+                    if ok(i) && (!seen[g] || (v[i] < acc[g]) == min && v[i] != acc[g]) {
+                        acc[g] = v[i];
+                        seen[g] = true;
+                    }
+                }
+            }
+            (Acc::MinMaxFloat { v: acc, seen, min }, ColumnData::Float64(v)) => {
+                let min = *min;
+                for (i, &g) in ids.iter().enumerate() {
+                    let g = g as usize;
+                    if ok(i) {
+                        let better = match v[i].total_cmp(&acc[g]) {
+                            std::cmp::Ordering::Less => min,
+                            std::cmp::Ordering::Greater => !min,
+                            std::cmp::Ordering::Equal => false,
+                        };
+                        if !seen[g] || better {
+                            acc[g] = v[i];
+                            seen[g] = true;
+                        }
+                    }
+                }
+            }
+            (Acc::MinMaxBool { v: acc, seen, min }, ColumnData::Boolean(v)) => {
+                let min = *min;
+                for (i, &g) in ids.iter().enumerate() {
+                    let g = g as usize;
+                    if ok(i) && (!seen[g] || (v[i] != acc[g] && (!v[i] & acc[g]) == min)) {
+                        acc[g] = v[i];
+                        seen[g] = true;
+                    }
+                }
+            }
+            (Acc::MinMaxStr { v: acc, seen, min }, ColumnData::Utf8 { .. }) => {
+                let min = *min;
+                for (i, &g) in ids.iter().enumerate() {
+                    let g = g as usize;
+                    if ok(i) {
+                        let s = col.str_at(i);
+                        let better = match s.cmp(acc[g].as_str()) {
+                            std::cmp::Ordering::Less => min,
+                            std::cmp::Ordering::Greater => !min,
+                            std::cmp::Ordering::Equal => false,
+                        };
+                        if !seen[g] || better {
+                            acc[g].clear();
+                            acc[g].push_str(s);
+                            seen[g] = true;
+                        }
+                    }
+                }
+            }
+            (acc, _) => {
+                return Err(Error::Type(format!(
+                    "aggregate state {} does not accept a {} column",
+                    acc.kind(),
+                    col.data_type()
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Final-mode merge of AVG states (sum column and count column).
+    fn merge_avg(&mut self, ids: &[u32], sums: &Column, counts: &Column) -> Result<()> {
+        let (Acc::Avg { sum, count }, Some(s), Some(c)) = (self, sums.as_f64(), counts.as_i64())
+        else {
+            return Err(Error::Type("AVG state must be (DOUBLE, BIGINT)".into()));
+        };
+        for (i, &g) in ids.iter().enumerate() {
+            if sums.is_valid(i) {
+                sum[g as usize] += s[i];
+            }
+            if counts.is_valid(i) {
+                count[g as usize] += c[i];
+            }
+        }
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Acc::Count(_) => "COUNT",
+            Acc::SumInt { .. } | Acc::SumFloat { .. } => "SUM",
+            Acc::Avg { .. } => "AVG",
+            _ => "MIN/MAX",
+        }
+    }
+
+    /// Output columns for groups `start..end` (`partial`: state columns).
+    fn output(&self, start: usize, end: usize, partial: bool, out: &mut Vec<Column>) {
+        fn opt<T: Clone>(v: &[T], seen: &[bool], f: fn(Vec<T>) -> ColumnData) -> Column {
+            let bitmap = (!seen.iter().all(|&s| s)).then(|| Bitmap::from_bools(seen));
+            Column::with_validity(f(v.to_vec()), bitmap)
+        }
+        let r = start..end;
+        match self {
+            Acc::Count(c) => out.push(Column::from_i64(c[r].to_vec())),
+            Acc::SumInt { sum, seen } => {
+                out.push(opt(&sum[r.clone()], &seen[r], ColumnData::Int64))
+            }
+            Acc::SumFloat { sum, seen } => {
+                out.push(opt(&sum[r.clone()], &seen[r], ColumnData::Float64))
+            }
+            Acc::Avg { sum, count } => {
+                if partial {
+                    out.push(Column::from_f64(sum[r.clone()].to_vec()));
+                    out.push(Column::from_i64(count[r].to_vec()));
+                } else {
+                    let seen: Vec<bool> = count[r.clone()].iter().map(|&c| c > 0).collect();
+                    let avg: Vec<f64> = sum[r.clone()]
+                        .iter()
+                        .zip(&count[r])
+                        .map(|(&s, &c)| if c > 0 { s / c as f64 } else { 0.0 })
+                        .collect();
+                    out.push(opt(&avg, &seen, ColumnData::Float64));
+                }
+            }
+            Acc::MinMaxInt { v, seen, .. } => {
+                out.push(opt(&v[r.clone()], &seen[r], ColumnData::Int64))
+            }
+            Acc::MinMaxFloat { v, seen, .. } => {
+                out.push(opt(&v[r.clone()], &seen[r], ColumnData::Float64))
+            }
+            Acc::MinMaxBool { v, seen, .. } => {
+                out.push(opt(&v[r.clone()], &seen[r], ColumnData::Boolean))
+            }
+            Acc::MinMaxStr { v, seen, .. } => {
+                let mut offsets = Vec::with_capacity(end - start + 1);
+                let mut bytes = Vec::new();
+                offsets.push(0u32);
+                for (s, &ok) in v[r.clone()].iter().zip(&seen[r.clone()]) {
+                    if ok {
+                        bytes.extend_from_slice(s.as_bytes());
+                    }
+                    offsets.push(bytes.len() as u32);
+                }
+                let seen = &seen[r];
+                let bitmap = (!seen.iter().all(|&s| s)).then(|| Bitmap::from_bools(seen));
+                out.push(Column::with_validity(
+                    ColumnData::Utf8 { offsets, bytes },
+                    bitmap,
+                ));
+            }
+        }
+    }
+}
+
+/// Hash aggregation.
+pub struct HashAggregateOp {
+    group_by: Vec<Expr>,
+    group_types: Vec<DataType>,
+    aggs: Vec<AggregateExpr>,
+    mode: AggMode,
+    ctx: ExecContext,
+    reservation: Reservation,
+    groups: Groups,
+    accs: Vec<Acc>,
+    ids: Vec<u32>,
+    finished: bool,
+}
+
+impl HashAggregateOp {
+    /// An aggregation grouping by `group_by` (of types `group_types`) and computing `aggs` in
+    /// `mode`. In [`AggMode::Final`] the input's first `group_types.len()` columns are the keys
+    /// and the following columns the partial states. Fails on aggregates that cannot apply to
+    /// their input type (SUM/AVG of non-numbers).
+    pub fn new(
+        group_by: Vec<Expr>,
+        group_types: Vec<DataType>,
+        aggs: Vec<AggregateExpr>,
+        mode: AggMode,
+        ctx: ExecContext,
+        reservation: Reservation,
+    ) -> Result<Self> {
+        if mode != AggMode::Final && group_by.len() != group_types.len() {
+            return Err(Error::Internal(format!(
+                "{} group expressions but {} group types",
+                group_by.len(),
+                group_types.len()
+            )));
+        }
+        let accs = aggs.iter().map(Acc::new).collect::<Result<Vec<_>>>()?;
+        let mut op = HashAggregateOp {
+            groups: Groups::new(&group_types),
+            group_by,
+            group_types,
+            aggs,
+            mode,
+            ctx,
+            reservation,
+            accs,
+            ids: Vec::new(),
+            finished: false,
+        };
+        if op.group_types.is_empty() {
+            // One global group, present even without input.
+            op.groups.len = 1;
+            op.accs.iter_mut().for_each(|a| a.resize(1));
+        }
+        Ok(op)
+    }
+
+    fn account(&mut self) -> Result<()> {
+        let size = self.groups.memory_size()
+            + self.accs.iter().map(Acc::memory_size).sum::<usize>()
+            + self.ids.capacity() * 4;
+        self.reservation.resize(size)
+    }
+
+    fn key_columns(&self, batch: &Batch) -> Result<Vec<Column>> {
+        let n = self.group_types.len();
+        let mut keys = Vec::with_capacity(n);
+        for (k, &dt) in self.group_types.iter().enumerate() {
+            let col = if self.mode == AggMode::Final {
+                if k >= batch.num_columns() {
+                    return Err(Error::Internal(
+                        "final aggregate input lacks key columns".into(),
+                    ));
+                }
+                batch.column(k).clone()
+            } else {
+                evaluate(&self.group_by[k], batch, &self.ctx.params)?
+            };
+            keys.push(if col.data_type() == dt {
+                col
+            } else {
+                cast_column(&col, dt)?
+            });
+        }
+        Ok(keys)
+    }
+
+    fn arg_column(&self, agg: &AggregateExpr, batch: &Batch) -> Result<Column> {
+        let Some(arg) = &agg.arg else {
+            return Err(Error::Internal(format!(
+                "{} without an argument",
+                agg.func.name()
+            )));
+        };
+        let col = evaluate(arg, batch, &self.ctx.params)?;
+        if col.data_type() == agg.input_type {
+            Ok(col)
+        } else {
+            cast_column(&col, agg.input_type)
+        }
+    }
+}
+
 impl Operator for HashAggregateOp {
-    fn name(&self) -> &'static str { "HashAggregate" }
-    fn push(&mut self, _port: usize, _batch: Batch, _out: &mut Vec<Batch>) -> Result<()> { unimplemented!() }
-    fn finish(&mut self, _port: usize, _out: &mut Vec<Batch>) -> Result<()> { unimplemented!() }
+    fn name(&self) -> &'static str {
+        "HashAggregate"
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, _out: &mut Vec<Batch>) -> Result<()> {
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let mut ids = std::mem::take(&mut self.ids);
+        if self.group_types.is_empty() {
+            ids.clear();
+            ids.resize(n, 0);
+        } else {
+            let keys = self.key_columns(&batch)?;
+            self.groups.assign(&keys, n, &mut ids);
+        }
+        let groups = self.groups.len;
+        let result = (|| -> Result<()> {
+            let mut col = self.group_types.len();
+            for a in 0..self.aggs.len() {
+                self.accs[a].resize(groups);
+                let agg = &self.aggs[a];
+                match self.mode {
+                    AggMode::Single | AggMode::Partial => {
+                        if agg.func == AggFunc::CountStar {
+                            self.accs[a].count_rows(&ids);
+                        } else {
+                            let c = self.arg_column(agg, &batch)?;
+                            self.accs[a].update(&ids, &c, false)?;
+                        }
+                    }
+                    AggMode::Final => {
+                        let width = agg.state_types().len();
+                        if col + width > batch.num_columns() {
+                            return Err(Error::Internal(
+                                "final aggregate input lacks state columns".into(),
+                            ));
+                        }
+                        if agg.func == AggFunc::Avg {
+                            self.accs[a].merge_avg(
+                                &ids,
+                                batch.column(col),
+                                batch.column(col + 1),
+                            )?;
+                        } else {
+                            let c = batch.column(col);
+                            let want = agg.state_types()[0];
+                            let c = if c.data_type() == want {
+                                std::borrow::Cow::Borrowed(c)
+                            } else {
+                                std::borrow::Cow::Owned(cast_column(c, want)?)
+                            };
+                            self.accs[a].update(&ids, &c, true)?;
+                        }
+                        col += width;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.ids = ids;
+        result?;
+        self.account()
+    }
+
+    fn finish(&mut self, _port: usize, out: &mut Vec<Batch>) -> Result<()> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        let groups = self.groups.len;
+        for a in &mut self.accs {
+            a.resize(groups);
+        }
+        let size = self.ctx.batch_size.max(1);
+        let partial = self.mode == AggMode::Partial;
+        let mut start = 0;
+        while start < groups {
+            let end = (start + size).min(groups);
+            let mut cols = Vec::new();
+            for (store, valid) in self.groups.stores.iter().zip(&self.groups.valid) {
+                cols.push(store.to_column(valid, start, end));
+            }
+            for a in &self.accs {
+                a.output(start, end, partial, &mut cols);
+            }
+            out.push(Batch::with_row_count(cols, end - start)?);
+            start = end;
+        }
+        // The state is no longer needed.
+        self.groups = Groups::new(&self.groups.types.clone());
+        self.accs.iter_mut().for_each(|a| a.resize(0));
+        self.reservation.free();
+        Ok(())
+    }
+
+    fn memory_size(&self) -> usize {
+        self.reservation.size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Value;
+
+    fn agg(func: AggFunc, arg: Option<usize>, t: DataType) -> AggregateExpr {
+        AggregateExpr {
+            func,
+            arg: arg.map(Expr::col),
+            input_type: t,
+        }
+    }
+
+    fn run(op: &mut HashAggregateOp, input: &[Batch]) -> Vec<Vec<Value>> {
+        let mut out = Vec::new();
+        for b in input {
+            op.push(0, b.clone(), &mut out).unwrap();
+        }
+        op.finish(0, &mut out).unwrap();
+        let mut rows: Vec<Vec<Value>> = out.iter().flat_map(Batch::rows).collect();
+        rows.sort_by(|a, b| {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| x.sort_cmp(y))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        rows
+    }
+
+    fn input() -> Batch {
+        Batch::from_rows(
+            &[DataType::Utf8, DataType::Int64, DataType::Float64],
+            &[
+                vec!["a".into(), 1.into(), 1.0.into()],
+                vec!["b".into(), 2.into(), Value::Null],
+                vec![Value::Null, 3.into(), 3.0.into()],
+                vec!["a".into(), Value::Null, 5.0.into()],
+                vec!["a".into(), 10.into(), 0.5.into()],
+            ],
+        )
+        .unwrap()
+    }
+
+    fn aggs() -> Vec<AggregateExpr> {
+        vec![
+            agg(AggFunc::CountStar, None, DataType::Int64),
+            agg(AggFunc::Count, Some(1), DataType::Int64),
+            agg(AggFunc::Sum, Some(1), DataType::Int64),
+            agg(AggFunc::Avg, Some(2), DataType::Float64),
+            agg(AggFunc::Min, Some(2), DataType::Float64),
+            agg(AggFunc::Max, Some(0), DataType::Utf8),
+        ]
+    }
+
+    #[test]
+    fn grouped_single() {
+        let mut op = HashAggregateOp::new(
+            vec![Expr::col(0)],
+            vec![DataType::Utf8],
+            aggs(),
+            AggMode::Single,
+            ExecContext::new(vec![]),
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        let rows = run(&mut op, &[input(), input().slice(0, 2)]);
+        assert_eq!(
+            rows,
+            vec![
+                vec![
+                    Value::Null,
+                    1.into(),
+                    1.into(),
+                    3.into(),
+                    3.0.into(),
+                    3.0.into(),
+                    Value::Null
+                ],
+                vec![
+                    "a".into(),
+                    4.into(),
+                    3.into(),
+                    12.into(),
+                    (7.5 / 4.0).into(),
+                    0.5.into(),
+                    "a".into()
+                ],
+                vec![
+                    "b".into(),
+                    2.into(),
+                    2.into(),
+                    4.into(),
+                    Value::Null,
+                    Value::Null,
+                    "b".into()
+                ],
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_global() {
+        for mode in [AggMode::Single, AggMode::Final] {
+            let mut op = HashAggregateOp::new(
+                vec![],
+                vec![],
+                aggs(),
+                mode,
+                ExecContext::new(vec![]),
+                Reservation::unbounded(),
+            )
+            .unwrap();
+            let rows = run(&mut op, &[]);
+            assert_eq!(
+                rows,
+                vec![vec![
+                    0.into(),
+                    0.into(),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null
+                ]]
+            );
+        }
+    }
+
+    #[test]
+    fn partial_then_final() {
+        let ctx = ExecContext::new(vec![]);
+        let mut partial_out = Vec::new();
+        for part in [input().slice(0, 2), input().slice(2, 3)] {
+            let mut p = HashAggregateOp::new(
+                vec![Expr::col(0)],
+                vec![DataType::Utf8],
+                aggs(),
+                AggMode::Partial,
+                ctx.clone(),
+                Reservation::unbounded(),
+            )
+            .unwrap();
+            p.push(0, part, &mut partial_out).unwrap();
+            p.finish(0, &mut partial_out).unwrap();
+        }
+        let mut f = HashAggregateOp::new(
+            vec![],
+            vec![DataType::Utf8],
+            aggs(),
+            AggMode::Final,
+            ctx.clone(),
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        let final_rows = run(&mut f, &partial_out);
+        let mut s = HashAggregateOp::new(
+            vec![Expr::col(0)],
+            vec![DataType::Utf8],
+            aggs(),
+            AggMode::Single,
+            ctx,
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        assert_eq!(final_rows, run(&mut s, &[input()]));
+    }
+
+    #[test]
+    fn sum_overflow() {
+        let mut op = HashAggregateOp::new(
+            vec![],
+            vec![],
+            vec![agg(AggFunc::Sum, Some(0), DataType::Int64)],
+            AggMode::Single,
+            ExecContext::new(vec![]),
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        let b = Batch::try_new(vec![Column::from_i64(vec![i64::MAX, 1])]).unwrap();
+        assert!(matches!(
+            op.push(0, b, &mut Vec::new()),
+            Err(Error::Arithmetic(_))
+        ));
+        assert!(HashAggregateOp::new(
+            vec![],
+            vec![],
+            vec![agg(AggFunc::Sum, Some(0), DataType::Utf8)],
+            AggMode::Single,
+            ExecContext::new(vec![]),
+            Reservation::unbounded(),
+        )
+        .is_err());
+    }
 }

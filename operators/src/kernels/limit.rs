@@ -1,14 +1,87 @@
-//! limit kernel.
+//! Limit kernel: skips `offset` rows, then passes at most `limit` rows.
+
 use super::Operator;
 use crate::{Batch, Result};
+
 /// Offset and limit.
-pub struct LimitOp;
-impl LimitOp {
-    /// A limit.
-    pub fn new(offset: usize, limit: Option<usize>) -> Self { let _ = (offset, limit); unimplemented!() }
+pub struct LimitOp {
+    to_skip: usize,
+    remaining: Option<usize>,
 }
+
+impl LimitOp {
+    /// Skips `offset` rows, then passes at most `limit` rows (`None`: all).
+    pub fn new(offset: usize, limit: Option<usize>) -> Self {
+        LimitOp {
+            to_skip: offset,
+            remaining: limit,
+        }
+    }
+}
+
 impl Operator for LimitOp {
-    fn name(&self) -> &'static str { "Limit" }
-    fn push(&mut self, _port: usize, _batch: Batch, _out: &mut Vec<Batch>) -> Result<()> { unimplemented!() }
-    fn finish(&mut self, _port: usize, _out: &mut Vec<Batch>) -> Result<()> { unimplemented!() }
+    fn name(&self) -> &'static str {
+        "Limit"
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, out: &mut Vec<Batch>) -> Result<()> {
+        if self.is_done() || batch.is_empty() {
+            return Ok(());
+        }
+        let n = batch.num_rows();
+        if self.to_skip >= n {
+            self.to_skip -= n;
+            return Ok(());
+        }
+        let start = std::mem::take(&mut self.to_skip);
+        let mut len = n - start;
+        if let Some(rem) = &mut self.remaining {
+            len = len.min(*rem);
+            *rem -= len;
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        if start == 0 && len == n {
+            out.push(batch);
+        } else if batch.num_columns() == 0 {
+            out.push(Batch::with_row_count(Vec::new(), len)?);
+        } else {
+            out.push(batch.slice(start, len));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _port: usize, _out: &mut Vec<Batch>) -> Result<()> {
+        Ok(())
+    }
+
+    fn is_done(&self) -> bool {
+        self.remaining == Some(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Column;
+
+    #[test]
+    fn offset_and_limit() {
+        let mut op = LimitOp::new(3, Some(4));
+        let mut out = Vec::new();
+        for i in 0..5 {
+            let b = Batch::try_new(vec![Column::from_i64(vec![i * 2, i * 2 + 1])]).unwrap();
+            op.push(0, b, &mut out).unwrap();
+        }
+        let rows: Vec<i64> = out
+            .iter()
+            .flat_map(|b| b.column(0).as_i64().unwrap().to_vec())
+            .collect();
+        assert_eq!(rows, vec![3, 4, 5, 6]);
+        assert!(op.is_done());
+        let mut op = LimitOp::new(0, Some(0));
+        assert!(op.is_done());
+        op.finish(0, &mut out).unwrap();
+    }
 }

@@ -41,6 +41,13 @@ pub trait Operator: Send {
         InputOrder::Any
     }
 
+    /// With [`InputOrder::Sequential`], the port that must be fed completely first (a hash
+    /// join's build side, which may be port 1). The runtime feeds that port to its end, then
+    /// the others in order.
+    fn first_port(&self) -> usize {
+        0
+    }
+
     /// Consumes one batch from input `port`, appending any output to `out`.
     fn push(&mut self, port: usize, batch: Batch, out: &mut Vec<Batch>) -> Result<()>;
 

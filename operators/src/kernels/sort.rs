@@ -1,15 +1,330 @@
-//! sort kernel.
+//! Sort and top-k kernel.
+//!
+//! Input batches are buffered together with their evaluated sort key columns (accounted in the
+//! reservation). At the end the buffer is concatenated, a row permutation is sorted with a
+//! comparator over typed key views (matched once, not per cell), and the rows are gathered into
+//! output batches of `batch_size` rows. With a `limit` the buffer is periodically sorted and
+//! truncated to the first `limit` rows, so memory stays O(limit).
+
 use super::{ExecContext, Operator};
+use crate::column::ColumnData;
+use crate::eval::evaluate;
 use crate::plan::SortKey;
-use crate::{Batch, Reservation, Result};
+use crate::{Batch, Column, Reservation, Result};
+use std::cmp::Ordering;
+
 /// Sort and top-k.
-pub struct SortOp;
-impl SortOp {
-    /// A sort.
-    pub fn new(keys: Vec<SortKey>, limit: Option<usize>, ctx: ExecContext, reservation: Reservation) -> Self { let _ = (keys, limit, ctx, reservation); unimplemented!() }
+pub struct SortOp {
+    keys: Vec<SortKey>,
+    limit: Option<usize>,
+    ctx: ExecContext,
+    reservation: Reservation,
+    /// Buffered input and its key columns.
+    batches: Vec<Batch>,
+    key_cols: Vec<Vec<Column>>,
+    rows: usize,
+    finished: bool,
 }
+
+/// A typed view of one key column for comparisons.
+enum KeyView<'a> {
+    Int(&'a [i64]),
+    Float(&'a [f64]),
+    Bool(&'a [bool]),
+    Str(&'a Column),
+}
+
+struct KeyCmp<'a> {
+    view: KeyView<'a>,
+    col: &'a Column,
+    has_nulls: bool,
+    descending: bool,
+    nulls_first: bool,
+}
+
+impl KeyCmp<'_> {
+    #[inline]
+    fn cmp(&self, a: usize, b: usize) -> Ordering {
+        if self.has_nulls {
+            match (self.col.is_valid(a), self.col.is_valid(b)) {
+                (true, true) => {}
+                (false, false) => return Ordering::Equal,
+                (false, true) => {
+                    return if self.nulls_first {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    }
+                }
+                (true, false) => {
+                    return if self.nulls_first {
+                        Ordering::Greater
+                    } else {
+                        Ordering::Less
+                    }
+                }
+            }
+        }
+        let o = match &self.view {
+            KeyView::Int(v) => v[a].cmp(&v[b]),
+            KeyView::Float(v) => v[a].total_cmp(&v[b]),
+            KeyView::Bool(v) => v[a].cmp(&v[b]),
+            KeyView::Str(c) => c.str_at(a).cmp(c.str_at(b)),
+        };
+        if self.descending {
+            o.reverse()
+        } else {
+            o
+        }
+    }
+}
+
+/// Sorts the rows of `keys` (parallel key columns) and returns the permutation, keeping only
+/// the first `limit` entries when given. Ties keep input order.
+pub(crate) fn sort_indices(
+    keys: &[Column],
+    specs: &[SortKey],
+    n: usize,
+    limit: Option<usize>,
+) -> Vec<u32> {
+    let cmps: Vec<KeyCmp> = keys
+        .iter()
+        .zip(specs)
+        .map(|(c, s)| KeyCmp {
+            view: match &c.data {
+                ColumnData::Int64(v) => KeyView::Int(v),
+                ColumnData::Float64(v) => KeyView::Float(v),
+                ColumnData::Boolean(v) => KeyView::Bool(v),
+                ColumnData::Utf8 { .. } => KeyView::Str(c),
+            },
+            col: c,
+            has_nulls: c.null_count() > 0,
+            descending: s.descending,
+            nulls_first: s.nulls_first,
+        })
+        .collect();
+    let mut idx: Vec<u32> = (0..n as u32).collect();
+    let cmp = |a: &u32, b: &u32| {
+        for k in &cmps {
+            let o = k.cmp(*a as usize, *b as usize);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        a.cmp(b)
+    };
+    // Fast path: one non-NULL integer key.
+    if let [KeyCmp {
+        view: KeyView::Int(v),
+        has_nulls: false,
+        descending,
+        ..
+    }] = cmps.as_slice()
+    {
+        let mut pairs: Vec<(i64, u32)> = if *descending {
+            // Reverse order, ties by input position.
+            v.iter().enumerate().map(|(i, &x)| (!x, i as u32)).collect()
+        } else {
+            v.iter().enumerate().map(|(i, &x)| (x, i as u32)).collect()
+        };
+        match limit {
+            Some(k) if k < n => {
+                pairs.select_nth_unstable(k);
+                pairs.truncate(k);
+                pairs.sort_unstable();
+            }
+            _ => pairs.sort_unstable(),
+        }
+        return pairs.into_iter().map(|(_, i)| i).collect();
+    }
+    match limit {
+        Some(k) if k < n => {
+            if k == 0 {
+                return Vec::new();
+            }
+            idx.select_nth_unstable_by(k - 1, cmp);
+            idx.truncate(k);
+            idx.sort_unstable_by(cmp);
+        }
+        _ => idx.sort_unstable_by(cmp),
+    }
+    idx
+}
+
+impl SortOp {
+    /// Sorts by `keys` (most significant first); with `limit`, outputs only the first `limit`
+    /// rows and keeps only O(`limit`) rows buffered.
+    pub fn new(
+        keys: Vec<SortKey>,
+        limit: Option<usize>,
+        ctx: ExecContext,
+        reservation: Reservation,
+    ) -> Self {
+        SortOp {
+            keys,
+            limit,
+            ctx,
+            reservation,
+            batches: Vec::new(),
+            key_cols: Vec::new(),
+            rows: 0,
+            finished: false,
+        }
+    }
+
+    /// Concatenates the buffer into one batch with its key columns.
+    fn consolidate(&mut self) -> Result<(Batch, Vec<Column>)> {
+        let batches = std::mem::take(&mut self.batches);
+        let key_cols = std::mem::take(&mut self.key_cols);
+        if batches.len() == 1 {
+            let b = batches
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Batch::empty(&[]));
+            let k = key_cols.into_iter().next().unwrap_or_default();
+            return Ok((b, k));
+        }
+        let batch = Batch::concat(&batches)?;
+        let keys = (0..self.keys.len())
+            .map(|k| {
+                let cols: Vec<&Column> = key_cols.iter().map(|c| &c[k]).collect();
+                Column::concat(&cols)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((batch, keys))
+    }
+
+    /// Sorts the buffer and keeps only the first `limit` rows.
+    fn compact(&mut self, limit: usize) -> Result<()> {
+        let (batch, keys) = self.consolidate()?;
+        let idx = sort_indices(&keys, &self.keys, batch.num_rows(), Some(limit));
+        let batch = batch.take(&idx);
+        let keys: Vec<Column> = keys.iter().map(|c| c.take(&idx)).collect();
+        self.rows = batch.num_rows();
+        self.reservation.resize(size_of(&batch, &keys))?;
+        self.batches.push(batch);
+        self.key_cols.push(keys);
+        Ok(())
+    }
+}
+
+fn size_of(batch: &Batch, keys: &[Column]) -> usize {
+    batch.memory_size() + keys.iter().map(Column::memory_size).sum::<usize>()
+}
+
 impl Operator for SortOp {
-    fn name(&self) -> &'static str { "Sort" }
-    fn push(&mut self, _port: usize, _batch: Batch, _out: &mut Vec<Batch>) -> Result<()> { unimplemented!() }
-    fn finish(&mut self, _port: usize, _out: &mut Vec<Batch>) -> Result<()> { unimplemented!() }
+    fn name(&self) -> &'static str {
+        "Sort"
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, _out: &mut Vec<Batch>) -> Result<()> {
+        if batch.is_empty() || self.limit == Some(0) {
+            return Ok(());
+        }
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| evaluate(&k.expr, &batch, &self.ctx.params))
+            .collect::<Result<Vec<_>>>()?;
+        self.reservation.try_grow(size_of(&batch, &keys))?;
+        self.rows += batch.num_rows();
+        self.batches.push(batch);
+        self.key_cols.push(keys);
+        if let Some(k) = self.limit {
+            if self.rows > (2 * k).max(self.ctx.batch_size.max(1024)) {
+                self.compact(k)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _port: usize, out: &mut Vec<Batch>) -> Result<()> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        if self.batches.is_empty() {
+            return Ok(());
+        }
+        let (batch, keys) = self.consolidate()?;
+        let n = batch.num_rows();
+        let idx = sort_indices(&keys, &self.keys, n, self.limit);
+        drop(keys);
+        let size = self.ctx.batch_size.max(1);
+        for chunk in idx.chunks(size) {
+            out.push(batch.take(chunk));
+        }
+        self.rows = 0;
+        self.reservation.free();
+        Ok(())
+    }
+
+    fn memory_size(&self) -> usize {
+        self.reservation.size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DataType, Expr, Value};
+
+    fn key(col: usize, descending: bool, nulls_first: bool) -> SortKey {
+        SortKey {
+            expr: Expr::col(col),
+            descending,
+            nulls_first,
+        }
+    }
+
+    #[test]
+    fn sorts_with_nulls_and_limit() {
+        let b = Batch::from_rows(
+            &[DataType::Int64, DataType::Utf8],
+            &[
+                vec![3.into(), "c".into()],
+                vec![Value::Null, "n".into()],
+                vec![1.into(), "a".into()],
+                vec![3.into(), "b".into()],
+                vec![2.into(), Value::Null],
+            ],
+        )
+        .unwrap();
+        let mut ctx = ExecContext::new(vec![]);
+        ctx.batch_size = 2;
+        let mut op = SortOp::new(
+            vec![key(0, true, true), key(1, false, false)],
+            None,
+            ctx.clone(),
+            Reservation::unbounded(),
+        );
+        let mut out = Vec::new();
+        op.push(0, b.clone(), &mut out).unwrap();
+        op.finish(0, &mut out).unwrap();
+        assert_eq!(out.len(), 3);
+        let firsts: Vec<Value> = out
+            .iter()
+            .flat_map(|b| b.rows())
+            .map(|r| r[1].clone())
+            .collect();
+        assert_eq!(
+            firsts,
+            vec!["n".into(), "b".into(), "c".into(), Value::Null, "a".into()]
+        );
+        let mut op = SortOp::new(
+            vec![key(0, false, false)],
+            Some(2),
+            ctx,
+            Reservation::unbounded(),
+        );
+        let mut out = Vec::new();
+        op.push(0, b.clone(), &mut out).unwrap();
+        op.push(0, b, &mut out).unwrap();
+        op.finish(0, &mut out).unwrap();
+        let rows: Vec<Vec<Value>> = out.iter().flat_map(|b| b.rows()).collect();
+        assert_eq!(
+            rows,
+            vec![vec![1.into(), "a".into()], vec![1.into(), "a".into()]]
+        );
+    }
 }

@@ -1,0 +1,1641 @@
+//! Name resolution and type checking: a sqlparser `SELECT` becomes a [`BoundSelect`] whose
+//! expressions are typed [`Expr`]s over positional columns.
+//!
+//! Columns of the `FROM` tables are numbered globally: table 0's columns first, then table
+//! 1's, and so on (the "combined row"). WHERE/ON conjuncts, group keys and aggregate arguments
+//! refer to the combined row. In an aggregating query, HAVING, the select list and ORDER BY
+//! refer to the aggregation output instead: group keys followed by aggregate results.
+
+use crate::catalog::{Catalog, TableDef};
+use crate::error::PlanError;
+use hashbrown::HashMap;
+use sqlparser::ast::{self as sql, Spanned};
+use sqlparser::dialect::Dialect;
+use sqlparser::tokenizer::{Span, Token, Tokenizer};
+use weir_operators::plan::{AggFunc, AggregateExpr, SortKey};
+use weir_operators::{BinaryOp, DataType, Expr, Field, Value};
+
+/// `"line L, column C"` for a span, or empty when the span is unknown.
+pub(crate) fn pos(span: Span) -> String {
+    if span.start.line == 0 {
+        String::new()
+    } else {
+        format!("line {}, column {}", span.start.line, span.start.column)
+    }
+}
+
+/// Shorthand for an unsupported-construct error at a span.
+pub(crate) fn unsupported(what: impl Into<String>, span: Span) -> PlanError {
+    PlanError::unsupported(what, pos(span))
+}
+
+/// Bound parameter values, the placeholder numbering, and the inferred parameter types.
+pub(crate) struct Params<'a> {
+    values: &'a [Value],
+    qmarks: HashMap<(u64, u64), usize>,
+    qmark_count: usize,
+    next_fallback: usize,
+    /// Number of parameters the statement needs.
+    pub expected: usize,
+    /// Inferred expected type per parameter.
+    pub types: Vec<Option<DataType>>,
+}
+
+impl<'a> Params<'a> {
+    /// Numbers the placeholders of `sql` (`?` left to right, `$n` as `n - 1`).
+    pub fn scan(
+        sql_text: &str,
+        dialect: &dyn Dialect,
+        values: &'a [Value],
+    ) -> Result<Self, PlanError> {
+        let tokens = Tokenizer::new(dialect, sql_text)
+            .tokenize_with_location()
+            .map_err(|e| PlanError::Syntax(e.to_string()))?;
+        let mut qmarks = HashMap::new();
+        let mut qmark_count = 0usize;
+        let mut max_dollar = 0usize;
+        for t in tokens {
+            if let Token::Placeholder(s) = &t.token {
+                if s == "?" {
+                    qmarks.insert((t.span.start.line, t.span.start.column), qmark_count);
+                    qmark_count += 1;
+                } else if let Some(n) = dollar_index(s) {
+                    max_dollar = max_dollar.max(n + 1);
+                } else {
+                    return Err(unsupported(format!("named parameter '{s}'"), t.span));
+                }
+            }
+        }
+        let expected = qmark_count.max(max_dollar);
+        Ok(Params {
+            values,
+            qmarks,
+            qmark_count,
+            next_fallback: 0,
+            expected,
+            types: vec![None; expected],
+        })
+    }
+
+    /// Fails with [`PlanError::ParamCount`] unless as many values as placeholders were given.
+    pub fn check_count(&self) -> Result<(), PlanError> {
+        if self.values.len() != self.expected {
+            return Err(PlanError::ParamCount {
+                expected: self.expected,
+                got: self.values.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The parameter index of a placeholder token.
+    pub fn index_of(&mut self, s: &str, span: Span) -> Result<usize, PlanError> {
+        let i = if s == "?" {
+            match self.qmarks.get(&(span.start.line, span.start.column)) {
+                Some(&i) => i,
+                None => {
+                    let i = self.next_fallback.min(self.qmark_count.saturating_sub(1));
+                    self.next_fallback += 1;
+                    i
+                }
+            }
+        } else if let Some(n) = dollar_index(s) {
+            n
+        } else {
+            return Err(unsupported(format!("named parameter '{s}'"), span));
+        };
+        if i >= self.expected {
+            return Err(PlanError::ParamCount {
+                expected: self.expected.max(i + 1),
+                got: self.values.len(),
+            });
+        }
+        Ok(i)
+    }
+
+    /// The type of the value given for parameter `i` (`None` for NULL or missing).
+    pub fn given_type(&self, i: usize) -> Option<DataType> {
+        self.values.get(i).and_then(Value::data_type)
+    }
+
+    /// The value given for parameter `i`.
+    pub fn value(&self, i: usize) -> Option<&Value> {
+        self.values.get(i)
+    }
+
+    /// Records that parameter `i` must have type `t` (the first expectation wins).
+    pub fn expect(&mut self, i: usize, t: DataType) {
+        if let Some(slot) = self.types.get_mut(i) {
+            if slot.is_none() {
+                *slot = Some(t);
+            }
+        }
+    }
+
+    /// Checks every given value against the inferred types: NULL fits anything, an integer
+    /// fits a DOUBLE parameter.
+    pub fn check_types(&self) -> Result<(), PlanError> {
+        for (i, expected) in self.types.iter().enumerate() {
+            let (Some(expected), Some(got)) = (*expected, self.given_type(i)) else {
+                continue;
+            };
+            if expected != got && !(expected == DataType::Float64 && got == DataType::Int64) {
+                return Err(PlanError::ParamType {
+                    index: i,
+                    expected,
+                    got,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn dollar_index(s: &str) -> Option<usize> {
+    let n: usize = s.strip_prefix('$')?.parse().ok()?;
+    n.checked_sub(1)
+}
+
+/// One table of the FROM clause.
+#[derive(Debug, Clone)]
+pub(crate) struct ScopeTable {
+    /// The catalog definition.
+    pub def: TableDef,
+    /// Name it is referred to by (alias, or table name), lowercase.
+    pub alias: String,
+    /// Position of its first column in the combined row.
+    pub offset: usize,
+}
+
+/// The tables in scope and the combined row's column types.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Scope {
+    /// Tables in FROM order.
+    pub tables: Vec<ScopeTable>,
+    /// Combined-row column types.
+    pub types: Vec<DataType>,
+    /// Combined-row column names.
+    pub names: Vec<String>,
+}
+
+impl Scope {
+    fn add(&mut self, def: TableDef, alias: String, span: Span) -> Result<(), PlanError> {
+        if self.tables.iter().any(|t| t.alias == alias) {
+            return Err(PlanError::Invalid(format!(
+                "table name '{alias}' specified more than once{}",
+                at(span)
+            )));
+        }
+        let offset = self.types.len();
+        for f in &def.schema.fields {
+            self.types.push(f.data_type);
+            self.names.push(f.name.clone());
+        }
+        self.tables.push(ScopeTable { def, alias, offset });
+        Ok(())
+    }
+
+    /// The table whose columns include combined-row column `g`.
+    pub fn table_of(&self, g: usize) -> usize {
+        self.tables.iter().rposition(|t| t.offset <= g).unwrap_or(0)
+    }
+
+    fn resolve(&self, parts: &[sql::Ident], span: Span) -> Result<usize, PlanError> {
+        let full = parts
+            .iter()
+            .map(|p| p.value.as_str())
+            .collect::<Vec<_>>()
+            .join(".");
+        let unknown = || PlanError::UnknownColumn {
+            name: full.clone(),
+            position: pos(span),
+        };
+        match parts {
+            [c] => {
+                let mut found = None;
+                for t in &self.tables {
+                    if let Some(i) = t.def.schema.index_of(&c.value) {
+                        if found.is_some() {
+                            return Err(PlanError::AmbiguousColumn(c.value.clone()));
+                        }
+                        found = Some(t.offset + i);
+                    }
+                }
+                found.ok_or_else(unknown)
+            }
+            [.., q, c] => {
+                let q = q.value.to_lowercase();
+                let t = self
+                    .tables
+                    .iter()
+                    .find(|t| t.alias == q)
+                    .ok_or_else(unknown)?;
+                let i = t.def.schema.index_of(&c.value).ok_or_else(unknown)?;
+                Ok(t.offset + i)
+            }
+            [] => Err(unknown()),
+        }
+    }
+}
+
+fn at(span: Span) -> String {
+    let p = pos(span);
+    if p.is_empty() {
+        p
+    } else {
+        format!(" at {p}")
+    }
+}
+
+/// A typed expression; `ty` is `None` for NULL and for parameters whose type is not yet known.
+#[derive(Debug, Clone)]
+pub(crate) struct B {
+    pub expr: Expr,
+    pub ty: Option<DataType>,
+}
+
+impl B {
+    fn new(expr: Expr, ty: Option<DataType>) -> Self {
+        B { expr, ty }
+    }
+}
+
+/// Aggregation being bound: group keys (over the combined row) and aggregates found so far.
+#[derive(Debug, Default)]
+pub(crate) struct AggCtx {
+    groups: Vec<B>,
+    aggs: Vec<AggregateExpr>,
+}
+
+/// The aggregation of a bound query.
+#[derive(Debug, Clone)]
+pub(crate) struct AggPlan {
+    /// Group keys over the combined row.
+    pub groups: Vec<Expr>,
+    /// Their types.
+    pub group_types: Vec<DataType>,
+    /// Aggregates (arguments over the combined row).
+    pub aggs: Vec<AggregateExpr>,
+}
+
+/// A bound `SELECT`.
+#[derive(Debug, Clone)]
+pub(crate) struct BoundSelect {
+    /// FROM tables.
+    pub scope: Scope,
+    /// WHERE and ON conjuncts over the combined row.
+    pub conjuncts: Vec<Expr>,
+    /// Aggregation, if the query aggregates.
+    pub agg: Option<AggPlan>,
+    /// HAVING over the aggregation output.
+    pub having: Option<Expr>,
+    /// Select expressions followed by hidden ORDER BY expressions (over the aggregation output
+    /// when aggregating, else over the combined row).
+    pub outputs: Vec<Expr>,
+    /// Types of `outputs`.
+    pub output_types: Vec<DataType>,
+    /// The visible result columns (a prefix of `outputs`).
+    pub visible: Vec<Field>,
+    /// Sort keys over `outputs` positions.
+    pub order: Vec<SortKey>,
+    /// LIMIT.
+    pub limit: Option<usize>,
+    /// OFFSET.
+    pub offset: usize,
+}
+
+/// Whether an expression reads any column.
+pub(crate) fn has_columns(e: &Expr) -> bool {
+    let mut any = false;
+    e.visit_columns(&mut |_| any = true);
+    any
+}
+
+/// Splits a predicate into its AND-ed conjuncts.
+pub(crate) fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+        } => {
+            conjuncts(*left, out);
+            conjuncts(*right, out);
+        }
+        e => out.push(e),
+    }
+}
+
+/// Maps a SQL type to a weir type.
+pub(crate) fn map_type(t: &sql::DataType, span: Span) -> Result<DataType, PlanError> {
+    use sql::DataType as T;
+    Ok(match t {
+        T::BigInt(_)
+        | T::Int(_)
+        | T::Integer(_)
+        | T::SmallInt(_)
+        | T::TinyInt(_)
+        | T::MediumInt(_)
+        | T::Int2(_)
+        | T::Int4(_)
+        | T::Int8(_)
+        | T::Int16
+        | T::Int32
+        | T::Int64 => DataType::Int64,
+        T::Double(_)
+        | T::DoublePrecision
+        | T::Float(_)
+        | T::Float4
+        | T::Float8
+        | T::Float32
+        | T::Float64
+        | T::Real => DataType::Float64,
+        T::Varchar(_)
+        | T::Nvarchar(_)
+        | T::Text
+        | T::String(_)
+        | T::Char(_)
+        | T::Character(_)
+        | T::CharVarying(_)
+        | T::CharacterVarying(_) => DataType::Utf8,
+        T::Boolean | T::Bool => DataType::Boolean,
+        other => return Err(unsupported(format!("data type {other}"), span)),
+    })
+}
+
+fn agg_func(f: &sql::Function) -> Option<AggFunc> {
+    let name = match f.name.0.as_slice() {
+        [sql::ObjectNamePart::Identifier(id)] => id.value.to_uppercase(),
+        _ => return None,
+    };
+    Some(match name.as_str() {
+        "COUNT" => AggFunc::Count,
+        "SUM" => AggFunc::Sum,
+        "AVG" => AggFunc::Avg,
+        "MIN" => AggFunc::Min,
+        "MAX" => AggFunc::Max,
+        _ => return None,
+    })
+}
+
+/// Whether an AST expression contains an aggregate call (outside of subqueries).
+fn contains_agg(e: &sql::Expr) -> bool {
+    use sql::Expr as E;
+    match e {
+        E::Function(f) => {
+            if agg_func(f).is_some() {
+                return true;
+            }
+            match &f.args {
+                sql::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
+                    sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => contains_agg(x),
+                    _ => false,
+                }),
+                _ => false,
+            }
+        }
+        E::BinaryOp { left, right, .. } => contains_agg(left) || contains_agg(right),
+        E::UnaryOp { expr, .. }
+        | E::Nested(expr)
+        | E::IsNull(expr)
+        | E::IsNotNull(expr)
+        | E::Cast { expr, .. } => contains_agg(expr),
+        E::In { expr, target, .. } => {
+            contains_agg(expr)
+                || matches!(target, sql::InTarget::List(l) if l.iter().any(contains_agg))
+        }
+        E::Between {
+            expr, low, high, ..
+        } => contains_agg(expr) || contains_agg(low) || contains_agg(high),
+        E::Like { expr, pattern, .. } => contains_agg(expr) || contains_agg(pattern),
+        _ => false,
+    }
+}
+
+fn type_name(t: Option<DataType>) -> String {
+    t.map_or_else(|| "NULL".to_string(), |t| t.to_string())
+}
+
+/// Binds expressions and queries; owns the parameter bookkeeping.
+pub(crate) struct Binder<'a> {
+    /// Parameters.
+    pub params: Params<'a>,
+}
+
+impl<'a> Binder<'a> {
+    /// Converts `b` to `target`, inserting a cast from BIGINT to DOUBLE where needed and
+    /// recording the expected type of an untyped parameter.
+    fn coerce(&mut self, b: B, target: DataType) -> Expr {
+        match b.ty {
+            Some(t) if t == target => b.expr,
+            Some(DataType::Int64) if target == DataType::Float64 => match b.expr {
+                Expr::Literal(Value::Int(v)) => Expr::Literal(Value::Float(v as f64)),
+                e => Expr::Cast {
+                    expr: Box::new(e),
+                    to: DataType::Float64,
+                },
+            },
+            Some(_) => b.expr,
+            None => match b.expr {
+                Expr::Param(i) => {
+                    self.params.expect(i, target);
+                    if target == DataType::Float64
+                        && self.params.given_type(i) == Some(DataType::Int64)
+                    {
+                        Expr::Cast {
+                            expr: Box::new(Expr::Param(i)),
+                            to: DataType::Float64,
+                        }
+                    } else {
+                        Expr::Param(i)
+                    }
+                }
+                e => e,
+            },
+        }
+    }
+
+    /// The type of an expression that must have one (an output or group column): an untyped
+    /// parameter takes its given value's type, a bare NULL is BIGINT.
+    fn settle(&mut self, b: &B) -> DataType {
+        if let Some(t) = b.ty {
+            return t;
+        }
+        if let Expr::Param(i) = b.expr {
+            if let Some(t) = self.params.given_type(i) {
+                return t;
+            }
+        }
+        DataType::Int64
+    }
+
+    fn boolean(&mut self, b: B, what: &dyn std::fmt::Display) -> Result<Expr, PlanError> {
+        match b.ty {
+            None | Some(DataType::Boolean) => Ok(self.coerce(b, DataType::Boolean)),
+            Some(t) => Err(PlanError::Type(format!(
+                "expected a BOOLEAN expression, got {t} in '{what}'"
+            ))),
+        }
+    }
+
+    /// Unifies comparable operand types (equal, or both numeric), naming `e` on failure.
+    fn unify(
+        &self,
+        types: &[Option<DataType>],
+        e: &sql::Expr,
+    ) -> Result<Option<DataType>, PlanError> {
+        let mut acc: Option<DataType> = None;
+        for t in types.iter().flatten() {
+            acc = Some(match acc {
+                None => *t,
+                Some(a) if a == *t => a,
+                Some(a) if a.is_numeric() && t.is_numeric() => DataType::Float64,
+                Some(a) => {
+                    return Err(PlanError::Type(format!(
+                        "cannot compare {a} with {t} in '{e}'"
+                    )))
+                }
+            });
+        }
+        Ok(acc)
+    }
+
+    fn literal(&mut self, v: &sql::ValueWithSpan, negate: bool) -> Result<B, PlanError> {
+        use sql::Value as V;
+        let span = v.span;
+        Ok(match &v.value {
+            V::Number(s, _) => {
+                let text = if negate { format!("-{s}") } else { s.clone() };
+                let is_float = s.contains(['.', 'e', 'E']);
+                match (is_float, text.parse::<i64>()) {
+                    (false, Ok(i)) => B::new(Expr::Literal(Value::Int(i)), Some(DataType::Int64)),
+                    _ => match text.parse::<f64>() {
+                        Ok(f) => B::new(Expr::Literal(Value::Float(f)), Some(DataType::Float64)),
+                        Err(_) => {
+                            return Err(PlanError::Syntax(format!(
+                                "invalid number '{s}'{}",
+                                at(span)
+                            )))
+                        }
+                    },
+                }
+            }
+            V::SingleQuotedString(s)
+            | V::EscapedStringLiteral(s)
+            | V::NationalStringLiteral(s)
+            | V::TripleSingleQuotedString(s)
+            | V::UnicodeStringLiteral(s) => {
+                B::new(Expr::Literal(Value::Str(s.clone())), Some(DataType::Utf8))
+            }
+            V::Boolean(b) => B::new(Expr::Literal(Value::Bool(*b)), Some(DataType::Boolean)),
+            V::Null => B::new(Expr::Literal(Value::Null), None),
+            V::Placeholder(s) => {
+                let i = self.params.index_of(s, span)?;
+                B::new(Expr::Param(i), None)
+            }
+            other => return Err(unsupported(format!("literal {other}"), span)),
+        })
+    }
+
+    /// Binds an expression. With `agg`, sub-expressions equal to a group key become references
+    /// to it, aggregate calls become references to aggregate results, and other column
+    /// references are errors.
+    pub fn expr(
+        &mut self,
+        e: &sql::Expr,
+        scope: &Scope,
+        mut agg: Option<&mut AggCtx>,
+    ) -> Result<B, PlanError> {
+        use sql::Expr as E;
+        if let Some(ctx) = agg.as_deref_mut() {
+            if let E::Function(f) = e {
+                if agg_func(f).is_some() {
+                    return self.aggregate(f, e, scope, ctx);
+                }
+            }
+            if let Ok(b) = self.expr(e, scope, None) {
+                if let Some(i) = ctx.groups.iter().position(|g| g.expr == b.expr) {
+                    return Ok(B::new(Expr::Column(i), ctx.groups[i].ty));
+                }
+                if !has_columns(&b.expr) {
+                    return Ok(b);
+                }
+                if matches!(e, E::Identifier(_) | E::CompoundIdentifier(_)) {
+                    return Err(PlanError::Invalid(format!(
+                        "column '{e}' must appear in the GROUP BY clause or be used in an aggregate function{}",
+                        at(e.span())
+                    )));
+                }
+            }
+        }
+        let span = e.span();
+        match e {
+            E::Identifier(id) => {
+                let g = scope.resolve(std::slice::from_ref(id), id.span)?;
+                Ok(B::new(Expr::Column(g), Some(scope.types[g])))
+            }
+            E::CompoundIdentifier(ids) => {
+                let g = scope.resolve(ids, span)?;
+                Ok(B::new(Expr::Column(g), Some(scope.types[g])))
+            }
+            E::Nested(inner) => self.expr(inner, scope, agg),
+            E::Value(v) => self.literal(v, false),
+            E::UnaryOp { op, expr } => {
+                if let (sql::UnaryOperator::Minus, E::Value(v)) = (op, expr.as_ref()) {
+                    if matches!(v.value, sql::Value::Number(..)) {
+                        return self.literal(v, true);
+                    }
+                }
+                let b = self.expr(expr, scope, agg)?;
+                match op {
+                    sql::UnaryOperator::Minus | sql::UnaryOperator::Plus => {
+                        if b.ty.is_some_and(|t| !t.is_numeric()) {
+                            return Err(PlanError::Type(format!(
+                                "operator '{op}' needs a numeric operand, got {} in '{e}'",
+                                type_name(b.ty)
+                            )));
+                        }
+                        if matches!(op, sql::UnaryOperator::Plus) {
+                            Ok(b)
+                        } else {
+                            Ok(B::new(Expr::Negate(Box::new(b.expr)), b.ty))
+                        }
+                    }
+                    sql::UnaryOperator::Not => {
+                        let x = self.boolean(b, e)?;
+                        Ok(B::new(Expr::Not(Box::new(x)), Some(DataType::Boolean)))
+                    }
+                    other => Err(unsupported(format!("operator {other}"), span)),
+                }
+            }
+            E::BinaryOp { left, op, right } => self.binary(e, left, op, right, scope, agg),
+            E::IsNull(x) | E::IsNotNull(x) => {
+                let b = self.expr(x, scope, agg)?;
+                Ok(B::new(
+                    Expr::IsNull {
+                        expr: Box::new(b.expr),
+                        negated: matches!(e, E::IsNotNull(_)),
+                    },
+                    Some(DataType::Boolean),
+                ))
+            }
+            E::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => {
+                let list = match target {
+                    sql::InTarget::List(l) => l,
+                    _ => return Err(unsupported("subqueries", span)),
+                };
+                let x = self.expr(expr, scope, agg.as_deref_mut())?;
+                let mut items = Vec::with_capacity(list.len());
+                for item in list {
+                    items.push(self.expr(item, scope, agg.as_deref_mut())?);
+                }
+                let mut types = vec![x.ty];
+                types.extend(items.iter().map(|b| b.ty));
+                let t = self.unify(&types, e)?;
+                let (x, list) = match t {
+                    Some(t) => (
+                        self.coerce(x, t),
+                        items.into_iter().map(|b| self.coerce(b, t)).collect(),
+                    ),
+                    None => (x.expr, items.into_iter().map(|b| b.expr).collect()),
+                };
+                Ok(B::new(
+                    Expr::InList {
+                        expr: Box::new(x),
+                        list,
+                        negated: *negated,
+                    },
+                    Some(DataType::Boolean),
+                ))
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.expr(expr, scope, agg.as_deref_mut())?;
+                let lo = self.expr(low, scope, agg.as_deref_mut())?;
+                let hi = self.expr(high, scope, agg.as_deref_mut())?;
+                let t = self.unify(&[x.ty, lo.ty, hi.ty], e)?;
+                let (x, lo, hi) = match t {
+                    Some(t) => (self.coerce(x, t), self.coerce(lo, t), self.coerce(hi, t)),
+                    None => (x.expr, lo.expr, hi.expr),
+                };
+                Ok(B::new(
+                    Expr::Between {
+                        expr: Box::new(x),
+                        low: Box::new(lo),
+                        high: Box::new(hi),
+                        negated: *negated,
+                    },
+                    Some(DataType::Boolean),
+                ))
+            }
+            E::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                if *any {
+                    return Err(unsupported("LIKE ANY", span));
+                }
+                if escape_char.is_some() {
+                    return Err(unsupported("LIKE ... ESCAPE", span));
+                }
+                let x = self.expr(expr, scope, agg.as_deref_mut())?;
+                let p = self.expr(pattern, scope, agg.as_deref_mut())?;
+                for b in [&x, &p] {
+                    if b.ty.is_some_and(|t| t != DataType::Utf8) {
+                        return Err(PlanError::Type(format!(
+                            "LIKE needs VARCHAR operands, got {} in '{e}'",
+                            type_name(b.ty)
+                        )));
+                    }
+                }
+                let x = self.coerce(x, DataType::Utf8);
+                let p = self.coerce(p, DataType::Utf8);
+                Ok(B::new(
+                    Expr::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        negated: *negated,
+                    },
+                    Some(DataType::Boolean),
+                ))
+            }
+            E::ILike { .. } => Err(unsupported("ILIKE", span)),
+            E::SimilarTo { .. } => Err(unsupported("SIMILAR TO", span)),
+            E::Cast {
+                kind,
+                expr,
+                data_type,
+                format,
+            } => {
+                if format.is_some() {
+                    return Err(unsupported("CAST ... FORMAT", span));
+                }
+                if !matches!(kind, sql::CastKind::Cast | sql::CastKind::DoubleColon) {
+                    return Err(unsupported(format!("{kind:?}"), span));
+                }
+                let to = map_type(data_type, span)?;
+                let b = self.expr(expr, scope, agg)?;
+                if b.ty == Some(to) {
+                    return Ok(b);
+                }
+                Ok(B::new(
+                    Expr::Cast {
+                        expr: Box::new(b.expr),
+                        to,
+                    },
+                    Some(to),
+                ))
+            }
+            E::Function(f) => {
+                if f.over.is_some() {
+                    return Err(unsupported("window functions", span));
+                }
+                if let Some(func) = agg_func(f) {
+                    return Err(PlanError::Invalid(format!(
+                        "aggregate function {} is not allowed here{}",
+                        func.name(),
+                        at(span)
+                    )));
+                }
+                Err(unsupported(format!("function {}", f.name), span))
+            }
+            E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries", span)),
+            E::Case { .. } => Err(unsupported("CASE expressions", span)),
+            E::IsTrue(_) | E::IsFalse(_) | E::IsNotTrue(_) | E::IsNotFalse(_) => {
+                Err(unsupported("IS TRUE / IS FALSE", span))
+            }
+            E::IsDistinctFrom(..) | E::IsNotDistinctFrom(..) => {
+                Err(unsupported("IS DISTINCT FROM", span))
+            }
+            E::Wildcard(_) | E::QualifiedWildcard(..) => {
+                Err(unsupported("'*' in an expression", span))
+            }
+            other => {
+                let mut text = other.to_string();
+                if text.len() > 40 {
+                    let mut cut = 40;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.truncate(cut);
+                    text.push_str("...");
+                }
+                Err(unsupported(format!("expression '{text}'"), span))
+            }
+        }
+    }
+
+    fn binary(
+        &mut self,
+        e: &sql::Expr,
+        left: &sql::Expr,
+        op: &sql::BinaryOperator,
+        right: &sql::Expr,
+        scope: &Scope,
+        mut agg: Option<&mut AggCtx>,
+    ) -> Result<B, PlanError> {
+        use sql::BinaryOperator as O;
+        let bop = match op {
+            O::Plus => BinaryOp::Add,
+            O::Minus => BinaryOp::Sub,
+            O::Multiply => BinaryOp::Mul,
+            O::Divide => BinaryOp::Div,
+            O::Modulo => BinaryOp::Mod,
+            O::Eq => BinaryOp::Eq,
+            O::NotEq => BinaryOp::NotEq,
+            O::Lt => BinaryOp::Lt,
+            O::LtEq => BinaryOp::LtEq,
+            O::Gt => BinaryOp::Gt,
+            O::GtEq => BinaryOp::GtEq,
+            O::And => BinaryOp::And,
+            O::Or => BinaryOp::Or,
+            other => return Err(unsupported(format!("operator {other}"), e.span())),
+        };
+        let l = self.expr(left, scope, agg.as_deref_mut())?;
+        let r = self.expr(right, scope, agg)?;
+        let (le, re, ty) = if bop.is_arithmetic() {
+            for b in [&l, &r] {
+                if b.ty.is_some_and(|t| !t.is_numeric()) {
+                    return Err(PlanError::Type(format!(
+                        "operator '{}' needs numeric operands, got {} and {} in '{e}'",
+                        bop.symbol(),
+                        type_name(l.ty),
+                        type_name(r.ty)
+                    )));
+                }
+            }
+            let t = match (l.ty, r.ty) {
+                (Some(DataType::Int64), Some(DataType::Int64)) => Some(DataType::Int64),
+                (Some(a), Some(b)) if a != b => Some(DataType::Float64),
+                (Some(a), _) => Some(a),
+                (None, b) => b,
+            };
+            match t {
+                Some(t) => (self.coerce(l, t), self.coerce(r, t), Some(t)),
+                None => (l.expr, r.expr, None),
+            }
+        } else if bop.is_comparison() {
+            let t = self.unify(&[l.ty, r.ty], e)?;
+            match t {
+                Some(t) => (
+                    self.coerce(l, t),
+                    self.coerce(r, t),
+                    Some(DataType::Boolean),
+                ),
+                None => (l.expr, r.expr, Some(DataType::Boolean)),
+            }
+        } else {
+            let le = self.boolean(l, e)?;
+            let re = self.boolean(r, e)?;
+            (le, re, Some(DataType::Boolean))
+        };
+        Ok(B::new(
+            Expr::Binary {
+                op: bop,
+                left: Box::new(le),
+                right: Box::new(re),
+            },
+            ty,
+        ))
+    }
+
+    fn aggregate(
+        &mut self,
+        f: &sql::Function,
+        e: &sql::Expr,
+        scope: &Scope,
+        ctx: &mut AggCtx,
+    ) -> Result<B, PlanError> {
+        let span = e.span();
+        if f.over.is_some() {
+            return Err(unsupported("window functions", span));
+        }
+        if f.filter.is_some() {
+            return Err(unsupported("aggregate FILTER clause", span));
+        }
+        if !f.within_group.is_empty() {
+            return Err(unsupported("WITHIN GROUP", span));
+        }
+        let mut func = agg_func(f).expect("caller checked the aggregate name");
+        let list = match &f.args {
+            sql::FunctionArguments::List(l) => l,
+            _ => {
+                return Err(PlanError::Invalid(format!(
+                    "{} takes exactly one argument{}",
+                    func.name(),
+                    at(span)
+                )))
+            }
+        };
+        if matches!(
+            list.duplicate_treatment,
+            Some(sql::DuplicateTreatment::Distinct)
+        ) {
+            return Err(unsupported("DISTINCT in aggregate functions", span));
+        }
+        if !list.clauses.is_empty() {
+            return Err(unsupported("aggregate function clauses", span));
+        }
+        let [arg] = list.args.as_slice() else {
+            return Err(PlanError::Invalid(format!(
+                "{} takes exactly one argument{}",
+                func.name(),
+                at(span)
+            )));
+        };
+        let (arg, input_type) = match arg {
+            sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Wildcard) if func == AggFunc::Count => {
+                func = AggFunc::CountStar;
+                (None, DataType::Int64)
+            }
+            sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => {
+                let b = self.expr(x, scope, None)?;
+                if matches!(func, AggFunc::Sum | AggFunc::Avg)
+                    && b.ty.is_some_and(|t| !t.is_numeric())
+                {
+                    return Err(PlanError::Type(format!(
+                        "{} needs a numeric argument, got {} in '{e}'",
+                        func.name(),
+                        type_name(b.ty)
+                    )));
+                }
+                let t = self.settle(&b);
+                (Some(self.coerce(b, t)), t)
+            }
+            _ => return Err(unsupported(format!("argument of {}", func.name()), span)),
+        };
+        let a = AggregateExpr {
+            func,
+            arg,
+            input_type,
+        };
+        let out = a.output_type();
+        let j = match ctx.aggs.iter().position(|x| *x == a) {
+            Some(j) => j,
+            None => {
+                ctx.aggs.push(a);
+                ctx.aggs.len() - 1
+            }
+        };
+        Ok(B::new(Expr::Column(ctx.groups.len() + j), Some(out)))
+    }
+
+    /// Binds a whole query.
+    pub fn query(&mut self, q: &sql::Query, catalog: &Catalog) -> Result<BoundSelect, PlanError> {
+        if let Some(with) = &q.with {
+            return Err(unsupported("common table expressions (WITH)", with.span()));
+        }
+        if let Some(fetch) = &q.fetch {
+            return Err(unsupported("FETCH", fetch.span()));
+        }
+        if !q.locks.is_empty() {
+            return Err(unsupported("locking clauses", q.span()));
+        }
+        if q.for_clause.is_some()
+            || q.settings.is_some()
+            || q.format_clause.is_some()
+            || !q.pipe_operators.is_empty()
+        {
+            return Err(unsupported("query clause", q.span()));
+        }
+        let select = match q.body.as_ref() {
+            sql::SetExpr::Select(s) => s,
+            sql::SetExpr::SetOperation { op, .. } => {
+                return Err(unsupported(format!("set operations ({op})"), q.body.span()))
+            }
+            sql::SetExpr::Values(_) => return Err(unsupported("VALUES lists", q.body.span())),
+            sql::SetExpr::Query(_) => return Err(unsupported("subqueries", q.body.span())),
+            _ => return Err(unsupported("this query form", q.body.span())),
+        };
+        let sspan = select.select_token.0.span;
+        match &select.distinct {
+            None | Some(sql::Distinct::All) => {}
+            Some(_) => return Err(unsupported("DISTINCT", sspan)),
+        }
+        if select.top.is_some() {
+            return Err(unsupported("TOP", sspan));
+        }
+        if select.into.is_some() {
+            return Err(unsupported("SELECT INTO", sspan));
+        }
+        if !select.lateral_views.is_empty()
+            || select.prewhere.is_some()
+            || !select.connect_by.is_empty()
+            || !select.cluster_by.is_empty()
+            || !select.distribute_by.is_empty()
+            || !select.sort_by.is_empty()
+            || select.exclude.is_some()
+            || select.value_table_mode.is_some()
+        {
+            return Err(unsupported("this SELECT clause", sspan));
+        }
+        if let Some(q) = &select.qualify {
+            return Err(unsupported("QUALIFY", q.span()));
+        }
+        if !select.named_window.is_empty() {
+            return Err(unsupported("window functions", sspan));
+        }
+
+        // FROM
+        let mut scope = Scope::default();
+        let mut on_exprs: Vec<&sql::Expr> = Vec::new();
+        for twj in &select.from {
+            self.table_factor(&twj.relation, catalog, &mut scope)?;
+            for j in &twj.joins {
+                let jspan = j.relation.span();
+                let c = match &j.join_operator {
+                    sql::JoinOperator::Join(c) | sql::JoinOperator::Inner(c) => c,
+                    sql::JoinOperator::Left(_) | sql::JoinOperator::LeftOuter(_) => {
+                        return Err(unsupported("LEFT OUTER JOIN", jspan))
+                    }
+                    sql::JoinOperator::Right(_) | sql::JoinOperator::RightOuter(_) => {
+                        return Err(unsupported("RIGHT OUTER JOIN", jspan))
+                    }
+                    sql::JoinOperator::FullOuter(_) => {
+                        return Err(unsupported("FULL OUTER JOIN", jspan))
+                    }
+                    sql::JoinOperator::CrossJoin(_) => {
+                        return Err(unsupported("CROSS JOIN", jspan))
+                    }
+                    _ => return Err(unsupported("this join type", jspan)),
+                };
+                match c {
+                    sql::JoinConstraint::On(e) => on_exprs.push(e),
+                    sql::JoinConstraint::Using(_) | sql::JoinConstraint::UsingAlias(..) => {
+                        return Err(unsupported("JOIN ... USING", jspan))
+                    }
+                    sql::JoinConstraint::Natural => return Err(unsupported("NATURAL JOIN", jspan)),
+                    sql::JoinConstraint::None => {
+                        return Err(unsupported("JOIN without ON (cross join)", jspan))
+                    }
+                }
+                self.table_factor(&j.relation, catalog, &mut scope)?;
+            }
+        }
+
+        // WHERE and ON
+        let mut preds = Vec::new();
+        for e in on_exprs.iter().copied().chain(select.selection.as_ref()) {
+            let b = self.expr(e, &scope, None)?;
+            let p = self.boolean(b, e)?;
+            conjuncts(p, &mut preds);
+        }
+
+        // GROUP BY
+        let group_asts: Vec<&sql::Expr> = match &select.group_by {
+            sql::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL", sspan)),
+            sql::GroupByExpr::Expressions(exprs, mods) => {
+                if !mods.is_empty() {
+                    return Err(unsupported("GROUP BY modifiers", sspan));
+                }
+                exprs.iter().collect()
+            }
+        };
+        let order_exprs: Vec<&sql::OrderByExpr> = match &q.order_by {
+            None => vec![],
+            Some(ob) => match &ob.kind {
+                sql::OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL", ob.span())),
+                sql::OrderByKind::Expressions(v) => v.iter().collect(),
+            },
+        };
+        let select_asts: Vec<Option<&sql::Expr>> = select
+            .projection
+            .iter()
+            .map(|i| match i {
+                sql::SelectItem::UnnamedExpr(e)
+                | sql::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+                _ => None,
+            })
+            .collect();
+        let is_agg = !group_asts.is_empty()
+            || select.having.is_some()
+            || select_asts.iter().flatten().any(|e| contains_agg(e))
+            || order_exprs.iter().any(|o| contains_agg(&o.expr));
+
+        let mut ctx = AggCtx::default();
+        for g in &group_asts {
+            let target = self.group_target(g, &scope, select)?;
+            let b = self.expr(target, &scope, None)?;
+            let t = self.settle(&b);
+            let expr = self.coerce(b, t);
+            ctx.groups.push(B::new(expr, Some(t)));
+        }
+
+        // SELECT list
+        let mut outputs: Vec<B> = Vec::new();
+        let mut visible: Vec<Field> = Vec::new();
+        let mut aliases: Vec<Option<String>> = Vec::new();
+        for item in &select.projection {
+            match item {
+                sql::SelectItem::UnnamedExpr(e)
+                | sql::SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let b = self.expr(e, &scope, is_agg.then_some(&mut ctx))?;
+                    let (name, alias) = match item {
+                        sql::SelectItem::ExprWithAlias { alias, .. } => {
+                            (alias.value.clone(), Some(alias.value.clone()))
+                        }
+                        _ => (self.display_name(e, &scope), None),
+                    };
+                    let t = self.settle(&b);
+                    visible.push(Field::new(name, t));
+                    outputs.push(B::new(b.expr, Some(t)));
+                    aliases.push(alias);
+                }
+                sql::SelectItem::Wildcard(opts) => {
+                    check_wildcard_opts(opts)?;
+                    if scope.tables.is_empty() {
+                        return Err(PlanError::Invalid(format!(
+                            "SELECT * needs a FROM clause{}",
+                            at(opts.wildcard_token.0.span)
+                        )));
+                    }
+                    for ti in 0..scope.tables.len() {
+                        self.expand_table(
+                            ti,
+                            &scope,
+                            is_agg.then_some(&ctx),
+                            &mut outputs,
+                            &mut visible,
+                            &mut aliases,
+                        )?;
+                    }
+                }
+                sql::SelectItem::QualifiedWildcard(kind, opts) => {
+                    check_wildcard_opts(opts)?;
+                    let name = match kind {
+                        sql::SelectItemQualifiedWildcardKind::ObjectName(n) => n,
+                        sql::SelectItemQualifiedWildcardKind::Expr(e) => {
+                            return Err(unsupported(
+                                "qualified wildcard on an expression",
+                                e.span(),
+                            ))
+                        }
+                    };
+                    let q = name
+                        .0
+                        .last()
+                        .map(|p| p.to_string().trim_matches('"').to_lowercase())
+                        .unwrap_or_default();
+                    let ti = scope
+                        .tables
+                        .iter()
+                        .position(|t| t.alias == q)
+                        .ok_or_else(|| PlanError::UnknownTable(name.to_string()))?;
+                    self.expand_table(
+                        ti,
+                        &scope,
+                        is_agg.then_some(&ctx),
+                        &mut outputs,
+                        &mut visible,
+                        &mut aliases,
+                    )?;
+                }
+                sql::SelectItem::ExprWithAliases { expr, .. } => {
+                    return Err(unsupported("multiple aliases", expr.span()))
+                }
+            }
+        }
+
+        // HAVING
+        let having = match &select.having {
+            Some(h) => {
+                let b = self.expr(h, &scope, Some(&mut ctx))?;
+                Some(self.boolean(b, h)?)
+            }
+            None => None,
+        };
+
+        // ORDER BY
+        let mut order = Vec::new();
+        for o in &order_exprs {
+            if o.with_fill.is_some() {
+                return Err(unsupported("WITH FILL", o.expr.span()));
+            }
+            let descending = match &o.options.sort {
+                None | Some(sql::OrderBySort::Asc) => false,
+                Some(sql::OrderBySort::Desc) => true,
+                Some(sql::OrderBySort::Using(_)) => {
+                    return Err(unsupported("ORDER BY ... USING", o.expr.span()))
+                }
+            };
+            let nulls_first = o.options.nulls_first.unwrap_or(descending);
+            let position = self.order_target(
+                &o.expr,
+                &scope,
+                is_agg,
+                &mut ctx,
+                &mut outputs,
+                &aliases,
+                visible.len(),
+            )?;
+            order.push(SortKey {
+                expr: Expr::Column(position),
+                descending,
+                nulls_first,
+            });
+        }
+
+        let (limit, offset) = limit_offset(q.limit_clause.as_ref())?;
+
+        let agg = is_agg.then(|| AggPlan {
+            group_types: ctx
+                .groups
+                .iter()
+                .map(|g| g.ty.unwrap_or(DataType::Int64))
+                .collect(),
+            groups: ctx.groups.into_iter().map(|g| g.expr).collect(),
+            aggs: ctx.aggs,
+        });
+        Ok(BoundSelect {
+            scope,
+            conjuncts: preds,
+            agg,
+            having,
+            output_types: outputs
+                .iter()
+                .map(|b| b.ty.unwrap_or(DataType::Int64))
+                .collect(),
+            outputs: outputs.into_iter().map(|b| b.expr).collect(),
+            visible,
+            order,
+            limit,
+            offset,
+        })
+    }
+
+    fn table_factor(
+        &mut self,
+        f: &sql::TableFactor,
+        catalog: &Catalog,
+        scope: &mut Scope,
+    ) -> Result<(), PlanError> {
+        match f {
+            sql::TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                if args.is_some() {
+                    return Err(unsupported("table functions", f.span()));
+                }
+                let tname = match name.0.last() {
+                    Some(sql::ObjectNamePart::Identifier(id)) => id.value.clone(),
+                    _ => return Err(unsupported("this table name", f.span())),
+                };
+                let def = catalog
+                    .table(&tname)
+                    .ok_or_else(|| PlanError::UnknownTable(tname.clone()))?
+                    .clone();
+                let alias_name = match alias {
+                    Some(a) => {
+                        if !a.columns.is_empty() {
+                            return Err(unsupported("column aliases in FROM", f.span()));
+                        }
+                        a.name.value.to_lowercase()
+                    }
+                    None => tname.to_lowercase(),
+                };
+                scope.add(def, alias_name, f.span())
+            }
+            sql::TableFactor::Derived { .. } => Err(unsupported("subqueries in FROM", f.span())),
+            sql::TableFactor::NestedJoin { .. } => {
+                Err(unsupported("parenthesized joins", f.span()))
+            }
+            _ => Err(unsupported("this FROM item", f.span())),
+        }
+    }
+
+    fn group_target<'e>(
+        &mut self,
+        g: &'e sql::Expr,
+        scope: &Scope,
+        select: &'e sql::Select,
+    ) -> Result<&'e sql::Expr, PlanError> {
+        // GROUP BY ordinal
+        if let sql::Expr::Value(v) = g {
+            if let sql::Value::Number(s, _) = &v.value {
+                let n: usize = s.parse().unwrap_or(0);
+                return match select.projection.get(n.wrapping_sub(1)) {
+                    Some(sql::SelectItem::UnnamedExpr(e))
+                    | Some(sql::SelectItem::ExprWithAlias { expr: e, .. }) => {
+                        if contains_agg(e) {
+                            Err(PlanError::Invalid(format!(
+                                "GROUP BY position {n} refers to an aggregate{}",
+                                at(v.span)
+                            )))
+                        } else {
+                            Ok(e)
+                        }
+                    }
+                    _ => Err(PlanError::Invalid(format!(
+                        "GROUP BY position {s} is not in the select list{}",
+                        at(v.span)
+                    ))),
+                };
+            }
+        }
+        // GROUP BY select alias (input columns take precedence)
+        if let sql::Expr::Identifier(id) = g {
+            if scope.resolve(std::slice::from_ref(id), id.span).is_err() {
+                for item in &select.projection {
+                    if let sql::SelectItem::ExprWithAlias { expr, alias } = item {
+                        if alias.value.eq_ignore_ascii_case(&id.value) {
+                            if contains_agg(expr) {
+                                return Err(PlanError::Invalid(format!(
+                                    "GROUP BY '{}' refers to an aggregate{}",
+                                    id.value,
+                                    at(id.span)
+                                )));
+                            }
+                            return Ok(expr);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(g)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn order_target(
+        &mut self,
+        e: &sql::Expr,
+        scope: &Scope,
+        is_agg: bool,
+        ctx: &mut AggCtx,
+        outputs: &mut Vec<B>,
+        aliases: &[Option<String>],
+        visible: usize,
+    ) -> Result<usize, PlanError> {
+        if let sql::Expr::Value(v) = e {
+            if let sql::Value::Number(s, _) = &v.value {
+                let n: usize = s.parse().unwrap_or(0);
+                if n == 0 || n > visible {
+                    return Err(PlanError::Invalid(format!(
+                        "ORDER BY position {s} is not in the select list{}",
+                        at(v.span)
+                    )));
+                }
+                return Ok(n - 1);
+            }
+        }
+        if let sql::Expr::Identifier(id) = e {
+            if let Some(i) = aliases.iter().position(|a| {
+                a.as_ref()
+                    .is_some_and(|a| a.eq_ignore_ascii_case(&id.value))
+            }) {
+                return Ok(i);
+            }
+        }
+        let b = self.expr(e, scope, is_agg.then_some(ctx))?;
+        if let Some(i) = outputs.iter().position(|o| o.expr == b.expr) {
+            return Ok(i);
+        }
+        let t = self.settle(&b);
+        outputs.push(B::new(b.expr, Some(t)));
+        Ok(outputs.len() - 1)
+    }
+
+    fn expand_table(
+        &mut self,
+        ti: usize,
+        scope: &Scope,
+        ctx: Option<&AggCtx>,
+        outputs: &mut Vec<B>,
+        visible: &mut Vec<Field>,
+        aliases: &mut Vec<Option<String>>,
+    ) -> Result<(), PlanError> {
+        let t = &scope.tables[ti];
+        for (i, f) in t.def.schema.fields.iter().enumerate() {
+            let g = t.offset + i;
+            let expr = match ctx {
+                None => Expr::Column(g),
+                Some(ctx) => match ctx.groups.iter().position(|x| x.expr == Expr::Column(g)) {
+                    Some(k) => Expr::Column(k),
+                    None => {
+                        return Err(PlanError::Invalid(format!(
+                            "column '{}' must appear in the GROUP BY clause or be used in an aggregate function",
+                            f.name
+                        )))
+                    }
+                },
+            };
+            outputs.push(B::new(expr, Some(f.data_type)));
+            visible.push(f.clone());
+            aliases.push(None);
+        }
+        Ok(())
+    }
+
+    fn display_name(&self, e: &sql::Expr, scope: &Scope) -> String {
+        match e {
+            sql::Expr::Identifier(id) => scope
+                .resolve(std::slice::from_ref(id), id.span)
+                .map(|g| scope.names[g].clone())
+                .unwrap_or_else(|_| id.value.clone()),
+            sql::Expr::CompoundIdentifier(ids) => scope
+                .resolve(ids, e.span())
+                .map(|g| scope.names[g].clone())
+                .unwrap_or_else(|_| e.to_string()),
+            _ => e.to_string(),
+        }
+    }
+}
+
+fn check_wildcard_opts(o: &sql::WildcardAdditionalOptions) -> Result<(), PlanError> {
+    if o.opt_ilike.is_some()
+        || o.opt_exclude.is_some()
+        || o.opt_except.is_some()
+        || o.opt_replace.is_some()
+        || o.opt_rename.is_some()
+        || o.opt_alias.is_some()
+    {
+        return Err(unsupported("wildcard options", o.wildcard_token.0.span));
+    }
+    Ok(())
+}
+
+fn count_literal(e: &sql::Expr, what: &str) -> Result<usize, PlanError> {
+    match e {
+        sql::Expr::Value(v) => match &v.value {
+            sql::Value::Number(s, _) => s.parse::<usize>().map_err(|_| {
+                PlanError::Invalid(format!(
+                    "{what} must be a non-negative integer, got {s}{}",
+                    at(v.span)
+                ))
+            }),
+            sql::Value::Placeholder(_) => Err(unsupported(format!("parameters in {what}"), v.span)),
+            _ => Err(PlanError::Invalid(format!(
+                "{what} must be a non-negative integer{}",
+                at(v.span)
+            ))),
+        },
+        sql::Expr::Nested(x) => count_literal(x, what),
+        other => Err(unsupported(format!("non-literal {what}"), other.span())),
+    }
+}
+
+fn limit_offset(c: Option<&sql::LimitClause>) -> Result<(Option<usize>, usize), PlanError> {
+    match c {
+        None => Ok((None, 0)),
+        Some(sql::LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if let Some(b) = limit_by.first() {
+                return Err(unsupported("LIMIT BY", b.span()));
+            }
+            let limit = match limit {
+                Some(sql::Expr::Value(v)) if matches!(v.value, sql::Value::Null) => None,
+                Some(l) => Some(count_literal(l, "LIMIT")?),
+                None => None,
+            };
+            let offset = match offset {
+                Some(o) => count_literal(&o.value, "OFFSET")?,
+                None => 0,
+            };
+            Ok((limit, offset))
+        }
+        Some(sql::LimitClause::OffsetCommaLimit { offset, limit }) => Ok((
+            Some(count_literal(limit, "LIMIT")?),
+            count_literal(offset, "OFFSET")?,
+        )),
+    }
+}
+
+/// Evaluates a constant INSERT value: literals, negative numbers, NULL, parameters, and casts
+/// and parentheses around them. The result is checked against (and widened to) `target`.
+pub(crate) fn constant_value(
+    e: &sql::Expr,
+    binder: &mut Binder<'_>,
+    target: DataType,
+    column: &str,
+) -> Result<Value, PlanError> {
+    let span = e.span();
+    let v = match e {
+        sql::Expr::Nested(x) => return constant_value(x, binder, target, column),
+        sql::Expr::Value(v) => {
+            let b = binder.literal(v, false)?;
+            match b.expr {
+                Expr::Literal(v) => v,
+                Expr::Param(i) => {
+                    binder.params.expect(i, target);
+                    let v = binder.params.value(i).cloned().unwrap_or(Value::Null);
+                    if let Some(got) = v.data_type() {
+                        if got != target && !(target == DataType::Float64 && got == DataType::Int64)
+                        {
+                            return Err(PlanError::ParamType {
+                                index: i,
+                                expected: target,
+                                got,
+                            });
+                        }
+                    }
+                    v
+                }
+                _ => Value::Null,
+            }
+        }
+        sql::Expr::UnaryOp {
+            op: sql::UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            sql::Expr::Value(v) if matches!(v.value, sql::Value::Number(..)) => {
+                match binder.literal(v, true)?.expr {
+                    Expr::Literal(v) => v,
+                    _ => Value::Null,
+                }
+            }
+            _ => match constant_value(expr, binder, target, column)? {
+                Value::Int(i) => Value::Int(
+                    i.checked_neg()
+                        .ok_or_else(|| PlanError::Type(format!("integer overflow in '{e}'")))?,
+                ),
+                Value::Float(f) => Value::Float(-f),
+                Value::Null => Value::Null,
+                other => return Err(PlanError::Type(format!("cannot negate {other} in '{e}'"))),
+            },
+        },
+        sql::Expr::UnaryOp {
+            op: sql::UnaryOperator::Plus,
+            expr,
+        } => constant_value(expr, binder, target, column)?,
+        sql::Expr::Cast {
+            expr, data_type, ..
+        } => {
+            let to = map_type(data_type, span)?;
+            let v = constant_value_untyped(expr, binder, to)?;
+            cast_value(v, to)
+                .ok_or_else(|| PlanError::Type(format!("cannot cast '{expr}' to {to}")))?
+        }
+        _ => {
+            return Err(unsupported(
+                "non-constant expressions in INSERT VALUES",
+                span,
+            ))
+        }
+    };
+    fit(v, target, column, e)
+}
+
+fn constant_value_untyped(
+    e: &sql::Expr,
+    binder: &mut Binder<'_>,
+    hint: DataType,
+) -> Result<Value, PlanError> {
+    match e {
+        sql::Expr::Nested(x) => constant_value_untyped(x, binder, hint),
+        sql::Expr::Value(v) => match binder.literal(v, false)?.expr {
+            Expr::Literal(v) => Ok(v),
+            Expr::Param(i) => Ok(binder.params.value(i).cloned().unwrap_or(Value::Null)),
+            _ => Ok(Value::Null),
+        },
+        sql::Expr::UnaryOp {
+            op: sql::UnaryOperator::Minus,
+            expr,
+        } => match constant_value_untyped(expr, binder, hint)? {
+            Value::Int(i) => {
+                Ok(Value::Int(i.checked_neg().ok_or_else(|| {
+                    PlanError::Type(format!("integer overflow in '{e}'"))
+                })?))
+            }
+            Value::Float(f) => Ok(Value::Float(-f)),
+            Value::Null => Ok(Value::Null),
+            other => Err(PlanError::Type(format!("cannot negate {other} in '{e}'"))),
+        },
+        _ => Err(unsupported(
+            "non-constant expressions in INSERT VALUES",
+            e.span(),
+        )),
+    }
+}
+
+fn cast_value(v: Value, to: DataType) -> Option<Value> {
+    Some(match (v, to) {
+        (Value::Null, _) => Value::Null,
+        (Value::Int(i), DataType::Int64) => Value::Int(i),
+        (Value::Int(i), DataType::Float64) => Value::Float(i as f64),
+        (Value::Int(i), DataType::Utf8) => Value::Str(i.to_string()),
+        (Value::Int(i), DataType::Boolean) => Value::Bool(i != 0),
+        (Value::Float(f), DataType::Int64) => {
+            if f.is_finite() && f >= i64::MIN as f64 && f < i64::MAX as f64 {
+                Value::Int(f.trunc() as i64)
+            } else {
+                return None;
+            }
+        }
+        (Value::Float(f), DataType::Float64) => Value::Float(f),
+        (Value::Float(f), DataType::Utf8) => Value::Str(f.to_string()),
+        (Value::Str(s), DataType::Utf8) => Value::Str(s),
+        (Value::Str(s), DataType::Int64) => Value::Int(s.trim().parse().ok()?),
+        (Value::Str(s), DataType::Float64) => Value::Float(s.trim().parse().ok()?),
+        (Value::Str(s), DataType::Boolean) => match s.trim().to_lowercase().as_str() {
+            "true" | "t" | "1" => Value::Bool(true),
+            "false" | "f" | "0" => Value::Bool(false),
+            _ => return None,
+        },
+        (Value::Bool(b), DataType::Boolean) => Value::Bool(b),
+        (Value::Bool(b), DataType::Int64) => Value::Int(b as i64),
+        (Value::Bool(b), DataType::Utf8) => Value::Str(b.to_string()),
+        _ => return None,
+    })
+}
+
+fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value, PlanError> {
+    match (&v, target) {
+        (Value::Null, _) => Ok(v),
+        (Value::Int(i), DataType::Float64) => Ok(Value::Float(*i as f64)),
+        (v2, t) if v2.data_type() == Some(t) => Ok(v),
+        (v2, t) => Err(PlanError::Type(format!(
+            "cannot insert {} value '{e}' into {t} column '{column}'",
+            type_name(v2.data_type())
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::dialect::GenericDialect;
+
+    #[test]
+    fn placeholders_are_numbered_by_position() {
+        let values = [Value::Int(1), Value::Int(2)];
+        let p = Params::scan("SELECT ? , ?", &GenericDialect {}, &values).unwrap();
+        assert_eq!(p.expected, 2);
+        assert_eq!(p.qmarks.get(&(1, 8)), Some(&0));
+        assert_eq!(p.qmarks.get(&(1, 12)), Some(&1));
+        let p = Params::scan("SELECT $3, $1", &GenericDialect {}, &values).unwrap();
+        assert_eq!(p.expected, 3);
+        assert!(p.check_count().is_err());
+    }
+
+    #[test]
+    fn param_type_check() {
+        let values = [Value::Int(1), Value::Null, Value::Str("x".into())];
+        let mut p = Params::scan("? ? ?", &GenericDialect {}, &values).unwrap();
+        p.expect(0, DataType::Float64);
+        p.expect(1, DataType::Utf8);
+        assert!(p.check_types().is_ok());
+        p.expect(2, DataType::Int64);
+        assert_eq!(
+            p.check_types(),
+            Err(PlanError::ParamType {
+                index: 2,
+                expected: DataType::Int64,
+                got: DataType::Utf8
+            })
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! The catalog: table definitions, their indexes and partition counts, plus row-count hints
+//! used by the planner's cost decisions.
+
+use crate::error::PlanError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use weir_operators::Schema;
+
+/// A table definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    /// Table name as written in `CREATE TABLE` (lookups are case-insensitive).
+    pub name: String,
+    /// Columns, in order.
+    pub schema: Schema,
+    /// Position of the primary-key column (rows are hash-partitioned on it).
+    pub primary_key: usize,
+    /// Secondary indexes.
+    pub indexes: Vec<IndexDef>,
+    /// Number of hash partitions.
+    pub partitions: u32,
+}
+
+impl TableDef {
+    /// Whether `column` can be probed by an index: the primary key or a secondary index.
+    pub fn is_indexed(&self, column: usize) -> bool {
+        column == self.primary_key || self.indexes.iter().any(|i| i.column == column)
+    }
+
+    /// Name of the index on `column` (`"PRIMARY KEY"` for the key column), if any.
+    pub fn index_name(&self, column: usize) -> Option<&str> {
+        if let Some(i) = self.indexes.iter().find(|i| i.column == column) {
+            Some(&i.name)
+        } else if column == self.primary_key {
+            Some("PRIMARY KEY")
+        } else {
+            None
+        }
+    }
+}
+
+/// A secondary (ordered) index on one column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexDef {
+    /// Index name.
+    pub name: String,
+    /// Indexed column position.
+    pub column: usize,
+}
+
+/// All tables, by lowercase name. Every schema change bumps [`Catalog::version`], which keys
+/// the plan cache; row-count hints do not.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    tables: BTreeMap<String, TableDef>,
+    row_counts: BTreeMap<String, u64>,
+    version: u64,
+}
+
+impl Catalog {
+    /// An empty catalog at version 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The schema version; bumped by every table or index change.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The table named `name` (case-insensitive).
+    pub fn table(&self, name: &str) -> Option<&TableDef> {
+        self.tables.get(&name.to_lowercase())
+    }
+
+    /// All tables, ordered by lowercase name.
+    pub fn tables(&self) -> impl Iterator<Item = &TableDef> {
+        self.tables.values()
+    }
+
+    /// Adds a table. Adding a table identical to an existing one is a no-op (so that
+    /// `CREATE TABLE IF NOT EXISTS` plans can be applied); a different one fails with
+    /// [`PlanError::TableExists`].
+    pub fn add_table(&mut self, t: TableDef) -> Result<(), PlanError> {
+        let key = t.name.to_lowercase();
+        if let Some(existing) = self.tables.get(&key) {
+            if *existing == t {
+                return Ok(());
+            }
+            return Err(PlanError::TableExists(t.name));
+        }
+        if t.primary_key >= t.schema.len() {
+            return Err(PlanError::Invalid(format!(
+                "primary key column {} out of range for table '{}'",
+                t.primary_key, t.name
+            )));
+        }
+        self.tables.insert(key, t);
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Removes a table and returns its definition.
+    pub fn drop_table(&mut self, name: &str) -> Result<TableDef, PlanError> {
+        let key = name.to_lowercase();
+        let t = self
+            .tables
+            .remove(&key)
+            .ok_or_else(|| PlanError::UnknownTable(name.to_string()))?;
+        self.row_counts.remove(&key);
+        self.version += 1;
+        Ok(t)
+    }
+
+    /// Adds a secondary index to `table`. Adding an identical index again is a no-op; another
+    /// index with the same name fails with [`PlanError::IndexExists`].
+    pub fn add_index(&mut self, table: &str, index: IndexDef) -> Result<(), PlanError> {
+        let t = self
+            .tables
+            .get_mut(&table.to_lowercase())
+            .ok_or_else(|| PlanError::UnknownTable(table.to_string()))?;
+        if let Some(existing) = t
+            .indexes
+            .iter()
+            .find(|i| i.name.eq_ignore_ascii_case(&index.name))
+        {
+            if *existing == index {
+                return Ok(());
+            }
+            return Err(PlanError::IndexExists(index.name));
+        }
+        if index.column >= t.schema.len() {
+            return Err(PlanError::Invalid(format!(
+                "index column {} out of range for table '{}'",
+                index.column, t.name
+            )));
+        }
+        t.indexes.push(index);
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Records the (approximate) number of rows of `table`, used to pick join build sides.
+    /// Does not bump the version.
+    pub fn set_row_count(&mut self, table: &str, n: u64) {
+        self.row_counts.insert(table.to_lowercase(), n);
+    }
+
+    /// The recorded row count of `table` (0 when never set).
+    pub fn row_count(&self, table: &str) -> u64 {
+        self.row_counts
+            .get(&table.to_lowercase())
+            .copied()
+            .unwrap_or(0)
+    }
+}

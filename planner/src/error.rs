@@ -1,0 +1,81 @@
+//! Planning errors. Every message names the offending table, column, construct or parameter.
+
+use weir_operators::DataType;
+
+/// An error raised while parsing, binding or planning a statement.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum PlanError {
+    /// The SQL text does not parse.
+    #[error("syntax error: {0}")]
+    Syntax(String),
+    /// A table name that is not in the catalog.
+    #[error("unknown table '{0}'")]
+    UnknownTable(String),
+    /// A column name that no table in scope has.
+    #[error("unknown column '{name}'{}", at(.position))]
+    UnknownColumn {
+        /// The column as written (possibly qualified, `t.c`).
+        name: String,
+        /// `"line L, column C"`, or empty when unknown.
+        position: String,
+    },
+    /// An unqualified column name that more than one table in scope has.
+    #[error("ambiguous column '{0}'")]
+    AmbiguousColumn(String),
+    /// Valid SQL that weir does not support.
+    #[error("unsupported SQL: {what}{}", at(.position))]
+    Unsupported {
+        /// The construct, e.g. `"window functions"`.
+        what: String,
+        /// `"line L, column C"`, or empty when unknown.
+        position: String,
+    },
+    /// A type mismatch; the message names the expression.
+    #[error("type error: {0}")]
+    Type(String),
+    /// The number of bound parameters differs from the placeholders in the SQL.
+    #[error("wrong number of parameters: the statement needs {expected}, {got} given")]
+    ParamCount {
+        /// Parameters the statement needs.
+        expected: usize,
+        /// Parameters given.
+        got: usize,
+    },
+    /// A bound parameter has the wrong type.
+    #[error("parameter {} (index {index}) must be {expected}, got {got}", .index + 1)]
+    ParamType {
+        /// 0-based parameter index.
+        index: usize,
+        /// Type the statement needs.
+        expected: DataType,
+        /// Type of the given value.
+        got: DataType,
+    },
+    /// `CREATE TABLE` of a table that exists.
+    #[error("table '{0}' already exists")]
+    TableExists(String),
+    /// `CREATE INDEX` with a name that exists on the table.
+    #[error("index '{0}' already exists")]
+    IndexExists(String),
+    /// A semantically invalid statement (aggregate misuse, bad LIMIT, wrong INSERT arity, ...).
+    #[error("invalid SQL: {0}")]
+    Invalid(String),
+}
+
+fn at(position: &str) -> String {
+    if position.is_empty() {
+        String::new()
+    } else {
+        format!(" at {position}")
+    }
+}
+
+impl PlanError {
+    /// Shorthand for [`PlanError::Unsupported`].
+    pub fn unsupported(what: impl Into<String>, position: impl Into<String>) -> Self {
+        PlanError::Unsupported {
+            what: what.into(),
+            position: position.into(),
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! EXPLAIN rendering: one indented operator tree per fragment, with expressions shown over
+//! column names.
+
+use crate::statement::{Distribution, Fragment, Placement, Pruning, QueryPlan};
+use std::fmt::Write;
+use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, IndexLookup, JoinSide};
+use weir_operators::{Expr, PhysicalPlan, Value};
+
+/// Formats `e` with column references replaced by `names` (falling back to `#i`).
+pub fn fmt_expr(e: &Expr, names: &[String]) -> String {
+    let f = |e: &Expr| fmt_expr(e, names);
+    let not = |n: bool| if n { "NOT " } else { "" };
+    match e {
+        Expr::Column(i) => names.get(*i).cloned().unwrap_or_else(|| format!("#{i}")),
+        Expr::Literal(Value::Str(s)) => format!("'{s}'"),
+        Expr::Literal(v) => v.to_string(),
+        Expr::Param(i) => format!("${}", i + 1),
+        Expr::Binary { op, left, right } => format!("({} {} {})", f(left), op.symbol(), f(right)),
+        Expr::Not(x) => format!("NOT {}", f(x)),
+        Expr::Negate(x) => format!("-{}", f(x)),
+        Expr::IsNull { expr, negated } => format!("{} IS {}NULL", f(expr), not(*negated)),
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => format!(
+            "{} {}IN ({})",
+            f(expr),
+            not(*negated),
+            list.iter().map(f).collect::<Vec<_>>().join(", ")
+        ),
+        Expr::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => format!(
+            "{} {}BETWEEN {} AND {}",
+            f(expr),
+            not(*negated),
+            f(low),
+            f(high)
+        ),
+        Expr::Like {
+            expr,
+            pattern,
+            negated,
+        } => format!("{} {}LIKE {}", f(expr), not(*negated), f(pattern)),
+        Expr::Cast { expr, to } => format!("CAST({} AS {to})", f(expr)),
+    }
+}
+
+fn fmt_agg(a: &AggregateExpr, names: &[String]) -> String {
+    match (&a.func, &a.arg) {
+        (AggFunc::CountStar, _) => "COUNT(*)".to_string(),
+        (func, Some(arg)) => format!("{}({})", func.name(), fmt_expr(arg, names)),
+        (func, None) => format!("{}()", func.name()),
+    }
+}
+
+/// Names of the partial-state columns of an aggregate.
+pub(crate) fn state_names(a: &AggregateExpr, names: &[String]) -> Vec<String> {
+    let base = fmt_agg(a, names);
+    match a.func {
+        AggFunc::Avg => vec![format!("{base}.sum"), format!("{base}.count")],
+        _ => vec![base],
+    }
+}
+
+/// Output column names of a plan node.
+pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
+    match plan {
+        PhysicalPlan::Scan {
+            table_schema,
+            projection,
+            ..
+        } => projection
+            .iter()
+            .map(|&c| {
+                table_schema
+                    .fields
+                    .get(c)
+                    .map_or_else(|| format!("#{c}"), |f| f.name.clone())
+            })
+            .collect(),
+        PhysicalPlan::Filter { input, .. }
+        | PhysicalPlan::Sort { input, .. }
+        | PhysicalPlan::Limit { input, .. } => names(input),
+        PhysicalPlan::Project { input, exprs } => {
+            let n = names(input);
+            exprs.iter().map(|e| fmt_expr(e, &n)).collect()
+        }
+        PhysicalPlan::HashJoin { left, right, .. } => {
+            let mut n = names(left);
+            n.extend(names(right));
+            n
+        }
+        PhysicalPlan::HashAggregate {
+            input,
+            group_by,
+            aggs,
+            mode,
+            ..
+        } => {
+            let n = names(input);
+            match mode {
+                AggMode::Partial => {
+                    let mut out: Vec<String> = group_by.iter().map(|e| fmt_expr(e, &n)).collect();
+                    for a in aggs {
+                        out.extend(state_names(a, &n));
+                    }
+                    out
+                }
+                AggMode::Single => {
+                    let mut out: Vec<String> = group_by.iter().map(|e| fmt_expr(e, &n)).collect();
+                    out.extend(aggs.iter().map(|a| fmt_agg(a, &n)));
+                    out
+                }
+                AggMode::Final => {
+                    let k = group_by.len();
+                    let mut out: Vec<String> = n.iter().take(k).cloned().collect();
+                    let mut col = k;
+                    for a in aggs {
+                        let name = n
+                            .get(col)
+                            .map(|s| s.strip_suffix(".sum").unwrap_or(s).to_string())
+                            .unwrap_or_else(|| a.func.name().to_string());
+                        out.push(name);
+                        col += a.state_types().len();
+                    }
+                    out
+                }
+            }
+        }
+        PhysicalPlan::Exchange { schema, .. } | PhysicalPlan::Values { schema, .. } => {
+            schema.fields.iter().map(|f| f.name.clone()).collect()
+        }
+    }
+}
+
+fn fmt_lookup(col: &str, l: &IndexLookup, names: &[String]) -> String {
+    match l {
+        IndexLookup::Eq(v) => format!("{col} = {}", fmt_expr(v, names)),
+        IndexLookup::In(list) => format!(
+            "{col} IN ({})",
+            list.iter()
+                .map(|e| fmt_expr(e, names))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        IndexLookup::Range { low, high } => {
+            let mut parts = Vec::new();
+            if let Some((v, inc)) = low {
+                parts.push(format!(
+                    "{col} {} {}",
+                    if *inc { ">=" } else { ">" },
+                    fmt_expr(v, names)
+                ));
+            }
+            if let Some((v, inc)) = high {
+                parts.push(format!(
+                    "{col} {} {}",
+                    if *inc { "<=" } else { "<" },
+                    fmt_expr(v, names)
+                ));
+            }
+            parts.join(" AND ")
+        }
+    }
+}
+
+fn fmt_distribution(d: &Distribution, names: &[String]) -> String {
+    match d {
+        Distribution::Gather => "gather".to_string(),
+        Distribution::Broadcast => "broadcast".to_string(),
+        Distribution::Hash(keys) => format!(
+            "hash({})",
+            keys.iter()
+                .map(|e| fmt_expr(e, names))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth + 1);
+    let line = match plan {
+        PhysicalPlan::Scan {
+            table,
+            table_schema,
+            index,
+            filter,
+            projection,
+        } => {
+            let all: Vec<String> = table_schema.fields.iter().map(|f| f.name.clone()).collect();
+            let mut s = format!("{} {table}", plan.name());
+            if let Some((col, lookup)) = index {
+                let cname = all.get(*col).cloned().unwrap_or_else(|| format!("#{col}"));
+                let iname = qp_index_name(table_schema, *col, qp);
+                let _ = write!(
+                    s,
+                    " using index {iname} ({})",
+                    fmt_lookup(&cname, lookup, &all)
+                );
+            }
+            if let Some(f) = filter {
+                let _ = write!(s, " filter: {}", fmt_expr(f, &all));
+            }
+            let cols: Vec<&str> = projection
+                .iter()
+                .map(|&c| all.get(c).map_or("?", |s| s.as_str()))
+                .collect();
+            let _ = write!(s, " columns: [{}]", cols.join(", "));
+            s
+        }
+        PhysicalPlan::Filter { input, predicate } => {
+            format!("Filter {}", fmt_expr(predicate, &names(input)))
+        }
+        PhysicalPlan::Project { input, exprs } => {
+            let n = names(input);
+            format!(
+                "Project [{}]",
+                exprs
+                    .iter()
+                    .map(|e| fmt_expr(e, &n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+        PhysicalPlan::HashJoin {
+            left,
+            right,
+            left_keys,
+            right_keys,
+            build,
+        } => {
+            let (ln, rn) = (names(left), names(right));
+            let conds: Vec<String> = left_keys
+                .iter()
+                .zip(right_keys)
+                .map(|(l, r)| format!("{} = {}", fmt_expr(l, &ln), fmt_expr(r, &rn)))
+                .collect();
+            format!(
+                "HashJoin on {} build: {}",
+                conds.join(" AND "),
+                match build {
+                    JoinSide::Left => "left",
+                    JoinSide::Right => "right",
+                }
+            )
+        }
+        PhysicalPlan::HashAggregate {
+            input,
+            group_by,
+            aggs,
+            mode,
+            ..
+        } => {
+            let n = names(input);
+            let mode_s = match mode {
+                AggMode::Single => "single",
+                AggMode::Partial => "partial",
+                AggMode::Final => "final",
+            };
+            let groups: Vec<String> = match mode {
+                AggMode::Final => n.iter().take(group_by.len()).cloned().collect(),
+                _ => group_by.iter().map(|e| fmt_expr(e, &n)).collect(),
+            };
+            let aggs_s: Vec<String> = match mode {
+                AggMode::Final => names(plan).into_iter().skip(group_by.len()).collect(),
+                _ => aggs.iter().map(|a| fmt_agg(a, &n)).collect(),
+            };
+            format!(
+                "HashAggregate ({mode_s}) group by: [{}] aggregates: [{}]",
+                groups.join(", "),
+                aggs_s.join(", ")
+            )
+        }
+        PhysicalPlan::Sort { input, keys, limit } => {
+            let n = names(input);
+            let ks: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{} {} NULLS {}",
+                        fmt_expr(&k.expr, &n),
+                        if k.descending { "DESC" } else { "ASC" },
+                        if k.nulls_first { "FIRST" } else { "LAST" }
+                    )
+                })
+                .collect();
+            match limit {
+                Some(l) => format!("Sort (top-{l}) [{}]", ks.join(", ")),
+                None => format!("Sort [{}]", ks.join(", ")),
+            }
+        }
+        PhysicalPlan::Limit { offset, limit, .. } => match limit {
+            Some(l) => format!("Limit {l} offset {offset}"),
+            None => format!("Limit all offset {offset}"),
+        },
+        PhysicalPlan::Exchange { id, .. } => {
+            let from: Vec<String> = qp
+                .fragments
+                .iter()
+                .filter(|f| f.output.as_ref().is_some_and(|o| o.exchange == *id))
+                .map(|f| format!("fragment {}", f.id))
+                .collect();
+            format!("Exchange #{id} from {}", from.join(", "))
+        }
+        PhysicalPlan::Values { rows, .. } => format!("Values ({} row(s))", rows.len()),
+    };
+    let _ = writeln!(out, "{pad}{line}");
+    for c in plan.children() {
+        node(c, qp, depth + 1, out);
+    }
+}
+
+fn qp_index_name(schema: &weir_operators::Schema, col: usize, _qp: &QueryPlan) -> String {
+    schema
+        .fields
+        .get(col)
+        .map_or_else(|| format!("#{col}"), |f| format!("on {}", f.name))
+}
+
+fn fmt_placement(p: &Placement) -> String {
+    match p {
+        Placement::Initiator => "initiator".to_string(),
+        Placement::AllDataNodes => "all data nodes".to_string(),
+        Placement::Table { table, pruning } => match pruning {
+            Pruning::All => format!("table {table}, all partitions"),
+            Pruning::Keys(keys) => format!(
+                "table {table}, partitions of keys ({})",
+                keys.iter()
+                    .map(|k| fmt_expr(k, &[]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+    }
+}
+
+/// Renders a whole plan (see [`QueryPlan::explain`]).
+pub(crate) fn explain(qp: &QueryPlan, nodes_of: &dyn Fn(&Fragment) -> String) -> String {
+    let mut out = String::new();
+    for f in &qp.fragments {
+        let _ = write!(
+            out,
+            "Fragment {} on {} [nodes: {}]",
+            f.id,
+            fmt_placement(&f.placement),
+            nodes_of(f)
+        );
+        if let Some(o) = &f.output {
+            let _ = write!(
+                out,
+                " -> exchange #{} to fragment {} ({})",
+                o.exchange,
+                o.target,
+                fmt_distribution(&o.distribution, &names(&f.plan))
+            );
+        }
+        out.push('\n');
+        node(&f.plan, qp, 0, &mut out);
+    }
+    out
+}

@@ -1,0 +1,140 @@
+//! Planned statements and the distributed query plan: fragments, their placement, and the
+//! exchanges that connect them.
+
+use crate::catalog::TableDef;
+use serde::{Deserialize, Serialize};
+use weir_operators::{Batch, DataType, Expr, PhysicalPlan, Schema};
+
+/// A planned SQL statement.
+#[derive(Debug, Clone)]
+pub enum Statement {
+    /// A `SELECT`.
+    Query(QueryPlan),
+    /// `EXPLAIN SELECT ...`: the plan to describe (see [`QueryPlan::explain`]).
+    Explain(QueryPlan),
+    /// `CREATE TABLE`: the definition to add to the catalog and storage.
+    CreateTable(TableDef),
+    /// `CREATE INDEX name ON table(column)`.
+    CreateIndex {
+        /// Index name.
+        name: String,
+        /// Table name as stored in the catalog.
+        table: String,
+        /// Indexed column position.
+        column: usize,
+    },
+    /// `INSERT INTO table VALUES ...`: rows evaluated and type-checked, in the full table
+    /// schema's column order (omitted columns are NULL).
+    Insert {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// The rows.
+        batch: Batch,
+    },
+    /// `DROP TABLE [IF EXISTS] name`.
+    DropTable {
+        /// Table name (as stored in the catalog when it exists).
+        name: String,
+        /// `IF EXISTS` was given.
+        if_exists: bool,
+    },
+}
+
+/// A distributed query plan: a tree of fragments connected by exchanges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryPlan {
+    /// The fragments, ordered by id; fragment 0 is the root and runs on the initiator node.
+    pub fragments: Vec<Fragment>,
+    /// Result columns as users see them (alias, column name or expression text).
+    pub output_schema: Schema,
+    /// Expected type of every parameter (`None`: any type is accepted).
+    pub param_types: Vec<Option<DataType>>,
+}
+
+impl QueryPlan {
+    /// The root fragment (id 0).
+    pub fn root(&self) -> &Fragment {
+        self.fragment(0)
+            .expect("a query plan always has a root fragment")
+    }
+
+    /// The fragment with `id`.
+    pub fn fragment(&self, id: u32) -> Option<&Fragment> {
+        self.fragments.iter().find(|f| f.id == id)
+    }
+
+    /// The fragments that send to fragment `id`.
+    pub fn inputs_of(&self, id: u32) -> Vec<&Fragment> {
+        self.fragments
+            .iter()
+            .filter(|f| f.output.as_ref().is_some_and(|o| o.target == id))
+            .collect()
+    }
+
+    /// Renders the plan as an indented operator tree per fragment, with placement, the nodes
+    /// `nodes_of` reports for each fragment, exchange ids, filters and index usage.
+    pub fn explain(&self, nodes_of: &dyn Fn(&Fragment) -> String) -> String {
+        crate::explain::explain(self, nodes_of)
+    }
+}
+
+/// One piece of a distributed plan, run on every node of its placement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fragment {
+    /// Id, unique within the query; 0 is the root.
+    pub id: u32,
+    /// The operator tree. `Exchange` leaves receive from other fragments.
+    pub plan: PhysicalPlan,
+    /// Where instances of this fragment run.
+    pub placement: Placement,
+    /// Where the fragment's output goes (`None` only for the root, whose output is the result).
+    pub output: Option<FragmentOutput>,
+}
+
+/// Where a fragment runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Placement {
+    /// Only on the node that received the query.
+    Initiator,
+    /// On the nodes owning partitions of `table` (each scans its local partitions).
+    Table {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// Which partitions are needed.
+        pruning: Pruning,
+    },
+    /// On every data node (joins over hash-distributed inputs).
+    AllDataNodes,
+}
+
+/// Which partitions of a table a fragment needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Pruning {
+    /// Every partition.
+    All,
+    /// Only the partitions owning these primary-key values (literal or parameter
+    /// expressions, column-free), from `pk = v` or `pk IN (...)` in WHERE.
+    Keys(Vec<Expr>),
+}
+
+/// Where a non-root fragment sends its output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FragmentOutput {
+    /// Exchange id the receiving fragment's `Exchange` leaf listens on.
+    pub exchange: u32,
+    /// Receiving fragment id.
+    pub target: u32,
+    /// How rows are spread over the receiving fragment's instances.
+    pub distribution: Distribution,
+}
+
+/// How a fragment's output is spread over the instances of the receiving fragment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Distribution {
+    /// Everything to the single receiving instance.
+    Gather,
+    /// Rows hashed on these expressions (over the sending fragment's output columns).
+    Hash(Vec<Expr>),
+    /// Every row to every receiving instance.
+    Broadcast,
+}

@@ -1,0 +1,341 @@
+//! The actor that owns one fragment instance: it turns the fragment's operator tree into
+//! actors, watches them, reports a failure to the initiator, and closes them on request.
+
+use super::exchange::{ExchangeRecvActor, ExchangeSendActor, SenderSpec};
+use super::node::FragmentFinished;
+use super::operator::OperatorActor;
+use super::source::{SourceActor, SourceKind};
+use super::{FragmentLink, OpFailed, OpStopped};
+use crate::flow::{Cancel, Downstream, EdgeRegistry, Output};
+use crate::messages::{
+    ErrorKind, ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, Protocol, QueryId,
+};
+use crate::node::{LiveGuard, NodeHandle};
+use crate::partition_map::PartitionMap;
+use actix::prelude::*;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use weir_operators::kernels::{create_operator, ExecContext, ScanSource};
+use weir_operators::{Batch, Error as OpError, PhysicalPlan, Reservation, Value};
+
+/// Where a fragment's output goes.
+pub enum FragmentSink {
+    /// Over an exchange to other fragments.
+    Exchange(OutputTarget),
+    /// To a local actor (the query's result sink, for the root fragment).
+    Local(Downstream),
+}
+
+/// Everything needed to run a fragment instance.
+pub struct FragmentSpec {
+    /// Query.
+    pub query: QueryId,
+    /// Fragment id.
+    pub fragment: u32,
+    /// Node that started the query (failures are reported there).
+    pub initiator: NodeId,
+    /// Operator tree.
+    pub plan: PhysicalPlan,
+    /// Bound parameters.
+    pub params: Arc<Vec<Value>>,
+    /// Output.
+    pub sink: FragmentSink,
+    /// Exchanges read by this instance.
+    pub inputs: Vec<ExchangeInput>,
+    /// Which node reads which partition (`None`: every local partition).
+    pub partitions: Option<PartitionMap>,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// Credit window per edge.
+    pub window: usize,
+    /// Message workflow.
+    pub protocol: Protocol,
+    /// Where edges are registered for stats.
+    pub edges: Arc<EdgeRegistry>,
+}
+
+/// Close the fragment: stop all its actors.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct CloseFragment;
+
+/// Owns a fragment instance's actors.
+pub struct FragmentActor {
+    node: NodeHandle,
+    spec: Option<FragmentSpec>,
+    query: QueryId,
+    fragment: u32,
+    initiator: NodeId,
+    actors: Vec<Recipient<Cancel>>,
+    running: usize,
+    failed: bool,
+    _live: LiveGuard,
+}
+
+impl FragmentActor {
+    /// A fragment actor for `spec` on `node`.
+    pub fn new(spec: FragmentSpec, node: NodeHandle) -> Self {
+        let live = LiveGuard::new(&node.shared);
+        FragmentActor {
+            query: spec.query,
+            fragment: spec.fragment,
+            initiator: spec.initiator,
+            spec: Some(spec),
+            node,
+            actors: Vec::new(),
+            running: 0,
+            failed: false,
+            _live: live,
+        }
+    }
+
+    fn report(&mut self, kind: ErrorKind, message: String) {
+        if self.failed {
+            return;
+        }
+        self.failed = true;
+        self.node.send(
+            self.initiator,
+            NetMessage::QueryError(ErrorMessage {
+                query: self.query,
+                fragment: self.fragment,
+                kind,
+                message,
+            }),
+        );
+    }
+
+    fn close_all(&mut self) {
+        for a in &self.actors {
+            a.do_send(Cancel);
+        }
+    }
+
+    fn build(&mut self, spec: &FragmentSpec, ctx: &mut Context<Self>) -> Result<(), OpError> {
+        let link = FragmentLink {
+            stopped: ctx.address().recipient(),
+            failed: ctx.address().recipient(),
+        };
+        let (downstream, label) = match &spec.sink {
+            FragmentSink::Local(d) => (d.clone(), "result".to_string()),
+            FragmentSink::Exchange(target) => {
+                let sender = ExchangeSendActor::new(
+                    SenderSpec {
+                        query: spec.query,
+                        fragment: spec.fragment,
+                        exchange: target.exchange,
+                        distribution: target.distribution.clone(),
+                        targets: target.targets.clone(),
+                        params: spec.params.clone(),
+                        window: spec.window,
+                        protocol: spec.protocol,
+                    },
+                    self.node.clone(),
+                    link.clone(),
+                );
+                let addr = sender.start();
+                self.actors.push(addr.clone().recipient());
+                self.running += 1;
+                (
+                    Downstream::of(&addr),
+                    format!("exchange {}", target.exchange),
+                )
+            }
+        };
+        self.spawn(spec, &spec.plan, downstream, 0, &label, &link)
+    }
+
+    fn spawn(
+        &mut self,
+        spec: &FragmentSpec,
+        plan: &PhysicalPlan,
+        downstream: Downstream,
+        port: usize,
+        consumer: &str,
+        link: &FragmentLink,
+    ) -> Result<(), OpError> {
+        let label = format!(
+            "{}/f{}/{}:{} -> {}",
+            self.node.shared.name,
+            spec.fragment,
+            plan.name(),
+            self.running,
+            consumer
+        );
+        let out = Output::new(downstream, port, spec.edges.edge(label.clone()));
+        let exec = ExecContext {
+            params: spec.params.clone(),
+            batch_size: spec.batch_size,
+        };
+        let cancel: Recipient<Cancel> = match plan {
+            PhysicalPlan::Scan { .. } => {
+                let source = self.scan_source(spec, plan, &exec)?;
+                let live = LiveGuard::new(&self.node.shared);
+                SourceActor::new(source, out, link.clone(), live)
+                    .start()
+                    .recipient()
+            }
+            PhysicalPlan::Values { schema, rows } => {
+                let batch = Batch::from_rows(&schema.types(), rows)?;
+                let live = LiveGuard::new(&self.node.shared);
+                SourceActor::new(
+                    SourceKind::Batches(VecDeque::from(vec![batch])),
+                    out,
+                    link.clone(),
+                    live,
+                )
+                .start()
+                .recipient()
+            }
+            PhysicalPlan::Exchange { id, .. } => {
+                let senders = spec
+                    .inputs
+                    .iter()
+                    .find(|i| i.exchange == *id)
+                    .map(|i| i.senders.clone())
+                    .ok_or_else(|| OpError::Internal(format!("exchange {id} has no senders")))?;
+                ExchangeRecvActor::new(
+                    spec.query,
+                    *id,
+                    &senders,
+                    self.node.clone(),
+                    spec.protocol,
+                    out,
+                    link.clone(),
+                )
+                .start()
+                .recipient()
+            }
+            other => {
+                let reservation = Reservation::new(self.node.shared.pool.clone());
+                let op = create_operator(other, &exec, reservation)?;
+                let children = other.children();
+                let live = LiveGuard::new(&self.node.shared);
+                let actor =
+                    OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
+                let addr = actor.start();
+                self.actors.push(addr.clone().recipient());
+                self.running += 1;
+                let me = format!("{}:{}", other.name(), self.running - 1);
+                for (i, child) in children.into_iter().enumerate() {
+                    self.spawn(spec, child, Downstream::of(&addr), i, &me, link)?;
+                }
+                return Ok(());
+            }
+        };
+        self.actors.push(cancel);
+        self.running += 1;
+        Ok(())
+    }
+
+    fn scan_source(
+        &self,
+        spec: &FragmentSpec,
+        plan: &PhysicalPlan,
+        exec: &ExecContext,
+    ) -> Result<SourceKind, OpError> {
+        let PhysicalPlan::Scan {
+            table,
+            index,
+            filter,
+            projection,
+            ..
+        } = plan
+        else {
+            return Err(OpError::Internal("not a scan".into()));
+        };
+        let storage = self
+            .node
+            .shared
+            .storage
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let Some(parts) = storage.tables.get(&table.to_lowercase()) else {
+            return Ok(SourceKind::Batches(VecDeque::new()));
+        };
+        let mut ids: Vec<u32> = match &spec.partitions {
+            Some(map) => map.partitions_of(self.node.id()),
+            None => parts.keys().copied().collect(),
+        };
+        ids.sort_unstable();
+        let mut chunks = Vec::new();
+        for p in ids {
+            let Some(part) = parts.get(&p) else { continue };
+            match index {
+                Some((column, lookup)) => {
+                    let rows = part.index_lookup(*column, lookup, &spec.params)?;
+                    if rows.num_rows() > 0 {
+                        chunks.push(Arc::new(rows));
+                    }
+                }
+                None => chunks.extend(part.chunks()),
+            }
+        }
+        Ok(SourceKind::Scan(ScanSource::new(
+            chunks,
+            filter.clone(),
+            projection.clone(),
+            exec.clone(),
+        )))
+    }
+}
+
+impl Actor for FragmentActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let Some(spec) = self.spec.take() else {
+            return;
+        };
+        if let Err(e) = self.build(&spec, ctx) {
+            self.report(ErrorKind::Execution, e.to_string());
+            self.close_all();
+        }
+        if self.running == 0 {
+            ctx.stop();
+        }
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.node.addr.do_send(FragmentFinished {
+            query: self.query,
+            fragment: self.fragment,
+        });
+    }
+}
+
+impl Handler<OpStopped> for FragmentActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: OpStopped, ctx: &mut Context<Self>) {
+        self.running = self.running.saturating_sub(1);
+        if self.running == 0 {
+            ctx.stop();
+        }
+    }
+}
+
+impl Handler<OpFailed> for FragmentActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: OpFailed, _ctx: &mut Context<Self>) {
+        let kind = match &msg.0 {
+            OpError::Cancelled(_) => ErrorKind::Killed,
+            _ => ErrorKind::Execution,
+        };
+        self.report(kind, msg.0.to_string());
+        self.close_all();
+    }
+}
+
+impl Handler<CloseFragment> for FragmentActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: CloseFragment, ctx: &mut Context<Self>) {
+        self.failed = true;
+        self.close_all();
+        if self.running == 0 {
+            ctx.stop();
+        }
+    }
+}

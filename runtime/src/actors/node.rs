@@ -1,0 +1,387 @@
+//! The per-node actor: decodes arriving messages, starts fragment instances, routes batches
+//! and acks to the exchange ends registered on the node, and closes a query's fragments.
+
+use super::exchange::{ExchangeRecvActor, ExchangeSendActor, RemoteAck, RemoteBatch};
+use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
+use super::query::{QueryActor, RemoteEvent};
+use crate::codec;
+use crate::flow::EdgeRegistry;
+use crate::messages::{
+    BatchMessage, ErrorKind, ErrorMessage, NetMessage, NodeId, PlanPayload, Protocol, QueryId,
+    StartRequest, StartResponse,
+};
+use crate::network::Deliver;
+use crate::node::{LiveGuard, NodeHandle, NodeShared};
+use actix::prelude::*;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use weir_operators::PhysicalPlan;
+
+/// A protocol message from an actor of the same node: moved, not serialized.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct LocalMessage {
+    /// Sending node (this one).
+    pub from: NodeId,
+    /// The message.
+    pub msg: NetMessage,
+}
+
+/// An exchange receiver announces itself.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RegisterReceiver {
+    /// Query.
+    pub query: QueryId,
+    /// Exchange.
+    pub exchange: u32,
+    /// The receiver.
+    pub addr: Addr<ExchangeRecvActor>,
+}
+
+/// An exchange sender announces itself.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RegisterSender {
+    /// Query.
+    pub query: QueryId,
+    /// Exchange.
+    pub exchange: u32,
+    /// The sender.
+    pub addr: Addr<ExchangeSendActor>,
+}
+
+/// An exchange end has stopped.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum Unregister {
+    /// A receiver of `(query, exchange)`.
+    Receiver(QueryId, u32),
+    /// A sender of `(query, exchange)`.
+    Sender(QueryId, u32),
+}
+
+/// A fragment instance has stopped.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct FragmentFinished {
+    /// Query.
+    pub query: QueryId,
+    /// Fragment.
+    pub fragment: u32,
+}
+
+/// A query initiated on this node starts or ends (so remote events reach its actor).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub enum QueryRegistration {
+    /// Route the query's events to this actor.
+    Register(QueryId, Addr<QueryActor>),
+    /// The query has ended.
+    Unregister(QueryId),
+}
+
+/// Counters a node keeps about the messages it handled.
+#[derive(Debug, Default)]
+pub struct NodeCounters {
+    /// Messages that failed to decode.
+    pub decode_errors: AtomicU64,
+    /// Start requests whose plan came from the node's fragment cache.
+    pub fragment_cache_hits: AtomicU64,
+    /// Start requests that named a plan the node did not hold.
+    pub fragment_cache_misses: AtomicU64,
+}
+
+const CLOSED_MEMORY: usize = 4096;
+const PLAN_CACHE_CAPACITY: usize = 1024;
+
+/// One per node.
+pub struct NodeActor {
+    shared: Arc<NodeShared>,
+    network: Arc<crate::network::Network>,
+    protocol: Protocol,
+    counters: Arc<NodeCounters>,
+    fragments: HashMap<(QueryId, u32), Addr<FragmentActor>>,
+    receivers: HashMap<(QueryId, u32), Addr<ExchangeRecvActor>>,
+    senders: HashMap<(QueryId, u32), Addr<ExchangeSendActor>>,
+    pending: HashMap<(QueryId, u32), Vec<(NodeId, BatchMessage)>>,
+    closed: HashSet<QueryId>,
+    closed_order: VecDeque<QueryId>,
+    queries: HashMap<QueryId, Addr<QueryActor>>,
+    plans: HashMap<u64, PhysicalPlan>,
+    _live: LiveGuard,
+}
+
+impl NodeActor {
+    /// The actor of node `shared`.
+    pub fn new(
+        shared: Arc<NodeShared>,
+        network: Arc<crate::network::Network>,
+        protocol: Protocol,
+        counters: Arc<NodeCounters>,
+    ) -> Self {
+        let live = LiveGuard::new(&shared);
+        NodeActor {
+            shared,
+            network,
+            protocol,
+            counters,
+            fragments: HashMap::new(),
+            receivers: HashMap::new(),
+            senders: HashMap::new(),
+            pending: HashMap::new(),
+            closed: HashSet::new(),
+            closed_order: VecDeque::new(),
+            queries: HashMap::new(),
+            plans: HashMap::new(),
+            _live: live,
+        }
+    }
+
+    fn handle_of(&self, ctx: &Context<Self>) -> NodeHandle {
+        NodeHandle {
+            shared: self.shared.clone(),
+            addr: ctx.address(),
+            network: self.network.clone(),
+        }
+    }
+
+    fn mark_closed(&mut self, query: QueryId) {
+        if self.closed.insert(query) {
+            self.closed_order.push_back(query);
+            if self.closed_order.len() > CLOSED_MEMORY {
+                if let Some(old) = self.closed_order.pop_front() {
+                    self.closed.remove(&old);
+                }
+            }
+        }
+        self.pending.retain(|(q, _), _| *q != query);
+    }
+
+    fn dispatch(&mut self, from: NodeId, msg: NetMessage, ctx: &mut Context<Self>) {
+        match msg {
+            NetMessage::QueryStartRequest(req) => self.start_fragment(from, *req, ctx),
+            NetMessage::QueryStartResponse(resp) => {
+                if let Some(q) = self.queries.get(&resp.query) {
+                    q.do_send(RemoteEvent::Started { node: from, resp });
+                }
+            }
+            NetMessage::QueryBatch(batch) => {
+                if batch.last {
+                    if let Some(q) = self.queries.get(&batch.query) {
+                        q.do_send(RemoteEvent::Finished {
+                            node: from,
+                            fragment: batch.fragment,
+                        });
+                    }
+                }
+                let key = (batch.query, batch.exchange);
+                if let Some(r) = self.receivers.get(&key) {
+                    r.do_send(RemoteBatch { from, msg: batch });
+                } else if !self.closed.contains(&batch.query) {
+                    self.pending.entry(key).or_default().push((from, batch));
+                }
+            }
+            NetMessage::QueryBatchAck(ack) => {
+                if let Some(s) = self.senders.get(&(ack.query, ack.exchange)) {
+                    s.do_send(RemoteAck { from, ack });
+                }
+            }
+            NetMessage::QueryClose(close) => {
+                self.mark_closed(close.query);
+                let targets: Vec<(u32, Addr<FragmentActor>)> = self
+                    .fragments
+                    .iter()
+                    .filter(|((q, f), _)| {
+                        *q == close.query && close.fragment.is_none_or(|cf| cf == *f)
+                    })
+                    .map(|((_, f), a)| (*f, a.clone()))
+                    .collect();
+                for (_, a) in &targets {
+                    a.do_send(CloseFragment);
+                }
+                if self.protocol == Protocol::Legacy {
+                    let reply = NetMessage::QueryError(ErrorMessage {
+                        query: close.query,
+                        fragment: close.fragment.unwrap_or(0),
+                        kind: ErrorKind::Cancelled,
+                        message: "query closed".into(),
+                    });
+                    self.send(from, reply, ctx);
+                }
+            }
+            NetMessage::QueryError(err) => {
+                if let Some(q) = self.queries.get(&err.query) {
+                    q.do_send(RemoteEvent::Error { node: from, err });
+                }
+            }
+        }
+    }
+
+    fn send(&self, to: NodeId, msg: NetMessage, ctx: &mut Context<Self>) {
+        if to == self.shared.id {
+            ctx.notify(LocalMessage { from: to, msg });
+        } else {
+            self.network.send(self.shared.id, to, &msg);
+        }
+    }
+
+    fn start_fragment(&mut self, from: NodeId, req: StartRequest, ctx: &mut Context<Self>) {
+        if self.closed.contains(&req.query) {
+            return;
+        }
+        let plan = match req.plan {
+            PlanPayload::Full { key, plan } => {
+                if self.plans.len() >= PLAN_CACHE_CAPACITY {
+                    self.plans.clear();
+                }
+                self.plans.insert(key, plan.clone());
+                Some(plan)
+            }
+            PlanPayload::Cached(key) => {
+                let p = self.plans.get(&key).cloned();
+                let counter = if p.is_some() {
+                    &self.counters.fragment_cache_hits
+                } else {
+                    &self.counters.fragment_cache_misses
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+                p
+            }
+        };
+        let Some(plan) = plan else {
+            let resp = StartResponse {
+                query: req.query,
+                fragment: req.fragment,
+                error: None,
+                plan_missing: true,
+            };
+            self.send(from, NetMessage::QueryStartResponse(resp), ctx);
+            return;
+        };
+        let Some(output) = req.output else {
+            let resp = StartResponse {
+                query: req.query,
+                fragment: req.fragment,
+                error: Some("start request without an output".into()),
+                plan_missing: false,
+            };
+            self.send(from, NetMessage::QueryStartResponse(resp), ctx);
+            return;
+        };
+        let spec = FragmentSpec {
+            query: req.query,
+            fragment: req.fragment,
+            initiator: req.initiator,
+            plan,
+            params: Arc::new(req.params),
+            sink: FragmentSink::Exchange(output),
+            inputs: req.inputs,
+            partitions: req.partitions,
+            batch_size: (req.batch_size as usize).clamp(1, 1 << 20),
+            window: (req.window as usize).clamp(1, 1024),
+            protocol: self.protocol,
+            edges: Arc::new(EdgeRegistry::default()),
+        };
+        let addr = FragmentActor::new(spec, self.handle_of(ctx)).start();
+        self.fragments.insert((req.query, req.fragment), addr);
+        if self.protocol == Protocol::Legacy {
+            let resp = StartResponse {
+                query: req.query,
+                fragment: req.fragment,
+                error: None,
+                plan_missing: false,
+            };
+            self.send(from, NetMessage::QueryStartResponse(resp), ctx);
+        }
+    }
+}
+
+impl Actor for NodeActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<Deliver> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Deliver, ctx: &mut Context<Self>) {
+        match codec::decode::<NetMessage>(&msg.bytes) {
+            Ok(m) => self.dispatch(msg.from, m, ctx),
+            Err(e) => {
+                self.counters.decode_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("{}: dropped a malformed message: {e}", self.shared.name);
+            }
+        }
+    }
+}
+
+impl Handler<LocalMessage> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: LocalMessage, ctx: &mut Context<Self>) {
+        self.dispatch(msg.from, msg.msg, ctx);
+    }
+}
+
+impl Handler<RegisterReceiver> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: RegisterReceiver, _ctx: &mut Context<Self>) {
+        let key = (msg.query, msg.exchange);
+        if let Some(waiting) = self.pending.remove(&key) {
+            for (from, batch) in waiting {
+                msg.addr.do_send(RemoteBatch { from, msg: batch });
+            }
+        }
+        self.receivers.insert(key, msg.addr);
+    }
+}
+
+impl Handler<RegisterSender> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: RegisterSender, _ctx: &mut Context<Self>) {
+        self.senders.insert((msg.query, msg.exchange), msg.addr);
+    }
+}
+
+impl Handler<Unregister> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Unregister, _ctx: &mut Context<Self>) {
+        match msg {
+            Unregister::Receiver(q, e) => {
+                self.receivers.remove(&(q, e));
+                self.pending.remove(&(q, e));
+            }
+            Unregister::Sender(q, e) => {
+                self.senders.remove(&(q, e));
+            }
+        }
+    }
+}
+
+impl Handler<FragmentFinished> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: FragmentFinished, _ctx: &mut Context<Self>) {
+        self.fragments.remove(&(msg.query, msg.fragment));
+    }
+}
+
+impl Handler<QueryRegistration> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: QueryRegistration, _ctx: &mut Context<Self>) {
+        match msg {
+            QueryRegistration::Register(q, addr) => {
+                self.queries.insert(q, addr);
+            }
+            QueryRegistration::Unregister(q) => {
+                self.queries.remove(&q);
+                self.mark_closed(q);
+            }
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The actor that runs one push-based kernel (filter, project, join, aggregate, sort, limit).
+
+use super::{FragmentLink, OpFailed, OpStopped};
+use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream};
+use crate::node::LiveGuard;
+use actix::prelude::*;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use weir_operators::kernels::{InputOrder, Operator};
+use weir_operators::Batch;
+
+#[derive(Default)]
+struct Input {
+    upstream: Option<Upstream>,
+    edge: Option<Arc<EdgeStat>>,
+    active: bool,
+    granted: bool,
+    ended: bool,
+    owed: usize,
+}
+
+/// Runs a kernel between its inputs and one output edge.
+pub struct OperatorActor {
+    op: Box<dyn Operator>,
+    inputs: Vec<Input>,
+    order: Vec<usize>,
+    out: Output,
+    queue: VecDeque<Batch>,
+    window: usize,
+    link: FragmentLink,
+    finished: bool,
+    _live: LiveGuard,
+}
+
+impl OperatorActor {
+    /// An actor for `op` with `inputs` input ports, sending to `out`.
+    pub fn new(
+        op: Box<dyn Operator>,
+        inputs: usize,
+        out: Output,
+        window: usize,
+        link: FragmentLink,
+        live: LiveGuard,
+    ) -> Self {
+        let order: Vec<usize> = match op.input_order() {
+            InputOrder::Any => (0..inputs).collect(),
+            InputOrder::Sequential => {
+                let first = op.first_port().min(inputs.saturating_sub(1));
+                std::iter::once(first)
+                    .chain((0..inputs).filter(|&p| p != first))
+                    .collect()
+            }
+        };
+        let mut ins: Vec<Input> = (0..inputs).map(|_| Input::default()).collect();
+        match op.input_order() {
+            InputOrder::Any => ins.iter_mut().for_each(|i| i.active = true),
+            InputOrder::Sequential => {
+                if let Some(&p) = order.first() {
+                    ins[p].active = true;
+                }
+            }
+        }
+        OperatorActor {
+            op,
+            inputs: ins,
+            order,
+            out,
+            queue: VecDeque::new(),
+            window,
+            link,
+            finished: false,
+            _live: live,
+        }
+    }
+
+    fn grant_initial(&mut self, port: usize) {
+        let window = self.window;
+        let input = &mut self.inputs[port];
+        if input.active && !input.granted {
+            if let Some(up) = &input.upstream {
+                input.granted = true;
+                up.credit.do_send(Credit(window));
+            }
+        }
+    }
+
+    fn fail(&mut self, e: weir_operators::Error, ctx: &mut Context<Self>) {
+        self.link.failed.do_send(OpFailed(e));
+        self.cancel_inputs();
+        self.finished = true;
+        ctx.stop();
+    }
+
+    fn cancel_inputs(&mut self) {
+        for input in &mut self.inputs {
+            if !input.ended {
+                input.ended = true;
+                if let Some(up) = &input.upstream {
+                    up.cancel.do_send(Cancel);
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Context<Self>) {
+        while self.out.ready() {
+            match self.queue.pop_front() {
+                Some(b) => self.out.send(b),
+                None => break,
+            }
+        }
+        if self.queue.len() < self.window {
+            for input in &mut self.inputs {
+                if input.owed > 0 && !input.ended {
+                    if let Some(up) = &input.upstream {
+                        up.credit.do_send(Credit(input.owed));
+                    }
+                }
+                input.owed = 0;
+            }
+        }
+        if self.op.is_done() {
+            self.cancel_inputs();
+        }
+        let inputs_done = self.inputs.iter().all(|i| i.ended);
+        if inputs_done && self.queue.is_empty() && !self.finished {
+            self.finished = true;
+            self.out.end();
+            ctx.stop();
+        }
+    }
+}
+
+impl Actor for OperatorActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.out.attach(ctx.address());
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.link.stopped.do_send(OpStopped);
+    }
+}
+
+impl Handler<Attach> for OperatorActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Attach, ctx: &mut Context<Self>) {
+        let Some(input) = self.inputs.get_mut(msg.port) else {
+            return;
+        };
+        input.upstream = Some(msg.upstream);
+        input.edge = Some(msg.edge);
+        if self.finished || input.ended {
+            if let Some(up) = &input.upstream {
+                up.cancel.do_send(Cancel);
+            }
+            return;
+        }
+        self.grant_initial(msg.port);
+        let _ = ctx;
+    }
+}
+
+impl Handler<Push> for OperatorActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Push, ctx: &mut Context<Self>) {
+        let port = msg.port;
+        if port >= self.inputs.len() || self.finished {
+            return;
+        }
+        let mut out = Vec::new();
+        match msg.item {
+            Item::Batch(batch) => {
+                if let Some(e) = &self.inputs[port].edge {
+                    e.dequeued();
+                }
+                if self.inputs[port].ended {
+                    return;
+                }
+                self.inputs[port].owed += 1;
+                if let Err(e) = self.op.push(port, batch, &mut out) {
+                    return self.fail(e, ctx);
+                }
+            }
+            Item::End => {
+                if self.inputs[port].ended {
+                    return;
+                }
+                self.inputs[port].ended = true;
+                if let Err(e) = self.op.finish(port, &mut out) {
+                    return self.fail(e, ctx);
+                }
+                // Sequential inputs: the next one may start.
+                if let Some(pos) = self.order.iter().position(|&p| p == port) {
+                    if let Some(&next) = self.order.get(pos + 1) {
+                        if !self.inputs[next].active {
+                            self.inputs[next].active = true;
+                            self.grant_initial(next);
+                        }
+                    }
+                }
+            }
+        }
+        self.queue
+            .extend(out.into_iter().filter(|b| b.num_rows() > 0));
+        self.flush(ctx);
+    }
+}
+
+impl Handler<Credit> for OperatorActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Credit, ctx: &mut Context<Self>) {
+        self.out.grant(msg.0);
+        self.flush(ctx);
+    }
+}
+
+impl Handler<Cancel> for OperatorActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Cancel, ctx: &mut Context<Self>) {
+        self.finished = true;
+        self.cancel_inputs();
+        ctx.stop();
+    }
+}

@@ -1,0 +1,462 @@
+//! The per-query actor on the initiator: sends the start requests, runs the root fragment
+//! locally, streams result batches to the caller's channel (one per credit the caller gives
+//! back), and ends the query: closes what still runs, reports errors, frees everything.
+
+use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
+use super::node::QueryRegistration;
+use crate::error::Error;
+use crate::flow::{Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream};
+use crate::messages::{
+    CloseMessage, ErrorKind, ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget,
+    PlanPayload, Protocol, QueryId, StartRequest, StartResponse,
+};
+use crate::network::{MessageCounters, MessageStats};
+use crate::node::{LiveGuard, NodeHandle};
+use crate::partition_map::PartitionMap;
+use actix::prelude::*;
+use crossbeam_channel::Sender;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use weir_operators::{Batch, PhysicalPlan, Value};
+use weir_planner::QueryPlan;
+
+/// What a query's caller receives on its channel.
+#[derive(Debug)]
+pub enum StreamItem {
+    /// Result rows.
+    Batch(Batch),
+    /// The query finished; its statistics.
+    Done(QueryStats),
+    /// The query failed.
+    Failed(Error),
+}
+
+/// Statistics of one finished query.
+#[derive(Debug, Clone, Default)]
+pub struct QueryStats {
+    /// Messages that crossed nodes for this query.
+    pub messages: MessageStats,
+    /// `(edge, high-water mark)` of the edges on the initiator.
+    pub edges: Vec<(String, usize)>,
+}
+
+/// Everything a query actor needs.
+pub struct QuerySetup {
+    /// Query id.
+    pub id: QueryId,
+    /// The plan.
+    pub plan: Arc<QueryPlan>,
+    /// Bound parameters.
+    pub params: Arc<Vec<Value>>,
+    /// Nodes running each fragment (indexed like `plan.fragments`).
+    pub instances: Vec<Vec<NodeId>>,
+    /// Partition assignment of each fragment's scans.
+    pub partitions: Vec<Option<PartitionMap>>,
+    /// Cache key of each fragment's encoded plan.
+    pub plan_keys: Vec<u64>,
+    /// Whether each node already holds each fragment's plan (send only the key then).
+    pub cached: Vec<Vec<bool>>,
+    /// Display names of nodes, by id.
+    pub node_names: Arc<Vec<String>>,
+    /// Workflow.
+    pub protocol: Protocol,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// Credit window per edge.
+    pub window: usize,
+    /// Give up after this long.
+    pub timeout: Duration,
+    /// The caller's channel (capacity `window + 1`: a terminal item always fits).
+    pub tx: Sender<StreamItem>,
+    /// This query's message counters.
+    pub counters: Arc<MessageCounters>,
+    /// Edges of the initiator's fragments.
+    pub edges: Arc<EdgeRegistry>,
+}
+
+/// Remote events routed to the query by its node.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum RemoteEvent {
+    /// A start response.
+    Started {
+        /// Responding node.
+        node: NodeId,
+        /// The response.
+        resp: StartResponse,
+    },
+    /// A fragment instance sent its last batch to the initiator.
+    Finished {
+        /// Node of the instance.
+        node: NodeId,
+        /// Fragment.
+        fragment: u32,
+    },
+    /// A fragment reported an error.
+    Error {
+        /// Reporting node.
+        node: NodeId,
+        /// The report.
+        err: ErrorMessage,
+    },
+}
+
+/// The caller consumed a batch: one more may be sent.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct ConsumerCredit;
+
+/// The caller dropped its stream: cancel the query.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct CancelQuery;
+
+#[derive(Debug, PartialEq)]
+enum State {
+    Running,
+    Closing,
+    Done,
+}
+
+/// Drives one query on its initiator.
+pub struct QueryActor {
+    setup: QuerySetup,
+    node: NodeHandle,
+    root: Option<Addr<FragmentActor>>,
+    upstream: Option<Upstream>,
+    finished: HashSet<(u32, NodeId)>,
+    root_feeders: Vec<(u32, NodeId)>,
+    state: State,
+    outcome: Option<Result<(), Error>>,
+    awaiting_replies: usize,
+    _live: LiveGuard,
+}
+
+impl QueryActor {
+    /// A query actor on `node`.
+    pub fn new(setup: QuerySetup, node: NodeHandle) -> Self {
+        let live = LiveGuard::new(&node.shared);
+        let root_id = setup.plan.fragments.first().map_or(0, |f| f.id);
+        let mut root_feeders = Vec::new();
+        for (i, f) in setup.plan.fragments.iter().enumerate() {
+            if f.output.as_ref().is_some_and(|o| o.target == root_id) {
+                for &n in &setup.instances[i] {
+                    root_feeders.push((f.id, n));
+                }
+            }
+        }
+        QueryActor {
+            setup,
+            node,
+            root: None,
+            upstream: None,
+            finished: HashSet::new(),
+            root_feeders,
+            state: State::Running,
+            outcome: None,
+            awaiting_replies: 0,
+            _live: live,
+        }
+    }
+
+    fn index_of(&self, fragment: u32) -> Option<usize> {
+        self.setup
+            .plan
+            .fragments
+            .iter()
+            .position(|f| f.id == fragment)
+    }
+
+    fn inputs_of(&self, plan: &PhysicalPlan) -> Vec<ExchangeInput> {
+        let mut ids = Vec::new();
+        collect_exchanges(plan, &mut ids);
+        ids.into_iter()
+            .map(|exchange| {
+                let mut senders = Vec::new();
+                for (i, f) in self.setup.plan.fragments.iter().enumerate() {
+                    if f.output.as_ref().is_some_and(|o| o.exchange == exchange) {
+                        senders.extend(&self.setup.instances[i]);
+                    }
+                }
+                ExchangeInput { exchange, senders }
+            })
+            .collect()
+    }
+
+    fn start_request(&self, idx: usize, node: NodeId, full: bool) -> Option<StartRequest> {
+        let f = &self.setup.plan.fragments[idx];
+        let out = f.output.as_ref()?;
+        let target_idx = self.index_of(out.target)?;
+        let fragments_on_node = self
+            .setup
+            .instances
+            .iter()
+            .filter(|nodes| nodes.contains(&node))
+            .count() as u32;
+        let plan = if full {
+            PlanPayload::Full {
+                key: self.setup.plan_keys[idx],
+                plan: f.plan.clone(),
+            }
+        } else {
+            PlanPayload::Cached(self.setup.plan_keys[idx])
+        };
+        Some(StartRequest {
+            query: self.setup.id,
+            fragment: f.id,
+            initiator: self.node.id(),
+            plan,
+            params: self.setup.params.as_ref().clone(),
+            output: Some(OutputTarget {
+                exchange: out.exchange,
+                distribution: out.distribution.clone(),
+                targets: self.setup.instances[target_idx].clone(),
+            }),
+            inputs: self.inputs_of(&f.plan),
+            partitions: self.setup.partitions[idx].clone(),
+            fragments_on_node,
+            batch_size: self.setup.batch_size as u32,
+            window: self.setup.window as u32,
+        })
+    }
+
+    fn remote_instances(&self) -> Vec<(u32, NodeId)> {
+        let me = self.node.id();
+        let mut out = Vec::new();
+        for (i, f) in self.setup.plan.fragments.iter().enumerate().skip(1) {
+            for &n in &self.setup.instances[i] {
+                if n != me {
+                    out.push((f.id, n));
+                }
+            }
+        }
+        out
+    }
+
+    fn node_name(&self, id: NodeId) -> String {
+        self.setup
+            .node_names
+            .get(id as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("node-{id}"))
+    }
+
+    /// Ends the query with `outcome`: closes what may still run, then completes.
+    fn finish(&mut self, outcome: Result<(), Error>, natural: bool, ctx: &mut Context<Self>) {
+        if self.state != State::Running {
+            return;
+        }
+        self.outcome = Some(outcome);
+        if let Some(root) = &self.root {
+            root.do_send(CloseFragment);
+        }
+        if let Some(up) = self.upstream.take() {
+            if !natural {
+                up.cancel.do_send(Cancel);
+            }
+        }
+        let to_close: Vec<(u32, NodeId)> = match self.setup.protocol {
+            Protocol::Legacy => self.remote_instances(),
+            Protocol::Lean if natural => Vec::new(),
+            Protocol::Lean => self
+                .remote_instances()
+                .into_iter()
+                .filter(|i| !self.finished.contains(i))
+                .collect(),
+        };
+        for &(fragment, node) in &to_close {
+            self.node.send(
+                node,
+                NetMessage::QueryClose(CloseMessage {
+                    query: self.setup.id,
+                    fragment: Some(fragment),
+                }),
+            );
+        }
+        if self.setup.protocol == Protocol::Legacy && !to_close.is_empty() {
+            self.awaiting_replies = to_close.len();
+            self.state = State::Closing;
+            // Replies from a dead node never come: do not wait for ever.
+            ctx.run_later(Duration::from_secs(5), |act, ctx| act.complete(ctx));
+        } else {
+            self.complete(ctx);
+        }
+    }
+
+    fn complete(&mut self, ctx: &mut Context<Self>) {
+        if self.state == State::Done {
+            return;
+        }
+        self.state = State::Done;
+        let item = match self.outcome.take() {
+            Some(Ok(())) | None => StreamItem::Done(QueryStats {
+                messages: self.setup.counters.snapshot(),
+                edges: self.setup.edges.high_waters(),
+            }),
+            Some(Err(Error::Cancelled)) => {
+                // The caller is gone; nobody reads the channel.
+                ctx.stop();
+                return;
+            }
+            Some(Err(e)) => StreamItem::Failed(e),
+        };
+        let _ = self.setup.tx.try_send(item);
+        ctx.stop();
+    }
+}
+
+fn collect_exchanges(plan: &PhysicalPlan, out: &mut Vec<u32>) {
+    if let PhysicalPlan::Exchange { id, .. } = plan {
+        out.push(*id);
+    }
+    for c in plan.children() {
+        collect_exchanges(c, out);
+    }
+}
+
+impl Actor for QueryActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.node
+            .addr
+            .do_send(QueryRegistration::Register(self.setup.id, ctx.address()));
+        // Remote fragments first, so their rows start flowing at once.
+        for idx in 1..self.setup.plan.fragments.len() {
+            for (k, &node) in self.setup.instances[idx].clone().iter().enumerate() {
+                let full = !self.setup.cached[idx].get(k).copied().unwrap_or(false);
+                if let Some(req) = self.start_request(idx, node, full) {
+                    self.node
+                        .send(node, NetMessage::QueryStartRequest(Box::new(req)));
+                }
+            }
+        }
+        let root = &self.setup.plan.fragments[0];
+        let spec = FragmentSpec {
+            query: self.setup.id,
+            fragment: root.id,
+            initiator: self.node.id(),
+            plan: root.plan.clone(),
+            params: self.setup.params.clone(),
+            sink: FragmentSink::Local(Downstream::of(&ctx.address())),
+            inputs: self.inputs_of(&root.plan),
+            partitions: self.setup.partitions[0].clone(),
+            batch_size: self.setup.batch_size,
+            window: self.setup.window,
+            protocol: self.setup.protocol,
+            edges: self.setup.edges.clone(),
+        };
+        self.root = Some(FragmentActor::new(spec, self.node.clone()).start());
+        let timeout = self.setup.timeout;
+        ctx.run_later(timeout, move |act, ctx| {
+            act.finish(Err(Error::Timeout(timeout)), false, ctx)
+        });
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.node
+            .addr
+            .do_send(QueryRegistration::Unregister(self.setup.id));
+        self.node.network.untrack_query(self.setup.id);
+    }
+}
+
+impl Handler<Attach> for QueryActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Attach, _ctx: &mut Context<Self>) {
+        if self.state != State::Running {
+            msg.upstream.cancel.do_send(Cancel);
+            return;
+        }
+        msg.upstream.credit.do_send(Credit(self.setup.window));
+        self.upstream = Some(msg.upstream);
+    }
+}
+
+impl Handler<Push> for QueryActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Push, ctx: &mut Context<Self>) {
+        if self.state != State::Running {
+            return;
+        }
+        match msg.item {
+            Item::Batch(b) => {
+                // Space is guaranteed: the root never has more than `window` batches
+                // unconsumed, and the channel holds `window + 1`.
+                let _ = self.setup.tx.try_send(StreamItem::Batch(b));
+            }
+            Item::End => {
+                let natural = self.root_feeders.iter().all(|i| self.finished.contains(i));
+                self.finish(Ok(()), natural, ctx);
+            }
+        }
+    }
+}
+
+impl Handler<ConsumerCredit> for QueryActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: ConsumerCredit, _ctx: &mut Context<Self>) {
+        if let Some(up) = &self.upstream {
+            up.credit.do_send(Credit(1));
+        }
+    }
+}
+
+impl Handler<CancelQuery> for QueryActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: CancelQuery, ctx: &mut Context<Self>) {
+        self.finish(Err(Error::Cancelled), false, ctx);
+    }
+}
+
+impl Handler<RemoteEvent> for QueryActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: RemoteEvent, ctx: &mut Context<Self>) {
+        match msg {
+            RemoteEvent::Finished { node, fragment } => {
+                self.finished.insert((fragment, node));
+            }
+            RemoteEvent::Started { node, resp } => {
+                if resp.plan_missing {
+                    if let Some(idx) = self.index_of(resp.fragment) {
+                        if let Some(req) = self.start_request(idx, node, true) {
+                            self.node
+                                .send(node, NetMessage::QueryStartRequest(Box::new(req)));
+                        }
+                    }
+                } else if let Some(message) = resp.error {
+                    let node = self.node_name(node);
+                    self.finish(Err(Error::Execution { node, message }), false, ctx);
+                }
+            }
+            RemoteEvent::Error { node, err } => {
+                if self.state == State::Closing && err.kind == ErrorKind::Cancelled {
+                    self.awaiting_replies = self.awaiting_replies.saturating_sub(1);
+                    if self.awaiting_replies == 0 {
+                        self.complete(ctx);
+                    }
+                    return;
+                }
+                if err.kind == ErrorKind::Cancelled {
+                    return;
+                }
+                let name = self.node_name(node);
+                let e = match err.kind {
+                    ErrorKind::Killed => Error::Killed(name),
+                    ErrorKind::OutOfMemory => Error::OutOfMemory(name),
+                    _ => Error::Execution {
+                        node: name,
+                        message: err.message,
+                    },
+                };
+                self.finish(Err(e), false, ctx);
+            }
+        }
+    }
+}

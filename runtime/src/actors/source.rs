@@ -1,0 +1,97 @@
+//! The actor at the leaves of a fragment that reads stored partitions (or constant rows) and
+//! produces batches as its consumer grants credits.
+
+use super::{FragmentLink, OpFailed, OpStopped};
+use crate::flow::{Cancel, Credit, Output};
+use crate::node::LiveGuard;
+use actix::prelude::*;
+use std::collections::VecDeque;
+use weir_operators::kernels::ScanSource;
+use weir_operators::Batch;
+
+/// Where a source's batches come from.
+pub enum SourceKind {
+    /// A (filtered, projected) scan of stored chunks.
+    Scan(ScanSource),
+    /// Batches computed up front (index lookups, constant rows).
+    Batches(VecDeque<Batch>),
+}
+
+/// Produces batches from a [`SourceKind`], one per credit.
+pub struct SourceActor {
+    source: SourceKind,
+    out: Output,
+    link: FragmentLink,
+    done: bool,
+    _live: LiveGuard,
+}
+
+impl SourceActor {
+    /// A source sending to `out`.
+    pub fn new(source: SourceKind, out: Output, link: FragmentLink, live: LiveGuard) -> Self {
+        SourceActor {
+            source,
+            out,
+            link,
+            done: false,
+            _live: live,
+        }
+    }
+
+    fn next(&mut self) -> weir_operators::Result<Option<Batch>> {
+        match &mut self.source {
+            SourceKind::Scan(s) => s.next_batch(),
+            SourceKind::Batches(q) => Ok(q.pop_front()),
+        }
+    }
+
+    fn produce(&mut self, ctx: &mut Context<Self>) {
+        while self.out.ready() && !self.done {
+            match self.next() {
+                Ok(Some(b)) if b.num_rows() == 0 => continue,
+                Ok(Some(b)) => self.out.send(b),
+                Ok(None) => {
+                    self.done = true;
+                    self.out.end();
+                    ctx.stop();
+                }
+                Err(e) => {
+                    self.done = true;
+                    self.link.failed.do_send(OpFailed(e));
+                    ctx.stop();
+                }
+            }
+        }
+    }
+}
+
+impl Actor for SourceActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Tell the consumer who feeds it; it answers with credits.
+        self.out.attach(ctx.address());
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.link.stopped.do_send(OpStopped);
+    }
+}
+
+impl Handler<Credit> for SourceActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Credit, ctx: &mut Context<Self>) {
+        self.out.grant(msg.0);
+        self.produce(ctx);
+    }
+}
+
+impl Handler<Cancel> for SourceActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Cancel, ctx: &mut Context<Self>) {
+        self.done = true;
+        ctx.stop();
+    }
+}

@@ -1,0 +1,759 @@
+//! The client API: build a cluster of nodes simulated in one process, run SQL on it, look at
+//! its statistics, and shut it down.
+
+use crate::actors::node::{NodeActor, NodeCounters};
+use crate::actors::query::{QueryActor, QuerySetup, StreamItem};
+use crate::error::{Error, Result};
+use crate::flow::EdgeRegistry;
+use crate::memory::{NodePool, DEFAULT_NODE_MEMORY};
+use crate::messages::{NodeId, Protocol};
+use crate::network::{MessageStats, Network};
+use crate::node::{NodeHandle, NodeShared, NodeStorage};
+use crate::placement::{self, ClusterView};
+use crate::result::{QueryResult, QueryStream};
+use actix::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use weir_operators::storage::{partition_rows, PartitionData};
+use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
+use weir_planner::{CachedStatement, Catalog, PlanCache, QueryPlan, Statement};
+
+/// Configures and starts a [`Cluster`].
+#[derive(Debug, Clone)]
+pub struct ClusterBuilder {
+    nodes: usize,
+    partitions: u32,
+    batch_size: usize,
+    window: usize,
+    protocol: Protocol,
+    node_memory: usize,
+    query_timeout: Duration,
+    plan_cache: usize,
+}
+
+impl Default for ClusterBuilder {
+    fn default() -> Self {
+        ClusterBuilder {
+            nodes: 3,
+            partitions: 1024,
+            batch_size: weir_operators::DEFAULT_BATCH_SIZE,
+            window: 4,
+            protocol: Protocol::Lean,
+            node_memory: DEFAULT_NODE_MEMORY,
+            query_timeout: Duration::from_secs(30),
+            plan_cache: 1024,
+        }
+    }
+}
+
+impl ClusterBuilder {
+    /// Number of data nodes (default 3). A client node that holds no data is always added.
+    pub fn nodes(mut self, n: usize) -> Self {
+        self.nodes = n.max(1);
+        self
+    }
+
+    /// Partitions per table (default 1024).
+    pub fn partitions(mut self, p: u32) -> Self {
+        self.partitions = p.max(1);
+        self
+    }
+
+    /// Rows per batch (default 1024).
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = rows.max(1);
+        self
+    }
+
+    /// Credit window: batches a producer may have unconsumed on an edge (default 4).
+    pub fn window(mut self, batches: usize) -> Self {
+        self.window = batches.max(1);
+        self
+    }
+
+    /// Message workflow (default [`Protocol::Lean`]).
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// Memory budget of each node in bytes (default 512 MiB).
+    pub fn node_memory(mut self, bytes: usize) -> Self {
+        self.node_memory = bytes;
+        self
+    }
+
+    /// A query that has not finished after this long fails (default 30 s).
+    pub fn query_timeout(mut self, timeout: Duration) -> Self {
+        self.query_timeout = timeout;
+        self
+    }
+
+    /// Plans kept in the plan cache (default 1024).
+    pub fn plan_cache(mut self, entries: usize) -> Self {
+        self.plan_cache = entries;
+        self
+    }
+
+    /// Starts the actor system on background threads and the nodes on it.
+    pub fn build(self) -> Result<Cluster> {
+        Cluster::start(self)
+    }
+}
+
+/// One node's figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Display name.
+    pub name: String,
+    /// Whether it stores data (the client node does not).
+    pub is_data: bool,
+    /// Whether it is up.
+    pub up: bool,
+    /// Actors alive on it.
+    pub live_actors: usize,
+    /// Bytes accounted now.
+    pub memory_reserved: usize,
+    /// Most bytes accounted at once.
+    pub memory_peak: usize,
+    /// Budget.
+    pub memory_budget: usize,
+    /// Rows stored.
+    pub rows_stored: usize,
+    /// Messages that failed to decode.
+    pub decode_errors: u64,
+    /// Start requests served from the node's fragment cache.
+    pub fragment_cache_hits: u64,
+    /// Start requests that named a fragment the node did not hold.
+    pub fragment_cache_misses: u64,
+}
+
+/// A snapshot of the cluster's figures.
+#[derive(Debug, Clone)]
+pub struct ClusterStats {
+    /// Per node (data nodes first, then the client).
+    pub nodes: Vec<NodeStats>,
+    /// Messages that crossed nodes since the start.
+    pub messages: MessageStats,
+    /// Plan cache hits.
+    pub plan_cache_hits: u64,
+    /// Plan cache misses.
+    pub plan_cache_misses: u64,
+    /// Statements parsed.
+    pub parses: u64,
+    /// Queries started.
+    pub queries_started: u64,
+    /// Highest edge high-water mark seen in any finished query.
+    pub max_edge_high_water: usize,
+}
+
+impl ClusterStats {
+    /// Live actors over all nodes.
+    pub fn live_actors(&self) -> usize {
+        self.nodes.iter().map(|n| n.live_actors).sum()
+    }
+
+    /// Accounted bytes over all nodes.
+    pub fn memory_reserved(&self) -> usize {
+        self.nodes.iter().map(|n| n.memory_reserved).sum()
+    }
+}
+
+struct Inner {
+    config: ClusterBuilder,
+    nodes: Vec<Arc<NodeShared>>,
+    addrs: Vec<Addr<NodeActor>>,
+    counters: Vec<Arc<NodeCounters>>,
+    arbiters: Vec<ArbiterHandle>,
+    names: Arc<Vec<String>>,
+    network: Arc<Network>,
+    catalog: RwLock<Catalog>,
+    plans: PlanCache,
+    next_query: AtomicU64,
+    owners: Mutex<HashMap<u32, Arc<Vec<NodeId>>>>,
+    known_plans: Mutex<HashSet<(NodeId, u64)>>,
+    max_high_water: AtomicUsize,
+    down: AtomicBool,
+}
+
+/// A cluster of data nodes plus one client node, simulated in this process.
+///
+/// ```
+/// use weir_runtime::Cluster;
+/// let cluster = Cluster::builder().nodes(3).partitions(64).build().unwrap();
+/// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)").unwrap();
+/// cluster.execute("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)").unwrap();
+/// let r = cluster.query("SELECT SUM(x) FROM t WHERE id >= ?", &[2.into()]).unwrap();
+/// assert_eq!(r.rows(), vec![vec![50.into()]]);
+/// cluster.shutdown();
+/// ```
+pub struct Cluster {
+    inner: Arc<Inner>,
+    system: Option<(actix::System, JoinHandle<()>)>,
+}
+
+impl Cluster {
+    /// A builder with defaults: 3 data nodes, 1024 partitions, Lean protocol.
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder::default()
+    }
+
+    fn start(config: ClusterBuilder) -> Result<Cluster> {
+        let total = config.nodes + 1;
+        let names: Vec<String> = (0..config.nodes)
+            .map(|i| format!("node-{i}"))
+            .chain(std::iter::once("client".to_string()))
+            .collect();
+        let nodes: Vec<Arc<NodeShared>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                Arc::new(NodeShared {
+                    id: i as NodeId,
+                    name: name.clone(),
+                    is_data: i < config.nodes,
+                    storage: RwLock::new(NodeStorage::default()),
+                    pool: NodePool::new(name.clone(), config.node_memory),
+                    live_actors: AtomicUsize::new(0),
+                    up: AtomicBool::new(true),
+                })
+            })
+            .collect();
+        let counters: Vec<Arc<NodeCounters>> = (0..total)
+            .map(|_| Arc::new(NodeCounters::default()))
+            .collect();
+        let network = Network::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = {
+            let nodes = nodes.clone();
+            let counters = counters.clone();
+            let network = network.clone();
+            let protocol = config.protocol;
+            std::thread::Builder::new()
+                .name("weir-system".into())
+                .spawn(move || {
+                    let sys = actix::System::new();
+                    sys.block_on(async move {
+                        let mut arbiters = Vec::new();
+                        let mut addrs = Vec::new();
+                        for (node, counters) in nodes.into_iter().zip(counters) {
+                            let arbiter = Arbiter::new();
+                            let net = network.clone();
+                            let addr = NodeActor::start_in_arbiter(&arbiter.handle(), move |_| {
+                                NodeActor::new(node, net, protocol, counters)
+                            });
+                            arbiters.push(arbiter.handle());
+                            addrs.push(addr);
+                        }
+                        let _ = tx.send((actix::System::current(), arbiters, addrs));
+                    });
+                    let _ = sys.run();
+                })
+                .map_err(|e| Error::Invalid(format!("cannot start the actor system: {e}")))?
+        };
+        let (system, arbiters, addrs) = rx
+            .recv()
+            .map_err(|_| Error::Invalid("the actor system failed to start".into()))?;
+        for (i, addr) in addrs.iter().enumerate() {
+            network.attach(i as NodeId, Some(addr.clone().recipient()));
+        }
+        let plans = PlanCache::new(config.plan_cache);
+        let cluster = Cluster {
+            inner: Arc::new(Inner {
+                config,
+                nodes,
+                addrs,
+                counters,
+                arbiters,
+                names: Arc::new(names),
+                network,
+                catalog: RwLock::new(Catalog::new()),
+                plans,
+                next_query: AtomicU64::new(1),
+                owners: Mutex::new(HashMap::new()),
+                known_plans: Mutex::new(HashSet::new()),
+                max_high_water: AtomicUsize::new(0),
+                down: AtomicBool::new(false),
+            }),
+            system: Some((system, thread)),
+        };
+        // Wait until every node actor runs, so the baseline is stable.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while cluster.stats().live_actors() < total && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(cluster)
+    }
+
+    /// Number of data nodes.
+    pub fn data_nodes(&self) -> usize {
+        self.inner.config.nodes
+    }
+
+    /// The configuration the cluster was built with.
+    pub fn config(&self) -> &ClusterBuilder {
+        &self.inner.config
+    }
+
+    /// Live actors when no query runs: one node actor per node.
+    pub fn baseline_actors(&self) -> usize {
+        self.inner.nodes.len()
+    }
+
+    fn client(&self) -> NodeId {
+        self.inner.config.nodes as NodeId
+    }
+
+    fn owners(&self, partitions: u32) -> Arc<Vec<NodeId>> {
+        let mut cache = self.inner.owners.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry(partitions)
+            .or_insert_with(|| {
+                Arc::new(placement::owners(
+                    partitions,
+                    self.inner.config.nodes as u32,
+                ))
+            })
+            .clone()
+    }
+
+    fn check_up(&self) -> Result<()> {
+        if self.inner.down.load(Ordering::SeqCst) {
+            Err(Error::Shutdown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`, or a
+    /// query. Returns rows inserted, or rows returned by a query; 0 for DDL.
+    pub fn execute(&self, sql: &str) -> Result<u64> {
+        self.execute_with(sql, &[])
+    }
+
+    /// [`Cluster::execute`] with parameters.
+    pub fn execute_with(&self, sql: &str, params: &[Value]) -> Result<u64> {
+        self.check_up()?;
+        let stmt = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            self.inner
+                .plans
+                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
+        };
+        match stmt {
+            CachedStatement::Query(plan) => {
+                let r = self.run(plan, params)?.collect_all()?;
+                Ok(r.num_rows() as u64)
+            }
+            CachedStatement::Explain(_) => Ok(0),
+            CachedStatement::Other(s) => self.apply(s),
+        }
+    }
+
+    fn apply(&self, stmt: Statement) -> Result<u64> {
+        match stmt {
+            Statement::CreateTable(def) => {
+                let mut catalog = self
+                    .inner
+                    .catalog
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                catalog.add_table(def)?;
+                Ok(0)
+            }
+            Statement::CreateIndex {
+                name,
+                table,
+                column,
+            } => {
+                let mut catalog = self
+                    .inner
+                    .catalog
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                catalog.add_index(&table, weir_planner::IndexDef { name, column })?;
+                for node in &self.inner.nodes {
+                    let mut storage = node.storage.write().unwrap_or_else(|e| e.into_inner());
+                    if let Some(parts) = storage.tables.get_mut(&table.to_lowercase()) {
+                        for part in parts.values_mut() {
+                            part.add_index(column);
+                        }
+                    }
+                }
+                Ok(0)
+            }
+            Statement::DropTable { name, if_exists } => {
+                let mut catalog = self
+                    .inner
+                    .catalog
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                match catalog.drop_table(&name) {
+                    Ok(def) => {
+                        for node in &self.inner.nodes {
+                            let mut storage =
+                                node.storage.write().unwrap_or_else(|e| e.into_inner());
+                            storage.tables.remove(&def.name.to_lowercase());
+                        }
+                        Ok(0)
+                    }
+                    Err(_) if if_exists => Ok(0),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Statement::Insert { table, batch } => self.load(&table, batch).map(|n| n as u64),
+            Statement::Query(_) | Statement::Explain(_) => {
+                Err(Error::Invalid("queries are run with query()".into()))
+            }
+        }
+    }
+
+    /// Bulk-loads rows into `table`. The batch must have the table's column types, in order.
+    /// All or nothing: a NULL or duplicate primary key rejects the whole batch.
+    pub fn load(&self, table: &str, batch: Batch) -> Result<usize> {
+        self.check_up()?;
+        let mut catalog = self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let def = catalog
+            .table(table)
+            .cloned()
+            .ok_or_else(|| Error::Plan(weir_planner::PlanError::UnknownTable(table.into())))?;
+        if batch.types() != def.schema.types() {
+            return Err(Error::Invalid(format!(
+                "rows for '{}' must have types {:?}, got {:?}",
+                def.name,
+                def.schema.types(),
+                batch.types()
+            )));
+        }
+        let rows = batch.num_rows();
+        let mut parts_of_row = Vec::with_capacity(rows);
+        partition_rows(
+            batch.column(def.primary_key),
+            def.partitions,
+            &mut parts_of_row,
+        );
+        let mut by_partition: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (row, p) in parts_of_row.iter().enumerate() {
+            by_partition.entry(*p).or_default().push(row as u32);
+        }
+        let owners = self.owners(def.partitions);
+        let mut per_node: Vec<Vec<(u32, Batch)>> = vec![Vec::new(); self.inner.config.nodes];
+        for (p, idx) in by_partition {
+            per_node[owners[p as usize] as usize].push((p, batch.take(&idx)));
+        }
+        let key = def.name.to_lowercase();
+        let indexed: Vec<usize> = def.indexes.iter().map(|i| i.column).collect();
+        let mut guards: Vec<_> = self
+            .inner
+            .nodes
+            .iter()
+            .take(self.inner.config.nodes)
+            .map(|n| n.storage.write().unwrap_or_else(|e| e.into_inner()))
+            .collect();
+        // Validate everything first, then insert: all or nothing.
+        for (node, parts) in per_node.iter().enumerate() {
+            for (p, b) in parts {
+                if let Some(existing) = guards[node].tables.get(&key).and_then(|t| t.get(p)) {
+                    existing
+                        .check_insert(b)
+                        .map_err(|e| Error::Invalid(e.to_string()))?;
+                } else {
+                    PartitionData::new(def.schema.clone(), def.primary_key, &indexed)
+                        .check_insert(b)
+                        .map_err(|e| Error::Invalid(e.to_string()))?;
+                }
+            }
+        }
+        for (node, parts) in per_node.into_iter().enumerate() {
+            let table = guards[node].tables.entry(key.clone()).or_default();
+            for (p, b) in parts {
+                table
+                    .entry(p)
+                    .or_insert_with(|| {
+                        PartitionData::new(def.schema.clone(), def.primary_key, &indexed)
+                    })
+                    .insert(&b)
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+            }
+        }
+        drop(guards);
+        let before = catalog.row_count(&def.name);
+        catalog.set_row_count(&def.name, before + rows as u64);
+        Ok(rows)
+    }
+
+    /// Runs a query and returns all of its rows.
+    pub fn query(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
+        let result = self.query_stream(sql, params)?.collect_all()?;
+        let hw = result.stats.edges.iter().map(|e| e.1).max().unwrap_or(0);
+        self.inner.max_high_water.fetch_max(hw, Ordering::Relaxed);
+        Ok(result)
+    }
+
+    /// Starts a query and returns its batches as they come. The consumer's pace holds the
+    /// producers back; dropping the stream cancels the query.
+    pub fn query_stream(&self, sql: &str, params: &[Value]) -> Result<QueryStream> {
+        self.check_up()?;
+        let stmt = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            self.inner
+                .plans
+                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
+        };
+        match stmt {
+            CachedStatement::Query(plan) => self.run(plan, params),
+            CachedStatement::Explain(plan) => {
+                let text = self.explain_plan(&plan, params);
+                let lines: Vec<Vec<Value>> = text
+                    .lines()
+                    .map(|l| vec![Value::Str(l.to_string())])
+                    .collect();
+                let batch = Batch::from_rows(&[DataType::Utf8], &lines)
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let (tx, rx) = crossbeam_channel::bounded(2);
+                let _ = tx.send(StreamItem::Batch(batch));
+                let _ = tx.send(StreamItem::Done(Default::default()));
+                Ok(QueryStream {
+                    rx,
+                    query: None,
+                    schema: Schema::new(vec![Field::new("plan", DataType::Utf8)]),
+                    finished: false,
+                    stats: None,
+                })
+            }
+            CachedStatement::Other(s) => {
+                let n = self.apply(s)?;
+                let batch = Batch::try_new(vec![Column::from_i64(vec![n as i64])])
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let (tx, rx) = crossbeam_channel::bounded(2);
+                let _ = tx.send(StreamItem::Batch(batch));
+                let _ = tx.send(StreamItem::Done(Default::default()));
+                Ok(QueryStream {
+                    rx,
+                    query: None,
+                    schema: Schema::new(vec![Field::new("rows", DataType::Int64)]),
+                    finished: false,
+                    stats: None,
+                })
+            }
+        }
+    }
+
+    /// The plan of a query, with the nodes each fragment would run on.
+    pub fn explain(&self, sql: &str, params: &[Value]) -> Result<String> {
+        let stmt = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            self.inner
+                .plans
+                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
+        };
+        match stmt {
+            CachedStatement::Query(plan) | CachedStatement::Explain(plan) => {
+                Ok(self.explain_plan(&plan, params))
+            }
+            CachedStatement::Other(_) => {
+                Err(Error::Invalid("only queries can be explained".into()))
+            }
+        }
+    }
+
+    fn explain_plan(&self, plan: &QueryPlan, params: &[Value]) -> String {
+        let schedule = self.schedule(plan, params).ok();
+        let names = self.inner.names.clone();
+        plan.explain(&|f| {
+            let idx = plan.fragments.iter().position(|x| x.id == f.id);
+            match (&schedule, idx) {
+                (Some(s), Some(i)) => s.instances[i]
+                    .iter()
+                    .map(|&n| names[n as usize].clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                _ => "?".into(),
+            }
+        })
+    }
+
+    fn schedule(&self, plan: &QueryPlan, params: &[Value]) -> Result<placement::Schedule> {
+        let live: Vec<bool> = self
+            .inner
+            .nodes
+            .iter()
+            .take(self.inner.config.nodes)
+            .map(|n| n.up.load(Ordering::SeqCst))
+            .collect();
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let owners = |p: u32| self.owners(p).as_ref().clone();
+        let table_partitions = |t: &str| catalog.table(t).map(|d| d.partitions);
+        let view = ClusterView {
+            client: self.client(),
+            live: &live,
+            names: &self.inner.names,
+            owners: &owners,
+            table_partitions: &table_partitions,
+        };
+        placement::schedule(plan, params, &view)
+    }
+
+    fn run(&self, plan: Arc<QueryPlan>, params: &[Value]) -> Result<QueryStream> {
+        let schedule = self.schedule(&plan, params)?;
+        let id = self.inner.next_query.fetch_add(1, Ordering::Relaxed);
+        let plan_keys: Vec<u64> = plan
+            .fragments
+            .iter()
+            .map(|f| {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                (Arc::as_ptr(&plan) as usize).hash(&mut h);
+                f.id.hash(&mut h);
+                h.finish()
+            })
+            .collect();
+        let cached: Vec<Vec<bool>> = {
+            let mut known = self
+                .inner
+                .known_plans
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            schedule
+                .instances
+                .iter()
+                .zip(&plan_keys)
+                .map(|(nodes, key)| nodes.iter().map(|&n| !known.insert((n, *key))).collect())
+                .collect()
+        };
+        let window = self.inner.config.window;
+        let (tx, rx) = crossbeam_channel::bounded(window + 1);
+        let counters = self.inner.network.track_query(id);
+        let client = self.client();
+        let handle = NodeHandle {
+            shared: self.inner.nodes[client as usize].clone(),
+            addr: self.inner.addrs[client as usize].clone(),
+            network: self.inner.network.clone(),
+        };
+        let setup = QuerySetup {
+            id,
+            plan: plan.clone(),
+            params: Arc::new(params.to_vec()),
+            instances: schedule.instances,
+            partitions: schedule.partitions,
+            plan_keys,
+            cached,
+            node_names: self.inner.names.clone(),
+            protocol: self.inner.config.protocol,
+            batch_size: self.inner.config.batch_size,
+            window,
+            timeout: self.inner.config.query_timeout,
+            tx,
+            counters,
+            edges: Arc::new(EdgeRegistry::default()),
+        };
+        let addr = QueryActor::start_in_arbiter(&self.inner.arbiters[client as usize], move |_| {
+            QueryActor::new(setup, handle)
+        });
+        Ok(QueryStream {
+            rx,
+            query: Some(addr),
+            schema: plan.output_schema.clone(),
+            finished: false,
+            stats: None,
+        })
+    }
+
+    /// A snapshot of the cluster's figures.
+    pub fn stats(&self) -> ClusterStats {
+        let nodes = self
+            .inner
+            .nodes
+            .iter()
+            .zip(&self.inner.counters)
+            .map(|(n, c)| NodeStats {
+                name: n.name.clone(),
+                is_data: n.is_data,
+                up: n.up.load(Ordering::SeqCst),
+                live_actors: n.live(),
+                memory_reserved: n.pool.used(),
+                memory_peak: n.pool.peak(),
+                memory_budget: n.pool.budget(),
+                rows_stored: n
+                    .storage
+                    .read()
+                    .map(|s| {
+                        s.tables
+                            .values()
+                            .flat_map(|t| t.values())
+                            .map(PartitionData::num_rows)
+                            .sum()
+                    })
+                    .unwrap_or(0),
+                decode_errors: c.decode_errors.load(Ordering::Relaxed),
+                fragment_cache_hits: c.fragment_cache_hits.load(Ordering::Relaxed),
+                fragment_cache_misses: c.fragment_cache_misses.load(Ordering::Relaxed),
+            })
+            .collect();
+        ClusterStats {
+            nodes,
+            messages: self.inner.network.totals(),
+            plan_cache_hits: self.inner.plans.hits(),
+            plan_cache_misses: self.inner.plans.misses(),
+            parses: self.inner.plans.parses(),
+            queries_started: self.inner.next_query.load(Ordering::Relaxed) - 1,
+            max_edge_high_water: self.inner.max_high_water.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Waits until no query's actors are alive and no memory is accounted, or `timeout`
+    /// passes. Returns whether the cluster became idle.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let s = self.stats();
+            if s.live_actors() == self.baseline_actors() && s.memory_reserved() == 0 {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// The catalog's table definitions.
+    pub fn tables(&self) -> Vec<weir_planner::TableDef> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        catalog.tables().cloned().collect()
+    }
+
+    /// The simulated network (for fault tests and message statistics).
+    pub fn network(&self) -> Arc<Network> {
+        self.inner.network.clone()
+    }
+
+    /// Stops every actor and the actor system. Also done on drop.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        self.inner.down.store(true, Ordering::SeqCst);
+        if let Some((system, thread)) = self.system.take() {
+            for a in &self.inner.arbiters {
+                a.stop();
+            }
+            system.stop();
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

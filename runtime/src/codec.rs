@@ -1,0 +1,50 @@
+//! The one place where messages are turned into bytes and back (bincode 2 through serde).
+//!
+//! Decoding is bounded: a forged length cannot make the decoder allocate more than
+//! [`MAX_MESSAGE_BYTES`].
+
+use crate::error::{Error, Result};
+use serde::{de::DeserializeOwned, Serialize};
+
+/// Largest message the decoder accepts.
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
+
+fn config() -> impl bincode::config::Config {
+    bincode::config::standard().with_limit::<MAX_MESSAGE_BYTES>()
+}
+
+/// Encodes a value.
+pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(value, config()).map_err(|e| Error::Codec(e.to_string()))
+}
+
+/// Decodes a value, rejecting trailing bytes and oversized lengths.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
+    let (value, read) = bincode::serde::decode_from_slice(bytes, config())
+        .map_err(|e| Error::Codec(e.to_string()))?;
+    if read != bytes.len() {
+        return Err(Error::Codec(format!(
+            "{} trailing bytes after message",
+            bytes.len() - read
+        )));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_rejects_garbage() {
+        let v: Vec<(u32, String)> = vec![(1, "a".into()), (2, "bc".into())];
+        let bytes = encode(&v).unwrap();
+        assert_eq!(decode::<Vec<(u32, String)>>(&bytes).unwrap(), v);
+        // A forged huge length must be refused, not allocated.
+        let forged = [0xFCu8, 0xFF, 0xFF, 0xFF, 0x7F];
+        assert!(decode::<Vec<u8>>(&forged).is_err());
+        let mut trailing = bytes.clone();
+        trailing.push(0);
+        assert!(decode::<Vec<(u32, String)>>(&trailing).is_err());
+    }
+}

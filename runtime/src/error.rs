@@ -1,0 +1,77 @@
+//! Errors returned to users of the runtime.
+
+use thiserror::Error;
+
+/// Result alias for the runtime.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong with a statement.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum Error {
+    /// The SQL could not be planned (syntax, unknown names, unsupported constructs, parameters).
+    #[error(transparent)]
+    Plan(#[from] weir_planner::PlanError),
+    /// A kernel failed while executing (type, arithmetic, cast, memory).
+    #[error("execution failed on {node}: {message}")]
+    Execution {
+        /// Node that failed, e.g. `node-1`.
+        node: String,
+        /// What the kernel reported.
+        message: String,
+    },
+    /// A node the query needed is down.
+    #[error("{0} is down")]
+    NodeDown(String),
+    /// A node ran out of memory while running this query.
+    #[error("{0} ran out of memory")]
+    OutOfMemory(String),
+    /// The memory circuit breaker kept refusing the query.
+    #[error("memory circuit breaker open on {node}: query rejected after {attempts} attempts")]
+    BreakerOpen {
+        /// Node whose breaker was open.
+        node: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The query was killed by the memory circuit breaker.
+    #[error("query killed by memory circuit breaker on {0}")]
+    Killed(String),
+    /// Too many queries are waiting for admission.
+    #[error("overloaded: {0}")]
+    Overloaded(String),
+    /// The query was cancelled by its caller.
+    #[error("query cancelled")]
+    Cancelled,
+    /// The query did not finish in time.
+    #[error("query timed out after {0:?}")]
+    Timeout(std::time::Duration),
+    /// A message could not be encoded or decoded.
+    #[error("malformed message: {0}")]
+    Codec(String),
+    /// A statement was valid SQL but cannot be carried out (duplicate key, table exists, ...).
+    #[error("{0}")]
+    Invalid(String),
+    /// The cluster was shut down.
+    #[error("cluster is shut down")]
+    Shutdown,
+}
+
+impl Error {
+    /// A short machine-readable kind, used in stats and bench outputs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Plan(_) => "plan",
+            Error::Execution { .. } => "execution",
+            Error::NodeDown(_) => "node_down",
+            Error::OutOfMemory(_) => "out_of_memory",
+            Error::BreakerOpen { .. } => "breaker_open",
+            Error::Killed(_) => "killed",
+            Error::Overloaded(_) => "overloaded",
+            Error::Cancelled => "cancelled",
+            Error::Timeout(_) => "timeout",
+            Error::Codec(_) => "codec",
+            Error::Invalid(_) => "invalid",
+            Error::Shutdown => "shutdown",
+        }
+    }
+}

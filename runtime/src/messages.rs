@@ -1,0 +1,250 @@
+//! The closed set of messages that travel between nodes, and their payloads.
+//!
+//! Every one of them is serialized with bincode when it crosses nodes (see [`crate::network`]).
+
+use crate::partition_map::PartitionMap;
+use serde::{Deserialize, Serialize};
+use weir_operators::{Batch, PhysicalPlan, Value};
+use weir_planner::Distribution;
+
+/// A node's index in the cluster (data nodes first, the client node last).
+pub type NodeId = u32;
+/// A query's cluster-wide id.
+pub type QueryId = u64;
+
+/// Which message workflow a cluster uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Protocol {
+    /// Two messages for a one-batch remote fragment: start request and last batch.
+    #[default]
+    Lean,
+    /// The older six-message workflow: start response, ack for every batch, close and error
+    /// reply for every remote fragment. Kept for comparison.
+    Legacy,
+}
+
+/// The kinds of inter-node messages, for counting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MessageKind {
+    /// [`NetMessage::QueryStartRequest`].
+    QueryStartRequest,
+    /// [`NetMessage::QueryStartResponse`].
+    QueryStartResponse,
+    /// [`NetMessage::QueryBatch`].
+    QueryBatch,
+    /// [`NetMessage::QueryBatchAck`].
+    QueryBatchAck,
+    /// [`NetMessage::QueryClose`].
+    QueryClose,
+    /// [`NetMessage::QueryError`].
+    QueryError,
+}
+
+impl MessageKind {
+    /// All kinds, in protocol order.
+    pub const ALL: [MessageKind; 6] = [
+        MessageKind::QueryStartRequest,
+        MessageKind::QueryStartResponse,
+        MessageKind::QueryBatch,
+        MessageKind::QueryBatchAck,
+        MessageKind::QueryClose,
+        MessageKind::QueryError,
+    ];
+
+    /// The message type's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageKind::QueryStartRequest => "QueryStartRequest",
+            MessageKind::QueryStartResponse => "QueryStartResponse",
+            MessageKind::QueryBatch => "QueryBatch",
+            MessageKind::QueryBatchAck => "QueryBatchAck",
+            MessageKind::QueryClose => "QueryClose",
+            MessageKind::QueryError => "QueryError",
+        }
+    }
+}
+
+/// Where a fragment instance sends its output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputTarget {
+    /// Exchange id.
+    pub exchange: u32,
+    /// How rows are spread over the targets.
+    pub distribution: Distribution,
+    /// Nodes running the receiving fragment's instances.
+    pub targets: Vec<NodeId>,
+}
+
+/// An exchange a fragment instance receives from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExchangeInput {
+    /// Exchange id.
+    pub exchange: u32,
+    /// Nodes whose instances send to this one.
+    pub senders: Vec<NodeId>,
+}
+
+/// The fragment's plan, in full or as a key the node has cached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum PlanPayload {
+    /// The whole operator tree, with its cache key.
+    Full {
+        /// Hash of the encoded plan.
+        key: u64,
+        /// The plan.
+        plan: PhysicalPlan,
+    },
+    /// Only the key of a plan the node already holds.
+    Cached(u64),
+}
+
+/// Initiator → node: start one fragment instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartRequest {
+    /// Query.
+    pub query: QueryId,
+    /// Fragment id within the query.
+    pub fragment: u32,
+    /// Node that started the query.
+    pub initiator: NodeId,
+    /// The plan.
+    pub plan: PlanPayload,
+    /// Bound parameters.
+    pub params: Vec<Value>,
+    /// Where the output goes (`None` never happens for remote fragments).
+    pub output: Option<OutputTarget>,
+    /// Exchanges this instance receives from.
+    pub inputs: Vec<ExchangeInput>,
+    /// Partition assignment for the fragment's table scans: which node reads which partition.
+    pub partitions: Option<PartitionMap>,
+    /// How many fragment instances of this query the node runs in all.
+    pub fragments_on_node: u32,
+    /// Rows per batch.
+    pub batch_size: u32,
+    /// Credit window per exchange channel.
+    pub window: u32,
+}
+
+/// Node → initiator: a fragment instance started, or failed to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartResponse {
+    /// Query.
+    pub query: QueryId,
+    /// Fragment.
+    pub fragment: u32,
+    /// `Some(message)` when the start failed.
+    pub error: Option<String>,
+    /// The node did not hold the cached plan named by the request; the initiator must resend
+    /// the full plan.
+    pub plan_missing: bool,
+}
+
+/// A batch of rows on an exchange channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchMessage {
+    /// Query.
+    pub query: QueryId,
+    /// Sending fragment.
+    pub fragment: u32,
+    /// Exchange.
+    pub exchange: u32,
+    /// Sequence number on this channel, from 0.
+    pub batch_id: u64,
+    /// The channel's last batch.
+    pub last: bool,
+    /// Rows (`None` for an empty last batch).
+    pub rows: Option<Batch>,
+}
+
+/// Receiver → sender: a batch was consumed; grants credit for more.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchAck {
+    /// Query.
+    pub query: QueryId,
+    /// Sending fragment.
+    pub fragment: u32,
+    /// Exchange.
+    pub exchange: u32,
+    /// The consumed batch.
+    pub batch_id: u64,
+    /// Credits granted (batches the sender may send beyond those in flight).
+    pub credits: u32,
+}
+
+/// Initiator → node: stop the query's fragments there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CloseMessage {
+    /// Query.
+    pub query: QueryId,
+    /// Fragment to close, or `None` for all of the query's fragments on the node.
+    pub fragment: Option<u32>,
+}
+
+/// Node → initiator: a fragment failed (or, under Legacy, was closed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorMessage {
+    /// Query.
+    pub query: QueryId,
+    /// Fragment.
+    pub fragment: u32,
+    /// What happened.
+    pub kind: ErrorKind,
+    /// Human-readable text.
+    pub message: String,
+}
+
+/// Why a fragment reported an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ErrorKind {
+    /// A kernel failed.
+    Execution,
+    /// The fragment was closed on request (Legacy's reply to a close).
+    Cancelled,
+    /// The breaker killed it.
+    Killed,
+    /// The node ran out of memory.
+    OutOfMemory,
+}
+
+/// Everything that crosses nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum NetMessage {
+    /// Start a fragment instance.
+    QueryStartRequest(Box<StartRequest>),
+    /// A start succeeded or failed.
+    QueryStartResponse(StartResponse),
+    /// Rows.
+    QueryBatch(BatchMessage),
+    /// Credit for rows.
+    QueryBatchAck(BatchAck),
+    /// Stop fragments.
+    QueryClose(CloseMessage),
+    /// A failure report.
+    QueryError(ErrorMessage),
+}
+
+impl NetMessage {
+    /// The message's kind.
+    pub fn kind(&self) -> MessageKind {
+        match self {
+            NetMessage::QueryStartRequest(_) => MessageKind::QueryStartRequest,
+            NetMessage::QueryStartResponse(_) => MessageKind::QueryStartResponse,
+            NetMessage::QueryBatch(_) => MessageKind::QueryBatch,
+            NetMessage::QueryBatchAck(_) => MessageKind::QueryBatchAck,
+            NetMessage::QueryClose(_) => MessageKind::QueryClose,
+            NetMessage::QueryError(_) => MessageKind::QueryError,
+        }
+    }
+
+    /// The query the message belongs to.
+    pub fn query(&self) -> QueryId {
+        match self {
+            NetMessage::QueryStartRequest(m) => m.query,
+            NetMessage::QueryStartResponse(m) => m.query,
+            NetMessage::QueryBatch(m) => m.query,
+            NetMessage::QueryBatchAck(m) => m.query,
+            NetMessage::QueryClose(m) => m.query,
+            NetMessage::QueryError(m) => m.query,
+        }
+    }
+}

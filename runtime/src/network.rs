@@ -1,0 +1,171 @@
+//! The simulated network between nodes: every message that crosses nodes is serialized with
+//! bincode, counted by type and bytes (in total and per query), and decoded on arrival.
+//! Messages between actors of one node never come here: they are moved.
+
+use crate::codec;
+use crate::messages::{MessageKind, NetMessage, NodeId, QueryId};
+use actix::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// A message arriving at a node.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Deliver {
+    /// Sending node.
+    pub from: NodeId,
+    /// Encoded message.
+    pub bytes: Vec<u8>,
+}
+
+/// Message and byte counters, by message kind.
+#[derive(Debug, Default)]
+pub struct MessageCounters {
+    counts: [AtomicU64; 6],
+    bytes: AtomicU64,
+}
+
+impl MessageCounters {
+    fn record(&self, kind: MessageKind, bytes: usize) {
+        let i = MessageKind::ALL
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap_or(0);
+        self.counts[i].fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// A snapshot of the counters.
+    pub fn snapshot(&self) -> MessageStats {
+        let mut by_kind = BTreeMap::new();
+        let mut total = 0;
+        for (i, kind) in MessageKind::ALL.iter().enumerate() {
+            let n = self.counts[i].load(Ordering::Relaxed);
+            by_kind.insert(kind.name().to_string(), n);
+            total += n;
+        }
+        MessageStats {
+            by_kind,
+            total,
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Messages that crossed nodes, by type, with their total and bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageStats {
+    /// Count per message type name (every type present, zeros included).
+    pub by_kind: BTreeMap<String, u64>,
+    /// Total messages.
+    pub total: u64,
+    /// Total encoded bytes.
+    pub bytes: u64,
+}
+
+impl MessageStats {
+    /// Count of one kind.
+    pub fn count(&self, kind: MessageKind) -> u64 {
+        self.by_kind.get(kind.name()).copied().unwrap_or(0)
+    }
+}
+
+/// The network: node mailboxes plus counters.
+#[derive(Default)]
+pub struct Network {
+    nodes: RwLock<Vec<Option<Recipient<Deliver>>>>,
+    totals: MessageCounters,
+    per_query: Mutex<HashMap<QueryId, Arc<MessageCounters>>>,
+}
+
+impl Network {
+    /// A network with no nodes attached yet.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Network::default())
+    }
+
+    /// Attaches (or, with `None`, detaches) node `id`'s mailbox.
+    pub fn attach(&self, id: NodeId, mailbox: Option<Recipient<Deliver>>) {
+        let mut nodes = self.nodes.write().unwrap_or_else(|e| e.into_inner());
+        if nodes.len() <= id as usize {
+            nodes.resize(id as usize + 1, None);
+        }
+        nodes[id as usize] = mailbox;
+    }
+
+    /// Starts counting a query's messages separately; returns its counters.
+    pub fn track_query(&self, query: QueryId) -> Arc<MessageCounters> {
+        let c = Arc::new(MessageCounters::default());
+        self.per_query
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(query, c.clone());
+        c
+    }
+
+    /// Stops counting a query's messages separately (they still count in the totals).
+    pub fn untrack_query(&self, query: QueryId) {
+        self.per_query
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&query);
+    }
+
+    /// Serializes `msg`, counts it and delivers it to node `to`. A message to a detached
+    /// (crashed) node is lost, as on a real network. Returns false when it was not delivered.
+    pub fn send(&self, from: NodeId, to: NodeId, msg: &NetMessage) -> bool {
+        debug_assert_ne!(from, to, "same-node messages must be moved, not sent");
+        let bytes = match codec::encode(msg) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::error!("cannot encode {:?}: {e}", msg.kind());
+                return false;
+            }
+        };
+        let kind = msg.kind();
+        self.totals.record(kind, bytes.len());
+        let counters = self
+            .per_query
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&msg.query())
+            .cloned();
+        if let Some(c) = counters {
+            c.record(kind, bytes.len());
+        }
+        let target = self
+            .nodes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(to as usize)
+            .cloned()
+            .flatten();
+        match target {
+            Some(r) if r.connected() => {
+                r.do_send(Deliver { from, bytes });
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Delivers raw bytes to node `to` without counting (fault tests forge messages with it).
+    pub fn send_raw(&self, from: NodeId, to: NodeId, bytes: Vec<u8>) {
+        let target = self
+            .nodes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(to as usize)
+            .cloned()
+            .flatten();
+        if let Some(r) = target {
+            r.do_send(Deliver { from, bytes });
+        }
+    }
+
+    /// Totals since the cluster started.
+    pub fn totals(&self) -> MessageStats {
+        self.totals.snapshot()
+    }
+}

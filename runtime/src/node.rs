@@ -1,0 +1,91 @@
+//! Per-node state shared between the node's actors and the client API: identity, stored
+//! partitions, memory pool and live-actor count; and the handle actors use to reach their node.
+
+use crate::actors::node::{LocalMessage, NodeActor};
+use crate::memory::NodePool;
+use crate::messages::{NetMessage, NodeId};
+use crate::network::Network;
+use actix::Addr;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+use weir_operators::storage::PartitionData;
+
+/// The partitions of every table that a node stores.
+#[derive(Debug, Default)]
+pub struct NodeStorage {
+    /// Table name (lowercase) → partition id → rows.
+    pub tables: HashMap<String, HashMap<u32, PartitionData>>,
+}
+
+/// State of one node, shared by its actors and the cluster handle.
+#[derive(Debug)]
+pub struct NodeShared {
+    /// Node index.
+    pub id: NodeId,
+    /// Display name (`node-0`, ..., `client`).
+    pub name: String,
+    /// Whether the node holds data.
+    pub is_data: bool,
+    /// Stored partitions.
+    pub storage: RwLock<NodeStorage>,
+    /// Accounted memory.
+    pub pool: Arc<NodePool>,
+    /// Actors alive on the node now.
+    pub live_actors: AtomicUsize,
+    /// Whether the node is up.
+    pub up: AtomicBool,
+}
+
+impl NodeShared {
+    /// Live actors now.
+    pub fn live(&self) -> usize {
+        self.live_actors.load(Ordering::SeqCst)
+    }
+}
+
+/// Counts an actor as alive on its node from creation until it is dropped.
+#[derive(Debug)]
+pub struct LiveGuard(Arc<NodeShared>);
+
+impl LiveGuard {
+    /// Counts one more live actor on `node`.
+    pub fn new(node: &Arc<NodeShared>) -> Self {
+        node.live_actors.fetch_add(1, Ordering::SeqCst);
+        LiveGuard(node.clone())
+    }
+}
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        self.0.live_actors.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What an actor needs to talk to its node and to other nodes.
+#[derive(Clone)]
+pub struct NodeHandle {
+    /// The node's state.
+    pub shared: Arc<NodeShared>,
+    /// The node's actor (message router).
+    pub addr: Addr<NodeActor>,
+    /// The network.
+    pub network: Arc<Network>,
+}
+
+impl NodeHandle {
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.shared.id
+    }
+
+    /// Sends a protocol message to node `to`: moved when `to` is this node, serialized over
+    /// the network otherwise.
+    pub fn send(&self, to: NodeId, msg: NetMessage) {
+        if to == self.id() {
+            self.addr.do_send(LocalMessage { from: to, msg });
+        } else {
+            self.network.send(self.id(), to, &msg);
+        }
+    }
+}

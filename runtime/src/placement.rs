@@ -1,0 +1,144 @@
+//! Where things live: partitions are assigned to data nodes by rendezvous hashing (stable
+//! when nodes are added), and a query's fragments are mapped onto the nodes that own the
+//! partitions they read.
+
+use crate::error::{Error, Result};
+use crate::messages::NodeId;
+use crate::partition_map::PartitionMap;
+use weir_operators::eval::evaluate_scalar;
+use weir_operators::storage::partition_of;
+use weir_operators::Value;
+use weir_planner::{Placement, Pruning, QueryPlan};
+
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Data nodes ranked for partition `p`, best first (rendezvous / highest-random-weight).
+pub fn rank_nodes(p: u32, data_nodes: u32) -> Vec<NodeId> {
+    let mut ranked: Vec<(u64, NodeId)> = (0..data_nodes)
+        .map(|n| (mix(((p as u64) << 32) ^ mix(n as u64 + 1)), n))
+        .collect();
+    ranked.sort_unstable_by(|a, b| b.cmp(a));
+    ranked.into_iter().map(|(_, n)| n).collect()
+}
+
+/// The primary owner of every partition.
+pub fn owners(partitions: u32, data_nodes: u32) -> Vec<NodeId> {
+    (0..partitions)
+        .map(|p| rank_nodes(p, data_nodes)[0])
+        .collect()
+}
+
+/// Where a query's fragments run.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    /// Nodes of each fragment (indexed like `plan.fragments`).
+    pub instances: Vec<Vec<NodeId>>,
+    /// Partition assignment of each fragment that scans a table.
+    pub partitions: Vec<Option<PartitionMap>>,
+}
+
+/// What scheduling needs to know about the cluster.
+pub struct ClusterView<'a> {
+    /// The initiator.
+    pub client: NodeId,
+    /// Data nodes that are up.
+    pub live: &'a [bool],
+    /// Display names of nodes.
+    pub names: &'a [String],
+    /// Owner of each partition of a table with the given partition count.
+    pub owners: &'a dyn Fn(u32) -> Vec<NodeId>,
+    /// Partition count of a table.
+    pub table_partitions: &'a dyn Fn(&str) -> Option<u32>,
+}
+
+/// Maps every fragment of `plan` onto nodes.
+pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Result<Schedule> {
+    let live_data: Vec<NodeId> = (0..view.live.len() as NodeId)
+        .filter(|&n| view.live[n as usize])
+        .collect();
+    let mut instances = Vec::with_capacity(plan.fragments.len());
+    let mut partitions = Vec::with_capacity(plan.fragments.len());
+    for f in &plan.fragments {
+        match &f.placement {
+            Placement::Initiator => {
+                instances.push(vec![view.client]);
+                partitions.push(None);
+            }
+            Placement::AllDataNodes => {
+                if live_data.is_empty() {
+                    return Err(Error::NodeDown("every data node".into()));
+                }
+                instances.push(live_data.clone());
+                partitions.push(None);
+            }
+            Placement::Table { table, pruning } => {
+                let count = (view.table_partitions)(table).ok_or_else(|| {
+                    Error::Plan(weir_planner::PlanError::UnknownTable(table.clone()))
+                })?;
+                let owners = (view.owners)(count);
+                let wanted: Option<Vec<u32>> = match pruning {
+                    Pruning::All => None,
+                    Pruning::Keys(keys) => {
+                        let mut ps = Vec::with_capacity(keys.len());
+                        for k in keys {
+                            let v = evaluate_scalar(k, params).map_err(|e| Error::Execution {
+                                node: "client".into(),
+                                message: e.to_string(),
+                            })?;
+                            if !v.is_null() {
+                                ps.push(partition_of(&v, count));
+                            }
+                        }
+                        ps.sort_unstable();
+                        ps.dedup();
+                        Some(ps)
+                    }
+                };
+                let mut assigned: Vec<Option<NodeId>> = vec![None; count as usize];
+                let all: Vec<u32> = (0..count).collect();
+                for &p in wanted.as_ref().unwrap_or(&all) {
+                    let owner = owners[p as usize];
+                    if !view.live.get(owner as usize).copied().unwrap_or(false) {
+                        let name = view
+                            .names
+                            .get(owner as usize)
+                            .cloned()
+                            .unwrap_or_else(|| format!("node-{owner}"));
+                        return Err(Error::NodeDown(name));
+                    }
+                    assigned[p as usize] = Some(owner);
+                }
+                let map = PartitionMap::from_owners(&assigned);
+                instances.push(map.nodes().to_vec());
+                partitions.push(Some(map));
+            }
+        }
+    }
+    Ok(Schedule {
+        instances,
+        partitions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendezvous_spreads_and_is_stable_when_a_node_is_added() {
+        let three = owners(1024, 3);
+        for n in 0..3 {
+            let c = three.iter().filter(|&&o| o == n).count();
+            assert!((250..450).contains(&c), "node {n} owns {c} partitions");
+        }
+        let four = owners(1024, 4);
+        // Only partitions moving to the new node change owner.
+        assert!(three.iter().zip(&four).all(|(a, b)| a == b || *b == 3));
+    }
+}

@@ -1,0 +1,111 @@
+//! What callers get back: a streaming iterator of batches, or all of them at once.
+
+use crate::actors::query::{CancelQuery, ConsumerCredit, QueryActor, QueryStats, StreamItem};
+use crate::error::{Error, Result};
+use actix::Addr;
+use crossbeam_channel::Receiver;
+use weir_operators::{Batch, Schema, Value};
+
+/// A query's result batches, as the cluster produces them. The producers never run more than
+/// a credit window ahead of the consumer; dropping the stream cancels the query.
+pub struct QueryStream {
+    pub(crate) rx: Receiver<StreamItem>,
+    pub(crate) query: Option<Addr<QueryActor>>,
+    pub(crate) schema: Schema,
+    pub(crate) finished: bool,
+    pub(crate) stats: Option<QueryStats>,
+}
+
+impl QueryStream {
+    /// Result columns.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// Statistics, available once the stream has ended successfully.
+    pub fn stats(&self) -> Option<&QueryStats> {
+        self.stats.as_ref()
+    }
+
+    /// Reads the rest of the stream into a [`QueryResult`].
+    pub fn collect_all(mut self) -> Result<QueryResult> {
+        let mut batches = Vec::new();
+        for b in self.by_ref() {
+            batches.push(b?);
+        }
+        Ok(QueryResult {
+            schema: self.schema.clone(),
+            batches,
+            stats: self.stats.take().unwrap_or_default(),
+        })
+    }
+}
+
+impl Iterator for QueryStream {
+    type Item = Result<Batch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        match self.rx.recv() {
+            Ok(StreamItem::Batch(b)) => {
+                if let Some(q) = &self.query {
+                    q.do_send(ConsumerCredit);
+                }
+                Some(Ok(b))
+            }
+            Ok(StreamItem::Done(stats)) => {
+                self.finished = true;
+                self.stats = Some(stats);
+                None
+            }
+            Ok(StreamItem::Failed(e)) => {
+                self.finished = true;
+                Some(Err(e))
+            }
+            Err(_) => {
+                self.finished = true;
+                Some(Err(Error::Shutdown))
+            }
+        }
+    }
+}
+
+impl Drop for QueryStream {
+    fn drop(&mut self) {
+        if !self.finished {
+            if let Some(q) = &self.query {
+                q.do_send(CancelQuery);
+            }
+        }
+    }
+}
+
+/// All rows of a finished query.
+#[derive(Debug, Clone)]
+pub struct QueryResult {
+    /// Result columns.
+    pub schema: Schema,
+    /// Result batches, in order.
+    pub batches: Vec<Batch>,
+    /// Messages and edge statistics of the query.
+    pub stats: QueryStats,
+}
+
+impl QueryResult {
+    /// Number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(Batch::num_rows).sum()
+    }
+
+    /// All rows as values.
+    pub fn rows(&self) -> Vec<Vec<Value>> {
+        self.batches.iter().flat_map(Batch::rows).collect()
+    }
+
+    /// Column names.
+    pub fn column_names(&self) -> Vec<String> {
+        self.schema.fields.iter().map(|f| f.name.clone()).collect()
+    }
+}

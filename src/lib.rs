@@ -1,0 +1,29 @@
+//! # weir
+//!
+//! An embeddable, actor-based dataflow runtime that runs SQL queries across a cluster of
+//! nodes simulated in one process, and stays up when memory runs short.
+//!
+//! This facade re-exports the pieces a service needs and adds the demo data set and the
+//! output formats used by the `weir` command.
+//!
+//! ```
+//! use weir::{Cluster, Value};
+//! let cluster = Cluster::builder().nodes(3).partitions(16).build().unwrap();
+//! cluster.execute("CREATE TABLE kv (k BIGINT PRIMARY KEY, v VARCHAR)").unwrap();
+//! cluster.execute("INSERT INTO kv VALUES (1, 'one'), (2, 'two')").unwrap();
+//! let r = cluster.query("SELECT v FROM kv WHERE k = ?", &[Value::Int(2)]).unwrap();
+//! assert_eq!(r.rows(), vec![vec![Value::from("two")]]);
+//! ```
+
+pub mod demo;
+pub mod format;
+
+pub use weir_operators as operators;
+pub use weir_planner as planner;
+pub use weir_runtime as runtime;
+
+pub use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
+pub use weir_runtime::{
+    Cluster, ClusterBuilder, ClusterStats, Error, MessageKind, MessageStats, Protocol, QueryResult,
+    QueryStats, QueryStream, Result,
+};
