@@ -229,7 +229,12 @@ fn to_batch(rows: &[Row]) -> Batch {
         })
         .collect();
     Batch::from_rows(
-        &[DataType::Int64, DataType::Float64, DataType::Utf8, DataType::Boolean],
+        &[
+            DataType::Int64,
+            DataType::Float64,
+            DataType::Utf8,
+            DataType::Boolean,
+        ],
         &values,
     )
     .unwrap()
@@ -244,14 +249,23 @@ fn int_expr() -> impl Strategy<Value = Expr> {
     ];
     leaf.prop_recursive(3, 12, 2, |inner| {
         prop_oneof![
-            (inner.clone(), inner.clone(), prop_oneof![
-                Just(BinaryOp::Add), Just(BinaryOp::Sub), Just(BinaryOp::Mul)
-            ])
+            (
+                inner.clone(),
+                inner.clone(),
+                prop_oneof![
+                    Just(BinaryOp::Add),
+                    Just(BinaryOp::Sub),
+                    Just(BinaryOp::Mul)
+                ]
+            )
                 .prop_map(|(a, b, op)| a.binary(op, b)),
             (inner.clone(), 1i64..4).prop_map(|(a, d)| a.binary(BinaryOp::Div, Expr::lit(d))),
             (inner.clone(), 1i64..4).prop_map(|(a, d)| a.binary(BinaryOp::Mod, Expr::lit(-d))),
             inner.clone().prop_map(|a| Expr::Negate(Box::new(a))),
-            Just(Expr::Cast { expr: Box::new(Expr::col(1)), to: DataType::Int64 }),
+            Just(Expr::Cast {
+                expr: Box::new(Expr::col(1)),
+                to: DataType::Int64
+            }),
         ]
     })
 }
@@ -262,7 +276,10 @@ fn float_expr() -> impl Strategy<Value = Expr> {
         (-8i32..8).prop_map(|v| Expr::lit(v as f64 / 2.0)),
         int_expr().prop_map(|e| e.binary(BinaryOp::Mul, Expr::lit(0.5))),
         (int_expr(), Just(Expr::col(1))).prop_map(|(a, b)| a.binary(BinaryOp::Add, b)),
-        int_expr().prop_map(|e| Expr::Cast { expr: Box::new(e), to: DataType::Float64 }),
+        int_expr().prop_map(|e| Expr::Cast {
+            expr: Box::new(e),
+            to: DataType::Float64
+        }),
     ]
 }
 
@@ -292,7 +309,10 @@ fn bool_expr() -> impl Strategy<Value = Expr> {
         (str_expr(), str_expr(), cmp_op()).prop_map(|(a, b, op)| a.binary(op, b)),
         Just(Expr::col(3)),
         proptest::option::of(any::<bool>()).prop_map(|b| Expr::lit(Value::from(b))),
-        (int_expr(), any::<bool>()).prop_map(|(e, n)| Expr::IsNull { expr: Box::new(e), negated: n }),
+        (int_expr(), any::<bool>()).prop_map(|(e, n)| Expr::IsNull {
+            expr: Box::new(e),
+            negated: n
+        }),
         (
             int_expr(),
             proptest::collection::vec(proptest::option::weighted(0.8, -5i64..5), 0..8),
@@ -313,7 +333,12 @@ fn bool_expr() -> impl Strategy<Value = Expr> {
                 negated: n,
             }),
         (float_expr(), int_expr(), float_expr(), any::<bool>()).prop_map(|(x, lo, hi, n)| {
-            Expr::Between { expr: Box::new(x), low: Box::new(lo), high: Box::new(hi), negated: n }
+            Expr::Between {
+                expr: Box::new(x),
+                low: Box::new(lo),
+                high: Box::new(hi),
+                negated: n,
+            }
         }),
         (proptest::sample::select(PATTERNS), any::<bool>()).prop_map(|(p, n)| Expr::Like {
             expr: Box::new(Expr::col(2)),
@@ -432,7 +457,11 @@ fn reference_aggregate(rows: &[Vec<Value>], keys: &[usize]) -> Vec<Vec<Value>> {
             for a in aggs() {
                 let vals: Vec<Value> = match &a.arg {
                     None => members.iter().map(|_| Value::Int(1)).collect(),
-                    Some(Expr::Column(c)) => members.iter().map(|r| r[*c].clone()).filter(|v| !v.is_null()).collect(),
+                    Some(Expr::Column(c)) => members
+                        .iter()
+                        .map(|r| r[*c].clone())
+                        .filter(|v| !v.is_null())
+                        .collect(),
                     _ => unreachable!(),
                 };
                 out.push(match a.func {
@@ -446,8 +475,16 @@ fn reference_aggregate(rows: &[Vec<Value>], keys: &[usize]) -> Vec<Vec<Value>> {
                     AggFunc::Avg => Value::Float(
                         vals.iter().map(|v| v.as_f64().unwrap()).sum::<f64>() / vals.len() as f64,
                     ),
-                    AggFunc::Min => vals.iter().min_by(|a, b| a.sort_cmp(b)).cloned().unwrap_or(Value::Null),
-                    AggFunc::Max => vals.iter().max_by(|a, b| a.sort_cmp(b)).cloned().unwrap_or(Value::Null),
+                    AggFunc::Min => vals
+                        .iter()
+                        .min_by(|a, b| a.sort_cmp(b))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    AggFunc::Max => vals
+                        .iter()
+                        .max_by(|a, b| a.sort_cmp(b))
+                        .cloned()
+                        .unwrap_or(Value::Null),
                 });
             }
             out
@@ -490,7 +527,12 @@ fn assert_rows_close(got: &[Vec<Value>], want: &[Vec<Value>]) -> Result<(), Test
 }
 
 fn group_keys() -> impl Strategy<Value = Vec<usize>> {
-    prop_oneof![Just(vec![]), Just(vec![2]), Just(vec![0, 3]), Just(vec![3, 2])]
+    prop_oneof![
+        Just(vec![]),
+        Just(vec![2]),
+        Just(vec![0, 3]),
+        Just(vec![3, 2])
+    ]
 }
 
 proptest! {
@@ -636,7 +678,10 @@ fn top_k_keeps_memory_bounded() {
     }
     op.finish(0, &mut out).unwrap();
     assert!(pool.peak() < 200_000, "peak {}", pool.peak());
-    let got: Vec<i64> = out.iter().flat_map(|b| b.column(0).as_i64().unwrap().to_vec()).collect();
+    let got: Vec<i64> = out
+        .iter()
+        .flat_map(|b| b.column(0).as_i64().unwrap().to_vec())
+        .collect();
     assert_eq!(got, (199_990..200_000).rev().collect::<Vec<_>>());
     assert_eq!(pool.used(), 0);
 }

@@ -1515,7 +1515,7 @@ pub(crate) fn constant_value(
             expr, data_type, ..
         } => {
             let to = map_type(data_type, span)?;
-            let v = constant_value_untyped(expr, binder, to)?;
+            let v = constant_value_untyped(expr, binder)?;
             cast_value(v, to)
                 .ok_or_else(|| PlanError::Type(format!("cannot cast '{expr}' to {to}")))?
         }
@@ -1529,13 +1529,9 @@ pub(crate) fn constant_value(
     fit(v, target, column, e)
 }
 
-fn constant_value_untyped(
-    e: &sql::Expr,
-    binder: &mut Binder<'_>,
-    hint: DataType,
-) -> Result<Value, PlanError> {
+fn constant_value_untyped(e: &sql::Expr, binder: &mut Binder<'_>) -> Result<Value, PlanError> {
     match e {
-        sql::Expr::Nested(x) => constant_value_untyped(x, binder, hint),
+        sql::Expr::Nested(x) => constant_value_untyped(x, binder),
         sql::Expr::Value(v) => match binder.literal(v, false)?.expr {
             Expr::Literal(v) => Ok(v),
             Expr::Param(i) => Ok(binder.params.value(i).cloned().unwrap_or(Value::Null)),
@@ -1544,7 +1540,7 @@ fn constant_value_untyped(
         sql::Expr::UnaryOp {
             op: sql::UnaryOperator::Minus,
             expr,
-        } => match constant_value_untyped(expr, binder, hint)? {
+        } => match constant_value_untyped(expr, binder)? {
             Value::Int(i) => {
                 Ok(Value::Int(i.checked_neg().ok_or_else(|| {
                     PlanError::Type(format!("integer overflow in '{e}'"))
@@ -1568,12 +1564,10 @@ fn cast_value(v: Value, to: DataType) -> Option<Value> {
         (Value::Int(i), DataType::Float64) => Value::Float(i as f64),
         (Value::Int(i), DataType::Utf8) => Value::Str(i.to_string()),
         (Value::Int(i), DataType::Boolean) => Value::Bool(i != 0),
-        (Value::Float(f), DataType::Int64) => {
-            if f.is_finite() && f >= i64::MIN as f64 && f < i64::MAX as f64 {
-                Value::Int(f.trunc() as i64)
-            } else {
-                return None;
-            }
+        (Value::Float(f), DataType::Int64)
+            if f.is_finite() && f >= i64::MIN as f64 && f < i64::MAX as f64 =>
+        {
+            Value::Int(f.trunc() as i64)
         }
         (Value::Float(f), DataType::Float64) => Value::Float(f),
         (Value::Float(f), DataType::Utf8) => Value::Str(f.to_string()),

@@ -14,6 +14,8 @@
 //! `INSERT ... VALUES`. Anything else is a [`PlanError::Unsupported`] naming the construct and
 //! its position.
 
+#![warn(missing_docs)]
+
 mod bind;
 pub mod cache;
 pub mod catalog;

@@ -124,6 +124,8 @@ pub struct NodeStats {
     pub memory_budget: usize,
     /// Rows stored.
     pub rows_stored: usize,
+    /// Highest number of batches ever queued on one edge (or exchange channel) of this node.
+    pub edge_high_water: usize,
     /// Messages that failed to decode.
     pub decode_errors: u64,
     /// Start requests served from the node's fragment cache.
@@ -220,6 +222,7 @@ impl Cluster {
                     pool: NodePool::new(name.clone(), config.node_memory),
                     live_actors: AtomicUsize::new(0),
                     up: AtomicBool::new(true),
+                    edge_high_water: AtomicUsize::new(0),
                 })
             })
             .collect();
@@ -692,6 +695,7 @@ impl Cluster {
                             .sum()
                     })
                     .unwrap_or(0),
+                edge_high_water: n.edge_high_water.load(Ordering::Relaxed),
                 decode_errors: c.decode_errors.load(Ordering::Relaxed),
                 fragment_cache_hits: c.fragment_cache_hits.load(Ordering::Relaxed),
                 fragment_cache_misses: c.fragment_cache_misses.load(Ordering::Relaxed),

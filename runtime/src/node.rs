@@ -35,6 +35,8 @@ pub struct NodeShared {
     pub live_actors: AtomicUsize,
     /// Whether the node is up.
     pub up: AtomicBool,
+    /// Highest high-water mark of any edge of a finished fragment on this node.
+    pub edge_high_water: AtomicUsize,
 }
 
 impl NodeShared {

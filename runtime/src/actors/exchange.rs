@@ -189,6 +189,7 @@ impl Handler<Cancel> for ExchangeRecvActor {
 
 struct Channel {
     target: NodeId,
+    edge: Arc<EdgeStat>,
     credits: usize,
     next_id: u64,
     held: Option<Batch>,
@@ -214,6 +215,8 @@ pub struct SenderSpec {
     pub window: usize,
     /// Workflow.
     pub protocol: Protocol,
+    /// Where the channels' edges are registered.
+    pub edges: Arc<crate::flow::EdgeRegistry>,
 }
 
 /// The sending end of an exchange: the consumer at the top of a fragment.
@@ -238,6 +241,10 @@ impl ExchangeSendActor {
             .targets
             .iter()
             .map(|&target| Channel {
+                edge: spec.edges.edge(format!(
+                    "{}/f{} -> exchange {} @ node {target}",
+                    node.shared.name, spec.fragment, spec.exchange
+                )),
                 target,
                 credits: spec.window,
                 next_id: 0,
@@ -313,6 +320,7 @@ impl ExchangeSendActor {
                     break;
                 };
                 ch.credits -= 1;
+                ch.edge.enqueued();
                 let msg = BatchMessage {
                     query: self.spec.query,
                     fragment: self.spec.fragment,
@@ -407,6 +415,7 @@ impl Handler<RemoteAck> for ExchangeSendActor {
     fn handle(&mut self, msg: RemoteAck, ctx: &mut Context<Self>) {
         if let Some(ch) = self.channels.iter_mut().find(|c| c.target == msg.from) {
             ch.credits += msg.ack.credits as usize;
+            ch.edge.dequeued();
         }
         self.flush(ctx);
     }

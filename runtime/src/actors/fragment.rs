@@ -69,6 +69,7 @@ pub struct FragmentActor {
     actors: Vec<Recipient<Cancel>>,
     running: usize,
     failed: bool,
+    edges: Arc<EdgeRegistry>,
     _live: LiveGuard,
 }
 
@@ -77,6 +78,7 @@ impl FragmentActor {
     pub fn new(spec: FragmentSpec, node: NodeHandle) -> Self {
         let live = LiveGuard::new(&node.shared);
         FragmentActor {
+            edges: spec.edges.clone(),
             query: spec.query,
             fragment: spec.fragment,
             initiator: spec.initiator,
@@ -129,6 +131,7 @@ impl FragmentActor {
                         params: spec.params.clone(),
                         window: spec.window,
                         protocol: spec.protocol,
+                        edges: spec.edges.clone(),
                     },
                     self.node.clone(),
                     link.clone(),
@@ -297,6 +300,17 @@ impl Actor for FragmentActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        let hw = self
+            .edges
+            .high_waters()
+            .iter()
+            .map(|e| e.1)
+            .max()
+            .unwrap_or(0);
+        self.node
+            .shared
+            .edge_high_water
+            .fetch_max(hw, std::sync::atomic::Ordering::Relaxed);
         self.node.addr.do_send(FragmentFinished {
             query: self.query,
             fragment: self.fragment,

@@ -125,6 +125,7 @@ pub struct QueryActor {
     node: NodeHandle,
     root: Option<Addr<FragmentActor>>,
     upstream: Option<Upstream>,
+    edge: Option<Arc<crate::flow::EdgeStat>>,
     finished: HashSet<(u32, NodeId)>,
     root_feeders: Vec<(u32, NodeId)>,
     state: State,
@@ -151,6 +152,7 @@ impl QueryActor {
             node,
             root: None,
             upstream: None,
+            edge: None,
             finished: HashSet::new(),
             root_feeders,
             state: State::Running,
@@ -372,6 +374,7 @@ impl Handler<Attach> for QueryActor {
         }
         msg.upstream.credit.do_send(Credit(self.setup.window));
         self.upstream = Some(msg.upstream);
+        self.edge = Some(msg.edge);
     }
 }
 
@@ -400,6 +403,10 @@ impl Handler<ConsumerCredit> for QueryActor {
     type Result = ();
 
     fn handle(&mut self, _msg: ConsumerCredit, _ctx: &mut Context<Self>) {
+        // The batch left the edge when the caller took it from the channel.
+        if let Some(e) = &self.edge {
+            e.dequeued();
+        }
         if let Some(up) = &self.upstream {
             up.credit.do_send(Credit(1));
         }
