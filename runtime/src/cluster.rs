@@ -13,7 +13,6 @@ use crate::placement::{self, ClusterView};
 use crate::result::{QueryResult, QueryStream};
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
@@ -21,6 +20,15 @@ use std::time::{Duration, Instant};
 use weir_operators::storage::{partition_rows, PartitionData};
 use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 use weir_planner::{CachedStatement, Catalog, PlanCache, QueryPlan, Statement};
+
+/// The node-side cache key of a fragment plan: a hash of its encoded bytes.
+fn fragment_key(plan: &weir_operators::PhysicalPlan) -> u64 {
+    let bytes = crate::codec::encode(plan).unwrap_or_default();
+    // FNV-1a: stable across processes, unlike the standard library's seeded hashers.
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
 
 /// Configures and starts a [`Cluster`].
 #[derive(Debug, Clone)]
@@ -611,12 +619,7 @@ impl Cluster {
         let plan_keys: Vec<u64> = plan
             .fragments
             .iter()
-            .map(|f| {
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                (Arc::as_ptr(&plan) as usize).hash(&mut h);
-                f.id.hash(&mut h);
-                h.finish()
-            })
+            .map(|f| fragment_key(&f.plan))
             .collect();
         let cached: Vec<Vec<bool>> = {
             let mut known = self

@@ -79,6 +79,26 @@ impl PartitionMap {
     }
 }
 
+/// Encoded sizes of one partition assignment in both encodings: `(compact, list)`, where
+/// `list` is the uncompacted form, a list of 16-byte node ids for every partition.
+pub fn encoded_sizes(owners: &[Option<NodeId>]) -> (usize, usize) {
+    let compact = crate::codec::encode(&PartitionMap::from_owners(owners)).map_or(0, |b| b.len());
+    let list: Vec<Vec<[u8; 16]>> = owners
+        .iter()
+        .map(|o| {
+            o.iter()
+                .map(|n| {
+                    let mut id = [0u8; 16];
+                    id[..4].copy_from_slice(&n.to_le_bytes());
+                    id
+                })
+                .collect()
+        })
+        .collect();
+    let list = crate::codec::encode(&list).map_or(0, |b| b.len());
+    (compact, list)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +115,44 @@ mod tests {
             .partitions_of(1)
             .iter()
             .all(|p| p % 3 == 1 && p % 7 != 0));
+    }
+
+    #[test]
+    fn compact_is_a_twentieth_of_the_list() {
+        let owners: Vec<Option<NodeId>> = crate::placement::owners(1024, 3)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let (compact, list) = encoded_sizes(&owners);
+        assert!(
+            compact * 20 <= list,
+            "compact {compact} bytes, list {list} bytes"
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        #[test]
+        fn round_trips_for_any_shape(
+            nodes in 1u32..=64,
+            partitions in 1usize..=65536,
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let mut x = seed | 1;
+            let owners: Vec<Option<NodeId>> = (0..partitions)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let r = (x % (nodes as u64 + 1)) as u32;
+                    (r < nodes).then_some(r * 7 + 3)
+                })
+                .collect();
+            let map = PartitionMap::from_owners(&owners);
+            proptest::prop_assert_eq!(map.to_owners(), owners.clone());
+            let decoded: PartitionMap =
+                crate::codec::decode(&crate::codec::encode(&map).unwrap()).unwrap();
+            proptest::prop_assert_eq!(decoded.to_owners(), owners);
+        }
     }
 }
