@@ -217,6 +217,15 @@ enum Style {
     Question,
 }
 
+/// Whether `v` can be bound to a parameter compared with `col`.
+fn fits(col: Col, v: &Value) -> bool {
+    match (col.data_type(), v.data_type()) {
+        (_, None) => false,
+        (DataType::Float64, Some(DataType::Int64)) => true,
+        (t, Some(u)) => t == u,
+    }
+}
+
 struct Render {
     style: Style,
     params: Vec<Value>,
@@ -226,12 +235,7 @@ impl Render {
     /// A literal compared with `col`. Only values the column's parameter type accepts become
     /// placeholders (a DOUBLE value for a BIGINT parameter is rejected by design).
     fn lit(&mut self, col: Col, v: &Value) -> String {
-        let fits = match (col.data_type(), v.data_type()) {
-            (_, None) => false,
-            (DataType::Float64, Some(DataType::Int64)) => true,
-            (t, Some(u)) => t == u,
-        };
-        if self.style != Style::Inline && fits {
+        if self.style != Style::Inline && fits(col, v) {
             self.params.push(v.clone());
             return match self.style {
                 Style::Dollar => format!("${}", self.params.len()),
@@ -381,6 +385,63 @@ fn eval(p: &Pred, row: &Row) -> Option<bool> {
         Pred::Not(x) => eval(x, row).map(|b| !b),
         Pred::And(x, y) => and3(eval(x, row), eval(y, row)),
         Pred::Or(x, y) => or3(eval(x, row), eval(y, row)),
+    }
+}
+
+/// `p` with every literal replaced by `f(column, literal)` (same positions, same types).
+fn remap(p: &Pred, f: &mut dyn FnMut(Col, &Value) -> Value) -> Pred {
+    match p {
+        Pred::Cmp(c, op, v) => Pred::Cmp(*c, *op, f(*c, v)),
+        Pred::Between {
+            col,
+            low,
+            high,
+            negated,
+        } => Pred::Between {
+            col: *col,
+            low: f(*col, low),
+            high: f(*col, high),
+            negated: *negated,
+        },
+        Pred::In { col, list, negated } => Pred::In {
+            col: *col,
+            list: list.iter().map(|v| f(*col, v)).collect(),
+            negated: *negated,
+        },
+        Pred::Like { pattern, negated } => match f(Col::S, &Value::Str(pattern.clone())) {
+            Value::Str(pattern) => Pred::Like {
+                pattern,
+                negated: *negated,
+            },
+            other => panic!("LIKE pattern remapped to {other:?}"),
+        },
+        Pred::IsNull(c, n) => Pred::IsNull(*c, *n),
+        Pred::Flag => Pred::Flag,
+        Pred::Not(x) => Pred::Not(Box::new(remap(x, f))),
+        Pred::And(x, y) => Pred::And(Box::new(remap(x, f)), Box::new(remap(y, f))),
+        Pred::Or(x, y) => Pred::Or(Box::new(remap(x, f)), Box::new(remap(y, f))),
+    }
+}
+
+/// A different value of the same type (NULL stays NULL), derived from `shift`.
+fn shifted(v: &Value, shift: i64) -> Value {
+    match v {
+        Value::Null => Value::Null,
+        Value::Int(i) => Value::Int(i + shift),
+        Value::Float(x) => Value::Float(x + shift as f64 * 0.25),
+        Value::Bool(b) => Value::Bool(*b != (shift % 2 == 0)),
+        Value::Str(s) => {
+            // Keep '%' and '_' where they are; rotate the letters.
+            let k = shift.rem_euclid(3) as usize;
+            Value::Str(
+                s.chars()
+                    .map(|c| match ALPHABET.iter().position(|&x| x == c) {
+                        Some(i) => ALPHABET[(i + k) % 3],
+                        None => c,
+                    })
+                    .collect(),
+            )
+        }
     }
 }
 
@@ -537,7 +598,13 @@ fn config() -> ProptestConfig {
     ProptestConfig {
         // Keep failures in the report, not in a regression file next to the test.
         failure_persistence: None,
-        ..ProptestConfig::with_cases(64)
+        // PROPTEST_CASES=n runs more cases when hunting for bugs.
+        ..ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(64),
+        )
     }
 }
 
@@ -600,6 +667,32 @@ proptest! {
         let got = run(&sql, &params);
         let want: Vec<Vec<Value>> = selected(&p).iter().map(|r| vec![Value::Int(r.id)]).collect();
         prop_assert_eq!(got, want, "{} with {:?}", sql, params);
+    }
+
+    /// The same SQL text with new parameter values reuses the cached plan; the answers must
+    /// follow the new values.
+    #[test]
+    fn cached_plan_with_new_parameter_values(
+        p in pred(),
+        dollar in any::<bool>(),
+        shifts in prop::collection::vec(-7i64..8, 1..4),
+    ) {
+        let st = if dollar { Style::Dollar } else { Style::Question };
+        let (where_sql, _) = render(&p, st);
+        let sql = format!("SELECT id, a FROM r WHERE {where_sql} ORDER BY id");
+        for shift in std::iter::once(0).chain(shifts) {
+            let q = remap(&p, &mut |c, v| {
+                if fits(c, v) { shifted(v, shift) } else { v.clone() }
+            });
+            let (again, params) = render(&q, st);
+            prop_assert_eq!(&again, &where_sql);
+            let got = run(&sql, &params);
+            let want: Vec<Vec<Value>> = selected(&q)
+                .iter()
+                .map(|r| vec![Value::Int(r.id), r.a.into()])
+                .collect();
+            prop_assert_eq!(got, want, "{} with {:?}", sql, params);
+        }
     }
 
     #[test]

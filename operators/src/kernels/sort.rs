@@ -113,29 +113,67 @@ pub(crate) fn sort_indices(
         }
         a.cmp(b)
     };
-    // Fast path: one non-NULL integer key.
-    if let [KeyCmp {
-        view: KeyView::Int(v),
-        has_nulls: false,
-        descending,
-        ..
-    }] = cmps.as_slice()
-    {
-        let mut pairs: Vec<(i64, u32)> = if *descending {
-            // Reverse order, ties by input position.
-            v.iter().enumerate().map(|(i, &x)| (!x, i as u32)).collect()
-        } else {
-            v.iter().enumerate().map(|(i, &x)| (x, i as u32)).collect()
+    // Fast path: the first key is numeric or boolean. Its non-NULL values are encoded into
+    // order-preserving u64s sorted inline; only ties consult the remaining keys.
+    if let Some(first) = cmps.first() {
+        let encode: Option<Box<dyn Fn(usize) -> u64 + '_>> = match first.view {
+            KeyView::Int(v) => Some(Box::new(move |i| (v[i] as u64) ^ (1 << 63))),
+            KeyView::Float(v) => Some(Box::new(move |i| {
+                let b = v[i].to_bits();
+                if b >> 63 == 1 {
+                    !b
+                } else {
+                    b | (1 << 63)
+                }
+            })),
+            KeyView::Bool(v) => Some(Box::new(move |i| v[i] as u64)),
+            KeyView::Str(_) => None,
         };
-        match limit {
-            Some(k) if k < n => {
-                pairs.select_nth_unstable(k);
-                pairs.truncate(k);
-                pairs.sort_unstable();
+        if let Some(encode) = encode {
+            let rest = |a: u32, b: u32| {
+                for k in &cmps[1..] {
+                    let o = k.cmp(a as usize, b as usize);
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                a.cmp(&b)
+            };
+            let desc = first.descending;
+            let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(n);
+            let mut nulls: Vec<u32> = Vec::new();
+            for i in 0..n {
+                if first.has_nulls && first.col.is_null(i) {
+                    nulls.push(i as u32);
+                } else {
+                    let e = encode(i);
+                    pairs.push((if desc { !e } else { e }, i as u32));
+                }
             }
-            _ => pairs.sort_unstable(),
+            let pcmp = |x: &(u64, u32), y: &(u64, u32)| x.0.cmp(&y.0).then_with(|| rest(x.1, y.1));
+            let k = limit.unwrap_or(n);
+            if k == 0 {
+                return Vec::new();
+            }
+            if k < pairs.len() {
+                pairs.select_nth_unstable_by(k - 1, pcmp);
+                pairs.truncate(k);
+            }
+            pairs.sort_unstable_by(pcmp);
+            if k < nulls.len() {
+                nulls.select_nth_unstable_by(k - 1, |a, b| rest(*a, *b));
+                nulls.truncate(k);
+            }
+            nulls.sort_unstable_by(|a, b| rest(*a, *b));
+            let values = pairs.into_iter().map(|(_, i)| i);
+            let mut out: Vec<u32> = if first.nulls_first {
+                nulls.into_iter().chain(values).collect()
+            } else {
+                values.chain(nulls).collect()
+            };
+            out.truncate(k);
+            return out;
         }
-        return pairs.into_iter().map(|(_, i)| i).collect();
     }
     match limit {
         Some(k) if k < n => {
