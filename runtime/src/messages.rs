@@ -92,7 +92,7 @@ pub enum PlanPayload {
         /// Hash of the encoded plan.
         key: u64,
         /// The plan.
-        plan: PhysicalPlan,
+        plan: Box<PhysicalPlan>,
     },
     /// Only the key of a plan the node already holds.
     Cached(u64),
@@ -247,4 +247,38 @@ impl NetMessage {
             NetMessage::QueryError(m) => m.query,
         }
     }
+}
+
+/// Encoded size of a start request for `plan` scanning partitions placed as `owners`, with
+/// the assignment packed (as sent) and, for comparison, as a list of 16-byte node ids per
+/// partition: `(compact, list)`.
+pub fn start_request_sizes(
+    plan: PhysicalPlan,
+    params: Vec<Value>,
+    owners: &[Option<NodeId>],
+) -> (usize, usize) {
+    let req = StartRequest {
+        query: 1,
+        fragment: 1,
+        initiator: 3,
+        plan: PlanPayload::Full {
+            key: 0,
+            plan: Box::new(plan),
+        },
+        params,
+        output: Some(OutputTarget {
+            exchange: 0,
+            distribution: Distribution::Gather,
+            targets: vec![3],
+        }),
+        inputs: vec![],
+        partitions: Some(PartitionMap::from_owners(owners)),
+        fragments_on_node: 1,
+        batch_size: 1024,
+        window: 4,
+    };
+    let compact =
+        crate::codec::encode(&NetMessage::QueryStartRequest(Box::new(req))).map_or(0, |b| b.len());
+    let (map, list) = crate::partition_map::encoded_sizes(owners);
+    (compact, compact - map + list)
 }

@@ -236,8 +236,8 @@ impl NodeActor {
                 if self.plans.len() >= PLAN_CACHE_CAPACITY {
                     self.plans.clear();
                 }
-                self.plans.insert(key, plan.clone());
-                Some(plan)
+                self.plans.insert(key, (*plan).clone());
+                Some(*plan)
             }
             PlanPayload::Cached(key) => {
                 let p = self.plans.get(&key).cloned();

@@ -199,7 +199,7 @@ impl QueryActor {
         let plan = if full {
             PlanPayload::Full {
                 key: self.setup.plan_keys[idx],
-                plan: f.plan.clone(),
+                plan: Box::new(f.plan.clone()),
             }
         } else {
             PlanPayload::Cached(self.setup.plan_keys[idx])
