@@ -116,22 +116,13 @@ pub(crate) fn sort_indices(
     // Fast path: the first key is numeric or boolean. Its non-NULL values are encoded into
     // order-preserving u64s sorted inline; only ties consult the remaining keys.
     if let Some(first) = cmps.first() {
-        let encode: Option<Box<dyn Fn(usize) -> u64 + '_>> = match first.view {
-            KeyView::Int(v) => Some(Box::new(move |i| (v[i] as u64) ^ (1 << 63))),
-            KeyView::Float(v) => Some(Box::new(move |i| {
-                let b = v[i].to_bits();
-                if b >> 63 == 1 {
-                    !b
-                } else {
-                    b | (1 << 63)
-                }
-            })),
-            KeyView::Bool(v) => Some(Box::new(move |i| v[i] as u64)),
-            KeyView::Str(_) => None,
-        };
+        let encode = encoder(first);
         if let Some(encode) = encode {
+            // The second key joins the inline encoding when it has no NULLs.
+            let second = cmps.get(1).filter(|k| !k.has_nulls).and_then(encoder);
+            let skip = if second.is_some() { 2 } else { 1 };
             let rest = |a: u32, b: u32| {
-                for k in &cmps[1..] {
+                for k in &cmps[skip.min(cmps.len())..] {
                     let o = k.cmp(a as usize, b as usize);
                     if o != Ordering::Equal {
                         return o;
@@ -139,18 +130,19 @@ pub(crate) fn sort_indices(
                 }
                 a.cmp(&b)
             };
-            let desc = first.descending;
-            let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(n);
+            let mut pairs: Vec<(u64, u64, u32)> = Vec::with_capacity(n);
             let mut nulls: Vec<u32> = Vec::new();
             for i in 0..n {
                 if first.has_nulls && first.col.is_null(i) {
                     nulls.push(i as u32);
                 } else {
-                    let e = encode(i);
-                    pairs.push((if desc { !e } else { e }, i as u32));
+                    let e2 = second.as_ref().map_or(0, |f| f(i));
+                    pairs.push((encode(i), e2, i as u32));
                 }
             }
-            let pcmp = |x: &(u64, u32), y: &(u64, u32)| x.0.cmp(&y.0).then_with(|| rest(x.1, y.1));
+            let pcmp = |x: &(u64, u64, u32), y: &(u64, u64, u32)| {
+                (x.0, x.1).cmp(&(y.0, y.1)).then_with(|| rest(x.2, y.2))
+            };
             let k = limit.unwrap_or(n);
             if k == 0 {
                 return Vec::new();
@@ -165,7 +157,7 @@ pub(crate) fn sort_indices(
                 nulls.truncate(k);
             }
             nulls.sort_unstable_by(|a, b| rest(*a, *b));
-            let values = pairs.into_iter().map(|(_, i)| i);
+            let values = pairs.into_iter().map(|(_, _, i)| i);
             let mut out: Vec<u32> = if first.nulls_first {
                 nulls.into_iter().chain(values).collect()
             } else {
@@ -187,6 +179,22 @@ pub(crate) fn sort_indices(
         _ => idx.sort_unstable_by(cmp),
     }
     idx
+}
+
+/// An order-preserving u64 encoding of a numeric or boolean key's values (direction applied);
+/// `None` for strings. NULL rows are not encoded meaningfully.
+#[allow(clippy::type_complexity)]
+fn encoder<'a>(k: &KeyCmp<'a>) -> Option<Box<dyn Fn(usize) -> u64 + 'a>> {
+    let flip = if k.descending { u64::MAX } else { 0 };
+    match k.view {
+        KeyView::Int(v) => Some(Box::new(move |i| ((v[i] as u64) ^ (1 << 63)) ^ flip)),
+        KeyView::Float(v) => Some(Box::new(move |i| {
+            let b = v[i].to_bits();
+            (if b >> 63 == 1 { !b } else { b | (1 << 63) }) ^ flip
+        })),
+        KeyView::Bool(v) => Some(Box::new(move |i| (v[i] as u64) ^ flip)),
+        KeyView::Str(_) => None,
+    }
 }
 
 impl SortOp {
