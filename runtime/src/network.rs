@@ -134,14 +134,7 @@ impl Network {
         if let Some(c) = counters {
             c.record(kind, bytes.len());
         }
-        let target = self
-            .nodes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(to as usize)
-            .cloned()
-            .flatten();
-        match target {
+        match self.mailbox(to) {
             Some(r) if r.connected() => {
                 r.do_send(Deliver { from, bytes });
                 true
@@ -152,16 +145,18 @@ impl Network {
 
     /// Delivers raw bytes to node `to` without counting (fault tests forge messages with it).
     pub fn send_raw(&self, from: NodeId, to: NodeId, bytes: Vec<u8>) {
-        let target = self
-            .nodes
+        if let Some(r) = self.mailbox(to) {
+            r.do_send(Deliver { from, bytes });
+        }
+    }
+
+    fn mailbox(&self, to: NodeId) -> Option<Recipient<Deliver>> {
+        self.nodes
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(to as usize)
             .cloned()
-            .flatten();
-        if let Some(r) = target {
-            r.do_send(Deliver { from, bytes });
-        }
+            .flatten()
     }
 
     /// Totals since the cluster started.
