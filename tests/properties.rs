@@ -9,6 +9,9 @@ use weir::{Batch, Cluster, DataType, Value};
 
 const ROWS: i64 = 2000;
 
+/// `r` has no secondary index; `ri` holds the same rows with indexes on a, b and s.
+const TABLES: [&str; 2] = ["r", "ri"];
+
 /// One row of `r(id, a, b, s, flag)`.
 #[derive(Debug, Clone)]
 struct Row {
@@ -59,7 +62,7 @@ const ALPHABET: [char; 3] = ['a', 'b', 'c'];
 fn table_rows() -> &'static Vec<Row> {
     static ROWS_CELL: OnceLock<Vec<Row>> = OnceLock::new();
     ROWS_CELL.get_or_init(|| {
-        let mut rng = Rng(0x5EED_0F_4EE1);
+        let mut rng = Rng(0x5EED_0F4E_E1E1);
         (0..ROWS)
             .map(|id| {
                 let a = (!rng.chance(10)).then(|| rng.range(-50, 51));
@@ -110,10 +113,18 @@ fn shared() -> &'static Cluster {
                 ]
             })
             .collect();
-        let n = c
-            .load("r", Batch::from_rows(&types, &rows).unwrap())
-            .unwrap();
-        assert_eq!(n, ROWS as usize);
+        let batch = Batch::from_rows(&types, &rows).unwrap();
+        assert_eq!(c.load("r", batch.clone()).unwrap(), ROWS as usize);
+        // The same rows in `ri`, with secondary indexes: some created before the load, one
+        // after it.
+        c.execute(
+            "CREATE TABLE ri (id BIGINT PRIMARY KEY, a BIGINT, b DOUBLE, s VARCHAR, flag BOOLEAN)",
+        )
+        .unwrap();
+        c.execute("CREATE INDEX ri_a ON ri (a)").unwrap();
+        c.execute("CREATE INDEX ri_b ON ri (b)").unwrap();
+        assert_eq!(c.load("ri", batch).unwrap(), ROWS as usize);
+        c.execute("CREATE INDEX ri_s ON ri (s)").unwrap();
         c
     })
 }
@@ -429,7 +440,7 @@ fn shifted(v: &Value, shift: i64) -> Value {
         Value::Null => Value::Null,
         Value::Int(i) => Value::Int(i + shift),
         Value::Float(x) => Value::Float(x + shift as f64 * 0.25),
-        Value::Bool(b) => Value::Bool(*b != (shift % 2 == 0)),
+        Value::Bool(b) => Value::Bool(*b != (shift % 2 != 0)),
         Value::Str(s) => {
             // Keep '%' and '_' where they are; rotate the letters.
             let k = shift.rem_euclid(3) as usize;
@@ -663,10 +674,12 @@ proptest! {
     #[test]
     fn filter_returns_the_reference_ids(p in pred(), st in style()) {
         let (where_sql, params) = render(&p, st);
-        let sql = format!("SELECT id FROM r WHERE {where_sql} ORDER BY id");
-        let got = run(&sql, &params);
         let want: Vec<Vec<Value>> = selected(&p).iter().map(|r| vec![Value::Int(r.id)]).collect();
-        prop_assert_eq!(got, want, "{} with {:?}", sql, params);
+        for table in TABLES {
+            let sql = format!("SELECT id FROM {table} WHERE {where_sql} ORDER BY id");
+            let got = run(&sql, &params);
+            prop_assert_eq!(&got, &want, "{} with {:?}", sql, params);
+        }
     }
 
     /// The same SQL text with new parameter values reuses the cached plan; the answers must
@@ -679,7 +692,7 @@ proptest! {
     ) {
         let st = if dollar { Style::Dollar } else { Style::Question };
         let (where_sql, _) = render(&p, st);
-        let sql = format!("SELECT id, a FROM r WHERE {where_sql} ORDER BY id");
+        let sql = format!("SELECT id, a FROM ri WHERE {where_sql} ORDER BY id");
         for shift in std::iter::once(0).chain(shifts) {
             let q = remap(&p, &mut |c, v| {
                 if fits(c, v) { shifted(v, shift) } else { v.clone() }
@@ -698,12 +711,14 @@ proptest! {
     #[test]
     fn aggregates_match_the_reference(p in pred(), st in style()) {
         let (where_sql, params) = render(&p, st);
-        let sql = format!(
-            "SELECT COUNT(*), COUNT(a), SUM(a), MIN(a), MAX(a) FROM r WHERE {where_sql}"
-        );
-        let got = run(&sql, &params);
         let want = vec![reference_aggregates(&selected(&p))];
-        prop_assert_eq!(got, want, "{} with {:?}", sql, params);
+        for table in TABLES {
+            let sql = format!(
+                "SELECT COUNT(*), COUNT(a), SUM(a), MIN(a), MAX(a) FROM {table} WHERE {where_sql}"
+            );
+            let got = run(&sql, &params);
+            prop_assert_eq!(&got, &want, "{} with {:?}", sql, params);
+        }
     }
 
     #[test]
@@ -755,6 +770,23 @@ fn reference_and_table_agree_on_simple_facts() {
         let n = n[0][0].as_i64().unwrap();
         assert!(n > 0 && n < ROWS, "{col}: {n} NULLs");
     }
+    // `ri` really is probed through its indexes (also the one created after the load), so
+    // the generated predicates exercise index lookups as well as scans.
+    for (sql, col) in [
+        ("SELECT id FROM ri WHERE a = 3", "a"),
+        ("SELECT id FROM ri WHERE b BETWEEN 1.5 AND 2", "b"),
+        ("SELECT id FROM ri WHERE s >= 'b'", "s"),
+        ("SELECT id FROM ri WHERE a IN (1, NULL, 7)", "a"),
+    ] {
+        let plan = c.explain(sql, &[]).unwrap();
+        assert!(
+            plan.contains("IndexScan ri") && plan.contains(&format!("index on {col}")),
+            "{sql}:\n{plan}"
+        );
+        let plain = c.explain(&sql.replace("ri", "r"), &[]).unwrap();
+        assert!(!plain.contains("IndexScan"), "{plain}");
+    }
+
     // b holds floats that are not integers.
     let frac = count(&|r| r.b.is_some_and(|b| b.fract() != 0.0));
     assert!(frac > 0);

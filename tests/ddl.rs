@@ -1,0 +1,507 @@
+//! DDL and statement behaviour as a user sees it: CREATE / DROP TABLE, CREATE INDEX on loaded
+//! data, INSERT with NULLs and parameters, EXPLAIN, and queries without FROM.
+
+mod common;
+
+use common::{assert_idle, cluster, ints};
+use weir::{Batch, DataType, Value};
+
+fn total_rows_stored(c: &weir::Cluster) -> usize {
+    c.stats().nodes.iter().map(|n| n.rows_stored).sum()
+}
+
+#[test]
+fn drop_table_then_query_fails_naming_the_table_and_recreate_starts_empty() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE gadgets (id BIGINT PRIMARY KEY, name VARCHAR, price BIGINT)")
+        .unwrap();
+    assert_eq!(
+        c.execute(
+            "INSERT INTO gadgets VALUES (1, 'lever', 10), (2, 'pulley', 20), (3, 'wedge', 30)"
+        )
+        .unwrap(),
+        3
+    );
+    // Planned and cached before the drop.
+    let count = "SELECT COUNT(*) FROM gadgets";
+    assert_eq!(ints(&c.query(count, &[]).unwrap().rows()), vec![vec![3]]);
+    assert_eq!(total_rows_stored(&c), 3);
+
+    assert_eq!(c.execute("DROP TABLE gadgets").unwrap(), 0);
+    assert!(c.tables().iter().all(|t| t.name != "gadgets"));
+    assert_eq!(total_rows_stored(&c), 0, "dropped rows are freed");
+
+    for sql in [
+        count,
+        "SELECT name FROM gadgets WHERE id = 1",
+        "SELECT g.name, h.name FROM gadgets g JOIN gadgets h ON g.id = h.id",
+    ] {
+        let e = c.query(sql, &[]).unwrap_err().to_string();
+        assert!(e.contains("gadgets"), "{sql}: {e}");
+    }
+    let e = c
+        .execute("INSERT INTO gadgets VALUES (4, 'screw', 40)")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("gadgets"), "{e}");
+    let e = c.explain(count, &[]).unwrap_err().to_string();
+    assert!(e.contains("gadgets"), "{e}");
+
+    // Dropping again fails, naming the table; IF EXISTS makes it a no-op.
+    let e = c.execute("DROP TABLE gadgets").unwrap_err().to_string();
+    assert!(e.contains("gadgets"), "{e}");
+    assert_eq!(c.execute("DROP TABLE IF EXISTS gadgets").unwrap(), 0);
+    assert_eq!(c.execute("DROP TABLE IF EXISTS never_existed").unwrap(), 0);
+
+    // Re-created with another schema: empty, the new columns, old keys free again, and the
+    // plan cached before the drop is not reused.
+    c.execute("CREATE TABLE gadgets (id BIGINT PRIMARY KEY, weight DOUBLE)")
+        .unwrap();
+    assert_eq!(ints(&c.query(count, &[]).unwrap().rows()), vec![vec![0]]);
+    let r = c.query("SELECT * FROM gadgets", &[]).unwrap();
+    assert_eq!(r.num_rows(), 0);
+    assert_eq!(r.column_names(), vec!["id", "weight"]);
+    let e = c
+        .query("SELECT name FROM gadgets", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("name"), "old column still visible: {e}");
+    c.execute("INSERT INTO gadgets VALUES (1, 2.5), (2, 0.25)")
+        .unwrap();
+    let r = c
+        .query("SELECT id, weight FROM gadgets ORDER BY id", &[])
+        .unwrap();
+    assert_eq!(
+        r.rows(),
+        vec![
+            vec![Value::Int(1), Value::Float(2.5)],
+            vec![Value::Int(2), Value::Float(0.25)],
+        ]
+    );
+    assert_eq!(ints(&c.query(count, &[]).unwrap().rows()), vec![vec![2]]);
+    assert_eq!(total_rows_stored(&c), 2);
+
+    // Dropping one table leaves the others alone.
+    c.execute("CREATE TABLE keep (id BIGINT PRIMARY KEY)")
+        .unwrap();
+    c.execute("INSERT INTO keep VALUES (7), (8)").unwrap();
+    c.execute("DROP TABLE gadgets").unwrap();
+    assert_eq!(
+        ints(
+            &c.query("SELECT id FROM keep ORDER BY id", &[])
+                .unwrap()
+                .rows()
+        ),
+        vec![vec![7], vec![8]]
+    );
+    assert_eq!(total_rows_stored(&c), 2);
+    assert_idle(&c);
+}
+
+#[test]
+fn create_table_errors_name_what_is_wrong() {
+    let c = cluster(2);
+    c.execute("CREATE TABLE dup (id BIGINT PRIMARY KEY)")
+        .unwrap();
+    let e = c
+        .execute("CREATE TABLE dup (id BIGINT PRIMARY KEY)")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("dup"), "{e}");
+    // Table names are case-insensitive.
+    let e = c
+        .execute("CREATE TABLE DUP (id BIGINT PRIMARY KEY)")
+        .unwrap_err()
+        .to_string();
+    assert!(e.to_lowercase().contains("dup"), "{e}");
+    c.execute("INSERT INTO Dup VALUES (1)").unwrap();
+    assert_eq!(
+        ints(&c.query("SELECT COUNT(*) FROM DUP", &[]).unwrap().rows()),
+        vec![vec![1]]
+    );
+    c.execute("DROP TABLE DUP").unwrap();
+    let e = c.query("SELECT * FROM dup", &[]).unwrap_err().to_string();
+    assert!(e.contains("dup"), "{e}");
+    assert_idle(&c);
+}
+
+/// `items(id, cat, name)`: `cat = id % 50`.
+fn load_items(c: &weir::Cluster, ids: std::ops::Range<i64>) {
+    let rows: Vec<Vec<Value>> = ids
+        .map(|id| {
+            vec![
+                Value::Int(id),
+                Value::Int(id % 50),
+                Value::Str(format!("item{id}")),
+            ]
+        })
+        .collect();
+    let batch =
+        Batch::from_rows(&[DataType::Int64, DataType::Int64, DataType::Utf8], &rows).unwrap();
+    c.load("items", batch).unwrap();
+}
+
+#[test]
+fn index_created_after_loading_is_used_and_gives_the_same_rows() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE items (id BIGINT PRIMARY KEY, cat BIGINT, name VARCHAR)")
+        .unwrap();
+    load_items(&c, 0..5000);
+
+    let queries: [(&str, Vec<Value>); 4] = [
+        (
+            "SELECT id, name FROM items WHERE cat = 7 ORDER BY id",
+            vec![],
+        ),
+        (
+            "SELECT id FROM items WHERE cat BETWEEN $1 AND $2 ORDER BY id",
+            vec![Value::Int(3), Value::Int(5)],
+        ),
+        (
+            "SELECT id FROM items WHERE cat IN (1, 49, 77) ORDER BY id",
+            vec![],
+        ),
+        (
+            "SELECT COUNT(*), SUM(id) FROM items WHERE cat >= ? AND cat < ? AND id > 100",
+            vec![Value::Int(10), Value::Int(12)],
+        ),
+    ];
+    let before: Vec<Vec<Vec<Value>>> = queries
+        .iter()
+        .map(|(sql, p)| {
+            let plan = c.explain(sql, p).unwrap();
+            assert!(!plan.contains("index on cat"), "no index yet:\n{plan}");
+            c.query(sql, p).unwrap().rows()
+        })
+        .collect();
+    // Sanity: the answers are the expected ones.
+    let want7: Vec<Vec<Value>> = (0..5000)
+        .filter(|id| id % 50 == 7)
+        .map(|id| vec![Value::Int(id), Value::Str(format!("item{id}"))])
+        .collect();
+    assert_eq!(before[0], want7);
+    assert_eq!(before[1].len(), 300);
+    assert_eq!(before[2].len(), 200);
+
+    c.execute("CREATE INDEX items_cat ON items (cat)").unwrap();
+    let e = c
+        .execute("CREATE INDEX items_cat ON items (cat)")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("items_cat"), "{e}");
+    let e = c
+        .execute("CREATE INDEX nope ON no_such_table (cat)")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no_such_table"), "{e}");
+    let e = c
+        .execute("CREATE INDEX nope ON items (no_such_column)")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no_such_column"), "{e}");
+
+    for ((sql, p), want) in queries.iter().zip(&before) {
+        let plan = c.explain(sql, p).unwrap();
+        assert!(
+            plan.contains("IndexScan items") && plan.contains("index on cat"),
+            "{sql} does not use the index:\n{plan}"
+        );
+        assert_eq!(&c.query(sql, p).unwrap().rows(), want, "{sql}");
+    }
+
+    // Rows loaded after the index was created are found through it too.
+    load_items(&c, 5000..5100);
+    c.execute("INSERT INTO items VALUES (9000, 7, 'late')")
+        .unwrap();
+    let r = c.query(queries[0].0, &[]).unwrap().rows();
+    assert_eq!(r.len(), want7.len() + 3);
+    assert_eq!(
+        r[r.len() - 3..][0],
+        vec![Value::Int(5007), "item5007".into()]
+    );
+    assert_eq!(r.last().unwrap(), &vec![Value::Int(9000), "late".into()]);
+
+    // The index goes with the table: after drop and re-create, no index, same name is free.
+    c.execute("DROP TABLE items").unwrap();
+    c.execute("CREATE TABLE items (id BIGINT PRIMARY KEY, cat BIGINT, name VARCHAR)")
+        .unwrap();
+    let plan = c.explain(queries[0].0, &[]).unwrap();
+    assert!(!plan.contains("IndexScan"), "{plan}");
+    c.execute("CREATE INDEX items_cat ON items (cat)").unwrap();
+    assert_eq!(c.query(queries[0].0, &[]).unwrap().num_rows(), 0);
+    assert_idle(&c);
+}
+
+#[test]
+fn explain_through_query_lists_fragments_operators_and_nodes() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE customers (id BIGINT PRIMARY KEY, region VARCHAR)")
+        .unwrap();
+    c.execute("CREATE TABLE orders (id BIGINT PRIMARY KEY, cust BIGINT, amount BIGINT)")
+        .unwrap();
+    c.execute("INSERT INTO customers VALUES (1, 'north'), (2, 'south')")
+        .unwrap();
+    c.execute("INSERT INTO orders VALUES (10, 1, 5), (11, 1, 7), (12, 2, 1)")
+        .unwrap();
+    let select = "SELECT c.region, COUNT(*), SUM(o.amount) FROM orders o \
+                  JOIN customers c ON o.cust = c.id GROUP BY c.region";
+    let started = c.stats().queries_started;
+    let r = c.query(&format!("EXPLAIN {select}"), &[]).unwrap();
+    assert_eq!(r.column_names(), vec!["plan"]);
+    let lines: Vec<String> = r
+        .rows()
+        .into_iter()
+        .map(|row| match &row[..] {
+            [Value::Str(s)] => s.clone(),
+            other => panic!("EXPLAIN row is not one string: {other:?}"),
+        })
+        .collect();
+    let text = lines.join("\n");
+    assert!(lines.len() > 3, "{text}");
+    for needle in [
+        "Fragment",
+        "Scan orders",
+        "Scan customers",
+        "HashJoin",
+        "HashAggregate",
+        "Exchange",
+        "node-0",
+        "node-1",
+        "node-2",
+        "client",
+    ] {
+        assert!(text.contains(needle), "missing {needle}:\n{text}");
+    }
+    let fragments = lines.iter().filter(|l| l.starts_with("Fragment")).count();
+    assert!(fragments >= 2, "{text}");
+    // Same plan as Cluster::explain, and nothing was run.
+    assert_eq!(c.explain(select, &[]).unwrap().trim_end(), text.trim_end());
+    assert_eq!(c.stats().queries_started, started, "EXPLAIN ran the query");
+    // execute() accepts EXPLAIN too and returns no rows count.
+    assert_eq!(c.execute(&format!("EXPLAIN {select}")).unwrap(), 0);
+
+    // The query itself gives the right answer.
+    let mut rows = c.query(select, &[]).unwrap().rows();
+    rows.sort_by(|a, b| a[0].sort_cmp(&b[0]));
+    assert_eq!(
+        rows,
+        vec![
+            vec!["north".into(), Value::Int(2), Value::Int(12)],
+            vec!["south".into(), Value::Int(1), Value::Int(1)],
+        ]
+    );
+
+    // EXPLAIN with a parameter, pruned to the owner of one key.
+    let r = c
+        .query(
+            "EXPLAIN SELECT amount FROM orders WHERE id = $1",
+            &[Value::Int(11)],
+        )
+        .unwrap();
+    let text: Vec<String> = r.rows().iter().map(|row| row[0].to_string()).collect();
+    let text = text.join("\n");
+    assert!(
+        text.contains("Scan orders") || text.contains("IndexScan orders"),
+        "{text}"
+    );
+    assert!(text.contains("node-"), "{text}");
+    assert_idle(&c);
+}
+
+#[test]
+fn parameters_with_dollar_and_question_marks() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE p (id BIGINT PRIMARY KEY, name VARCHAR, score DOUBLE)")
+        .unwrap();
+    // Parameters in INSERT.
+    for (id, name, score) in [(1, "ann", 1.5), (2, "bob", 2.5), (3, "cy", 3.5)] {
+        assert_eq!(
+            c.execute_with(
+                "INSERT INTO p VALUES ($1, $2, $3)",
+                &[Value::Int(id), name.into(), Value::Float(score)],
+            )
+            .unwrap(),
+            1
+        );
+    }
+    c.execute_with(
+        "INSERT INTO p VALUES (?, ?, ?)",
+        &[Value::Int(4), "dee".into(), Value::Int(4)],
+    )
+    .unwrap();
+
+    let q = |sql: &str, params: &[Value]| c.query(sql, params).unwrap().rows();
+    assert_eq!(
+        q("SELECT name FROM p WHERE id = $1", &[Value::Int(2)]),
+        vec![vec![Value::from("bob")]]
+    );
+    assert_eq!(
+        q("SELECT name FROM p WHERE id = ?", &[Value::Int(3)]),
+        vec![vec![Value::from("cy")]]
+    );
+    // Reused out of order and more than once.
+    assert_eq!(
+        ints(&q(
+            "SELECT id FROM p WHERE id >= $2 AND id <= $1 AND id <> $2 ORDER BY id",
+            &[Value::Int(4), Value::Int(1)],
+        )),
+        vec![vec![2], vec![3], vec![4]]
+    );
+    assert_eq!(
+        ints(&q(
+            "SELECT id FROM p WHERE id BETWEEN ? AND ? ORDER BY id",
+            &[Value::Int(2), Value::Int(3)],
+        )),
+        vec![vec![2], vec![3]]
+    );
+    // An integer value for a DOUBLE parameter.
+    assert_eq!(
+        ints(&q(
+            "SELECT id FROM p WHERE score > $1 ORDER BY id",
+            &[Value::Int(2)]
+        )),
+        vec![vec![2], vec![3], vec![4]]
+    );
+    assert_eq!(
+        q("SELECT score FROM p WHERE id = 4", &[]),
+        vec![vec![Value::Float(4.0)]]
+    );
+    assert_eq!(
+        ints(&q(
+            "SELECT id FROM p WHERE name LIKE $1 OR name = $2 ORDER BY id",
+            &["b%".into(), "cy".into()],
+        )),
+        vec![vec![2], vec![3]]
+    );
+    // The same text with new values (a cached plan) follows the new values.
+    for id in 1..=4 {
+        assert_eq!(
+            ints(&q("SELECT id FROM p WHERE id = $1", &[Value::Int(id)])),
+            vec![vec![id]]
+        );
+    }
+    assert!(q("SELECT id FROM p WHERE id = $1", &[Value::Int(99)]).is_empty());
+    // A NULL parameter compares as NULL: no rows.
+    assert!(q("SELECT id FROM p WHERE id = $1", &[Value::Null]).is_empty());
+    // Too few values is an error naming the counts.
+    let e = c
+        .query(
+            "SELECT id FROM p WHERE id = $1 OR id = $2",
+            &[Value::Int(1)],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains('2') && e.contains('1'), "{e}");
+    assert_idle(&c);
+}
+
+#[test]
+fn query_without_from() {
+    let c = cluster(3);
+    let q = |sql: &str, params: &[Value]| c.query(sql, params).unwrap().rows();
+    assert_eq!(q("SELECT 1 + 2", &[]), vec![vec![Value::Int(3)]]);
+    assert_eq!(
+        q("SELECT 2 * 3, 'x', 1.5, 7 % 4", &[]),
+        vec![vec![
+            Value::Int(6),
+            Value::from("x"),
+            Value::Float(1.5),
+            Value::Int(3)
+        ]]
+    );
+    assert_eq!(
+        q("SELECT $1 + 1", &[Value::Int(41)]),
+        vec![vec![Value::Int(42)]]
+    );
+    assert_eq!(q("SELECT NULL IS NULL", &[]), vec![vec![Value::Bool(true)]]);
+    assert_eq!(c.execute("SELECT 1 + 2").unwrap(), 1);
+    assert_idle(&c);
+}
+
+#[test]
+fn insert_null_into_non_key_column() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE n (id BIGINT PRIMARY KEY, x BIGINT, s VARCHAR, f DOUBLE, b BOOLEAN)")
+        .unwrap();
+    c.execute(
+        "INSERT INTO n VALUES (1, NULL, 'one', 1.5, TRUE), (2, 20, NULL, NULL, NULL), (3, 30, 'three', 3.5, FALSE)",
+    )
+    .unwrap();
+    // A column list that leaves columns out fills them with NULL.
+    c.execute("INSERT INTO n (id, s) VALUES (4, 'four')")
+        .unwrap();
+    c.execute_with(
+        "INSERT INTO n VALUES ($1, $2, $3, $4, $5)",
+        &[
+            Value::Int(5),
+            Value::Null,
+            Value::Null,
+            Value::Float(5.0),
+            Value::Bool(true),
+        ],
+    )
+    .unwrap();
+
+    let rows = c.query("SELECT * FROM n ORDER BY id", &[]).unwrap().rows();
+    assert_eq!(
+        rows,
+        vec![
+            vec![1.into(), Value::Null, "one".into(), 1.5.into(), true.into()],
+            vec![2.into(), 20.into(), Value::Null, Value::Null, Value::Null],
+            vec![
+                3.into(),
+                30.into(),
+                "three".into(),
+                3.5.into(),
+                false.into()
+            ],
+            vec![
+                4.into(),
+                Value::Null,
+                "four".into(),
+                Value::Null,
+                Value::Null
+            ],
+            vec![5.into(), Value::Null, Value::Null, 5.0.into(), true.into()],
+        ]
+    );
+    let q = |sql: &str| c.query(sql, &[]).unwrap().rows();
+    assert_eq!(
+        ints(&q("SELECT id FROM n WHERE x IS NULL ORDER BY id")),
+        vec![vec![1], vec![4], vec![5]]
+    );
+    assert_eq!(
+        ints(&q("SELECT id FROM n WHERE s IS NOT NULL ORDER BY id")),
+        vec![vec![1], vec![3], vec![4]]
+    );
+    // NULLs never satisfy a comparison, even a negated one.
+    assert_eq!(ints(&q("SELECT id FROM n WHERE x <> 20")), vec![vec![3]]);
+    assert_eq!(
+        ints(&q("SELECT id FROM n WHERE NOT (x = 20)")),
+        vec![vec![3]]
+    );
+    assert_eq!(
+        q("SELECT COUNT(*), COUNT(x), SUM(x), COUNT(s), COUNT(f), COUNT(b) FROM n"),
+        vec![vec![
+            Value::Int(5),
+            Value::Int(2),
+            Value::Int(50),
+            Value::Int(3),
+            Value::Int(3),
+            Value::Int(3)
+        ]]
+    );
+    assert_eq!(
+        q("SELECT SUM(x), MIN(s), MAX(f) FROM n WHERE x IS NULL"),
+        vec![vec![Value::Null, "four".into(), 5.0.into()]]
+    );
+
+    // NULL in the key is rejected, and nothing of that statement is inserted.
+    let e = c
+        .execute("INSERT INTO n VALUES (6, 1, 'six', 0.0, TRUE), (NULL, 2, 'x', 0.0, TRUE)")
+        .unwrap_err()
+        .to_string();
+    assert!(e.to_lowercase().contains("null"), "{e}");
+    assert_eq!(ints(&q("SELECT COUNT(*) FROM n")), vec![vec![5]]);
+    assert_idle(&c);
+}
