@@ -685,3 +685,42 @@ fn top_k_keeps_memory_bounded() {
     assert_eq!(got, (199_990..200_000).rev().collect::<Vec<_>>());
     assert_eq!(pool.used(), 0);
 }
+
+#[test]
+fn rows_with_a_null_first_key_are_ordered_by_the_next_key() {
+    // Found by `sort_matches_std_sort`: the second key was skipped for NULL first keys.
+    let batch = Batch::from_rows(
+        &[DataType::Int64, DataType::Int64],
+        &[
+            vec![Value::Int(0), Value::Null],
+            vec![Value::Int(-1), Value::Null],
+        ],
+    )
+    .unwrap();
+    let keys = vec![
+        SortKey {
+            expr: Expr::col(1),
+            descending: false,
+            nulls_first: false,
+        },
+        SortKey {
+            expr: Expr::col(0),
+            descending: false,
+            nulls_first: false,
+        },
+    ];
+    let mut op = SortOp::new(
+        keys,
+        None,
+        ExecContext::new(vec![]),
+        Reservation::unbounded(),
+    );
+    let out = run_op(&mut op, &[batch]);
+    assert_eq!(
+        rows_of(&out),
+        vec![
+            vec![Value::Int(-1), Value::Null],
+            vec![Value::Int(0), Value::Null]
+        ]
+    );
+}

@@ -152,11 +152,22 @@ pub(crate) fn sort_indices(
                 pairs.truncate(k);
             }
             pairs.sort_unstable_by(pcmp);
+            // Rows whose first key is NULL tie on it: order them by every other key (the
+            // inline-encoded second key included).
+            let after_first = |a: &u32, b: &u32| {
+                for k in &cmps[1..] {
+                    let o = k.cmp(*a as usize, *b as usize);
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                a.cmp(b)
+            };
             if k < nulls.len() {
-                nulls.select_nth_unstable_by(k - 1, |a, b| rest(*a, *b));
+                nulls.select_nth_unstable_by(k - 1, after_first);
                 nulls.truncate(k);
             }
-            nulls.sort_unstable_by(|a, b| rest(*a, *b));
+            nulls.sort_unstable_by(after_first);
             let values = pairs.into_iter().map(|(_, _, i)| i);
             let mut out: Vec<u32> = if first.nulls_first {
                 nulls.into_iter().chain(values).collect()
