@@ -16,6 +16,12 @@ pub trait MemoryPool: Send + Sync {
     fn grow(&self, bytes: usize) -> Result<()>;
     /// Returns `bytes` previously granted.
     fn shrink(&self, bytes: usize);
+
+    /// Accounts `bytes` that are already held and cannot be refused (a batch in flight).
+    /// The default grants through [`MemoryPool::grow`] and, on refusal, accounts nothing.
+    fn force_grow(&self, bytes: usize) -> bool {
+        self.grow(bytes).is_ok()
+    }
 }
 
 /// A pool that grants everything and counts what is held, optionally up to a limit.
@@ -109,6 +115,13 @@ impl Reservation {
         self.pool.grow(bytes)?;
         self.size += bytes;
         Ok(())
+    }
+
+    /// Accounts `bytes` that cannot be refused (see [`MemoryPool::force_grow`]).
+    pub fn force_grow(&mut self, bytes: usize) {
+        if bytes > 0 && self.pool.force_grow(bytes) {
+            self.size += bytes;
+        }
     }
 
     /// Shrinks by up to `bytes`.

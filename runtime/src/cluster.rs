@@ -1,8 +1,10 @@
 //! The client API: build a cluster of nodes simulated in one process, run SQL on it, look at
 //! its statistics, and shut it down.
 
-use crate::actors::node::{NodeActor, NodeCounters};
+use crate::actors::node::{NodeActor, NodeCounters, Restart, SetClient};
 use crate::actors::query::{QueryActor, QuerySetup, StreamItem};
+use crate::actors::supervisor::SupervisorActor;
+use crate::breaker::{BreakerConfig, BreakerCounters, BreakerTotals, Health, JoinMode, KillPolicy};
 use crate::error::{Error, Result};
 use crate::flow::EdgeRegistry;
 use crate::memory::{NodePool, DEFAULT_NODE_MEMORY};
@@ -41,6 +43,9 @@ pub struct ClusterBuilder {
     node_memory: usize,
     query_timeout: Duration,
     plan_cache: usize,
+    join_mode: JoinMode,
+    breaker: BreakerConfig,
+    seed: u64,
 }
 
 impl Default for ClusterBuilder {
@@ -54,6 +59,9 @@ impl Default for ClusterBuilder {
             node_memory: DEFAULT_NODE_MEMORY,
             query_timeout: Duration::from_secs(30),
             plan_cache: 1024,
+            join_mode: JoinMode::Guarded,
+            breaker: BreakerConfig::default(),
+            seed: 0x5eed,
         }
     }
 }
@@ -107,6 +115,36 @@ impl ClusterBuilder {
         self
     }
 
+    /// How hash joins treat memory (default [`JoinMode::Guarded`]).
+    pub fn join_mode(mut self, mode: JoinMode) -> Self {
+        self.join_mode = mode;
+        self
+    }
+
+    /// Memory circuit breaker settings.
+    pub fn breaker(mut self, config: BreakerConfig) -> Self {
+        self.breaker = config;
+        self
+    }
+
+    /// Which joins a breaker trip kills (default [`KillPolicy::RandomHalf`]).
+    pub fn kill_policy(mut self, policy: KillPolicy) -> Self {
+        self.breaker.kill_policy = policy;
+        self
+    }
+
+    /// Whether queries whose join was killed are re-enqueued (default true).
+    pub fn retry_killed(mut self, retry: bool) -> Self {
+        self.breaker.retry_killed = retry;
+        self
+    }
+
+    /// Seed of every random choice (kill victims, backoff jitter).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
     /// Starts the actor system on background threads and the nodes on it.
     pub fn build(self) -> Result<Cluster> {
         Cluster::start(self)
@@ -140,6 +178,12 @@ pub struct NodeStats {
     pub fragment_cache_hits: u64,
     /// Start requests that named a fragment the node did not hold.
     pub fragment_cache_misses: u64,
+    /// Whether the node's memory circuit breaker is open.
+    pub breaker_open: bool,
+    /// Times the breaker opened.
+    pub trips: u64,
+    /// Whether the node ran out of memory (and was not restarted).
+    pub out_of_memory: bool,
 }
 
 /// A snapshot of the cluster's figures.
@@ -159,6 +203,10 @@ pub struct ClusterStats {
     pub queries_started: u64,
     /// Highest edge high-water mark seen in any finished query.
     pub max_edge_high_water: usize,
+    /// Memory circuit breaker totals.
+    pub breaker: BreakerTotals,
+    /// Cluster health.
+    pub health: Health,
 }
 
 impl ClusterStats {
@@ -188,6 +236,11 @@ struct Inner {
     known_plans: Mutex<HashSet<(NodeId, u64)>>,
     max_high_water: AtomicUsize,
     down: AtomicBool,
+    breaker: Arc<BreakerCounters>,
+    waiting: Arc<AtomicUsize>,
+    ids: Arc<AtomicU64>,
+    shared_nodes: Arc<Vec<Arc<NodeShared>>>,
+    supervisors: Vec<Addr<SupervisorActor>>,
 }
 
 /// A cluster of data nodes plus one client node, simulated in this process.
@@ -227,7 +280,12 @@ impl Cluster {
                     name: name.clone(),
                     is_data: i < config.nodes,
                     storage: RwLock::new(NodeStorage::default()),
-                    pool: NodePool::new(name.clone(), config.node_memory),
+                    pool: NodePool::new(
+                        name.clone(),
+                        config.node_memory,
+                        config.join_mode,
+                        &config.breaker,
+                    ),
                     live_actors: AtomicUsize::new(0),
                     up: AtomicBool::new(true),
                     edge_high_water: AtomicUsize::new(0),
@@ -238,12 +296,16 @@ impl Cluster {
             .map(|_| Arc::new(NodeCounters::default()))
             .collect();
         let network = Network::new();
+        let breaker = Arc::new(BreakerCounters::default());
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = {
             let nodes = nodes.clone();
             let counters = counters.clone();
             let network = network.clone();
             let protocol = config.protocol;
+            let breaker = breaker.clone();
+            let breaker_config = config.breaker.clone();
+            let seed = config.seed;
             std::thread::Builder::new()
                 .name("weir-system".into())
                 .spawn(move || {
@@ -251,28 +313,45 @@ impl Cluster {
                     sys.block_on(async move {
                         let mut arbiters = Vec::new();
                         let mut addrs = Vec::new();
+                        let mut supervisors = Vec::new();
                         for (node, counters) in nodes.into_iter().zip(counters) {
                             let arbiter = Arbiter::new();
                             let net = network.clone();
+                            let (shared, cfg, totals) =
+                                (node.clone(), breaker_config.clone(), breaker.clone());
+                            let supervisor =
+                                SupervisorActor::start_in_arbiter(&arbiter.handle(), move |_| {
+                                    SupervisorActor::new(shared, cfg, totals, seed)
+                                });
+                            let totals = breaker.clone();
+                            let sup = supervisor.clone();
+                            let pool = node.pool.clone();
                             let addr = NodeActor::start_in_arbiter(&arbiter.handle(), move |_| {
-                                NodeActor::new(node, net, protocol, counters)
+                                NodeActor::new(node, net, protocol, counters, sup, totals)
                             });
+                            pool.connect(supervisor.clone().recipient(), addr.clone().recipient());
+                            supervisors.push(supervisor);
                             arbiters.push(arbiter.handle());
                             addrs.push(addr);
                         }
-                        let _ = tx.send((actix::System::current(), arbiters, addrs));
+                        let _ = tx.send((actix::System::current(), arbiters, addrs, supervisors));
                     });
                     let _ = sys.run();
                 })
                 .map_err(|e| Error::Invalid(format!("cannot start the actor system: {e}")))?
         };
-        let (system, arbiters, addrs) = rx
+        let (system, arbiters, addrs, supervisors) = rx
             .recv()
             .map_err(|_| Error::Invalid("the actor system failed to start".into()))?;
         for (i, addr) in addrs.iter().enumerate() {
             network.attach(i as NodeId, Some(addr.clone().recipient()));
         }
+        let client_addr: Addr<NodeActor> = addrs[config.nodes].clone();
+        for addr in &addrs {
+            addr.do_send(SetClient(client_addr.clone().recipient()));
+        }
         let plans = PlanCache::new(config.plan_cache);
+        let shared_nodes = Arc::new(nodes.clone());
         let cluster = Cluster {
             inner: Arc::new(Inner {
                 config,
@@ -289,12 +368,18 @@ impl Cluster {
                 known_plans: Mutex::new(HashSet::new()),
                 max_high_water: AtomicUsize::new(0),
                 down: AtomicBool::new(false),
+                breaker,
+                waiting: Arc::new(AtomicUsize::new(0)),
+                ids: Arc::new(AtomicU64::new(1)),
+                shared_nodes,
+                supervisors,
             }),
             system: Some((system, thread)),
         };
         // Wait until every node actor runs, so the baseline is stable.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while cluster.stats().live_actors() < total && Instant::now() < deadline {
+        while cluster.stats().live_actors() < cluster.baseline_actors() && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(1));
         }
         Ok(cluster)
@@ -310,9 +395,9 @@ impl Cluster {
         &self.inner.config
     }
 
-    /// Live actors when no query runs: one node actor per node.
+    /// Live actors when no query runs: a node actor and a supervisor per node.
     pub fn baseline_actors(&self) -> usize {
-        self.inner.nodes.len()
+        2 * self.inner.nodes.len()
     }
 
     fn client(&self) -> NodeId {
@@ -530,7 +615,7 @@ impl Cluster {
                 let batch = Batch::from_rows(&[DataType::Utf8], &lines)
                     .map_err(|e| Error::Invalid(e.to_string()))?;
                 let (tx, rx) = crossbeam_channel::bounded(2);
-                let _ = tx.send(StreamItem::Batch(batch));
+                let _ = tx.send(StreamItem::Batch(batch, None));
                 let _ = tx.send(StreamItem::Done(Default::default()));
                 Ok(QueryStream {
                     rx,
@@ -545,7 +630,7 @@ impl Cluster {
                 let batch = Batch::try_new(vec![Column::from_i64(vec![n as i64])])
                     .map_err(|e| Error::Invalid(e.to_string()))?;
                 let (tx, rx) = crossbeam_channel::bounded(2);
-                let _ = tx.send(StreamItem::Batch(batch));
+                let _ = tx.send(StreamItem::Batch(batch, None));
                 let _ = tx.send(StreamItem::Done(Default::default()));
                 Ok(QueryStream {
                     rx,
@@ -615,7 +700,8 @@ impl Cluster {
 
     fn run(&self, plan: Arc<QueryPlan>, params: &[Value]) -> Result<QueryStream> {
         let schedule = self.schedule(&plan, params)?;
-        let id = self.inner.next_query.fetch_add(1, Ordering::Relaxed);
+        let id = self.inner.ids.fetch_add(1, Ordering::Relaxed);
+        self.inner.next_query.fetch_add(1, Ordering::Relaxed);
         let plan_keys: Vec<u64> = plan
             .fragments
             .iter()
@@ -642,6 +728,7 @@ impl Cluster {
             shared: self.inner.nodes[client as usize].clone(),
             addr: self.inner.addrs[client as usize].clone(),
             network: self.inner.network.clone(),
+            supervisor: self.inner.supervisors[client as usize].clone(),
         };
         let setup = QuerySetup {
             id,
@@ -659,6 +746,12 @@ impl Cluster {
             tx,
             counters,
             edges: Arc::new(EdgeRegistry::default()),
+            nodes: self.inner.shared_nodes.clone(),
+            breaker: self.inner.config.breaker.clone(),
+            breaker_counters: self.inner.breaker.clone(),
+            waiting: self.inner.waiting.clone(),
+            ids: self.inner.ids.clone(),
+            seed: self.inner.config.seed,
         };
         let addr = QueryActor::start_in_arbiter(&self.inner.arbiters[client as usize], move |_| {
             QueryActor::new(setup, handle)
@@ -702,6 +795,9 @@ impl Cluster {
                 decode_errors: c.decode_errors.load(Ordering::Relaxed),
                 fragment_cache_hits: c.fragment_cache_hits.load(Ordering::Relaxed),
                 fragment_cache_misses: c.fragment_cache_misses.load(Ordering::Relaxed),
+                breaker_open: n.pool.is_open(),
+                trips: n.pool.trips(),
+                out_of_memory: n.pool.crashed(),
             })
             .collect();
         ClusterStats {
@@ -712,7 +808,65 @@ impl Cluster {
             parses: self.inner.plans.parses(),
             queries_started: self.inner.next_query.load(Ordering::Relaxed) - 1,
             max_edge_high_water: self.inner.max_high_water.load(Ordering::Relaxed),
+            breaker: self.inner.breaker.totals(),
+            health: self.health(),
         }
+    }
+
+    /// Green when every node is up; yellow when a data node is down but every partition is
+    /// still readable; red when some partition is not.
+    pub fn health(&self) -> Health {
+        let data = self.inner.config.nodes;
+        let up: Vec<bool> = self.inner.nodes[..data]
+            .iter()
+            .map(|n| n.up.load(Ordering::SeqCst))
+            .collect();
+        if up.iter().all(|u| *u) {
+            return Health::Green;
+        }
+        let mut counts: Vec<u32> = self.tables().iter().map(|t| t.partitions).collect();
+        counts.push(self.inner.config.partitions);
+        let readable = counts
+            .into_iter()
+            .all(|p| self.owners(p).iter().all(|&o| up[o as usize]));
+        if readable {
+            Health::Yellow
+        } else {
+            Health::Red
+        }
+    }
+
+    /// Brings data node `i` back after it ran out of memory (its stored rows survive, as on
+    /// disk; its queries' state is gone).
+    pub fn restart_node(&self, i: usize) -> Result<()> {
+        let addr = self
+            .inner
+            .addrs
+            .get(i)
+            .ok_or_else(|| Error::Invalid(format!("no node {i}")))?;
+        addr.do_send(Restart);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.inner.nodes[i].up.load(Ordering::SeqCst) {
+            if Instant::now() > deadline {
+                return Err(Error::NodeDown(self.inner.names[i].clone()));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// Holds `bytes` of node `i`'s memory until the returned reservation is dropped: memory
+    /// pressure from outside weir (and a way to exercise the breaker in tests).
+    pub fn hold_memory(&self, i: usize, bytes: usize) -> Result<weir_operators::Reservation> {
+        let node = self
+            .inner
+            .nodes
+            .get(i)
+            .ok_or_else(|| Error::Invalid(format!("no node {i}")))?;
+        let pool: Arc<dyn weir_operators::MemoryPool> = node.pool.clone();
+        let mut r = weir_operators::Reservation::new(pool);
+        r.force_grow(bytes);
+        Ok(r)
     }
 
     /// Waits until no query's actors are alive and no memory is accounted, or `timeout`

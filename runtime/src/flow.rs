@@ -8,7 +8,7 @@
 use actix::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use weir_operators::Batch;
+use weir_operators::{Batch, MemoryPool, Reservation};
 
 /// What flows on an edge.
 #[derive(Debug)]
@@ -27,6 +27,9 @@ pub struct Push {
     pub port: usize,
     /// The item.
     pub item: Item,
+    /// The batch's bytes, accounted on the consumer's node while it is in flight; returned
+    /// when the message is consumed or dropped.
+    pub mem: Option<Reservation>,
 }
 
 /// Consumer → producer: `n` more batches may be sent.
@@ -156,17 +159,25 @@ pub struct Output {
     credits: usize,
     edge: Arc<EdgeStat>,
     ended: bool,
+    pool: Option<Arc<dyn MemoryPool>>,
 }
 
 impl Output {
-    /// An edge to `target`'s input `port`, with no credits yet.
-    pub fn new(target: Downstream, port: usize, edge: Arc<EdgeStat>) -> Self {
+    /// An edge to `target`'s input `port`, with no credits yet. Batches in flight are
+    /// accounted in `pool` (the consumer's node).
+    pub fn new(
+        target: Downstream,
+        port: usize,
+        edge: Arc<EdgeStat>,
+        pool: Option<Arc<dyn MemoryPool>>,
+    ) -> Self {
         Output {
             target,
             port,
             credits: 0,
             edge,
             ended: false,
+            pool,
         }
     }
 
@@ -201,9 +212,15 @@ impl Output {
         debug_assert!(self.credits > 0, "send without credit");
         self.credits = self.credits.saturating_sub(1);
         self.edge.enqueued();
+        let mem = self.pool.as_ref().map(|p| {
+            let mut r = Reservation::new(p.clone());
+            r.force_grow(batch.memory_size());
+            r
+        });
         self.target.push.do_send(Push {
             port: self.port,
             item: Item::Batch(batch),
+            mem,
         });
     }
 
@@ -214,6 +231,7 @@ impl Output {
             self.target.push.do_send(Push {
                 port: self.port,
                 item: Item::End,
+                mem: None,
             });
         }
     }

@@ -8,6 +8,7 @@
 //! Start with [`Cluster::builder`].
 
 pub mod actors;
+pub mod breaker;
 pub mod cluster;
 pub mod codec;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod placement;
 pub mod result;
 
 pub use actors::query::QueryStats;
+pub use breaker::{BreakerConfig, BreakerTotals, Health, JoinMode, KillPolicy};
 pub use cluster::{Cluster, ClusterBuilder, ClusterStats, NodeStats};
 pub use error::{Error, Result};
 pub use messages::{MessageKind, Protocol};

@@ -1,36 +1,80 @@
 //! A node's memory pool: every reservation made on a node is accounted here against the
-//! node's budget.
+//! node's budget, and the memory circuit breaker's state lives here.
+//!
+//! In [`JoinMode::Guarded`] growth past the budget is refused, crossing `limit` opens the
+//! breaker (and wakes the node's supervisor), and falling below `reset` closes it. In
+//! [`JoinMode::Legacy`] nothing is refused: going over the budget runs the node out of
+//! memory.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use crate::breaker::{BreakerConfig, JoinMode};
+use actix::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use weir_operators::{Error as OpError, MemoryPool};
 
 /// Default per-node budget.
 pub const DEFAULT_NODE_MEMORY: usize = 512 * 1024 * 1024;
 
-/// Accounted memory of one node.
+/// Sent to the supervisor when the breaker may need attention.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct CheckMemory;
+
+/// Sent to the node when it ran out of memory.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct OutOfMemory;
+
+/// Accounted memory of one node, with its breaker.
 #[derive(Debug)]
 pub struct NodePool {
     name: String,
     budget: usize,
+    limit: usize,
+    reset: usize,
+    mode: JoinMode,
     used: AtomicUsize,
     peak: AtomicUsize,
+    open: AtomicBool,
+    crashed: AtomicBool,
+    trips: AtomicU64,
+    supervisor: OnceLock<Recipient<CheckMemory>>,
+    node: OnceLock<Recipient<OutOfMemory>>,
 }
 
 impl NodePool {
     /// A pool for node `name` with `budget` bytes.
-    pub fn new(name: String, budget: usize) -> Arc<Self> {
+    pub fn new(name: String, budget: usize, mode: JoinMode, breaker: &BreakerConfig) -> Arc<Self> {
         Arc::new(NodePool {
             name,
             budget,
+            limit: (budget as f64 * breaker.limit) as usize,
+            reset: (budget as f64 * breaker.reset) as usize,
+            mode,
             used: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
+            open: AtomicBool::new(false),
+            crashed: AtomicBool::new(false),
+            trips: AtomicU64::new(0),
+            supervisor: OnceLock::new(),
+            node: OnceLock::new(),
         })
+    }
+
+    /// Connects the pool to its node's supervisor and node actor.
+    pub fn connect(&self, supervisor: Recipient<CheckMemory>, node: Recipient<OutOfMemory>) {
+        let _ = self.supervisor.set(supervisor);
+        let _ = self.node.set(node);
     }
 
     /// The budget in bytes.
     pub fn budget(&self) -> usize {
         self.budget
+    }
+
+    /// Bytes at which the breaker opens.
+    pub fn limit(&self) -> usize {
+        self.limit
     }
 
     /// Bytes accounted now.
@@ -42,23 +86,107 @@ impl NodePool {
     pub fn peak(&self) -> usize {
         self.peak.load(Ordering::SeqCst)
     }
+
+    /// Whether the breaker is open.
+    pub fn is_open(&self) -> bool {
+        self.open.load(Ordering::SeqCst)
+    }
+
+    /// Times the breaker opened.
+    pub fn trips(&self) -> u64 {
+        self.trips.load(Ordering::Relaxed)
+    }
+
+    /// The join mode.
+    pub fn mode(&self) -> JoinMode {
+        self.mode
+    }
+
+    /// Whether the node ran out of memory and has not been restarted.
+    pub fn crashed(&self) -> bool {
+        self.crashed.load(Ordering::SeqCst)
+    }
+
+    /// Clears the out-of-memory state (the node restarted).
+    pub fn restarted(&self) {
+        self.crashed.store(false, Ordering::SeqCst);
+        self.evaluate();
+    }
+
+    /// Re-evaluates the breaker: opens it above `limit`, closes it below `reset`. Returns
+    /// whether it is open.
+    pub fn evaluate(&self) -> bool {
+        if self.mode == JoinMode::Legacy {
+            return false;
+        }
+        let used = self.used();
+        if used >= self.limit {
+            if !self.open.swap(true, Ordering::SeqCst) {
+                self.trips.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Some(s) = self.supervisor.get() {
+                s.do_send(CheckMemory);
+            }
+        } else if used < self.reset {
+            self.open.store(false, Ordering::SeqCst);
+        }
+        self.is_open()
+    }
+
+    fn add(&self, bytes: usize) -> usize {
+        let now = self.used.fetch_add(bytes, Ordering::SeqCst) + bytes;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        now
+    }
+
+    fn after_growth(&self, now: usize) {
+        match self.mode {
+            JoinMode::Legacy => {
+                if now > self.budget && !self.crashed.swap(true, Ordering::SeqCst) {
+                    if let Some(n) = self.node.get() {
+                        n.do_send(OutOfMemory);
+                    }
+                }
+            }
+            JoinMode::Guarded => {
+                if now >= self.limit {
+                    self.evaluate();
+                }
+            }
+        }
+    }
 }
 
 impl MemoryPool for NodePool {
     fn grow(&self, bytes: usize) -> weir_operators::Result<()> {
-        let now = self.used.fetch_add(bytes, Ordering::SeqCst) + bytes;
-        if now > self.budget {
-            self.used.fetch_sub(bytes, Ordering::SeqCst);
-            return Err(OpError::Memory(format!(
-                "{}: memory budget of {} bytes exceeded",
-                self.name, self.budget
-            )));
+        if self.mode == JoinMode::Guarded {
+            let now = self.add(bytes);
+            if now > self.budget {
+                self.used.fetch_sub(bytes, Ordering::SeqCst);
+                self.evaluate();
+                return Err(OpError::Memory(format!(
+                    "{}: memory budget of {} bytes exceeded",
+                    self.name, self.budget
+                )));
+            }
+            self.after_growth(now);
+        } else {
+            let now = self.add(bytes);
+            self.after_growth(now);
         }
-        self.peak.fetch_max(now, Ordering::SeqCst);
         Ok(())
     }
 
     fn shrink(&self, bytes: usize) {
-        self.used.fetch_sub(bytes, Ordering::SeqCst);
+        let now = self.used.fetch_sub(bytes, Ordering::SeqCst) - bytes;
+        if self.mode == JoinMode::Guarded && now < self.reset && self.is_open() {
+            self.open.store(false, Ordering::SeqCst);
+        }
+    }
+
+    fn force_grow(&self, bytes: usize) -> bool {
+        let now = self.add(bytes);
+        self.after_growth(now);
+        true
     }
 }

@@ -104,6 +104,14 @@ impl Network {
         c
     }
 
+    /// Counts query `query`'s messages in `counters` (a retried query keeps its counters).
+    pub fn track_query_as(&self, query: QueryId, counters: Arc<MessageCounters>) {
+        self.per_query
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(query, counters);
+    }
+
     /// Stops counting a query's messages separately (they still count in the totals).
     pub fn untrack_query(&self, query: QueryId) {
         self.per_query
@@ -116,6 +124,10 @@ impl Network {
     /// (crashed) node is lost, as on a real network. Returns false when it was not delivered.
     pub fn send(&self, from: NodeId, to: NodeId, msg: &NetMessage) -> bool {
         debug_assert_ne!(from, to, "same-node messages must be moved, not sent");
+        // A crashed (detached) node sends nothing.
+        if self.mailbox(from).is_none() {
+            return false;
+        }
         let bytes = match codec::encode(msg) {
             Ok(b) => b,
             Err(e) => {

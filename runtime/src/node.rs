@@ -2,6 +2,7 @@
 //! partitions, memory pool and live-actor count; and the handle actors use to reach their node.
 
 use crate::actors::node::{LocalMessage, NodeActor};
+use crate::actors::supervisor::SupervisorActor;
 use crate::memory::NodePool;
 use crate::messages::{NetMessage, NodeId};
 use crate::network::Network;
@@ -73,6 +74,8 @@ pub struct NodeHandle {
     pub addr: Addr<NodeActor>,
     /// The network.
     pub network: Arc<Network>,
+    /// The node's memory circuit breaker.
+    pub supervisor: Addr<SupervisorActor>,
 }
 
 impl NodeHandle {

@@ -49,7 +49,8 @@ impl Iterator for QueryStream {
             return None;
         }
         match self.rx.recv() {
-            Ok(StreamItem::Batch(b)) => {
+            Ok(StreamItem::Batch(b, _mem)) => {
+                // `_mem` returns the batch's bytes to the initiator's pool here.
                 if let Some(q) = &self.query {
                     q.do_send(ConsumerCredit);
                 }

@@ -13,7 +13,7 @@ use actix::prelude::*;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use weir_operators::kernels::hash::hash_rows;
-use weir_operators::{eval, Batch, Value};
+use weir_operators::{eval, Batch, MemoryPool, Reservation, Value};
 use weir_planner::Distribution;
 
 /// Node → receiver: a batch arrived from `from`.
@@ -51,7 +51,7 @@ pub struct ExchangeRecvActor {
     out: Output,
     link: FragmentLink,
     senders: HashMap<NodeId, SenderState>,
-    buffer: VecDeque<(NodeId, BatchMessage)>,
+    buffer: VecDeque<(NodeId, BatchMessage, Reservation)>,
     done: bool,
     _live: LiveGuard,
 }
@@ -87,15 +87,16 @@ impl ExchangeRecvActor {
 
     fn deliver(&mut self, ctx: &mut Context<Self>) {
         while !self.done {
-            let Some((from, msg)) = self.buffer.front() else {
+            let Some((_, msg, _)) = self.buffer.front() else {
                 break;
             };
             let has_rows = msg.rows.as_ref().is_some_and(|b| b.num_rows() > 0);
             if has_rows && !self.out.ready() {
                 break;
             }
-            let (from, msg) = (*from, self.buffer.pop_front().map(|(_, m)| m));
-            let Some(msg) = msg else { break };
+            let Some((from, msg, _mem)) = self.buffer.pop_front() else {
+                break;
+            };
             let (fragment, batch_id, last) = (msg.fragment, msg.batch_id, msg.last);
             if let Some(rows) = msg.rows {
                 if rows.num_rows() > 0 {
@@ -164,7 +165,11 @@ impl Handler<RemoteBatch> for ExchangeRecvActor {
             return;
         }
         state.next_id = msg.msg.batch_id + 1;
-        self.buffer.push_back((msg.from, msg.msg));
+        // Rows that arrived and wait here count on this node until they move on.
+        let pool: Arc<dyn MemoryPool> = self.node.shared.pool.clone();
+        let mut mem = Reservation::new(pool);
+        mem.force_grow(msg.msg.rows.as_ref().map_or(0, Batch::memory_size));
+        self.buffer.push_back((msg.from, msg.msg, mem));
         self.deliver(ctx);
     }
 }
@@ -192,8 +197,8 @@ struct Channel {
     edge: Arc<EdgeStat>,
     credits: usize,
     next_id: u64,
-    held: Option<Batch>,
-    queue: VecDeque<(Option<Batch>, bool)>,
+    held: Option<(Batch, Reservation)>,
+    queue: VecDeque<(Option<Batch>, bool, Option<Reservation>)>,
     last_sent: bool,
 }
 
@@ -307,16 +312,20 @@ impl ExchangeSendActor {
     }
 
     fn hold(&mut self, i: usize, batch: Batch) {
+        // Batches waiting for credit count on this node.
+        let pool: Arc<dyn MemoryPool> = self.node.shared.pool.clone();
+        let mut mem = Reservation::new(pool);
+        mem.force_grow(batch.memory_size());
         let ch = &mut self.channels[i];
-        if let Some(prev) = ch.held.replace(batch) {
-            ch.queue.push_back((Some(prev), false));
+        if let Some((prev, prev_mem)) = ch.held.replace((batch, mem)) {
+            ch.queue.push_back((Some(prev), false, Some(prev_mem)));
         }
     }
 
     fn flush(&mut self, ctx: &mut Context<Self>) {
         for ch in &mut self.channels {
             while ch.credits > 0 {
-                let Some((rows, last)) = ch.queue.pop_front() else {
+                let Some((rows, last, _mem)) = ch.queue.pop_front() else {
                     break;
                 };
                 ch.credits -= 1;
@@ -400,8 +409,10 @@ impl Handler<Push> for ExchangeSendActor {
             Item::End => {
                 self.input_ended = true;
                 for ch in &mut self.channels {
-                    let held = ch.held.take();
-                    ch.queue.push_back((held, true));
+                    match ch.held.take() {
+                        Some((b, mem)) => ch.queue.push_back((Some(b), true, Some(mem))),
+                        None => ch.queue.push_back((None, true, None)),
+                    }
                 }
             }
         }

@@ -22,8 +22,8 @@ use weir_operators::{Batch, Error as OpError, PhysicalPlan, Reservation, Value};
 pub enum FragmentSink {
     /// Over an exchange to other fragments.
     Exchange(OutputTarget),
-    /// To a local actor (the query's result sink, for the root fragment).
-    Local(Downstream),
+    /// To input `port` of a local actor (the query's result sink, for the root fragment).
+    Local(Downstream, usize),
 }
 
 /// Everything needed to run a fragment instance.
@@ -118,8 +118,8 @@ impl FragmentActor {
             stopped: ctx.address().recipient(),
             failed: ctx.address().recipient(),
         };
-        let (downstream, label) = match &spec.sink {
-            FragmentSink::Local(d) => (d.clone(), "result".to_string()),
+        let (downstream, port, label) = match &spec.sink {
+            FragmentSink::Local(d, port) => (d.clone(), *port, "result".to_string()),
             FragmentSink::Exchange(target) => {
                 let sender = ExchangeSendActor::new(
                     SenderSpec {
@@ -141,11 +141,12 @@ impl FragmentActor {
                 self.running += 1;
                 (
                     Downstream::of(&addr),
+                    0,
                     format!("exchange {}", target.exchange),
                 )
             }
         };
-        self.spawn(spec, &spec.plan, downstream, 0, &label, &link)
+        self.spawn(spec, &spec.plan, downstream, port, &label, &link)
     }
 
     fn spawn(
@@ -165,7 +166,8 @@ impl FragmentActor {
             self.running,
             consumer
         );
-        let out = Output::new(downstream, port, spec.edges.edge(label.clone()));
+        let pool: Arc<dyn weir_operators::MemoryPool> = self.node.shared.pool.clone();
+        let out = Output::new(downstream, port, spec.edges.edge(label.clone()), Some(pool));
         let exec = ExecContext {
             params: spec.params.clone(),
             batch_size: spec.batch_size,
@@ -214,8 +216,12 @@ impl FragmentActor {
                 let op = create_operator(other, &exec, reservation)?;
                 let children = other.children();
                 let live = LiveGuard::new(&self.node.shared);
-                let actor =
+                let mut actor =
                     OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
+                let guarded = self.node.shared.pool.mode() == crate::breaker::JoinMode::Guarded;
+                if guarded && matches!(other, PhysicalPlan::HashJoin { .. }) {
+                    actor = actor.supervised(self.node.supervisor.clone());
+                }
                 let addr = actor.start();
                 self.actors.push(addr.clone().recipient());
                 self.running += 1;
@@ -334,7 +340,7 @@ impl Handler<OpFailed> for FragmentActor {
 
     fn handle(&mut self, msg: OpFailed, _ctx: &mut Context<Self>) {
         let kind = match &msg.0 {
-            OpError::Cancelled(_) => ErrorKind::Killed,
+            OpError::Cancelled(_) | OpError::Memory(_) => ErrorKind::Killed,
             _ => ErrorKind::Execution,
         };
         self.report(kind, msg.0.to_string());

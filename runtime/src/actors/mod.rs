@@ -15,6 +15,7 @@ pub mod node;
 pub mod operator;
 pub mod query;
 pub mod source;
+pub mod supervisor;
 
 use actix::prelude::*;
 

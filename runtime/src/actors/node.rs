@@ -4,8 +4,11 @@
 use super::exchange::{ExchangeRecvActor, ExchangeSendActor, RemoteAck, RemoteBatch};
 use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
 use super::query::{QueryActor, RemoteEvent};
+use super::supervisor::SupervisorActor;
+use crate::breaker::BreakerCounters;
 use crate::codec;
 use crate::flow::EdgeRegistry;
+use crate::memory::OutOfMemory;
 use crate::messages::{
     BatchMessage, ErrorKind, ErrorMessage, NetMessage, NodeId, PlanPayload, Protocol, QueryId,
     StartRequest, StartResponse,
@@ -82,6 +85,21 @@ pub enum QueryRegistration {
     Unregister(QueryId),
 }
 
+/// A node crashed (sent to the client node, which tells its queries).
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct NodeCrashed(pub NodeId);
+
+/// Tells a node where crash notices go.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetClient(pub Recipient<NodeCrashed>);
+
+/// Brings a crashed node back.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Restart;
+
 /// Counters a node keeps about the messages it handled.
 #[derive(Debug, Default)]
 pub struct NodeCounters {
@@ -110,6 +128,9 @@ pub struct NodeActor {
     closed_order: VecDeque<QueryId>,
     queries: HashMap<QueryId, Addr<QueryActor>>,
     plans: HashMap<u64, PhysicalPlan>,
+    supervisor: Addr<SupervisorActor>,
+    breaker: Arc<BreakerCounters>,
+    client: Option<Recipient<NodeCrashed>>,
     _live: LiveGuard,
 }
 
@@ -120,6 +141,8 @@ impl NodeActor {
         network: Arc<crate::network::Network>,
         protocol: Protocol,
         counters: Arc<NodeCounters>,
+        supervisor: Addr<SupervisorActor>,
+        breaker: Arc<BreakerCounters>,
     ) -> Self {
         let live = LiveGuard::new(&shared);
         NodeActor {
@@ -135,6 +158,9 @@ impl NodeActor {
             closed_order: VecDeque::new(),
             queries: HashMap::new(),
             plans: HashMap::new(),
+            supervisor,
+            breaker,
+            client: None,
             _live: live,
         }
     }
@@ -144,6 +170,39 @@ impl NodeActor {
             shared: self.shared.clone(),
             addr: ctx.address(),
             network: self.network.clone(),
+            supervisor: self.supervisor.clone(),
+        }
+    }
+
+    fn up(&self) -> bool {
+        self.shared.up.load(Ordering::SeqCst)
+    }
+
+    /// Out of memory: the node goes down, every fragment on it stops and its memory is gone.
+    /// It stays down until restarted.
+    fn crash(&mut self) {
+        if !self.up() {
+            return;
+        }
+        self.shared.up.store(false, Ordering::SeqCst);
+        self.network.attach(self.shared.id, None);
+        self.breaker.oom_crashes.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!("{} ran out of memory and crashed", self.shared.name);
+        for f in self.fragments.values() {
+            f.do_send(CloseFragment);
+        }
+        let queries: HashSet<QueryId> = self.fragments.keys().map(|(q, _)| *q).collect();
+        for q in queries {
+            self.mark_closed(q);
+        }
+        self.pending.clear();
+        for q in self.queries.values() {
+            q.do_send(RemoteEvent::NodeDown {
+                node: self.shared.id,
+            });
+        }
+        if let Some(c) = &self.client {
+            c.do_send(NodeCrashed(self.shared.id));
         }
     }
 
@@ -171,6 +230,7 @@ impl NodeActor {
                 if batch.last {
                     if let Some(q) = self.queries.get(&batch.query) {
                         q.do_send(RemoteEvent::Finished {
+                            query: batch.query,
                             node: from,
                             fragment: batch.fragment,
                         });
@@ -306,6 +366,9 @@ impl Handler<Deliver> for NodeActor {
     type Result = ();
 
     fn handle(&mut self, msg: Deliver, ctx: &mut Context<Self>) {
+        if !self.up() {
+            return;
+        }
         match codec::decode::<NetMessage>(&msg.bytes) {
             Ok(m) => self.dispatch(msg.from, m, ctx),
             Err(e) => {
@@ -320,7 +383,47 @@ impl Handler<LocalMessage> for NodeActor {
     type Result = ();
 
     fn handle(&mut self, msg: LocalMessage, ctx: &mut Context<Self>) {
+        if !self.up() {
+            return;
+        }
         self.dispatch(msg.from, msg.msg, ctx);
+    }
+}
+
+impl Handler<OutOfMemory> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: OutOfMemory, _ctx: &mut Context<Self>) {
+        self.crash();
+    }
+}
+
+impl Handler<NodeCrashed> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: NodeCrashed, _ctx: &mut Context<Self>) {
+        for q in self.queries.values() {
+            q.do_send(RemoteEvent::NodeDown { node: msg.0 });
+        }
+    }
+}
+
+impl Handler<SetClient> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetClient, _ctx: &mut Context<Self>) {
+        self.client = Some(msg.0);
+    }
+}
+
+impl Handler<Restart> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Restart, ctx: &mut Context<Self>) {
+        self.shared.pool.restarted();
+        self.shared.up.store(true, Ordering::SeqCst);
+        self.network
+            .attach(self.shared.id, Some(ctx.address().recipient()));
     }
 }
 

@@ -1,10 +1,12 @@
 //! The actor that runs one push-based kernel (filter, project, join, aggregate, sort, limit).
 
+use super::supervisor::{next_join_id, Kill, RegisterJoin, SupervisorActor, UnregisterJoin};
 use super::{FragmentLink, OpFailed, OpStopped};
 use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream};
 use crate::node::LiveGuard;
 use actix::prelude::*;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use weir_operators::kernels::{InputOrder, Operator};
 use weir_operators::Batch;
@@ -29,6 +31,7 @@ pub struct OperatorActor {
     window: usize,
     link: FragmentLink,
     finished: bool,
+    supervisor: Option<(u64, Addr<SupervisorActor>, Arc<AtomicUsize>)>,
     _live: LiveGuard,
 }
 
@@ -69,8 +72,15 @@ impl OperatorActor {
             window,
             link,
             finished: false,
+            supervisor: None,
             _live: live,
         }
+    }
+
+    /// Puts the actor under the node's memory circuit breaker (hash joins in Guarded mode).
+    pub fn supervised(mut self, supervisor: Addr<SupervisorActor>) -> Self {
+        self.supervisor = Some((next_join_id(), supervisor, Arc::new(AtomicUsize::new(0))));
+        self
     }
 
     fn grant_initial(&mut self, port: usize) {
@@ -136,9 +146,22 @@ impl Actor for OperatorActor {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.out.attach(ctx.address());
+        if let Some((id, sup, size)) = &self.supervisor {
+            sup.do_send(RegisterJoin {
+                id: *id,
+                kill: ctx.address().recipient(),
+                size: size.clone(),
+            });
+        }
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        // Free the kernel's memory before anyone hears that the actor stopped.
+        self.op = Box::new(weir_operators::kernels::limit::LimitOp::new(0, Some(0)));
+        self.queue.clear();
+        if let Some((id, sup, _)) = &self.supervisor {
+            sup.do_send(UnregisterJoin(*id));
+        }
         self.link.stopped.do_send(OpStopped);
     }
 }
@@ -206,6 +229,9 @@ impl Handler<Push> for OperatorActor {
         }
         self.queue
             .extend(out.into_iter().filter(|b| b.num_rows() > 0));
+        if let Some((_, _, size)) = &self.supervisor {
+            size.store(self.op.memory_size(), Ordering::Relaxed);
+        }
         self.flush(ctx);
     }
 }
@@ -216,6 +242,17 @@ impl Handler<Credit> for OperatorActor {
     fn handle(&mut self, msg: Credit, ctx: &mut Context<Self>) {
         self.out.grant(msg.0);
         self.flush(ctx);
+    }
+}
+
+impl Handler<Kill> for OperatorActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Kill, ctx: &mut Context<Self>) {
+        if !self.finished {
+            let e = weir_operators::Error::Cancelled("killed by memory circuit breaker".into());
+            self.fail(e, ctx);
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
 use super::node::QueryRegistration;
+use crate::breaker::{BreakerConfig, BreakerCounters};
 use crate::error::Error;
 use crate::flow::{Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream};
 use crate::messages::{
@@ -11,21 +12,24 @@ use crate::messages::{
     PlanPayload, Protocol, QueryId, StartRequest, StartResponse,
 };
 use crate::network::{MessageCounters, MessageStats};
-use crate::node::{LiveGuard, NodeHandle};
+use crate::node::{LiveGuard, NodeHandle, NodeShared};
 use crate::partition_map::PartitionMap;
 use actix::prelude::*;
 use crossbeam_channel::Sender;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use weir_operators::{Batch, PhysicalPlan, Value};
+use weir_operators::{Batch, PhysicalPlan, Reservation, Value};
 use weir_planner::QueryPlan;
 
 /// What a query's caller receives on its channel.
 #[derive(Debug)]
 pub enum StreamItem {
-    /// Result rows.
-    Batch(Batch),
+    /// Result rows, with their bytes accounted on the initiator until the caller takes them.
+    Batch(Batch, Option<Reservation>),
     /// The query finished; its statistics.
     Done(QueryStats),
     /// The query failed.
@@ -39,6 +43,10 @@ pub struct QueryStats {
     pub messages: MessageStats,
     /// `(edge, high-water mark)` of the edges on the initiator.
     pub edges: Vec<(String, usize)>,
+    /// Attempts made (1 when the query ran at once).
+    pub attempts: u32,
+    /// The delays the query waited before each retry (admission refused or join killed).
+    pub admission_delays: Vec<Duration>,
 }
 
 /// Everything a query actor needs.
@@ -73,6 +81,18 @@ pub struct QuerySetup {
     pub counters: Arc<MessageCounters>,
     /// Edges of the initiator's fragments.
     pub edges: Arc<EdgeRegistry>,
+    /// Every node of the cluster (breaker state and liveness).
+    pub nodes: Arc<Vec<Arc<NodeShared>>>,
+    /// Breaker and backoff settings.
+    pub breaker: BreakerConfig,
+    /// Cluster-wide breaker counters.
+    pub breaker_counters: Arc<BreakerCounters>,
+    /// Queries waiting for admission now (the bounded admission queue).
+    pub waiting: Arc<AtomicUsize>,
+    /// Source of query ids (a retried query runs under a new id).
+    pub ids: Arc<AtomicU64>,
+    /// Seed of the backoff jitter.
+    pub seed: u64,
 }
 
 /// Remote events routed to the query by its node.
@@ -88,6 +108,8 @@ pub enum RemoteEvent {
     },
     /// A fragment instance sent its last batch to the initiator.
     Finished {
+        /// Query id of the attempt.
+        query: QueryId,
         /// Node of the instance.
         node: NodeId,
         /// Fragment.
@@ -99,6 +121,11 @@ pub enum RemoteEvent {
         node: NodeId,
         /// The report.
         err: ErrorMessage,
+    },
+    /// A node crashed.
+    NodeDown {
+        /// The node.
+        node: NodeId,
     },
 }
 
@@ -131,6 +158,12 @@ pub struct QueryActor {
     state: State,
     outcome: Option<Result<(), Error>>,
     awaiting_replies: usize,
+    port: usize,
+    attempt: u32,
+    delays: Vec<Duration>,
+    delivered: bool,
+    queued: bool,
+    rng: StdRng,
     _live: LiveGuard,
 }
 
@@ -147,6 +180,7 @@ impl QueryActor {
                 }
             }
         }
+        let rng = StdRng::seed_from_u64(setup.seed ^ setup.id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         QueryActor {
             setup,
             node,
@@ -158,8 +192,121 @@ impl QueryActor {
             state: State::Running,
             outcome: None,
             awaiting_replies: 0,
+            port: 0,
+            attempt: 0,
+            delays: Vec::new(),
+            delivered: false,
+            queued: false,
+            rng,
             _live: live,
         }
+    }
+
+    fn involved(&self) -> Vec<NodeId> {
+        let me = self.node.id();
+        let mut nodes: Vec<NodeId> = self.setup.instances.iter().flatten().copied().collect();
+        nodes.push(me);
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
+    fn leave_queue(&mut self) {
+        if self.queued {
+            self.queued = false;
+            self.setup.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Admission: runs the query unless a node it needs has its breaker open; then waits with
+    /// binary exponential backoff, and fails after the last attempt.
+    fn try_admit(&mut self, ctx: &mut Context<Self>) {
+        if self.state != State::Running {
+            return;
+        }
+        let open = self
+            .involved()
+            .into_iter()
+            .find(|&n| self.setup.nodes[n as usize].pool.is_open());
+        let Some(node) = open else {
+            self.leave_queue();
+            self.launch(ctx);
+            return;
+        };
+        self.setup
+            .breaker_counters
+            .rejections
+            .fetch_add(1, Ordering::Relaxed);
+        self.retry_later(ctx, node);
+    }
+
+    /// Waits for the next attempt, or fails when attempts are used up. `node` is the node
+    /// whose breaker refused (or killed) the query.
+    fn retry_later(&mut self, ctx: &mut Context<Self>, node: NodeId) {
+        let cfg = self.setup.breaker.clone();
+        let counters = self.setup.breaker_counters.clone();
+        if self.attempt + 1 >= cfg.attempts {
+            counters.retries_exhausted.fetch_add(1, Ordering::Relaxed);
+            let e = Error::BreakerOpen {
+                node: self.node_name(node),
+                attempts: self.attempt + 1,
+            };
+            self.finish(Err(e), false, ctx);
+            return;
+        }
+        if !self.queued {
+            if self.setup.waiting.load(Ordering::SeqCst) >= cfg.queue {
+                counters.overloaded.fetch_add(1, Ordering::Relaxed);
+                let e =
+                    Error::Overloaded(format!("{} queries already wait for admission", cfg.queue));
+                self.finish(Err(e), false, ctx);
+                return;
+            }
+            self.setup.waiting.fetch_add(1, Ordering::SeqCst);
+            self.queued = true;
+        }
+        let delay = cfg.backoff(self.attempt, &mut self.rng);
+        self.attempt += 1;
+        self.delays.push(delay);
+        counters.retries.fetch_add(1, Ordering::Relaxed);
+        ctx.run_later(delay, |act, ctx| act.try_admit(ctx));
+    }
+
+    /// Stops the current attempt's fragments and takes a new query id for the next one.
+    fn abort_attempt(&mut self) {
+        if let Some(root) = self.root.take() {
+            root.do_send(CloseFragment);
+        }
+        if let Some(up) = self.upstream.take() {
+            up.cancel.do_send(Cancel);
+        }
+        let to_close: Vec<(u32, NodeId)> = self
+            .remote_instances()
+            .into_iter()
+            .filter(|i| !self.finished.contains(i))
+            .filter(|(_, n)| self.setup.nodes[*n as usize].up.load(Ordering::SeqCst))
+            .collect();
+        for (fragment, node) in to_close {
+            self.node.send(
+                node,
+                NetMessage::QueryClose(CloseMessage {
+                    query: self.setup.id,
+                    fragment: Some(fragment),
+                }),
+            );
+        }
+        self.node
+            .addr
+            .do_send(QueryRegistration::Unregister(self.setup.id));
+        self.node.network.untrack_query(self.setup.id);
+        self.setup.id = self.setup.ids.fetch_add(1, Ordering::Relaxed);
+        self.port += 1;
+        self.finished.clear();
+        self.setup
+            .cached
+            .iter_mut()
+            .flatten()
+            .for_each(|c| *c = false);
     }
 
     fn index_of(&self, fragment: u32) -> Option<usize> {
@@ -223,6 +370,42 @@ impl QueryActor {
         })
     }
 
+    /// Sends the start requests and runs the root fragment.
+    fn launch(&mut self, ctx: &mut Context<Self>) {
+        self.node
+            .network
+            .track_query_as(self.setup.id, self.setup.counters.clone());
+        self.node
+            .addr
+            .do_send(QueryRegistration::Register(self.setup.id, ctx.address()));
+        // Remote fragments first, so their rows start flowing at once.
+        for idx in 1..self.setup.plan.fragments.len() {
+            for (k, &node) in self.setup.instances[idx].clone().iter().enumerate() {
+                let full = !self.setup.cached[idx].get(k).copied().unwrap_or(false);
+                if let Some(req) = self.start_request(idx, node, full) {
+                    self.node
+                        .send(node, NetMessage::QueryStartRequest(Box::new(req)));
+                }
+            }
+        }
+        let root = &self.setup.plan.fragments[0];
+        let spec = FragmentSpec {
+            query: self.setup.id,
+            fragment: root.id,
+            initiator: self.node.id(),
+            plan: root.plan.clone(),
+            params: self.setup.params.clone(),
+            sink: FragmentSink::Local(Downstream::of(&ctx.address()), self.port),
+            inputs: self.inputs_of(&root.plan),
+            partitions: self.setup.partitions[0].clone(),
+            batch_size: self.setup.batch_size,
+            window: self.setup.window,
+            protocol: self.setup.protocol,
+            edges: self.setup.edges.clone(),
+        };
+        self.root = Some(FragmentActor::new(spec, self.node.clone()).start());
+    }
+
     fn remote_instances(&self) -> Vec<(u32, NodeId)> {
         let me = self.node.id();
         let mut out = Vec::new();
@@ -250,6 +433,7 @@ impl QueryActor {
             return;
         }
         self.outcome = Some(outcome);
+        self.leave_queue();
         if let Some(root) = &self.root {
             root.do_send(CloseFragment);
         }
@@ -258,7 +442,9 @@ impl QueryActor {
                 up.cancel.do_send(Cancel);
             }
         }
-        let to_close: Vec<(u32, NodeId)> = match self.setup.protocol {
+        let launched = self.root.is_some();
+        let mut to_close: Vec<(u32, NodeId)> = match self.setup.protocol {
+            _ if !launched => Vec::new(),
             Protocol::Legacy => self.remote_instances(),
             Protocol::Lean if natural => Vec::new(),
             Protocol::Lean => self
@@ -267,6 +453,8 @@ impl QueryActor {
                 .filter(|i| !self.finished.contains(i))
                 .collect(),
         };
+        // A crashed node hears nothing and answers nothing.
+        to_close.retain(|(_, n)| self.setup.nodes[*n as usize].up.load(Ordering::SeqCst));
         for &(fragment, node) in &to_close {
             self.node.send(
                 node,
@@ -295,6 +483,8 @@ impl QueryActor {
             Some(Ok(())) | None => StreamItem::Done(QueryStats {
                 messages: self.setup.counters.snapshot(),
                 edges: self.setup.edges.high_waters(),
+                attempts: self.port as u32 + 1,
+                admission_delays: self.delays.clone(),
             }),
             Some(Err(Error::Cancelled)) => {
                 // The caller is gone; nobody reads the channel.
@@ -321,39 +511,11 @@ impl Actor for QueryActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.node
-            .addr
-            .do_send(QueryRegistration::Register(self.setup.id, ctx.address()));
-        // Remote fragments first, so their rows start flowing at once.
-        for idx in 1..self.setup.plan.fragments.len() {
-            for (k, &node) in self.setup.instances[idx].clone().iter().enumerate() {
-                let full = !self.setup.cached[idx].get(k).copied().unwrap_or(false);
-                if let Some(req) = self.start_request(idx, node, full) {
-                    self.node
-                        .send(node, NetMessage::QueryStartRequest(Box::new(req)));
-                }
-            }
-        }
-        let root = &self.setup.plan.fragments[0];
-        let spec = FragmentSpec {
-            query: self.setup.id,
-            fragment: root.id,
-            initiator: self.node.id(),
-            plan: root.plan.clone(),
-            params: self.setup.params.clone(),
-            sink: FragmentSink::Local(Downstream::of(&ctx.address())),
-            inputs: self.inputs_of(&root.plan),
-            partitions: self.setup.partitions[0].clone(),
-            batch_size: self.setup.batch_size,
-            window: self.setup.window,
-            protocol: self.setup.protocol,
-            edges: self.setup.edges.clone(),
-        };
-        self.root = Some(FragmentActor::new(spec, self.node.clone()).start());
         let timeout = self.setup.timeout;
         ctx.run_later(timeout, move |act, ctx| {
             act.finish(Err(Error::Timeout(timeout)), false, ctx)
         });
+        self.try_admit(ctx);
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
@@ -368,7 +530,7 @@ impl Handler<Attach> for QueryActor {
     type Result = ();
 
     fn handle(&mut self, msg: Attach, _ctx: &mut Context<Self>) {
-        if self.state != State::Running {
+        if self.state != State::Running || msg.port != self.port {
             msg.upstream.cancel.do_send(Cancel);
             return;
         }
@@ -382,14 +544,16 @@ impl Handler<Push> for QueryActor {
     type Result = ();
 
     fn handle(&mut self, msg: Push, ctx: &mut Context<Self>) {
-        if self.state != State::Running {
+        // Pushes from an aborted attempt's root arrive on an older port.
+        if self.state != State::Running || msg.port != self.port {
             return;
         }
         match msg.item {
             Item::Batch(b) => {
                 // Space is guaranteed: the root never has more than `window` batches
                 // unconsumed, and the channel holds `window + 1`.
-                let _ = self.setup.tx.try_send(StreamItem::Batch(b));
+                self.delivered = true;
+                let _ = self.setup.tx.try_send(StreamItem::Batch(b, msg.mem));
             }
             Item::End => {
                 let natural = self.root_feeders.iter().all(|i| self.finished.contains(i));
@@ -425,9 +589,28 @@ impl Handler<RemoteEvent> for QueryActor {
     type Result = ();
 
     fn handle(&mut self, msg: RemoteEvent, ctx: &mut Context<Self>) {
+        // Events of an aborted attempt (an older query id) are stale.
+        let current = match &msg {
+            RemoteEvent::Finished { query, .. } => *query == self.setup.id,
+            RemoteEvent::Started { resp, .. } => resp.query == self.setup.id,
+            RemoteEvent::Error { err, .. } => err.query == self.setup.id,
+            RemoteEvent::NodeDown { .. } => true,
+        };
+        if !current {
+            return;
+        }
         match msg {
-            RemoteEvent::Finished { node, fragment } => {
+            RemoteEvent::Finished { node, fragment, .. } => {
                 self.finished.insert((fragment, node));
+            }
+            RemoteEvent::NodeDown { node } => {
+                let uses = self.root.is_some() && self.involved().contains(&node);
+                if uses && self.state == State::Running {
+                    let name = self.node_name(node);
+                    self.finish(Err(Error::OutOfMemory(name)), false, ctx);
+                } else if self.state == State::Closing {
+                    self.complete(ctx);
+                }
             }
             RemoteEvent::Started { node, resp } => {
                 if resp.plan_missing {
@@ -451,6 +634,16 @@ impl Handler<RemoteEvent> for QueryActor {
                     return;
                 }
                 if err.kind == ErrorKind::Cancelled {
+                    return;
+                }
+                let retry = self.setup.breaker.retry_killed
+                    && err.kind == ErrorKind::Killed
+                    && !self.delivered
+                    && self.state == State::Running;
+                if retry {
+                    // Re-enqueue: stop this attempt, wait, then try again under a new id.
+                    self.abort_attempt();
+                    self.retry_later(ctx, node);
                     return;
                 }
                 let name = self.node_name(node);
