@@ -615,7 +615,7 @@ impl Cluster {
                 let batch = Batch::from_rows(&[DataType::Utf8], &lines)
                     .map_err(|e| Error::Invalid(e.to_string()))?;
                 let (tx, rx) = crossbeam_channel::bounded(2);
-                let _ = tx.send(StreamItem::Batch(batch, None));
+                let _ = tx.send(StreamItem::Batch(batch, None, 0));
                 let _ = tx.send(StreamItem::Done(Default::default()));
                 Ok(QueryStream {
                     rx,
@@ -623,6 +623,7 @@ impl Cluster {
                     schema: Schema::new(vec![Field::new("plan", DataType::Utf8)]),
                     finished: false,
                     stats: None,
+                    epoch: Arc::new(AtomicU64::new(0)),
                 })
             }
             CachedStatement::Other(s) => {
@@ -630,7 +631,7 @@ impl Cluster {
                 let batch = Batch::try_new(vec![Column::from_i64(vec![n as i64])])
                     .map_err(|e| Error::Invalid(e.to_string()))?;
                 let (tx, rx) = crossbeam_channel::bounded(2);
-                let _ = tx.send(StreamItem::Batch(batch, None));
+                let _ = tx.send(StreamItem::Batch(batch, None, 0));
                 let _ = tx.send(StreamItem::Done(Default::default()));
                 Ok(QueryStream {
                     rx,
@@ -638,6 +639,7 @@ impl Cluster {
                     schema: Schema::new(vec![Field::new("rows", DataType::Int64)]),
                     finished: false,
                     stats: None,
+                    epoch: Arc::new(AtomicU64::new(0)),
                 })
             }
         }
@@ -722,6 +724,7 @@ impl Cluster {
         };
         let window = self.inner.config.window;
         let (tx, rx) = crossbeam_channel::bounded(window + 1);
+        let epoch = Arc::new(AtomicU64::new(0));
         let counters = self.inner.network.track_query(id);
         let client = self.client();
         let handle = NodeHandle {
@@ -752,6 +755,7 @@ impl Cluster {
             waiting: self.inner.waiting.clone(),
             ids: self.inner.ids.clone(),
             seed: self.inner.config.seed,
+            epoch: epoch.clone(),
         };
         let addr = QueryActor::start_in_arbiter(&self.inner.arbiters[client as usize], move |_| {
             QueryActor::new(setup, handle)
@@ -762,6 +766,7 @@ impl Cluster {
             schema: plan.output_schema.clone(),
             finished: false,
             stats: None,
+            epoch,
         })
     }
 

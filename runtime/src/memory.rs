@@ -37,6 +37,7 @@ pub struct NodePool {
     peak: AtomicUsize,
     open: AtomicBool,
     crashed: AtomicBool,
+    check_pending: AtomicBool,
     trips: AtomicU64,
     supervisor: OnceLock<Recipient<CheckMemory>>,
     node: OnceLock<Recipient<OutOfMemory>>,
@@ -55,6 +56,7 @@ impl NodePool {
             peak: AtomicUsize::new(0),
             open: AtomicBool::new(false),
             crashed: AtomicBool::new(false),
+            check_pending: AtomicBool::new(false),
             trips: AtomicU64::new(0),
             supervisor: OnceLock::new(),
             node: OnceLock::new(),
@@ -113,6 +115,11 @@ impl NodePool {
         self.evaluate();
     }
 
+    /// The supervisor has looked at the pool (see [`CheckMemory`]).
+    pub fn checked(&self) {
+        self.check_pending.store(false, Ordering::SeqCst);
+    }
+
     /// Re-evaluates the breaker: opens it above `limit`, closes it below `reset`. Returns
     /// whether it is open.
     pub fn evaluate(&self) -> bool {
@@ -123,9 +130,6 @@ impl NodePool {
         if used >= self.limit {
             if !self.open.swap(true, Ordering::SeqCst) {
                 self.trips.fetch_add(1, Ordering::Relaxed);
-            }
-            if let Some(s) = self.supervisor.get() {
-                s.do_send(CheckMemory);
             }
         } else if used < self.reset {
             self.open.store(false, Ordering::SeqCst);
@@ -151,6 +155,12 @@ impl NodePool {
             JoinMode::Guarded => {
                 if now >= self.limit {
                     self.evaluate();
+                    // Wake the supervisor, once until it has looked.
+                    if !self.check_pending.swap(true, Ordering::SeqCst) {
+                        if let Some(s) = self.supervisor.get() {
+                            s.do_send(CheckMemory);
+                        }
+                    }
                 }
             }
         }

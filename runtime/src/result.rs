@@ -4,6 +4,8 @@ use crate::actors::query::{CancelQuery, ConsumerCredit, QueryActor, QueryStats, 
 use crate::error::{Error, Result};
 use actix::Addr;
 use crossbeam_channel::Receiver;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use weir_operators::{Batch, Schema, Value};
 
 /// A query's result batches, as the cluster produces them. The producers never run more than
@@ -14,6 +16,7 @@ pub struct QueryStream {
     pub(crate) schema: Schema,
     pub(crate) finished: bool,
     pub(crate) stats: Option<QueryStats>,
+    pub(crate) epoch: Arc<AtomicU64>,
 }
 
 impl QueryStream {
@@ -41,6 +44,28 @@ impl QueryStream {
     }
 }
 
+impl QueryStream {
+    /// Marks attempt `epoch` as seen by the caller; false when that attempt was aborted.
+    fn take_attempt(&self, epoch: u64) -> bool {
+        let mut state = self.epoch.load(Ordering::SeqCst);
+        loop {
+            if epoch < state >> 1 {
+                return false;
+            }
+            if state & 1 == 1 {
+                return true;
+            }
+            match self
+                .epoch
+                .compare_exchange(state, state | 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return true,
+                Err(now) => state = now,
+            }
+        }
+    }
+}
+
 impl Iterator for QueryStream {
     type Item = Result<Batch>;
 
@@ -48,27 +73,34 @@ impl Iterator for QueryStream {
         if self.finished {
             return None;
         }
-        match self.rx.recv() {
-            Ok(StreamItem::Batch(b, _mem)) => {
-                // `_mem` returns the batch's bytes to the initiator's pool here.
-                if let Some(q) = &self.query {
-                    q.do_send(ConsumerCredit);
+        loop {
+            let item = self.rx.recv();
+            return match item {
+                Ok(StreamItem::Batch(b, _mem, epoch)) => {
+                    // `_mem` returns the batch's bytes to the initiator's pool here.
+                    if let Some(q) = &self.query {
+                        q.do_send(ConsumerCredit(epoch));
+                    }
+                    if !self.take_attempt(epoch) {
+                        // Rows of an attempt that was aborted and retried.
+                        continue;
+                    }
+                    Some(Ok(b))
                 }
-                Some(Ok(b))
-            }
-            Ok(StreamItem::Done(stats)) => {
-                self.finished = true;
-                self.stats = Some(stats);
-                None
-            }
-            Ok(StreamItem::Failed(e)) => {
-                self.finished = true;
-                Some(Err(e))
-            }
-            Err(_) => {
-                self.finished = true;
-                Some(Err(Error::Shutdown))
-            }
+                Ok(StreamItem::Done(stats)) => {
+                    self.finished = true;
+                    self.stats = Some(stats);
+                    None
+                }
+                Ok(StreamItem::Failed(e)) => {
+                    self.finished = true;
+                    Some(Err(e))
+                }
+                Err(_) => {
+                    self.finished = true;
+                    Some(Err(Error::Shutdown))
+                }
+            };
         }
     }
 }

@@ -28,8 +28,9 @@ use weir_planner::QueryPlan;
 /// What a query's caller receives on its channel.
 #[derive(Debug)]
 pub enum StreamItem {
-    /// Result rows, with their bytes accounted on the initiator until the caller takes them.
-    Batch(Batch, Option<Reservation>),
+    /// Result rows of attempt `.2`, with their bytes accounted on the initiator until the
+    /// caller takes them. Rows of an aborted attempt are skipped by the stream.
+    Batch(Batch, Option<Reservation>, u64),
     /// The query finished; its statistics.
     Done(QueryStats),
     /// The query failed.
@@ -93,6 +94,9 @@ pub struct QuerySetup {
     pub ids: Arc<AtomicU64>,
     /// Seed of the backoff jitter.
     pub seed: u64,
+    /// Shared with the caller's stream: `attempt × 2 + taken`, where `taken` says the caller
+    /// has seen rows of that attempt (which then can no longer be retried).
+    pub epoch: Arc<AtomicU64>,
 }
 
 /// Remote events routed to the query by its node.
@@ -129,10 +133,10 @@ pub enum RemoteEvent {
     },
 }
 
-/// The caller consumed a batch: one more may be sent.
+/// The caller took a batch of attempt `.0` off the channel: one more may be sent.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
-pub struct ConsumerCredit;
+pub struct ConsumerCredit(pub u64);
 
 /// The caller dropped its stream: cancel the query.
 #[derive(Message, Debug)]
@@ -161,8 +165,8 @@ pub struct QueryActor {
     port: usize,
     attempt: u32,
     delays: Vec<Duration>,
-    delivered: bool,
     queued: bool,
+    in_channel: usize,
     rng: StdRng,
     _live: LiveGuard,
 }
@@ -195,8 +199,8 @@ impl QueryActor {
             port: 0,
             attempt: 0,
             delays: Vec::new(),
-            delivered: false,
             queued: false,
+            in_channel: 0,
             rng,
             _live: live,
         }
@@ -534,7 +538,11 @@ impl Handler<Attach> for QueryActor {
             msg.upstream.cancel.do_send(Cancel);
             return;
         }
-        msg.upstream.credit.do_send(Credit(self.setup.window));
+        // Batches of an aborted attempt may still sit in the channel: grant only free slots.
+        let free = self.setup.window.saturating_sub(self.in_channel);
+        if free > 0 {
+            msg.upstream.credit.do_send(Credit(free));
+        }
         self.upstream = Some(msg.upstream);
         self.edge = Some(msg.edge);
     }
@@ -552,8 +560,9 @@ impl Handler<Push> for QueryActor {
             Item::Batch(b) => {
                 // Space is guaranteed: the root never has more than `window` batches
                 // unconsumed, and the channel holds `window + 1`.
-                self.delivered = true;
-                let _ = self.setup.tx.try_send(StreamItem::Batch(b, msg.mem));
+                self.in_channel += 1;
+                let epoch = self.port as u64;
+                let _ = self.setup.tx.try_send(StreamItem::Batch(b, msg.mem, epoch));
             }
             Item::End => {
                 let natural = self.root_feeders.iter().all(|i| self.finished.contains(i));
@@ -567,6 +576,8 @@ impl Handler<ConsumerCredit> for QueryActor {
     type Result = ();
 
     fn handle(&mut self, _msg: ConsumerCredit, _ctx: &mut Context<Self>) {
+        self.in_channel = self.in_channel.saturating_sub(1);
+
         // The batch left the edge when the caller took it from the channel.
         if let Some(e) = &self.edge {
             e.dequeued();
@@ -636,10 +647,22 @@ impl Handler<RemoteEvent> for QueryActor {
                 if err.kind == ErrorKind::Cancelled {
                     return;
                 }
+                let attempt = self.port as u64;
+                // Retry only if the caller has seen no rows of this attempt; the swap also
+                // tells the stream to skip rows of this attempt still in the channel.
                 let retry = self.setup.breaker.retry_killed
                     && err.kind == ErrorKind::Killed
-                    && !self.delivered
-                    && self.state == State::Running;
+                    && self.state == State::Running
+                    && self
+                        .setup
+                        .epoch
+                        .compare_exchange(
+                            attempt * 2,
+                            (attempt + 1) * 2,
+                            Ordering::SeqCst,
+                            Ordering::SeqCst,
+                        )
+                        .is_ok();
                 if retry {
                     // Re-enqueue: stop this attempt, wait, then try again under a new id.
                     self.abort_attempt();

@@ -81,6 +81,7 @@ impl SupervisorActor {
 
     fn check(&mut self) {
         let pool = &self.shared.pool;
+        pool.checked();
         if !pool.evaluate() || pool.used() < pool.limit() {
             return;
         }
