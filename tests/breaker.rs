@@ -281,3 +281,73 @@ fn legacy_joins_run_a_node_out_of_memory_guarded_ones_do_not() {
     );
     assert_idle(&c);
 }
+
+#[test]
+fn largest_half_policy_kills_the_biggest_joins() {
+    let budget = 256 * MIB;
+    let cfg = BreakerConfig {
+        kill_policy: weir::runtime::KillPolicy::LargestHalf,
+        ..breaker(8, false)
+    };
+    let c = join_cluster(1, budget, JoinMode::Guarded, cfg);
+    c.execute("CREATE TABLE tiny (id BIGINT PRIMARY KEY, w BIGINT)")
+        .unwrap();
+    c.load(
+        "tiny",
+        Batch::try_new(vec![
+            Column::from_i64((0..500).collect()),
+            Column::from_i64((0..500).collect()),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    let tiny_join = "SELECT big.id, tiny.w FROM big JOIN tiny ON big.k = tiny.id";
+    let mut streams = Vec::new();
+    for _ in 0..4 {
+        streams.push((true, c.query_stream(JOIN, &[]).unwrap()));
+        streams.push((false, c.query_stream(tiny_join, &[]).unwrap()));
+    }
+    let used = settle(&c, 0);
+    let limit = budget * 85 / 100;
+    let hold = c.hold_memory(0, limit - used / 2).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c.stats().breaker.kills < 4 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(hold);
+    for (large, s) in streams {
+        let outcome = drain(s);
+        if large {
+            assert_eq!(outcome, Err(Error::Killed("node-0".into())));
+        } else {
+            assert!(outcome.is_ok(), "{outcome:?}");
+        }
+    }
+    assert_idle(&c);
+}
+
+#[test]
+fn full_admission_queue_fails_at_once_as_overloaded() {
+    let budget = 64 * MIB;
+    let cfg = BreakerConfig {
+        queue: 2,
+        ..breaker(8, true)
+    };
+    let c = join_cluster(1, budget, JoinMode::Guarded, cfg);
+    let hold = c.hold_memory(0, budget * 9 / 10).unwrap();
+    let waiting: Vec<QueryStream> = (0..2)
+        .map(|_| c.query_stream("SELECT COUNT(*) FROM big", &[]).unwrap())
+        .collect();
+    // Let both enter the queue.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while c.stats().breaker.rejections < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let err = c.query("SELECT COUNT(*) FROM big", &[]).unwrap_err();
+    assert!(matches!(err, Error::Overloaded(_)), "{err}");
+    drop(hold);
+    for s in waiting {
+        assert_eq!(drain(s), Ok(1));
+    }
+    assert_idle(&c);
+}
