@@ -266,7 +266,7 @@ fn range_bound(
 }
 
 /// The rows of one partition of one table.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PartitionData {
     schema: Schema,
     types: Vec<DataType>,

@@ -46,6 +46,7 @@ pub struct ClusterBuilder {
     join_mode: JoinMode,
     breaker: BreakerConfig,
     seed: u64,
+    backups: usize,
 }
 
 impl Default for ClusterBuilder {
@@ -62,6 +63,7 @@ impl Default for ClusterBuilder {
             join_mode: JoinMode::Guarded,
             breaker: BreakerConfig::default(),
             seed: 0x5eed,
+            backups: 0,
         }
     }
 }
@@ -136,6 +138,13 @@ impl ClusterBuilder {
     /// Whether queries whose join was killed are re-enqueued (default true).
     pub fn retry_killed(mut self, retry: bool) -> Self {
         self.breaker.retry_killed = retry;
+        self
+    }
+
+    /// Backup copies of every partition, on distinct nodes (default 0). Writes go to every
+    /// copy; queries read the first live one.
+    pub fn backups(mut self, n: usize) -> Self {
+        self.backups = n;
         self
     }
 
@@ -221,6 +230,41 @@ impl ClusterStats {
     }
 }
 
+impl Inner {
+    fn copies(&self, partitions: u32) -> Arc<Vec<Vec<NodeId>>> {
+        let mut cache = self.copies.lock().unwrap_or_else(|e| e.into_inner());
+        let data = self.config.nodes as u32;
+        let backups = self.config.backups.min(self.config.nodes - 1);
+        cache
+            .entry(partitions)
+            .or_insert_with(|| Arc::new(placement::copies(partitions, data, backups)))
+            .clone()
+    }
+
+    fn live(&self) -> Vec<bool> {
+        self.nodes
+            .iter()
+            .take(self.config.nodes)
+            .map(|n| n.up.load(Ordering::SeqCst))
+            .collect()
+    }
+
+    fn schedule(&self, plan: &QueryPlan, params: &[Value]) -> Result<placement::Schedule> {
+        let live = self.live();
+        let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let copies = |p: u32| self.copies(p);
+        let table_partitions = |t: &str| catalog.table(t).map(|d| d.partitions);
+        let view = ClusterView {
+            client: self.config.nodes as NodeId,
+            live: &live,
+            names: &self.names,
+            copies: &copies,
+            table_partitions: &table_partitions,
+        };
+        placement::schedule(plan, params, &view)
+    }
+}
+
 struct Inner {
     config: ClusterBuilder,
     nodes: Vec<Arc<NodeShared>>,
@@ -232,7 +276,7 @@ struct Inner {
     catalog: RwLock<Catalog>,
     plans: PlanCache,
     next_query: AtomicU64,
-    owners: Mutex<HashMap<u32, Arc<Vec<NodeId>>>>,
+    copies: Mutex<HashMap<u32, Arc<Vec<Vec<NodeId>>>>>,
     known_plans: Mutex<HashSet<(NodeId, u64)>>,
     max_high_water: AtomicUsize,
     down: AtomicBool,
@@ -345,6 +389,7 @@ impl Cluster {
             .map_err(|_| Error::Invalid("the actor system failed to start".into()))?;
         for (i, addr) in addrs.iter().enumerate() {
             network.attach(i as NodeId, Some(addr.clone().recipient()));
+            network.attach_crash(i as NodeId, addr.clone().recipient());
         }
         let client_addr: Addr<NodeActor> = addrs[config.nodes].clone();
         for addr in &addrs {
@@ -364,7 +409,7 @@ impl Cluster {
                 catalog: RwLock::new(Catalog::new()),
                 plans,
                 next_query: AtomicU64::new(1),
-                owners: Mutex::new(HashMap::new()),
+                copies: Mutex::new(HashMap::new()),
                 known_plans: Mutex::new(HashSet::new()),
                 max_high_water: AtomicUsize::new(0),
                 down: AtomicBool::new(false),
@@ -402,19 +447,6 @@ impl Cluster {
 
     fn client(&self) -> NodeId {
         self.inner.config.nodes as NodeId
-    }
-
-    fn owners(&self, partitions: u32) -> Arc<Vec<NodeId>> {
-        let mut cache = self.inner.owners.lock().unwrap_or_else(|e| e.into_inner());
-        cache
-            .entry(partitions)
-            .or_insert_with(|| {
-                Arc::new(placement::owners(
-                    partitions,
-                    self.inner.config.nodes as u32,
-                ))
-            })
-            .clone()
     }
 
     fn check_up(&self) -> Result<()> {
@@ -540,10 +572,23 @@ impl Cluster {
         for (row, p) in parts_of_row.iter().enumerate() {
             by_partition.entry(*p).or_default().push(row as u32);
         }
-        let owners = self.owners(def.partitions);
+        let copies = self.inner.copies(def.partitions);
+        let live = self.inner.live();
         let mut per_node: Vec<Vec<(u32, Batch)>> = vec![Vec::new(); self.inner.config.nodes];
         for (p, idx) in by_partition {
-            per_node[owners[p as usize] as usize].push((p, batch.take(&idx)));
+            let rows = batch.take(&idx);
+            let targets: Vec<NodeId> = copies[p as usize]
+                .iter()
+                .copied()
+                .filter(|&n| live[n as usize])
+                .collect();
+            if targets.is_empty() {
+                let primary = copies[p as usize][0] as usize;
+                return Err(Error::NodeDown(self.inner.names[primary].clone()));
+            }
+            for n in targets {
+                per_node[n as usize].push((p, rows.clone()));
+            }
         }
         let key = def.name.to_lowercase();
         let indexed: Vec<usize> = def.indexes.iter().map(|i| i.column).collect();
@@ -680,24 +725,7 @@ impl Cluster {
     }
 
     fn schedule(&self, plan: &QueryPlan, params: &[Value]) -> Result<placement::Schedule> {
-        let live: Vec<bool> = self
-            .inner
-            .nodes
-            .iter()
-            .take(self.inner.config.nodes)
-            .map(|n| n.up.load(Ordering::SeqCst))
-            .collect();
-        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
-        let owners = |p: u32| self.owners(p).as_ref().clone();
-        let table_partitions = |t: &str| catalog.table(t).map(|d| d.partitions);
-        let view = ClusterView {
-            client: self.client(),
-            live: &live,
-            names: &self.inner.names,
-            owners: &owners,
-            table_partitions: &table_partitions,
-        };
-        placement::schedule(plan, params, &view)
+        self.inner.schedule(plan, params)
     }
 
     fn run(&self, plan: Arc<QueryPlan>, params: &[Value]) -> Result<QueryStream> {
@@ -756,6 +784,10 @@ impl Cluster {
             ids: self.inner.ids.clone(),
             seed: self.inner.config.seed,
             epoch: epoch.clone(),
+            reschedule: {
+                let inner = self.inner.clone();
+                Arc::new(move |plan: &QueryPlan, params: &[Value]| inner.schedule(plan, params))
+            },
         };
         let addr = QueryActor::start_in_arbiter(&self.inner.arbiters[client as usize], move |_| {
             QueryActor::new(setup, handle)
@@ -831,9 +863,12 @@ impl Cluster {
         }
         let mut counts: Vec<u32> = self.tables().iter().map(|t| t.partitions).collect();
         counts.push(self.inner.config.partitions);
-        let readable = counts
-            .into_iter()
-            .all(|p| self.owners(p).iter().all(|&o| up[o as usize]));
+        let readable = counts.into_iter().all(|p| {
+            self.inner
+                .copies(p)
+                .iter()
+                .all(|c| c.iter().any(|&n| up[n as usize]))
+        });
         if readable {
             Health::Yellow
         } else {
@@ -841,14 +876,18 @@ impl Cluster {
         }
     }
 
-    /// Brings data node `i` back after it ran out of memory (its stored rows survive, as on
-    /// disk; its queries' state is gone).
+    /// Brings data node `i` back after it crashed. Its queries' state is gone; its stored
+    /// rows survive (as on disk), and every partition it holds a copy of is refreshed from a
+    /// live copy, so writes it missed while down are not lost.
     pub fn restart_node(&self, i: usize) -> Result<()> {
         let addr = self
             .inner
             .addrs
             .get(i)
             .ok_or_else(|| Error::Invalid(format!("no node {i}")))?;
+        if i < self.inner.config.nodes && !self.inner.nodes[i].up.load(Ordering::SeqCst) {
+            self.resync(i);
+        }
         addr.do_send(Restart);
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self.inner.nodes[i].up.load(Ordering::SeqCst) {
@@ -858,6 +897,69 @@ impl Cluster {
             std::thread::sleep(Duration::from_millis(1));
         }
         Ok(())
+    }
+
+    fn resync(&self, i: usize) {
+        let live = self.inner.live();
+        for def in self.tables() {
+            let key = def.name.to_lowercase();
+            let copies = self.inner.copies(def.partitions);
+            for (p, nodes) in copies.iter().enumerate() {
+                if !nodes.contains(&(i as NodeId)) {
+                    continue;
+                }
+                let Some(&src) = nodes.iter().find(|&&n| n as usize != i && live[n as usize])
+                else {
+                    continue;
+                };
+                let fresh = {
+                    let storage = self.inner.nodes[src as usize]
+                        .storage
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner());
+                    storage
+                        .tables
+                        .get(&key)
+                        .and_then(|t| t.get(&(p as u32)))
+                        .cloned()
+                };
+                let mut storage = self.inner.nodes[i]
+                    .storage
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                let table = storage.tables.entry(key.clone()).or_default();
+                match fresh {
+                    Some(part) => {
+                        table.insert(p as u32, part);
+                    }
+                    None => {
+                        table.remove(&(p as u32));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Crashes data node `i` now, as a fault would: its queries' state is gone and every query
+    /// using it either moves to live copies or fails naming it. It stays down until
+    /// [`Cluster::restart_node`].
+    pub fn crash_node(&self, i: usize) -> Result<()> {
+        let addr = self
+            .inner
+            .addrs
+            .get(i)
+            .ok_or_else(|| Error::Invalid(format!("no node {i}")))?;
+        addr.do_send(crate::faults::CrashNode);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.inner.nodes[i].up.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// Injects network faults from now on (`None` heals the network).
+    pub fn set_faults(&self, plan: Option<crate::faults::FaultPlan>) {
+        self.inner.network.set_faults(plan);
     }
 
     /// Holds `bytes` of node `i`'s memory until the returned reservation is dropped: memory

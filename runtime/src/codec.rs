@@ -31,6 +31,33 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
     Ok(value)
 }
 
+fn checksum(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Appends a checksum so that a corrupted message is recognised on arrival.
+pub fn seal(mut bytes: Vec<u8>) -> Vec<u8> {
+    let sum = checksum(&bytes);
+    bytes.extend_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
+/// Verifies and strips the checksum added by [`seal`].
+pub fn unseal(bytes: &[u8]) -> Result<&[u8]> {
+    if bytes.len() < 8 {
+        return Err(Error::Codec("message shorter than its checksum".into()));
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 8);
+    let mut expected = [0u8; 8];
+    expected.copy_from_slice(sum);
+    if checksum(body) != u64::from_le_bytes(expected) {
+        return Err(Error::Codec("checksum mismatch".into()));
+    }
+    Ok(body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +73,12 @@ mod tests {
         let mut trailing = bytes.clone();
         trailing.push(0);
         assert!(decode::<Vec<(u32, String)>>(&trailing).is_err());
+        let sealed = seal(bytes.clone());
+        assert_eq!(unseal(&sealed).unwrap(), &bytes[..]);
+        for i in 0..sealed.len() {
+            let mut bad = sealed.clone();
+            bad[i] ^= 0x10;
+            assert!(unseal(&bad).is_err(), "flipped byte {i} not detected");
+        }
     }
 }

@@ -123,6 +123,9 @@ pub struct StartRequest {
     pub batch_size: u32,
     /// Credit window per exchange channel.
     pub window: u32,
+    /// The query's timeout in milliseconds: a fragment still running this long after it
+    /// started closes itself (its initiator may be unreachable).
+    pub timeout_ms: u64,
 }
 
 /// Node → initiator: a fragment instance started, or failed to.
@@ -276,6 +279,7 @@ pub fn start_request_sizes(
         fragments_on_node: 1,
         batch_size: 1024,
         window: 4,
+        timeout_ms: 30_000,
     };
     let compact =
         crate::codec::encode(&NetMessage::QueryStartRequest(Box::new(req))).map_or(0, |b| b.len());

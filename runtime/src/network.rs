@@ -3,11 +3,16 @@
 //! Messages between actors of one node never come here: they are moved.
 
 use crate::codec;
+use crate::faults::{CrashNode, Delayer, FaultPlan};
 use crate::messages::{MessageKind, NetMessage, NodeId, QueryId};
 use actix::prelude::*;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use std::time::Instant;
 
 /// A message arriving at a node.
 #[derive(Message)]
@@ -71,10 +76,19 @@ impl MessageStats {
     }
 }
 
-/// The network: node mailboxes plus counters.
+struct Faults {
+    plan: FaultPlan,
+    rng: StdRng,
+    batches_sent: std::collections::HashMap<NodeId, u64>,
+}
+
+/// The network: node mailboxes plus counters, and optionally injected faults.
 #[derive(Default)]
 pub struct Network {
     nodes: RwLock<Vec<Option<Recipient<Deliver>>>>,
+    crash: RwLock<Vec<Option<Recipient<CrashNode>>>>,
+    faults: Mutex<Option<Faults>>,
+    delayer: Mutex<Option<Delayer>>,
     totals: MessageCounters,
     per_query: Mutex<HashMap<QueryId, Arc<MessageCounters>>>,
 }
@@ -92,6 +106,25 @@ impl Network {
             nodes.resize(id as usize + 1, None);
         }
         nodes[id as usize] = mailbox;
+    }
+
+    /// Lets the network crash node `id` (for [`FaultPlan::crash_after`]).
+    pub fn attach_crash(&self, id: NodeId, crash: Recipient<CrashNode>) {
+        let mut c = self.crash.write().unwrap_or_else(|e| e.into_inner());
+        if c.len() <= id as usize {
+            c.resize(id as usize + 1, None);
+        }
+        c[id as usize] = Some(crash);
+    }
+
+    /// Injects faults from now on (`None`: a healthy network again).
+    pub fn set_faults(&self, plan: Option<FaultPlan>) {
+        let mut f = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        *f = plan.map(|plan| Faults {
+            rng: StdRng::seed_from_u64(plan.seed),
+            plan,
+            batches_sent: Default::default(),
+        });
     }
 
     /// Starts counting a query's messages separately; returns its counters.
@@ -146,13 +179,77 @@ impl Network {
         if let Some(c) = counters {
             c.record(kind, bytes.len());
         }
-        match self.mailbox(to) {
-            Some(r) if r.connected() => {
-                r.do_send(Deliver { from, bytes });
-                true
+        let Some(target) = self.mailbox(to).filter(|r| r.connected()) else {
+            return false;
+        };
+        let bytes = codec::seal(bytes);
+        let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(f) = faults.as_mut() else {
+            drop(faults);
+            target.do_send(Deliver { from, bytes });
+            return true;
+        };
+        let mut crash = None;
+        if kind == MessageKind::QueryBatch {
+            let sent = f.batches_sent.entry(from).or_default();
+            *sent += 1;
+            if f.plan.crash_after == Some((from, *sent)) {
+                crash = Some(from);
             }
-            _ => false,
         }
+        if f.plan.cut_off.contains(&from) || f.plan.cut_off.contains(&to) {
+            return false;
+        }
+        if f.rng.random_bool(f.plan.drop.clamp(0.0, 1.0)) {
+            return false;
+        }
+        let mut bytes = bytes;
+        if f.rng.random_bool(f.plan.corrupt.clamp(0.0, 1.0)) && !bytes.is_empty() {
+            let i = f.rng.random_range(0..bytes.len());
+            bytes[i] ^= 1 << f.rng.random_range(0..8u32);
+        }
+        let copies = if f.rng.random_bool(f.plan.duplicate.clamp(0.0, 1.0)) {
+            2
+        } else {
+            1
+        };
+        let delays: Vec<Option<Duration>> = (0..copies)
+            .map(|_| {
+                f.plan.delay.map(|(lo, hi)| {
+                    let span = hi.saturating_sub(lo).as_micros() as u64;
+                    lo + Duration::from_micros(if span == 0 {
+                        0
+                    } else {
+                        f.rng.random_range(0..=span)
+                    })
+                })
+            })
+            .collect();
+        drop(faults);
+        for d in delays {
+            let msg = Deliver {
+                from,
+                bytes: bytes.clone(),
+            };
+            match d {
+                Some(d) => {
+                    let mut delayer = self.delayer.lock().unwrap_or_else(|e| e.into_inner());
+                    delayer.get_or_insert_with(Delayer::start).deliver_at(
+                        Instant::now() + d,
+                        target.clone(),
+                        msg,
+                    );
+                }
+                None => target.do_send(msg),
+            }
+        }
+        if let Some(node) = crash {
+            let c = self.crash.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(Some(r)) = c.get(node as usize) {
+                r.do_send(CrashNode);
+            }
+        }
+        true
     }
 
     /// Delivers raw bytes to node `to` without counting (fault tests forge messages with it).

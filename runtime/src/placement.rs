@@ -34,6 +34,18 @@ pub fn owners(partitions: u32, data_nodes: u32) -> Vec<NodeId> {
         .collect()
 }
 
+/// The copies of every partition: the primary, then `backups` backups on distinct nodes (the
+/// next in rendezvous order).
+pub fn copies(partitions: u32, data_nodes: u32, backups: usize) -> Vec<Vec<NodeId>> {
+    (0..partitions)
+        .map(|p| {
+            let mut ranked = rank_nodes(p, data_nodes);
+            ranked.truncate(backups + 1);
+            ranked
+        })
+        .collect()
+}
+
 /// Where a query's fragments run.
 #[derive(Debug, Clone)]
 pub struct Schedule {
@@ -51,8 +63,8 @@ pub struct ClusterView<'a> {
     pub live: &'a [bool],
     /// Display names of nodes.
     pub names: &'a [String],
-    /// Owner of each partition of a table with the given partition count.
-    pub owners: &'a dyn Fn(u32) -> Vec<NodeId>,
+    /// Copies of each partition (primary first) of a table with the given partition count.
+    pub copies: &'a dyn Fn(u32) -> std::sync::Arc<Vec<Vec<NodeId>>>,
     /// Partition count of a table.
     pub table_partitions: &'a dyn Fn(&str) -> Option<u32>,
 }
@@ -81,7 +93,7 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                 let count = (view.table_partitions)(table).ok_or_else(|| {
                     Error::Plan(weir_planner::PlanError::UnknownTable(table.clone()))
                 })?;
-                let owners = (view.owners)(count);
+                let copies = (view.copies)(count);
                 let wanted: Option<Vec<u32>> = match pruning {
                     Pruning::All => None,
                     Pruning::Keys(keys) => {
@@ -103,15 +115,21 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                 let mut assigned: Vec<Option<NodeId>> = vec![None; count as usize];
                 let all: Vec<u32> = (0..count).collect();
                 for &p in wanted.as_ref().unwrap_or(&all) {
-                    let owner = owners[p as usize];
-                    if !view.live.get(owner as usize).copied().unwrap_or(false) {
+                    let copies = &copies[p as usize];
+                    // The first live copy serves the partition.
+                    let live = copies
+                        .iter()
+                        .copied()
+                        .find(|&n| view.live.get(n as usize).copied().unwrap_or(false));
+                    let Some(owner) = live else {
+                        let primary = copies[0];
                         let name = view
                             .names
-                            .get(owner as usize)
+                            .get(primary as usize)
                             .cloned()
-                            .unwrap_or_else(|| format!("node-{owner}"));
+                            .unwrap_or_else(|| format!("node-{primary}"));
                         return Err(Error::NodeDown(name));
-                    }
+                    };
                     assigned[p as usize] = Some(owner);
                 }
                 let map = PartitionMap::from_owners(&assigned);

@@ -38,7 +38,10 @@ pub struct RemoteAck {
 
 #[derive(Default)]
 struct SenderState {
+    /// The batch id expected next; earlier ids are duplicates.
     next_id: u64,
+    /// Batches that arrived ahead of their turn (the network may reorder).
+    early: std::collections::BTreeMap<u64, BatchMessage>,
     done: bool,
 }
 
@@ -160,16 +163,24 @@ impl Handler<RemoteBatch> for ExchangeRecvActor {
             tracing::warn!("batch from unexpected node {}", msg.from);
             return;
         };
-        // Duplicates (same or older batch id) are dropped.
+        // Duplicates (an id already taken) are dropped; early arrivals wait for their turn,
+        // so every channel is consumed exactly once and in order.
         if state.done || msg.msg.batch_id < state.next_id {
             return;
         }
-        state.next_id = msg.msg.batch_id + 1;
-        // Rows that arrived and wait here count on this node until they move on.
+        state.early.entry(msg.msg.batch_id).or_insert(msg.msg);
+        let mut ready = Vec::new();
+        while let Some(m) = state.early.remove(&state.next_id) {
+            state.next_id += 1;
+            ready.push(m);
+        }
         let pool: Arc<dyn MemoryPool> = self.node.shared.pool.clone();
-        let mut mem = Reservation::new(pool);
-        mem.force_grow(msg.msg.rows.as_ref().map_or(0, Batch::memory_size));
-        self.buffer.push_back((msg.from, msg.msg, mem));
+        for m in ready {
+            // Rows that arrived and wait here count on this node until they move on.
+            let mut mem = Reservation::new(pool.clone());
+            mem.force_grow(m.rows.as_ref().map_or(0, Batch::memory_size));
+            self.buffer.push_back((msg.from, m, mem));
+        }
         self.deliver(ctx);
     }
 }
@@ -200,6 +211,7 @@ struct Channel {
     held: Option<(Batch, Reservation)>,
     queue: VecDeque<(Option<Batch>, bool, Option<Reservation>)>,
     last_sent: bool,
+    acked: std::collections::HashSet<u64>,
 }
 
 /// What an exchange sender needs to know.
@@ -256,6 +268,7 @@ impl ExchangeSendActor {
                 held: None,
                 queue: VecDeque::new(),
                 last_sent: false,
+                acked: std::collections::HashSet::new(),
             })
             .collect();
         ExchangeSendActor {
@@ -425,8 +438,11 @@ impl Handler<RemoteAck> for ExchangeSendActor {
 
     fn handle(&mut self, msg: RemoteAck, ctx: &mut Context<Self>) {
         if let Some(ch) = self.channels.iter_mut().find(|c| c.target == msg.from) {
-            ch.credits += msg.ack.credits as usize;
-            ch.edge.dequeued();
+            // A duplicated ack grants nothing.
+            if ch.acked.insert(msg.ack.batch_id) {
+                ch.credits += msg.ack.credits as usize;
+                ch.edge.dequeued();
+            }
         }
         self.flush(ctx);
     }

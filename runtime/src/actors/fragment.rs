@@ -52,6 +52,9 @@ pub struct FragmentSpec {
     pub protocol: Protocol,
     /// Where edges are registered for stats.
     pub edges: Arc<EdgeRegistry>,
+    /// The query's timeout: a fragment still running this long after it started (plus a
+    /// grace period) closes itself.
+    pub timeout: std::time::Duration,
 }
 
 /// Close the fragment: stop all its actors.
@@ -296,6 +299,14 @@ impl Actor for FragmentActor {
         let Some(spec) = self.spec.take() else {
             return;
         };
+        let grace = spec.timeout + std::time::Duration::from_millis(500);
+        ctx.run_later(grace, |act, ctx| {
+            act.failed = true;
+            act.close_all();
+            if act.running == 0 {
+                ctx.stop();
+            }
+        });
         if let Err(e) = self.build(&spec, ctx) {
             self.report(ErrorKind::Execution, e.to_string());
             self.close_all();

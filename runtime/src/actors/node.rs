@@ -123,9 +123,11 @@ pub struct NodeActor {
     fragments: HashMap<(QueryId, u32), Addr<FragmentActor>>,
     receivers: HashMap<(QueryId, u32), Addr<ExchangeRecvActor>>,
     senders: HashMap<(QueryId, u32), Addr<ExchangeSendActor>>,
-    pending: HashMap<(QueryId, u32), Vec<(NodeId, BatchMessage)>>,
+    pending: HashMap<(QueryId, u32), (std::time::Instant, Vec<(NodeId, BatchMessage)>)>,
     closed: HashSet<QueryId>,
     closed_order: VecDeque<QueryId>,
+    started: HashSet<(QueryId, u32)>,
+    started_order: VecDeque<(QueryId, u32)>,
     queries: HashMap<QueryId, Addr<QueryActor>>,
     plans: HashMap<u64, PhysicalPlan>,
     supervisor: Addr<SupervisorActor>,
@@ -156,6 +158,8 @@ impl NodeActor {
             pending: HashMap::new(),
             closed: HashSet::new(),
             closed_order: VecDeque::new(),
+            started: HashSet::new(),
+            started_order: VecDeque::new(),
             queries: HashMap::new(),
             plans: HashMap::new(),
             supervisor,
@@ -178,16 +182,20 @@ impl NodeActor {
         self.shared.up.load(Ordering::SeqCst)
     }
 
-    /// Out of memory: the node goes down, every fragment on it stops and its memory is gone.
-    /// It stays down until restarted.
-    fn crash(&mut self) {
+    /// A crash (out of memory, or an injected fault): the node goes down, every fragment on
+    /// it stops and its memory is gone. It stays down until restarted.
+    fn crash(&mut self, out_of_memory: bool) {
         if !self.up() {
             return;
         }
         self.shared.up.store(false, Ordering::SeqCst);
         self.network.attach(self.shared.id, None);
-        self.breaker.oom_crashes.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!("{} ran out of memory and crashed", self.shared.name);
+        if out_of_memory {
+            self.breaker.oom_crashes.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("{} ran out of memory and crashed", self.shared.name);
+        } else {
+            tracing::warn!("{} crashed", self.shared.name);
+        }
         for f in self.fragments.values() {
             f.do_send(CloseFragment);
         }
@@ -240,7 +248,11 @@ impl NodeActor {
                 if let Some(r) = self.receivers.get(&key) {
                     r.do_send(RemoteBatch { from, msg: batch });
                 } else if !self.closed.contains(&batch.query) {
-                    self.pending.entry(key).or_default().push((from, batch));
+                    self.pending
+                        .entry(key)
+                        .or_insert_with(|| (std::time::Instant::now(), Vec::new()))
+                        .1
+                        .push((from, batch));
                 }
             }
             NetMessage::QueryBatchAck(ack) => {
@@ -288,8 +300,15 @@ impl NodeActor {
     }
 
     fn start_fragment(&mut self, from: NodeId, req: StartRequest, ctx: &mut Context<Self>) {
-        if self.closed.contains(&req.query) {
+        // A duplicated start request must not start the fragment twice.
+        if self.closed.contains(&req.query) || !self.started.insert((req.query, req.fragment)) {
             return;
+        }
+        self.started_order.push_back((req.query, req.fragment));
+        if self.started_order.len() > CLOSED_MEMORY {
+            if let Some(old) = self.started_order.pop_front() {
+                self.started.remove(&old);
+            }
         }
         let plan = match req.plan {
             PlanPayload::Full { key, plan } => {
@@ -343,6 +362,7 @@ impl NodeActor {
             window: (req.window as usize).clamp(1, 1024),
             protocol: self.protocol,
             edges: Arc::new(EdgeRegistry::default()),
+            timeout: std::time::Duration::from_millis(req.timeout_ms.clamp(1, 24 * 3600 * 1000)),
         };
         let addr = FragmentActor::new(spec, self.handle_of(ctx)).start();
         self.fragments.insert((req.query, req.fragment), addr);
@@ -360,6 +380,16 @@ impl NodeActor {
 
 impl Actor for NodeActor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Batches for a fragment that never started here (its start request was lost) are
+        // dropped after a while.
+        ctx.run_interval(std::time::Duration::from_secs(1), |act, _| {
+            let horizon = std::time::Duration::from_secs(60);
+            act.pending
+                .retain(|_, (since, _)| since.elapsed() < horizon);
+        });
+    }
 }
 
 impl Handler<Deliver> for NodeActor {
@@ -369,7 +399,7 @@ impl Handler<Deliver> for NodeActor {
         if !self.up() {
             return;
         }
-        match codec::decode::<NetMessage>(&msg.bytes) {
+        match codec::unseal(&msg.bytes).and_then(codec::decode::<NetMessage>) {
             Ok(m) => self.dispatch(msg.from, m, ctx),
             Err(e) => {
                 self.counters.decode_errors.fetch_add(1, Ordering::Relaxed);
@@ -390,11 +420,19 @@ impl Handler<LocalMessage> for NodeActor {
     }
 }
 
+impl Handler<crate::faults::CrashNode> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: crate::faults::CrashNode, _ctx: &mut Context<Self>) {
+        self.crash(false);
+    }
+}
+
 impl Handler<OutOfMemory> for NodeActor {
     type Result = ();
 
     fn handle(&mut self, _msg: OutOfMemory, _ctx: &mut Context<Self>) {
-        self.crash();
+        self.crash(true);
     }
 }
 
@@ -432,7 +470,7 @@ impl Handler<RegisterReceiver> for NodeActor {
 
     fn handle(&mut self, msg: RegisterReceiver, _ctx: &mut Context<Self>) {
         let key = (msg.query, msg.exchange);
-        if let Some(waiting) = self.pending.remove(&key) {
+        if let Some((_, waiting)) = self.pending.remove(&key) {
             for (from, batch) in waiting {
                 msg.addr.do_send(RemoteBatch { from, msg: batch });
             }

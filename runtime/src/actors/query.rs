@@ -94,9 +94,28 @@ pub struct QuerySetup {
     pub ids: Arc<AtomicU64>,
     /// Seed of the backoff jitter.
     pub seed: u64,
+    /// Maps the plan onto the live nodes again (after a node was lost).
+    pub reschedule: Arc<Rescheduler>,
     /// Shared with the caller's stream: `attempt × 2 + taken`, where `taken` says the caller
     /// has seen rows of that attempt (which then can no longer be retried).
     pub epoch: Arc<AtomicU64>,
+}
+
+/// Maps a plan onto the nodes that are live now.
+pub type Rescheduler =
+    dyn Fn(&QueryPlan, &[Value]) -> crate::error::Result<crate::placement::Schedule> + Send + Sync;
+
+fn root_feeders(setup: &QuerySetup) -> Vec<(u32, NodeId)> {
+    let root_id = setup.plan.fragments.first().map_or(0, |f| f.id);
+    let mut feeders = Vec::new();
+    for (i, f) in setup.plan.fragments.iter().enumerate() {
+        if f.output.as_ref().is_some_and(|o| o.target == root_id) {
+            for &n in &setup.instances[i] {
+                feeders.push((f.id, n));
+            }
+        }
+    }
+    feeders
 }
 
 /// Remote events routed to the query by its node.
@@ -175,15 +194,7 @@ impl QueryActor {
     /// A query actor on `node`.
     pub fn new(setup: QuerySetup, node: NodeHandle) -> Self {
         let live = LiveGuard::new(&node.shared);
-        let root_id = setup.plan.fragments.first().map_or(0, |f| f.id);
-        let mut root_feeders = Vec::new();
-        for (i, f) in setup.plan.fragments.iter().enumerate() {
-            if f.output.as_ref().is_some_and(|o| o.target == root_id) {
-                for &n in &setup.instances[i] {
-                    root_feeders.push((f.id, n));
-                }
-            }
-        }
+        let root_feeders = root_feeders(&setup);
         let rng = StdRng::seed_from_u64(setup.seed ^ setup.id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         QueryActor {
             setup,
@@ -274,6 +285,46 @@ impl QueryActor {
         self.delays.push(delay);
         counters.retries.fetch_add(1, Ordering::Relaxed);
         ctx.run_later(delay, |act, ctx| act.try_admit(ctx));
+    }
+
+    /// A node this attempt uses is gone: if the caller has seen no rows yet and the plan maps
+    /// onto live copies, run the query again there. Returns whether it did.
+    fn run_elsewhere(&mut self, ctx: &mut Context<Self>) -> bool {
+        if self.port as u32 + 1 >= self.setup.breaker.attempts {
+            return false;
+        }
+        let Ok(schedule) = (self.setup.reschedule)(&self.setup.plan, &self.setup.params) else {
+            return false;
+        };
+        let attempt = self.port as u64;
+        let unseen = self
+            .setup
+            .epoch
+            .compare_exchange(
+                attempt * 2,
+                (attempt + 1) * 2,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_ok();
+        if !unseen {
+            return false;
+        }
+        self.abort_attempt();
+        self.setup.cached = schedule
+            .instances
+            .iter()
+            .map(|n| vec![false; n.len()])
+            .collect();
+        self.setup.instances = schedule.instances;
+        self.setup.partitions = schedule.partitions;
+        self.root_feeders = root_feeders(&self.setup);
+        self.setup
+            .breaker_counters
+            .retries
+            .fetch_add(1, Ordering::Relaxed);
+        self.try_admit(ctx);
+        true
     }
 
     /// Stops the current attempt's fragments and takes a new query id for the next one.
@@ -371,6 +422,7 @@ impl QueryActor {
             fragments_on_node,
             batch_size: self.setup.batch_size as u32,
             window: self.setup.window as u32,
+            timeout_ms: self.setup.timeout.as_millis() as u64,
         })
     }
 
@@ -406,6 +458,7 @@ impl QueryActor {
             window: self.setup.window,
             protocol: self.setup.protocol,
             edges: self.setup.edges.clone(),
+            timeout: self.setup.timeout,
         };
         self.root = Some(FragmentActor::new(spec, self.node.clone()).start());
     }
@@ -617,8 +670,16 @@ impl Handler<RemoteEvent> for QueryActor {
             RemoteEvent::NodeDown { node } => {
                 let uses = self.root.is_some() && self.involved().contains(&node);
                 if uses && self.state == State::Running {
+                    if self.run_elsewhere(ctx) {
+                        return;
+                    }
                     let name = self.node_name(node);
-                    self.finish(Err(Error::OutOfMemory(name)), false, ctx);
+                    let e = if self.setup.nodes[node as usize].pool.crashed() {
+                        Error::OutOfMemory(name)
+                    } else {
+                        Error::NodeDown(name)
+                    };
+                    self.finish(Err(e), false, ctx);
                 } else if self.state == State::Closing {
                     self.complete(ctx);
                 }
