@@ -10,8 +10,7 @@ use crate::catalog::{Catalog, TableDef};
 use crate::error::PlanError;
 use hashbrown::HashMap;
 use sqlparser::ast::{self as sql, Spanned};
-use sqlparser::dialect::Dialect;
-use sqlparser::tokenizer::{Span, Token, Tokenizer};
+use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
 use weir_operators::plan::{AggFunc, AggregateExpr, SortKey};
 use weir_operators::{BinaryOp, DataType, Expr, Field, Value};
 
@@ -43,14 +42,21 @@ pub(crate) struct Params<'a> {
 
 impl<'a> Params<'a> {
     /// Numbers the placeholders of `sql` (`?` left to right, `$n` as `n - 1`).
+    #[cfg(test)]
     pub fn scan(
         sql_text: &str,
-        dialect: &dyn Dialect,
+        dialect: &dyn sqlparser::dialect::Dialect,
         values: &'a [Value],
     ) -> Result<Self, PlanError> {
-        let tokens = Tokenizer::new(dialect, sql_text)
+        let tokens = sqlparser::tokenizer::Tokenizer::new(dialect, sql_text)
             .tokenize_with_location()
             .map_err(|e| PlanError::Syntax(e.to_string()))?;
+        Self::from_tokens(&tokens, values)
+    }
+
+    /// Numbers the placeholders of tokenized SQL (`?` left to right, `$n` as `n - 1`); fails
+    /// when more parameters are named than `values` holds.
+    pub fn from_tokens(tokens: &[TokenWithSpan], values: &'a [Value]) -> Result<Self, PlanError> {
         let mut qmarks = HashMap::new();
         let mut qmark_count = 0usize;
         let mut max_dollar = 0usize;
@@ -67,6 +73,14 @@ impl<'a> Params<'a> {
             }
         }
         let expected = qmark_count.max(max_dollar);
+        if expected > values.len() {
+            // Fail before sizing anything by the placeholder count: `$4000000000` must not
+            // allocate gigabytes (or overflow) on its way to this error.
+            return Err(PlanError::ParamCount {
+                expected,
+                got: values.len(),
+            });
+        }
         Ok(Params {
             values,
             qmarks,
@@ -1610,9 +1624,35 @@ mod tests {
         assert_eq!(p.expected, 2);
         assert_eq!(p.qmarks.get(&(1, 8)), Some(&0));
         assert_eq!(p.qmarks.get(&(1, 12)), Some(&1));
-        let p = Params::scan("SELECT $3, $1", &GenericDialect {}, &values).unwrap();
-        assert_eq!(p.expected, 3);
-        assert!(p.check_count().is_err());
+        let p = Params::scan("SELECT $2, $1", &GenericDialect {}, &values).unwrap();
+        assert_eq!(p.expected, 2);
+        assert!(p.check_count().is_ok());
+        let e = Params::scan("SELECT $3, $1", &GenericDialect {}, &values).err();
+        assert_eq!(
+            e,
+            Some(PlanError::ParamCount {
+                expected: 3,
+                got: 2
+            })
+        );
+    }
+
+    #[test]
+    fn huge_placeholder_numbers_fail_without_allocating() {
+        for (sql, expected) in [
+            ("SELECT $4000000000", 4_000_000_000usize),
+            ("SELECT $18446744073709551615", usize::MAX),
+        ] {
+            assert_eq!(
+                Params::scan(sql, &GenericDialect {}, &[]).err(),
+                Some(PlanError::ParamCount { expected, got: 0 }),
+                "{sql}"
+            );
+        }
+        assert!(matches!(
+            Params::scan("SELECT $99999999999999999999999", &GenericDialect {}, &[]),
+            Err(PlanError::Unsupported { .. })
+        ));
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod bind;
 pub mod cache;
 pub mod catalog;
 mod ddl;
+mod depth;
 pub mod error;
 pub mod explain;
 mod physical;
@@ -27,6 +28,7 @@ pub mod statement;
 
 pub use cache::{CachedStatement, PlanCache};
 pub use catalog::{Catalog, IndexDef, TableDef};
+pub use depth::MAX_EXPR_DEPTH;
 pub use error::PlanError;
 pub use statement::{
     Distribution, Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Statement,
@@ -36,6 +38,7 @@ use bind::{unsupported, Binder, Params};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Tokenizer;
 use weir_operators::Value;
 
 /// Plans one SQL statement against `catalog` with bound parameter values `params`
@@ -48,6 +51,12 @@ pub fn plan_statement(
     partitions_default: u32,
 ) -> Result<Statement, PlanError> {
     let dialect = GenericDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .map_err(|e| PlanError::Syntax(e.to_string()))?;
+    // Before parsing: a long operator chain parses into a tree too deep for the recursive
+    // passes after the parser (and the parser's own recursion limit does not catch it).
+    depth::check(&tokens)?;
     let mut stmts = Parser::parse_sql(&dialect, sql).map_err(|e| {
         PlanError::Syntax(match e {
             ParserError::ParserError(s) | ParserError::TokenizerError(s) => s,
@@ -60,7 +69,7 @@ pub fn plan_statement(
     let Some(stmt) = stmts.pop() else {
         return Err(PlanError::Syntax("empty statement".to_string()));
     };
-    let params = Params::scan(sql, &dialect, params)?;
+    let params = Params::from_tokens(&tokens, params)?;
     params.check_count()?;
     let mut binder = Binder { params };
     match &stmt {

@@ -188,7 +188,7 @@ impl Groups {
     fn memory_size(&self) -> usize {
         self.stores.iter().map(KeyStore::memory_size).sum::<usize>()
             + self.valid.iter().map(Vec::capacity).sum::<usize>()
-            + self.table.capacity() * 17
+            + self.table.allocation_size()
             + self.hashes.capacity() * 8
     }
 }

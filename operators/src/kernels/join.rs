@@ -90,6 +90,10 @@ impl HashJoinOp {
     }
 
     /// Builds the hash table from the buffered build batches.
+    ///
+    /// Memory is accounted before it is allocated, from an estimate that follows hashbrown's
+    /// sizing, and then corrected to the real heap sizes (capacities, not lengths) of what is
+    /// kept: the build batch, its key columns, the hash table and the chains.
     fn finish_build(&mut self) -> Result<()> {
         let batches = std::mem::take(&mut self.build_batches);
         let batch = match batches.len() {
@@ -99,12 +103,14 @@ impl HashJoinOp {
                 .next()
                 .unwrap_or_else(|| Batch::empty(&[])),
             _ => {
-                // The concatenated copy is accounted before it is made; the parts are released after.
+                // The concatenated copy is accounted before it is made; the parts are released
+                // after, and the reservation then holds the copy's real size.
                 let parts: usize = batches.iter().map(Batch::memory_size).sum();
                 self.reservation.try_grow(parts)?;
                 let b = Batch::concat(&batches)?;
                 drop(batches);
                 self.reservation.shrink(parts);
+                self.adjust(parts, b.memory_size())?;
                 b
             }
         };
@@ -118,9 +124,12 @@ impl HashJoinOp {
                 .collect::<Result<Vec<_>>>()?
         };
         let key_bytes: usize = keys.iter().map(Column::memory_size).sum();
-        // Hash table: ~(8 + 4 + 1) bytes per bucket at up to 7/8 load, plus the chains and hashes.
-        let table_bytes = n * 4 + (n * 8 / 7 + 16) * 13 + n * 8;
-        self.reservation.try_grow(key_bytes + table_bytes)?;
+        // The chains, the hash table, and the row hashes and NULL mask used while building.
+        let estimate = key_bytes
+            + n * std::mem::size_of::<u32>()
+            + hash_table_bytes(n, std::mem::size_of::<(u64, u32)>())
+            + n * (std::mem::size_of::<u64>() + 1);
+        self.reservation.try_grow(estimate)?;
         let mut heads: HashMap<u64, u32, IdentityBuild> =
             HashMap::with_capacity_and_hasher(n, IdentityBuild::default());
         let mut next = vec![NONE; n];
@@ -138,6 +147,11 @@ impl HashJoinOp {
                 *head = row as u32;
             }
         }
+        // The build-sized scratch is not needed for probing (probe batches are small).
+        self.hashes = Vec::new();
+        let kept =
+            key_bytes + heads.allocation_size() + next.capacity() * std::mem::size_of::<u32>();
+        self.adjust(estimate, kept)?;
         self.table = Some(BuildTable {
             batch,
             keys,
@@ -145,6 +159,16 @@ impl HashJoinOp {
             next,
         });
         Ok(())
+    }
+
+    /// Corrects an accounted `estimate` to the `actual` size.
+    fn adjust(&mut self, estimate: usize, actual: usize) -> Result<()> {
+        if actual > estimate {
+            self.reservation.try_grow(actual - estimate)
+        } else {
+            self.reservation.shrink(estimate - actual);
+            Ok(())
+        }
     }
 
     /// Probes one batch against the finished build table.
@@ -212,6 +236,23 @@ impl HashJoinOp {
         };
         Batch::with_row_count(cols, probe_idx.len())
     }
+}
+
+/// Heap bytes of a hashbrown table with room for `capacity` entries of `entry` bytes: a
+/// power-of-two number of buckets at up to 7/8 load, each an entry plus one control byte,
+/// plus one group of trailing control bytes.
+pub(crate) fn hash_table_bytes(capacity: usize, entry: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = if capacity < 4 {
+        4
+    } else if capacity < 8 {
+        8
+    } else {
+        (capacity.saturating_mul(8) / 7).next_power_of_two()
+    };
+    buckets * (entry + 1) + 16
 }
 
 /// Marks rows where any key is NULL (`None` when no key has NULLs).
@@ -419,6 +460,53 @@ mod tests {
         let big = Batch::try_new(vec![Column::from_i64((0..1000).collect())]).unwrap();
         let mut out = Vec::new();
         assert!(matches!(op.push(0, big, &mut out), Err(Error::Memory(_))));
+        drop(op);
+        assert_eq!(pool.used(), 0);
+    }
+
+    #[test]
+    fn hash_table_estimate_matches_hashbrown() {
+        for n in [1, 3, 4, 7, 8, 14, 15, 100, 1000, 100_000] {
+            let m: HashMap<u64, u32, IdentityBuild> =
+                HashMap::with_capacity_and_hasher(n, IdentityBuild::default());
+            assert_eq!(
+                hash_table_bytes(n, std::mem::size_of::<(u64, u32)>()),
+                m.allocation_size(),
+                "capacity {n}"
+            );
+        }
+        assert_eq!(hash_table_bytes(0, 16), 0);
+    }
+
+    #[test]
+    fn accounts_real_heap_sizes() {
+        let pool = UnboundedPool::new();
+        let mut op = HashJoinOp::new(
+            vec![Expr::col(0)],
+            vec![Expr::col(0)],
+            JoinSide::Left,
+            ExecContext::new(vec![]),
+            Reservation::new(pool.clone() as Arc<dyn crate::MemoryPool>),
+        );
+        let mut out = Vec::new();
+        let mut batch_bytes = 0;
+        for start in (0..10_000i64).step_by(1000) {
+            let b =
+                Batch::try_new(vec![Column::from_i64((start..start + 1000).collect())]).unwrap();
+            batch_bytes += b.memory_size();
+            op.push(0, b, &mut out).unwrap();
+        }
+        op.finish(0, &mut out).unwrap();
+        let t = op.table.as_ref().unwrap();
+        let expected = t.batch.memory_size()
+            + t.keys.iter().map(Column::memory_size).sum::<usize>()
+            + t.heads.allocation_size()
+            + t.next.capacity() * 4;
+        assert_eq!(pool.used(), expected);
+        // The hash table alone is bigger than the 10,000 keys (the old estimate missed that
+        // entries are padded to 16 bytes).
+        assert!(t.heads.allocation_size() > 10_000 * 16);
+        assert!(pool.used() > batch_bytes);
         drop(op);
         assert_eq!(pool.used(), 0);
     }
