@@ -55,6 +55,11 @@ enum Command {
         /// The statement.
         sql: String,
     },
+    /// Reproduce the seed experiments: `jmh` (Ignite) and `overload` (OpenSearch).
+    Bench {
+        #[command(subcommand)]
+        command: weir::bench::BenchCommand,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -200,6 +205,7 @@ fn main() -> ExitCode {
             params,
             sql,
         } => run_sql(nodes, format, protocol, stats, orders, &params, &sql),
+        Command::Bench { command } => weir::bench::run(&command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,77 @@
+//! `weir bench`: the two seed experiments reproduced on weir's simulated cluster.
+//!
+//! - [`jmh`]: the Ignite JMH benchmark (IGNITE-16315): the nine `Item` queries, ops/s with
+//!   JMH's 99.9% error, latency percentiles, messages and bytes per query, Lean against
+//!   Legacy.
+//!
+//! - [`overload`]: the OpenSearch hash join benchmark: closed-loop clients running a hash join
+//!   against nodes with small memory budgets, Guarded (memory circuit breaker) against Legacy
+//!   (nodes run out of memory), with a markdown table and SVG charts.
+//!
+//! Statistics helpers live in [`stats`], the charts in [`chart`].
+
+use clap::Subcommand;
+
+pub mod chart;
+pub mod jmh;
+pub mod overload;
+pub mod stats;
+
+/// The `weir bench` subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum BenchCommand {
+    /// The Ignite JMH experiment: the nine seed queries on `Item`, Lean vs Legacy protocol.
+    #[command(long_about = jmh::JMH_ABOUT)]
+    Jmh(jmh::JmhArgs),
+    /// The OpenSearch hash join experiment: closed-loop clients against memory-limited nodes,
+    /// Guarded (memory circuit breaker) vs Legacy join mode.
+    #[command(long_about = overload::OVERLOAD_ABOUT)]
+    Overload(overload::OverloadArgs),
+    /// The soak: a long mix of seed queries, joins, cancellations, breaker trips and (with
+    /// `--faults`) injected faults; checks every answer and that nothing leaked. Exits
+    /// non-zero when an answer was wrong, memory stayed accounted or actors were left.
+    Soak(SoakArgs),
+}
+
+/// Flags of `weir bench soak`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SoakArgs {
+    /// Queries in all.
+    #[arg(long, default_value_t = 20_000)]
+    pub queries: usize,
+    /// Client threads.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// Seed of the mix, the parameters and the faults.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Inject network faults (loss, delay, duplication, corruption) and node crashes.
+    #[arg(long)]
+    pub faults: bool,
+}
+
+fn soak(args: &SoakArgs) -> Result<(), String> {
+    let opts = crate::soak::SoakOptions {
+        queries: args.queries,
+        concurrency: args.concurrency,
+        seed: args.seed,
+        faults: args.faults,
+        ..Default::default()
+    };
+    let report = crate::soak::run(&opts).map_err(|e| e.to_string())?;
+    print!("{}", report.render());
+    if report.passed() {
+        Ok(())
+    } else {
+        Err("soak failed: wrong answers, memory left accounted, or actors left alive".into())
+    }
+}
+
+/// Runs a `weir bench` subcommand and prints its output.
+pub fn run(command: &BenchCommand) -> Result<(), String> {
+    match command {
+        BenchCommand::Jmh(args) => jmh::main(args),
+        BenchCommand::Overload(args) => overload::main(args),
+        BenchCommand::Soak(args) => soak(args),
+    }
+}

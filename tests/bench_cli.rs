@@ -1,0 +1,193 @@
+//! `weir bench` as a user runs it, with tiny settings: output shapes only, never speed.
+
+use serde_json::Value as Json;
+use std::process::Command;
+
+fn weir(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(args)
+        .output()
+        .expect("weir runs")
+}
+
+fn json_lines(out: &std::process::Output) -> Vec<Json> {
+    assert!(
+        out.status.success(),
+        "weir failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn keys(v: &Json) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().expect("an object").keys().cloned().collect();
+    k.sort();
+    k
+}
+
+fn sorted(fields: &[&str]) -> Vec<String> {
+    let mut k: Vec<String> = fields.iter().map(|s| s.to_string()).collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn jmh_reports_one_case_under_both_protocols() {
+    let out = weir(&[
+        "bench",
+        "jmh",
+        "--seconds",
+        "0.1",
+        "--query",
+        "querySimpleUniqueIndexed",
+        "--json",
+    ]);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let fields = sorted(&[
+        "case",
+        "protocol",
+        "ops_per_s",
+        "ops_error",
+        "p50_us",
+        "p99_us",
+        "messages_per_query",
+        "bytes_per_query",
+        "rows",
+    ]);
+    for l in &lines {
+        assert_eq!(keys(l), fields, "{l}");
+        assert_eq!(l["case"], "querySimpleUniqueIndexed");
+        assert_eq!(l["rows"], 1);
+        assert!(l["ops_per_s"].as_f64().unwrap() > 0.0, "{l}");
+        assert!(l["p50_us"].as_f64().unwrap() > 0.0, "{l}");
+        assert!(l["p99_us"].as_f64().unwrap() >= l["p50_us"].as_f64().unwrap());
+        assert!(l["bytes_per_query"].as_f64().unwrap() > 0.0, "{l}");
+    }
+    let by = |p: &str| {
+        lines
+            .iter()
+            .find(|l| l["protocol"] == p)
+            .unwrap_or_else(|| panic!("no {p} line in {lines:?}"))
+    };
+    let lean = by("lean")["messages_per_query"].as_f64().unwrap();
+    let legacy = by("legacy")["messages_per_query"].as_f64().unwrap();
+    assert!(lean < legacy, "lean {lean} vs legacy {legacy}");
+}
+
+#[test]
+fn jmh_prints_a_table_and_rejects_unknown_cases() {
+    let out = weir(&[
+        "bench",
+        "jmh",
+        "--seconds",
+        "0.05",
+        "--query",
+        "querySumIndexed",
+        "--protocol",
+        "lean",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Benchmark") && text.contains("ops/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("querySumIndexed") && text.contains("lean"),
+        "{text}"
+    );
+    assert!(!text.contains("legacy"), "{text}");
+
+    let out = weir(&["bench", "jmh", "--query", "queryNope"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("queryNope"));
+}
+
+#[test]
+fn overload_reports_both_modes_and_writes_charts() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli_overload");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = weir(&[
+        "bench",
+        "overload",
+        "--seconds",
+        "0.1",
+        "--clients",
+        "1,2",
+        "--nodes",
+        "2",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let lines = json_lines(&out);
+    let fields = sorted(&[
+        "mode",
+        "clients",
+        "requests",
+        "errors",
+        "error_rate",
+        "throughput_min",
+        "throughput_median",
+        "throughput_max",
+        "p50_ms",
+        "p90_ms",
+        "p100_ms",
+        "oom_nodes",
+        "health",
+        "trips",
+        "rejections",
+        "kills",
+        "retries",
+    ]);
+    for l in &lines {
+        assert_eq!(keys(l), fields, "{l}");
+        assert!(l["requests"].as_u64().unwrap() >= 1, "{l}");
+        assert!(l["errors"].as_u64().unwrap() <= l["requests"].as_u64().unwrap());
+        let rate = l["error_rate"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&rate), "{l}");
+        assert!(["green", "yellow", "red"].contains(&l["health"].as_str().unwrap()));
+    }
+    let guarded: Vec<u64> = lines
+        .iter()
+        .filter(|l| l["mode"] == "guarded")
+        .map(|l| l["clients"].as_u64().unwrap())
+        .collect();
+    assert_eq!(guarded, vec![1, 2], "{lines:?}");
+    // Legacy stops after a level that runs a node out of memory, so it has one or two.
+    let legacy: Vec<&Json> = lines.iter().filter(|l| l["mode"] == "legacy").collect();
+    assert!(!legacy.is_empty() && legacy.len() <= 2, "{lines:?}");
+    assert_eq!(legacy[0]["clients"], 1);
+    for file in [
+        "error_rate.svg",
+        "throughput_median.svg",
+        "throughput_max.svg",
+        "latency_p90.svg",
+        "latency_p100.svg",
+    ] {
+        let svg = std::fs::read_to_string(dir.join(file))
+            .unwrap_or_else(|e| panic!("{file} missing: {e}"));
+        assert!(svg.starts_with("<svg"), "{file}");
+        assert!(
+            svg.contains("guarded") && svg.contains("legacy"),
+            "{file} lacks a legend"
+        );
+    }
+    let table = std::fs::read_to_string(dir.join("table.md")).unwrap();
+    assert!(table.contains("| clients (guarded/legacy) |"), "{table}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("results.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        lines.len()
+    );
+}
