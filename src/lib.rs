@@ -15,8 +15,10 @@
 //! assert_eq!(r.rows(), vec![vec![Value::from("two")]]);
 //! ```
 
+pub mod bench;
 pub mod demo;
 pub mod format;
+pub mod soak;
 
 pub use weir_operators as operators;
 pub use weir_planner as planner;

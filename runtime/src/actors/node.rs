@@ -112,6 +112,9 @@ pub struct NodeCounters {
 }
 
 const CLOSED_MEMORY: usize = 4096;
+
+/// Batches that arrived for an exchange not (yet) started here, with when the first came.
+type Pending = (std::time::Instant, Vec<(NodeId, BatchMessage)>);
 const PLAN_CACHE_CAPACITY: usize = 1024;
 
 /// One per node.
@@ -123,7 +126,7 @@ pub struct NodeActor {
     fragments: HashMap<(QueryId, u32), Addr<FragmentActor>>,
     receivers: HashMap<(QueryId, u32), Addr<ExchangeRecvActor>>,
     senders: HashMap<(QueryId, u32), Addr<ExchangeSendActor>>,
-    pending: HashMap<(QueryId, u32), (std::time::Instant, Vec<(NodeId, BatchMessage)>)>,
+    pending: HashMap<(QueryId, u32), Pending>,
     closed: HashSet<QueryId>,
     closed_order: VecDeque<QueryId>,
     started: HashSet<(QueryId, u32)>,
