@@ -38,6 +38,8 @@ pub struct NodePool {
     open: AtomicBool,
     crashed: AtomicBool,
     check_pending: AtomicBool,
+    join_estimate: AtomicUsize,
+    admitting: AtomicUsize,
     trips: AtomicU64,
     supervisor: OnceLock<Recipient<CheckMemory>>,
     node: OnceLock<Recipient<OutOfMemory>>,
@@ -57,6 +59,8 @@ impl NodePool {
             open: AtomicBool::new(false),
             crashed: AtomicBool::new(false),
             check_pending: AtomicBool::new(false),
+            join_estimate: AtomicUsize::new(0),
+            admitting: AtomicUsize::new(0),
             trips: AtomicU64::new(0),
             supervisor: OnceLock::new(),
             node: OnceLock::new(),
@@ -113,6 +117,40 @@ impl NodePool {
     pub fn restarted(&self) {
         self.crashed.store(false, Ordering::SeqCst);
         self.evaluate();
+    }
+
+    /// A hash join on this node finished holding at most `bytes`: keeps a moving average.
+    pub fn record_join(&self, bytes: usize) {
+        let _ = self
+            .join_estimate
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                Some(if old == 0 {
+                    bytes
+                } else {
+                    (old * 7 + bytes) / 8
+                })
+            });
+    }
+
+    /// Whether one more hash join (of the size joins have had here lately) fits under the
+    /// breaker's limit. Admission asks this so that the breaker rarely has to trip.
+    pub fn has_room_for_join(&self) -> bool {
+        let estimate = self.join_estimate.load(Ordering::Relaxed);
+        // Joins admitted a moment ago have not reserved their build sides yet: count them.
+        let coming = self.admitting.load(Ordering::Relaxed) + 1;
+        self.mode == JoinMode::Legacy || self.used() + coming * estimate < self.limit
+    }
+
+    /// A query with a join was admitted on this node; its build side is coming.
+    pub fn join_admitted(&self) {
+        self.admitting.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An admitted join has had time to reserve its build side (or its query ended).
+    pub fn join_settled(&self) {
+        let _ = self
+            .admitting
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     }
 
     /// The supervisor has looked at the pool (see [`CheckMemory`]).

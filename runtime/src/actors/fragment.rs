@@ -223,7 +223,8 @@ impl FragmentActor {
                     OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
                 let guarded = self.node.shared.pool.mode() == crate::breaker::JoinMode::Guarded;
                 if guarded && matches!(other, PhysicalPlan::HashJoin { .. }) {
-                    actor = actor.supervised(self.node.supervisor.clone());
+                    actor = actor
+                        .supervised(self.node.supervisor.clone(), self.node.shared.pool.clone());
                 }
                 let addr = actor.start();
                 self.actors.push(addr.clone().recipient());

@@ -32,6 +32,7 @@ pub struct OperatorActor {
     link: FragmentLink,
     finished: bool,
     supervisor: Option<(u64, Addr<SupervisorActor>, Arc<AtomicUsize>)>,
+    pool: Option<Arc<crate::memory::NodePool>>,
     _live: LiveGuard,
 }
 
@@ -73,12 +74,18 @@ impl OperatorActor {
             link,
             finished: false,
             supervisor: None,
+            pool: None,
             _live: live,
         }
     }
 
     /// Puts the actor under the node's memory circuit breaker (hash joins in Guarded mode).
-    pub fn supervised(mut self, supervisor: Addr<SupervisorActor>) -> Self {
+    pub fn supervised(
+        mut self,
+        supervisor: Addr<SupervisorActor>,
+        pool: Arc<crate::memory::NodePool>,
+    ) -> Self {
+        self.pool = Some(pool);
         self.supervisor = Some((next_join_id(), supervisor, Arc::new(AtomicUsize::new(0))));
         self
     }
@@ -156,6 +163,9 @@ impl Actor for OperatorActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        if let (Some(pool), Some((_, _, size))) = (&self.pool, &self.supervisor) {
+            pool.record_join(size.load(Ordering::Relaxed).max(self.op.memory_size()));
+        }
         // Free the kernel's memory before anyone hears that the actor stopped.
         self.op = Box::new(weir_operators::kernels::limit::LimitOp::new(0, Some(0)));
         self.queue.clear();

@@ -239,12 +239,27 @@ impl QueryActor {
         if self.state != State::Running {
             return;
         }
-        let open = self
-            .involved()
-            .into_iter()
-            .find(|&n| self.setup.nodes[n as usize].pool.is_open());
+        let joins = self.setup.plan.fragments.iter().any(|f| has_join(&f.plan));
+        let open = self.involved().into_iter().find(|&n| {
+            let pool = &self.setup.nodes[n as usize].pool;
+            pool.is_open() || (joins && !pool.has_room_for_join())
+        });
         let Some(node) = open else {
             self.leave_queue();
+            if joins {
+                let nodes: Vec<Arc<NodeShared>> = self
+                    .involved()
+                    .into_iter()
+                    .map(|n| self.setup.nodes[n as usize].clone())
+                    .collect();
+                for n in &nodes {
+                    n.pool.join_admitted();
+                }
+                // Long enough for the build sides to be reserved.
+                ctx.run_later(Duration::from_millis(250), move |_, _| {
+                    nodes.iter().for_each(|n| n.pool.join_settled())
+                });
+            }
             self.launch(ctx);
             return;
         };
@@ -553,6 +568,10 @@ impl QueryActor {
         let _ = self.setup.tx.try_send(item);
         ctx.stop();
     }
+}
+
+fn has_join(plan: &PhysicalPlan) -> bool {
+    matches!(plan, PhysicalPlan::HashJoin { .. }) || plan.children().into_iter().any(has_join)
 }
 
 fn collect_exchanges(plan: &PhysicalPlan, out: &mut Vec<u32>) {

@@ -56,6 +56,7 @@ pub struct SupervisorActor {
     rng: StdRng,
     joins: HashMap<u64, Join>,
     victims: HashSet<u64>,
+    killed_in_trip: Option<u64>,
     _live: LiveGuard,
 }
 
@@ -75,6 +76,7 @@ impl SupervisorActor {
             counters,
             joins: HashMap::new(),
             victims: HashSet::new(),
+            killed_in_trip: None,
             _live: live,
         }
     }
@@ -85,10 +87,13 @@ impl SupervisorActor {
         if !pool.evaluate() || pool.used() < pool.limit() {
             return;
         }
-        // No kill cascades: wait until the last round's victims are gone.
-        if !self.victims.is_empty() || self.joins.is_empty() {
+        // No kill cascades: one round per trip, and never before the last round's victims
+        // are gone. Admission keeps the breaker from tripping again while it is open.
+        let trip = pool.trips();
+        if !self.victims.is_empty() || self.joins.is_empty() || self.killed_in_trip == Some(trip) {
             return;
         }
+        self.killed_in_trip = Some(trip);
         let mut ids: Vec<u64> = self.joins.keys().copied().collect();
         ids.sort_unstable();
         match self.config.kill_policy {
