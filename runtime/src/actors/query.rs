@@ -185,6 +185,7 @@ pub struct QueryActor {
     attempt: u32,
     delays: Vec<Duration>,
     queued: bool,
+    admitted: Vec<Arc<NodeShared>>,
     in_channel: usize,
     rng: StdRng,
     _live: LiveGuard,
@@ -211,6 +212,7 @@ impl QueryActor {
             attempt: 0,
             delays: Vec::new(),
             queued: false,
+            admitted: Vec::new(),
             in_channel: 0,
             rng,
             _live: live,
@@ -247,6 +249,7 @@ impl QueryActor {
         let Some(node) = open else {
             self.leave_queue();
             if joins {
+                self.settle_admission();
                 let nodes: Vec<Arc<NodeShared>> = self
                     .involved()
                     .into_iter()
@@ -255,10 +258,10 @@ impl QueryActor {
                 for n in &nodes {
                     n.pool.join_admitted();
                 }
-                // Long enough for the build sides to be reserved.
-                ctx.run_later(Duration::from_millis(250), move |_, _| {
-                    nodes.iter().for_each(|n| n.pool.join_settled())
-                });
+                self.admitted = nodes;
+                // Long enough for the build sides to be reserved (or sooner, when the query
+                // ends: see `stopped`).
+                ctx.run_later(Duration::from_millis(250), |act, _| act.settle_admission());
             }
             self.launch(ctx);
             return;
@@ -268,6 +271,13 @@ impl QueryActor {
             .rejections
             .fetch_add(1, Ordering::Relaxed);
         self.retry_later(ctx, node);
+    }
+
+    /// The joins admitted for this query no longer count as coming.
+    fn settle_admission(&mut self) {
+        for n in self.admitted.drain(..) {
+            n.pool.join_settled();
+        }
     }
 
     /// Waits for the next attempt, or fails when attempts are used up. `node` is the node
@@ -595,6 +605,8 @@ impl Actor for QueryActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.settle_admission();
+        self.leave_queue();
         self.node
             .addr
             .do_send(QueryRegistration::Unregister(self.setup.id));
