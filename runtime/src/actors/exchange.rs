@@ -313,6 +313,12 @@ impl ExchangeSendActor {
                 for (row, h) in hashes.iter().enumerate() {
                     parts[(h % n as u64) as usize].push(row as u32);
                 }
+                // Every row to one target: move the batch instead of gathering a copy.
+                let rows = batch.num_rows();
+                if let Some(i) = parts.iter().position(|p| p.len() == rows) {
+                    self.hold(i, batch);
+                    return Ok(());
+                }
                 for (i, rows) in parts.into_iter().enumerate() {
                     if !rows.is_empty() {
                         let b = batch.take(&rows);
