@@ -226,11 +226,16 @@ impl Network {
             })
             .collect();
         drop(faults);
-        for d in delays {
-            let msg = Deliver {
-                from,
-                bytes: bytes.clone(),
+        let last = delays.len().saturating_sub(1);
+        let mut bytes = Some(bytes);
+        for (k, d) in delays.into_iter().enumerate() {
+            // Only a duplicate needs a copy; the last delivery takes the bytes.
+            let bytes = if k == last {
+                bytes.take().unwrap_or_default()
+            } else {
+                bytes.clone().unwrap_or_default()
             };
+            let msg = Deliver { from, bytes };
             match d {
                 Some(d) => {
                     let mut delayer = self.delayer.lock().unwrap_or_else(|e| e.into_inner());
