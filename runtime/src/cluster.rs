@@ -880,11 +880,7 @@ impl Cluster {
     /// rows survive (as on disk), and every partition it holds a copy of is refreshed from a
     /// live copy, so writes it missed while down are not lost.
     pub fn restart_node(&self, i: usize) -> Result<()> {
-        let addr = self
-            .inner
-            .addrs
-            .get(i)
-            .ok_or_else(|| Error::Invalid(format!("no node {i}")))?;
+        let addr = self.node_addr(i)?;
         if i < self.inner.config.nodes && !self.inner.nodes[i].up.load(Ordering::SeqCst) {
             self.resync(i);
         }
@@ -897,6 +893,13 @@ impl Cluster {
             std::thread::sleep(Duration::from_millis(1));
         }
         Ok(())
+    }
+
+    fn node_addr(&self, i: usize) -> Result<&Addr<NodeActor>> {
+        self.inner
+            .addrs
+            .get(i)
+            .ok_or_else(|| Error::Invalid(format!("no node {i}")))
     }
 
     fn resync(&self, i: usize) {
@@ -944,11 +947,7 @@ impl Cluster {
     /// using it either moves to live copies or fails naming it. It stays down until
     /// [`Cluster::restart_node`].
     pub fn crash_node(&self, i: usize) -> Result<()> {
-        let addr = self
-            .inner
-            .addrs
-            .get(i)
-            .ok_or_else(|| Error::Invalid(format!("no node {i}")))?;
+        let addr = self.node_addr(i)?;
         addr.do_send(crate::faults::CrashNode);
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.inner.nodes[i].up.load(Ordering::SeqCst) && Instant::now() < deadline {
