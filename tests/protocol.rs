@@ -7,7 +7,7 @@ use common::{assert_idle, cluster_with};
 use weir::demo::{load_item, SEED_QUERIES};
 use weir::runtime::partition_map::encoded_sizes;
 use weir::runtime::placement::owners;
-use weir::{Batch, Cluster, Column, MessageKind as K, MessageStats, Protocol, Value};
+use weir::{Batch, Cluster, Column, Error, MessageKind as K, MessageStats, Protocol, Value};
 
 fn counts(s: &MessageStats) -> [u64; 6] {
     [
@@ -130,17 +130,30 @@ fn cancelled_stream_closes_only_running_fragments() {
 
 #[test]
 fn failing_fragment_fails_the_query_and_closes_the_rest() {
+    // Only the row with fld = 1234 divides by zero: the error must name the node owning it.
+    let partition = weir::operators::storage::partition_of(&Value::Int(1234), 64);
+    let owner = format!("node-{}", owners(64, 3)[partition as usize]);
     for protocol in [Protocol::Lean, Protocol::Legacy] {
         let c = item_cluster(protocol);
         let before = c.stats().messages;
         let err = c
             .query("SELECT 100 / (fld - ?) FROM Item", &[Value::Int(1234)])
             .unwrap_err();
-        assert!(err.to_string().contains("node-"), "{err}");
+        match &err {
+            Error::Execution { node, message } => {
+                assert_eq!(node, &owner, "{err}");
+                assert!(message.contains("zero"), "{err}");
+            }
+            other => panic!("expected an execution error, got {other}"),
+        }
         assert_idle(&c);
         let after = c.stats().messages;
         let closes = after.count(K::QueryClose) - before.count(K::QueryClose);
-        assert!(closes <= 3, "{closes} closes for 3 fragments");
+        match protocol {
+            // Legacy closes every remote fragment; Lean only those that had not finished.
+            Protocol::Legacy => assert_eq!(closes, 3),
+            Protocol::Lean => assert!(closes <= 3, "{closes} closes for 3 fragments"),
+        }
         // The cluster still answers.
         let r = c.query("SELECT COUNT(*) FROM Item", &[]).unwrap();
         assert_eq!(r.rows(), vec![vec![Value::Int(10_000)]]);
