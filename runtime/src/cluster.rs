@@ -32,6 +32,9 @@ fn fragment_key(plan: &weir_operators::PhysicalPlan) -> u64 {
     })
 }
 
+/// Most `(node, fragment plan)` pairs the client remembers as sent.
+const KNOWN_PLANS_LIMIT: usize = 1 << 16;
+
 /// Configures and starts a [`Cluster`].
 #[derive(Debug, Clone)]
 pub struct ClusterBuilder {
@@ -43,6 +46,7 @@ pub struct ClusterBuilder {
     node_memory: usize,
     query_timeout: Duration,
     plan_cache: usize,
+    fragment_cache: usize,
     join_mode: JoinMode,
     breaker: BreakerConfig,
     seed: u64,
@@ -60,6 +64,7 @@ impl Default for ClusterBuilder {
             node_memory: DEFAULT_NODE_MEMORY,
             query_timeout: Duration::from_secs(30),
             plan_cache: 1024,
+            fragment_cache: crate::actors::node::DEFAULT_FRAGMENT_CACHE,
             join_mode: JoinMode::Guarded,
             breaker: BreakerConfig::default(),
             seed: 0x5eed,
@@ -114,6 +119,13 @@ impl ClusterBuilder {
     /// Plans kept in the plan cache (default 1024).
     pub fn plan_cache(mut self, entries: usize) -> Self {
         self.plan_cache = entries;
+        self
+    }
+
+    /// Fragment plans each node keeps, by key (default 1024). A node may evict any of them:
+    /// a query naming an evicted plan is started again with the full plan.
+    pub fn fragment_cache(mut self, entries: usize) -> Self {
+        self.fragment_cache = entries;
         self
     }
 
@@ -350,6 +362,7 @@ impl Cluster {
             let breaker = breaker.clone();
             let breaker_config = config.breaker.clone();
             let seed = config.seed;
+            let fragment_cache = config.fragment_cache;
             std::thread::Builder::new()
                 .name("weir-system".into())
                 .spawn(move || {
@@ -371,7 +384,15 @@ impl Cluster {
                             let sup = supervisor.clone();
                             let pool = node.pool.clone();
                             let addr = NodeActor::start_in_arbiter(&arbiter.handle(), move |_| {
-                                NodeActor::new(node, net, protocol, counters, sup, totals)
+                                NodeActor::new(
+                                    node,
+                                    net,
+                                    protocol,
+                                    counters,
+                                    sup,
+                                    totals,
+                                    fragment_cache,
+                                )
                             });
                             pool.connect(supervisor.clone().recipient(), addr.clone().recipient());
                             supervisors.push(supervisor);
@@ -743,6 +764,11 @@ impl Cluster {
                 .known_plans
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
+            // Only a hint (a node may have evicted the plan since): forget it all now and then
+            // rather than grow without bound.
+            if known.len() > KNOWN_PLANS_LIMIT {
+                known.clear();
+            }
             schedule
                 .instances
                 .iter()

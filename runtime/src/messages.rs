@@ -38,17 +38,20 @@ pub enum MessageKind {
     QueryClose,
     /// [`NetMessage::QueryError`].
     QueryError,
+    /// [`NetMessage::QueryBatchStop`].
+    QueryBatchStop,
 }
 
 impl MessageKind {
     /// All kinds, in protocol order.
-    pub const ALL: [MessageKind; 6] = [
+    pub const ALL: [MessageKind; 7] = [
         MessageKind::QueryStartRequest,
         MessageKind::QueryStartResponse,
         MessageKind::QueryBatch,
         MessageKind::QueryBatchAck,
         MessageKind::QueryClose,
         MessageKind::QueryError,
+        MessageKind::QueryBatchStop,
     ];
 
     /// The message type's name.
@@ -60,6 +63,7 @@ impl MessageKind {
             MessageKind::QueryBatchAck => "QueryBatchAck",
             MessageKind::QueryClose => "QueryClose",
             MessageKind::QueryError => "QueryError",
+            MessageKind::QueryBatchStop => "QueryBatchStop",
         }
     }
 }
@@ -174,6 +178,17 @@ pub struct BatchAck {
     pub credits: u32,
 }
 
+/// Receiver → sender: the receiving end of an exchange channel needs no more batches (its
+/// consumer finished early, was cancelled or killed). The sender drops what it holds for that
+/// channel and sends nothing more on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchStop {
+    /// Query.
+    pub query: QueryId,
+    /// Exchange.
+    pub exchange: u32,
+}
+
 /// Initiator → node: stop the query's fragments there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CloseMessage {
@@ -224,6 +239,8 @@ pub enum NetMessage {
     QueryClose(CloseMessage),
     /// A failure report.
     QueryError(ErrorMessage),
+    /// No more rows wanted on a channel.
+    QueryBatchStop(BatchStop),
 }
 
 impl NetMessage {
@@ -236,6 +253,7 @@ impl NetMessage {
             NetMessage::QueryBatchAck(_) => MessageKind::QueryBatchAck,
             NetMessage::QueryClose(_) => MessageKind::QueryClose,
             NetMessage::QueryError(_) => MessageKind::QueryError,
+            NetMessage::QueryBatchStop(_) => MessageKind::QueryBatchStop,
         }
     }
 
@@ -248,6 +266,7 @@ impl NetMessage {
             NetMessage::QueryBatchAck(m) => m.query,
             NetMessage::QueryClose(m) => m.query,
             NetMessage::QueryError(m) => m.query,
+            NetMessage::QueryBatchStop(m) => m.query,
         }
     }
 }

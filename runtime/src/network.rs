@@ -27,7 +27,7 @@ pub struct Deliver {
 /// Message and byte counters, by message kind.
 #[derive(Debug, Default)]
 pub struct MessageCounters {
-    counts: [AtomicU64; 6],
+    counts: [AtomicU64; MessageKind::ALL.len()],
     bytes: AtomicU64,
 }
 

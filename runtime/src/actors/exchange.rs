@@ -7,7 +7,7 @@
 use super::node::{RegisterReceiver, RegisterSender, Unregister};
 use super::{FragmentLink, OpFailed, OpStopped};
 use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream};
-use crate::messages::{BatchAck, BatchMessage, NetMessage, NodeId, Protocol, QueryId};
+use crate::messages::{BatchAck, BatchMessage, BatchStop, NetMessage, NodeId, Protocol, QueryId};
 use crate::node::{LiveGuard, NodeHandle};
 use actix::prelude::*;
 use std::collections::{HashMap, VecDeque};
@@ -24,6 +24,14 @@ pub struct RemoteBatch {
     pub from: NodeId,
     /// The batch.
     pub msg: BatchMessage,
+}
+
+/// Node → sender: the receiver on `from` wants no more batches.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct RemoteStop {
+    /// Receiving node that stopped.
+    pub from: NodeId,
 }
 
 /// Node → sender: the receiver on `from` granted credits.
@@ -194,11 +202,33 @@ impl Handler<Credit> for ExchangeRecvActor {
     }
 }
 
+impl ExchangeRecvActor {
+    /// The consumer needs no more rows: every sender still sending is told to stop, so that
+    /// none of them waits for credits that will never come, and what waits here is dropped.
+    fn stop_senders(&mut self) {
+        self.buffer.clear();
+        for (&from, s) in &mut self.senders {
+            if !s.done {
+                s.done = true;
+                s.early.clear();
+                self.node.send(
+                    from,
+                    NetMessage::QueryBatchStop(BatchStop {
+                        query: self.query,
+                        exchange: self.exchange,
+                    }),
+                );
+            }
+        }
+    }
+}
+
 impl Handler<Cancel> for ExchangeRecvActor {
     type Result = ();
 
     fn handle(&mut self, _msg: Cancel, ctx: &mut Context<Self>) {
         self.done = true;
+        self.stop_senders();
         ctx.stop();
     }
 }
@@ -211,6 +241,8 @@ struct Channel {
     held: Option<(Batch, Reservation)>,
     queue: VecDeque<(Option<Batch>, bool, Option<Reservation>)>,
     last_sent: bool,
+    /// The receiver needs no more batches: nothing is held or sent for it any more.
+    stopped: bool,
     acked: std::collections::HashSet<u64>,
 }
 
@@ -268,6 +300,7 @@ impl ExchangeSendActor {
                 held: None,
                 queue: VecDeque::new(),
                 last_sent: false,
+                stopped: false,
                 acked: std::collections::HashSet::new(),
             })
             .collect();
@@ -331,6 +364,9 @@ impl ExchangeSendActor {
     }
 
     fn hold(&mut self, i: usize, batch: Batch) {
+        if self.channels[i].stopped {
+            return;
+        }
         // Batches waiting for credit count on this node.
         let pool: Arc<dyn MemoryPool> = self.node.shared.pool.clone();
         let mut mem = Reservation::new(pool);
@@ -369,10 +405,33 @@ impl ExchangeSendActor {
             }
             self.owed = 0;
         }
-        if self.input_ended && !self.finished && self.channels.iter().all(|c| c.last_sent) {
+        if self.finished {
+            return;
+        }
+        if self.channels.iter().all(|c| c.stopped) {
+            // Nobody wants these rows: stop the work that produces them.
+            self.finished = true;
+            if let Some(up) = &self.upstream {
+                up.cancel.do_send(Cancel);
+            }
+            ctx.stop();
+        } else if self.input_ended && self.channels.iter().all(|c| c.last_sent || c.stopped) {
             self.finished = true;
             ctx.stop();
         }
+    }
+}
+
+impl Handler<RemoteStop> for ExchangeSendActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: RemoteStop, ctx: &mut Context<Self>) {
+        if let Some(ch) = self.channels.iter_mut().find(|c| c.target == msg.from) {
+            ch.stopped = true;
+            ch.held = None;
+            ch.queue.clear();
+        }
+        self.flush(ctx);
     }
 }
 
@@ -399,6 +458,10 @@ impl Handler<Attach> for ExchangeSendActor {
     type Result = ();
 
     fn handle(&mut self, msg: Attach, _ctx: &mut Context<Self>) {
+        if self.finished {
+            msg.upstream.cancel.do_send(Cancel);
+            return;
+        }
         msg.upstream.credit.do_send(Credit(self.spec.window));
         self.upstream = Some(msg.upstream);
         self.edge = Some(msg.edge);

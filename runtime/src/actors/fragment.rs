@@ -34,8 +34,8 @@ pub struct FragmentSpec {
     pub fragment: u32,
     /// Node that started the query (failures are reported there).
     pub initiator: NodeId,
-    /// Operator tree.
-    pub plan: PhysicalPlan,
+    /// Operator tree (shared with the node's fragment cache).
+    pub plan: Arc<PhysicalPlan>,
     /// Bound parameters.
     pub params: Arc<Vec<Value>>,
     /// Output.

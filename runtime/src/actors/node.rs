@@ -1,7 +1,7 @@
 //! The per-node actor: decodes arriving messages, starts fragment instances, routes batches
 //! and acks to the exchange ends registered on the node, and closes a query's fragments.
 
-use super::exchange::{ExchangeRecvActor, ExchangeSendActor, RemoteAck, RemoteBatch};
+use super::exchange::{ExchangeRecvActor, ExchangeSendActor, RemoteAck, RemoteBatch, RemoteStop};
 use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
 use super::query::{QueryActor, RemoteEvent};
 use super::supervisor::SupervisorActor;
@@ -10,8 +10,8 @@ use crate::codec;
 use crate::flow::EdgeRegistry;
 use crate::memory::OutOfMemory;
 use crate::messages::{
-    BatchMessage, ErrorKind, ErrorMessage, NetMessage, NodeId, PlanPayload, Protocol, QueryId,
-    StartRequest, StartResponse,
+    BatchMessage, BatchStop, ErrorKind, ErrorMessage, NetMessage, NodeId, PlanPayload, Protocol,
+    QueryId, StartRequest, StartResponse,
 };
 use crate::network::Deliver;
 use crate::node::{LiveGuard, NodeHandle, NodeShared};
@@ -19,7 +19,7 @@ use actix::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use weir_operators::PhysicalPlan;
+use weir_operators::{Batch, PhysicalPlan, Reservation};
 
 /// A protocol message from an actor of the same node: moved, not serialized.
 #[derive(Message, Debug)]
@@ -113,9 +113,84 @@ pub struct NodeCounters {
 
 const CLOSED_MEMORY: usize = 4096;
 
-/// Batches that arrived for an exchange not (yet) started here, with when the first came.
-type Pending = (std::time::Instant, Vec<(NodeId, BatchMessage)>);
-const PLAN_CACHE_CAPACITY: usize = 1024;
+/// Batches that arrived for an exchange receiver not (yet) started here, with when the first
+/// came. Their bytes are accounted on the node while they wait.
+type Pending = (std::time::Instant, Vec<(NodeId, BatchMessage, Reservation)>);
+
+/// Most batches parked for one receiver that has not started: each sender has at most its
+/// credit window in flight, so more than this means a misbehaving sender.
+const MAX_PENDING_PER_RECEIVER: usize = 4096;
+
+/// Default number of fragment plans a node keeps.
+pub const DEFAULT_FRAGMENT_CACHE: usize = 1024;
+
+/// A bounded set that forgets its oldest members.
+#[derive(Debug, Default)]
+struct RecentSet<K: std::hash::Hash + Eq + Copy> {
+    members: HashSet<K>,
+    order: VecDeque<K>,
+}
+
+impl<K: std::hash::Hash + Eq + Copy> RecentSet<K> {
+    /// Adds `k`; returns false when it was present.
+    fn insert(&mut self, k: K) -> bool {
+        if !self.members.insert(k) {
+            return false;
+        }
+        self.order.push_back(k);
+        if self.order.len() > CLOSED_MEMORY {
+            if let Some(old) = self.order.pop_front() {
+                self.members.remove(&old);
+            }
+        }
+        true
+    }
+
+    fn contains(&self, k: &K) -> bool {
+        self.members.contains(k)
+    }
+}
+
+/// The node's cache of fragment plans by key. It may evict any plan at any time: a start
+/// request naming an evicted plan is answered `plan_missing` and the initiator resends it.
+#[derive(Debug)]
+struct FragmentCache {
+    capacity: usize,
+    plans: HashMap<u64, Arc<PhysicalPlan>>,
+    order: VecDeque<u64>,
+}
+
+impl FragmentCache {
+    fn new(capacity: usize) -> Self {
+        FragmentCache {
+            capacity,
+            plans: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    fn get(&self, key: u64) -> Option<Arc<PhysicalPlan>> {
+        self.plans.get(&key).cloned()
+    }
+
+    /// Keeps `plan` under `key`, evicting the oldest plans beyond the capacity.
+    fn insert(&mut self, key: u64, plan: Arc<PhysicalPlan>) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.plans.insert(key, plan).is_none() {
+            self.order.push_back(key);
+        }
+        while self.plans.len() > self.capacity {
+            match self.order.pop_front() {
+                Some(old) => {
+                    self.plans.remove(&old);
+                }
+                None => break,
+            }
+        }
+    }
+}
 
 /// One per node.
 pub struct NodeActor {
@@ -127,12 +202,13 @@ pub struct NodeActor {
     receivers: HashMap<(QueryId, u32), Addr<ExchangeRecvActor>>,
     senders: HashMap<(QueryId, u32), Addr<ExchangeSendActor>>,
     pending: HashMap<(QueryId, u32), Pending>,
-    closed: HashSet<QueryId>,
-    closed_order: VecDeque<QueryId>,
-    started: HashSet<(QueryId, u32)>,
-    started_order: VecDeque<(QueryId, u32)>,
+    closed: RecentSet<QueryId>,
+    started: RecentSet<(QueryId, u32)>,
+    /// Receivers that have stopped: batches for them are dropped, and their senders told
+    /// again to stop.
+    gone_receivers: RecentSet<(QueryId, u32)>,
     queries: HashMap<QueryId, Addr<QueryActor>>,
-    plans: HashMap<u64, PhysicalPlan>,
+    plans: FragmentCache,
     supervisor: Addr<SupervisorActor>,
     breaker: Arc<BreakerCounters>,
     client: Option<Recipient<NodeCrashed>>,
@@ -148,6 +224,7 @@ impl NodeActor {
         counters: Arc<NodeCounters>,
         supervisor: Addr<SupervisorActor>,
         breaker: Arc<BreakerCounters>,
+        fragment_cache: usize,
     ) -> Self {
         let live = LiveGuard::new(&shared);
         NodeActor {
@@ -159,12 +236,11 @@ impl NodeActor {
             receivers: HashMap::new(),
             senders: HashMap::new(),
             pending: HashMap::new(),
-            closed: HashSet::new(),
-            closed_order: VecDeque::new(),
-            started: HashSet::new(),
-            started_order: VecDeque::new(),
+            closed: RecentSet::default(),
+            started: RecentSet::default(),
+            gone_receivers: RecentSet::default(),
             queries: HashMap::new(),
-            plans: HashMap::new(),
+            plans: FragmentCache::new(fragment_cache),
             supervisor,
             breaker,
             client: None,
@@ -218,15 +294,45 @@ impl NodeActor {
     }
 
     fn mark_closed(&mut self, query: QueryId) {
-        if self.closed.insert(query) {
-            self.closed_order.push_back(query);
-            if self.closed_order.len() > CLOSED_MEMORY {
-                if let Some(old) = self.closed_order.pop_front() {
-                    self.closed.remove(&old);
-                }
-            }
-        }
+        self.closed.insert(query);
         self.pending.retain(|(q, _), _| *q != query);
+    }
+
+    /// A batch for exchange `key` arrived: hand it to its receiver, drop it when the receiver
+    /// is gone (telling the sender again to stop, in case the first word was lost), or park it
+    /// until the receiver starts.
+    fn route_batch(&mut self, from: NodeId, batch: BatchMessage, ctx: &mut Context<Self>) {
+        let key = (batch.query, batch.exchange);
+        if let Some(r) = self.receivers.get(&key) {
+            r.do_send(RemoteBatch { from, msg: batch });
+        } else if self.gone_receivers.contains(&key) {
+            if !batch.last {
+                let stop = BatchStop {
+                    query: batch.query,
+                    exchange: batch.exchange,
+                };
+                self.send(from, NetMessage::QueryBatchStop(stop), ctx);
+            }
+        } else if !self.closed.contains(&batch.query) {
+            let waiting = &mut self
+                .pending
+                .entry(key)
+                .or_insert_with(|| (std::time::Instant::now(), Vec::new()))
+                .1;
+            if waiting.len() >= MAX_PENDING_PER_RECEIVER {
+                tracing::warn!(
+                    "{}: dropped a batch of query {} for exchange {}: too many wait for it",
+                    self.shared.name,
+                    batch.query,
+                    batch.exchange
+                );
+                return;
+            }
+            let pool: Arc<dyn weir_operators::MemoryPool> = self.shared.pool.clone();
+            let mut mem = Reservation::new(pool);
+            mem.force_grow(batch.rows.as_ref().map_or(0, Batch::memory_size));
+            waiting.push((from, batch, mem));
+        }
     }
 
     fn dispatch(&mut self, from: NodeId, msg: NetMessage, ctx: &mut Context<Self>) {
@@ -247,15 +353,11 @@ impl NodeActor {
                         });
                     }
                 }
-                let key = (batch.query, batch.exchange);
-                if let Some(r) = self.receivers.get(&key) {
-                    r.do_send(RemoteBatch { from, msg: batch });
-                } else if !self.closed.contains(&batch.query) {
-                    self.pending
-                        .entry(key)
-                        .or_insert_with(|| (std::time::Instant::now(), Vec::new()))
-                        .1
-                        .push((from, batch));
+                self.route_batch(from, batch, ctx);
+            }
+            NetMessage::QueryBatchStop(stop) => {
+                if let Some(s) = self.senders.get(&(stop.query, stop.exchange)) {
+                    s.do_send(RemoteStop { from });
                 }
             }
             NetMessage::QueryBatchAck(ack) => {
@@ -304,25 +406,17 @@ impl NodeActor {
 
     fn start_fragment(&mut self, from: NodeId, req: StartRequest, ctx: &mut Context<Self>) {
         // A duplicated start request must not start the fragment twice.
-        if self.closed.contains(&req.query) || !self.started.insert((req.query, req.fragment)) {
+        if self.closed.contains(&req.query) || self.started.contains(&(req.query, req.fragment)) {
             return;
-        }
-        self.started_order.push_back((req.query, req.fragment));
-        if self.started_order.len() > CLOSED_MEMORY {
-            if let Some(old) = self.started_order.pop_front() {
-                self.started.remove(&old);
-            }
         }
         let plan = match req.plan {
             PlanPayload::Full { key, plan } => {
-                if self.plans.len() >= PLAN_CACHE_CAPACITY {
-                    self.plans.clear();
-                }
-                self.plans.insert(key, (*plan).clone());
-                Some(*plan)
+                let plan = Arc::new(*plan);
+                self.plans.insert(key, plan.clone());
+                Some(plan)
             }
             PlanPayload::Cached(key) => {
-                let p = self.plans.get(&key).cloned();
+                let p = self.plans.get(key);
                 let counter = if p.is_some() {
                     &self.counters.fragment_cache_hits
                 } else {
@@ -333,6 +427,7 @@ impl NodeActor {
             }
         };
         let Some(plan) = plan else {
+            // Not marked started: the initiator resends the full plan under the same id.
             let resp = StartResponse {
                 query: req.query,
                 fragment: req.fragment,
@@ -342,6 +437,7 @@ impl NodeActor {
             self.send(from, NetMessage::QueryStartResponse(resp), ctx);
             return;
         };
+        self.started.insert((req.query, req.fragment));
         let Some(output) = req.output else {
             let resp = StartResponse {
                 query: req.query,
@@ -474,7 +570,7 @@ impl Handler<RegisterReceiver> for NodeActor {
     fn handle(&mut self, msg: RegisterReceiver, _ctx: &mut Context<Self>) {
         let key = (msg.query, msg.exchange);
         if let Some((_, waiting)) = self.pending.remove(&key) {
-            for (from, batch) in waiting {
+            for (from, batch, _mem) in waiting {
                 msg.addr.do_send(RemoteBatch { from, msg: batch });
             }
         }
@@ -498,6 +594,7 @@ impl Handler<Unregister> for NodeActor {
             Unregister::Receiver(q, e) => {
                 self.receivers.remove(&(q, e));
                 self.pending.remove(&(q, e));
+                self.gone_receivers.insert((q, e));
             }
             Unregister::Sender(q, e) => {
                 self.senders.remove(&(q, e));

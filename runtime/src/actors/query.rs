@@ -474,7 +474,7 @@ impl QueryActor {
             query: self.setup.id,
             fragment: root.id,
             initiator: self.node.id(),
-            plan: root.plan.clone(),
+            plan: Arc::new(root.plan.clone()),
             params: self.setup.params.clone(),
             sink: FragmentSink::Local(Downstream::of(&ctx.address()), self.port),
             inputs: self.inputs_of(&root.plan),
