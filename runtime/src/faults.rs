@@ -33,11 +33,13 @@ pub struct FaultPlan {
 #[rtype(result = "()")]
 pub struct CrashNode;
 
+/// Something to do later: deliver a delayed message, or retransmit a lost one.
+pub type Action = Box<dyn FnOnce() + Send>;
+
 struct Delayed {
     at: Instant,
     seq: u64,
-    to: Recipient<Deliver>,
-    msg: Deliver,
+    action: Action,
 }
 
 impl PartialEq for Delayed {
@@ -57,13 +59,13 @@ impl Ord for Delayed {
     }
 }
 
-/// A thread that delivers delayed messages when their time comes.
+/// A thread that runs actions (delayed deliveries, retransmissions) when their time comes.
 pub struct Delayer {
-    tx: Sender<(Instant, Recipient<Deliver>, Deliver)>,
+    tx: Sender<(Instant, Action)>,
 }
 
 impl Delayer {
-    /// Starts the delivery thread; it ends when the delayer is dropped.
+    /// Starts the timer thread; it ends when the delayer is dropped.
     pub fn start() -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
         std::thread::Builder::new()
@@ -75,18 +77,23 @@ impl Delayer {
 
     /// Delivers `msg` to `to` at `at`.
     pub fn deliver_at(&self, at: Instant, to: Recipient<Deliver>, msg: Deliver) {
-        let _ = self.tx.send((at, to, msg));
+        self.run_at(at, Box::new(move || to.do_send(msg)));
+    }
+
+    /// Runs `action` at `at`.
+    pub fn run_at(&self, at: Instant, action: Action) {
+        let _ = self.tx.send((at, action));
     }
 }
 
-fn run(rx: Receiver<(Instant, Recipient<Deliver>, Deliver)>) {
+fn run(rx: Receiver<(Instant, Action)>) {
     let mut heap: BinaryHeap<Reverse<Delayed>> = BinaryHeap::new();
     let mut seq = 0u64;
     loop {
         let now = Instant::now();
         while heap.peek().is_some_and(|Reverse(d)| d.at <= now) {
             if let Some(Reverse(d)) = heap.pop() {
-                d.to.do_send(d.msg);
+                (d.action)();
             }
         }
         let wait = heap
@@ -95,15 +102,15 @@ fn run(rx: Receiver<(Instant, Recipient<Deliver>, Deliver)>) {
                 d.at.saturating_duration_since(now)
             });
         match rx.recv_timeout(wait) {
-            Ok((at, to, msg)) => {
+            Ok((at, action)) => {
                 seq += 1;
-                heap.push(Reverse(Delayed { at, seq, to, msg }));
+                heap.push(Reverse(Delayed { at, seq, action }));
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                // Deliver what is left, then stop.
+                // Run what is left, then stop.
                 for Reverse(d) in heap.drain() {
-                    d.to.do_send(d.msg);
+                    (d.action)();
                 }
                 return;
             }

@@ -1,6 +1,11 @@
 //! The simulated network between nodes: every message that crosses nodes is serialized with
 //! bincode, counted by type and bytes (in total and per query), and decoded on arrival.
 //! Messages between actors of one node never come here: they are moved.
+//!
+//! With a [`FaultPlan`] set, each transmission may be lost, corrupted, duplicated or delayed.
+//! The network then behaves as a reliable transport over a lossy link: a transmission that
+//! is lost or arrives corrupted is sent again after a retransmission timeout, so a fault
+//! costs time rather than a failed query; receivers drop the duplicates this can cause.
 
 use crate::codec;
 use crate::faults::{CrashNode, Delayer, FaultPlan};
@@ -82,9 +87,22 @@ struct Faults {
     batches_sent: std::collections::HashMap<NodeId, u64>,
 }
 
+/// Transmissions of one message before the transport gives up on it (the last retransmission
+/// timeout is then about 2.5 s, the whole about 5 s).
+pub const MAX_TRANSMISSIONS: u32 = 10;
+
+/// How long the transport waits for transmission `attempt` (from 0) to arrive before sending
+/// again: 10 ms, doubling, at most 2.5 s.
+pub fn retransmission_timeout(attempt: u32) -> Duration {
+    Duration::from_millis(10u64 << attempt.min(8)).min(Duration::from_millis(2_500))
+}
+
 /// The network: node mailboxes plus counters, and optionally injected faults.
 #[derive(Default)]
 pub struct Network {
+    me: std::sync::Weak<Network>,
+    retransmits: AtomicU64,
+    given_up: AtomicU64,
     nodes: RwLock<Vec<Option<Recipient<Deliver>>>>,
     crash: RwLock<Vec<Option<Recipient<CrashNode>>>>,
     faults: Mutex<Option<Faults>>,
@@ -96,7 +114,10 @@ pub struct Network {
 impl Network {
     /// A network with no nodes attached yet.
     pub fn new() -> Arc<Self> {
-        Arc::new(Network::default())
+        Arc::new_cyclic(|me| Network {
+            me: me.clone(),
+            ..Network::default()
+        })
     }
 
     /// Attaches (or, with `None`, detaches) node `id`'s mailbox.
@@ -197,18 +218,50 @@ impl Network {
                 crash = Some(from);
             }
         }
-        if f.plan.cut_off.contains(&from) || f.plan.cut_off.contains(&to) {
-            return false;
+        drop(faults);
+        self.transmit(from, to, bytes, 0);
+        if let Some(node) = crash {
+            let c = self.crash.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(Some(r)) = c.get(node as usize) {
+                r.do_send(CrashNode);
+            }
         }
-        if f.rng.random_bool(f.plan.drop.clamp(0.0, 1.0)) {
-            return false;
+        true
+    }
+
+    /// One transmission of sealed `bytes` over the faulty network (attempt `attempt`, from 0).
+    /// A transmission that is lost or arrives corrupted is sent again after a retransmission
+    /// timeout that doubles each time, as a reliable transport would, until
+    /// [`MAX_TRANSMISSIONS`]; a copy may still arrive twice (at least once, never changed), and
+    /// receivers drop duplicates. A message to or from a crashed node is lost for good.
+    fn transmit(&self, from: NodeId, to: NodeId, bytes: Vec<u8>, attempt: u32) {
+        if self.mailbox(from).is_none() {
+            return;
         }
-        let mut bytes = bytes;
-        if f.rng.random_bool(f.plan.corrupt.clamp(0.0, 1.0)) && !bytes.is_empty() {
-            let i = f.rng.random_range(0..bytes.len());
-            bytes[i] ^= 1 << f.rng.random_range(0..8u32);
-        }
-        let copies = if f.rng.random_bool(f.plan.duplicate.clamp(0.0, 1.0)) {
+        let Some(target) = self.mailbox(to).filter(|r| r.connected()) else {
+            return;
+        };
+        let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(f) = faults.as_mut() else {
+            drop(faults);
+            target.do_send(Deliver { from, bytes });
+            return;
+        };
+        let lost = f.plan.cut_off.contains(&from)
+            || f.plan.cut_off.contains(&to)
+            || f.rng.random_bool(f.plan.drop.clamp(0.0, 1.0));
+        let corrupt_at = (!lost
+            && !bytes.is_empty()
+            && f.rng.random_bool(f.plan.corrupt.clamp(0.0, 1.0)))
+        .then(|| {
+            (
+                f.rng.random_range(0..bytes.len()),
+                f.rng.random_range(0..8u32),
+            )
+        });
+        let copies = if lost {
+            0
+        } else if f.rng.random_bool(f.plan.duplicate.clamp(0.0, 1.0)) {
             2
         } else {
             1
@@ -226,35 +279,62 @@ impl Network {
             })
             .collect();
         drop(faults);
+        // The transport keeps the bytes until the receiver has them intact.
+        let resend = (lost || corrupt_at.is_some()).then(|| bytes.clone());
         let last = delays.len().saturating_sub(1);
         let mut bytes = Some(bytes);
         for (k, d) in delays.into_iter().enumerate() {
             // Only a duplicate needs a copy; the last delivery takes the bytes.
-            let bytes = if k == last {
+            let mut bytes = if k == last {
                 bytes.take().unwrap_or_default()
             } else {
                 bytes.clone().unwrap_or_default()
             };
+            if let Some((i, bit)) = corrupt_at {
+                bytes[i] ^= 1 << bit;
+            }
             let msg = Deliver { from, bytes };
             match d {
-                Some(d) => {
-                    let mut delayer = self.delayer.lock().unwrap_or_else(|e| e.into_inner());
-                    delayer.get_or_insert_with(Delayer::start).deliver_at(
-                        Instant::now() + d,
-                        target.clone(),
-                        msg,
-                    );
-                }
+                Some(d) => self.later(Instant::now() + d, {
+                    let target = target.clone();
+                    Box::new(move || target.do_send(msg))
+                }),
                 None => target.do_send(msg),
             }
         }
-        if let Some(node) = crash {
-            let c = self.crash.read().unwrap_or_else(|e| e.into_inner());
-            if let Some(Some(r)) = c.get(node as usize) {
-                r.do_send(CrashNode);
+        if let Some(bytes) = resend {
+            if attempt + 1 < MAX_TRANSMISSIONS {
+                self.retransmits.fetch_add(1, Ordering::Relaxed);
+                let me = self.me.clone();
+                self.later(
+                    Instant::now() + retransmission_timeout(attempt),
+                    Box::new(move || {
+                        if let Some(net) = me.upgrade() {
+                            net.transmit(from, to, bytes, attempt + 1);
+                        }
+                    }),
+                );
+            } else {
+                self.given_up.fetch_add(1, Ordering::Relaxed);
             }
         }
-        true
+    }
+
+    fn later(&self, at: Instant, action: crate::faults::Action) {
+        let mut delayer = self.delayer.lock().unwrap_or_else(|e| e.into_inner());
+        delayer
+            .get_or_insert_with(Delayer::start)
+            .run_at(at, action);
+    }
+
+    /// Messages sent again because a transmission was lost or arrived corrupted.
+    pub fn retransmits(&self) -> u64 {
+        self.retransmits.load(Ordering::Relaxed)
+    }
+
+    /// Messages given up on after [`MAX_TRANSMISSIONS`] failed transmissions.
+    pub fn given_up(&self) -> u64 {
+        self.given_up.load(Ordering::Relaxed)
     }
 
     /// Delivers raw bytes to node `to` without counting (fault tests forge messages with it).
