@@ -1,17 +1,18 @@
 //! The client API: build a cluster of nodes simulated in one process, run SQL on it, look at
 //! its statistics, and shut it down.
 
-use crate::actors::node::{NodeActor, NodeCounters, Restart, SetClient};
+use crate::actors::node::{NodeActor, NodeCounters, NodeSetup, Restart, SetClient};
 use crate::actors::query::{QueryActor, QuerySetup, StreamItem};
 use crate::actors::supervisor::SupervisorActor;
 use crate::breaker::{BreakerConfig, BreakerCounters, BreakerTotals, Health, JoinMode, KillPolicy};
 use crate::error::{Error, Result};
 use crate::flow::EdgeRegistry;
 use crate::memory::{NodePool, DEFAULT_NODE_MEMORY};
-use crate::messages::{NodeId, Protocol};
+use crate::messages::{NodeId, Protocol, TableLayout};
 use crate::network::{MessageStats, Network};
 use crate::node::{NodeHandle, NodeShared, NodeStorage};
 use crate::placement::{self, ClusterView};
+use crate::replication::{self, Coordinator, ReplicaBook, WriteReplies};
 use crate::result::{QueryResult, QueryStream};
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -266,12 +267,14 @@ impl Inner {
         let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
         let copies = |p: u32| self.copies(p);
         let table_partitions = |t: &str| catalog.table(t).map(|d| d.partitions);
+        let book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
         let view = ClusterView {
             client: self.config.nodes as NodeId,
             live: &live,
             names: &self.names,
             copies: &copies,
             table_partitions: &table_partitions,
+            stale: book.stale_copies(),
         };
         placement::schedule(plan, params, &view)
     }
@@ -297,6 +300,8 @@ struct Inner {
     ids: Arc<AtomicU64>,
     shared_nodes: Arc<Vec<Arc<NodeShared>>>,
     supervisors: Vec<Addr<SupervisorActor>>,
+    replicas: Mutex<ReplicaBook>,
+    write_replies: Arc<WriteReplies>,
 }
 
 /// A cluster of data nodes plus one client node, simulated in this process.
@@ -353,6 +358,7 @@ impl Cluster {
             .collect();
         let network = Network::new();
         let breaker = Arc::new(BreakerCounters::default());
+        let write_replies = Arc::new(WriteReplies::default());
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = {
             let nodes = nodes.clone();
@@ -363,6 +369,7 @@ impl Cluster {
             let breaker_config = config.breaker.clone();
             let seed = config.seed;
             let fragment_cache = config.fragment_cache;
+            let write_replies = write_replies.clone();
             std::thread::Builder::new()
                 .name("weir-system".into())
                 .spawn(move || {
@@ -383,16 +390,18 @@ impl Cluster {
                             let totals = breaker.clone();
                             let sup = supervisor.clone();
                             let pool = node.pool.clone();
+                            let replies = write_replies.clone();
                             let addr = NodeActor::start_in_arbiter(&arbiter.handle(), move |_| {
-                                NodeActor::new(
-                                    node,
-                                    net,
+                                NodeActor::new(NodeSetup {
+                                    shared: node,
+                                    network: net,
                                     protocol,
                                     counters,
-                                    sup,
-                                    totals,
+                                    supervisor: sup,
+                                    breaker: totals,
                                     fragment_cache,
-                                )
+                                    write_replies: replies,
+                                })
                             });
                             pool.connect(supervisor.clone().recipient(), addr.clone().recipient());
                             supervisors.push(supervisor);
@@ -439,6 +448,8 @@ impl Cluster {
                 ids: Arc::new(AtomicU64::new(1)),
                 shared_nodes,
                 supervisors,
+                replicas: Mutex::new(ReplicaBook::default()),
+                write_replies,
             }),
             system: Some((system, thread)),
         };
@@ -543,11 +554,17 @@ impl Cluster {
                     .unwrap_or_else(|e| e.into_inner());
                 match catalog.drop_table(&name) {
                     Ok(def) => {
+                        let key = def.name.to_lowercase();
                         for node in &self.inner.nodes {
                             let mut storage =
                                 node.storage.write().unwrap_or_else(|e| e.into_inner());
-                            storage.tables.remove(&def.name.to_lowercase());
+                            storage.drop_table(&key);
                         }
+                        self.inner
+                            .replicas
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .drop_table(&key);
                         Ok(0)
                     }
                     Err(_) if if_exists => Ok(0),
@@ -593,63 +610,41 @@ impl Cluster {
         for (row, p) in parts_of_row.iter().enumerate() {
             by_partition.entry(*p).or_default().push(row as u32);
         }
-        let copies = self.inner.copies(def.partitions);
-        let live = self.inner.live();
-        let mut per_node: Vec<Vec<(u32, Batch)>> = vec![Vec::new(); self.inner.config.nodes];
-        for (p, idx) in by_partition {
-            let rows = batch.take(&idx);
-            let targets: Vec<NodeId> = copies[p as usize]
-                .iter()
-                .copied()
-                .filter(|&n| live[n as usize])
-                .collect();
-            if targets.is_empty() {
-                let primary = copies[p as usize][0] as usize;
-                return Err(Error::NodeDown(self.inner.names[primary].clone()));
-            }
-            for n in targets {
-                per_node[n as usize].push((p, rows.clone()));
-            }
-        }
-        let key = def.name.to_lowercase();
-        let indexed: Vec<usize> = def.indexes.iter().map(|i| i.column).collect();
-        let mut guards: Vec<_> = self
-            .inner
-            .nodes
-            .iter()
-            .take(self.inner.config.nodes)
-            .map(|n| n.storage.write().unwrap_or_else(|e| e.into_inner()))
+        let mut parts: Vec<(u32, Batch)> = by_partition
+            .into_iter()
+            .map(|(p, idx)| (p, batch.take(&idx)))
             .collect();
-        // Validate everything first, then insert: all or nothing.
-        for (node, parts) in per_node.iter().enumerate() {
-            for (p, b) in parts {
-                if let Some(existing) = guards[node].tables.get(&key).and_then(|t| t.get(p)) {
-                    existing
-                        .check_insert(b)
-                        .map_err(|e| Error::Invalid(e.to_string()))?;
-                } else {
-                    PartitionData::new(def.schema.clone(), def.primary_key, &indexed)
-                        .check_insert(b)
-                        .map_err(|e| Error::Invalid(e.to_string()))?;
-                }
-            }
-        }
-        for (node, parts) in per_node.into_iter().enumerate() {
-            let table = guards[node].tables.entry(key.clone()).or_default();
-            for (p, b) in parts {
-                table
-                    .entry(p)
-                    .or_insert_with(|| {
-                        PartitionData::new(def.schema.clone(), def.primary_key, &indexed)
-                    })
-                    .insert(&b)
-                    .map_err(|e| Error::Invalid(e.to_string()))?;
-            }
-        }
-        drop(guards);
+        parts.sort_unstable_by_key(|(p, _)| *p);
+        let layout = TableLayout {
+            table: def.name.to_lowercase(),
+            schema: def.schema.clone(),
+            primary_key: def.primary_key,
+            indexed: def.indexes.iter().map(|i| i.column).collect(),
+        };
+        let copies = self.inner.copies(def.partitions);
+        let id = self.inner.ids.fetch_add(1, Ordering::Relaxed);
+        let mut book = self
+            .inner
+            .replicas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.coordinator()
+            .write(&mut book, id, &layout, &copies, parts)?;
+        drop(book);
         let before = catalog.row_count(&def.name);
         catalog.set_row_count(&def.name, before + rows as u64);
         Ok(rows)
+    }
+
+    fn coordinator(&self) -> Coordinator<'_> {
+        Coordinator {
+            network: &self.inner.network,
+            client: self.client(),
+            nodes: &self.inner.nodes,
+            names: &self.inner.names,
+            replies: &self.inner.write_replies,
+            timeout: self.inner.config.query_timeout,
+        }
     }
 
     /// Runs a query and returns all of its rows.
@@ -887,13 +882,21 @@ impl Cluster {
         if up.iter().all(|u| *u) {
             return Health::Green;
         }
-        let mut counts: Vec<u32> = self.tables().iter().map(|t| t.partitions).collect();
-        counts.push(self.inner.config.partitions);
-        let readable = counts.into_iter().all(|p| {
+        let book = self
+            .inner
+            .replicas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let readable = self.tables().iter().all(|t| {
+            let key = t.name.to_lowercase();
             self.inner
-                .copies(p)
+                .copies(t.partitions)
                 .iter()
-                .all(|c| c.iter().any(|&n| up[n as usize]))
+                .enumerate()
+                .all(|(p, c)| {
+                    c.iter()
+                        .any(|&n| up[n as usize] && !book.is_stale(&key, p as u32, n))
+                })
         });
         if readable {
             Health::Yellow
@@ -903,12 +906,29 @@ impl Cluster {
     }
 
     /// Brings data node `i` back after it crashed. Its queries' state is gone; its stored
-    /// rows survive (as on disk), and every partition it holds a copy of is refreshed from a
-    /// live copy, so writes it missed while down are not lost.
+    /// rows survive (as on disk). Before it serves, every copy it holds that missed writes is
+    /// refreshed from a live copy at the newest version (a copy with no such source stays out
+    /// of reads until one comes back), and so are other nodes' copies that this node's newer
+    /// copies can now bring up to date. Writes wait meanwhile.
     pub fn restart_node(&self, i: usize) -> Result<()> {
         let addr = self.node_addr(i)?;
+        // Holding the catalog serializes the repair with writes: none can slip in between.
+        let catalog = self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
         if i < self.inner.config.nodes && !self.inner.nodes[i].up.load(Ordering::SeqCst) {
-            self.resync(i);
+            let tables: Vec<(String, Arc<Vec<Vec<NodeId>>>)> = catalog
+                .tables()
+                .map(|d| (d.name.to_lowercase(), self.inner.copies(d.partitions)))
+                .collect();
+            let mut book = self
+                .inner
+                .replicas
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            replication::repair(&mut book, &self.inner.nodes, Some(i as NodeId), &tables);
         }
         addr.do_send(Restart);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -918,6 +938,7 @@ impl Cluster {
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+        drop(catalog);
         Ok(())
     }
 
@@ -928,45 +949,40 @@ impl Cluster {
             .ok_or_else(|| Error::Invalid(format!("no node {i}")))
     }
 
-    fn resync(&self, i: usize) {
-        let live = self.inner.live();
-        for def in self.tables() {
-            let key = def.name.to_lowercase();
-            let copies = self.inner.copies(def.partitions);
-            for (p, nodes) in copies.iter().enumerate() {
-                if !nodes.contains(&(i as NodeId)) {
-                    continue;
-                }
-                let Some(&src) = nodes.iter().find(|&&n| n as usize != i && live[n as usize])
-                else {
-                    continue;
-                };
-                let fresh = {
-                    let storage = self.inner.nodes[src as usize]
-                        .storage
-                        .read()
-                        .unwrap_or_else(|e| e.into_inner());
-                    storage
-                        .tables
-                        .get(&key)
-                        .and_then(|t| t.get(&(p as u32)))
-                        .cloned()
-                };
-                let mut storage = self.inner.nodes[i]
-                    .storage
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                let table = storage.tables.entry(key.clone()).or_default();
-                match fresh {
-                    Some(part) => {
-                        table.insert(p as u32, part);
-                    }
-                    None => {
-                        table.remove(&(p as u32));
-                    }
+    /// The version of node `i`'s copy of `table`'s partition `p`, and whether the cluster
+    /// counts it current (for tests of replication).
+    pub fn copy_version(&self, i: usize, table: &str, p: u32) -> Option<(u64, bool)> {
+        let node = self.inner.nodes.get(i)?;
+        let key = table.to_lowercase();
+        let version = node
+            .storage
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .version(&key, p);
+        let book = self
+            .inner
+            .replicas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        Some((version, !book.is_stale(&key, p, i as NodeId)))
+    }
+
+    /// Rows of `table` stored on node `i` (every copy it holds, current or not), for tests of
+    /// replication.
+    pub fn stored_rows(&self, i: usize, table: &str) -> Vec<Vec<Value>> {
+        let Some(node) = self.inner.nodes.get(i) else {
+            return Vec::new();
+        };
+        let storage = node.storage.read().unwrap_or_else(|e| e.into_inner());
+        let mut rows = Vec::new();
+        if let Some(parts) = storage.tables.get(&table.to_lowercase()) {
+            for part in parts.values() {
+                for chunk in part.chunks() {
+                    rows.extend(chunk.rows());
                 }
             }
         }
+        rows
     }
 
     /// Crashes data node `i` now, as a fault would: its queries' state is gone and every query

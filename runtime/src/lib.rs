@@ -20,6 +20,8 @@ pub mod network;
 pub mod node;
 pub mod partition_map;
 pub mod placement;
+pub mod recent;
+pub mod replication;
 pub mod result;
 
 pub use actors::query::QueryStats;

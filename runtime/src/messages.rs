@@ -4,7 +4,7 @@
 
 use crate::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
-use weir_operators::{Batch, PhysicalPlan, Value};
+use weir_operators::{Batch, PhysicalPlan, Schema, Value};
 use weir_planner::Distribution;
 
 /// A node's index in the cluster (data nodes first, the client node last).
@@ -40,11 +40,19 @@ pub enum MessageKind {
     QueryError,
     /// [`NetMessage::QueryBatchStop`].
     QueryBatchStop,
+    /// [`NetMessage::WritePrepare`].
+    WritePrepare,
+    /// [`NetMessage::WriteCommit`].
+    WriteCommit,
+    /// [`NetMessage::WriteAbort`].
+    WriteAbort,
+    /// [`NetMessage::WriteReply`].
+    WriteReply,
 }
 
 impl MessageKind {
     /// All kinds, in protocol order.
-    pub const ALL: [MessageKind; 7] = [
+    pub const ALL: [MessageKind; 11] = [
         MessageKind::QueryStartRequest,
         MessageKind::QueryStartResponse,
         MessageKind::QueryBatch,
@@ -52,6 +60,10 @@ impl MessageKind {
         MessageKind::QueryClose,
         MessageKind::QueryError,
         MessageKind::QueryBatchStop,
+        MessageKind::WritePrepare,
+        MessageKind::WriteCommit,
+        MessageKind::WriteAbort,
+        MessageKind::WriteReply,
     ];
 
     /// The message type's name.
@@ -64,6 +76,10 @@ impl MessageKind {
             MessageKind::QueryClose => "QueryClose",
             MessageKind::QueryError => "QueryError",
             MessageKind::QueryBatchStop => "QueryBatchStop",
+            MessageKind::WritePrepare => "WritePrepare",
+            MessageKind::WriteCommit => "WriteCommit",
+            MessageKind::WriteAbort => "WriteAbort",
+            MessageKind::WriteReply => "WriteReply",
         }
     }
 }
@@ -189,6 +205,65 @@ pub struct BatchStop {
     pub exchange: u32,
 }
 
+/// How a data node lays out a table's partition copies it does not hold yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableLayout {
+    /// Table name (lowercase, as stored).
+    pub table: String,
+    /// Columns.
+    pub schema: Schema,
+    /// Primary key column.
+    pub primary_key: usize,
+    /// Columns with a secondary index.
+    pub indexed: Vec<usize>,
+}
+
+/// Client → data node, phase one of a write: check that `rows` can be added to the node's
+/// copies of these partitions, and hold them until [`WriteCommit`] or [`WriteAbort`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WritePrepare {
+    /// Write id (unique in the cluster, from the same sequence as query ids).
+    pub write: u64,
+    /// The table.
+    pub layout: TableLayout,
+    /// `(partition, version the copy will have after this write, rows)`.
+    pub parts: Vec<(u32, u64, Batch)>,
+}
+
+/// Client → data node, phase two: apply the rows held for `write`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteCommit {
+    /// Write id.
+    pub write: u64,
+}
+
+/// Client → data node: drop the rows held for `write` (another copy refused it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteAbort {
+    /// Write id.
+    pub write: u64,
+}
+
+/// Data node → client: a prepare or commit of `write` succeeded, or why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteReply {
+    /// Write id.
+    pub write: u64,
+    /// Which phase this answers.
+    pub phase: WritePhase,
+    /// `Some` when the node refused (a duplicate key, a copy out of date).
+    pub error: Option<String>,
+}
+
+/// The phase a [`WriteReply`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WritePhase {
+    /// [`WritePrepare`].
+    Prepare,
+    /// [`WriteCommit`].
+    Commit,
+}
+
 /// Initiator → node: stop the query's fragments there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CloseMessage {
@@ -241,6 +316,14 @@ pub enum NetMessage {
     QueryError(ErrorMessage),
     /// No more rows wanted on a channel.
     QueryBatchStop(BatchStop),
+    /// Phase one of a replicated write.
+    WritePrepare(Box<WritePrepare>),
+    /// Phase two of a replicated write.
+    WriteCommit(WriteCommit),
+    /// A write given up.
+    WriteAbort(WriteAbort),
+    /// A node's answer to a write phase.
+    WriteReply(WriteReply),
 }
 
 impl NetMessage {
@@ -254,10 +337,14 @@ impl NetMessage {
             NetMessage::QueryClose(_) => MessageKind::QueryClose,
             NetMessage::QueryError(_) => MessageKind::QueryError,
             NetMessage::QueryBatchStop(_) => MessageKind::QueryBatchStop,
+            NetMessage::WritePrepare(_) => MessageKind::WritePrepare,
+            NetMessage::WriteCommit(_) => MessageKind::WriteCommit,
+            NetMessage::WriteAbort(_) => MessageKind::WriteAbort,
+            NetMessage::WriteReply(_) => MessageKind::WriteReply,
         }
     }
 
-    /// The query the message belongs to.
+    /// The query (or write) the message belongs to.
     pub fn query(&self) -> QueryId {
         match self {
             NetMessage::QueryStartRequest(m) => m.query,
@@ -267,6 +354,10 @@ impl NetMessage {
             NetMessage::QueryClose(m) => m.query,
             NetMessage::QueryError(m) => m.query,
             NetMessage::QueryBatchStop(m) => m.query,
+            NetMessage::WritePrepare(m) => m.write,
+            NetMessage::WriteCommit(m) => m.write,
+            NetMessage::WriteAbort(m) => m.write,
+            NetMessage::WriteReply(m) => m.write,
         }
     }
 }

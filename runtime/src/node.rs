@@ -17,6 +17,34 @@ use weir_operators::storage::PartitionData;
 pub struct NodeStorage {
     /// Table name (lowercase) → partition id → rows.
     pub tables: HashMap<String, HashMap<u32, PartitionData>>,
+    /// Table name (lowercase) → partition id → version of this copy: the write sequence
+    /// number of the last write it applied (see [`crate::replication`]).
+    versions: HashMap<String, HashMap<u32, u64>>,
+}
+
+impl NodeStorage {
+    /// The version of this node's copy of `table`'s partition `p` (0 before any write).
+    pub fn version(&self, table: &str, p: u32) -> u64 {
+        self.versions
+            .get(table)
+            .and_then(|t| t.get(&p))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Sets the version of this node's copy of `table`'s partition `p`.
+    pub fn set_version(&mut self, table: &str, p: u32, version: u64) {
+        self.versions
+            .entry(table.to_string())
+            .or_default()
+            .insert(p, version);
+    }
+
+    /// Forgets a dropped table's rows and versions.
+    pub fn drop_table(&mut self, table: &str) {
+        self.tables.remove(table);
+        self.versions.remove(table);
+    }
 }
 
 /// State of one node, shared by its actors and the cluster handle.

@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::messages::NodeId;
 use crate::partition_map::PartitionMap;
+use std::collections::{HashMap, HashSet};
 use weir_operators::eval::evaluate_scalar;
 use weir_operators::storage::partition_of;
 use weir_operators::Value;
@@ -67,6 +68,9 @@ pub struct ClusterView<'a> {
     pub copies: &'a dyn Fn(u32) -> std::sync::Arc<Vec<Vec<NodeId>>>,
     /// Partition count of a table.
     pub table_partitions: &'a dyn Fn(&str) -> Option<u32>,
+    /// Copies `(partition, node)` that missed writes, by table (lowercase): they serve no
+    /// reads until they caught up.
+    pub stale: &'a HashMap<String, HashSet<(u32, NodeId)>>,
 }
 
 /// Maps every fragment of `plan` onto nodes.
@@ -94,6 +98,7 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                     Error::Plan(weir_planner::PlanError::UnknownTable(table.clone()))
                 })?;
                 let copies = (view.copies)(count);
+                let stale = view.stale.get(&table.to_lowercase());
                 let wanted: Option<Vec<u32>> = match pruning {
                     Pruning::All => None,
                     Pruning::Keys(keys) => {
@@ -116,18 +121,21 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                 let all: Vec<u32> = (0..count).collect();
                 for &p in wanted.as_ref().unwrap_or(&all) {
                     let copies = &copies[p as usize];
-                    // The first live copy serves the partition.
-                    let live = copies
-                        .iter()
-                        .copied()
-                        .find(|&n| view.live.get(n as usize).copied().unwrap_or(false));
-                    let Some(owner) = live else {
-                        let primary = copies[0];
+                    let current = |n: NodeId| !stale.is_some_and(|s| s.contains(&(p, n)));
+                    let up = |n: NodeId| view.live.get(n as usize).copied().unwrap_or(false);
+                    // The first live, current copy serves the partition.
+                    let Some(owner) = copies.iter().copied().find(|&n| up(n) && current(n)) else {
+                        // Name a node whose copy is current but down, else the primary.
+                        let down = copies
+                            .iter()
+                            .copied()
+                            .find(|&n| current(n))
+                            .unwrap_or(copies[0]);
                         let name = view
                             .names
-                            .get(primary as usize)
+                            .get(down as usize)
                             .cloned()
-                            .unwrap_or_else(|| format!("node-{primary}"));
+                            .unwrap_or_else(|| format!("node-{down}"));
                         return Err(Error::NodeDown(name));
                     };
                     assigned[p as usize] = Some(owner);

@@ -15,6 +15,8 @@ use crate::messages::{
 };
 use crate::network::Deliver;
 use crate::node::{LiveGuard, NodeHandle, NodeShared};
+use crate::recent::RecentSet;
+use crate::replication::{WriteParticipant, WriteReplies};
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,8 +113,6 @@ pub struct NodeCounters {
     pub fragment_cache_misses: AtomicU64,
 }
 
-const CLOSED_MEMORY: usize = 4096;
-
 /// Batches that arrived for an exchange receiver not (yet) started here, with when the first
 /// came. Their bytes are accounted on the node while they wait.
 type Pending = (std::time::Instant, Vec<(NodeId, BatchMessage, Reservation)>);
@@ -123,33 +123,6 @@ const MAX_PENDING_PER_RECEIVER: usize = 4096;
 
 /// Default number of fragment plans a node keeps.
 pub const DEFAULT_FRAGMENT_CACHE: usize = 1024;
-
-/// A bounded set that forgets its oldest members.
-#[derive(Debug, Default)]
-struct RecentSet<K: std::hash::Hash + Eq + Copy> {
-    members: HashSet<K>,
-    order: VecDeque<K>,
-}
-
-impl<K: std::hash::Hash + Eq + Copy> RecentSet<K> {
-    /// Adds `k`; returns false when it was present.
-    fn insert(&mut self, k: K) -> bool {
-        if !self.members.insert(k) {
-            return false;
-        }
-        self.order.push_back(k);
-        if self.order.len() > CLOSED_MEMORY {
-            if let Some(old) = self.order.pop_front() {
-                self.members.remove(&old);
-            }
-        }
-        true
-    }
-
-    fn contains(&self, k: &K) -> bool {
-        self.members.contains(k)
-    }
-}
 
 /// The node's cache of fragment plans by key. It may evict any plan at any time: a start
 /// request naming an evicted plan is answered `plan_missing` and the initiator resends it.
@@ -209,23 +182,49 @@ pub struct NodeActor {
     gone_receivers: RecentSet<(QueryId, u32)>,
     queries: HashMap<QueryId, Addr<QueryActor>>,
     plans: FragmentCache,
+    /// This node's side of replicated writes.
+    writes: WriteParticipant,
+    /// Where write replies go (read on the client node).
+    write_replies: Arc<WriteReplies>,
     supervisor: Addr<SupervisorActor>,
     breaker: Arc<BreakerCounters>,
     client: Option<Recipient<NodeCrashed>>,
     _live: LiveGuard,
 }
 
+/// What a node actor is started with.
+pub struct NodeSetup {
+    /// The node's shared state.
+    pub shared: Arc<NodeShared>,
+    /// The network to other nodes.
+    pub network: Arc<crate::network::Network>,
+    /// Message workflow.
+    pub protocol: Protocol,
+    /// The node's message counters.
+    pub counters: Arc<NodeCounters>,
+    /// The node's memory circuit breaker.
+    pub supervisor: Addr<SupervisorActor>,
+    /// Cluster-wide breaker counters.
+    pub breaker: Arc<BreakerCounters>,
+    /// Fragment plans kept by key.
+    pub fragment_cache: usize,
+    /// Where replies to writes go (read on the client node).
+    pub write_replies: Arc<WriteReplies>,
+}
+
 impl NodeActor {
-    /// The actor of node `shared`.
-    pub fn new(
-        shared: Arc<NodeShared>,
-        network: Arc<crate::network::Network>,
-        protocol: Protocol,
-        counters: Arc<NodeCounters>,
-        supervisor: Addr<SupervisorActor>,
-        breaker: Arc<BreakerCounters>,
-        fragment_cache: usize,
-    ) -> Self {
+    /// The actor of node `setup.shared`.
+    pub fn new(setup: NodeSetup) -> Self {
+        let NodeSetup {
+            shared,
+            network,
+            protocol,
+            counters,
+            supervisor,
+            breaker,
+            fragment_cache,
+            write_replies,
+        } = setup;
         let live = LiveGuard::new(&shared);
         NodeActor {
             shared,
@@ -241,6 +240,8 @@ impl NodeActor {
             gone_receivers: RecentSet::default(),
             queries: HashMap::new(),
             plans: FragmentCache::new(fragment_cache),
+            writes: WriteParticipant::default(),
+            write_replies,
             supervisor,
             breaker,
             client: None,
@@ -283,6 +284,7 @@ impl NodeActor {
             self.mark_closed(q);
         }
         self.pending.clear();
+        self.writes.crashed();
         for q in self.queries.values() {
             q.do_send(RemoteEvent::NodeDown {
                 node: self.shared.id,
@@ -355,6 +357,16 @@ impl NodeActor {
                 }
                 self.route_batch(from, batch, ctx);
             }
+            NetMessage::WritePrepare(req) => {
+                let reply = self.writes.prepare(&self.shared, *req);
+                self.send(from, NetMessage::WriteReply(reply), ctx);
+            }
+            NetMessage::WriteCommit(c) => {
+                let reply = self.writes.commit(&self.shared, c.write);
+                self.send(from, NetMessage::WriteReply(reply), ctx);
+            }
+            NetMessage::WriteAbort(a) => self.writes.abort(a.write),
+            NetMessage::WriteReply(reply) => self.write_replies.deliver(from, reply),
             NetMessage::QueryBatchStop(stop) => {
                 if let Some(s) = self.senders.get(&(stop.query, stop.exchange)) {
                     s.do_send(RemoteStop { from });

@@ -1,0 +1,452 @@
+//! Replicated writes: how rows reach every copy of their partitions, and how a copy that
+//! missed writes catches up before it serves reads again.
+//!
+//! A write travels as messages through the (simulated, possibly faulty) network in two
+//! phases, coordinated by the client node while it holds the catalog's write lock (so writes
+//! are serialized):
+//! 1. [`WritePrepare`] to every node holding a live, current copy of a written partition: the
+//!    node checks the rows against its copy (duplicate keys, NULL keys) and that its copy is
+//!    at the version before this write, then holds them. Any refusal aborts the write on
+//!    every node ([`WriteAbort`]): a multi-row INSERT is all or nothing.
+//! 2. [`WriteCommit`]: every prepared node applies the rows and sets each copy's version. The
+//!    write is acknowledged once every copy that is still live has applied it.
+//!
+//! Every partition has a committed version (its write sequence) on the client, and every copy
+//! the version of the last write it applied. A copy that missed a write (its node was down, or
+//! went down mid-write) is *stale*: queries do not read it, and when its node restarts (or
+//! when a node holding a newer copy does) it is refreshed from a live copy at the committed
+//! version before it serves. A partition with no live current copy cannot be read or written:
+//! queries and writes fail naming a node that holds it.
+
+use crate::error::{Error, Result};
+use crate::messages::{
+    NetMessage, NodeId, TableLayout, WriteAbort, WriteCommit, WritePhase, WritePrepare, WriteReply,
+};
+use crate::network::Network;
+use crate::node::NodeShared;
+use crate::recent::RecentSet;
+use crossbeam_channel::{Receiver, Sender};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use weir_operators::storage::PartitionData;
+use weir_operators::Batch;
+
+/// Replies to writes in progress, which the client node hands to the waiting writer.
+#[derive(Debug, Default)]
+pub struct WriteReplies {
+    waiting: Mutex<HashMap<u64, Sender<(NodeId, WriteReply)>>>,
+}
+
+impl WriteReplies {
+    fn register(&self, write: u64) -> Receiver<(NodeId, WriteReply)> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        self.lock().insert(write, tx);
+        rx
+    }
+
+    fn unregister(&self, write: u64) {
+        self.lock().remove(&write);
+    }
+
+    /// Hands `reply` from node `from` to its writer (dropped when nobody waits any more).
+    pub fn deliver(&self, from: NodeId, reply: WriteReply) {
+        if let Some(tx) = self.lock().get(&reply.write) {
+            let _ = tx.send((from, reply));
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Sender<(NodeId, WriteReply)>>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The client's record of partition versions: the committed version of every written
+/// partition, and which copies are stale (behind it).
+#[derive(Debug, Default)]
+pub struct ReplicaBook {
+    committed: HashMap<String, HashMap<u32, u64>>,
+    stale: HashMap<String, HashSet<(u32, NodeId)>>,
+}
+
+impl ReplicaBook {
+    /// Committed version of `table`'s partition `p` (0 before any write).
+    pub fn committed(&self, table: &str, p: u32) -> u64 {
+        self.committed
+            .get(table)
+            .and_then(|t| t.get(&p))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Whether node `n`'s copy of `table`'s partition `p` is behind the committed version.
+    pub fn is_stale(&self, table: &str, p: u32, n: NodeId) -> bool {
+        self.stale.get(table).is_some_and(|s| s.contains(&(p, n)))
+    }
+
+    /// Stale copies by table (lowercase name), for placement.
+    pub fn stale_copies(&self) -> &HashMap<String, HashSet<(u32, NodeId)>> {
+        &self.stale
+    }
+
+    /// Forgets a dropped table.
+    pub fn drop_table(&mut self, table: &str) {
+        self.committed.remove(table);
+        self.stale.remove(table);
+    }
+
+    fn set_stale(&mut self, table: &str, p: u32, n: NodeId, stale: bool) {
+        if stale {
+            self.stale
+                .entry(table.to_string())
+                .or_default()
+                .insert((p, n));
+        } else if let Some(s) = self.stale.get_mut(table) {
+            s.remove(&(p, n));
+            if s.is_empty() {
+                self.stale.remove(table);
+            }
+        }
+    }
+}
+
+/// A data node's side of writes: rows held between prepare and commit, and the writes it has
+/// finished (so that a retransmitted message is answered, not applied twice).
+#[derive(Debug, Default)]
+pub struct WriteParticipant {
+    held: HashMap<u64, WritePrepare>,
+    finished: RecentSet<u64>,
+}
+
+impl WriteParticipant {
+    /// Phase one on node `shared`: checks and holds the rows.
+    pub fn prepare(&mut self, shared: &NodeShared, req: WritePrepare) -> WriteReply {
+        let write = req.write;
+        let reply = |error| WriteReply {
+            write,
+            phase: WritePhase::Prepare,
+            error,
+        };
+        if self.finished.contains(&write) || self.held.contains_key(&write) {
+            return reply(None);
+        }
+        let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
+        let table = &req.layout.table;
+        for (p, version, rows) in &req.parts {
+            let have = storage.version(table, *p);
+            if have + 1 != *version {
+                return reply(Some(format!(
+                    "{}: copy of partition {p} of {table} is at version {have}, not {}",
+                    shared.name,
+                    version - 1
+                )));
+            }
+            let check = match storage.tables.get(table).and_then(|t| t.get(p)) {
+                Some(part) => part.check_insert(rows),
+                None => new_partition(&req.layout).check_insert(rows),
+            };
+            if let Err(e) = check {
+                return reply(Some(e.to_string()));
+            }
+        }
+        drop(storage);
+        self.held.insert(write, req);
+        reply(None)
+    }
+
+    /// Phase two on node `shared`: applies the held rows and sets the copies' versions.
+    pub fn commit(&mut self, shared: &NodeShared, write: u64) -> WriteReply {
+        let reply = |error| WriteReply {
+            write,
+            phase: WritePhase::Commit,
+            error,
+        };
+        if self.finished.contains(&write) {
+            return reply(None);
+        }
+        let Some(req) = self.held.remove(&write) else {
+            return reply(Some(format!(
+                "{}: write {write} was not prepared",
+                shared.name
+            )));
+        };
+        self.finished.insert(write);
+        let mut storage = shared.storage.write().unwrap_or_else(|e| e.into_inner());
+        let table = req.layout.table.clone();
+        for (p, version, rows) in req.parts {
+            let part = storage
+                .tables
+                .entry(table.clone())
+                .or_default()
+                .entry(p)
+                .or_insert_with(|| new_partition(&req.layout));
+            if let Err(e) = part.insert(&rows) {
+                return reply(Some(format!("{}: {e}", shared.name)));
+            }
+            storage.set_version(&table, p, version);
+        }
+        reply(None)
+    }
+
+    /// Drops the rows held for `write`.
+    pub fn abort(&mut self, write: u64) {
+        self.held.remove(&write);
+        self.finished.insert(write);
+    }
+
+    /// The node crashed: what it held is gone.
+    pub fn crashed(&mut self) {
+        self.held.clear();
+    }
+}
+
+fn new_partition(layout: &TableLayout) -> PartitionData {
+    PartitionData::new(layout.schema.clone(), layout.primary_key, &layout.indexed)
+}
+
+/// What a writer needs to reach the data nodes.
+pub struct Coordinator<'a> {
+    /// The network writes travel on.
+    pub network: &'a Network,
+    /// The node writes are sent from (the client).
+    pub client: NodeId,
+    /// Every node (liveness).
+    pub nodes: &'a [Arc<NodeShared>],
+    /// Display names.
+    pub names: &'a [String],
+    /// Where the client node puts replies.
+    pub replies: &'a WriteReplies,
+    /// A write not finished after this long fails.
+    pub timeout: Duration,
+}
+
+impl Coordinator<'_> {
+    fn up(&self, n: NodeId) -> bool {
+        self.nodes[n as usize].up.load(Ordering::SeqCst)
+    }
+
+    fn name(&self, n: NodeId) -> String {
+        self.names
+            .get(n as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("node-{n}"))
+    }
+
+    fn send(&self, to: NodeId, msg: NetMessage) {
+        self.network.send(self.client, to, &msg);
+    }
+
+    /// Waits for a reply of `phase` from every node in `pending`, dropping nodes that go down.
+    /// Returns the nodes that answered, with their refusals.
+    fn gather(
+        &self,
+        rx: &Receiver<(NodeId, WriteReply)>,
+        phase: WritePhase,
+        mut pending: HashSet<NodeId>,
+        deadline: Instant,
+    ) -> Result<Vec<(NodeId, Option<String>)>> {
+        let mut answered = Vec::new();
+        while !pending.is_empty() {
+            pending.retain(|&n| self.up(n));
+            if pending.is_empty() {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::Timeout(self.timeout));
+            }
+            let wait = (deadline - now).min(Duration::from_millis(5));
+            if let Ok((from, reply)) = rx.recv_timeout(wait) {
+                if reply.phase == phase && pending.remove(&from) {
+                    answered.push((from, reply.error));
+                }
+            }
+        }
+        Ok(answered)
+    }
+
+    /// Writes `parts` (rows by partition) of the table laid out as `layout` to every live,
+    /// current copy (`copies[p]`, primary first), as write `id`. All or nothing: a refusal by
+    /// any copy aborts the write everywhere.
+    pub fn write(
+        &self,
+        book: &mut ReplicaBook,
+        id: u64,
+        layout: &TableLayout,
+        copies: &[Vec<NodeId>],
+        parts: Vec<(u32, Batch)>,
+    ) -> Result<()> {
+        let table = layout.table.as_str();
+        let mut per_node: BTreeMap<NodeId, Vec<(u32, u64, Batch)>> = BTreeMap::new();
+        let mut targets_of: Vec<(u32, Vec<NodeId>)> = Vec::with_capacity(parts.len());
+        for (p, rows) in parts {
+            let copies = &copies[p as usize];
+            let targets: Vec<NodeId> = copies
+                .iter()
+                .copied()
+                .filter(|&n| self.up(n) && !book.is_stale(table, p, n))
+                .collect();
+            if targets.is_empty() {
+                return Err(Error::NodeDown(self.name(copies[0])));
+            }
+            let version = book.committed(table, p) + 1;
+            for &n in &targets {
+                per_node
+                    .entry(n)
+                    .or_default()
+                    .push((p, version, rows.clone()));
+            }
+            targets_of.push((p, targets));
+        }
+        let rx = self.replies.register(id);
+        let result = self.run(book, id, layout, per_node, &targets_of, copies, &rx);
+        self.replies.unregister(id);
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        book: &mut ReplicaBook,
+        id: u64,
+        layout: &TableLayout,
+        per_node: BTreeMap<NodeId, Vec<(u32, u64, Batch)>>,
+        targets_of: &[(u32, Vec<NodeId>)],
+        copies: &[Vec<NodeId>],
+        rx: &Receiver<(NodeId, WriteReply)>,
+    ) -> Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        let nodes: HashSet<NodeId> = per_node.keys().copied().collect();
+        for (n, parts) in per_node {
+            let msg = WritePrepare {
+                write: id,
+                layout: layout.clone(),
+                parts,
+            };
+            self.send(n, NetMessage::WritePrepare(Box::new(msg)));
+        }
+        let abort = |to: &HashSet<NodeId>| {
+            for &n in to {
+                self.send(n, NetMessage::WriteAbort(WriteAbort { write: id }));
+            }
+        };
+        let prepared = match self.gather(rx, WritePhase::Prepare, nodes.clone(), deadline) {
+            Ok(p) => p,
+            Err(e) => {
+                abort(&nodes);
+                return Err(e);
+            }
+        };
+        if let Some(refusal) = prepared.iter().find_map(|(_, e)| e.clone()) {
+            abort(&nodes);
+            return Err(Error::Invalid(refusal));
+        }
+        let prepared: HashSet<NodeId> = prepared.into_iter().map(|(n, _)| n).collect();
+        // Every partition needs a prepared copy, or nothing is written.
+        if let Some((p, _)) = targets_of
+            .iter()
+            .find(|(_, t)| !t.iter().any(|n| prepared.contains(n)))
+        {
+            abort(&prepared);
+            return Err(Error::NodeDown(self.name(copies[*p as usize][0])));
+        }
+        let table = layout.table.as_str();
+        for (p, _) in targets_of {
+            let next = book.committed(table, *p) + 1;
+            book.committed
+                .entry(table.to_string())
+                .or_default()
+                .insert(*p, next);
+        }
+        for &n in &prepared {
+            self.send(n, NetMessage::WriteCommit(WriteCommit { write: id }));
+        }
+        let committed = self.gather(rx, WritePhase::Commit, prepared, deadline)?;
+        let applied: HashSet<NodeId> = committed
+            .iter()
+            .filter(|(_, e)| e.is_none())
+            .map(|(n, _)| *n)
+            .collect();
+        // Every copy that did not apply this write is behind now.
+        for (p, _) in targets_of {
+            for &n in &copies[*p as usize] {
+                book.set_stale(table, *p, n, !applied.contains(&n));
+            }
+        }
+        match targets_of
+            .iter()
+            .find(|(_, t)| !t.iter().any(|n| applied.contains(n)))
+        {
+            Some((p, _)) => Err(Error::NodeDown(self.name(copies[*p as usize][0]))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Brings copies up to date after node `restarting` comes back (it counts as live here, before
+/// it serves): every copy of every partition in `tables` (name, copies per partition) on a
+/// live node is compared with the committed version; one that is behind is refreshed from a
+/// live copy at that version, or stays stale when no such copy is up.
+pub fn repair(
+    book: &mut ReplicaBook,
+    nodes: &[Arc<NodeShared>],
+    restarting: Option<NodeId>,
+    tables: &[(String, Arc<Vec<Vec<NodeId>>>)],
+) {
+    let live = |n: NodeId| Some(n) == restarting || nodes[n as usize].up.load(Ordering::SeqCst);
+    for (table, copies) in tables {
+        for (p, holders) in copies.iter().enumerate() {
+            let p = p as u32;
+            let want = book.committed(table, p);
+            let version = |n: NodeId| {
+                nodes[n as usize]
+                    .storage
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .version(table, p)
+            };
+            let current: Vec<NodeId> = holders
+                .iter()
+                .copied()
+                .filter(|&n| live(n) && version(n) == want)
+                .collect();
+            for &n in holders {
+                if !live(n) {
+                    continue;
+                }
+                if current.contains(&n) {
+                    book.set_stale(table, p, n, false);
+                    continue;
+                }
+                let Some(&src) = current.first() else {
+                    book.set_stale(table, p, n, true);
+                    continue;
+                };
+                let fresh = nodes[src as usize]
+                    .storage
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .tables
+                    .get(table)
+                    .and_then(|t| t.get(&p))
+                    .cloned();
+                let mut storage = nodes[n as usize]
+                    .storage
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                let parts = storage.tables.entry(table.clone()).or_default();
+                match fresh {
+                    Some(part) => {
+                        parts.insert(p, part);
+                    }
+                    None => {
+                        parts.remove(&p);
+                    }
+                }
+                storage.set_version(table, p, want);
+                book.set_stale(table, p, n, false);
+            }
+        }
+    }
+}
