@@ -280,14 +280,16 @@ impl HashJoinOp {
         build_idx.clear();
         let mut i = p.row;
         let mut j = p.chain;
+        let (keys, hashes, null_rows) = (&p.keys[..], &p.hashes[..n], p.null_rows.as_deref());
+        let (heads, next, build_keys) = (&table.heads, &table.next[..], &table.keys[..]);
         let mut full = false;
         while i < n {
             if j == NONE {
-                if p.null_rows.as_ref().is_some_and(|m| m[i]) {
+                if null_rows.is_some_and(|m| m[i]) {
                     i += 1;
                     continue;
                 }
-                match table.heads.get(&p.hashes[i]) {
+                match heads.get(&hashes[i]) {
                     Some(&head) => j = head,
                     None => {
                         i += 1;
@@ -297,8 +299,8 @@ impl HashJoinOp {
             }
             while j != NONE {
                 let cur = j;
-                j = table.next[cur as usize];
-                if rows_equal(&p.keys, i, &table.keys, cur as usize) {
+                j = next[cur as usize];
+                if rows_equal(keys, i, build_keys, cur as usize) {
                     probe_idx.push(i as u32);
                     build_idx.push(cur);
                     if probe_idx.len() == size {
