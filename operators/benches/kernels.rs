@@ -11,7 +11,7 @@ use weir_operators::kernels::filter::FilterOp;
 use weir_operators::kernels::join::HashJoinOp;
 use weir_operators::kernels::project::ProjectOp;
 use weir_operators::kernels::sort::SortOp;
-use weir_operators::kernels::{ExecContext, Operator};
+use weir_operators::kernels::{drain, ExecContext, Operator};
 use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey};
 use weir_operators::{Batch, BinaryOp, Column, DataType, Expr, Reservation, DEFAULT_BATCH_SIZE};
 
@@ -43,14 +43,17 @@ fn ctx() -> ExecContext {
     ExecContext::new(vec![])
 }
 
+/// Pushes `input` into `port`, pulling the output after each batch, and counts output rows.
 fn run(op: &mut dyn Operator, port: usize, input: Vec<Batch>) -> usize {
     let mut out = Vec::new();
     let mut rows = 0;
     for b in input {
-        op.push(port, b, &mut out).expect("push");
+        op.push(port, b).expect("push");
+        drain(op, &mut out).expect("pull");
         rows += out.drain(..).map(|b| b.num_rows()).sum::<usize>();
     }
-    op.finish(port, &mut out).expect("finish");
+    op.finish(port).expect("finish");
+    drain(op, &mut out).expect("pull");
     rows + out.iter().map(Batch::num_rows).sum::<usize>()
 }
 
@@ -130,7 +133,8 @@ fn bench_kernels(c: &mut Criterion) {
                 let mut out = Vec::new();
                 let mut rows = 0;
                 for b in batches {
-                    op.push(0, b, &mut out).expect("probe");
+                    op.push(0, b).expect("probe");
+                    drain(&mut op, &mut out).expect("pull");
                     rows += out.drain(..).map(|b| b.num_rows()).sum::<usize>();
                 }
                 black_box(rows)

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use weir_operators::kernels::aggregate::HashAggregateOp;
 use weir_operators::kernels::join::HashJoinOp;
 use weir_operators::kernels::sort::SortOp;
-use weir_operators::kernels::{ExecContext, Operator};
+use weir_operators::kernels::{drain, ExecContext, Operator};
 use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey};
 use weir_operators::{Batch, Column, DataType, Expr, MemoryPool, Reservation, UnboundedPool};
 
@@ -73,12 +73,11 @@ fn batch(start: usize, len: usize, key: impl Fn(usize) -> i64) -> Batch {
 
 /// Feeds `rows` rows in batches of [`BATCH`] to `port`.
 fn feed(op: &mut dyn Operator, port: usize, rows: usize, key: impl Fn(usize) -> i64 + Copy) {
-    let mut out = Vec::new();
     let mut start = 0;
     while start < rows {
         let len = BATCH.min(rows - start);
-        op.push(port, batch(start, len, key), &mut out).unwrap();
-        assert!(out.is_empty());
+        op.push(port, batch(start, len, key)).unwrap();
+        assert!(!op.has_output());
         start += len;
     }
 }
@@ -112,9 +111,8 @@ fn check_join(build: JoinSide, rows: usize, key: fn(usize) -> i64) {
     );
     let port = op.first_port();
     feed(&mut op, port, rows, key);
-    let mut out = Vec::new();
-    op.finish(port, &mut out).unwrap();
-    assert!(out.is_empty());
+    op.finish(port).unwrap();
+    assert!(!op.has_output());
     let measured = allocated() - base;
     assert_eq!(op.memory_size(), pool.used());
     assert_close(
@@ -133,10 +131,20 @@ fn check_join(build: JoinSide, rows: usize, key: fn(usize) -> i64) {
         .map(|i| probe_keys.iter().filter(|&&k| k == key(i)).count())
         .sum();
     let probe_port = 1 - port;
-    op.push(probe_port, probe, &mut out).unwrap();
-    op.finish(probe_port, &mut out).unwrap();
-    assert_eq!(out.iter().map(Batch::num_rows).sum::<usize>(), expected);
-    drop(out);
+    let built = pool.used();
+    let probe_bytes = probe.memory_size();
+    op.push(probe_port, probe).unwrap();
+    // The held probe batch (and its key column) is accounted until its last match leaves.
+    assert!(pool.used() >= built + probe_bytes);
+    let mut rows = 0;
+    while let Some(b) = op.next_output().unwrap() {
+        assert!(b.num_rows() <= BATCH);
+        rows += b.num_rows();
+    }
+    assert_eq!(pool.used(), built);
+    op.finish(probe_port).unwrap();
+    assert!(op.next_output().unwrap().is_none());
+    assert_eq!(rows, expected);
     drop(op);
     assert_eq!(pool.used(), 0);
 }
@@ -192,7 +200,8 @@ fn hash_aggregate_accounts_its_groups() {
     let measured = allocated() - base;
     assert_close("hash aggregate (100k groups)", pool.used(), measured);
     let mut out = Vec::new();
-    op.finish(0, &mut out).unwrap();
+    op.finish(0).unwrap();
+    drain(&mut op, &mut out).unwrap();
     assert_eq!(out.iter().map(Batch::num_rows).sum::<usize>(), groups);
     assert_eq!(pool.used(), 0);
 }
@@ -217,7 +226,8 @@ fn sort_accounts_its_buffer() {
     let measured = allocated() - base;
     assert_close("sort (1M rows)", pool.used(), measured);
     let mut out = Vec::new();
-    op.finish(0, &mut out).unwrap();
+    op.finish(0).unwrap();
+    drain(&mut op, &mut out).unwrap();
     assert_eq!(out.iter().map(Batch::num_rows).sum::<usize>(), rows);
     assert_eq!(pool.used(), 0);
 }

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use weir_operators::kernels::aggregate::HashAggregateOp;
 use weir_operators::kernels::join::HashJoinOp;
 use weir_operators::kernels::sort::SortOp;
-use weir_operators::kernels::{ExecContext, Operator};
+use weir_operators::kernels::{drain, ExecContext, Operator};
 use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey};
 use weir_operators::{eval, Batch, BinaryOp, DataType, Error, Expr, Reservation, Value};
 
@@ -505,9 +505,11 @@ fn sort_rows(rows: &mut [Vec<Value>]) {
 fn run_op(op: &mut dyn Operator, inputs: &[Batch]) -> Vec<Batch> {
     let mut out = Vec::new();
     for b in inputs {
-        op.push(0, b.clone(), &mut out).unwrap();
+        op.push(0, b.clone()).unwrap();
+        drain(op, &mut out).unwrap();
     }
-    op.finish(0, &mut out).unwrap();
+    op.finish(0).unwrap();
+    drain(op, &mut out).unwrap();
     out
 }
 
@@ -597,9 +599,12 @@ proptest! {
             let b = if port == 0 { &lb } else { &rb };
             // Feed in two pieces.
             let half = b.num_rows() / 2;
-            op.push(port, b.slice(0, half), &mut out).unwrap();
-            op.push(port, b.slice(half, b.num_rows() - half), &mut out).unwrap();
-            op.finish(port, &mut out).unwrap();
+            op.push(port, b.slice(0, half)).unwrap();
+            drain(&mut op, &mut out).unwrap();
+            op.push(port, b.slice(half, b.num_rows() - half)).unwrap();
+            drain(&mut op, &mut out).unwrap();
+            op.finish(port).unwrap();
+            drain(&mut op, &mut out).unwrap();
         }
         prop_assert!(out.iter().all(|b| b.num_rows() <= batch_size && !b.is_empty()));
         let mut got = rows_of(&out);
@@ -674,9 +679,11 @@ fn top_k_keeps_memory_bounded() {
             (i * 1000..(i + 1) * 1000).collect(),
         )])
         .unwrap();
-        op.push(0, b, &mut out).unwrap();
+        op.push(0, b).unwrap();
+        drain(&mut op, &mut out).unwrap();
     }
-    op.finish(0, &mut out).unwrap();
+    op.finish(0).unwrap();
+    drain(&mut op, &mut out).unwrap();
     assert!(pool.peak() < 200_000, "peak {}", pool.peak());
     let got: Vec<i64> = out
         .iter()

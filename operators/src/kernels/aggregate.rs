@@ -12,6 +12,10 @@
 //!
 //! Without GROUP BY there is exactly one group, so an empty input still yields one row
 //! (COUNT 0, other aggregates NULL) in every mode.
+//!
+//! After the input ends, each `next_output` call emits the next `batch_size` groups, built from
+//! the key stores and accumulators by slices; the state (and its reservation) is released when
+//! the last group has been emitted.
 
 use super::hash::hash_rows;
 use super::{ExecContext, Operator};
@@ -576,6 +580,8 @@ pub struct HashAggregateOp {
     accs: Vec<Acc>,
     ids: Vec<u32>,
     finished: bool,
+    /// After the input ended: the next group to emit.
+    emit: usize,
 }
 
 impl HashAggregateOp {
@@ -610,6 +616,7 @@ impl HashAggregateOp {
             accs,
             ids: Vec::new(),
             finished: false,
+            emit: 0,
         };
         if op.group_types.is_empty() {
             // One global group, present even without input.
@@ -617,6 +624,17 @@ impl HashAggregateOp {
             op.accs.iter_mut().for_each(|a| a.resize(1));
         }
         Ok(op)
+    }
+
+    /// Drops the state once every group has been emitted (memory is released at the end, not
+    /// as output leaves: the key stores and accumulators cannot shrink piecewise).
+    fn release(&mut self) {
+        self.groups = Groups::new(&self.groups.types.clone());
+        self.accs.iter_mut().for_each(|a| {
+            a.resize(0);
+        });
+        self.emit = 0;
+        self.reservation.free();
     }
 
     fn account(&mut self) -> Result<()> {
@@ -670,7 +688,10 @@ impl Operator for HashAggregateOp {
         "HashAggregate"
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, _out: &mut Vec<Batch>) -> Result<()> {
+    fn push(&mut self, _port: usize, batch: Batch) -> Result<()> {
+        if self.finished {
+            return Err(Error::Internal("aggregate input after its end".into()));
+        }
         let n = batch.num_rows();
         if n == 0 {
             return Ok(());
@@ -732,7 +753,7 @@ impl Operator for HashAggregateOp {
         self.account()
     }
 
-    fn finish(&mut self, _port: usize, out: &mut Vec<Batch>) -> Result<()> {
+    fn finish(&mut self, _port: usize) -> Result<()> {
         if self.finished {
             return Ok(());
         }
@@ -741,26 +762,38 @@ impl Operator for HashAggregateOp {
         for a in &mut self.accs {
             a.resize(groups);
         }
-        let size = self.ctx.batch_size.max(1);
-        let partial = self.mode == AggMode::Partial;
-        let mut start = 0;
-        while start < groups {
-            let end = (start + size).min(groups);
-            let mut cols = Vec::new();
-            for (store, valid) in self.groups.stores.iter().zip(&self.groups.valid) {
-                cols.push(store.to_column(valid, start, end));
-            }
-            for a in &self.accs {
-                a.output(start, end, partial, &mut cols);
-            }
-            out.push(Batch::with_row_count(cols, end - start)?);
-            start = end;
+        self.emit = 0;
+        if groups == 0 {
+            self.release();
         }
-        // The state is no longer needed.
-        self.groups = Groups::new(&self.groups.types.clone());
-        self.accs.iter_mut().for_each(|a| a.resize(0));
-        self.reservation.free();
         Ok(())
+    }
+
+    fn next_output(&mut self) -> Result<Option<Batch>> {
+        if !self.has_output() {
+            return Ok(None);
+        }
+        let groups = self.groups.len;
+        let start = self.emit;
+        let end = (start + self.ctx.batch_size.max(1)).min(groups);
+        let partial = self.mode == AggMode::Partial;
+        let mut cols = Vec::new();
+        for (store, valid) in self.groups.stores.iter().zip(&self.groups.valid) {
+            cols.push(store.to_column(valid, start, end));
+        }
+        for a in &self.accs {
+            a.output(start, end, partial, &mut cols);
+        }
+        let out = Batch::with_row_count(cols, end - start)?;
+        self.emit = end;
+        if end == groups {
+            self.release();
+        }
+        Ok(Some(out))
+    }
+
+    fn has_output(&self) -> bool {
+        self.finished && self.emit < self.groups.len
     }
 
     fn memory_size(&self) -> usize {
@@ -771,6 +804,7 @@ impl Operator for HashAggregateOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::drain;
     use crate::Value;
 
     fn agg(func: AggFunc, arg: Option<usize>, t: DataType) -> AggregateExpr {
@@ -784,9 +818,11 @@ mod tests {
     fn run(op: &mut HashAggregateOp, input: &[Batch]) -> Vec<Vec<Value>> {
         let mut out = Vec::new();
         for b in input {
-            op.push(0, b.clone(), &mut out).unwrap();
+            op.push(0, b.clone()).unwrap();
+            assert!(!op.has_output());
         }
-        op.finish(0, &mut out).unwrap();
+        op.finish(0).unwrap();
+        drain(op, &mut out).unwrap();
         let mut rows: Vec<Vec<Value>> = out.iter().flat_map(Batch::rows).collect();
         rows.sort_by(|a, b| {
             a.iter()
@@ -910,8 +946,9 @@ mod tests {
                 Reservation::unbounded(),
             )
             .unwrap();
-            p.push(0, part, &mut partial_out).unwrap();
-            p.finish(0, &mut partial_out).unwrap();
+            p.push(0, part).unwrap();
+            p.finish(0).unwrap();
+            drain(&mut p, &mut partial_out).unwrap();
         }
         let mut f = HashAggregateOp::new(
             vec![],
@@ -947,10 +984,7 @@ mod tests {
         )
         .unwrap();
         let b = Batch::try_new(vec![Column::from_i64(vec![i64::MAX, 1])]).unwrap();
-        assert!(matches!(
-            op.push(0, b, &mut Vec::new()),
-            Err(Error::Arithmetic(_))
-        ));
+        assert!(matches!(op.push(0, b), Err(Error::Arithmetic(_))));
         assert!(HashAggregateOp::new(
             vec![],
             vec![],
@@ -960,5 +994,46 @@ mod tests {
             Reservation::unbounded(),
         )
         .is_err());
+    }
+
+    #[test]
+    fn emits_one_batch_per_call_and_frees_at_the_end() {
+        let pool = crate::UnboundedPool::new();
+        let mut ctx = ExecContext::new(vec![]);
+        ctx.batch_size = 50;
+        let mut op = HashAggregateOp::new(
+            vec![Expr::col(0)],
+            vec![DataType::Int64],
+            vec![agg(AggFunc::CountStar, None, DataType::Int64)],
+            AggMode::Single,
+            ctx,
+            Reservation::new(pool.clone() as std::sync::Arc<dyn crate::MemoryPool>),
+        )
+        .unwrap();
+        // 1000 groups, each 3 times.
+        for part in 0..3 {
+            let keys: Vec<i64> = (0..1000).map(|i| (i * 7 + part) % 1000).collect();
+            op.push(0, Batch::try_new(vec![Column::from_i64(keys)]).unwrap())
+                .unwrap();
+        }
+        op.finish(0).unwrap();
+        assert!(op.has_output());
+        let held = pool.used();
+        assert!(held > 0);
+        let mut groups = 0;
+        let mut calls = 0;
+        while let Some(b) = op.next_output().unwrap() {
+            calls += 1;
+            assert!(!b.is_empty() && b.num_rows() <= 50);
+            assert_eq!(pool.used(), if op.has_output() { held } else { 0 });
+            assert!(b.column(1).as_i64().unwrap().iter().all(|&c| c == 3));
+            groups += b.num_rows();
+        }
+        assert_eq!((groups, calls), (1000, 20));
+        assert!(!op.has_output());
+        assert!(op.next_output().unwrap().is_none());
+        assert!(op
+            .push(0, Batch::try_new(vec![Column::from_i64(vec![1])]).unwrap())
+            .is_err());
     }
 }

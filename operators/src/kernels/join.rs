@@ -2,18 +2,26 @@
 //!
 //! The build side (either input, see [`JoinSide`]) is received completely first: its batches
 //! are accounted in the reservation, concatenated into one columnar build table, and indexed by
-//! a chained hash table (`heads: hash → first row`, `next: row → next row`). Probe batches are
-//! then hashed with [`hash_rows`], matched against the chains with an exact key comparison,
-//! and the matching row pairs are gathered into output batches of at most `batch_size` rows.
+//! a chained hash table (`heads: hash → first row`, `next: row → next row`).
+//!
+//! Probing is resumable. A pushed probe batch is held (accounted in the reservation) with its
+//! evaluated keys and [`hash_rows`] hashes and a cursor: the probe row and the position in that
+//! row's chain. Each `next_output` call walks the chains from the cursor, matching with an
+//! exact key comparison, until it has `batch_size` matching row pairs, gathers them into one
+//! output batch and stops there; the next call resumes exactly where it stopped. So one probe
+//! batch against many duplicate build keys yields its (possibly huge) output one batch per
+//! call, and what is pending is never more than the probe batch and the cursor. Probe batches
+//! fed before the build side ended wait (accounted) and are probed one at a time after it.
 //! NULL keys never match. Output columns are always the left input's followed by the right's.
 
 use super::hash::{hash_rows, rows_equal, IdentityBuild};
-use super::{ExecContext, InputOrder, Operator};
+use super::{output_pending, ExecContext, InputOrder, Operator};
 use crate::column::ColumnData;
 use crate::eval::{cast_column, evaluate};
 use crate::plan::JoinSide;
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
 use hashbrown::HashMap;
+use std::collections::VecDeque;
 
 /// End of a hash chain.
 const NONE: u32 = u32::MAX;
@@ -27,12 +35,33 @@ pub struct HashJoinOp {
     reservation: Reservation,
     /// Build batches received so far.
     build_batches: Vec<Batch>,
-    /// Probe batches received before the build side ended (only if fed out of order).
-    early_probe: Vec<Batch>,
+    /// Probe batches received before the build side ended (only if fed out of order), each
+    /// accounted in the reservation until it is probed.
+    early_probe: VecDeque<Batch>,
     /// The build table, once the build side ended.
     table: Option<BuildTable>,
-    /// Scratch space for probe hashes.
+    /// The probe batch being joined, if any.
+    probe: Option<Probe>,
+    /// Scratch space for hashes (reused by successive probe batches).
     hashes: Vec<u64>,
+    /// Scratch space for the matching row pairs of one output batch.
+    probe_idx: Vec<u32>,
+    build_idx: Vec<u32>,
+}
+
+/// A probe batch being joined and where its output stopped.
+struct Probe {
+    batch: Batch,
+    keys: Vec<Column>,
+    hashes: Vec<u64>,
+    null_rows: Option<Vec<bool>>,
+    /// The probe row whose matches are being gathered.
+    row: usize,
+    /// The next build row to compare in `row`'s chain, or [`NONE`] if `row`'s chain has not
+    /// been looked up yet.
+    chain: u32,
+    /// Bytes accounted in the reservation for this probe (the batch and its key columns).
+    accounted: usize,
 }
 
 /// The finished build side.
@@ -61,9 +90,12 @@ impl HashJoinOp {
             ctx,
             reservation,
             build_batches: Vec::new(),
-            early_probe: Vec::new(),
+            early_probe: VecDeque::new(),
             table: None,
+            probe: None,
             hashes: Vec::new(),
+            probe_idx: Vec::new(),
+            build_idx: Vec::new(),
         }
     }
 
@@ -171,71 +203,149 @@ impl HashJoinOp {
         }
     }
 
-    /// Probes one batch against the finished build table.
-    fn probe(&mut self, batch: Batch, out: &mut Vec<Batch>) -> Result<()> {
-        let Some(table) = &self.table else {
-            return Err(Error::Internal("hash join probed before its build".into()));
+    /// Makes `batch` the current probe, `accounted` bytes of it already in the reservation:
+    /// evaluates and hashes its keys and accounts them. Batches that cannot match (empty, or
+    /// an empty build side) are dropped at once.
+    fn start_probe(&mut self, batch: Batch, mut accounted: usize) -> Result<()> {
+        let keys = match &self.table {
+            None => Err(Error::Internal("hash join probed before its build".into())),
+            Some(t) if batch.is_empty() || t.heads.is_empty() => Ok(None),
+            Some(t) => self.probe_key_columns(t, &batch).map(Some),
         };
-        if batch.is_empty() || table.heads.is_empty() {
-            return Ok(());
-        }
+        let keys = keys.and_then(|keys| {
+            let Some(keys) = keys else {
+                return Ok(None);
+            };
+            let key_bytes: usize = keys.iter().map(Column::memory_size).sum();
+            self.reservation.try_grow(key_bytes)?;
+            Ok(Some((keys, key_bytes)))
+        });
+        let (keys, key_bytes) = match keys {
+            Ok(Some(k)) => k,
+            other => {
+                // Nothing can match, or it failed: the batch goes now.
+                self.reservation.shrink(accounted);
+                return other.map(|_| ());
+            }
+        };
+        accounted += key_bytes;
+        let n = batch.num_rows();
+        let mut hashes = std::mem::take(&mut self.hashes);
+        hash_rows(&keys, &mut hashes);
+        let null_rows = null_key_rows(&keys, n);
+        self.probe = Some(Probe {
+            batch,
+            keys,
+            hashes,
+            null_rows,
+            row: 0,
+            chain: NONE,
+            accounted,
+        });
+        Ok(())
+    }
+
+    /// The probe batch's key columns, converted to the build keys' types.
+    fn probe_key_columns(&self, table: &BuildTable, batch: &Batch) -> Result<Vec<Column>> {
         let mut keys = self
             .probe_keys()
             .iter()
-            .map(|e| evaluate(e, &batch, &self.ctx.params))
+            .map(|e| evaluate(e, batch, &self.ctx.params))
             .collect::<Result<Vec<_>>>()?;
         for (k, b) in keys.iter_mut().zip(&table.keys) {
             align_key(k, b.data_type())?;
         }
-        let n = batch.num_rows();
-        hash_rows(&keys, &mut self.hashes);
-        let null_rows = null_key_rows(&keys, n);
-        let size = self.ctx.batch_size.max(1);
-        let mut probe_idx: Vec<u32> = Vec::with_capacity(size.min(n));
-        let mut build_idx: Vec<u32> = Vec::with_capacity(size.min(n));
-        for (i, &h) in self.hashes.iter().enumerate() {
-            if null_rows.as_ref().is_some_and(|m| m[i]) {
-                continue;
-            }
-            let Some(&head) = table.heads.get(&h) else {
-                continue;
-            };
-            let mut j = head;
-            while j != NONE {
-                if rows_equal(&keys, i, &table.keys, j as usize) {
-                    probe_idx.push(i as u32);
-                    build_idx.push(j);
-                    if probe_idx.len() == size {
-                        out.push(self.gather(table, &batch, &probe_idx, &build_idx)?);
-                        probe_idx.clear();
-                        build_idx.clear();
-                    }
-                }
-                j = table.next[j as usize];
-            }
-        }
-        if !probe_idx.is_empty() {
-            out.push(self.gather(table, &batch, &probe_idx, &build_idx)?);
-        }
-        Ok(())
+        Ok(keys)
     }
 
-    /// Output rows: left columns then right columns.
-    fn gather(
-        &self,
-        table: &BuildTable,
-        probe: &Batch,
-        probe_idx: &[u32],
-        build_idx: &[u32],
-    ) -> Result<Batch> {
-        let p = probe.columns().iter().map(|c| c.take(probe_idx));
-        let b = table.batch.columns().iter().map(|c| c.take(build_idx));
-        let cols: Vec<Column> = match self.build {
-            JoinSide::Left => b.chain(p).collect(),
-            JoinSide::Right => p.chain(b).collect(),
-        };
-        Batch::with_row_count(cols, probe_idx.len())
+    /// Drops the current probe, returning its bytes and keeping its hash buffer for reuse.
+    fn end_probe(&mut self) {
+        if let Some(p) = self.probe.take() {
+            self.reservation.shrink(p.accounted);
+            self.hashes = p.hashes;
+        }
     }
+
+    /// Gathers up to `batch_size` matches of the current probe from its cursor on. Returns
+    /// `None`, and ends the probe, once it has no more matches.
+    fn probe_next(&mut self) -> Result<Option<Batch>> {
+        let (Some(table), Some(p)) = (&self.table, &mut self.probe) else {
+            return Ok(None);
+        };
+        let size = self.ctx.batch_size.max(1);
+        let n = p.batch.num_rows();
+        let probe_idx = &mut self.probe_idx;
+        let build_idx = &mut self.build_idx;
+        probe_idx.clear();
+        build_idx.clear();
+        let mut i = p.row;
+        let mut j = p.chain;
+        let (keys, hashes, null_rows) = (&p.keys[..], &p.hashes[..n], p.null_rows.as_deref());
+        let (heads, next, build_keys) = (&table.heads, &table.next[..], &table.keys[..]);
+        let mut full = false;
+        while i < n {
+            if j == NONE {
+                if null_rows.is_some_and(|m| m[i]) {
+                    i += 1;
+                    continue;
+                }
+                match heads.get(&hashes[i]) {
+                    Some(&head) => j = head,
+                    None => {
+                        i += 1;
+                        continue;
+                    }
+                }
+            }
+            while j != NONE {
+                let cur = j;
+                j = next[cur as usize];
+                if rows_equal(keys, i, build_keys, cur as usize) {
+                    probe_idx.push(i as u32);
+                    build_idx.push(cur);
+                    if probe_idx.len() == size {
+                        full = true;
+                        break;
+                    }
+                }
+            }
+            if j == NONE {
+                // `i`'s chain is exhausted.
+                i += 1;
+            }
+            if full {
+                break;
+            }
+        }
+        p.row = i;
+        p.chain = j;
+        let out = if probe_idx.is_empty() {
+            None
+        } else {
+            Some(gather(self.build, table, &p.batch, probe_idx, build_idx)?)
+        };
+        if i >= n {
+            self.end_probe();
+        }
+        Ok(out)
+    }
+}
+
+/// Output rows: left columns then right columns.
+fn gather(
+    build: JoinSide,
+    table: &BuildTable,
+    probe: &Batch,
+    probe_idx: &[u32],
+    build_idx: &[u32],
+) -> Result<Batch> {
+    let p = probe.columns().iter().map(|c| c.take(probe_idx));
+    let b = table.batch.columns().iter().map(|c| c.take(build_idx));
+    let cols: Vec<Column> = match build {
+        JoinSide::Left => b.chain(p).collect(),
+        JoinSide::Right => p.chain(b).collect(),
+    };
+    Batch::with_row_count(cols, probe_idx.len())
 }
 
 /// Heap bytes of a hashbrown table with room for `capacity` entries of `entry` bytes: a
@@ -325,9 +435,12 @@ impl Operator for HashJoinOp {
         self.build_port()
     }
 
-    fn push(&mut self, port: usize, batch: Batch, out: &mut Vec<Batch>) -> Result<()> {
+    fn push(&mut self, port: usize, batch: Batch) -> Result<()> {
         if port > 1 {
             return Err(Error::Internal(format!("hash join has no input {port}")));
+        }
+        if self.has_output() {
+            return Err(output_pending(self.name()));
         }
         if port == self.build_port() {
             if self.table.is_some() {
@@ -342,32 +455,61 @@ impl Operator for HashJoinOp {
             self.build_batches.push(batch);
             return Ok(());
         }
-        if self.table.is_none() {
-            // Fed out of order: hold the probe batch until the build side ends.
-            self.reservation.try_grow(batch.memory_size())?;
-            self.early_probe.push(batch);
+        if batch.is_empty() || self.is_done() {
             return Ok(());
         }
-        self.probe(batch, out)
+        // The probe batch is held, and accounted, until its last match has been emitted.
+        let size = batch.memory_size();
+        self.reservation.try_grow(size)?;
+        if self.table.is_none() {
+            // Fed out of order: hold the probe batch until the build side ends.
+            self.early_probe.push_back(batch);
+            return Ok(());
+        }
+        self.start_probe(batch, size)
     }
 
-    fn finish(&mut self, port: usize, out: &mut Vec<Batch>) -> Result<()> {
+    fn finish(&mut self, port: usize) -> Result<()> {
         if port == self.build_port() && self.table.is_none() {
             self.finish_build()?;
-            for b in std::mem::take(&mut self.early_probe) {
-                let size = b.memory_size();
-                self.probe(b, out)?;
-                self.reservation.shrink(size);
+            if self.table.as_ref().is_some_and(|t| t.heads.is_empty()) {
+                // Nothing can match: the early probe batches go now.
+                for b in std::mem::take(&mut self.early_probe) {
+                    self.reservation.shrink(b.memory_size());
+                }
             }
         }
         Ok(())
     }
 
+    fn next_output(&mut self) -> Result<Option<Batch>> {
+        loop {
+            if self.probe.is_none() {
+                if self.table.is_none() {
+                    return Ok(None);
+                }
+                let Some(b) = self.early_probe.pop_front() else {
+                    return Ok(None);
+                };
+                let size = b.memory_size();
+                self.start_probe(b, size)?;
+                continue;
+            }
+            if let Some(out) = self.probe_next()? {
+                return Ok(Some(out));
+            }
+        }
+    }
+
+    fn has_output(&self) -> bool {
+        self.probe.is_some() || (self.table.is_some() && !self.early_probe.is_empty())
+    }
+
     fn is_done(&self) -> bool {
         // An empty build side means no output at all.
-        self.table
-            .as_ref()
-            .is_some_and(|t| t.heads.is_empty() && self.early_probe.is_empty())
+        self.table.as_ref().is_some_and(|t| t.heads.is_empty())
+            && self.early_probe.is_empty()
+            && self.probe.is_none()
     }
 
     fn memory_size(&self) -> usize {
@@ -378,6 +520,7 @@ impl Operator for HashJoinOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::drain;
     use crate::{UnboundedPool, Value};
     use std::sync::Arc;
 
@@ -399,9 +542,11 @@ mod tests {
         };
         for (port, batches) in [first, second] {
             for b in batches {
-                op.push(port, b.clone(), &mut out).unwrap();
+                op.push(port, b.clone()).unwrap();
+                drain(&mut op, &mut out).unwrap();
             }
-            op.finish(port, &mut out).unwrap();
+            op.finish(port).unwrap();
+            drain(&mut op, &mut out).unwrap();
         }
         assert!(out
             .iter()
@@ -458,8 +603,7 @@ mod tests {
             Reservation::new(pool.clone() as Arc<dyn crate::MemoryPool>),
         );
         let big = Batch::try_new(vec![Column::from_i64((0..1000).collect())]).unwrap();
-        let mut out = Vec::new();
-        assert!(matches!(op.push(0, big, &mut out), Err(Error::Memory(_))));
+        assert!(matches!(op.push(0, big), Err(Error::Memory(_))));
         drop(op);
         assert_eq!(pool.used(), 0);
     }
@@ -488,15 +632,15 @@ mod tests {
             ExecContext::new(vec![]),
             Reservation::new(pool.clone() as Arc<dyn crate::MemoryPool>),
         );
-        let mut out = Vec::new();
         let mut batch_bytes = 0;
         for start in (0..10_000i64).step_by(1000) {
             let b =
                 Batch::try_new(vec![Column::from_i64((start..start + 1000).collect())]).unwrap();
             batch_bytes += b.memory_size();
-            op.push(0, b, &mut out).unwrap();
+            op.push(0, b).unwrap();
         }
-        op.finish(0, &mut out).unwrap();
+        op.finish(0).unwrap();
+        assert!(!op.has_output());
         let t = op.table.as_ref().unwrap();
         let expected = t.batch.memory_size()
             + t.keys.iter().map(Column::memory_size).sum::<usize>()
@@ -520,11 +664,148 @@ mod tests {
             ExecContext::new(vec![]),
             Reservation::unbounded(),
         );
-        let mut out = Vec::new();
-        op.finish(1, &mut out).unwrap();
+        op.finish(1).unwrap();
         assert!(op.is_done());
         let b = Batch::try_new(vec![Column::from_i64(vec![1])]).unwrap();
-        op.push(0, b, &mut out).unwrap();
-        assert!(out.is_empty());
+        op.push(0, b).unwrap();
+        assert!(!op.has_output());
+        assert!(op.next_output().unwrap().is_none());
+    }
+
+    /// A build side of `keys` distinct keys, each `dups` times: `(key, build row)`.
+    fn dup_build(keys: i64, dups: i64) -> Batch {
+        let k: Vec<i64> = (0..keys * dups).map(|i| i % keys).collect();
+        let v: Vec<i64> = (0..keys * dups).collect();
+        Batch::try_new(vec![Column::from_i64(k), Column::from_i64(v)]).unwrap()
+    }
+
+    #[test]
+    fn exploding_probe_is_emitted_one_batch_at_a_time() {
+        let pool = UnboundedPool::new();
+        let mut ctx = ExecContext::new(vec![]);
+        ctx.batch_size = 100;
+        let mut op = HashJoinOp::new(
+            vec![Expr::col(0)],
+            vec![Expr::col(0)],
+            JoinSide::Right,
+            ctx,
+            Reservation::new(pool.clone() as Arc<dyn crate::MemoryPool>),
+        );
+        // 4 distinct keys, 500 build rows each.
+        op.push(1, dup_build(4, 500)).unwrap();
+        op.finish(1).unwrap();
+        let built = pool.used();
+        // 1000 probe rows with keys 0..8: half match, each 500 times.
+        let probe_keys: Vec<i64> = (0..1000).map(|i| i % 8).collect();
+        let probe = Batch::try_new(vec![Column::from_i64(probe_keys.clone())]).unwrap();
+        let probe_bytes = probe.memory_size();
+        op.push(0, probe).unwrap();
+        assert!(op.has_output());
+        let held = pool.used();
+        assert!(held >= built + probe_bytes);
+        // A driver that obeys the contract cannot push more while output is pending.
+        let extra = Batch::try_new(vec![Column::from_i64(vec![0])]).unwrap();
+        assert!(op.push(0, extra).is_err());
+        let mut total = 0;
+        let mut calls = 0;
+        let mut pairs = Vec::new();
+        while let Some(b) = op.next_output().unwrap() {
+            assert!(!b.is_empty() && b.num_rows() <= 100);
+            // Memory does not grow with the output.
+            assert_eq!(pool.used(), if op.has_output() { held } else { built });
+            total += b.num_rows();
+            calls += 1;
+            let l = b.column(0).as_i64().unwrap();
+            let r = b.column(2).as_i64().unwrap();
+            pairs.extend(l.iter().zip(r).map(|(&k, &row)| (k, row)));
+        }
+        assert_eq!(total, 500 * 500);
+        assert_eq!(calls, 500 * 500 / 100);
+        assert!(!op.has_output());
+        assert_eq!(pool.used(), built);
+        // Every match exactly once, and in probe-row-then-chain order.
+        let mut expect = Vec::new();
+        for &k in &probe_keys {
+            if k < 4 {
+                expect.extend((0..500).map(|d| (k, d * 4 + k)));
+            }
+        }
+        assert_eq!(pairs, expect);
+        drop(op);
+        assert_eq!(pool.used(), 0);
+    }
+
+    #[test]
+    fn resumes_at_every_batch_size() {
+        let types = [DataType::Int64];
+        // `run` joins the left column 0 with the right column 1.
+        let b = dup_build(3, 7);
+        let build = Batch::try_new(vec![b.column(1).clone(), b.column(0).clone()]).unwrap();
+        let probe = Batch::from_rows(
+            &types,
+            &[
+                vec![0.into()],
+                vec![Value::Null],
+                vec![5.into()],
+                vec![2.into()],
+                vec![0.into()],
+                vec![1.into()],
+            ],
+        )
+        .unwrap();
+        let want = run(
+            JoinSide::Right,
+            std::slice::from_ref(&probe),
+            std::slice::from_ref(&build),
+            1000,
+        );
+        assert_eq!(want.len(), 4 * 7);
+        for size in [1, 2, 3, 6, 7, 8, 13, 27, 28, 29] {
+            let got = run(
+                JoinSide::Right,
+                std::slice::from_ref(&probe),
+                std::slice::from_ref(&build),
+                size,
+            );
+            assert_eq!(got, want, "batch size {size}");
+        }
+    }
+
+    #[test]
+    fn early_probe_batches_are_probed_one_at_a_time() {
+        let pool = UnboundedPool::new();
+        let mut ctx = ExecContext::new(vec![]);
+        ctx.batch_size = 10;
+        let mut op = HashJoinOp::new(
+            vec![Expr::col(0)],
+            vec![Expr::col(0)],
+            JoinSide::Right,
+            ctx,
+            Reservation::new(pool.clone() as Arc<dyn crate::MemoryPool>),
+        );
+        // Out of order: probe batches before the build ends.
+        let mut probe_bytes = 0;
+        for k in 0..3 {
+            let b = Batch::try_new(vec![Column::from_i64(vec![k; 5])]).unwrap();
+            probe_bytes += b.memory_size();
+            op.push(0, b).unwrap();
+            assert!(!op.has_output());
+        }
+        assert_eq!(pool.used(), probe_bytes);
+        op.push(1, dup_build(2, 20)).unwrap();
+        op.finish(1).unwrap();
+        assert!(op.has_output());
+        let mut out = Vec::new();
+        drain(&mut op, &mut out).unwrap();
+        // Keys 0 and 1 match 20 times for each of 5 probe rows; key 2 never.
+        assert_eq!(out.iter().map(Batch::num_rows).sum::<usize>(), 2 * 5 * 20);
+        assert!(out.iter().all(|b| b.num_rows() == 10));
+        assert!(!op.has_output());
+        op.finish(0).unwrap();
+        assert!(op.next_output().unwrap().is_none());
+        let table_bytes = op.memory_size();
+        drop(op);
+        assert_eq!(pool.used(), 0);
+        assert!(table_bytes > 0);
     }
 }

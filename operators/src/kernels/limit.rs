@@ -1,12 +1,15 @@
-//! Limit kernel: skips `offset` rows, then passes at most `limit` rows.
+//! Limit kernel: skips `offset` rows, then passes at most `limit` rows. One input batch gives
+//! at most one output batch (a slice of it), held until `next_output` takes it.
 
-use super::Operator;
+use super::{output_pending, Operator};
 use crate::{Batch, Result};
 
 /// Offset and limit.
 pub struct LimitOp {
     to_skip: usize,
     remaining: Option<usize>,
+    /// The output of the last push, until it is taken.
+    pending: Option<Batch>,
 }
 
 impl LimitOp {
@@ -15,6 +18,7 @@ impl LimitOp {
         LimitOp {
             to_skip: offset,
             remaining: limit,
+            pending: None,
         }
     }
 }
@@ -24,7 +28,10 @@ impl Operator for LimitOp {
         "Limit"
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, out: &mut Vec<Batch>) -> Result<()> {
+    fn push(&mut self, _port: usize, batch: Batch) -> Result<()> {
+        if self.pending.is_some() {
+            return Err(output_pending(self.name()));
+        }
         if self.is_done() || batch.is_empty() {
             return Ok(());
         }
@@ -42,18 +49,26 @@ impl Operator for LimitOp {
         if len == 0 {
             return Ok(());
         }
-        if start == 0 && len == n {
-            out.push(batch);
+        self.pending = Some(if start == 0 && len == n {
+            batch
         } else if batch.num_columns() == 0 {
-            out.push(Batch::with_row_count(Vec::new(), len)?);
+            Batch::with_row_count(Vec::new(), len)?
         } else {
-            out.push(batch.slice(start, len));
-        }
+            batch.slice(start, len)
+        });
         Ok(())
     }
 
-    fn finish(&mut self, _port: usize, _out: &mut Vec<Batch>) -> Result<()> {
+    fn finish(&mut self, _port: usize) -> Result<()> {
         Ok(())
+    }
+
+    fn next_output(&mut self) -> Result<Option<Batch>> {
+        Ok(self.pending.take())
+    }
+
+    fn has_output(&self) -> bool {
+        self.pending.is_some()
     }
 
     fn is_done(&self) -> bool {
@@ -64,6 +79,7 @@ impl Operator for LimitOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::drain;
     use crate::Column;
 
     #[test]
@@ -72,7 +88,8 @@ mod tests {
         let mut out = Vec::new();
         for i in 0..5 {
             let b = Batch::try_new(vec![Column::from_i64(vec![i * 2, i * 2 + 1])]).unwrap();
-            op.push(0, b, &mut out).unwrap();
+            op.push(0, b).unwrap();
+            drain(&mut op, &mut out).unwrap();
         }
         let rows: Vec<i64> = out
             .iter()
@@ -82,6 +99,7 @@ mod tests {
         assert!(op.is_done());
         let mut op = LimitOp::new(0, Some(0));
         assert!(op.is_done());
-        op.finish(0, &mut out).unwrap();
+        op.finish(0).unwrap();
+        assert!(!op.has_output());
     }
 }

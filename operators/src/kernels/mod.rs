@@ -1,6 +1,11 @@
-//! Pure batch kernels. Each kernel is a push-based state machine: the runtime's operator actor
-//! pushes input batches in, collects output batches, and tells it when an input has ended.
-//! Sources ([`ScanSource`]) are pulled instead.
+//! Pure batch kernels. Each kernel is a resumable state machine driven by the runtime's
+//! operator actor, which pushes input batches in, tells it when an input has ended, and pulls
+//! output batches out one at a time with [`Operator::next_output`] when its output edge has
+//! credit. A push never produces more than one output batch's worth of work without being
+//! asked: output that is pending is bounded by the kernel's own state (a hash join keeps its
+//! current probe batch and a cursor into the matches, not the materialized matches; a sort or
+//! aggregate emits slices of its finished state), so a consumer that stops asking stops the
+//! kernel. Sources ([`ScanSource`]) are pulled too.
 //!
 //! Kernels never block, never spawn, and never talk to actors.
 
@@ -31,7 +36,12 @@ pub enum InputOrder {
     Sequential,
 }
 
-/// A push-based operator over one or more inputs.
+/// An operator over one or more inputs, driven by push (input) and pull (output).
+///
+/// The driver alternates: while [`has_output`](Operator::has_output) is true it calls
+/// [`next_output`](Operator::next_output) (when it can take a batch); only once nothing is
+/// pending does it [`push`](Operator::push) the next input batch or report an input's
+/// [`finish`](Operator::finish). [`drain`] does the pulling for tests and benchmarks.
 pub trait Operator: Send {
     /// Short name (`"HashJoin"`, `"Filter"`, ...).
     fn name(&self) -> &'static str;
@@ -48,15 +58,27 @@ pub trait Operator: Send {
         0
     }
 
-    /// Consumes one batch from input `port`, appending any output to `out`.
-    fn push(&mut self, port: usize, batch: Batch, out: &mut Vec<Batch>) -> Result<()>;
+    /// Accepts one batch from input `port`. Only called while
+    /// [`has_output`](Operator::has_output) is false; the output it leads to, if any, is
+    /// handed over by [`next_output`](Operator::next_output).
+    fn push(&mut self, port: usize, batch: Batch) -> Result<()>;
 
-    /// Input `port` has ended; appends any output to `out`. After every input has ended the
-    /// operator has emitted all of its output.
-    fn finish(&mut self, port: usize, out: &mut Vec<Batch>) -> Result<()>;
+    /// Input `port` has ended. Only called while [`has_output`](Operator::has_output) is
+    /// false. Once every input has ended and `next_output` has returned `None`, the operator
+    /// has emitted all of its output.
+    fn finish(&mut self, port: usize) -> Result<()>;
+
+    /// The next output batch: non-empty, at most `batch_size` rows. `None` when the operator
+    /// has nothing more to give until it gets more input (or ever, once every input ended);
+    /// after `None`, [`has_output`](Operator::has_output) is false.
+    fn next_output(&mut self) -> Result<Option<Batch>>;
+
+    /// Whether output is pending: a call to [`next_output`](Operator::next_output) would make
+    /// progress (it may still return `None` if what remained turned out to produce no rows).
+    fn has_output(&self) -> bool;
 
     /// True once the operator needs no more input (a satisfied LIMIT): the runtime may cancel
-    /// its inputs and end its output.
+    /// its inputs, and ends its output once the pending output is drained.
     fn is_done(&self) -> bool {
         false
     }
@@ -65,6 +87,20 @@ pub trait Operator: Send {
     fn memory_size(&self) -> usize {
         0
     }
+}
+
+/// Pulls every pending output batch of `op` into `out` (for tests and benchmarks; the runtime
+/// pulls only as far as its output edge has credit).
+pub fn drain(op: &mut dyn Operator, out: &mut Vec<Batch>) -> Result<()> {
+    while let Some(b) = op.next_output()? {
+        out.push(b);
+    }
+    Ok(())
+}
+
+/// The error for a push or finish while output is pending (a driver bug).
+pub(crate) fn output_pending(op: &str) -> crate::Error {
+    crate::Error::Internal(format!("{op} was fed input while its output was pending"))
 }
 
 /// What a kernel needs from its surroundings.

@@ -1,6 +1,7 @@
-//! Projection kernel: computes one output column per expression.
+//! Projection kernel: computes one output column per expression. One input batch gives one
+//! output batch, computed by `push` and held until `next_output` takes it.
 
-use super::{ExecContext, Operator};
+use super::{output_pending, ExecContext, Operator};
 use crate::eval::evaluate;
 use crate::{Batch, Expr, Result};
 
@@ -8,12 +9,18 @@ use crate::{Batch, Expr, Result};
 pub struct ProjectOp {
     exprs: Vec<Expr>,
     ctx: ExecContext,
+    /// The output of the last push, until it is taken.
+    pending: Option<Batch>,
 }
 
 impl ProjectOp {
     /// A projection computing `exprs` with the parameters of `ctx`.
     pub fn new(exprs: Vec<Expr>, ctx: ExecContext) -> Self {
-        ProjectOp { exprs, ctx }
+        ProjectOp {
+            exprs,
+            ctx,
+            pending: None,
+        }
     }
 }
 
@@ -22,7 +29,10 @@ impl Operator for ProjectOp {
         "Project"
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, out: &mut Vec<Batch>) -> Result<()> {
+    fn push(&mut self, _port: usize, batch: Batch) -> Result<()> {
+        if self.pending.is_some() {
+            return Err(output_pending(self.name()));
+        }
         if batch.is_empty() {
             return Ok(());
         }
@@ -38,7 +48,7 @@ impl Operator for ProjectOp {
             .collect();
         if let Some(indices) = plain {
             if !indices.is_empty() {
-                out.push(batch.into_projection(&indices));
+                self.pending = Some(batch.into_projection(&indices));
                 return Ok(());
             }
         }
@@ -47,18 +57,27 @@ impl Operator for ProjectOp {
             .iter()
             .map(|e| evaluate(e, &batch, &self.ctx.params))
             .collect::<Result<Vec<_>>>()?;
-        out.push(Batch::with_row_count(columns, n)?);
+        self.pending = Some(Batch::with_row_count(columns, n)?);
         Ok(())
     }
 
-    fn finish(&mut self, _port: usize, _out: &mut Vec<Batch>) -> Result<()> {
+    fn finish(&mut self, _port: usize) -> Result<()> {
         Ok(())
+    }
+
+    fn next_output(&mut self) -> Result<Option<Batch>> {
+        Ok(self.pending.take())
+    }
+
+    fn has_output(&self) -> bool {
+        self.pending.is_some()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::drain;
     use crate::{BinaryOp, Column, Value};
 
     #[test]
@@ -77,7 +96,8 @@ mod tests {
             Column::from_bools(vec![true, false]),
         ])
         .unwrap();
-        op.push(0, b, &mut out).unwrap();
+        op.push(0, b).unwrap();
+        drain(&mut op, &mut out).unwrap();
         assert_eq!(
             out[0].rows(),
             vec![
@@ -87,7 +107,8 @@ mod tests {
         );
         let mut op = ProjectOp::new(vec![Expr::col(1), Expr::col(1)], ExecContext::new(vec![]));
         let b = Batch::try_new(vec![Column::from_i64(vec![1]), Column::from_i64(vec![5])]).unwrap();
-        op.push(0, b, &mut out).unwrap();
+        op.push(0, b).unwrap();
+        drain(&mut op, &mut out).unwrap();
         assert_eq!(out[1].rows(), vec![vec![Value::Int(5), Value::Int(5)]]);
     }
 }

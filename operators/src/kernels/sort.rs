@@ -1,16 +1,17 @@
 //! Sort and top-k kernel.
 //!
 //! Input batches are buffered together with their evaluated sort key columns (accounted in the
-//! reservation). At the end the buffer is concatenated, a row permutation is sorted with a
-//! comparator over typed key views (matched once, not per cell), and the rows are gathered into
-//! output batches of `batch_size` rows. With a `limit` the buffer is periodically sorted and
-//! truncated to the first `limit` rows, so memory stays O(limit).
+//! reservation). At the end the buffer is concatenated and a row permutation is sorted with a
+//! comparator over typed key views (matched once, not per cell); then each `next_output` call
+//! gathers the next `batch_size` rows of the permutation into one output batch. With a `limit`
+//! the buffer is periodically sorted and truncated to the first `limit` rows, so memory stays
+//! O(limit).
 
 use super::{ExecContext, Operator};
 use crate::column::ColumnData;
 use crate::eval::evaluate;
 use crate::plan::SortKey;
-use crate::{Batch, Column, Reservation, Result};
+use crate::{Batch, Column, Error, Reservation, Result};
 use std::cmp::Ordering;
 
 /// Sort and top-k.
@@ -24,6 +25,15 @@ pub struct SortOp {
     key_cols: Vec<Vec<Column>>,
     rows: usize,
     finished: bool,
+    /// After the input ended: the sorted rows being emitted.
+    sorted: Option<Sorted>,
+}
+
+/// The concatenated input, its sorted permutation, and how much of it has been emitted.
+struct Sorted {
+    batch: Batch,
+    idx: Vec<u32>,
+    pos: usize,
 }
 
 /// A typed view of one key column for comparisons.
@@ -226,6 +236,7 @@ impl SortOp {
             key_cols: Vec::new(),
             rows: 0,
             finished: false,
+            sorted: None,
         }
     }
 
@@ -274,7 +285,10 @@ impl Operator for SortOp {
         "Sort"
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, _out: &mut Vec<Batch>) -> Result<()> {
+    fn push(&mut self, _port: usize, batch: Batch) -> Result<()> {
+        if self.finished {
+            return Err(Error::Internal("sort input after its end".into()));
+        }
         if batch.is_empty() || self.limit == Some(0) {
             return Ok(());
         }
@@ -295,7 +309,7 @@ impl Operator for SortOp {
         Ok(())
     }
 
-    fn finish(&mut self, _port: usize, out: &mut Vec<Batch>) -> Result<()> {
+    fn finish(&mut self, _port: usize) -> Result<()> {
         if self.finished {
             return Ok(());
         }
@@ -307,13 +321,43 @@ impl Operator for SortOp {
         let n = batch.num_rows();
         let idx = sort_indices(&keys, &self.keys, n, self.limit);
         drop(keys);
-        let size = self.ctx.batch_size.max(1);
-        for chunk in idx.chunks(size) {
-            out.push(batch.take(chunk));
-        }
         self.rows = 0;
-        self.reservation.free();
+        if idx.is_empty() {
+            self.reservation.free();
+            return Ok(());
+        }
+        // While the rows are emitted the reservation holds the concatenated batch and the
+        // permutation (the key columns are gone). It is released at the end, when the last
+        // slice leaves: the batch cannot be freed piecewise. Usually this shrinks; when it
+        // grows (boolean keys are smaller than the permutation) the bytes are already
+        // allocated, so they are accounted without being refused.
+        let held = batch.memory_size() + idx.capacity() * std::mem::size_of::<u32>();
+        if held > self.reservation.size() {
+            self.reservation.force_grow(held - self.reservation.size());
+        } else {
+            self.reservation.resize(held)?;
+        }
+        self.sorted = Some(Sorted { batch, idx, pos: 0 });
         Ok(())
+    }
+
+    fn next_output(&mut self) -> Result<Option<Batch>> {
+        let Some(s) = &mut self.sorted else {
+            return Ok(None);
+        };
+        let size = self.ctx.batch_size.max(1);
+        let end = (s.pos + size).min(s.idx.len());
+        let out = s.batch.take(&s.idx[s.pos..end]);
+        s.pos = end;
+        if s.pos == s.idx.len() {
+            self.sorted = None;
+            self.reservation.free();
+        }
+        Ok(Some(out))
+    }
+
+    fn has_output(&self) -> bool {
+        self.sorted.is_some()
     }
 
     fn memory_size(&self) -> usize {
@@ -324,6 +368,7 @@ impl Operator for SortOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::drain;
     use crate::{DataType, Expr, Value};
 
     fn key(col: usize, descending: bool, nulls_first: bool) -> SortKey {
@@ -356,8 +401,9 @@ mod tests {
             Reservation::unbounded(),
         );
         let mut out = Vec::new();
-        op.push(0, b.clone(), &mut out).unwrap();
-        op.finish(0, &mut out).unwrap();
+        op.push(0, b.clone()).unwrap();
+        op.finish(0).unwrap();
+        drain(&mut op, &mut out).unwrap();
         assert_eq!(out.len(), 3);
         let firsts: Vec<Value> = out
             .iter()
@@ -375,13 +421,51 @@ mod tests {
             Reservation::unbounded(),
         );
         let mut out = Vec::new();
-        op.push(0, b.clone(), &mut out).unwrap();
-        op.push(0, b, &mut out).unwrap();
-        op.finish(0, &mut out).unwrap();
+        op.push(0, b.clone()).unwrap();
+        op.push(0, b).unwrap();
+        op.finish(0).unwrap();
+        drain(&mut op, &mut out).unwrap();
         let rows: Vec<Vec<Value>> = out.iter().flat_map(|b| b.rows()).collect();
         assert_eq!(
             rows,
             vec![vec![1.into(), "a".into()], vec![1.into(), "a".into()]]
         );
+    }
+
+    #[test]
+    fn emits_one_batch_per_call_and_frees_at_the_end() {
+        let pool = crate::UnboundedPool::new();
+        let mut ctx = ExecContext::new(vec![]);
+        ctx.batch_size = 64;
+        let mut op = SortOp::new(
+            vec![key(0, false, false)],
+            None,
+            ctx,
+            Reservation::new(pool.clone() as std::sync::Arc<dyn crate::MemoryPool>),
+        );
+        for part in 0..10i64 {
+            let v: Vec<i64> = (0..100).map(|i| (i * 37 + part * 11) % 1000).collect();
+            op.push(0, Batch::try_new(vec![Column::from_i64(v)]).unwrap())
+                .unwrap();
+            assert!(!op.has_output());
+        }
+        op.finish(0).unwrap();
+        assert!(op.has_output());
+        let held = pool.used();
+        assert!(held > 0);
+        let mut all = Vec::new();
+        let mut calls = 0;
+        while let Some(b) = op.next_output().unwrap() {
+            calls += 1;
+            assert!(!b.is_empty() && b.num_rows() <= 64);
+            // The held state does not grow while the output leaves; it goes at the end.
+            assert_eq!(pool.used(), if op.has_output() { held } else { 0 });
+            all.extend_from_slice(b.column(0).as_i64().unwrap());
+        }
+        assert_eq!(calls, 1000usize.div_ceil(64));
+        assert_eq!(all.len(), 1000);
+        assert!(all.windows(2).all(|w| w[0] <= w[1]));
+        assert!(!op.has_output());
+        assert_eq!(op.memory_size(), 0);
     }
 }

@@ -1,4 +1,11 @@
-//! The actor that runs one push-based kernel (filter, project, join, aggregate, sort, limit).
+//! The actor that runs one kernel (filter, project, join, aggregate, sort, limit).
+//!
+//! Output is pulled: while the output edge has credit the actor asks the kernel for its next
+//! batch ([`Operator::next_output`]) and sends it. Input is fed only while the kernel has no
+//! output pending: items that arrive meanwhile (at most an input's window of batches, plus its
+//! End) wait in arrival order, still accounted on the node, and an input gets its credits back
+//! only once the kernel has no pending output. So when the output is blocked, input stops,
+//! and what the actor holds is bounded by the windows and the kernel's own state.
 
 use super::supervisor::{next_join_id, Kill, RegisterJoin, SupervisorActor, UnregisterJoin};
 use super::{FragmentLink, OpFailed, OpStopped};
@@ -9,7 +16,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use weir_operators::kernels::{InputOrder, Operator};
-use weir_operators::Batch;
+use weir_operators::Reservation;
 
 #[derive(Default)]
 struct Input {
@@ -17,8 +24,18 @@ struct Input {
     edge: Option<Arc<EdgeStat>>,
     active: bool,
     granted: bool,
+    /// Its End was given to the kernel, or it was cancelled.
     ended: bool,
+    /// Batches given to the kernel whose credit has not been returned yet.
     owed: usize,
+}
+
+/// An input item received but not yet given to the kernel.
+struct Received {
+    port: usize,
+    item: Item,
+    /// The batch's bytes on this node, held until the kernel takes the batch.
+    _mem: Option<Reservation>,
 }
 
 /// Runs a kernel between its inputs and one output edge.
@@ -27,7 +44,8 @@ pub struct OperatorActor {
     inputs: Vec<Input>,
     order: Vec<usize>,
     out: Output,
-    queue: VecDeque<Batch>,
+    /// Items received while the kernel had output pending, in arrival order.
+    inbox: VecDeque<Received>,
     window: usize,
     link: FragmentLink,
     finished: bool,
@@ -69,7 +87,7 @@ impl OperatorActor {
             inputs: ins,
             order,
             out,
-            queue: VecDeque::new(),
+            inbox: VecDeque::new(),
             window,
             link,
             finished: false,
@@ -93,7 +111,7 @@ impl OperatorActor {
     fn grant_initial(&mut self, port: usize) {
         let window = self.window;
         let input = &mut self.inputs[port];
-        if input.active && !input.granted {
+        if input.active && !input.granted && !input.ended {
             if let Some(up) = &input.upstream {
                 input.granted = true;
                 up.credit.do_send(Credit(window));
@@ -117,16 +135,87 @@ impl OperatorActor {
                 }
             }
         }
-    }
-
-    fn flush(&mut self, ctx: &mut Context<Self>) {
-        while self.out.ready() {
-            match self.queue.pop_front() {
-                Some(b) => self.out.send(b),
-                None => break,
+        for r in self.inbox.drain(..) {
+            if matches!(r.item, Item::Batch(_)) {
+                if let Some(e) = &self.inputs[r.port].edge {
+                    e.dequeued();
+                }
             }
         }
-        if self.queue.len() < self.window {
+    }
+
+    /// Gives one received item to the kernel.
+    fn feed(&mut self, r: Received) -> weir_operators::Result<()> {
+        let port = r.port;
+        match r.item {
+            Item::Batch(batch) => {
+                if let Some(e) = &self.inputs[port].edge {
+                    e.dequeued();
+                }
+                if self.inputs[port].ended {
+                    return Ok(());
+                }
+                self.inputs[port].owed += 1;
+                self.op.push(port, batch)
+            }
+            Item::End => {
+                if self.inputs[port].ended {
+                    return Ok(());
+                }
+                self.inputs[port].ended = true;
+                self.op.finish(port)?;
+                // Sequential inputs: the next one may start.
+                if let Some(pos) = self.order.iter().position(|&p| p == port) {
+                    if let Some(&next) = self.order.get(pos + 1) {
+                        if !self.inputs[next].active {
+                            self.inputs[next].active = true;
+                            self.grant_initial(next);
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends output while the edge has credit, feeds received input while the kernel has no
+    /// output pending, returns credits, and ends the output once everything is through.
+    fn flush(&mut self, ctx: &mut Context<Self>) {
+        if self.finished {
+            return;
+        }
+        loop {
+            while self.out.ready() {
+                match self.op.next_output() {
+                    Ok(Some(b)) => {
+                        if b.num_rows() > 0 {
+                            self.out.send(b);
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => return self.fail(e, ctx),
+                }
+            }
+            if self.op.has_output() {
+                // Blocked on credit: input waits.
+                break;
+            }
+            if self.op.is_done() {
+                self.cancel_inputs();
+                break;
+            }
+            let Some(r) = self.inbox.pop_front() else {
+                break;
+            };
+            if let Err(e) = self.feed(r) {
+                return self.fail(e, ctx);
+            }
+        }
+        if let Some((_, _, size)) = &self.supervisor {
+            size.store(self.op.memory_size(), Ordering::Relaxed);
+        }
+        let pending = self.op.has_output();
+        if !pending {
             for input in &mut self.inputs {
                 if input.owed > 0 && !input.ended {
                     if let Some(up) = &input.upstream {
@@ -140,7 +229,7 @@ impl OperatorActor {
             self.cancel_inputs();
         }
         let inputs_done = self.inputs.iter().all(|i| i.ended);
-        if inputs_done && self.queue.is_empty() && !self.finished {
+        if inputs_done && !pending && self.inbox.is_empty() {
             self.finished = true;
             self.out.end();
             ctx.stop();
@@ -168,7 +257,7 @@ impl Actor for OperatorActor {
         }
         // Free the kernel's memory before anyone hears that the actor stopped.
         self.op = Box::new(weir_operators::kernels::limit::LimitOp::new(0, Some(0)));
-        self.queue.clear();
+        self.inbox.clear();
         if let Some((id, sup, _)) = &self.supervisor {
             sup.do_send(UnregisterJoin(*id));
         }
@@ -204,44 +293,20 @@ impl Handler<Push> for OperatorActor {
         if port >= self.inputs.len() || self.finished {
             return;
         }
-        let mut out = Vec::new();
-        match msg.item {
-            Item::Batch(batch) => {
+        if self.inputs[port].ended {
+            // Cancelled (or ended twice): dropped.
+            if matches!(msg.item, Item::Batch(_)) {
                 if let Some(e) = &self.inputs[port].edge {
                     e.dequeued();
                 }
-                if self.inputs[port].ended {
-                    return;
-                }
-                self.inputs[port].owed += 1;
-                if let Err(e) = self.op.push(port, batch, &mut out) {
-                    return self.fail(e, ctx);
-                }
             }
-            Item::End => {
-                if self.inputs[port].ended {
-                    return;
-                }
-                self.inputs[port].ended = true;
-                if let Err(e) = self.op.finish(port, &mut out) {
-                    return self.fail(e, ctx);
-                }
-                // Sequential inputs: the next one may start.
-                if let Some(pos) = self.order.iter().position(|&p| p == port) {
-                    if let Some(&next) = self.order.get(pos + 1) {
-                        if !self.inputs[next].active {
-                            self.inputs[next].active = true;
-                            self.grant_initial(next);
-                        }
-                    }
-                }
-            }
+            return;
         }
-        self.queue
-            .extend(out.into_iter().filter(|b| b.num_rows() > 0));
-        if let Some((_, _, size)) = &self.supervisor {
-            size.store(self.op.memory_size(), Ordering::Relaxed);
-        }
+        self.inbox.push_back(Received {
+            port,
+            item: msg.item,
+            _mem: msg.mem,
+        });
         self.flush(ctx);
     }
 }
