@@ -32,7 +32,8 @@ fn index_column(c: &sql::IndexColumn, schema: &Schema, table: &str) -> Result<us
     }
 }
 
-/// `CREATE TABLE`. Without a declared primary key, the first column is the key.
+/// `CREATE TABLE`. A table without a declared primary key has none: it keeps every row and
+/// places rows by a hidden row id.
 pub(crate) fn create_table(
     ct: &sql::CreateTable,
     catalog: &Catalog,
@@ -101,7 +102,7 @@ pub(crate) fn create_table(
     Ok(Statement::CreateTable(TableDef {
         name,
         schema,
-        primary_key: pk.unwrap_or(0),
+        primary_key: pk,
         indexes: Vec::new(),
         partitions: partitions.max(1),
     }))
@@ -148,7 +149,8 @@ pub(crate) fn create_index(
     })
 }
 
-/// `INSERT INTO t [(cols)] VALUES (...), ...`.
+/// `INSERT INTO t [(cols)] VALUES (...), ...`. The rows are only evaluated and type-checked
+/// here: the storage refuses a NULL or duplicate primary key, for the whole statement.
 pub(crate) fn insert(
     ins: &sql::Insert,
     catalog: &Catalog,
@@ -214,12 +216,6 @@ pub(crate) fn insert(
         for (e, &c) in row.iter().zip(&targets) {
             let f = &t.schema.fields[c];
             full[c] = constant_value(e, binder, f.data_type, &f.name)?;
-        }
-        if full[t.primary_key].is_null() {
-            return Err(PlanError::Invalid(format!(
-                "primary key column '{}' of '{}' cannot be NULL",
-                t.schema.fields[t.primary_key].name, t.name
-            )));
         }
         rows.push(full);
     }

@@ -1,8 +1,9 @@
-//! CREATE TABLE / CREATE INDEX / INSERT / DROP TABLE planning and catalog behaviour.
+//! CREATE TABLE / CREATE INDEX / INSERT / DROP TABLE planning and catalog behaviour, keyless
+//! tables and hidden row ids.
 mod common;
 use common::*;
 use weir_operators::{DataType, Value};
-use weir_planner::{plan_statement, Catalog, IndexDef, PlanError, Statement};
+use weir_planner::{plan_statement, Catalog, IndexDef, Placement, PlanError, Pruning, Statement};
 
 #[test]
 fn create_table() {
@@ -18,7 +19,7 @@ fn create_table() {
         panic!()
     };
     assert_eq!(t.name, "t");
-    assert_eq!(t.primary_key, 1);
+    assert_eq!(t.primary_key, Some(1));
     assert_eq!(t.partitions, 8);
     assert_eq!(
         t.schema.types(),
@@ -41,7 +42,7 @@ fn create_table() {
     .unwrap() else {
         panic!()
     };
-    assert_eq!(t.primary_key, 1);
+    assert_eq!(t.primary_key, Some(1));
     let cat = catalog();
     assert_eq!(
         plan_statement("CREATE TABLE item (x INT)", &cat, &[], 2).unwrap_err(),
@@ -180,10 +181,13 @@ fn insert() {
         plan_statement("INSERT INTO Category VALUES (1, 'x')", &cat, &[], 4),
         Err(PlanError::Invalid(_))
     ));
-    assert!(matches!(
-        plan_statement("INSERT INTO Category (label) VALUES ('x')", &cat, &[], 4),
-        Err(PlanError::Invalid(_))
-    ));
+    // A NULL key is planned as written: the storage refuses it, for the whole statement.
+    let Statement::Insert { batch, .. } =
+        plan_statement("INSERT INTO Category (label) VALUES ('x')", &cat, &[], 4).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(batch.row(0), vec![Value::Null, "x".into(), Value::Null]);
     assert!(matches!(
         plan_statement("INSERT INTO Category VALUES (1, 'x', 1 + 2)", &cat, &[], 4),
         Err(PlanError::Unsupported { .. })
@@ -224,4 +228,79 @@ fn drop_table() {
             ..
         }
     ));
+}
+
+#[test]
+fn a_table_without_a_declared_key_has_none() {
+    let mut cat = Catalog::new();
+    let Statement::CreateTable(t) =
+        plan_statement("CREATE TABLE k (a BIGINT, b VARCHAR)", &cat, &[], 4).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(t.primary_key, None);
+    assert!(!t.is_indexed(0));
+    assert_eq!(t.index_name(0), None);
+    cat.add_table(t).unwrap();
+    exec_ddl(&mut cat, "CREATE INDEX k_b ON k (b)");
+    assert!(cat.table("k").unwrap().is_indexed(1));
+
+    // Duplicates and NULLs in any column are planned as they are; nothing is dropped.
+    let Statement::Insert { batch, .. } = plan_statement(
+        "INSERT INTO k VALUES (1, 'x'), (1, 'x'), (NULL, NULL), (NULL, 'y')",
+        &cat,
+        &[],
+        4,
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        batch.rows(),
+        vec![
+            vec![Value::Int(1), "x".into()],
+            vec![Value::Int(1), "x".into()],
+            vec![Value::Null, Value::Null],
+            vec![Value::Null, "y".into()],
+        ]
+    );
+
+    // Equality on the first column neither prunes partitions nor probes a key index; a
+    // secondary index is still used.
+    let q = query(&cat, "SELECT b FROM k WHERE a = 1", &[]);
+    for f in &q.fragments {
+        if let Placement::Table { pruning, .. } = &f.placement {
+            assert_eq!(pruning, &Pruning::All);
+        }
+    }
+    let text = explain(&q);
+    assert!(!text.contains("IndexScan"), "{text}");
+    let text = explain(&query(&cat, "SELECT a FROM k WHERE b = 'x'", &[]));
+    assert!(text.contains("IndexScan k"), "{text}");
+    // With a key, the same query is pruned to the key's partition.
+    let q = query(&catalog(), "SELECT label FROM Category WHERE cid = 1", &[]);
+    assert!(q.fragments.iter().any(|f| matches!(
+        &f.placement,
+        Placement::Table {
+            pruning: Pruning::Keys(_),
+            ..
+        }
+    )));
+}
+
+#[test]
+fn catalog_hands_out_row_ids_once() {
+    let mut cat = catalog();
+    let v = cat.version();
+    assert_eq!(cat.reserve_row_ids("Item", 3), 0);
+    assert_eq!(cat.reserve_row_ids("ITEM", 0), 3);
+    assert_eq!(cat.reserve_row_ids("item", 2), 3);
+    assert_eq!(cat.reserve_row_ids("Category", 5), 0);
+    assert_eq!(cat.reserve_row_ids("item", 1), 5);
+    assert_eq!(cat.version(), v, "row ids are not a schema change");
+    // A dropped and re-created table starts again (its old rows are gone).
+    cat.drop_table("Item").unwrap();
+    exec_ddl(&mut cat, "CREATE TABLE Item (id BIGINT)");
+    assert_eq!(cat.reserve_row_ids("item", 1), 0);
+    assert_eq!(cat.reserve_row_ids("Category", 1), 5);
 }
