@@ -1,10 +1,11 @@
 //! DDL and statement behaviour as a user sees it: CREATE / DROP TABLE, CREATE INDEX on loaded
 //! data, INSERT with NULLs and parameters, tables without a primary key, duplicate and NULL
-//! keys, EXPLAIN, and queries without FROM.
+//! keys, clauses weir refuses rather than ignores, EXPLAIN, and queries without FROM.
 
 mod common;
 
 use common::{assert_idle, cluster, ints};
+use weir::planner::PlanError;
 use weir::{Batch, DataType, Error, Value};
 
 fn total_rows_stored(c: &weir::Cluster) -> usize {
@@ -679,6 +680,7 @@ fn a_declared_key_refuses_duplicates_and_nulls_naming_key_and_value() {
             .unwrap_err(),
         null
     );
+    assert_eq!(c.execute("INSERT INTO t DEFAULT VALUES").unwrap_err(), null);
     // The same errors from load().
     let batch = |ids: Vec<Value>| {
         let rows: Vec<Vec<Value>> = ids.into_iter().map(|i| vec![i, "l".into()]).collect();
@@ -730,5 +732,149 @@ fn a_declared_key_refuses_duplicates_and_nulls_naming_key_and_value() {
         ints(&c.query("SELECT SUM(n) FROM s", &[]).unwrap().rows()),
         vec![vec![3]]
     );
+    assert_idle(&c);
+}
+
+#[test]
+fn replace_and_other_conflict_clauses_are_refused_not_run_as_insert() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v VARCHAR)")
+        .unwrap();
+    c.execute("CREATE TABLE k (id BIGINT, v VARCHAR)").unwrap();
+    c.execute("INSERT INTO t VALUES (1, 'old')").unwrap();
+    c.execute("INSERT INTO k VALUES (1, 'old')").unwrap();
+    for (sql, what) in [
+        (
+            "REPLACE INTO {} VALUES (1, 'new'), (2, 'two')",
+            "REPLACE INTO",
+        ),
+        (
+            "INSERT OR REPLACE INTO {} VALUES (1, 'new'), (2, 'two')",
+            "INSERT OR REPLACE",
+        ),
+        (
+            "INSERT OR IGNORE INTO {} VALUES (1, 'new'), (2, 'two')",
+            "INSERT OR IGNORE",
+        ),
+        (
+            "INSERT IGNORE INTO {} VALUES (1, 'new'), (2, 'two')",
+            "INSERT IGNORE",
+        ),
+        (
+            "INSERT INTO {} VALUES (1, 'new'), (2, 'two') ON CONFLICT DO NOTHING",
+            "ON CONFLICT",
+        ),
+        (
+            "INSERT INTO {} VALUES (1, 'new') ON DUPLICATE KEY UPDATE v = 'new'",
+            "ON DUPLICATE KEY UPDATE",
+        ),
+        ("INSERT INTO {} VALUES (2, 'two') RETURNING id", "RETURNING"),
+        (
+            "INSERT INTO {} VALUES (2, 'two'), (3, 'three') LIMIT 1",
+            "LIMIT 1 in INSERT ... VALUES",
+        ),
+    ] {
+        for table in ["t", "k"] {
+            let sql = sql.replace("{}", table);
+            match c.execute(&sql).unwrap_err() {
+                Error::Plan(PlanError::Unsupported {
+                    what: got,
+                    position,
+                }) => {
+                    assert_eq!(got, what, "{sql}");
+                    assert!(position.starts_with("line 1"), "{sql}: {position}");
+                }
+                other => panic!("{sql}: {other:?}"),
+            }
+            assert_eq!(
+                c.query(&format!("SELECT id, v FROM {table}"), &[])
+                    .unwrap()
+                    .rows(),
+                vec![vec![Value::Int(1), "old".into()]],
+                "{sql} changed the table"
+            );
+        }
+    }
+    assert_idle(&c);
+}
+
+#[test]
+fn insert_forms_that_work_and_create_table_clauses_that_are_refused() {
+    let c = cluster(2);
+    c.execute("CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR NULL, x DOUBLE)")
+        .unwrap();
+    // Column lists in any order, DEFAULT, and omitted columns.
+    c.execute("INSERT INTO t (x, id, name) VALUES (1.5, 1, 'one')")
+        .unwrap();
+    c.execute("INSERT INTO t (name, id) VALUES ('two', 2)")
+        .unwrap();
+    c.execute("INSERT INTO t VALUES (3, DEFAULT, 3)").unwrap();
+    assert_eq!(
+        sorted_rows(&c, "SELECT id, name, x FROM t"),
+        vec![
+            vec![1.into(), "one".into(), 1.5.into()],
+            vec![2.into(), "two".into(), Value::Null],
+            vec![3.into(), Value::Null, 3.0.into()],
+        ]
+    );
+    // IF NOT EXISTS on an existing table leaves it, its schema and its rows alone.
+    c.execute("CREATE TABLE IF NOT EXISTS t (other BIGINT)")
+        .unwrap();
+    let r = c.query("SELECT * FROM t", &[]).unwrap();
+    assert_eq!(r.column_names(), vec!["id", "name", "x"]);
+    assert_eq!(r.num_rows(), 3);
+    // A keyless table takes DEFAULT VALUES: a row of NULLs.
+    c.execute("CREATE TABLE k (a BIGINT, b VARCHAR)").unwrap();
+    c.execute("INSERT INTO k DEFAULT VALUES").unwrap();
+    c.execute("INSERT INTO k DEFAULT VALUES").unwrap();
+    assert_eq!(
+        sorted_rows(&c, "SELECT a, b FROM k"),
+        vec![vec![Value::Null, Value::Null]; 2]
+    );
+
+    // Clauses weir would not enforce are errors naming them, and create nothing.
+    for (sql, what) in [
+        (
+            "CREATE TABLE n (a BIGINT DEFAULT 5)",
+            "DEFAULT 5 on column 'a'",
+        ),
+        ("CREATE TABLE n (a BIGINT UNIQUE)", "UNIQUE on column 'a'"),
+        (
+            "CREATE TABLE n (a BIGINT, CHECK (a > 0))",
+            "CHECK (a > 0) in CREATE TABLE",
+        ),
+        (
+            "CREATE TABLE n (a BIGINT REFERENCES t(id))",
+            "REFERENCES t (id) on column 'a'",
+        ),
+        (
+            "CREATE TABLE n (a BIGINT NOT NULL, b BIGINT)",
+            "NOT NULL on column 'a' (only the primary key is never NULL)",
+        ),
+        (
+            "CREATE TABLE n (a BIGINT) PARTITION BY (a)",
+            "PARTITION BY (a) in CREATE TABLE",
+        ),
+        (
+            "CREATE TEMPORARY TABLE n (a BIGINT)",
+            "TEMPORARY in CREATE TABLE",
+        ),
+        (
+            "CREATE UNIQUE INDEX n_idx ON t (name)",
+            "CREATE UNIQUE INDEX",
+        ),
+    ] {
+        match c.execute(sql).unwrap_err() {
+            Error::Plan(PlanError::Unsupported { what: got, .. }) => {
+                assert_eq!(got, what, "{sql}")
+            }
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+    assert!(c.tables().iter().all(|t| t.name != "n"));
+    let plan = c
+        .explain("SELECT id FROM t WHERE name = 'one'", &[])
+        .unwrap();
+    assert!(!plan.contains("IndexScan"), "{plan}");
     assert_idle(&c);
 }
