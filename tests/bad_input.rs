@@ -39,8 +39,15 @@ fn bad_statements_get_clear_errors() {
     assert!(e.to_lowercase().contains("type"), "{e}");
 
     let err = c.execute("INSERT INTO t VALUES (1, 'dup', 0)").unwrap_err();
-    assert!(matches!(err, Error::Invalid(_)), "{err}");
-    assert!(err.to_string().contains('1'), "{err}");
+    assert_eq!(
+        err,
+        Error::DuplicateKey {
+            table: "t".into(),
+            column: "id".into(),
+            value: Value::Int(1)
+        }
+    );
+    assert_eq!(err.to_string(), "duplicate primary key id = 1 in table t");
     let err = c
         .execute("CREATE TABLE t (id BIGINT PRIMARY KEY)")
         .unwrap_err();

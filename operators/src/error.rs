@@ -1,5 +1,6 @@
 //! Errors raised by kernels and expression evaluation.
 
+use crate::value::Value;
 use thiserror::Error;
 
 /// Result alias for this crate.
@@ -31,6 +32,21 @@ pub enum Error {
     /// The operation was stopped from outside (cancel, kill).
     #[error("cancelled: {0}")]
     Cancelled(String),
+    /// A row's primary key equals the key of a stored row, or of another row of the same
+    /// insert.
+    #[error("duplicate primary key {column} = {}", .value.to_sql())]
+    DuplicateKey {
+        /// The primary-key column.
+        column: String,
+        /// The key value.
+        value: Value,
+    },
+    /// A row's primary key is NULL.
+    #[error("primary key {column} cannot be NULL")]
+    NullKey {
+        /// The primary-key column.
+        column: String,
+    },
     /// Anything else that is a bug in the plan (wrong column index, wrong arity).
     #[error("internal error: {0}")]
     Internal(String),

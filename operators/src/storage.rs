@@ -1,5 +1,6 @@
 //! In-memory partition storage: the rows of one table partition as immutable columnar chunks,
-//! a primary-key index and ordered secondary indexes, plus the partition function.
+//! a primary-key index (tables that declare a key) and ordered secondary indexes, plus the
+//! partition function and [`assign_partitions`], which places the rows of a load.
 //!
 //! Rows live in `Arc<Batch>` chunks of at most [`DEFAULT_BATCH_SIZE`] rows; every chunk but the
 //! last is full, so row id `r` is row `r % DEFAULT_BATCH_SIZE` of chunk
@@ -100,6 +101,47 @@ pub fn partition_rows(col: &Column, partitions: u32, out: &mut Vec<u32>) {
             }
         }
     }
+}
+
+/// The partition of every row of `batch`, into `out` (cleared first).
+///
+/// A table with a primary key (`primary_key` is its column) places each row by its key, as
+/// [`partition_rows`] does. A table without one gives its rows hidden row ids, handed out
+/// consecutively and never reused (as SQLite's rowid): row `i` of this batch has row id
+/// `first_row_id + i` and goes to [`partition_of`]`(Value::Int(first_row_id + i))`, so rows
+/// that are equal in every column are all kept and spread over the partitions.
+///
+/// Fails with [`Error::Internal`] when `primary_key` is not a column of `batch`.
+pub fn assign_partitions(
+    batch: &Batch,
+    primary_key: Option<usize>,
+    first_row_id: u64,
+    partitions: u32,
+    out: &mut Vec<u32>,
+) -> Result<()> {
+    match primary_key {
+        Some(k) => {
+            let Some(col) = batch.columns().get(k) else {
+                return Err(Error::Internal(format!(
+                    "primary key column #{k} out of range for a batch of {} columns",
+                    batch.num_columns()
+                )));
+            };
+            partition_rows(col, partitions, out);
+        }
+        None => {
+            out.clear();
+            let n = batch.num_rows() as u64;
+            if partitions <= 1 {
+                out.resize(n as usize, 0);
+            } else {
+                let p = partitions as u64;
+                // As `partition_of(&Value::Int(id as i64))`: the same bits go to `mix64`.
+                out.extend((0..n).map(|i| (mix64(first_row_id.wrapping_add(i)) % p) as u32));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An index key: one non-NULL value of an indexed column, totally ordered.
@@ -270,10 +312,12 @@ fn range_bound(
 pub struct PartitionData {
     schema: Schema,
     types: Vec<DataType>,
-    primary_key: usize,
+    /// The primary-key column; `None` for a table without a declared key, whose rows are
+    /// all kept (no uniqueness check, no key index).
+    primary_key: Option<usize>,
     chunks: Vec<Arc<Batch>>,
     num_rows: usize,
-    /// Primary key → row id.
+    /// Primary key → row id (empty without a primary key).
     pk_index: HashMap<IdxKey, u32>,
     /// Secondary indexes: column → ordered (key, row id) pairs.
     secondary: Vec<(usize, BTreeSet<(IdxKey, u32)>)>,
@@ -282,9 +326,10 @@ pub struct PartitionData {
 }
 
 impl PartitionData {
-    /// An empty partition for a table with `schema`, primary key column `primary_key`, and
+    /// An empty partition for a table with `schema`, primary key column `primary_key` (`None`:
+    /// the table has no key and keeps every row, duplicates and NULLs included), and
     /// secondary indexes on `indexed` columns.
-    pub fn new(schema: Schema, primary_key: usize, indexed: &[usize]) -> Self {
+    pub fn new(schema: Schema, primary_key: Option<usize>, indexed: &[usize]) -> Self {
         let types = schema.types();
         let mut p = PartitionData {
             schema,
@@ -307,14 +352,10 @@ impl PartitionData {
         &self.schema
     }
 
-    fn pk_name(&self) -> &str {
-        self.schema
-            .fields
-            .get(self.primary_key)
-            .map_or("?", |f| f.name.as_str())
-    }
-
-    /// Checks that `batch` could be inserted (types, non-NULL unique keys) without changing anything.
+    /// Checks that `batch` could be inserted without changing anything: the column count and
+    /// types, the row limit and, when the table has a primary key, that no key is NULL
+    /// ([`Error::NullKey`]) and none is already stored or repeated within `batch`
+    /// ([`Error::DuplicateKey`], naming the key column and the first duplicate value).
     pub fn check_insert(&self, batch: &Batch) -> Result<()> {
         if batch.num_columns() != self.types.len() {
             return Err(Error::Type(format!(
@@ -332,31 +373,31 @@ impl PartitionData {
                 )));
             }
         }
-        if self.primary_key >= self.types.len() {
-            return Err(Error::Internal("primary key column out of range".into()));
-        }
         if batch.num_rows() as u64 + self.num_rows as u64 > u32::MAX as u64 {
             return Err(Error::Memory("partition row limit reached".into()));
         }
-        let pk = batch.column(self.primary_key);
+        let Some(key) = self.primary_key else {
+            return Ok(());
+        };
+        let (Some(pk), Some(field)) = (batch.columns().get(key), self.schema.fields.get(key))
+        else {
+            return Err(Error::Internal("primary key column out of range".into()));
+        };
         if pk.null_count() > 0 {
-            return Err(Error::Type(format!(
-                "primary key column {} cannot be NULL",
-                self.pk_name()
-            )));
+            return Err(Error::NullKey {
+                column: field.name.clone(),
+            });
         }
-        let dup = |v: &dyn std::fmt::Display| {
-            Error::Type(format!(
-                "duplicate primary key: {} = {v} already exists",
-                self.pk_name()
-            ))
+        let dup = |value: Value| Error::DuplicateKey {
+            column: field.name.clone(),
+            value,
         };
         match &pk.data {
             ColumnData::Int64(v) => {
                 let mut seen: HashSet<i64> = HashSet::with_capacity(v.len());
                 for &x in v {
                     if !seen.insert(x) || self.pk_index.contains_key(&IdxKey::Int(x)) {
-                        return Err(dup(&x));
+                        return Err(dup(Value::Int(x)));
                     }
                 }
             }
@@ -367,11 +408,7 @@ impl PartitionData {
                         continue;
                     };
                     if self.pk_index.contains_key(&k) || !seen.insert(k) {
-                        let shown = match pk.value(i) {
-                            Value::Str(s) => format!("'{s}'"),
-                            v => v.to_string(),
-                        };
-                        return Err(dup(&shown));
+                        return Err(dup(pk.value(i)));
                     }
                 }
             }
@@ -388,12 +425,14 @@ impl PartitionData {
         }
         // Index the new rows.
         let base = self.num_rows as u32;
-        let pk = batch.column(self.primary_key);
-        self.pk_index.reserve(n);
-        for i in 0..n {
-            if let Some(k) = key_at(pk, i) {
-                self.key_bytes += k.heap_size();
-                self.pk_index.insert(k, base + i as u32);
+        if let Some(key) = self.primary_key {
+            let pk = batch.column(key);
+            self.pk_index.reserve(n);
+            for i in 0..n {
+                if let Some(k) = key_at(pk, i) {
+                    self.key_bytes += k.heap_size();
+                    self.pk_index.insert(k, base + i as u32);
+                }
             }
         }
         for (c, index) in &mut self.secondary {
@@ -450,9 +489,10 @@ impl PartitionData {
         self.secondary.push((column, index));
     }
 
-    /// Whether `column` can be probed by [`PartitionData::index_lookup`].
+    /// Whether `column` can be probed by [`PartitionData::index_lookup`]: it is the primary
+    /// key or has a secondary index.
     pub fn has_index(&self, column: usize) -> bool {
-        column == self.primary_key || self.secondary.iter().any(|(c, _)| *c == column)
+        self.primary_key == Some(column) || self.secondary.iter().any(|(c, _)| *c == column)
     }
 
     /// Number of rows.
@@ -497,7 +537,8 @@ impl PartitionData {
             .iter()
             .find(|(c, _)| *c == column)
             .map(|(_, s)| s);
-        if column != self.primary_key && secondary.is_none() {
+        let is_pk = self.primary_key == Some(column);
+        if !is_pk && secondary.is_none() {
             return Err(Error::Internal(format!(
                 "column {} has no index",
                 self.schema.fields[column].name
@@ -508,7 +549,7 @@ impl PartitionData {
             let Probe::Key(k) = eq_probe(v, dt)? else {
                 return Ok(());
             };
-            if column == self.primary_key {
+            if is_pk {
                 rows.extend(self.pk_index.get(&k).copied());
             } else if let Some(idx) = secondary {
                 rows.extend(idx.range((k.clone(), 0)..=(k, u32::MAX)).map(|(_, r)| *r));
@@ -670,7 +711,7 @@ mod tests {
             Field::new("name", DataType::Utf8),
             Field::new("score", DataType::Float64),
         ]);
-        PartitionData::new(schema, 0, &[2])
+        PartitionData::new(schema, Some(0), &[2])
     }
 
     fn rows(range: std::ops::Range<i64>) -> Batch {
@@ -750,10 +791,14 @@ mod tests {
         let mut t = table();
         t.insert(&rows(0..10)).unwrap();
         let err = t.insert(&rows(5..20)).unwrap_err();
-        assert!(
-            matches!(&err, Error::Type(m) if m.contains("id = 5")),
-            "{err}"
+        assert_eq!(
+            err,
+            Error::DuplicateKey {
+                column: "id".into(),
+                value: Value::Int(5)
+            }
         );
+        assert_eq!(err.to_string(), "duplicate primary key id = 5");
         assert_eq!(t.num_rows(), 10);
         let mut b = rows(20..22).rows();
         b[1][0] = Value::Int(20);
@@ -761,7 +806,12 @@ mod tests {
         assert!(t.check_insert(&dup).is_err());
         b[1][0] = Value::Null;
         let null = Batch::from_rows(&t.types.clone(), &b).unwrap();
-        assert!(t.insert(&null).is_err());
+        assert_eq!(
+            t.insert(&null).unwrap_err(),
+            Error::NullKey {
+                column: "id".into()
+            }
+        );
         let wrong = Batch::try_new(vec![
             Column::from_i64(vec![100]),
             Column::from_strs(&["x"]),
@@ -772,7 +822,7 @@ mod tests {
         assert_eq!(t.num_rows(), 10);
 
         let schema = Schema::new(vec![Field::new("k", DataType::Utf8)]);
-        let mut s = PartitionData::new(schema, 0, &[]);
+        let mut s = PartitionData::new(schema, Some(0), &[]);
         s.insert(&Batch::try_new(vec![Column::from_strs(&["a", "b"])]).unwrap())
             .unwrap();
         let err = s

@@ -65,6 +65,15 @@ impl Value {
         }
     }
 
+    /// The value as a SQL literal, as it would be written in a statement: strings in single
+    /// quotes (inner quotes doubled), `NULL`, numbers and booleans as they display.
+    pub fn to_sql(&self) -> String {
+        match self {
+            Value::Str(s) => format!("'{}'", s.replace('\'', "''")),
+            v => v.to_string(),
+        }
+    }
+
     /// SQL ordering for sorting: NULLs compare equal to each other and less than anything else;
     /// integers and floats compare numerically; floats use a total order.
     pub fn sort_cmp(&self, other: &Value) -> Ordering {

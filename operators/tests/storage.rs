@@ -1,12 +1,13 @@
-//! Storage tests: inserts (all-or-nothing, duplicate and NULL keys), chunking, and index
-//! lookups compared against filtering every stored row.
+//! Storage tests: inserts (all-or-nothing, duplicate and NULL keys), tables without a key,
+//! partition assignment, chunking, and index lookups compared against filtering every stored
+//! row.
 
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use weir_operators::kernels::{ExecContext, ScanSource};
 use weir_operators::plan::IndexLookup;
-use weir_operators::storage::PartitionData;
-use weir_operators::{Batch, DataType, Expr, Field, Schema, Value, DEFAULT_BATCH_SIZE};
+use weir_operators::storage::{assign_partitions, partition_of, partition_rows, PartitionData};
+use weir_operators::{Batch, DataType, Error, Expr, Field, Schema, Value, DEFAULT_BATCH_SIZE};
 
 fn schema() -> Schema {
     Schema::new(vec![
@@ -57,7 +58,7 @@ proptest! {
         lo in proptest::option::of((-10i32..40, any::<bool>())),
         hi in proptest::option::of((-10i32..40, any::<bool>())),
     ) {
-        let mut p = PartitionData::new(schema(), 0, &[1]);
+        let mut p = PartitionData::new(schema(), Some(0), &[1]);
         let mut present = BTreeSet::new();
         for ids in &inserts {
             let b = batch(ids);
@@ -127,7 +128,7 @@ proptest! {
 
 #[test]
 fn secondary_index_on_strings_and_params() {
-    let mut p = PartitionData::new(schema(), 0, &[]);
+    let mut p = PartitionData::new(schema(), Some(0), &[]);
     p.insert(&batch(&(0..5000).collect::<Vec<_>>())).unwrap();
     p.add_index(2);
     let got = p
@@ -142,4 +143,121 @@ fn secondary_index_on_strings_and_params() {
     assert_eq!(none.num_columns(), 3);
     let err = p.insert(&batch(&[4999])).unwrap_err();
     assert!(err.to_string().contains("4999"), "{err}");
+}
+
+#[test]
+fn duplicate_and_null_keys_are_typed_errors_naming_column_and_value() {
+    let mut p = PartitionData::new(schema(), Some(0), &[1]);
+    p.insert(&batch(&[1, 2, 3])).unwrap();
+    let before = all_rows(&p);
+    // Against a stored row, and within one batch: nothing of the batch goes in.
+    for ids in [&[4, 5, 3][..], &[7, 8, 7, 9]] {
+        let err = p.insert(&batch(ids)).unwrap_err();
+        let dup = if ids[0] == 4 { 3 } else { 7 };
+        assert_eq!(
+            err,
+            Error::DuplicateKey {
+                column: "id".into(),
+                value: Value::Int(dup)
+            }
+        );
+        assert_eq!(err.to_string(), format!("duplicate primary key id = {dup}"));
+        assert_eq!(all_rows(&p), before);
+    }
+    let mut rows = batch(&[10, 11]).rows();
+    rows[1][0] = Value::Null;
+    let null = Batch::from_rows(&schema().types(), &rows).unwrap();
+    let err = p.insert(&null).unwrap_err();
+    assert_eq!(
+        err,
+        Error::NullKey {
+            column: "id".into()
+        }
+    );
+    assert_eq!(err.to_string(), "primary key id cannot be NULL");
+    assert_eq!(all_rows(&p), before);
+    // A string key is shown as a quoted literal.
+    let mut s = PartitionData::new(schema(), Some(2), &[]);
+    s.insert(&batch(&[1])).unwrap();
+    let err = s.insert(&batch(&[6])).unwrap_err();
+    assert_eq!(err.to_string(), "duplicate primary key s = 's1'");
+    assert_eq!(s.num_rows(), 1);
+}
+
+#[test]
+fn a_table_without_a_key_keeps_every_row() {
+    let mut p = PartitionData::new(schema(), None, &[2]);
+    // Repeated ids, repeated whole rows and NULLs in every column.
+    let mut rows = batch(&[1, 1, 2, 1]).rows();
+    rows.push(vec![Value::Null, Value::Null, Value::Null]);
+    rows.push(vec![Value::Null, Value::Null, Value::Null]);
+    let b = Batch::from_rows(&schema().types(), &rows).unwrap();
+    p.check_insert(&b).unwrap();
+    p.insert(&b).unwrap();
+    p.insert(&b).unwrap();
+    assert_eq!(p.num_rows(), 12);
+    let mut want = rows.clone();
+    want.extend(rows.clone());
+    assert_eq!(sorted(all_rows(&p)), sorted(want));
+    // No key index; the secondary index finds every copy.
+    assert!(!p.has_index(0));
+    assert!(p.has_index(2));
+    assert!(p
+        .index_lookup(0, &IndexLookup::Eq(Expr::lit(1)), &[])
+        .is_err());
+    let got = p
+        .index_lookup(2, &IndexLookup::Eq(Expr::lit("s1")), &[])
+        .unwrap();
+    assert_eq!(got.num_rows(), 6);
+    assert!(got.rows().iter().all(|r| r[0] == Value::Int(1)));
+    // Types are still checked.
+    let wrong = Batch::from_rows(
+        &[DataType::Utf8, DataType::Float64, DataType::Utf8],
+        &[vec!["x".into(), Value::Null, Value::Null]],
+    )
+    .unwrap();
+    assert!(matches!(p.insert(&wrong), Err(Error::Type(_))));
+    assert_eq!(p.num_rows(), 12);
+}
+
+#[test]
+fn rows_are_placed_by_key_or_by_hidden_row_id() {
+    let b = batch(&[5, 5, 9, 12, 5, 40]);
+    let mut out = vec![99];
+    // With a key: by the key column, exactly as partition_rows.
+    assign_partitions(&b, Some(0), 1000, 16, &mut out).unwrap();
+    let mut by_key = Vec::new();
+    partition_rows(b.column(0), 16, &mut by_key);
+    assert_eq!(out, by_key);
+    assert_eq!(out[0], out[1]);
+    // Without: row i by the row id first_row_id + i, whatever the values.
+    assign_partitions(&b, None, 1000, 16, &mut out).unwrap();
+    let want: Vec<u32> = (0..6)
+        .map(|i| partition_of(&Value::Int(1000 + i), 16))
+        .collect();
+    assert_eq!(out, want);
+    // Consecutive loads continue the ids, so 1000 equal rows spread over the partitions.
+    let same = batch(&[7; 500]);
+    let mut all = Vec::new();
+    assign_partitions(&same, None, 0, 8, &mut out).unwrap();
+    all.extend(out.iter().copied());
+    assign_partitions(&same, None, 500, 8, &mut out).unwrap();
+    all.extend(out.iter().copied());
+    let mut whole = Vec::new();
+    assign_partitions(&batch(&[7; 1000]), None, 0, 8, &mut whole).unwrap();
+    assert_eq!(all, whole);
+    let mut counts = [0; 8];
+    for &p in &all {
+        counts[p as usize] += 1;
+    }
+    assert!(counts.iter().all(|&c| c > 80), "{counts:?}");
+    // One partition, an empty batch, and a key column that does not exist.
+    assign_partitions(&b, None, 3, 1, &mut out).unwrap();
+    assert_eq!(out, vec![0; 6]);
+    assign_partitions(&batch(&[]), None, 3, 8, &mut out).unwrap();
+    assert!(out.is_empty());
+    assert!(matches!(
+        assign_partitions(&b, Some(3), 0, 8, &mut out),
+        Err(Error::Internal(_))
+    ));
 }

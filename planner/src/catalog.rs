@@ -13,8 +13,10 @@ pub struct TableDef {
     pub name: String,
     /// Columns, in order.
     pub schema: Schema,
-    /// Position of the primary-key column (rows are hash-partitioned on it).
-    pub primary_key: usize,
+    /// Position of the declared primary-key column: rows are hash-partitioned on it, and a
+    /// duplicate or NULL key is refused. `None` when the table declares no key: every row is
+    /// kept, and rows are placed by a hidden row id (see [`Catalog::reserve_row_ids`]).
+    pub primary_key: Option<usize>,
     /// Secondary indexes.
     pub indexes: Vec<IndexDef>,
     /// Number of hash partitions.
@@ -24,14 +26,14 @@ pub struct TableDef {
 impl TableDef {
     /// Whether `column` can be probed by an index: the primary key or a secondary index.
     pub fn is_indexed(&self, column: usize) -> bool {
-        column == self.primary_key || self.indexes.iter().any(|i| i.column == column)
+        self.primary_key == Some(column) || self.indexes.iter().any(|i| i.column == column)
     }
 
     /// Name of the index on `column` (`"PRIMARY KEY"` for the key column), if any.
     pub fn index_name(&self, column: usize) -> Option<&str> {
         if let Some(i) = self.indexes.iter().find(|i| i.column == column) {
             Some(&i.name)
-        } else if column == self.primary_key {
+        } else if self.primary_key == Some(column) {
             Some("PRIMARY KEY")
         } else {
             None
@@ -49,11 +51,13 @@ pub struct IndexDef {
 }
 
 /// All tables, by lowercase name. Every schema change bumps [`Catalog::version`], which keys
-/// the plan cache; row-count hints do not.
+/// the plan cache; row-count hints and row ids do not.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     tables: BTreeMap<String, TableDef>,
     row_counts: BTreeMap<String, u64>,
+    /// The next hidden row id of each table.
+    next_row_ids: BTreeMap<String, u64>,
     version: u64,
 }
 
@@ -89,10 +93,10 @@ impl Catalog {
             }
             return Err(PlanError::TableExists(t.name));
         }
-        if t.primary_key >= t.schema.len() {
+        if let Some(pk) = t.primary_key.filter(|&pk| pk >= t.schema.len()) {
             return Err(PlanError::Invalid(format!(
-                "primary key column {} out of range for table '{}'",
-                t.primary_key, t.name
+                "primary key column {pk} out of range for table '{}'",
+                t.name
             )));
         }
         self.tables.insert(key, t);
@@ -108,6 +112,7 @@ impl Catalog {
             .remove(&key)
             .ok_or_else(|| PlanError::UnknownTable(name.to_string()))?;
         self.row_counts.remove(&key);
+        self.next_row_ids.remove(&key);
         self.version += 1;
         Ok(t)
     }
@@ -152,5 +157,16 @@ impl Catalog {
             .get(&table.to_lowercase())
             .copied()
             .unwrap_or(0)
+    }
+
+    /// Hands out `n` consecutive hidden row ids for rows about to be stored in `table` and
+    /// returns the first. Ids are never handed out twice for a table (not even when the rows
+    /// that got them were refused), until the table is dropped; they place the rows of a
+    /// table without a primary key on partitions. Does not bump the version.
+    pub fn reserve_row_ids(&mut self, table: &str, n: u64) -> u64 {
+        let next = self.next_row_ids.entry(table.to_lowercase()).or_insert(0);
+        let first = *next;
+        *next = next.saturating_add(n);
+        first
     }
 }

@@ -6,6 +6,9 @@ use crate::catalog::{Catalog, TableDef};
 use crate::error::PlanError;
 use crate::statement::Statement;
 use sqlparser::ast::{self as sql, Spanned};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Span;
 use weir_operators::{Batch, Field, Schema, Value};
 
 fn object_name(n: &sql::ObjectName) -> Result<String, PlanError> {
@@ -32,7 +35,111 @@ fn index_column(c: &sql::IndexColumn, schema: &Schema, table: &str) -> Result<us
     }
 }
 
-/// `CREATE TABLE`. Without a declared primary key, the first column is the key.
+/// The words of `actual` that are not in `template`, where `actual` is `template` with
+/// clauses added: each run of added words, the runs separated by `, ` (a word-level longest
+/// common subsequence). `None` when the two are equal.
+fn added_words(actual: &str, template: &str) -> Option<String> {
+    /// Beyond this many word pairs, the added words are reported as one run.
+    const MAX_PAIRS: usize = 1 << 16;
+    if actual == template {
+        return None;
+    }
+    let a: Vec<&str> = actual.split_whitespace().collect();
+    let t: Vec<&str> = template.split_whitespace().collect();
+    // Common leading and trailing words are in a longest common subsequence.
+    let lead = a.iter().zip(&t).take_while(|(x, y)| x == y).count();
+    let trail = a[lead..]
+        .iter()
+        .rev()
+        .zip(t[lead..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (a, t) = (&a[lead..a.len() - trail], &t[lead..t.len() - trail]);
+    if t.is_empty() || a.len().saturating_mul(t.len()) > MAX_PAIRS {
+        return Some(if a.is_empty() {
+            actual.to_string()
+        } else {
+            a.join(" ")
+        });
+    }
+    // lcs[i][j]: longest common subsequence of a[i..] and t[j..].
+    let mut lcs = vec![vec![0usize; t.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..t.len()).rev() {
+            lcs[i][j] = if a[i] == t[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut runs: Vec<Vec<&str>> = Vec::new();
+    let mut in_run = false;
+    while i < a.len() {
+        if j < t.len() && a[i] == t[j] {
+            i += 1;
+            j += 1;
+            in_run = false;
+        } else if j < t.len() && lcs[i][j + 1] >= lcs[i + 1][j] {
+            j += 1;
+        } else {
+            if !in_run {
+                runs.push(Vec::new());
+                in_run = true;
+            }
+            if let Some(r) = runs.last_mut() {
+                r.push(a[i]);
+            }
+            i += 1;
+        }
+    }
+    let added: Vec<String> = runs.iter().map(|r| r.join(" ")).collect();
+    Some(if added.is_empty() {
+        actual.to_string()
+    } else {
+        added.join(", ")
+    })
+}
+
+/// The clauses of a `CREATE TABLE` beyond its name, columns, constraints and `IF NOT EXISTS`
+/// (e.g. `TEMPORARY`, `ENGINE=InnoDB`, `PARTITION BY (a)`, `WITHOUT ROWID`), as written, or
+/// `None`. Found by rendering the statement without the supported parts next to a plain
+/// `CREATE TABLE`, so no clause the parser accepts can be silently dropped.
+fn unsupported_table_clauses(ct: &sql::CreateTable) -> Option<String> {
+    let plain = Parser::parse_sql(&GenericDialect {}, "CREATE TABLE t (a INT)")
+        .ok()
+        .and_then(|mut v| v.pop());
+    let Some(sql::Statement::CreateTable(plain)) = plain else {
+        return Some(ct.to_string());
+    };
+    let render = |c: &sql::CreateTable| {
+        sql::CreateTable {
+            name: plain.name.clone(),
+            columns: plain.columns.clone(),
+            constraints: Vec::new(),
+            if_not_exists: false,
+            ..c.clone()
+        }
+        .to_string()
+    };
+    added_words(&render(ct), &render(&plain))
+}
+
+/// A column-level or table-level `PRIMARY KEY` with nothing weir would ignore (index names,
+/// types or options, `INCLUDE`, `DEFERRABLE`, ...). The constraint's name is allowed.
+fn plain_primary_key(pk: &sql::PrimaryKeyConstraint) -> bool {
+    pk.index_name.is_none()
+        && pk.index_type.is_none()
+        && pk.include.is_empty()
+        && pk.index_options.is_empty()
+        && pk.characteristics.is_none()
+}
+
+/// `CREATE TABLE`. A table without a declared primary key has none: it keeps every row and
+/// places rows by a hidden row id. Every clause, column option or constraint weir does not
+/// enforce is an error naming it (`NOT NULL` is accepted only on the primary key, which is
+/// never NULL anyway), so nothing written in the statement is silently ignored.
 pub(crate) fn create_table(
     ct: &sql::CreateTable,
     catalog: &Catalog,
@@ -42,17 +149,21 @@ pub(crate) fn create_table(
     if ct.query.is_some() {
         return Err(unsupported("CREATE TABLE ... AS SELECT", ct.name.span()));
     }
-    if let Some(existing) = catalog.table(&name) {
-        if ct.if_not_exists {
-            return Ok(Statement::CreateTable(existing.clone()));
-        }
-        return Err(PlanError::TableExists(name));
+    if let Some(clauses) = unsupported_table_clauses(ct) {
+        return Err(unsupported(
+            format!("{clauses} in CREATE TABLE"),
+            ct.name.span(),
+        ));
     }
     if ct.columns.is_empty() {
         return Err(PlanError::Invalid(format!("table '{name}' has no columns")));
     }
+    let more_than_one_key =
+        || PlanError::Invalid(format!("table '{name}' has more than one primary key"));
     let mut fields: Vec<Field> = Vec::new();
     let mut pk: Option<usize> = None;
+    // Columns declared NOT NULL, with where it was written.
+    let mut not_null: Vec<(usize, Span)> = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         if fields
             .iter()
@@ -67,41 +178,59 @@ pub(crate) fn create_table(
         fields.push(Field::new(c.name.value.clone(), t));
         for o in &c.options {
             match &o.option {
-                sql::ColumnOption::PrimaryKey(_) => {
+                sql::ColumnOption::PrimaryKey(p) if plain_primary_key(p) => {
                     if pk.is_some() {
-                        return Err(PlanError::Invalid(format!(
-                            "table '{name}' has more than one primary key"
-                        )));
+                        return Err(more_than_one_key());
                     }
                     pk = Some(i);
                 }
-                sql::ColumnOption::Null | sql::ColumnOption::NotNull => {}
-                sql::ColumnOption::Unique(_) => {}
-                _ => return Err(unsupported("column option", o.span())),
+                // Every column is nullable.
+                sql::ColumnOption::Null => {}
+                sql::ColumnOption::NotNull => not_null.push((i, c.name.span)),
+                _ => {
+                    return Err(unsupported(
+                        format!("{} on column '{}'", o.option, c.name.value),
+                        c.name.span,
+                    ))
+                }
             }
         }
     }
     let schema = Schema::new(fields);
     for c in &ct.constraints {
         match c {
-            sql::TableConstraint::PrimaryKey(p) => {
+            sql::TableConstraint::PrimaryKey(p) if plain_primary_key(p) => {
                 if pk.is_some() {
-                    return Err(PlanError::Invalid(format!(
-                        "table '{name}' has more than one primary key"
-                    )));
+                    return Err(more_than_one_key());
                 }
                 let [col] = p.columns.as_slice() else {
                     return Err(unsupported("composite primary keys", c.span()));
                 };
                 pk = Some(index_column(col, &schema, &name)?);
             }
-            _ => return Err(unsupported("table constraint", c.span())),
+            _ => return Err(unsupported(format!("{c} in CREATE TABLE"), c.span())),
         }
+    }
+    if let Some(&(i, span)) = not_null.iter().find(|(i, _)| Some(*i) != pk) {
+        return Err(unsupported(
+            format!(
+                "NOT NULL on column '{}' (only the primary key is never NULL)",
+                schema.fields[i].name
+            ),
+            span,
+        ));
+    }
+    // Only now, so that IF NOT EXISTS does not hide an unsupported clause.
+    if let Some(existing) = catalog.table(&name) {
+        if ct.if_not_exists {
+            return Ok(Statement::CreateTable(existing.clone()));
+        }
+        return Err(PlanError::TableExists(name));
     }
     Ok(Statement::CreateTable(TableDef {
         name,
         schema,
-        primary_key: pk.unwrap_or(0),
+        primary_key: pk,
         indexes: Vec::new(),
         partitions: partitions.max(1),
     }))
@@ -118,6 +247,10 @@ pub(crate) fn create_index(
         .ok_or_else(|| PlanError::UnknownTable(tname.clone()))?;
     if ci.predicate.is_some() {
         return Err(unsupported("partial indexes", ci.table_name.span()));
+    }
+    if ci.unique {
+        // An ordered index that would not refuse duplicates.
+        return Err(unsupported("CREATE UNIQUE INDEX", ci.table_name.span()));
     }
     let [col] = ci.columns.as_slice() else {
         return Err(unsupported("multi-column indexes", ci.table_name.span()));
@@ -148,7 +281,105 @@ pub(crate) fn create_index(
     })
 }
 
-/// `INSERT INTO t [(cols)] VALUES (...), ...`.
+/// The first clause of an `INSERT` that weir would otherwise ignore, named as written.
+/// Conflict clauses (`REPLACE INTO`, `INSERT OR REPLACE`, `INSERT OR IGNORE`,
+/// `INSERT IGNORE`, `ON CONFLICT`, `ON DUPLICATE KEY UPDATE`) are refused rather than run as
+/// a plain INSERT: a duplicate key fails the statement instead.
+fn unsupported_insert_clause(ins: &sql::Insert) -> Option<String> {
+    if ins.replace_into {
+        return Some("REPLACE INTO".into());
+    }
+    if let Some(or) = &ins.or {
+        return Some(format!("INSERT {or}"));
+    }
+    if ins.ignore {
+        return Some("INSERT IGNORE".into());
+    }
+    if let Some(on) = &ins.on {
+        return Some(match on {
+            sql::OnInsert::OnConflict(_) => "ON CONFLICT".into(),
+            sql::OnInsert::DuplicateKeyUpdate(_) => "ON DUPLICATE KEY UPDATE".into(),
+            other => other.to_string(),
+        });
+    }
+    if ins.returning.is_some() {
+        return Some("RETURNING".into());
+    }
+    if ins.output.is_some() {
+        return Some("OUTPUT".into());
+    }
+    if ins.overwrite {
+        return Some("INSERT OVERWRITE".into());
+    }
+    if ins.partitioned.is_some() || !ins.after_columns.is_empty() {
+        return Some("INSERT ... PARTITION".into());
+    }
+    if ins.by_name {
+        return Some("INSERT ... BY NAME".into());
+    }
+    if !ins.assignments.is_empty() {
+        return Some("INSERT ... SET".into());
+    }
+    if let Some(o) = &ins.overriding {
+        return Some(o.to_string());
+    }
+    if let Some(p) = &ins.priority {
+        return Some(format!("INSERT {p}"));
+    }
+    if ins.insert_alias.is_some() {
+        return Some("a row alias after VALUES".into());
+    }
+    if ins.settings.is_some() {
+        return Some("INSERT ... SETTINGS".into());
+    }
+    if ins.format_clause.is_some() {
+        return Some("INSERT ... FORMAT".into());
+    }
+    if ins.multi_table_insert_type.is_some()
+        || !ins.multi_table_into_clauses.is_empty()
+        || !ins.multi_table_when_clauses.is_empty()
+        || ins.multi_table_else_clause.is_some()
+    {
+        return Some("multi-table INSERT".into());
+    }
+    // Anything else the parser accepts (a clause added in a later sqlparser): render the
+    // statement without the supported parts next to a plain INSERT.
+    let plain = Parser::parse_sql(&GenericDialect {}, "INSERT INTO t VALUES (1)")
+        .ok()
+        .and_then(|mut v| v.pop());
+    let Some(sql::Statement::Insert(plain)) = plain else {
+        return Some(ins.to_string());
+    };
+    let render = |i: &sql::Insert| {
+        sql::Insert {
+            optimizer_hints: Vec::new(),
+            into: true,
+            table: plain.table.clone(),
+            table_alias: None,
+            columns: Vec::new(),
+            has_table_keyword: false,
+            source: plain.source.clone(),
+            ..i.clone()
+        }
+        .to_string()
+    };
+    added_words(&render(ins), &render(&plain))
+}
+
+/// Whether `e` is the keyword `DEFAULT` in a VALUES row.
+fn is_default(e: &sql::Expr) -> bool {
+    match e {
+        sql::Expr::Identifier(id) => {
+            id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT")
+        }
+        _ => false,
+    }
+}
+
+/// `INSERT INTO t [(cols)] VALUES (...), ...` and `INSERT INTO t DEFAULT VALUES`. Columns may
+/// be listed in any order; omitted columns, and `DEFAULT` in a row, are NULL (no column has
+/// another default). The rows are only evaluated and type-checked here: the storage refuses a
+/// NULL or duplicate primary key, for the whole statement.
 pub(crate) fn insert(
     ins: &sql::Insert,
     catalog: &Catalog,
@@ -163,12 +394,12 @@ pub(crate) fn insert(
             ))
         }
     };
+    if let Some(clause) = unsupported_insert_clause(ins) {
+        return Err(unsupported(clause, ins.insert_token.0.span));
+    }
     let t = catalog
         .table(&tname)
         .ok_or_else(|| PlanError::UnknownTable(tname.clone()))?;
-    if ins.on.is_some() || ins.returning.is_some() || ins.or.is_some() || ins.ignore {
-        return Err(unsupported("INSERT clauses", ins.insert_token.0.span));
-    }
     let targets: Vec<usize> = if ins.columns.is_empty() {
         (0..t.schema.len()).collect()
     } else {
@@ -191,37 +422,60 @@ pub(crate) fn insert(
         }
         v
     };
-    let source = ins
-        .source
-        .as_ref()
-        .ok_or_else(|| unsupported("INSERT without VALUES", ins.insert_token.0.span))?;
-    let values = match source.body.as_ref() {
-        sql::SetExpr::Values(v) => v,
-        other => return Err(unsupported("INSERT ... SELECT", other.span())),
-    };
-    let mut rows = Vec::with_capacity(values.rows.len());
-    for row in &values.rows {
-        let row = &row.content;
-        if row.len() != targets.len() {
-            return Err(PlanError::Invalid(format!(
-                "INSERT into '{}' has {} target columns but {} values",
-                t.name,
-                targets.len(),
-                row.len()
-            )));
+    let mut rows = Vec::new();
+    match &ins.source {
+        // `DEFAULT VALUES`: one row of defaults.
+        None if ins.columns.is_empty() => rows.push(vec![Value::Null; t.schema.len()]),
+        None => {
+            return Err(unsupported(
+                "INSERT without VALUES",
+                ins.insert_token.0.span,
+            ))
         }
-        let mut full = vec![Value::Null; t.schema.len()];
-        for (e, &c) in row.iter().zip(&targets) {
-            let f = &t.schema.fields[c];
-            full[c] = constant_value(e, binder, f.data_type, &f.name)?;
+        Some(source) => {
+            let values = match source.body.as_ref() {
+                sql::SetExpr::Values(v) => v,
+                other => return Err(unsupported("INSERT ... SELECT", other.span())),
+            };
+            // Clauses around VALUES (ORDER BY, LIMIT, ...): the query rendered without its
+            // rows next to its VALUES alone.
+            let no_rows = Box::new(sql::SetExpr::Values(sql::Values {
+                explicit_row: values.explicit_row,
+                value_keyword: values.value_keyword,
+                rows: Vec::new(),
+            }));
+            let around = sql::Query {
+                body: no_rows.clone(),
+                ..sql::Query::clone(source)
+            };
+            if let Some(extra) = added_words(&around.to_string(), &no_rows.to_string()) {
+                return Err(unsupported(
+                    format!("{extra} in INSERT ... VALUES"),
+                    source.span(),
+                ));
+            }
+            rows.reserve(values.rows.len());
+            for row in &values.rows {
+                let row = &row.content;
+                if row.len() != targets.len() {
+                    return Err(PlanError::Invalid(format!(
+                        "INSERT into '{}' has {} target columns but {} values",
+                        t.name,
+                        targets.len(),
+                        row.len()
+                    )));
+                }
+                let mut full = vec![Value::Null; t.schema.len()];
+                for (e, &c) in row.iter().zip(&targets) {
+                    if is_default(e) {
+                        continue;
+                    }
+                    let f = &t.schema.fields[c];
+                    full[c] = constant_value(e, binder, f.data_type, &f.name)?;
+                }
+                rows.push(full);
+            }
         }
-        if full[t.primary_key].is_null() {
-            return Err(PlanError::Invalid(format!(
-                "primary key column '{}' of '{}' cannot be NULL",
-                t.schema.fields[t.primary_key].name, t.name
-            )));
-        }
-        rows.push(full);
     }
     binder.params.check_types()?;
     let batch =

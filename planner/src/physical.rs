@@ -542,8 +542,13 @@ fn in_list(c: &Expr) -> Option<(usize, &[Expr])> {
     }
 }
 
-/// `Pruning::Keys` from a `pk = v` or `pk IN (...)` conjunct.
-fn pk_pruning(conj: &[Expr], pk: usize) -> Pruning {
+/// `Pruning::Keys` from a `pk = v` or `pk IN (...)` conjunct. A table without a primary key
+/// is never pruned: its rows are placed by a hidden row id, so any partition may hold any
+/// value.
+fn pk_pruning(conj: &[Expr], pk: Option<usize>) -> Pruning {
+    let Some(pk) = pk else {
+        return Pruning::All;
+    };
     for c in conj {
         if let Some((col, BinaryOp::Eq, v)) = column_cmp(c) {
             if col == pk {
@@ -570,7 +575,7 @@ fn choose_index(conj: Vec<Expr>, def: &TableDef) -> (Option<(usize, IndexLookup)
             best = Some(cand);
         }
     };
-    let pk_bonus = |col: usize| u8::from(col != def.primary_key);
+    let pk_bonus = |col: usize| u8::from(def.primary_key != Some(col));
     let mut ranges: Vec<(
         usize,
         Option<(Expr, bool)>,
@@ -678,7 +683,7 @@ mod tests {
                 Field::new("a", DataType::Int64),
                 Field::new("b", DataType::Int64),
             ]),
-            primary_key: 0,
+            primary_key: Some(0),
             indexes: vec![IndexDef {
                 name: "ia".into(),
                 column: 1,
@@ -737,14 +742,32 @@ mod tests {
     }
 
     #[test]
+    fn keyless_table_has_no_key_index() {
+        let keyless = TableDef {
+            primary_key: None,
+            ..def()
+        };
+        let conj = vec![cmp(0, BinaryOp::Eq, 2), cmp(1, BinaryOp::Eq, 1)];
+        let (idx, rest) = choose_index(conj, &keyless);
+        assert_eq!(idx, Some((1, IndexLookup::Eq(Expr::lit(1)))));
+        assert_eq!(rest, vec![cmp(0, BinaryOp::Eq, 2)]);
+        let (idx, _) = choose_index(vec![cmp(0, BinaryOp::Eq, 2)], &keyless);
+        assert!(idx.is_none());
+    }
+
+    #[test]
     fn pruning_from_key_conjuncts() {
         assert_eq!(
             pk_pruning(
                 &[cmp(1, BinaryOp::Eq, 1), Expr::lit(4).eq(Expr::Column(0))],
-                0
+                Some(0)
             ),
             Pruning::Keys(vec![Expr::lit(4)])
         );
-        assert_eq!(pk_pruning(&[cmp(0, BinaryOp::Lt, 1)], 0), Pruning::All);
+        assert_eq!(
+            pk_pruning(&[cmp(0, BinaryOp::Lt, 1)], Some(0)),
+            Pruning::All
+        );
+        assert_eq!(pk_pruning(&[cmp(0, BinaryOp::Eq, 1)], None), Pruning::All);
     }
 }

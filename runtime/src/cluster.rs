@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use weir_operators::storage::{partition_rows, PartitionData};
+use weir_operators::storage::{assign_partitions, PartitionData};
 use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 use weir_planner::{CachedStatement, Catalog, PlanCache, QueryPlan, Statement};
 
@@ -579,7 +579,9 @@ impl Cluster {
     }
 
     /// Bulk-loads rows into `table`. The batch must have the table's column types, in order.
-    /// All or nothing: a NULL or duplicate primary key rejects the whole batch.
+    /// All or nothing: a NULL or duplicate primary key rejects the whole batch
+    /// ([`Error::NullKey`], [`Error::DuplicateKey`]). A table without a primary key keeps
+    /// every row; its rows are placed by hidden row ids.
     pub fn load(&self, table: &str, batch: Batch) -> Result<usize> {
         self.check_up()?;
         let mut catalog = self
@@ -601,11 +603,15 @@ impl Cluster {
         }
         let rows = batch.num_rows();
         let mut parts_of_row = Vec::with_capacity(rows);
-        partition_rows(
-            batch.column(def.primary_key),
+        let first_row_id = catalog.reserve_row_ids(&def.name, rows as u64);
+        assign_partitions(
+            &batch,
+            def.primary_key,
+            first_row_id,
             def.partitions,
             &mut parts_of_row,
-        );
+        )
+        .map_err(|e| Error::from_storage(&def.name, e))?;
         let mut by_partition: HashMap<u32, Vec<u32>> = HashMap::new();
         for (row, p) in parts_of_row.iter().enumerate() {
             by_partition.entry(*p).or_default().push(row as u32);

@@ -1,6 +1,7 @@
 //! Errors returned to users of the runtime.
 
 use thiserror::Error;
+use weir_operators::Value;
 
 /// Result alias for the runtime.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -48,7 +49,26 @@ pub enum Error {
     /// A message could not be encoded or decoded.
     #[error("malformed message: {0}")]
     Codec(String),
-    /// A statement was valid SQL but cannot be carried out (duplicate key, table exists, ...).
+    /// A row's primary key equals the key of a stored row or of another row of the same
+    /// statement. Nothing of the statement was stored.
+    #[error("duplicate primary key {column} = {} in table {table}", .value.to_sql())]
+    DuplicateKey {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// The primary-key column.
+        column: String,
+        /// The duplicate key value.
+        value: Value,
+    },
+    /// A row's primary key is NULL. Nothing of the statement was stored.
+    #[error("primary key {column} cannot be NULL in table {table}")]
+    NullKey {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// The primary-key column.
+        column: String,
+    },
+    /// A statement was valid SQL but cannot be carried out (rows of the wrong types, ...).
     #[error("{0}")]
     Invalid(String),
     /// The cluster was shut down.
@@ -70,8 +90,45 @@ impl Error {
             Error::Cancelled => "cancelled",
             Error::Timeout(_) => "timeout",
             Error::Codec(_) => "codec",
+            Error::DuplicateKey { .. } => "duplicate_key",
+            Error::NullKey { .. } => "null_key",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
+        }
+    }
+
+    /// The error for a storage refusal while writing rows of `table`: a duplicate or NULL
+    /// primary key becomes [`Error::DuplicateKey`] / [`Error::NullKey`] naming the table;
+    /// anything else becomes [`Error::Invalid`] with the storage's message.
+    /// The error of a write refused by a node.
+    pub(crate) fn refused(table: &str, refusal: crate::messages::WriteRefusal) -> Self {
+        use crate::messages::WriteRefusal;
+        match refusal {
+            WriteRefusal::DuplicateKey { column, value } => Error::DuplicateKey {
+                table: table.to_string(),
+                column,
+                value,
+            },
+            WriteRefusal::NullKey { column } => Error::NullKey {
+                table: table.to_string(),
+                column,
+            },
+            WriteRefusal::Other(message) => Error::Invalid(message),
+        }
+    }
+
+    pub(crate) fn from_storage(table: &str, e: weir_operators::Error) -> Self {
+        match e {
+            weir_operators::Error::DuplicateKey { column, value } => Error::DuplicateKey {
+                table: table.to_string(),
+                column,
+                value,
+            },
+            weir_operators::Error::NullKey { column } => Error::NullKey {
+                table: table.to_string(),
+                column,
+            },
+            other => Error::Invalid(other.to_string()),
         }
     }
 }

@@ -212,8 +212,8 @@ pub struct TableLayout {
     pub table: String,
     /// Columns.
     pub schema: Schema,
-    /// Primary key column.
-    pub primary_key: usize,
+    /// Primary key column (`None`: the table has no declared key).
+    pub primary_key: Option<usize>,
     /// Columns with a secondary index.
     pub indexed: Vec<usize>,
 }
@@ -252,7 +252,39 @@ pub struct WriteReply {
     /// Which phase this answers.
     pub phase: WritePhase,
     /// `Some` when the node refused (a duplicate key, a copy out of date).
-    pub error: Option<String>,
+    pub error: Option<WriteRefusal>,
+}
+
+/// Why a node refused a write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum WriteRefusal {
+    /// A row's key is already in the table (or twice in the write).
+    DuplicateKey {
+        /// The key column.
+        column: String,
+        /// The key value.
+        value: Value,
+    },
+    /// A row's key is NULL.
+    NullKey {
+        /// The key column.
+        column: String,
+    },
+    /// Anything else (a copy out of date, a write that was never prepared).
+    Other(String),
+}
+
+impl WriteRefusal {
+    /// The refusal of a storage error.
+    pub fn of(e: weir_operators::Error) -> Self {
+        match e {
+            weir_operators::Error::DuplicateKey { column, value } => {
+                WriteRefusal::DuplicateKey { column, value }
+            }
+            weir_operators::Error::NullKey { column } => WriteRefusal::NullKey { column },
+            other => WriteRefusal::Other(other.to_string()),
+        }
+    }
 }
 
 /// The phase a [`WriteReply`] answers.

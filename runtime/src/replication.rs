@@ -20,7 +20,8 @@
 
 use crate::error::{Error, Result};
 use crate::messages::{
-    NetMessage, NodeId, TableLayout, WriteAbort, WriteCommit, WritePhase, WritePrepare, WriteReply,
+    NetMessage, NodeId, TableLayout, WriteAbort, WriteCommit, WritePhase, WritePrepare,
+    WriteRefusal, WriteReply,
 };
 use crate::network::Network;
 use crate::node::NodeShared;
@@ -136,18 +137,18 @@ impl WriteParticipant {
         for (p, version, rows) in &req.parts {
             let have = storage.version(table, *p);
             if have + 1 != *version {
-                return reply(Some(format!(
+                return reply(Some(WriteRefusal::Other(format!(
                     "{}: copy of partition {p} of {table} is at version {have}, not {}",
                     shared.name,
                     version - 1
-                )));
+                ))));
             }
             let check = match storage.tables.get(table).and_then(|t| t.get(p)) {
                 Some(part) => part.check_insert(rows),
                 None => new_partition(&req.layout).check_insert(rows),
             };
             if let Err(e) = check {
-                return reply(Some(e.to_string()));
+                return reply(Some(WriteRefusal::of(e)));
             }
         }
         drop(storage);
@@ -166,10 +167,10 @@ impl WriteParticipant {
             return reply(None);
         }
         let Some(req) = self.held.remove(&write) else {
-            return reply(Some(format!(
+            return reply(Some(WriteRefusal::Other(format!(
                 "{}: write {write} was not prepared",
                 shared.name
-            )));
+            ))));
         };
         self.finished.insert(write);
         let mut storage = shared.storage.write().unwrap_or_else(|e| e.into_inner());
@@ -182,7 +183,7 @@ impl WriteParticipant {
                 .entry(p)
                 .or_insert_with(|| new_partition(&req.layout));
             if let Err(e) = part.insert(&rows) {
-                return reply(Some(format!("{}: {e}", shared.name)));
+                return reply(Some(WriteRefusal::Other(format!("{}: {e}", shared.name))));
             }
             storage.set_version(&table, p, version);
         }
@@ -245,7 +246,7 @@ impl Coordinator<'_> {
         phase: WritePhase,
         mut pending: HashSet<NodeId>,
         deadline: Instant,
-    ) -> Result<Vec<(NodeId, Option<String>)>> {
+    ) -> Result<Vec<(NodeId, Option<WriteRefusal>)>> {
         let mut answered = Vec::new();
         while !pending.is_empty() {
             pending.retain(|&n| self.up(n));
@@ -340,7 +341,7 @@ impl Coordinator<'_> {
         };
         if let Some(refusal) = prepared.iter().find_map(|(_, e)| e.clone()) {
             abort(&nodes);
-            return Err(Error::Invalid(refusal));
+            return Err(Error::refused(&layout.table, refusal));
         }
         let prepared: HashSet<NodeId> = prepared.into_iter().map(|(n, _)| n).collect();
         // Every partition needs a prepared copy, or nothing is written.
