@@ -1,0 +1,142 @@
+//! Starting a cluster: the actor system, one arbiter per node with its node actor and
+//! memory supervisor, and the network between them.
+
+use super::*;
+
+impl Cluster {
+    pub(super) fn start(config: ClusterBuilder) -> Result<Cluster> {
+        let total = config.nodes + 1;
+        let names: Vec<String> = (0..config.nodes)
+            .map(|i| format!("node-{i}"))
+            .chain(std::iter::once("client".to_string()))
+            .collect();
+        let nodes: Vec<Arc<NodeShared>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                Arc::new(NodeShared {
+                    id: i as NodeId,
+                    name: name.clone(),
+                    is_data: i < config.nodes,
+                    storage: RwLock::new(NodeStorage::default()),
+                    pool: NodePool::new(
+                        name.clone(),
+                        config.node_memory,
+                        config.join_mode,
+                        &config.breaker,
+                    ),
+                    live_actors: AtomicUsize::new(0),
+                    up: AtomicBool::new(true),
+                    edge_high_water: AtomicUsize::new(0),
+                })
+            })
+            .collect();
+        let counters: Vec<Arc<NodeCounters>> = (0..total)
+            .map(|_| Arc::new(NodeCounters::default()))
+            .collect();
+        let network = Network::new();
+        let breaker = Arc::new(BreakerCounters::default());
+        let write_replies = Arc::new(WriteReplies::default());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = {
+            let nodes = nodes.clone();
+            let counters = counters.clone();
+            let network = network.clone();
+            let protocol = config.protocol;
+            let breaker = breaker.clone();
+            let breaker_config = config.breaker.clone();
+            let seed = config.seed;
+            let fragment_cache = config.fragment_cache;
+            let write_replies = write_replies.clone();
+            std::thread::Builder::new()
+                .name("weir-system".into())
+                .spawn(move || {
+                    let sys = actix::System::new();
+                    sys.block_on(async move {
+                        let mut arbiters = Vec::new();
+                        let mut addrs = Vec::new();
+                        let mut supervisors = Vec::new();
+                        for (node, counters) in nodes.into_iter().zip(counters) {
+                            let arbiter = Arbiter::new();
+                            let net = network.clone();
+                            let (shared, cfg, totals) =
+                                (node.clone(), breaker_config.clone(), breaker.clone());
+                            let supervisor =
+                                SupervisorActor::start_in_arbiter(&arbiter.handle(), move |_| {
+                                    SupervisorActor::new(shared, cfg, totals, seed)
+                                });
+                            let totals = breaker.clone();
+                            let sup = supervisor.clone();
+                            let pool = node.pool.clone();
+                            let replies = write_replies.clone();
+                            let addr = NodeActor::start_in_arbiter(&arbiter.handle(), move |_| {
+                                NodeActor::new(NodeSetup {
+                                    shared: node,
+                                    network: net,
+                                    protocol,
+                                    counters,
+                                    supervisor: sup,
+                                    breaker: totals,
+                                    fragment_cache,
+                                    write_replies: replies,
+                                })
+                            });
+                            pool.connect(supervisor.clone().recipient(), addr.clone().recipient());
+                            supervisors.push(supervisor);
+                            arbiters.push(arbiter.handle());
+                            addrs.push(addr);
+                        }
+                        let _ = tx.send((actix::System::current(), arbiters, addrs, supervisors));
+                    });
+                    let _ = sys.run();
+                })
+                .map_err(|e| Error::Invalid(format!("cannot start the actor system: {e}")))?
+        };
+        let (system, arbiters, addrs, supervisors) = rx
+            .recv()
+            .map_err(|_| Error::Invalid("the actor system failed to start".into()))?;
+        for (i, addr) in addrs.iter().enumerate() {
+            network.attach(i as NodeId, Some(addr.clone().recipient()));
+            network.attach_crash(i as NodeId, addr.clone().recipient());
+        }
+        let client_addr: Addr<NodeActor> = addrs[config.nodes].clone();
+        for addr in &addrs {
+            addr.do_send(SetClient(client_addr.clone().recipient()));
+        }
+        let plans = PlanCache::new(config.plan_cache);
+        let shared_nodes = Arc::new(nodes.clone());
+        let cluster = Cluster {
+            inner: Arc::new(Inner {
+                config,
+                nodes,
+                addrs,
+                counters,
+                arbiters,
+                names: Arc::new(names),
+                network,
+                catalog: RwLock::new(Catalog::new()),
+                plans,
+                next_query: AtomicU64::new(1),
+                copies: Mutex::new(HashMap::new()),
+                known_plans: Mutex::new(HashSet::new()),
+                max_high_water: AtomicUsize::new(0),
+                down: AtomicBool::new(false),
+                breaker,
+                waiting: Arc::new(AtomicUsize::new(0)),
+                ids: Arc::new(AtomicU64::new(1)),
+                shared_nodes,
+                supervisors,
+                replicas: Mutex::new(ReplicaBook::default()),
+                write_replies,
+            }),
+            system: Some((system, thread)),
+        };
+        // Wait until every node actor runs, so the baseline is stable.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while cluster.stats().live_actors() < cluster.baseline_actors() && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(cluster)
+    }
+}

@@ -1,0 +1,140 @@
+//! Configuring a cluster before it starts.
+
+use super::*;
+
+/// Configures and starts a [`Cluster`].
+#[derive(Debug, Clone)]
+pub struct ClusterBuilder {
+    pub(super) nodes: usize,
+    pub(super) partitions: u32,
+    pub(super) batch_size: usize,
+    pub(super) window: usize,
+    pub(super) protocol: Protocol,
+    pub(super) node_memory: usize,
+    pub(super) query_timeout: Duration,
+    pub(super) plan_cache: usize,
+    pub(super) fragment_cache: usize,
+    pub(super) join_mode: JoinMode,
+    pub(super) breaker: BreakerConfig,
+    pub(super) seed: u64,
+    pub(super) backups: usize,
+}
+
+impl Default for ClusterBuilder {
+    fn default() -> Self {
+        ClusterBuilder {
+            nodes: 3,
+            partitions: 1024,
+            batch_size: weir_operators::DEFAULT_BATCH_SIZE,
+            window: 4,
+            protocol: Protocol::Lean,
+            node_memory: DEFAULT_NODE_MEMORY,
+            query_timeout: Duration::from_secs(30),
+            plan_cache: 1024,
+            fragment_cache: crate::actors::node::DEFAULT_FRAGMENT_CACHE,
+            join_mode: JoinMode::Guarded,
+            breaker: BreakerConfig::default(),
+            seed: 0x5eed,
+            backups: 0,
+        }
+    }
+}
+
+impl ClusterBuilder {
+    /// Number of data nodes (default 3). A client node that holds no data is always added.
+    pub fn nodes(mut self, n: usize) -> Self {
+        self.nodes = n.max(1);
+        self
+    }
+
+    /// Partitions per table (default 1024).
+    pub fn partitions(mut self, p: u32) -> Self {
+        self.partitions = p.max(1);
+        self
+    }
+
+    /// Rows per batch (default 1024).
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = rows.max(1);
+        self
+    }
+
+    /// Credit window: batches a producer may have unconsumed on an edge (default 4).
+    pub fn window(mut self, batches: usize) -> Self {
+        self.window = batches.max(1);
+        self
+    }
+
+    /// Message workflow (default [`Protocol::Lean`]).
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// Memory budget of each node in bytes (default 512 MiB).
+    pub fn node_memory(mut self, bytes: usize) -> Self {
+        self.node_memory = bytes;
+        self
+    }
+
+    /// A query that has not finished after this long fails (default 30 s).
+    pub fn query_timeout(mut self, timeout: Duration) -> Self {
+        self.query_timeout = timeout;
+        self
+    }
+
+    /// Plans kept in the plan cache (default 1024).
+    pub fn plan_cache(mut self, entries: usize) -> Self {
+        self.plan_cache = entries;
+        self
+    }
+
+    /// Fragment plans each node keeps, by key (default 1024). A node may evict any of them:
+    /// a query naming an evicted plan is started again with the full plan.
+    pub fn fragment_cache(mut self, entries: usize) -> Self {
+        self.fragment_cache = entries;
+        self
+    }
+
+    /// How hash joins treat memory (default [`JoinMode::Guarded`]).
+    pub fn join_mode(mut self, mode: JoinMode) -> Self {
+        self.join_mode = mode;
+        self
+    }
+
+    /// Memory circuit breaker settings.
+    pub fn breaker(mut self, config: BreakerConfig) -> Self {
+        self.breaker = config;
+        self
+    }
+
+    /// Which joins a breaker trip kills (default [`KillPolicy::RandomHalf`]).
+    pub fn kill_policy(mut self, policy: KillPolicy) -> Self {
+        self.breaker.kill_policy = policy;
+        self
+    }
+
+    /// Whether queries whose join was killed are re-enqueued (default true).
+    pub fn retry_killed(mut self, retry: bool) -> Self {
+        self.breaker.retry_killed = retry;
+        self
+    }
+
+    /// Backup copies of every partition, on distinct nodes (default 0). Writes go to every
+    /// copy; queries read the first live one.
+    pub fn backups(mut self, n: usize) -> Self {
+        self.backups = n;
+        self
+    }
+
+    /// Seed of every random choice (kill victims, backoff jitter).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Starts the actor system on background threads and the nodes on it.
+    pub fn build(self) -> Result<Cluster> {
+        Cluster::start(self)
+    }
+}

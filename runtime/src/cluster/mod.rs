@@ -1,0 +1,185 @@
+//! The client API: build a cluster of nodes simulated in one process, run SQL on it, look at
+//! its statistics, and shut it down.
+//!
+//! [`Cluster`] is a thin facade; each job has its module: [`builder`] (configuration),
+//! `bootstrap` (starting the actors), `statements` (SQL, DDL, EXPLAIN), `writes` (loading
+//! and INSERT), `queries` (running queries), [`stats`] (figures and health) and `recovery`
+//! (crashes, restarts, faults).
+
+mod bootstrap;
+pub mod builder;
+mod queries;
+mod recovery;
+mod statements;
+pub mod stats;
+mod writes;
+
+pub use builder::ClusterBuilder;
+pub use stats::{ClusterStats, NodeStats};
+
+use crate::actors::node::{NodeActor, NodeCounters, NodeSetup, Restart, SetClient};
+use crate::actors::query::{QueryActor, QuerySetup, StreamItem};
+use crate::actors::supervisor::SupervisorActor;
+use crate::breaker::{BreakerConfig, BreakerCounters, BreakerTotals, Health, JoinMode, KillPolicy};
+use crate::error::{Error, Result};
+use crate::flow::EdgeRegistry;
+use crate::memory::{NodePool, DEFAULT_NODE_MEMORY};
+use crate::messages::{NodeId, Protocol, TableLayout};
+use crate::network::{MessageStats, Network};
+use crate::node::{NodeHandle, NodeShared, NodeStorage};
+use crate::placement::{self, ClusterView};
+use crate::replication::{self, Coordinator, ReplicaBook, WriteReplies};
+use crate::result::{QueryResult, QueryStream};
+use actix::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use weir_operators::storage::{assign_partitions, PartitionData};
+use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
+use weir_planner::{CachedStatement, Catalog, PlanCache, QueryPlan, Statement};
+
+impl Inner {
+    fn copies(&self, partitions: u32) -> Arc<Vec<Vec<NodeId>>> {
+        let mut cache = self.copies.lock().unwrap_or_else(|e| e.into_inner());
+        let data = self.config.nodes as u32;
+        let backups = self.config.backups.min(self.config.nodes - 1);
+        cache
+            .entry(partitions)
+            .or_insert_with(|| Arc::new(placement::copies(partitions, data, backups)))
+            .clone()
+    }
+
+    fn live(&self) -> Vec<bool> {
+        self.nodes
+            .iter()
+            .take(self.config.nodes)
+            .map(|n| n.up.load(Ordering::SeqCst))
+            .collect()
+    }
+
+    fn schedule(&self, plan: &QueryPlan, params: &[Value]) -> Result<placement::Schedule> {
+        let live = self.live();
+        let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let copies = |p: u32| self.copies(p);
+        let table_partitions = |t: &str| catalog.table(t).map(|d| d.partitions);
+        let book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        let view = ClusterView {
+            client: self.config.nodes as NodeId,
+            live: &live,
+            names: &self.names,
+            copies: &copies,
+            table_partitions: &table_partitions,
+            stale: book.stale_copies(),
+        };
+        placement::schedule(plan, params, &view)
+    }
+}
+
+struct Inner {
+    config: ClusterBuilder,
+    nodes: Vec<Arc<NodeShared>>,
+    addrs: Vec<Addr<NodeActor>>,
+    counters: Vec<Arc<NodeCounters>>,
+    arbiters: Vec<ArbiterHandle>,
+    names: Arc<Vec<String>>,
+    network: Arc<Network>,
+    catalog: RwLock<Catalog>,
+    plans: PlanCache,
+    next_query: AtomicU64,
+    copies: Mutex<HashMap<u32, Arc<Vec<Vec<NodeId>>>>>,
+    known_plans: Mutex<HashSet<(NodeId, u64)>>,
+    max_high_water: AtomicUsize,
+    down: AtomicBool,
+    breaker: Arc<BreakerCounters>,
+    waiting: Arc<AtomicUsize>,
+    ids: Arc<AtomicU64>,
+    shared_nodes: Arc<Vec<Arc<NodeShared>>>,
+    supervisors: Vec<Addr<SupervisorActor>>,
+    replicas: Mutex<ReplicaBook>,
+    write_replies: Arc<WriteReplies>,
+}
+
+/// A cluster of data nodes plus one client node, simulated in this process.
+///
+/// ```
+/// use weir_runtime::Cluster;
+/// let cluster = Cluster::builder().nodes(3).partitions(64).build().unwrap();
+/// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)").unwrap();
+/// cluster.execute("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)").unwrap();
+/// let r = cluster.query("SELECT SUM(x) FROM t WHERE id >= ?", &[2.into()]).unwrap();
+/// assert_eq!(r.rows(), vec![vec![50.into()]]);
+/// cluster.shutdown();
+/// ```
+pub struct Cluster {
+    inner: Arc<Inner>,
+    system: Option<(actix::System, JoinHandle<()>)>,
+}
+
+impl Cluster {
+    /// A builder with defaults: 3 data nodes, 1024 partitions, Lean protocol.
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder::default()
+    }
+
+    /// Number of data nodes.
+    pub fn data_nodes(&self) -> usize {
+        self.inner.config.nodes
+    }
+
+    /// The configuration the cluster was built with.
+    pub fn config(&self) -> &ClusterBuilder {
+        &self.inner.config
+    }
+
+    /// Live actors when no query runs: a node actor and a supervisor per node.
+    pub fn baseline_actors(&self) -> usize {
+        2 * self.inner.nodes.len()
+    }
+
+    fn client(&self) -> NodeId {
+        self.inner.config.nodes as NodeId
+    }
+
+    fn check_up(&self) -> Result<()> {
+        if self.inner.down.load(Ordering::SeqCst) {
+            Err(Error::Shutdown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The catalog's table definitions.
+    pub fn tables(&self) -> Vec<weir_planner::TableDef> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        catalog.tables().cloned().collect()
+    }
+
+    /// The simulated network (for fault tests and message statistics).
+    pub fn network(&self) -> Arc<Network> {
+        self.inner.network.clone()
+    }
+
+    /// Stops every actor and the actor system. Also done on drop.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        self.inner.down.store(true, Ordering::SeqCst);
+        if let Some((system, thread)) = self.system.take() {
+            for a in &self.inner.arbiters {
+                a.stop();
+            }
+            system.stop();
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,164 @@
+//! The query path: a plan is mapped onto the live nodes and handed to a query actor on the
+//! client node, whose batches the caller reads from a [`QueryStream`].
+
+use super::*;
+
+/// The node-side cache key of a fragment plan: a hash of its encoded bytes.
+pub(super) fn fragment_key(plan: &weir_operators::PhysicalPlan) -> u64 {
+    let bytes = crate::codec::encode(plan).unwrap_or_default();
+    // FNV-1a: stable across processes, unlike the standard library's seeded hashers.
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Most `(node, fragment plan)` pairs the client remembers as sent.
+const KNOWN_PLANS_LIMIT: usize = 1 << 16;
+
+impl Cluster {
+    /// Runs a query and returns all of its rows.
+    pub fn query(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
+        let result = self.query_stream(sql, params)?.collect_all()?;
+        let hw = result.stats.edges.iter().map(|e| e.1).max().unwrap_or(0);
+        self.inner.max_high_water.fetch_max(hw, Ordering::Relaxed);
+        Ok(result)
+    }
+
+    /// Starts a query and returns its batches as they come. The consumer's pace holds the
+    /// producers back; dropping the stream cancels the query.
+    pub fn query_stream(&self, sql: &str, params: &[Value]) -> Result<QueryStream> {
+        self.check_up()?;
+        let stmt = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            self.inner
+                .plans
+                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
+        };
+        match stmt {
+            CachedStatement::Query(plan) => self.run(plan, params),
+            CachedStatement::Explain(plan) => {
+                let text = self.explain_plan(&plan, params);
+                let lines: Vec<Vec<Value>> = text
+                    .lines()
+                    .map(|l| vec![Value::Str(l.to_string())])
+                    .collect();
+                let batch = Batch::from_rows(&[DataType::Utf8], &lines)
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let (tx, rx) = crossbeam_channel::bounded(2);
+                let _ = tx.send(StreamItem::Batch(batch, None, 0));
+                let _ = tx.send(StreamItem::Done(Default::default()));
+                Ok(QueryStream {
+                    rx,
+                    query: None,
+                    schema: Schema::new(vec![Field::new("plan", DataType::Utf8)]),
+                    finished: false,
+                    stats: None,
+                    epoch: Arc::new(AtomicU64::new(0)),
+                })
+            }
+            CachedStatement::Other(s) => {
+                let n = self.apply(s)?;
+                let batch = Batch::try_new(vec![Column::from_i64(vec![n as i64])])
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let (tx, rx) = crossbeam_channel::bounded(2);
+                let _ = tx.send(StreamItem::Batch(batch, None, 0));
+                let _ = tx.send(StreamItem::Done(Default::default()));
+                Ok(QueryStream {
+                    rx,
+                    query: None,
+                    schema: Schema::new(vec![Field::new("rows", DataType::Int64)]),
+                    finished: false,
+                    stats: None,
+                    epoch: Arc::new(AtomicU64::new(0)),
+                })
+            }
+        }
+    }
+
+    pub(super) fn schedule(
+        &self,
+        plan: &QueryPlan,
+        params: &[Value],
+    ) -> Result<placement::Schedule> {
+        self.inner.schedule(plan, params)
+    }
+
+    pub(super) fn run(&self, plan: Arc<QueryPlan>, params: &[Value]) -> Result<QueryStream> {
+        let schedule = self.schedule(&plan, params)?;
+        let id = self.inner.ids.fetch_add(1, Ordering::Relaxed);
+        self.inner.next_query.fetch_add(1, Ordering::Relaxed);
+        let plan_keys: Vec<u64> = plan
+            .fragments
+            .iter()
+            .map(|f| fragment_key(&f.plan))
+            .collect();
+        let cached: Vec<Vec<bool>> = {
+            let mut known = self
+                .inner
+                .known_plans
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            // Only a hint (a node may have evicted the plan since): forget it all now and then
+            // rather than grow without bound.
+            if known.len() > KNOWN_PLANS_LIMIT {
+                known.clear();
+            }
+            schedule
+                .instances
+                .iter()
+                .zip(&plan_keys)
+                .map(|(nodes, key)| nodes.iter().map(|&n| !known.insert((n, *key))).collect())
+                .collect()
+        };
+        let window = self.inner.config.window;
+        let (tx, rx) = crossbeam_channel::bounded(window + 1);
+        let epoch = Arc::new(AtomicU64::new(0));
+        let counters = self.inner.network.track_query(id);
+        let client = self.client();
+        let handle = NodeHandle {
+            shared: self.inner.nodes[client as usize].clone(),
+            addr: self.inner.addrs[client as usize].clone(),
+            network: self.inner.network.clone(),
+            supervisor: self.inner.supervisors[client as usize].clone(),
+        };
+        let setup = QuerySetup {
+            id,
+            plan: plan.clone(),
+            params: Arc::new(params.to_vec()),
+            instances: schedule.instances,
+            partitions: schedule.partitions,
+            plan_keys,
+            cached,
+            node_names: self.inner.names.clone(),
+            protocol: self.inner.config.protocol,
+            batch_size: self.inner.config.batch_size,
+            window,
+            timeout: self.inner.config.query_timeout,
+            tx,
+            counters,
+            edges: Arc::new(EdgeRegistry::default()),
+            nodes: self.inner.shared_nodes.clone(),
+            breaker: self.inner.config.breaker.clone(),
+            breaker_counters: self.inner.breaker.clone(),
+            waiting: self.inner.waiting.clone(),
+            ids: self.inner.ids.clone(),
+            seed: self.inner.config.seed,
+            epoch: epoch.clone(),
+            reschedule: {
+                let inner = self.inner.clone();
+                Arc::new(move |plan: &QueryPlan, params: &[Value]| inner.schedule(plan, params))
+            },
+        };
+        let addr = QueryActor::start_in_arbiter(&self.inner.arbiters[client as usize], move |_| {
+            QueryActor::new(setup, handle)
+        });
+        Ok(QueryStream {
+            rx,
+            query: Some(addr),
+            schema: plan.output_schema.clone(),
+            finished: false,
+            stats: None,
+            epoch,
+        })
+    }
+}

@@ -1,0 +1,129 @@
+//! Running statements: SQL text to a cached plan, then DDL applied to the catalog and the
+//! nodes' storage, INSERT handed to the write path, queries to the query path; EXPLAIN.
+
+use super::*;
+
+impl Cluster {
+    /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`, or a
+    /// query. Returns rows inserted, or rows returned by a query; 0 for DDL.
+    pub fn execute(&self, sql: &str) -> Result<u64> {
+        self.execute_with(sql, &[])
+    }
+
+    /// [`Cluster::execute`] with parameters.
+    pub fn execute_with(&self, sql: &str, params: &[Value]) -> Result<u64> {
+        self.check_up()?;
+        let stmt = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            self.inner
+                .plans
+                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
+        };
+        match stmt {
+            CachedStatement::Query(plan) => {
+                let r = self.run(plan, params)?.collect_all()?;
+                Ok(r.num_rows() as u64)
+            }
+            CachedStatement::Explain(_) => Ok(0),
+            CachedStatement::Other(s) => self.apply(s),
+        }
+    }
+
+    pub(super) fn apply(&self, stmt: Statement) -> Result<u64> {
+        match stmt {
+            Statement::CreateTable(def) => {
+                let mut catalog = self
+                    .inner
+                    .catalog
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                catalog.add_table(def)?;
+                Ok(0)
+            }
+            Statement::CreateIndex {
+                name,
+                table,
+                column,
+            } => {
+                let mut catalog = self
+                    .inner
+                    .catalog
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                catalog.add_index(&table, weir_planner::IndexDef { name, column })?;
+                for node in &self.inner.nodes {
+                    let mut storage = node.storage.write().unwrap_or_else(|e| e.into_inner());
+                    if let Some(parts) = storage.tables.get_mut(&table.to_lowercase()) {
+                        for part in parts.values_mut() {
+                            part.add_index(column);
+                        }
+                    }
+                }
+                Ok(0)
+            }
+            Statement::DropTable { name, if_exists } => {
+                let mut catalog = self
+                    .inner
+                    .catalog
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                match catalog.drop_table(&name) {
+                    Ok(def) => {
+                        let key = def.name.to_lowercase();
+                        for node in &self.inner.nodes {
+                            let mut storage =
+                                node.storage.write().unwrap_or_else(|e| e.into_inner());
+                            storage.drop_table(&key);
+                        }
+                        self.inner
+                            .replicas
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .drop_table(&key);
+                        Ok(0)
+                    }
+                    Err(_) if if_exists => Ok(0),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Statement::Insert { table, batch } => self.load(&table, batch).map(|n| n as u64),
+            Statement::Query(_) | Statement::Explain(_) => {
+                Err(Error::Invalid("queries are run with query()".into()))
+            }
+        }
+    }
+
+    /// The plan of a query, with the nodes each fragment would run on.
+    pub fn explain(&self, sql: &str, params: &[Value]) -> Result<String> {
+        let stmt = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            self.inner
+                .plans
+                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
+        };
+        match stmt {
+            CachedStatement::Query(plan) | CachedStatement::Explain(plan) => {
+                Ok(self.explain_plan(&plan, params))
+            }
+            CachedStatement::Other(_) => {
+                Err(Error::Invalid("only queries can be explained".into()))
+            }
+        }
+    }
+
+    pub(super) fn explain_plan(&self, plan: &QueryPlan, params: &[Value]) -> String {
+        let schedule = self.schedule(plan, params).ok();
+        let names = self.inner.names.clone();
+        plan.explain(&|f| {
+            let idx = plan.fragments.iter().position(|x| x.id == f.id);
+            match (&schedule, idx) {
+                (Some(s), Some(i)) => s.instances[i]
+                    .iter()
+                    .map(|&n| names[n as usize].clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                _ => "?".into(),
+            }
+        })
+    }
+}

@@ -1,0 +1,173 @@
+//! What a cluster reports about itself: per-node figures, totals, and health.
+
+use super::*;
+
+/// One node's figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Display name.
+    pub name: String,
+    /// Whether it stores data (the client node does not).
+    pub is_data: bool,
+    /// Whether it is up.
+    pub up: bool,
+    /// Actors alive on it.
+    pub live_actors: usize,
+    /// Bytes accounted now.
+    pub memory_reserved: usize,
+    /// Most bytes accounted at once.
+    pub memory_peak: usize,
+    /// Budget.
+    pub memory_budget: usize,
+    /// Rows stored.
+    pub rows_stored: usize,
+    /// Highest number of batches ever queued on one edge (or exchange channel) of this node.
+    pub edge_high_water: usize,
+    /// Messages that failed to decode.
+    pub decode_errors: u64,
+    /// Start requests served from the node's fragment cache.
+    pub fragment_cache_hits: u64,
+    /// Start requests that named a fragment the node did not hold.
+    pub fragment_cache_misses: u64,
+    /// Whether the node's memory circuit breaker is open.
+    pub breaker_open: bool,
+    /// Times the breaker opened.
+    pub trips: u64,
+    /// Whether the node ran out of memory (and was not restarted).
+    pub out_of_memory: bool,
+}
+
+/// A snapshot of the cluster's figures.
+#[derive(Debug, Clone)]
+pub struct ClusterStats {
+    /// Per node (data nodes first, then the client).
+    pub nodes: Vec<NodeStats>,
+    /// Messages that crossed nodes since the start.
+    pub messages: MessageStats,
+    /// Plan cache hits.
+    pub plan_cache_hits: u64,
+    /// Plan cache misses.
+    pub plan_cache_misses: u64,
+    /// Statements parsed.
+    pub parses: u64,
+    /// Queries started.
+    pub queries_started: u64,
+    /// Highest edge high-water mark seen in any finished query.
+    pub max_edge_high_water: usize,
+    /// Memory circuit breaker totals.
+    pub breaker: BreakerTotals,
+    /// Cluster health.
+    pub health: Health,
+}
+
+impl ClusterStats {
+    /// Live actors over all nodes.
+    pub fn live_actors(&self) -> usize {
+        self.nodes.iter().map(|n| n.live_actors).sum()
+    }
+
+    /// Accounted bytes over all nodes.
+    pub fn memory_reserved(&self) -> usize {
+        self.nodes.iter().map(|n| n.memory_reserved).sum()
+    }
+}
+
+impl Cluster {
+    /// A snapshot of the cluster's figures.
+    pub fn stats(&self) -> ClusterStats {
+        let nodes = self
+            .inner
+            .nodes
+            .iter()
+            .zip(&self.inner.counters)
+            .map(|(n, c)| NodeStats {
+                name: n.name.clone(),
+                is_data: n.is_data,
+                up: n.up.load(Ordering::SeqCst),
+                live_actors: n.live(),
+                memory_reserved: n.pool.used(),
+                memory_peak: n.pool.peak(),
+                memory_budget: n.pool.budget(),
+                rows_stored: n
+                    .storage
+                    .read()
+                    .map(|s| {
+                        s.tables
+                            .values()
+                            .flat_map(|t| t.values())
+                            .map(PartitionData::num_rows)
+                            .sum()
+                    })
+                    .unwrap_or(0),
+                edge_high_water: n.edge_high_water.load(Ordering::Relaxed),
+                decode_errors: c.decode_errors.load(Ordering::Relaxed),
+                fragment_cache_hits: c.fragment_cache_hits.load(Ordering::Relaxed),
+                fragment_cache_misses: c.fragment_cache_misses.load(Ordering::Relaxed),
+                breaker_open: n.pool.is_open(),
+                trips: n.pool.trips(),
+                out_of_memory: n.pool.crashed(),
+            })
+            .collect();
+        ClusterStats {
+            nodes,
+            messages: self.inner.network.totals(),
+            plan_cache_hits: self.inner.plans.hits(),
+            plan_cache_misses: self.inner.plans.misses(),
+            parses: self.inner.plans.parses(),
+            queries_started: self.inner.next_query.load(Ordering::Relaxed) - 1,
+            max_edge_high_water: self.inner.max_high_water.load(Ordering::Relaxed),
+            breaker: self.inner.breaker.totals(),
+            health: self.health(),
+        }
+    }
+
+    /// Green when every node is up; yellow when a data node is down but every partition is
+    /// still readable; red when some partition is not.
+    pub fn health(&self) -> Health {
+        let data = self.inner.config.nodes;
+        let up: Vec<bool> = self.inner.nodes[..data]
+            .iter()
+            .map(|n| n.up.load(Ordering::SeqCst))
+            .collect();
+        if up.iter().all(|u| *u) {
+            return Health::Green;
+        }
+        let book = self
+            .inner
+            .replicas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let readable = self.tables().iter().all(|t| {
+            let key = t.name.to_lowercase();
+            self.inner
+                .copies(t.partitions)
+                .iter()
+                .enumerate()
+                .all(|(p, c)| {
+                    c.iter()
+                        .any(|&n| up[n as usize] && !book.is_stale(&key, p as u32, n))
+                })
+        });
+        if readable {
+            Health::Yellow
+        } else {
+            Health::Red
+        }
+    }
+
+    /// Waits until no query's actors are alive and no memory is accounted, or `timeout`
+    /// passes. Returns whether the cluster became idle.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let s = self.stats();
+            if s.live_actors() == self.baseline_actors() && s.memory_reserved() == 0 {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
