@@ -1,7 +1,22 @@
 //! Starting a cluster: the actor system, one arbiter per node with its node actor and
 //! memory supervisor, and the network between them.
 
-use super::*;
+use super::{Cluster, ClusterBuilder, Inner};
+use crate::actors::node::{NodeActor, NodeCounters, NodeSetup, SetClient};
+use crate::actors::supervisor::SupervisorActor;
+use crate::breaker::BreakerCounters;
+use crate::error::{Error, Result};
+use crate::memory::NodePool;
+use crate::messages::NodeId;
+use crate::network::Network;
+use crate::node::{NodeShared, NodeStorage};
+use crate::replication::{ReplicaBook, WriteReplies};
+use actix::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use weir_planner::{Catalog, PlanCache};
 
 impl Cluster {
     pub(super) fn start(config: ClusterBuilder) -> Result<Cluster> {

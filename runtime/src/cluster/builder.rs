@@ -1,6 +1,11 @@
 //! Configuring a cluster before it starts.
 
-use super::*;
+use super::Cluster;
+use crate::breaker::{BreakerConfig, JoinMode, KillPolicy};
+use crate::error::Result;
+use crate::memory::DEFAULT_NODE_MEMORY;
+use crate::messages::Protocol;
+use std::time::Duration;
 
 /// Configures and starts a [`Cluster`].
 #[derive(Debug, Clone)]

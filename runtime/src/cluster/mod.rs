@@ -17,28 +17,22 @@ mod writes;
 pub use builder::ClusterBuilder;
 pub use stats::{ClusterStats, NodeStats};
 
-use crate::actors::node::{NodeActor, NodeCounters, NodeSetup, Restart, SetClient};
-use crate::actors::query::{QueryActor, QuerySetup, StreamItem};
+use crate::actors::node::{NodeActor, NodeCounters};
 use crate::actors::supervisor::SupervisorActor;
-use crate::breaker::{BreakerConfig, BreakerCounters, BreakerTotals, Health, JoinMode, KillPolicy};
+use crate::breaker::BreakerCounters;
 use crate::error::{Error, Result};
-use crate::flow::EdgeRegistry;
-use crate::memory::{NodePool, DEFAULT_NODE_MEMORY};
-use crate::messages::{NodeId, Protocol, TableLayout};
-use crate::network::{MessageStats, Network};
-use crate::node::{NodeHandle, NodeShared, NodeStorage};
+use crate::messages::NodeId;
+use crate::network::Network;
+use crate::node::NodeShared;
 use crate::placement::{self, ClusterView};
-use crate::replication::{self, Coordinator, ReplicaBook, WriteReplies};
-use crate::result::{QueryResult, QueryStream};
+use crate::replication::{ReplicaBook, WriteReplies};
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-use weir_operators::storage::{assign_partitions, PartitionData};
-use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
-use weir_planner::{CachedStatement, Catalog, PlanCache, QueryPlan, Statement};
+use weir_operators::Value;
+use weir_planner::{Catalog, PlanCache, QueryPlan};
 
 impl Inner {
     fn copies(&self, partitions: u32) -> Arc<Vec<Vec<NodeId>>> {

@@ -1,7 +1,18 @@
 //! The query path: a plan is mapped onto the live nodes and handed to a query actor on the
 //! client node, whose batches the caller reads from a [`QueryStream`].
 
-use super::*;
+use super::Cluster;
+use crate::actors::query::{QueryActor, QuerySetup, StreamItem};
+use crate::error::{Error, Result};
+use crate::flow::EdgeRegistry;
+use crate::node::NodeHandle;
+use crate::placement;
+use crate::result::{QueryResult, QueryStream};
+use actix::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
+use weir_planner::{CachedStatement, QueryPlan};
 
 /// The node-side cache key of a fragment plan: a hash of its encoded bytes.
 pub(super) fn fragment_key(plan: &weir_operators::PhysicalPlan) -> u64 {

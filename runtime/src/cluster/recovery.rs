@@ -2,7 +2,16 @@
 //! copies before the node serves), injecting network faults, memory pressure from outside,
 //! and looking at copies for tests of replication.
 
-use super::*;
+use super::Cluster;
+use crate::actors::node::{NodeActor, Restart};
+use crate::error::{Error, Result};
+use crate::messages::NodeId;
+use crate::replication;
+use actix::prelude::*;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use weir_operators::Value;
 
 impl Cluster {
     /// Brings data node `i` back after it crashed. Its queries' state is gone; its stored

@@ -1,7 +1,10 @@
 //! Running statements: SQL text to a cached plan, then DDL applied to the catalog and the
 //! nodes' storage, INSERT handed to the write path, queries to the query path; EXPLAIN.
 
-use super::*;
+use super::Cluster;
+use crate::error::{Error, Result};
+use weir_operators::Value;
+use weir_planner::{CachedStatement, QueryPlan, Statement};
 
 impl Cluster {
     /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`, or a

@@ -1,6 +1,11 @@
 //! What a cluster reports about itself: per-node figures, totals, and health.
 
-use super::*;
+use super::Cluster;
+use crate::breaker::{BreakerTotals, Health};
+use crate::network::MessageStats;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use weir_operators::storage::PartitionData;
 
 /// One node's figures.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,14 @@
 //! by hidden row id for tables without one) and replicated to every copy through
 //! [`crate::replication`].
 
-use super::*;
+use super::Cluster;
+use crate::error::{Error, Result};
+use crate::messages::TableLayout;
+use crate::replication::Coordinator;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use weir_operators::storage::assign_partitions;
+use weir_operators::Batch;
 
 impl Cluster {
     /// Bulk-loads rows into `table`. The batch must have the table's column types, in order.
