@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_idle, cluster_with};
+use common::{assert_idle, cluster_with, TestCluster};
 use weir::demo::{load_item, SEED_QUERIES};
 use weir::runtime::partition_map::encoded_sizes;
 use weir::runtime::placement::owners;
@@ -20,7 +20,7 @@ fn counts(s: &MessageStats) -> [u64; 6] {
     ]
 }
 
-fn item_cluster(protocol: Protocol) -> Cluster {
+fn item_cluster(protocol: Protocol) -> TestCluster {
     let c = cluster_with(3, protocol);
     load_item(&c, 10_000).unwrap();
     c
@@ -68,12 +68,14 @@ fn one_batch_per_node_costs_6_lean_and_18_legacy() {
 
 #[test]
 fn multi_batch_results_ack_all_but_the_last_batch_under_lean() {
-    let c = Cluster::builder()
-        .nodes(3)
-        .partitions(64)
-        .batch_size(100)
-        .build()
-        .unwrap();
+    let c = TestCluster::new(
+        Cluster::builder()
+            .nodes(3)
+            .partitions(64)
+            .batch_size(100)
+            .build()
+            .unwrap(),
+    );
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
     c.load(
         "t",
@@ -97,13 +99,15 @@ fn multi_batch_results_ack_all_but_the_last_batch_under_lean() {
 
 #[test]
 fn cancelled_stream_closes_only_running_fragments() {
-    let c = Cluster::builder()
-        .nodes(3)
-        .partitions(64)
-        .batch_size(100)
-        .window(2)
-        .build()
-        .unwrap();
+    let c = TestCluster::new(
+        Cluster::builder()
+            .nodes(3)
+            .partitions(64)
+            .batch_size(100)
+            .window(2)
+            .build()
+            .unwrap(),
+    );
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
     c.load(
         "t",

@@ -2,13 +2,13 @@
 
 mod common;
 
-use common::{assert_idle, cluster};
+use common::{assert_idle, cluster, TestCluster};
 use weir::demo::{load_item, SEED_QUERIES};
 use weir::Value;
 
 const ROWS: usize = 100_000;
 
-fn run(c: &weir::Cluster, name: &str, key: i64) -> Vec<Vec<Value>> {
+fn run(c: &TestCluster, name: &str, key: i64) -> Vec<Vec<Value>> {
     let q = SEED_QUERIES.iter().find(|q| q.name == name).unwrap();
     let r = c.query(q.sql, &q.params(key)).unwrap();
     assert_eq!(r.num_rows(), q.expected_rows(ROWS), "{name}");
