@@ -328,7 +328,7 @@ impl Answers {
         let group_by = avg_by(&items, |r| r.fld_batch);
         let group_by_idx = avg_by(&items, |r| r.fld_idx_batch);
         let mut order: Vec<&ItemRow> = items.iter().collect();
-        order.sort_by(|a, b| b.fld.cmp(&a.fld));
+        order.sort_by_key(|r| std::cmp::Reverse(r.fld));
         let order_by_full = order
             .iter()
             .map(|r| vec![Value::Str(r.name.clone()), Value::Int(r.fld)])
@@ -396,15 +396,13 @@ impl Answers {
             "querySimpleUnique" => sorted(result) == self.names(&self.by_fld, p()),
             "querySimpleUniqueIndexed" => sorted(result) == self.names(&self.by_fld_idx, p()),
             "querySimpleBatch" => sorted(result) == self.names(&self.by_fld_batch, p()),
-            "querySimpleBatchIndexed" => {
-                sorted(result) == self.names(&self.by_fld_idx_batch, p())
-            }
+            "querySimpleBatchIndexed" => sorted(result) == self.names(&self.by_fld_idx_batch, p()),
             "queryGroupBy" => sorted(result) == self.group_by,
             "queryGroupByIndexed" => sorted(result) == self.group_by_idx,
             "queryOrderByFull" => result == self.order_by_full,
             "queryOrderByBatch" => {
                 let mut rows = self.rows_where(&self.by_fld_idx_batch, p());
-                rows.sort_by(|a, b| b.fld.cmp(&a.fld));
+                rows.sort_by_key(|r| std::cmp::Reverse(r.fld));
                 let want: Vec<Vec<Value>> = rows
                     .iter()
                     .map(|r| vec![Value::Str(r.name.clone()), Value::Int(r.fld)])
@@ -628,7 +626,13 @@ mod tests {
     #[test]
     fn only_expected_outcomes_pass_without_faults() {
         assert!(report(false, &[(OK, 10), (CANCELLED_BY_CALLER, 2)]).passed());
-        for bad in ["timeout", "node_down after rows", "killed", "breaker_open", "cancelled"] {
+        for bad in [
+            "timeout",
+            "node_down after rows",
+            "killed",
+            "breaker_open",
+            "cancelled",
+        ] {
             let r = report(false, &[(OK, 10), (bad, 1)]);
             assert!(!r.passed(), "{bad}");
             assert_eq!(r.unexpected(), vec![(bad, 1)]);
@@ -679,7 +683,10 @@ mod tests {
         assert_eq!(a.group_by.len(), 3);
         assert_eq!(a.group_by[1], vec![Value::Int(1), Value::Float(1499.5)]);
         assert_eq!(a.sum_idx, vec![vec![Value::Int(2999 * 3000 / 2)]]);
-        assert_eq!(a.order_by_full[0], vec![Value::from("name2999"), Value::Int(2999)]);
+        assert_eq!(
+            a.order_by_full[0],
+            vec![Value::from("name2999"), Value::Int(2999)]
+        );
         assert_eq!(a.lookup(5), vec![vec![Value::Int(5)]]);
         let orders: i64 = a.join.iter().map(|r| r[1].as_i64().unwrap()).sum();
         assert_eq!(orders, 100);

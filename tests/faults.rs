@@ -250,7 +250,10 @@ fn lost_and_corrupted_messages_give_the_right_answer_or_time_out() {
         // Both outcomes occurred: the faults were exercised (a hit message stalls its query
         // until the timeout), and queries they missed were answered right.
         assert!(timed_out >= 1, "{what}: no query was hit ({ok} answered)");
-        assert!(ok >= 1, "{what}: no query was answered ({timed_out} timeouts)");
+        assert!(
+            ok >= 1,
+            "{what}: no query was answered ({timed_out} timeouts)"
+        );
         if plan.corrupt > 0.0 {
             // Every corrupted message is recognised, and only a rejected message can stall a
             // query: each timeout is explained by at least one rejection.

@@ -113,7 +113,10 @@ impl Case {
                 let keys = keys_on(*target % self.nodes as u64, *distinct, self.nodes);
                 (keys.clone(), keys)
             }
-            Keys::Disjoint(n) => ((0..*n).map(|k| 2 * k).collect(), (0..*n).map(|k| 2 * k + 1).collect()),
+            Keys::Disjoint(n) => (
+                (0..*n).map(|k| 2 * k).collect(),
+                (0..*n).map(|k| 2 * k + 1).collect(),
+            ),
         }
     }
 
@@ -312,7 +315,10 @@ fn shape(keys: Keys, null_pct: u64, left: usize, right: usize) {
     for nodes in [1usize, 3, 5] {
         let keys = match keys {
             // The last instance, whatever the node count.
-            Keys::OneNode { target: u64::MAX, distinct } => Keys::OneNode {
+            Keys::OneNode {
+                target: u64::MAX,
+                distinct,
+            } => Keys::OneNode {
                 target: nodes as u64 - 1,
                 distinct,
             },
@@ -343,7 +349,15 @@ fn shape(keys: Keys, null_pct: u64, left: usize, right: usize) {
 
 #[test]
 fn all_keys_on_one_node_with_a_long_probe_side() {
-    shape(Keys::OneNode { target: 0, distinct: 3 }, 0, 20, LONG);
+    shape(
+        Keys::OneNode {
+            target: 0,
+            distinct: 3,
+        },
+        0,
+        20,
+        LONG,
+    );
 }
 
 #[test]

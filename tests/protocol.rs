@@ -5,10 +5,10 @@ mod common;
 
 use common::{assert_idle, cluster_with, TestCluster};
 use std::time::{Duration, Instant};
-use weir::runtime::FaultPlan;
 use weir::demo::{load_item, SEED_QUERIES};
 use weir::runtime::partition_map::encoded_sizes;
 use weir::runtime::placement::owners;
+use weir::runtime::FaultPlan;
 use weir::{Batch, Cluster, Column, Error, MessageKind as K, MessageStats, Protocol, Value};
 
 fn counts(s: &MessageStats) -> [u64; 6] {
@@ -280,13 +280,7 @@ fn a_plan_lost_on_the_way_is_sent_again() {
 /// forgot must still be answered (the node asks for the plan, and must be sent it).
 #[test]
 fn a_node_that_forgot_its_plans_is_sent_them_again() {
-    let c = TestCluster::new(
-        Cluster::builder()
-            .nodes(3)
-            .partitions(64)
-            .build()
-            .unwrap(),
-    );
+    let c = TestCluster::new(Cluster::builder().nodes(3).partitions(64).build().unwrap());
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
         .unwrap();
     let n = 3000i64;
@@ -306,7 +300,12 @@ fn a_node_that_forgot_its_plans_is_sent_them_again() {
         let r = c.query(&sql(i), &[]).unwrap();
         assert_eq!(r.rows(), vec![vec![Value::Int(n - i)]], "{}", sql(i));
     }
-    let misses: u64 = c.stats().nodes.iter().map(|s| s.fragment_cache_misses).sum();
+    let misses: u64 = c
+        .stats()
+        .nodes
+        .iter()
+        .map(|s| s.fragment_cache_misses)
+        .sum();
     assert_eq!(misses, 0, "every plan was sent in full the first time");
     // The first plans were forgotten when the nodes' caches filled up.
     for i in [0, 1, distinct - 1] {

@@ -65,9 +65,11 @@ fn soak(args: &SoakArgs) -> Result<(), String> {
     if report.passed() {
         Ok(())
     } else {
-        Err("soak failed: wrong answers, errors the soak did not inject, memory left \
+        Err(
+            "soak failed: wrong answers, errors the soak did not inject, memory left \
              accounted, or actors left alive"
-            .into())
+                .into(),
+        )
     }
 }
 

@@ -23,12 +23,19 @@ pub const QUERY_LIMIT: Duration = Duration::from_secs(10);
 
 /// Test defaults: 64 partitions per table and [`QUERY_TIMEOUT`].
 pub fn cluster_builder() -> ClusterBuilder {
-    Cluster::builder().partitions(64).query_timeout(QUERY_TIMEOUT)
+    Cluster::builder()
+        .partitions(64)
+        .query_timeout(QUERY_TIMEOUT)
 }
 
 /// A cluster with `nodes` data nodes and the test defaults.
 pub fn cluster(nodes: usize) -> TestCluster {
-    TestCluster::new(cluster_builder().nodes(nodes).build().expect("cluster starts"))
+    TestCluster::new(
+        cluster_builder()
+            .nodes(nodes)
+            .build()
+            .expect("cluster starts"),
+    )
 }
 
 /// A cluster with the given protocol.
