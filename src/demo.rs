@@ -153,38 +153,31 @@ pub const REGIONS: [&str; 8] = [
     "north", "south", "east", "west", "central", "coast", "mountain", "island",
 ];
 
-/// Creates `customers(id, name, region)` with `customers` rows and
-/// `orders(id, customer_id, qty, amount)` with `orders` rows, from `seed`.
-pub fn load_join_tables(
-    cluster: &Cluster,
-    customers: usize,
-    orders: usize,
-    seed: u64,
-) -> Result<()> {
-    cluster
-        .execute("CREATE TABLE customers (id BIGINT PRIMARY KEY, name VARCHAR, region VARCHAR)")?;
-    cluster.execute(
-        "CREATE TABLE orders (id BIGINT PRIMARY KEY, customer_id BIGINT, qty BIGINT, amount DOUBLE)",
-    )?;
+/// The rows of `customers(id, name, region)`: `customers` customers, customer `i` in region
+/// `REGIONS[i % 8]`.
+pub fn customers_batch(customers: usize) -> Batch {
     let ids: Vec<i64> = (0..customers as i64).collect();
     let names: Vec<String> = ids.iter().map(|i| format!("customer{i}")).collect();
     let regions: Vec<&str> = ids
         .iter()
         .map(|i| REGIONS[*i as usize % REGIONS.len()])
         .collect();
-    cluster.load(
-        "customers",
-        Batch::try_new(vec![
-            Column::from_i64(ids),
-            Column::from_strs(&names),
-            Column::from_strs(&regions),
-        ])
-        .expect("columns of equal length"),
-    )?;
+    Batch::try_new(vec![
+        Column::from_i64(ids),
+        Column::from_strs(&names),
+        Column::from_strs(&regions),
+    ])
+    .expect("columns of equal length")
+}
+
+/// The rows of `orders(id, customer_id, qty, amount)`, in the chunks [`load_join_tables`]
+/// loads: `orders` orders, each of a customer in `0..customers` chosen by a generator seeded
+/// with `seed`. The same arguments give the same rows.
+pub fn orders_batches(customers: usize, orders: usize, seed: u64) -> impl Iterator<Item = Batch> {
     let mut rng = StdRng::seed_from_u64(seed);
     let chunk = 250_000usize;
-    let mut start = 0usize;
-    while start < orders {
+    (0..orders.div_ceil(chunk)).map(move |c| {
+        let start = c * chunk;
         let end = (start + chunk).min(orders);
         let n = end - start;
         let id: Vec<i64> = (start as i64..end as i64).collect();
@@ -196,17 +189,33 @@ pub fn load_join_tables(
             .iter()
             .map(|q| (*q as f64) * 2.5 + rng.random_range(0..100i64) as f64 / 100.0)
             .collect();
-        cluster.load(
-            "orders",
-            Batch::try_new(vec![
-                Column::from_i64(id),
-                Column::from_i64(cust),
-                Column::from_i64(qty),
-                Column::from_f64(amount),
-            ])
-            .expect("columns of equal length"),
-        )?;
-        start = end;
+        Batch::try_new(vec![
+            Column::from_i64(id),
+            Column::from_i64(cust),
+            Column::from_i64(qty),
+            Column::from_f64(amount),
+        ])
+        .expect("columns of equal length")
+    })
+}
+
+/// Creates `customers(id, name, region)` with `customers` rows and
+/// `orders(id, customer_id, qty, amount)` with `orders` rows, from `seed` (the rows of
+/// [`customers_batch`] and [`orders_batches`]).
+pub fn load_join_tables(
+    cluster: &Cluster,
+    customers: usize,
+    orders: usize,
+    seed: u64,
+) -> Result<()> {
+    cluster
+        .execute("CREATE TABLE customers (id BIGINT PRIMARY KEY, name VARCHAR, region VARCHAR)")?;
+    cluster.execute(
+        "CREATE TABLE orders (id BIGINT PRIMARY KEY, customer_id BIGINT, qty BIGINT, amount DOUBLE)",
+    )?;
+    cluster.load("customers", customers_batch(customers))?;
+    for batch in orders_batches(customers, orders, seed) {
+        cluster.load("orders", batch)?;
     }
     Ok(())
 }

@@ -3,20 +3,22 @@
 
 mod common;
 
-use common::assert_idle;
+use common::{assert_idle, TestCluster};
 use std::time::Duration;
 use weir::{Batch, Cluster, Column, MessageKind};
 
 #[test]
 fn slow_consumer_bounds_every_edge() {
     let window = 2;
-    let c = Cluster::builder()
-        .nodes(3)
-        .partitions(64)
-        .batch_size(256)
-        .window(window)
-        .build()
-        .unwrap();
+    let c = TestCluster::new(
+        Cluster::builder()
+            .nodes(3)
+            .partitions(64)
+            .batch_size(256)
+            .window(window)
+            .build()
+            .unwrap(),
+    );
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
         .unwrap();
     let n = 60_000i64;

@@ -1,14 +1,9 @@
 //! `weir bench` as a user runs it, with tiny settings: output shapes only, never speed.
 
-use serde_json::Value as Json;
-use std::process::Command;
+mod common;
 
-fn weir(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(args)
-        .output()
-        .expect("weir runs")
-}
+use common::weir;
+use serde_json::Value as Json;
 
 fn json_lines(out: &std::process::Output) -> Vec<Json> {
     assert!(

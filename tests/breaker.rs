@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::assert_idle;
+use common::{assert_idle, BoundedStream, TestCluster};
 use std::time::{Duration, Instant};
 use weir::runtime::{BreakerConfig, Health, JoinMode};
-use weir::{Batch, Cluster, Column, Error, QueryStream, Value};
+use weir::{Batch, Cluster, Column, Error, Value};
 
 const MIB: usize = 1024 * 1024;
 
@@ -21,7 +21,7 @@ fn breaker(attempts: u32, retry_killed: bool) -> BreakerConfig {
     }
 }
 
-fn join_cluster(nodes: usize, budget: usize, mode: JoinMode, cfg: BreakerConfig) -> Cluster {
+fn join_cluster(nodes: usize, budget: usize, mode: JoinMode, cfg: BreakerConfig) -> TestCluster {
     let c = Cluster::builder()
         .nodes(nodes)
         .partitions(32)
@@ -54,7 +54,7 @@ fn join_cluster(nodes: usize, budget: usize, mode: JoinMode, cfg: BreakerConfig)
         .unwrap(),
     )
     .unwrap();
-    c
+    TestCluster::new(c)
 }
 
 const JOIN: &str = "SELECT big.id, small.w FROM big JOIN small ON big.k = small.id";
@@ -76,7 +76,7 @@ fn settle(c: &Cluster, i: usize) -> usize {
     }
 }
 
-fn drain(s: QueryStream) -> Result<usize, Error> {
+fn drain(s: BoundedStream) -> Result<usize, Error> {
     let mut rows = 0;
     for b in s {
         rows += b?.num_rows();
@@ -139,8 +139,8 @@ fn open_breaker_delays_admission_with_exponential_backoff() {
 }
 
 /// Starts 8 join streams on a 1-node cluster and waits until their joins hold memory.
-fn eight_joins(c: &Cluster) -> (Vec<QueryStream>, usize) {
-    let streams: Vec<QueryStream> = (0..8).map(|_| c.query_stream(JOIN, &[]).unwrap()).collect();
+fn eight_joins(c: &TestCluster) -> (Vec<BoundedStream>, usize) {
+    let streams: Vec<BoundedStream> = (0..8).map(|_| c.query_stream(JOIN, &[]).unwrap()).collect();
     let used = settle(c, 0);
     (streams, used)
 }
@@ -209,12 +209,12 @@ fn trip_kills_half_the_joins_and_reports_without_retry() {
     kill_half(false);
 }
 
-fn overload(mode: JoinMode) -> (Cluster, Vec<Result<usize, Error>>) {
+fn overload(mode: JoinMode) -> (TestCluster, Vec<Result<usize, Error>>) {
     let budget = 128 * MIB;
     let c = join_cluster(3, budget, mode, breaker(8, true));
     // Memory pressure on node-1 from outside, under its budget; then 8 joins.
     let hold = c.hold_memory(1, budget * 80 / 100).unwrap();
-    let streams: Vec<QueryStream> = (0..8).map(|_| c.query_stream(JOIN, &[]).unwrap()).collect();
+    let streams: Vec<BoundedStream> = (0..8).map(|_| c.query_stream(JOIN, &[]).unwrap()).collect();
     let (_, used) = (settle(&c, 1), c.stats().nodes[1].memory_reserved);
     let _ = used;
     let extra = if mode == JoinMode::Legacy {
@@ -335,7 +335,7 @@ fn full_admission_queue_fails_at_once_as_overloaded() {
     };
     let c = join_cluster(1, budget, JoinMode::Guarded, cfg);
     let hold = c.hold_memory(0, budget * 9 / 10).unwrap();
-    let waiting: Vec<QueryStream> = (0..2)
+    let waiting: Vec<BoundedStream> = (0..2)
         .map(|_| c.query_stream("SELECT COUNT(*) FROM big", &[]).unwrap())
         .collect();
     // Let both enter the queue.

@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{assert_idle, cluster};
+use common::{assert_idle, cluster, TestCluster};
 use weir::{Batch, Column, Error, Value};
 
-fn setup() -> weir::Cluster {
+fn setup() -> TestCluster {
     let c = cluster(3);
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, k BIGINT, v BIGINT)")
         .unwrap();

@@ -1,13 +1,8 @@
 //! The `weir` command as a user runs it.
 
-use std::process::Command;
+mod common;
 
-fn weir(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(args)
-        .output()
-        .expect("weir runs")
-}
+use common::weir;
 
 #[test]
 fn sql_prints_json_and_tables() {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_idle, ints};
+use common::{assert_idle, ints, TestCluster};
 use proptest::prelude::*;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -17,18 +17,22 @@ const STATEMENT_LIMIT: Duration = Duration::from_secs(5);
 /// Rows in the fuzzed table `t`.
 const T_ROWS: i64 = 200;
 
-fn build(nodes: usize) -> Cluster {
-    Cluster::builder()
-        .nodes(nodes)
-        .partitions(16)
-        .query_timeout(Duration::from_secs(20))
-        .build()
-        .expect("cluster starts")
+/// Every statement runs under the watchdog with [`STATEMENT_LIMIT`].
+fn build(nodes: usize) -> TestCluster {
+    TestCluster::new(
+        Cluster::builder()
+            .nodes(nodes)
+            .partitions(16)
+            .query_timeout(Duration::from_secs(20))
+            .build()
+            .expect("cluster starts"),
+    )
+    .with_limit(STATEMENT_LIMIT)
 }
 
 /// `t(id, name, x, d, b)`, `u(id, t_id, y)`, the empty `e` and the all-NULL `n` (fuzzed),
 /// plus `guard`, which the fuzzer never names, for the known answer.
-fn create_tables(c: &Cluster) {
+fn create_tables(c: &TestCluster) {
     c.execute(
         "CREATE TABLE t (id BIGINT PRIMARY KEY, name VARCHAR, x BIGINT, d DOUBLE, b BOOLEAN)",
     )
@@ -88,8 +92,8 @@ fn create_tables(c: &Cluster) {
 
 /// The shared cluster of the fuzz tests, and a lock so that only one test uses it at a time
 /// (idleness is checked between statements).
-fn shared() -> (&'static Cluster, std::sync::MutexGuard<'static, ()>) {
-    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+fn shared() -> (&'static TestCluster, std::sync::MutexGuard<'static, ()>) {
+    static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
     static LOCK: Mutex<()> = Mutex::new(());
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let c = CLUSTER.get_or_init(|| {
@@ -101,7 +105,7 @@ fn shared() -> (&'static Cluster, std::sync::MutexGuard<'static, ()>) {
 }
 
 /// The cluster still answers correctly and is back to its baseline.
-fn check_healthy(c: &Cluster) {
+fn check_healthy(c: &TestCluster) {
     let r = c
         .query(
             "SELECT COUNT(*), SUM(v), MAX(v) FROM guard WHERE id >= ?",
@@ -128,7 +132,7 @@ fn check_healthy(c: &Cluster) {
 
 /// Runs one hostile statement: it must end in `Ok` or `Err` within [`STATEMENT_LIMIT`], and an
 /// error must not be a timeout (that would be a hang in disguise).
-fn run_hostile(c: &Cluster, sql: &str, params: &[Value], as_query: bool) {
+fn run_hostile(c: &TestCluster, sql: &str, params: &[Value], as_query: bool) {
     // Dropping the fuzzed tables would only make later inputs less interesting.
     if sql.to_lowercase().contains("drop") {
         return;
@@ -611,7 +615,7 @@ fn short(sql: &str) -> String {
 }
 
 /// Rows of a query as values, panicking with the SQL on error.
-fn rows(c: &Cluster, sql: &str) -> Vec<Vec<Value>> {
+fn rows(c: &TestCluster, sql: &str) -> Vec<Vec<Value>> {
     c.query(sql, &[])
         .unwrap_or_else(|e| panic!("{}: {e}", short(sql)))
         .rows()
@@ -1047,7 +1051,7 @@ fn huge_in_lists() {
 }
 
 /// The error of a statement that must fail cleanly.
-fn plan_error(c: &Cluster, sql: &str) -> String {
+fn plan_error(c: &TestCluster, sql: &str) -> String {
     let start = Instant::now();
     let e = match c.query(sql, &[]) {
         Ok(r) => panic!(
@@ -1225,7 +1229,7 @@ fn chains_at_the_limit_work() {
     assert_idle(&c);
 }
 
-fn check_nesting_within_limits(c: &Cluster) {
+fn check_nesting_within_limits(c: &TestCluster) {
     // Moderate nesting works and gives the right answer.
     let depth = 20;
     let sql = format!(
@@ -1243,7 +1247,7 @@ fn check_nesting_within_limits(c: &Cluster) {
     assert_eq!(rows(c, &sql), vec![vec![Value::Int(T_ROWS / 2)]]);
 }
 
-fn check_healthy_on(c: &Cluster) {
+fn check_healthy_on(c: &TestCluster) {
     let r = c.query("SELECT COUNT(*), SUM(v) FROM guard", &[]).unwrap();
     assert_eq!(r.rows(), vec![vec![Value::Int(4), Value::Int(60)]]);
 }

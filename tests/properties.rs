@@ -1,7 +1,14 @@
 //! Random filters and aggregates evaluated by a 3-node cluster match a simple row-at-a-time
-//! reference evaluator with SQL three-valued logic.
+//! reference evaluator with SQL three-valued logic. (Joins: `join_properties.rs`.)
+//!
+//! Reproducible: the table comes from a fixed seed and proptest runs from a fixed seed
+//! (`PROPTEST_RNG_SEED=n` picks another; `PROPTEST_CASES=n` runs more cases).
 
+mod common;
+
+use common::TestCluster;
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -81,15 +88,17 @@ fn table_rows() -> &'static Vec<Row> {
     })
 }
 
-/// The shared cluster, holding `r`.
-fn shared() -> &'static Cluster {
-    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+/// The shared cluster, holding `r`; its queries run under the watchdog.
+fn shared() -> &'static TestCluster {
+    static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
     CLUSTER.get_or_init(|| {
-        let c = Cluster::builder()
-            .nodes(3)
-            .partitions(32)
-            .build()
-            .expect("cluster starts");
+        let c = TestCluster::new(
+            Cluster::builder()
+                .nodes(3)
+                .partitions(32)
+                .build()
+                .expect("cluster starts"),
+        );
         c.execute(
             "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT, b DOUBLE, s VARCHAR, flag BOOLEAN)",
         )
@@ -605,10 +614,19 @@ fn style() -> impl Strategy<Value = Style> {
     ]
 }
 
+/// Proptest's seed unless `PROPTEST_RNG_SEED` says otherwise.
+const PROPTEST_SEED: u64 = 0x5EED_F117;
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         // Keep failures in the report, not in a regression file next to the test.
         failure_persistence: None,
+        rng_seed: RngSeed::Fixed(
+            std::env::var("PROPTEST_RNG_SEED")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(PROPTEST_SEED),
+        ),
         // PROPTEST_CASES=n runs more cases when hunting for bugs.
         ..ProptestConfig::with_cases(
             std::env::var("PROPTEST_CASES")

@@ -3,10 +3,12 @@
 
 mod common;
 
-use common::{assert_idle, cluster_with};
+use common::{assert_idle, cluster_with, TestCluster};
+use std::time::{Duration, Instant};
 use weir::demo::{load_item, SEED_QUERIES};
 use weir::runtime::partition_map::encoded_sizes;
 use weir::runtime::placement::owners;
+use weir::runtime::FaultPlan;
 use weir::{Batch, Cluster, Column, Error, MessageKind as K, MessageStats, Protocol, Value};
 
 fn counts(s: &MessageStats) -> [u64; 6] {
@@ -20,7 +22,7 @@ fn counts(s: &MessageStats) -> [u64; 6] {
     ]
 }
 
-fn item_cluster(protocol: Protocol) -> Cluster {
+fn item_cluster(protocol: Protocol) -> TestCluster {
     let c = cluster_with(3, protocol);
     load_item(&c, 10_000).unwrap();
     c
@@ -68,12 +70,14 @@ fn one_batch_per_node_costs_6_lean_and_18_legacy() {
 
 #[test]
 fn multi_batch_results_ack_all_but_the_last_batch_under_lean() {
-    let c = Cluster::builder()
-        .nodes(3)
-        .partitions(64)
-        .batch_size(100)
-        .build()
-        .unwrap();
+    let c = TestCluster::new(
+        Cluster::builder()
+            .nodes(3)
+            .partitions(64)
+            .batch_size(100)
+            .build()
+            .unwrap(),
+    );
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
     c.load(
         "t",
@@ -97,13 +101,15 @@ fn multi_batch_results_ack_all_but_the_last_batch_under_lean() {
 
 #[test]
 fn cancelled_stream_closes_only_running_fragments() {
-    let c = Cluster::builder()
-        .nodes(3)
-        .partitions(64)
-        .batch_size(100)
-        .window(2)
-        .build()
-        .unwrap();
+    let c = TestCluster::new(
+        Cluster::builder()
+            .nodes(3)
+            .partitions(64)
+            .batch_size(100)
+            .window(2)
+            .build()
+            .unwrap(),
+    );
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
     c.load(
         "t",
@@ -218,6 +224,99 @@ fn plan_cache_skips_parsing_and_ddl_invalidates() {
     let hits: u64 = c.stats().nodes.iter().map(|n| n.fragment_cache_hits).sum();
     assert!(hits >= 3, "fragment cache hits: {hits}");
     assert_eq!(r.rows(), vec![vec![Value::from("name5")]]);
+    assert_idle(&c);
+}
+
+/// Expects one timeout (bounded by the 2 s timeout plus a margin): a query first run while
+/// node-1 is cut off never reaches node-1 with its plan. Once the network is whole again the
+/// same query must be answered: node-1, missing the plan, must be sent it again.
+#[test]
+fn a_plan_lost_on_the_way_is_sent_again() {
+    let timeout = Duration::from_secs(2);
+    let c = TestCluster::new(
+        Cluster::builder()
+            .nodes(3)
+            .partitions(64)
+            .query_timeout(timeout)
+            .build()
+            .unwrap(),
+    )
+    .with_limit(timeout + Duration::from_secs(5));
+    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
+        .unwrap();
+    let n = 3000i64;
+    c.load(
+        "t",
+        Batch::try_new(vec![
+            Column::from_i64((0..n).collect()),
+            Column::from_i64((0..n).map(|i| i * 2).collect()),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    let sql = "SELECT COUNT(*), SUM(v) FROM t";
+    let want = vec![vec![Value::Int(n), Value::Int(n * (n - 1))]];
+    c.set_faults(Some(FaultPlan {
+        cut_off: vec![1],
+        ..FaultPlan::default()
+    }));
+    let t = Instant::now();
+    assert_eq!(c.query(sql, &[]).unwrap_err(), Error::Timeout(timeout));
+    assert!(t.elapsed() >= timeout);
+    c.set_faults(None);
+    for attempt in 0..2 {
+        let r = c.query(sql, &[]);
+        assert_eq!(
+            r.map(|r| r.rows()),
+            Ok(want.clone()),
+            "run {attempt} after the network healed"
+        );
+    }
+    assert_idle(&c);
+}
+
+/// A node keeps a bounded number of plans (1024) and forgets them all when it is full. A
+/// long-running service runs more distinct queries than that: a query whose plan a node
+/// forgot must still be answered (the node asks for the plan, and must be sent it).
+#[test]
+fn a_node_that_forgot_its_plans_is_sent_them_again() {
+    let c = TestCluster::new(Cluster::builder().nodes(3).partitions(64).build().unwrap());
+    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
+        .unwrap();
+    let n = 3000i64;
+    c.load(
+        "t",
+        Batch::try_new(vec![
+            Column::from_i64((0..n).collect()),
+            Column::from_i64((0..n).collect()),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    // Distinct literals make distinct plans.
+    let sql = |i: i64| format!("SELECT COUNT(*) FROM t WHERE v >= {i}");
+    let distinct = 1100;
+    for i in 0..distinct {
+        let r = c.query(&sql(i), &[]).unwrap();
+        assert_eq!(r.rows(), vec![vec![Value::Int(n - i)]], "{}", sql(i));
+    }
+    let misses: u64 = c
+        .stats()
+        .nodes
+        .iter()
+        .map(|s| s.fragment_cache_misses)
+        .sum();
+    assert_eq!(misses, 0, "every plan was sent in full the first time");
+    // The first plans were forgotten when the nodes' caches filled up.
+    for i in [0, 1, distinct - 1] {
+        let r = c.query(&sql(i), &[]);
+        assert_eq!(
+            r.map(|r| r.rows()),
+            Ok(vec![vec![Value::Int(n - i)]]),
+            "{} again",
+            sql(i)
+        );
+    }
     assert_idle(&c);
 }
 

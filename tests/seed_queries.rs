@@ -1,14 +1,16 @@
-//! The nine queries of the Ignite benchmark on a 3-node cluster return exactly the right rows.
+//! The nine queries of the Ignite benchmark on a 3-node cluster return exactly the right rows,
+//! and self-joins of `Item` (the reported hang) return the counts the data implies.
 
 mod common;
 
-use common::{assert_idle, cluster};
-use weir::demo::{load_item, SEED_QUERIES};
+use common::{assert_idle, cluster, TestCluster};
+use std::collections::HashMap;
+use weir::demo::{item_batch, load_item, SEED_QUERIES};
 use weir::Value;
 
 const ROWS: usize = 100_000;
 
-fn run(c: &weir::Cluster, name: &str, key: i64) -> Vec<Vec<Value>> {
+fn run(c: &TestCluster, name: &str, key: i64) -> Vec<Vec<Value>> {
     let q = SEED_QUERIES.iter().find(|q| q.name == name).unwrap();
     let r = c.query(q.sql, &q.params(key)).unwrap();
     assert_eq!(r.num_rows(), q.expected_rows(ROWS), "{name}");
@@ -68,4 +70,64 @@ fn nine_seed_queries_return_the_right_values() {
         vec![vec![Value::Int(4_999_950_000)]]
     );
     assert_idle(&c);
+}
+
+/// `(fld, fldBatch)` of every `Item` row, from the demo's data definition.
+fn item_keys() -> Vec<(i64, i64)> {
+    item_batch(0..ROWS as i64)
+        .rows()
+        .iter()
+        .map(|r| (r[2].as_i64().unwrap(), r[3].as_i64().unwrap()))
+        .collect()
+}
+
+/// `COUNT(*)` of `Item a JOIN Item b ON key(a) = key(b) WHERE keep(a)`, by a hash join over
+/// the generated rows.
+fn self_join_count(
+    left_key: impl Fn(&(i64, i64)) -> i64,
+    right_key: impl Fn(&(i64, i64)) -> i64,
+    keep: impl Fn(&(i64, i64)) -> bool,
+) -> i64 {
+    let rows = item_keys();
+    let mut right: HashMap<i64, i64> = HashMap::new();
+    for r in &rows {
+        *right.entry(right_key(r)).or_default() += 1;
+    }
+    rows.iter()
+        .filter(|r| keep(r))
+        .map(|r| right.get(&left_key(r)).copied().unwrap_or(0))
+        .sum()
+}
+
+fn check_self_join(sql: &str, want: i64) {
+    let c = cluster(3);
+    load_item(&c, ROWS).unwrap();
+    let r = c.query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    assert_eq!(r.rows(), vec![vec![Value::Int(want)]], "{sql}");
+    assert_idle(&c);
+}
+
+/// Regression (the reported hang): the build side is two rows, so some nodes' share of it is
+/// empty; their joins must still wait for the probe side to end.
+#[test]
+fn self_join_of_two_keys_against_the_batch_column() {
+    let want = self_join_count(|r| r.0, |r| r.1, |r| r.0 < 2);
+    // fld 0 and 1 each match the 1000 rows of their batch.
+    assert_eq!(want, 2000);
+    check_self_join(
+        "SELECT COUNT(*) FROM Item a JOIN Item b ON a.fld = b.fldBatch WHERE a.fld < 2",
+        want,
+    );
+}
+
+/// Regression (the reported hang): ten build rows, all with the same key, on one node.
+#[test]
+fn self_join_of_one_batch_key() {
+    let want = self_join_count(|r| r.1, |r| r.1, |r| r.0 < 10);
+    // Ten rows of batch 0, each matching the 1000 rows of batch 0.
+    assert_eq!(want, 10_000);
+    check_self_join(
+        "SELECT COUNT(*) FROM Item a JOIN Item b ON a.fldBatch = b.fldBatch WHERE a.fld < 10",
+        want,
+    );
 }
