@@ -459,6 +459,14 @@ impl QueryActor {
         self.node
             .addr
             .do_send(QueryRegistration::Register(self.setup.id, ctx.address()));
+        // A node that crashed after the schedule was made but before the registration above
+        // reached the client node: its crash notice went by unseen, so look now. (A crash
+        // after this look sends its notice behind the registration.)
+        for node in self.involved() {
+            if !self.setup.nodes[node as usize].up.load(Ordering::SeqCst) {
+                ctx.notify(RemoteEvent::NodeDown { node });
+            }
+        }
         // Remote fragments first, so their rows start flowing at once.
         for idx in 1..self.setup.plan.fragments.len() {
             for (k, &node) in self.setup.instances[idx].clone().iter().enumerate() {
