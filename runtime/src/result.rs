@@ -20,6 +20,22 @@ pub struct QueryStream {
 }
 
 impl QueryStream {
+    /// A stream that holds one batch computed up front (EXPLAIN text, rows affected), with
+    /// no query behind it.
+    pub(crate) fn of_batch(schema: Schema, batch: Batch) -> Self {
+        let (tx, rx) = crossbeam_channel::bounded(2);
+        let _ = tx.send(StreamItem::Batch(batch, None, 0));
+        let _ = tx.send(StreamItem::Done(Default::default()));
+        QueryStream {
+            rx,
+            query: None,
+            schema,
+            finished: false,
+            stats: None,
+            epoch: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
     /// Result columns.
     pub fn schema(&self) -> &Schema {
         &self.schema

@@ -2,7 +2,7 @@
 //! client node, whose batches the caller reads from a [`QueryStream`].
 
 use super::Cluster;
-use crate::actors::query::{QueryActor, QuerySetup, StreamItem};
+use crate::actors::query::{QueryActor, QuerySetup};
 use crate::error::{Error, Result};
 use crate::flow::EdgeRegistry;
 use crate::node::NodeHandle;
@@ -39,49 +39,25 @@ impl Cluster {
     /// producers back; dropping the stream cancels the query.
     pub fn query_stream(&self, sql: &str, params: &[Value]) -> Result<QueryStream> {
         self.check_up()?;
-        let stmt = {
-            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
-            self.inner
-                .plans
-                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
-        };
-        match stmt {
+        match self.plan_statement(sql, params)? {
             CachedStatement::Query(plan) => self.run(plan, params),
             CachedStatement::Explain(plan) => {
-                let text = self.explain_plan(&plan, params);
-                let lines: Vec<Vec<Value>> = text
+                let lines: Vec<Vec<Value>> = self
+                    .explain_plan(&plan, params)
                     .lines()
                     .map(|l| vec![Value::Str(l.to_string())])
                     .collect();
                 let batch = Batch::from_rows(&[DataType::Utf8], &lines)
                     .map_err(|e| Error::Invalid(e.to_string()))?;
-                let (tx, rx) = crossbeam_channel::bounded(2);
-                let _ = tx.send(StreamItem::Batch(batch, None, 0));
-                let _ = tx.send(StreamItem::Done(Default::default()));
-                Ok(QueryStream {
-                    rx,
-                    query: None,
-                    schema: Schema::new(vec![Field::new("plan", DataType::Utf8)]),
-                    finished: false,
-                    stats: None,
-                    epoch: Arc::new(AtomicU64::new(0)),
-                })
+                let schema = Schema::new(vec![Field::new("plan", DataType::Utf8)]);
+                Ok(QueryStream::of_batch(schema, batch))
             }
             CachedStatement::Other(s) => {
                 let n = self.apply(s)?;
                 let batch = Batch::try_new(vec![Column::from_i64(vec![n as i64])])
                     .map_err(|e| Error::Invalid(e.to_string()))?;
-                let (tx, rx) = crossbeam_channel::bounded(2);
-                let _ = tx.send(StreamItem::Batch(batch, None, 0));
-                let _ = tx.send(StreamItem::Done(Default::default()));
-                Ok(QueryStream {
-                    rx,
-                    query: None,
-                    schema: Schema::new(vec![Field::new("rows", DataType::Int64)]),
-                    finished: false,
-                    stats: None,
-                    epoch: Arc::new(AtomicU64::new(0)),
-                })
+                let schema = Schema::new(vec![Field::new("rows", DataType::Int64)]);
+                Ok(QueryStream::of_batch(schema, batch))
             }
         }
     }

@@ -13,15 +13,19 @@ impl Cluster {
         self.execute_with(sql, &[])
     }
 
+    /// The statement of `sql`, from the plan cache or planned now.
+    pub(super) fn plan_statement(&self, sql: &str, params: &[Value]) -> Result<CachedStatement> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        Ok(self
+            .inner
+            .plans
+            .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?)
+    }
+
     /// [`Cluster::execute`] with parameters.
     pub fn execute_with(&self, sql: &str, params: &[Value]) -> Result<u64> {
         self.check_up()?;
-        let stmt = {
-            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
-            self.inner
-                .plans
-                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
-        };
+        let stmt = self.plan_statement(sql, params)?;
         match stmt {
             CachedStatement::Query(plan) => {
                 let r = self.run(plan, params)?.collect_all()?;
@@ -98,12 +102,7 @@ impl Cluster {
 
     /// The plan of a query, with the nodes each fragment would run on.
     pub fn explain(&self, sql: &str, params: &[Value]) -> Result<String> {
-        let stmt = {
-            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
-            self.inner
-                .plans
-                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?
-        };
+        let stmt = self.plan_statement(sql, params)?;
         match stmt {
             CachedStatement::Query(plan) | CachedStatement::Explain(plan) => {
                 Ok(self.explain_plan(&plan, params))
