@@ -593,7 +593,13 @@ mod tests {
             DataType::Utf8,
             &["  Hi  ".into(), Value::Null, "".into(), "xxaxx".into()],
         );
-        let x = call(ScalarFunc::Trim, &[s.clone()], 4, DataType::Utf8).unwrap();
+        let x = call(
+            ScalarFunc::Trim,
+            std::slice::from_ref(&s),
+            4,
+            DataType::Utf8,
+        )
+        .unwrap();
         assert_eq!(
             vals(&x),
             vec!["Hi".into(), Value::Null, "".into(), "xxaxx".into()]
@@ -601,9 +607,21 @@ mod tests {
         let chars = col(DataType::Utf8, &vec!["x".into(); 4]);
         let x = call(ScalarFunc::LTrim, &[s.clone(), chars], 4, DataType::Utf8).unwrap();
         assert_eq!(vals(&x)[3], "axx".into());
-        let x = call(ScalarFunc::Length, &[s.clone()], 4, DataType::Int64).unwrap();
+        let x = call(
+            ScalarFunc::Length,
+            std::slice::from_ref(&s),
+            4,
+            DataType::Int64,
+        )
+        .unwrap();
         assert_eq!(vals(&x), vec![6.into(), Value::Null, 0.into(), 5.into()]);
-        let x = call(ScalarFunc::Upper, &[s.clone()], 4, DataType::Utf8).unwrap();
+        let x = call(
+            ScalarFunc::Upper,
+            std::slice::from_ref(&s),
+            4,
+            DataType::Utf8,
+        )
+        .unwrap();
         assert_eq!(vals(&x)[0], "  HI  ".into());
         let ab = col(
             DataType::Utf8,
@@ -680,18 +698,48 @@ mod tests {
             DataType::Float64,
             &[(-2.5).into(), Value::Null, 0.0.into(), 2.25.into()],
         );
-        let x = call(ScalarFunc::Abs, &[i.clone()], 4, DataType::Int64).unwrap();
+        let x = call(
+            ScalarFunc::Abs,
+            std::slice::from_ref(&i),
+            4,
+            DataType::Int64,
+        )
+        .unwrap();
         assert_eq!(vals(&x), vec![3.into(), Value::Null, 0.into(), 7.into()]);
-        let x = call(ScalarFunc::Sign, &[f.clone()], 4, DataType::Float64).unwrap();
+        let x = call(
+            ScalarFunc::Sign,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        )
+        .unwrap();
         assert_eq!(
             vals(&x),
             vec![(-1.0).into(), Value::Null, 0.0.into(), 1.0.into()]
         );
-        let x = call(ScalarFunc::Floor, &[f.clone()], 4, DataType::Float64).unwrap();
+        let x = call(
+            ScalarFunc::Floor,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        )
+        .unwrap();
         assert_eq!(vals(&x)[0], (-3.0).into());
-        let x = call(ScalarFunc::Ceil, &[f.clone()], 4, DataType::Float64).unwrap();
+        let x = call(
+            ScalarFunc::Ceil,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        )
+        .unwrap();
         assert_eq!(vals(&x)[0], (-2.0).into());
-        let x = call(ScalarFunc::Round, &[f.clone()], 4, DataType::Float64).unwrap();
+        let x = call(
+            ScalarFunc::Round,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        )
+        .unwrap();
         assert_eq!(vals(&x)[0], (-3.0).into());
         let three = col(DataType::Int64, &vec![3.into(); 4]);
         let x = call(
@@ -702,7 +750,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(vals(&x), vec![0.into(), Value::Null, Value::Null, 3.into()]);
-        let x = call(ScalarFunc::Sqrt, &[f.clone()], 4, DataType::Float64);
+        let x = call(
+            ScalarFunc::Sqrt,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        );
         assert!(matches!(x, Err(Error::Arithmetic(_))));
         let two = col(DataType::Float64, &vec![2.0.into(); 4]);
         let x = call(ScalarFunc::Power, &[f, two], 4, DataType::Float64).unwrap();

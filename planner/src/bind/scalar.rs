@@ -285,7 +285,11 @@ impl Binder<'_> {
                 let mut args = vec![bind(expr, self)?];
                 match substring_from {
                     Some(x) => args.push(bind(x, self)?),
-                    None => args.push(B::new(Expr::Literal(Value::Int(1)), Some(DataType::Int64))),
+                    // `SUBSTRING(s FOR n)` starts at 1; `substring(s)` alone is an arity error.
+                    None if substring_for.is_some() => {
+                        args.push(B::new(Expr::Literal(Value::Int(1)), Some(DataType::Int64)))
+                    }
+                    None => {}
                 }
                 if let Some(x) = substring_for {
                     args.push(bind(x, self)?);
@@ -358,7 +362,7 @@ impl Binder<'_> {
         }
         let has_else = else_result.is_some();
         if let Some(x) = else_result {
-            thens.push(self.expr(x, scope, agg.as_deref_mut())?);
+            thens.push(self.expr(x, scope, agg)?);
         }
         // Results share one type; so do the operand and the WHEN values of a simple CASE.
         let t = self.common_type(&thens, "CASE results", e)?;
