@@ -14,9 +14,10 @@
 
 use crate::batch::Batch;
 use crate::bitmap::Bitmap;
-use crate::column::{Column, ColumnData};
+use crate::column::{Column, ColumnBuilder, ColumnData};
 use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Expr};
+use crate::functions::{self, ScalarFunc};
 use crate::types::DataType;
 use crate::value::Value;
 use std::borrow::Cow;
@@ -265,10 +266,11 @@ fn eval<'a>(expr: &Expr, batch: &'a Batch, params: &[Value]) -> Result<Val<'a>> 
             expr,
             pattern,
             negated,
+            escape,
         } => {
             let x = eval(expr, batch, params)?;
             let p = eval(pattern, batch, params)?;
-            let res = like(x, p, n)?;
+            let res = like(x, p, *escape, n)?;
             if *negated {
                 not(res)
             } else {
@@ -279,7 +281,175 @@ fn eval<'a>(expr: &Expr, batch: &'a Batch, params: &[Value]) -> Result<Val<'a>> 
             let v = eval(expr, batch, params)?;
             cast(v, *to)
         }
+        Expr::Case {
+            operand,
+            branches,
+            else_result,
+        } => case(
+            operand.as_deref(),
+            branches,
+            else_result.as_deref(),
+            batch,
+            params,
+        ),
+        Expr::Function {
+            func: ScalarFunc::NullIf,
+            args,
+        } => {
+            let [a, b] = args.as_slice() else {
+                return Err(Error::Internal("nullif takes two arguments".into()));
+            };
+            let a = eval(a, batch, params)?;
+            let b = eval(b, batch, params)?;
+            nullif(a, b, n)
+        }
+        Expr::Function { func, args } => {
+            let vals = args
+                .iter()
+                .map(|e| eval(e, batch, params))
+                .collect::<Result<Vec<_>>>()?;
+            let all_scalar = vals.iter().all(Val::is_scalar);
+            let len = if all_scalar { 1 } else { n };
+            let types: Vec<Option<DataType>> = vals.iter().map(Val::dt).collect();
+            let out = function_type(*func, &types);
+            let cols: Vec<Column> = vals.into_iter().map(|v| v.into_column(len, out)).collect();
+            let col = functions::call(*func, &cols, len, out)?;
+            Ok(if all_scalar {
+                to_scalar(owned(col))
+            } else {
+                owned(col)
+            })
+        }
     }
+}
+
+/// The result type of `func` over arguments of these types (an untyped NULL argument takes
+/// the type the function works on).
+fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
+    use ScalarFunc as F;
+    let first = types.iter().flatten().next().copied();
+    match func {
+        F::Abs | F::Round | F::Floor | F::Ceil | F::Sign | F::Mod => {
+            if types.iter().flatten().any(|t| *t == DataType::Float64) {
+                DataType::Float64
+            } else {
+                first.unwrap_or(DataType::Int64)
+            }
+        }
+        F::Power | F::Sqrt => DataType::Float64,
+        F::Length | F::StrPos => DataType::Int64,
+        F::StartsWith => DataType::Boolean,
+        F::Coalesce | F::NullIf => first.unwrap_or(DataType::Int64),
+        _ => DataType::Utf8,
+    }
+}
+
+/// `NULLIF(a, b)`: `a`, NULL where `a = b` is TRUE.
+fn nullif<'a>(a: Val<'a>, b: Val<'a>, n: usize) -> Result<Val<'a>> {
+    let eq = compare(BinaryOp::Eq, &a, &b, n)?;
+    let both_scalar = a.is_scalar() && b.is_scalar();
+    let len = if both_scalar { 1 } else { n };
+    let dt = a.dt().or(b.dt()).unwrap_or(DataType::Int64);
+    let eq = eq.into_column(len, DataType::Boolean);
+    let hit = column_to_mask(Cow::Owned(eq))?;
+    let col = a.into_column(len, dt);
+    let mut valid = col
+        .validity
+        .clone()
+        .unwrap_or_else(|| Bitmap::new(len, true));
+    for (i, h) in hit.iter().enumerate() {
+        if *h {
+            valid.set(i, false);
+        }
+    }
+    let col = Column::with_validity(col.data, Some(valid));
+    Ok(if both_scalar {
+        to_scalar(owned(col))
+    } else {
+        owned(col)
+    })
+}
+
+/// `CASE`: each WHEN is evaluated on the rows no earlier branch took, each THEN only on the
+/// rows its WHEN took, ELSE on the rest; the pieces are then gathered back into row order.
+fn case<'a>(
+    operand: Option<&Expr>,
+    branches: &[(Expr, Expr)],
+    else_result: Option<&Expr>,
+    batch: &'a Batch,
+    params: &[Value],
+) -> Result<Val<'a>> {
+    let n = batch.num_rows();
+    // Rows of `batch` still undecided, and that sub-batch (borrowed while it is all rows).
+    let mut undecided: Vec<u32> = (0..n as u32).collect();
+    let mut sub: Cow<'_, Batch> = Cow::Borrowed(batch);
+    // Per output row: (piece, row within the piece); u32::MAX piece means NULL.
+    let mut picks: Vec<(u32, u32)> = vec![(u32::MAX, 0); n];
+    let mut pieces: Vec<Column> = Vec::new();
+    let mut out_type: Option<DataType> = None;
+    let mut take_piece = |col: Column, rows: &[u32], picks: &mut Vec<(u32, u32)>| {
+        let k = pieces.len() as u32;
+        for (j, &r) in rows.iter().enumerate() {
+            picks[r as usize] = (k, j as u32);
+        }
+        out_type = out_type.or(Some(col.data_type()));
+        pieces.push(col);
+    };
+    for (when, then) in branches {
+        if undecided.is_empty() {
+            break;
+        }
+        let cond = match operand {
+            Some(op) => op.clone().eq(when.clone()),
+            None => when.clone(),
+        };
+        let mask = evaluate_predicate(&cond, &sub, params)?;
+        let (mut hit, mut miss) = (Vec::new(), Vec::new());
+        for (j, &m) in mask.iter().enumerate() {
+            if m {
+                hit.push(j as u32);
+            } else {
+                miss.push(j as u32);
+            }
+        }
+        if hit.is_empty() {
+            continue;
+        }
+        let then_col = if miss.is_empty() {
+            evaluate(then, &sub, params)?
+        } else {
+            evaluate(then, &sub.take(&hit), params)?
+        };
+        let rows: Vec<u32> = hit.iter().map(|&j| undecided[j as usize]).collect();
+        take_piece(then_col, &rows, &mut picks);
+        if !miss.is_empty() {
+            sub = Cow::Owned(sub.take(&miss));
+        }
+        undecided = miss.iter().map(|&j| undecided[j as usize]).collect();
+    }
+    if let (Some(e), false) = (else_result, undecided.is_empty()) {
+        let col = evaluate(e, &sub, params)?;
+        take_piece(col, &undecided, &mut picks);
+    }
+    let dt = out_type.unwrap_or(DataType::Int64);
+    if pieces.len() == 1 && pieces[0].len() == n {
+        return Ok(owned(pieces.pop().expect("one piece")));
+    }
+    let mut b = ColumnBuilder::new(dt, n);
+    for &(k, j) in &picks {
+        match pieces.get(k as usize) {
+            Some(c) if c.is_null(j as usize) => b.push_null(),
+            Some(c) if c.data_type() == dt => b.push_from(c, j as usize),
+            Some(c) => {
+                return Err(Error::Type(format!(
+                    "CASE branches have types {dt} and {}",
+                    c.data_type()
+                )))
+            }
+            None => b.push_null(),
+        }
+    }
+    Ok(owned(b.finish()))
 }
 
 /// Broadcasts a scalar to a one-row column (so scalar-only expressions reuse column kernels).
@@ -519,14 +689,14 @@ fn arith_sides<T: Copy + Default, F: Fn(T, T) -> Option<T>>(
     Ok(out)
 }
 
-/// Float results that are not finite are reported as errors (overflow).
+/// Float operations; a zero divisor's row is NULL (the caller clears its validity).
 fn f64_op(op: BinaryOp) -> fn(f64, f64) -> Option<f64> {
     match op {
         BinaryOp::Add => |a, b| Some(a + b),
         BinaryOp::Sub => |a, b| Some(a - b),
         BinaryOp::Mul => |a, b| Some(a * b),
-        BinaryOp::Div => |a, b| if b == 0.0 { None } else { Some(a / b) },
-        _ => |a, b| if b == 0.0 { None } else { Some(a % b) },
+        BinaryOp::Div => |a, b| Some(if b == 0.0 { 0.0 } else { a / b }),
+        _ => |a, b| Some(if b == 0.0 { 0.0 } else { a % b }),
     }
 }
 
@@ -553,32 +723,64 @@ fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<
     if l.is_scalar() && r.is_scalar() {
         return Ok(to_scalar(arithmetic(op, lift(l), lift(r), 1)?));
     }
-    let validity = and_validity(l.validity(), r.validity());
+    let mut validity = and_validity(l.validity(), r.validity());
+    let divides = matches!(op, BinaryOp::Div | BinaryOp::Mod);
+    if divides {
+        // Division by zero gives NULL (as SQLite and MySQL do).
+        let zero = |i: usize| match &r {
+            Val::Col(c) => match &c.data {
+                ColumnData::Int64(v) => v[i] == 0,
+                ColumnData::Float64(v) => v[i] == 0.0,
+                _ => false,
+            },
+            Val::Scalar(v, _) => v.as_f64() == Some(0.0),
+        };
+        if (0..n).any(zero) {
+            let mut v = validity.unwrap_or_else(|| Bitmap::new(n, true));
+            for i in (0..n).filter(|&i| zero(i)) {
+                v.set(i, false);
+            }
+            validity = Some(v);
+        }
+    }
     let data = if result_type == Some(DataType::Int64) {
         let (ls, rs) = (i64_side(&l), i64_side(&r));
+        let v = validity.as_ref();
         let res = match op {
-            BinaryOp::Add => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_add),
-            BinaryOp::Sub => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_sub),
-            BinaryOp::Mul => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_mul),
-            BinaryOp::Div => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_div),
-            _ => arith_sides(n, &ls, &rs, validity.as_ref(), i64::checked_rem),
+            BinaryOp::Add => arith_sides(n, &ls, &rs, v, i64::checked_add),
+            BinaryOp::Sub => arith_sides(n, &ls, &rs, v, i64::checked_sub),
+            BinaryOp::Mul => arith_sides(n, &ls, &rs, v, i64::checked_mul),
+            BinaryOp::Div => arith_sides(n, &ls, &rs, v, |a, b| {
+                if b == 0 {
+                    Some(0)
+                } else {
+                    a.checked_div(b)
+                }
+            }),
+            // i64::MIN % -1 is 0 mathematically.
+            _ => arith_sides(n, &ls, &rs, v, |a, b| {
+                Some(if b == 0 {
+                    0
+                } else {
+                    a.checked_rem(b).unwrap_or(0)
+                })
+            }),
         };
         match res {
             Ok(v) => ColumnData::Int64(v),
             Err(i) => {
                 let (a, b) = (ls.at(i), rs.at(i));
-                return Err(if matches!(op, BinaryOp::Div | BinaryOp::Mod) && b == 0 {
-                    Error::Arithmetic("division by zero".into())
-                } else {
-                    Error::Arithmetic(format!("BIGINT overflow in {a} {} {b}", op.symbol()))
-                });
+                return Err(Error::Arithmetic(format!(
+                    "BIGINT overflow in {a} {} {b}",
+                    op.symbol()
+                )));
             }
         }
     } else {
         let (ls, rs) = (f64_side(&l), f64_side(&r));
         match arith_sides(n, &ls, &rs, validity.as_ref(), f64_op(op)) {
             Ok(v) => ColumnData::Float64(v),
-            Err(_) => return Err(Error::Arithmetic("division by zero".into())),
+            Err(_) => return Err(Error::Internal("float arithmetic failed".into())),
         }
     };
     Ok(owned(Column::with_validity(data, validity)))
@@ -800,8 +1002,9 @@ enum LikeMatcher {
 }
 
 impl LikeMatcher {
-    fn compile(pattern: &str) -> LikeMatcher {
-        if !pattern.contains('_') {
+    fn compile(pattern: &str, escape: Option<char>) -> LikeMatcher {
+        let escaped = escape.is_some_and(|e| pattern.contains(e));
+        if !escaped && !pattern.contains('_') {
             let parts: Vec<&str> = pattern.split('%').collect();
             match parts.as_slice() {
                 [exact] => return LikeMatcher::Exact(exact.as_bytes().to_vec()),
@@ -813,7 +1016,13 @@ impl LikeMatcher {
             }
         }
         let mut toks: Vec<LikeTok> = Vec::with_capacity(pattern.len());
-        for ch in pattern.chars() {
+        let mut chars = pattern.chars();
+        while let Some(ch) = chars.next() {
+            if Some(ch) == escape {
+                // The escaped character is literal; a trailing escape matches itself.
+                toks.push(LikeTok::Char(chars.next().unwrap_or(ch)));
+                continue;
+            }
             let t = match ch {
                 '%' => LikeTok::Many,
                 '_' => LikeTok::One,
@@ -886,7 +1095,7 @@ fn like_general(toks: &[LikeTok], s: &[char]) -> bool {
     p == toks.len()
 }
 
-fn like<'a>(x: Val<'a>, p: Val<'a>, n: usize) -> Result<Val<'a>> {
+fn like<'a>(x: Val<'a>, p: Val<'a>, escape: Option<char>, n: usize) -> Result<Val<'a>> {
     for v in [&x, &p] {
         if let Some(t) = v.dt().filter(|t| *t != DataType::Utf8) {
             return Err(Error::Type(format!("LIKE needs VARCHAR operands, got {t}")));
@@ -901,7 +1110,7 @@ fn like<'a>(x: Val<'a>, p: Val<'a>, n: usize) -> Result<Val<'a>> {
     let validity = and_validity(x.validity(), p.validity());
     let values: Vec<bool> = match &p {
         Val::Scalar(Value::Str(pat), _) => {
-            let m = LikeMatcher::compile(pat);
+            let m = LikeMatcher::compile(pat, escape);
             match str_side(&x) {
                 StrSide::Col { offsets, bytes } => offsets
                     .windows(2)
@@ -924,7 +1133,7 @@ fn like<'a>(x: Val<'a>, p: Val<'a>, n: usize) -> Result<Val<'a>> {
                         StrSide::Col { offsets, bytes } => str_at(offsets, bytes, i),
                         StrSide::Scalar(s) => s,
                     };
-                    LikeMatcher::compile(&String::from_utf8_lossy(pat)).matches(s, &mut buf)
+                    LikeMatcher::compile(&String::from_utf8_lossy(pat), escape).matches(s, &mut buf)
                 })
                 .collect()
         }
@@ -1124,12 +1333,13 @@ mod tests {
     #[test]
     fn arithmetic_errors() {
         let b = batch();
-        let e = Expr::col(0).binary(BinaryOp::Div, Expr::lit(0));
-        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Arithmetic(_))));
         let e = Expr::col(0).binary(BinaryOp::Add, Expr::lit(i64::MAX));
         assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Arithmetic(_))));
-        let e = Expr::col(1).binary(BinaryOp::Div, Expr::lit(0.0));
-        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Arithmetic(_))));
+        let e = Expr::lit(i64::MIN).binary(BinaryOp::Div, Expr::lit(-1));
+        assert!(matches!(
+            evaluate_scalar(&e, &[]),
+            Err(Error::Arithmetic(_))
+        ));
         let e = Expr::Param(3);
         assert_eq!(evaluate(&e, &b, &[]), Err(Error::MissingParameter(4)));
         let e = Expr::col(2).binary(BinaryOp::Add, Expr::lit(1));
@@ -1143,6 +1353,174 @@ mod tests {
         );
         let b2 = Batch::from_rows(&[DataType::Int64], &[vec![Value::Null]]).unwrap();
         assert_eq!(evaluate(&e, &b2, &[]).unwrap().value(0), Value::Null);
+    }
+
+    #[test]
+    fn division_by_zero_is_null() {
+        // Column / scalar zero, scalar / scalar zero, column / column with zeros; int and float.
+        let e = Expr::col(0).binary(BinaryOp::Div, Expr::lit(0));
+        assert_eq!(vals(&e), vec![Value::Null; 4]);
+        let e = Expr::col(1).binary(BinaryOp::Mod, Expr::lit(0.0));
+        assert_eq!(vals(&e), vec![Value::Null; 4]);
+        assert_eq!(
+            evaluate_scalar(&Expr::lit(1).binary(BinaryOp::Div, Expr::lit(0)), &[]).unwrap(),
+            Value::Null
+        );
+        let d = Expr::col(0).binary(BinaryOp::Sub, Expr::lit(2));
+        let e = Expr::lit(10).binary(BinaryOp::Div, d.clone());
+        assert_eq!(
+            vals(&e),
+            vec![(-10).into(), Value::Null, Value::Null, 5.into()]
+        );
+        let e = Expr::lit(10).binary(BinaryOp::Mod, d);
+        assert_eq!(vals(&e), vec![0.into(), Value::Null, Value::Null, 0.into()]);
+    }
+
+    fn case(operand: Option<Expr>, branches: Vec<(Expr, Expr)>, els: Option<Expr>) -> Expr {
+        Expr::Case {
+            operand: operand.map(Box::new),
+            branches,
+            else_result: els.map(Box::new),
+        }
+    }
+
+    #[test]
+    fn case_both_forms() {
+        // Searched, with ELSE; a NULL condition falls through.
+        let e = case(
+            None,
+            vec![
+                (
+                    Expr::col(0).binary(BinaryOp::Gt, Expr::lit(3)),
+                    Expr::lit("big"),
+                ),
+                (
+                    Expr::col(0).binary(BinaryOp::Gt, Expr::lit(1)),
+                    Expr::col(2),
+                ),
+            ],
+            Some(Expr::lit("small")),
+        );
+        assert_eq!(
+            vals(&e),
+            vec![
+                "small".into(),
+                "banana".into(),
+                "small".into(),
+                "big".into()
+            ]
+        );
+        // Simple, without ELSE: no match (and a NULL operand) gives NULL.
+        let e = case(
+            Some(Expr::col(0)),
+            vec![(Expr::lit(1), Expr::lit(10)), (Expr::lit(4), Expr::lit(40))],
+            None,
+        );
+        assert_eq!(
+            vals(&e),
+            vec![10.into(), Value::Null, Value::Null, 40.into()]
+        );
+        // A branch's result is evaluated only on its rows: the cast fails on row 1 only.
+        let e = case(
+            None,
+            vec![(
+                Expr::col(0).eq(Expr::lit(1)),
+                Expr::Cast {
+                    expr: Box::new(Expr::col(2)),
+                    to: DataType::Int64,
+                },
+            )],
+            Some(Expr::lit(0)),
+        );
+        let b = Batch::from_rows(
+            &[DataType::Int64, DataType::Float64, DataType::Utf8],
+            &[
+                vec![1.into(), Value::Null, "7".into()],
+                vec![2.into(), Value::Null, "x".into()],
+            ],
+        )
+        .unwrap();
+        let c = evaluate(&e, &b, &[]).unwrap();
+        assert_eq!((c.value(0), c.value(1)), (7.into(), 0.into()));
+        // Scalar CASE, and a NULL branch result.
+        let e = case(None, vec![(Expr::lit(false), Expr::lit(1))], None);
+        assert_eq!(evaluate_scalar(&e, &[]).unwrap(), Value::Null);
+        let e = case(
+            None,
+            vec![(Expr::col(3), Expr::lit(Value::Null))],
+            Some(Expr::col(0)),
+        );
+        assert_eq!(
+            vals(&e),
+            vec![Value::Null, 2.into(), Value::Null, Value::Null]
+        );
+        // Empty input.
+        let empty = Batch::empty(&[DataType::Int64]);
+        let e = case(
+            None,
+            vec![(Expr::col(0).eq(Expr::lit(1)), Expr::lit(1))],
+            None,
+        );
+        assert_eq!(evaluate(&e, &empty, &[]).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn coalesce_nullif_and_functions() {
+        let f = |func, args| Expr::Function { func, args };
+        let e = f(
+            ScalarFunc::Coalesce,
+            vec![
+                Expr::col(1),
+                Expr::Cast {
+                    expr: Box::new(Expr::col(0)),
+                    to: DataType::Float64,
+                },
+                Expr::lit(0.5),
+            ],
+        );
+        assert_eq!(
+            vals(&e),
+            vec![1.5.into(), 2.0.into(), 3.0.into(), (-1.0).into()]
+        );
+        let e = f(ScalarFunc::NullIf, vec![Expr::col(0), Expr::lit(2)]);
+        assert_eq!(vals(&e), vec![1.into(), Value::Null, Value::Null, 4.into()]);
+        let e = f(ScalarFunc::NullIf, vec![Expr::lit(2), Expr::lit(2)]);
+        assert_eq!(evaluate_scalar(&e, &[]).unwrap(), Value::Null);
+        let e = f(ScalarFunc::Upper, vec![Expr::col(2)]);
+        assert_eq!(
+            vals(&e),
+            vec![
+                "APPLE".into(),
+                "BANANA".into(),
+                Value::Null,
+                "CHERRY".into()
+            ]
+        );
+        let e = f(ScalarFunc::ConcatOp, vec![Expr::lit("a"), Expr::lit("b")]);
+        assert_eq!(evaluate_scalar(&e, &[]).unwrap(), Value::from("ab"));
+        let e = f(ScalarFunc::Abs, vec![Expr::lit(Value::Null)]);
+        assert_eq!(evaluate_scalar(&e, &[]).unwrap(), Value::Null);
+        let e = f(ScalarFunc::Length, vec![Expr::col(2)]);
+        assert_eq!(vals(&e), vec![5.into(), 6.into(), Value::Null, 6.into()]);
+    }
+
+    #[test]
+    fn like_escape() {
+        let like = |s: &str, p: &str| {
+            let e = Expr::Like {
+                expr: Box::new(Expr::lit(s)),
+                pattern: Box::new(Expr::lit(p)),
+                negated: false,
+                escape: Some('!'),
+            };
+            evaluate_scalar(&e, &[]).unwrap()
+        };
+        assert_eq!(like("50%", "50!%"), true.into());
+        assert_eq!(like("500", "50!%"), false.into());
+        assert_eq!(like("a_b", "a!_%"), true.into());
+        assert_eq!(like("axb", "a!_%"), false.into());
+        assert_eq!(like("a!b", "a!!b"), true.into());
+        assert_eq!(like("abc", "a%"), true.into());
     }
 
     #[test]
@@ -1216,6 +1594,7 @@ mod tests {
                 expr: Box::new(Expr::col(2)),
                 pattern: Box::new(Expr::lit(pat)),
                 negated: false,
+                escape: None,
             };
             let v = vals(&e);
             assert_eq!(

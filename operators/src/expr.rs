@@ -3,6 +3,7 @@
 //! Column references are positional (resolved by the planner); evaluation lives in
 //! [`crate::eval`] and works a batch at a time.
 
+use crate::functions::ScalarFunc;
 use crate::types::DataType;
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
@@ -131,7 +132,7 @@ pub enum Expr {
         /// `NOT BETWEEN` when true.
         negated: bool,
     },
-    /// `expr [NOT] LIKE pattern` with `%` and `_` wildcards.
+    /// `expr [NOT] LIKE pattern [ESCAPE c]` with `%` and `_` wildcards.
     Like {
         /// Tested string expression.
         expr: Box<Expr>,
@@ -139,6 +140,26 @@ pub enum Expr {
         pattern: Box<Expr>,
         /// `NOT LIKE` when true.
         negated: bool,
+        /// The escape character: before `%`, `_` or itself it matches that character.
+        escape: Option<char>,
+    },
+    /// `CASE [operand] WHEN w THEN t ... [ELSE e] END`. With an operand, a branch is taken
+    /// where `operand = w`; without, where `w` is TRUE. No branch and no ELSE gives NULL. A
+    /// branch's result is evaluated only on the rows that take it.
+    Case {
+        /// The operand of a simple CASE.
+        operand: Option<Box<Expr>>,
+        /// `(WHEN, THEN)` pairs, in order.
+        branches: Vec<(Expr, Expr)>,
+        /// The ELSE result.
+        else_result: Option<Box<Expr>>,
+    },
+    /// A scalar function call.
+    Function {
+        /// The function.
+        func: ScalarFunc,
+        /// Its arguments.
+        args: Vec<Expr>,
     },
     /// `CAST(expr AS to)`.
     Cast {
@@ -205,6 +226,19 @@ impl Expr {
                 expr.visit_columns(f);
                 pattern.visit_columns(f);
             }
+            Expr::Case {
+                operand,
+                branches,
+                else_result,
+            } => {
+                operand.iter().for_each(|e| e.visit_columns(f));
+                for (w, t) in branches {
+                    w.visit_columns(f);
+                    t.visit_columns(f);
+                }
+                else_result.iter().for_each(|e| e.visit_columns(f));
+            }
+            Expr::Function { args, .. } => args.iter().for_each(|e| e.visit_columns(f)),
         }
     }
 
@@ -253,62 +287,115 @@ impl Expr {
                 expr,
                 pattern,
                 negated,
+                escape,
             } => Expr::Like {
                 expr: b(expr),
                 pattern: b(pattern),
                 negated: *negated,
+                escape: *escape,
             },
+            Expr::Case {
+                operand,
+                branches,
+                else_result,
+            } => Expr::Case {
+                operand: operand.as_deref().map(b),
+                branches: branches
+                    .iter()
+                    .map(|(w, t)| (w.map_columns(map), t.map_columns(map)))
+                    .collect(),
+                else_result: else_result.as_deref().map(b),
+            },
+            Expr::Function { func, args } => Expr::Function {
+                func: *func,
+                args: args.iter().map(|e| e.map_columns(map)).collect(),
+            },
+        }
+    }
+}
+
+impl Expr {
+    /// Renders the expression as SQL, naming column `i` by `col(i)`.
+    pub fn render(&self, col: &dyn Fn(usize) -> String) -> String {
+        let f = |e: &Expr| e.render(col);
+        let not = |n: bool| if n { "NOT " } else { "" };
+        match self {
+            Expr::Column(i) => col(*i),
+            Expr::Literal(Value::Str(s)) => format!("'{}'", s.replace('\'', "''")),
+            Expr::Literal(v) => v.to_string(),
+            Expr::Param(i) => format!("${}", i + 1),
+            Expr::Binary { op, left, right } => {
+                format!("({} {} {})", f(left), op.symbol(), f(right))
+            }
+            Expr::Not(e) => format!("NOT {}", f(e)),
+            Expr::Negate(e) => format!("-{}", f(e)),
+            Expr::IsNull { expr, negated } => format!("{} IS {}NULL", f(expr), not(*negated)),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => format!(
+                "{} {}IN ({})",
+                f(expr),
+                not(*negated),
+                list.iter().map(f).collect::<Vec<_>>().join(", ")
+            ),
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => format!(
+                "{} {}BETWEEN {} AND {}",
+                f(expr),
+                not(*negated),
+                f(low),
+                f(high)
+            ),
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                escape,
+            } => {
+                let esc = escape.map_or(String::new(), |c| format!(" ESCAPE '{c}'"));
+                format!("{} {}LIKE {}{esc}", f(expr), not(*negated), f(pattern))
+            }
+            Expr::Cast { expr, to } => format!("CAST({} AS {to})", f(expr)),
+            Expr::Case {
+                operand,
+                branches,
+                else_result,
+            } => {
+                let mut out = String::from("CASE");
+                if let Some(o) = operand {
+                    out.push(' ');
+                    out.push_str(&f(o));
+                }
+                for (w, t) in branches {
+                    out.push_str(&format!(" WHEN {} THEN {}", f(w), f(t)));
+                }
+                if let Some(e) = else_result {
+                    out.push_str(&format!(" ELSE {}", f(e)));
+                }
+                out.push_str(" END");
+                out
+            }
+            Expr::Function {
+                func: ScalarFunc::ConcatOp,
+                args,
+            } => format!("({})", args.iter().map(f).collect::<Vec<_>>().join(" || ")),
+            Expr::Function { func, args } => format!(
+                "{}({})",
+                func.name(),
+                args.iter().map(f).collect::<Vec<_>>().join(", ")
+            ),
         }
     }
 }
 
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Expr::Column(i) => write!(f, "#{i}"),
-            Expr::Literal(Value::Str(s)) => write!(f, "'{s}'"),
-            Expr::Literal(v) => write!(f, "{v}"),
-            Expr::Param(i) => write!(f, "${}", i + 1),
-            Expr::Binary { op, left, right } => write!(f, "({left} {} {right})", op.symbol()),
-            Expr::Not(e) => write!(f, "NOT {e}"),
-            Expr::Negate(e) => write!(f, "-{e}"),
-            Expr::IsNull { expr, negated } => {
-                write!(f, "{expr} IS {}NULL", if *negated { "NOT " } else { "" })
-            }
-            Expr::InList {
-                expr,
-                list,
-                negated,
-            } => {
-                write!(f, "{expr} {}IN (", if *negated { "NOT " } else { "" })?;
-                for (i, e) in list.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{e}")?;
-                }
-                f.write_str(")")
-            }
-            Expr::Between {
-                expr,
-                low,
-                high,
-                negated,
-            } => write!(
-                f,
-                "{expr} {}BETWEEN {low} AND {high}",
-                if *negated { "NOT " } else { "" }
-            ),
-            Expr::Like {
-                expr,
-                pattern,
-                negated,
-            } => write!(
-                f,
-                "{expr} {}LIKE {pattern}",
-                if *negated { "NOT " } else { "" }
-            ),
-            Expr::Cast { expr, to } => write!(f, "CAST({expr} AS {to})"),
-        }
+        f.write_str(&self.render(&|i| format!("#{i}")))
     }
 }

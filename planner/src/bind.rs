@@ -12,7 +12,9 @@ use hashbrown::HashMap;
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
 use weir_operators::plan::{AggFunc, AggregateExpr, SortKey};
-use weir_operators::{BinaryOp, DataType, Expr, Field, Value};
+use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
+
+mod scalar;
 
 /// `"line L, column C"` for a span, or empty when the span is unknown.
 pub(crate) fn pos(span: Span) -> String {
@@ -422,6 +424,33 @@ fn contains_agg(e: &sql::Expr) -> bool {
             expr, low, high, ..
         } => contains_agg(expr) || contains_agg(low) || contains_agg(high),
         E::Like { expr, pattern, .. } => contains_agg(expr) || contains_agg(pattern),
+        E::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            operand.as_deref().is_some_and(contains_agg)
+                || conditions
+                    .iter()
+                    .any(|c| contains_agg(&c.condition) || contains_agg(&c.result))
+                || else_result.as_deref().is_some_and(contains_agg)
+        }
+        E::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            contains_agg(expr)
+                || substring_from.as_deref().is_some_and(contains_agg)
+                || substring_for.as_deref().is_some_and(contains_agg)
+        }
+        E::Trim {
+            expr, trim_what, ..
+        } => contains_agg(expr) || trim_what.as_deref().is_some_and(contains_agg),
+        E::Position { expr, r#in } => contains_agg(expr) || contains_agg(r#in),
+        E::Ceil { expr, .. } | E::Floor { expr, .. } => contains_agg(expr),
         _ => false,
     }
 }
@@ -602,18 +631,16 @@ impl<'a> Binder<'a> {
                 }
                 let b = self.expr(expr, scope, agg)?;
                 match op {
-                    sql::UnaryOperator::Minus | sql::UnaryOperator::Plus => {
+                    // Unary plus is the identity on every type (SQLite allows it on text).
+                    sql::UnaryOperator::Plus => Ok(b),
+                    sql::UnaryOperator::Minus => {
                         if b.ty.is_some_and(|t| !t.is_numeric()) {
                             return Err(PlanError::Type(format!(
                                 "operator '{op}' needs a numeric operand, got {} in '{e}'",
                                 type_name(b.ty)
                             )));
                         }
-                        if matches!(op, sql::UnaryOperator::Plus) {
-                            Ok(b)
-                        } else {
-                            Ok(B::new(Expr::Negate(Box::new(b.expr)), b.ty))
-                        }
+                        Ok(B::new(Expr::Negate(Box::new(b.expr)), b.ty))
                     }
                     sql::UnaryOperator::Not => {
                         let x = self.boolean(b, e)?;
@@ -701,9 +728,19 @@ impl<'a> Binder<'a> {
                 if *any {
                     return Err(unsupported("LIKE ANY", span));
                 }
-                if escape_char.is_some() {
-                    return Err(unsupported("LIKE ... ESCAPE", span));
-                }
+                let escape = match escape_char.as_deref() {
+                    None => None,
+                    Some(E::Value(sql::ValueWithSpan {
+                        value: sql::Value::SingleQuotedString(c),
+                        ..
+                    })) if c.chars().count() == 1 => c.chars().next(),
+                    Some(other) => {
+                        return Err(PlanError::Invalid(format!(
+                            "ESCAPE needs a one-character string literal, got {other}{}",
+                            at(other.span())
+                        )))
+                    }
+                };
                 let x = self.expr(expr, scope, agg.as_deref_mut())?;
                 let p = self.expr(pattern, scope, agg.as_deref_mut())?;
                 for b in [&x, &p] {
@@ -721,6 +758,7 @@ impl<'a> Binder<'a> {
                         expr: Box::new(x),
                         pattern: Box::new(p),
                         negated: *negated,
+                        escape,
                     },
                     Some(DataType::Boolean),
                 ))
@@ -763,10 +801,27 @@ impl<'a> Binder<'a> {
                         at(span)
                     )));
                 }
-                Err(unsupported(format!("function {}", f.name), span))
+                self.function(f, e, scope, agg)
             }
+            E::Substring { .. }
+            | E::Trim { .. }
+            | E::Position { .. }
+            | E::Ceil { .. }
+            | E::Floor { .. } => self.special(e, scope, agg),
             E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries", span)),
-            E::Case { .. } => Err(unsupported("CASE expressions", span)),
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(
+                e,
+                operand.as_deref(),
+                conditions,
+                else_result.as_deref(),
+                scope,
+                agg,
+            ),
             E::IsTrue(_) | E::IsFalse(_) | E::IsNotTrue(_) | E::IsNotFalse(_) => {
                 Err(unsupported("IS TRUE / IS FALSE", span))
             }
@@ -801,6 +856,11 @@ impl<'a> Binder<'a> {
         mut agg: Option<&mut AggCtx>,
     ) -> Result<B, PlanError> {
         use sql::BinaryOperator as O;
+        if matches!(op, O::StringConcat) {
+            let l = self.expr(left, scope, agg.as_deref_mut())?;
+            let r = self.expr(right, scope, agg)?;
+            return self.call(ScalarFunc::ConcatOp, "||", vec![l, r], e);
+        }
         let bop = match op {
             O::Plus => BinaryOp::Add,
             O::Minus => BinaryOp::Sub,

@@ -4,50 +4,11 @@
 use crate::statement::{Distribution, Fragment, Placement, Pruning, QueryPlan};
 use std::fmt::Write;
 use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, IndexLookup, JoinSide};
-use weir_operators::{Expr, PhysicalPlan, Value};
+use weir_operators::{Expr, PhysicalPlan};
 
 /// Formats `e` with column references replaced by `names` (falling back to `#i`).
 pub fn fmt_expr(e: &Expr, names: &[String]) -> String {
-    let f = |e: &Expr| fmt_expr(e, names);
-    let not = |n: bool| if n { "NOT " } else { "" };
-    match e {
-        Expr::Column(i) => names.get(*i).cloned().unwrap_or_else(|| format!("#{i}")),
-        Expr::Literal(Value::Str(s)) => format!("'{s}'"),
-        Expr::Literal(v) => v.to_string(),
-        Expr::Param(i) => format!("${}", i + 1),
-        Expr::Binary { op, left, right } => format!("({} {} {})", f(left), op.symbol(), f(right)),
-        Expr::Not(x) => format!("NOT {}", f(x)),
-        Expr::Negate(x) => format!("-{}", f(x)),
-        Expr::IsNull { expr, negated } => format!("{} IS {}NULL", f(expr), not(*negated)),
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => format!(
-            "{} {}IN ({})",
-            f(expr),
-            not(*negated),
-            list.iter().map(f).collect::<Vec<_>>().join(", ")
-        ),
-        Expr::Between {
-            expr,
-            low,
-            high,
-            negated,
-        } => format!(
-            "{} {}BETWEEN {} AND {}",
-            f(expr),
-            not(*negated),
-            f(low),
-            f(high)
-        ),
-        Expr::Like {
-            expr,
-            pattern,
-            negated,
-        } => format!("{} {}LIKE {}", f(expr), not(*negated), f(pattern)),
-        Expr::Cast { expr, to } => format!("CAST({} AS {to})", f(expr)),
-    }
+    e.render(&|i| names.get(i).cloned().unwrap_or_else(|| format!("#{i}")))
 }
 
 fn fmt_agg(a: &AggregateExpr, names: &[String]) -> String {

@@ -94,12 +94,15 @@ fn unsupported_with_position() {
         ("WITH x AS (SELECT 1) SELECT * FROM x", "WITH"),
         ("UPDATE Item SET fld = 1", "UPDATE"),
         ("DELETE FROM Item", "DELETE"),
-        ("SELECT UPPER(name) FROM Item", "function UPPER"),
+        (
+            "SELECT date_trunc('day', name) FROM Item",
+            "function date_trunc",
+        ),
         (
             "SELECT COUNT(DISTINCT name) FROM Item",
             "DISTINCT in aggregate",
         ),
-        ("SELECT CASE WHEN fld = 1 THEN 1 END FROM Item", "CASE"),
+        ("SELECT name ILIKE 'a' FROM Item", "ILIKE"),
         ("SELECT * FROM Item i, Category c", "cross join"),
         ("SELECT * FROM Item LIMIT ?", "parameters in LIMIT"),
         ("SELECT 1; SELECT 2", "multiple statements"),
@@ -113,6 +116,22 @@ fn unsupported_with_position() {
         assert!(matches!(e, PlanError::Unsupported { .. }), "{sql}: {e:?}");
         assert!(e.to_string().contains(what), "{sql}: {e}");
     }
+    // Scalar functions with wrong arguments: a planning error naming function and position.
+    let e = err("SELECT abs(name) FROM Item", &[]);
+    assert!(matches!(e, PlanError::Type(_)), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains("function abs needs a numeric argument 1, got VARCHAR"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("line 1, column 8"), "{e}");
+    let e = err("SELECT substring(name) FROM Item", &[]);
+    assert!(matches!(e, PlanError::Invalid(_)), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains("function substring takes 2 to 3 arguments, got 1"),
+        "{e}"
+    );
     let e = err("SELECT id FROM Item WHERE id IN (SELECT 1)", &[]);
     match e {
         PlanError::Unsupported { position, .. } => {

@@ -1,0 +1,787 @@
+//! Scalar functions: the [`ScalarFunc`] catalogue and its column kernels.
+//!
+//! The planner checks argument counts and types and inserts casts, so a kernel receives
+//! arguments of the types it expects, all of one length (scalars broadcast). Every kernel
+//! writes through a [`ColumnBuilder`], reading strings as slices of the input buffers, so no
+//! row allocates. NULL arguments give NULL results except where noted (`concat` skips NULLs,
+//! `coalesce` picks the first non-NULL argument).
+
+use crate::column::{Column, ColumnBuilder, ColumnData};
+use crate::error::{Error, Result};
+use crate::types::DataType;
+use serde::{Deserialize, Serialize};
+
+/// A scalar (row-by-row) function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScalarFunc {
+    /// `abs(x)`: same numeric type.
+    Abs,
+    /// `round(x)` or `round(x, digits)`, halves away from zero: same numeric type.
+    Round,
+    /// `floor(x)`: same numeric type.
+    Floor,
+    /// `ceil(x)` / `ceiling(x)`: same numeric type.
+    Ceil,
+    /// `mod(a, b)`: as `a % b`, NULL when `b` is 0.
+    Mod,
+    /// `power(a, b)`: DOUBLE.
+    Power,
+    /// `sqrt(x)`: DOUBLE; an error for negative `x`.
+    Sqrt,
+    /// `sign(x)`: -1, 0 or 1 of the same numeric type.
+    Sign,
+    /// `lower(s)`.
+    Lower,
+    /// `upper(s)`.
+    Upper,
+    /// `length(s)` / `char_length(s)`: characters, BIGINT.
+    Length,
+    /// `substring(s, from [, for])`: 1-based character positions, as PostgreSQL.
+    Substring,
+    /// `trim(s [, chars])`: both ends (spaces by default).
+    Trim,
+    /// `ltrim(s [, chars])`: the start.
+    LTrim,
+    /// `rtrim(s [, chars])`: the end.
+    RTrim,
+    /// `replace(s, from, to)`: every occurrence.
+    Replace,
+    /// `strpos(s, sub)` / `position(sub IN s)`: 1-based character position, 0 if absent.
+    StrPos,
+    /// `concat(a, ...)`: text of the non-NULL arguments (never NULL).
+    Concat,
+    /// `a || b`: NULL if either side is.
+    ConcatOp,
+    /// `starts_with(s, prefix)`: BOOLEAN.
+    StartsWith,
+    /// `coalesce(a, ...)`: the first non-NULL argument.
+    Coalesce,
+    /// `nullif(a, b)`: NULL where `a = b`, else `a`.
+    NullIf,
+}
+
+impl ScalarFunc {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarFunc::Abs => "abs",
+            ScalarFunc::Round => "round",
+            ScalarFunc::Floor => "floor",
+            ScalarFunc::Ceil => "ceil",
+            ScalarFunc::Mod => "mod",
+            ScalarFunc::Power => "power",
+            ScalarFunc::Sqrt => "sqrt",
+            ScalarFunc::Sign => "sign",
+            ScalarFunc::Lower => "lower",
+            ScalarFunc::Upper => "upper",
+            ScalarFunc::Length => "length",
+            ScalarFunc::Substring => "substring",
+            ScalarFunc::Trim => "trim",
+            ScalarFunc::LTrim => "ltrim",
+            ScalarFunc::RTrim => "rtrim",
+            ScalarFunc::Replace => "replace",
+            ScalarFunc::StrPos => "strpos",
+            ScalarFunc::Concat => "concat",
+            ScalarFunc::ConcatOp => "||",
+            ScalarFunc::StartsWith => "starts_with",
+            ScalarFunc::Coalesce => "coalesce",
+            ScalarFunc::NullIf => "nullif",
+        }
+    }
+
+    /// The function of a SQL name (case-insensitive), including aliases.
+    pub fn from_name(name: &str) -> Option<ScalarFunc> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "abs" => ScalarFunc::Abs,
+            "round" => ScalarFunc::Round,
+            "floor" => ScalarFunc::Floor,
+            "ceil" | "ceiling" => ScalarFunc::Ceil,
+            "mod" => ScalarFunc::Mod,
+            "power" | "pow" => ScalarFunc::Power,
+            "sqrt" => ScalarFunc::Sqrt,
+            "sign" => ScalarFunc::Sign,
+            "lower" => ScalarFunc::Lower,
+            "upper" => ScalarFunc::Upper,
+            "length" | "char_length" | "character_length" => ScalarFunc::Length,
+            "substring" | "substr" => ScalarFunc::Substring,
+            "trim" | "btrim" => ScalarFunc::Trim,
+            "ltrim" => ScalarFunc::LTrim,
+            "rtrim" => ScalarFunc::RTrim,
+            "replace" => ScalarFunc::Replace,
+            "strpos" => ScalarFunc::StrPos,
+            "concat" => ScalarFunc::Concat,
+            "starts_with" => ScalarFunc::StartsWith,
+            "coalesce" => ScalarFunc::Coalesce,
+            "nullif" => ScalarFunc::NullIf,
+            _ => return None,
+        })
+    }
+}
+
+/// Text of row `i` of a string column.
+#[inline]
+fn s(c: &Column, i: usize) -> &str {
+    c.str_at(i)
+}
+
+fn type_err(f: ScalarFunc, args: &[Column]) -> Error {
+    let types: Vec<String> = args.iter().map(|c| c.data_type().to_string()).collect();
+    Error::Type(format!(
+        "function {} does not take ({})",
+        f.name(),
+        types.join(", ")
+    ))
+}
+
+/// Whether every argument is valid at row `i`.
+#[inline]
+fn all_valid(args: &[Column], i: usize) -> bool {
+    args.iter().all(|c| c.is_valid(i))
+}
+
+/// Applies `f` to the numbers of row `i` of a one-argument numeric function.
+fn numeric1(
+    func: ScalarFunc,
+    args: &[Column],
+    n: usize,
+    fi: impl Fn(i64) -> Result<i64>,
+    ff: impl Fn(f64) -> f64,
+) -> Result<Column> {
+    let x = &args[0];
+    match &x.data {
+        ColumnData::Int64(v) => {
+            let mut b = ColumnBuilder::new(DataType::Int64, n);
+            for (i, &a) in v.iter().enumerate() {
+                if x.is_valid(i) {
+                    b.push_i64(fi(a)?);
+                } else {
+                    b.push_null();
+                }
+            }
+            Ok(b.finish())
+        }
+        ColumnData::Float64(v) => {
+            let mut b = ColumnBuilder::new(DataType::Float64, n);
+            for (i, &a) in v.iter().enumerate() {
+                if x.is_valid(i) {
+                    b.push_f64(ff(a));
+                } else {
+                    b.push_null();
+                }
+            }
+            Ok(b.finish())
+        }
+        _ => Err(type_err(func, args)),
+    }
+}
+
+/// `x` rounded half away from zero to `d` decimal digits (`d` may be negative).
+fn round_f(x: f64, d: i64) -> f64 {
+    if d == 0 {
+        return x.round();
+    }
+    let m = 10f64.powi(d.clamp(-30, 30) as i32);
+    let r = (x * m).round() / m;
+    if r.is_finite() {
+        r
+    } else {
+        x
+    }
+}
+
+/// Integer `x` rounded half away from zero to `d` digits (only negative `d` changes it).
+fn round_i(x: i64, d: i64) -> Result<i64> {
+    if d >= 0 {
+        return Ok(x);
+    }
+    if d < -18 {
+        return Ok(0);
+    }
+    let m = 10i64.pow((-d) as u32);
+    let rem = x % m;
+    let base = x - rem;
+    let r = if rem.abs() * 2 >= m {
+        base.checked_add(m * rem.signum())
+    } else {
+        Some(base)
+    };
+    r.ok_or_else(|| Error::Arithmetic(format!("BIGINT overflow in round({x}, {d})")))
+}
+
+/// Characters to strip for trim functions: `chars` or a space.
+fn strip<'a>(mode: ScalarFunc, text: &'a str, chars: &str) -> &'a str {
+    let set = |c: char| chars.contains(c);
+    match mode {
+        ScalarFunc::LTrim => text.trim_start_matches(set),
+        ScalarFunc::RTrim => text.trim_end_matches(set),
+        _ => text.trim_matches(set),
+    }
+}
+
+/// PostgreSQL's `substring(s FROM start FOR count)`, on characters.
+fn substring(text: &str, start: i64, count: Option<i64>) -> Result<&str> {
+    let end = match count {
+        Some(c) if c < 0 => {
+            return Err(Error::Arithmetic(
+                "negative substring length not allowed".into(),
+            ))
+        }
+        Some(c) => Some(start.saturating_add(c)),
+        None => None,
+    };
+    let from = start.max(1) as usize - 1;
+    let to = match end {
+        Some(e) if e <= 1 => return Ok(""),
+        Some(e) => Some(e as usize - 1),
+        None => None,
+    };
+    let byte_at = |k: usize| text.char_indices().nth(k).map_or(text.len(), |(b, _)| b);
+    let b0 = byte_at(from);
+    let b1 = to.map_or(text.len(), |t| if t <= from { b0 } else { byte_at(t) });
+    Ok(&text[b0..b1.max(b0)])
+}
+
+/// Evaluates `func` over argument columns of `n` rows each; `out` is the result type the
+/// planner derived.
+pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Result<Column> {
+    use ScalarFunc as F;
+    let arity_ok = match func {
+        F::Abs | F::Floor | F::Ceil | F::Sqrt | F::Sign | F::Lower | F::Upper | F::Length => {
+            args.len() == 1
+        }
+        F::Round | F::Trim | F::LTrim | F::RTrim => (1..=2).contains(&args.len()),
+        F::Substring => (2..=3).contains(&args.len()),
+        F::Mod | F::Power | F::StrPos | F::ConcatOp | F::StartsWith | F::NullIf => args.len() == 2,
+        F::Replace => args.len() == 3,
+        F::Concat | F::Coalesce => !args.is_empty(),
+    };
+    if !arity_ok || args.iter().any(|c| c.len() != n) {
+        return Err(Error::Internal(format!(
+            "function {} called with {} arguments",
+            func.name(),
+            args.len()
+        )));
+    }
+    let text_args = matches!(
+        func,
+        F::Lower
+            | F::Upper
+            | F::Length
+            | F::Trim
+            | F::LTrim
+            | F::RTrim
+            | F::Replace
+            | F::StrPos
+            | F::ConcatOp
+            | F::StartsWith
+            | F::Concat
+    );
+    if text_args && args.iter().any(|c| c.data_type() != DataType::Utf8) {
+        return Err(type_err(func, args));
+    }
+    match func {
+        F::Abs => numeric1(
+            func,
+            args,
+            n,
+            |x| {
+                x.checked_abs()
+                    .ok_or_else(|| Error::Arithmetic(format!("BIGINT overflow in abs({x})")))
+            },
+            f64::abs,
+        ),
+        F::Floor => numeric1(func, args, n, Ok, f64::floor),
+        F::Ceil => numeric1(func, args, n, Ok, f64::ceil),
+        F::Sign => numeric1(
+            func,
+            args,
+            n,
+            |x| Ok(x.signum()),
+            |x| {
+                if x == 0.0 || x.is_nan() {
+                    x
+                } else {
+                    x.signum()
+                }
+            },
+        ),
+        F::Round if args.len() == 1 => numeric1(func, args, n, Ok, f64::round),
+        F::Round => {
+            let d = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
+            let x = &args[0];
+            let mut b = ColumnBuilder::new(x.data_type(), n);
+            for i in 0..n {
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                match &x.data {
+                    ColumnData::Int64(v) => b.push_i64(round_i(v[i], d[i])?),
+                    ColumnData::Float64(v) => b.push_f64(round_f(v[i], d[i])),
+                    _ => return Err(type_err(func, args)),
+                }
+            }
+            Ok(b.finish())
+        }
+        F::Mod => match (&args[0].data, &args[1].data) {
+            (ColumnData::Int64(a), ColumnData::Int64(d)) => {
+                let mut b = ColumnBuilder::new(DataType::Int64, n);
+                for i in 0..n {
+                    if !all_valid(args, i) || d[i] == 0 {
+                        b.push_null();
+                    } else {
+                        // i64::MIN % -1 is 0 mathematically.
+                        b.push_i64(a[i].checked_rem(d[i]).unwrap_or(0));
+                    }
+                }
+                Ok(b.finish())
+            }
+            (ColumnData::Float64(a), ColumnData::Float64(d)) => {
+                let mut b = ColumnBuilder::new(DataType::Float64, n);
+                for i in 0..n {
+                    if !all_valid(args, i) || d[i] == 0.0 {
+                        b.push_null();
+                    } else {
+                        b.push_f64(a[i] % d[i]);
+                    }
+                }
+                Ok(b.finish())
+            }
+            _ => Err(type_err(func, args)),
+        },
+        F::Power | F::Sqrt => {
+            let a = args[0].as_f64().ok_or_else(|| type_err(func, args))?;
+            let e = match args.get(1) {
+                Some(c) => Some(c.as_f64().ok_or_else(|| type_err(func, args))?),
+                None => None,
+            };
+            let mut b = ColumnBuilder::new(DataType::Float64, n);
+            for i in 0..n {
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                let x = a[i];
+                let r = match e {
+                    None if x < 0.0 => {
+                        return Err(Error::Arithmetic(
+                            "cannot take square root of a negative number".into(),
+                        ))
+                    }
+                    None => x.sqrt(),
+                    Some(e) => {
+                        if x == 0.0 && e[i] < 0.0 {
+                            return Err(Error::Arithmetic(
+                                "zero raised to a negative power is undefined".into(),
+                            ));
+                        }
+                        if x < 0.0 && e[i].fract() != 0.0 {
+                            return Err(Error::Arithmetic(
+                                "a negative number raised to a non-integer power yields a complex result".into(),
+                            ));
+                        }
+                        x.powf(e[i])
+                    }
+                };
+                if !r.is_finite() && x.is_finite() {
+                    return Err(Error::Arithmetic(format!(
+                        "DOUBLE overflow in {}",
+                        func.name()
+                    )));
+                }
+                b.push_f64(r);
+            }
+            Ok(b.finish())
+        }
+        F::Lower | F::Upper => {
+            let x = &args[0];
+            let mut b = ColumnBuilder::new(DataType::Utf8, n);
+            let mut buf = String::new();
+            for i in 0..n {
+                if !x.is_valid(i) {
+                    b.push_null();
+                    continue;
+                }
+                let t = s(x, i);
+                if t.is_ascii() {
+                    buf.clear();
+                    buf.push_str(t);
+                    if func == F::Lower {
+                        buf.make_ascii_lowercase();
+                    } else {
+                        buf.make_ascii_uppercase();
+                    }
+                    b.push_str(&buf);
+                } else if func == F::Lower {
+                    b.push_str(&t.to_lowercase());
+                } else {
+                    b.push_str(&t.to_uppercase());
+                }
+            }
+            Ok(b.finish())
+        }
+        F::Length => {
+            let x = &args[0];
+            let mut b = ColumnBuilder::new(DataType::Int64, n);
+            for i in 0..n {
+                if x.is_valid(i) {
+                    b.push_i64(s(x, i).chars().count() as i64);
+                } else {
+                    b.push_null();
+                }
+            }
+            Ok(b.finish())
+        }
+        F::Substring => {
+            if args[0].data_type() != DataType::Utf8 {
+                return Err(type_err(func, args));
+            }
+            let from = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
+            let count = match args.get(2) {
+                Some(c) => Some(c.as_i64().ok_or_else(|| type_err(func, args))?),
+                None => None,
+            };
+            let mut b = ColumnBuilder::new(DataType::Utf8, n);
+            for i in 0..n {
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                b.push_str(substring(s(&args[0], i), from[i], count.map(|c| c[i]))?);
+            }
+            Ok(b.finish())
+        }
+        F::Trim | F::LTrim | F::RTrim => {
+            let mut b = ColumnBuilder::new(DataType::Utf8, n);
+            for i in 0..n {
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                let chars = args.get(1).map_or(" ", |c| s(c, i));
+                b.push_str(strip(func, s(&args[0], i), chars));
+            }
+            Ok(b.finish())
+        }
+        F::Replace => {
+            let mut b = ColumnBuilder::new(DataType::Utf8, n);
+            let mut buf = String::new();
+            for i in 0..n {
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                let (t, from, to) = (s(&args[0], i), s(&args[1], i), s(&args[2], i));
+                if from.is_empty() || !t.contains(from) {
+                    b.push_str(t);
+                    continue;
+                }
+                buf.clear();
+                let mut last = 0;
+                for (at, _) in t.match_indices(from) {
+                    buf.push_str(&t[last..at]);
+                    buf.push_str(to);
+                    last = at + from.len();
+                }
+                buf.push_str(&t[last..]);
+                b.push_str(&buf);
+            }
+            Ok(b.finish())
+        }
+        F::StrPos => {
+            let mut b = ColumnBuilder::new(DataType::Int64, n);
+            for i in 0..n {
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                let (t, sub) = (s(&args[0], i), s(&args[1], i));
+                let p = t
+                    .find(sub)
+                    .map_or(0, |at| t[..at].chars().count() as i64 + 1);
+                b.push_i64(p);
+            }
+            Ok(b.finish())
+        }
+        F::StartsWith => {
+            let mut b = ColumnBuilder::new(DataType::Boolean, n);
+            for i in 0..n {
+                if all_valid(args, i) {
+                    b.push_bool(s(&args[0], i).starts_with(s(&args[1], i)));
+                } else {
+                    b.push_null();
+                }
+            }
+            Ok(b.finish())
+        }
+        F::ConcatOp | F::Concat => {
+            let mut b = ColumnBuilder::new(DataType::Utf8, n);
+            let mut buf = String::new();
+            for i in 0..n {
+                if func == F::ConcatOp && !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                buf.clear();
+                for c in args.iter().filter(|c| c.is_valid(i)) {
+                    buf.push_str(s(c, i));
+                }
+                b.push_str(&buf);
+            }
+            Ok(b.finish())
+        }
+        F::Coalesce => {
+            if args.iter().any(|c| c.data_type() != out) {
+                return Err(type_err(func, args));
+            }
+            let mut b = ColumnBuilder::new(out, n);
+            for i in 0..n {
+                match args.iter().find(|c| c.is_valid(i)) {
+                    Some(c) => b.push_from(c, i),
+                    None => b.push_null(),
+                }
+            }
+            Ok(b.finish())
+        }
+        F::NullIf => Err(Error::Internal(
+            "nullif is evaluated by the expression evaluator".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    fn col(dt: DataType, v: &[Value]) -> Column {
+        Column::from_values(dt, v).unwrap()
+    }
+
+    fn vals(c: &Column) -> Vec<Value> {
+        (0..c.len()).map(|i| c.value(i)).collect()
+    }
+
+    #[test]
+    fn substring_follows_postgres() {
+        assert_eq!(substring("hello", 2, Some(3)).unwrap(), "ell");
+        assert_eq!(substring("hello", 0, Some(3)).unwrap(), "he");
+        assert_eq!(substring("hello", -5, Some(3)).unwrap(), "");
+        assert_eq!(substring("hello", 4, None).unwrap(), "lo");
+        assert_eq!(substring("hello", 9, None).unwrap(), "");
+        assert_eq!(substring("héllo", 2, Some(2)).unwrap(), "él");
+        assert!(substring("hello", 1, Some(-1)).is_err());
+    }
+
+    #[test]
+    fn rounding() {
+        assert_eq!(round_f(2.5, 0), 3.0);
+        assert_eq!(round_f(-2.5, 0), -3.0);
+        assert_eq!(round_f(1.2345, 2), 1.23);
+        assert_eq!(round_f(1250.0, -2), 1300.0);
+        assert_eq!(round_i(1250, -2).unwrap(), 1300);
+        assert_eq!(round_i(-1250, -2).unwrap(), -1300);
+        assert_eq!(round_i(1249, -2).unwrap(), 1200);
+        assert_eq!(round_i(7, 2).unwrap(), 7);
+        assert_eq!(round_i(7, -19).unwrap(), 0);
+        assert!(round_i(i64::MAX, -1).is_err());
+    }
+
+    #[test]
+    fn kernels_with_nulls() {
+        let s = col(
+            DataType::Utf8,
+            &["  Hi  ".into(), Value::Null, "".into(), "xxaxx".into()],
+        );
+        let x = call(
+            ScalarFunc::Trim,
+            std::slice::from_ref(&s),
+            4,
+            DataType::Utf8,
+        )
+        .unwrap();
+        assert_eq!(
+            vals(&x),
+            vec!["Hi".into(), Value::Null, "".into(), "xxaxx".into()]
+        );
+        let chars = col(DataType::Utf8, &vec!["x".into(); 4]);
+        let x = call(ScalarFunc::LTrim, &[s.clone(), chars], 4, DataType::Utf8).unwrap();
+        assert_eq!(vals(&x)[3], "axx".into());
+        let x = call(
+            ScalarFunc::Length,
+            std::slice::from_ref(&s),
+            4,
+            DataType::Int64,
+        )
+        .unwrap();
+        assert_eq!(vals(&x), vec![6.into(), Value::Null, 0.into(), 5.into()]);
+        let x = call(
+            ScalarFunc::Upper,
+            std::slice::from_ref(&s),
+            4,
+            DataType::Utf8,
+        )
+        .unwrap();
+        assert_eq!(vals(&x)[0], "  HI  ".into());
+        let ab = col(
+            DataType::Utf8,
+            &["a".into(), "b".into(), Value::Null, "x".into()],
+        );
+        let x = call(
+            ScalarFunc::Concat,
+            &[s.clone(), ab.clone()],
+            4,
+            DataType::Utf8,
+        )
+        .unwrap();
+        assert_eq!(
+            vals(&x),
+            vec!["  Hi  a".into(), "b".into(), "".into(), "xxaxxx".into()]
+        );
+        let x = call(
+            ScalarFunc::ConcatOp,
+            &[s.clone(), ab.clone()],
+            4,
+            DataType::Utf8,
+        )
+        .unwrap();
+        assert_eq!(
+            vals(&x),
+            vec!["  Hi  a".into(), Value::Null, Value::Null, "xxaxxx".into()]
+        );
+        let x = call(
+            ScalarFunc::StrPos,
+            &[s.clone(), ab.clone()],
+            4,
+            DataType::Int64,
+        )
+        .unwrap();
+        assert_eq!(vals(&x), vec![0.into(), Value::Null, Value::Null, 1.into()]);
+        let to = col(DataType::Utf8, &vec!["-".into(); 4]);
+        let x = call(
+            ScalarFunc::Replace,
+            &[s.clone(), ab.clone(), to],
+            4,
+            DataType::Utf8,
+        )
+        .unwrap();
+        assert_eq!(vals(&x)[3], "--a--".into());
+        let x = call(
+            ScalarFunc::StartsWith,
+            &[s.clone(), ab],
+            4,
+            DataType::Boolean,
+        )
+        .unwrap();
+        assert_eq!(
+            vals(&x),
+            vec![false.into(), Value::Null, Value::Null, true.into()]
+        );
+        let from = col(
+            DataType::Int64,
+            &[3.into(), 1.into(), Value::Null, 2.into()],
+        );
+        let x = call(ScalarFunc::Substring, &[s, from], 4, DataType::Utf8).unwrap();
+        assert_eq!(
+            vals(&x),
+            vec!["Hi  ".into(), Value::Null, Value::Null, "xaxx".into()]
+        );
+    }
+
+    #[test]
+    fn numeric_kernels() {
+        let i = col(
+            DataType::Int64,
+            &[(-3).into(), Value::Null, 0.into(), 7.into()],
+        );
+        let f = col(
+            DataType::Float64,
+            &[(-2.5).into(), Value::Null, 0.0.into(), 2.25.into()],
+        );
+        let x = call(
+            ScalarFunc::Abs,
+            std::slice::from_ref(&i),
+            4,
+            DataType::Int64,
+        )
+        .unwrap();
+        assert_eq!(vals(&x), vec![3.into(), Value::Null, 0.into(), 7.into()]);
+        let x = call(
+            ScalarFunc::Sign,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        )
+        .unwrap();
+        assert_eq!(
+            vals(&x),
+            vec![(-1.0).into(), Value::Null, 0.0.into(), 1.0.into()]
+        );
+        let x = call(
+            ScalarFunc::Floor,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        )
+        .unwrap();
+        assert_eq!(vals(&x)[0], (-3.0).into());
+        let x = call(
+            ScalarFunc::Ceil,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        )
+        .unwrap();
+        assert_eq!(vals(&x)[0], (-2.0).into());
+        let x = call(
+            ScalarFunc::Round,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        )
+        .unwrap();
+        assert_eq!(vals(&x)[0], (-3.0).into());
+        let three = col(DataType::Int64, &vec![3.into(); 4]);
+        let x = call(
+            ScalarFunc::Mod,
+            &[three.clone(), i.clone()],
+            4,
+            DataType::Int64,
+        )
+        .unwrap();
+        assert_eq!(vals(&x), vec![0.into(), Value::Null, Value::Null, 3.into()]);
+        let x = call(
+            ScalarFunc::Sqrt,
+            std::slice::from_ref(&f),
+            4,
+            DataType::Float64,
+        );
+        assert!(matches!(x, Err(Error::Arithmetic(_))));
+        let two = col(DataType::Float64, &vec![2.0.into(); 4]);
+        let x = call(ScalarFunc::Power, &[f, two], 4, DataType::Float64).unwrap();
+        assert_eq!(
+            vals(&x),
+            vec![6.25.into(), Value::Null, 0.0.into(), 5.0625.into()]
+        );
+        let m = col(DataType::Int64, &[i64::MIN.into()]);
+        assert!(call(ScalarFunc::Abs, &[m], 1, DataType::Int64).is_err());
+        assert!(matches!(
+            call(ScalarFunc::Lower, &[i], 4, DataType::Utf8),
+            Err(Error::Type(_))
+        ));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for f in [
+            ScalarFunc::Abs,
+            ScalarFunc::Ceil,
+            ScalarFunc::StrPos,
+            ScalarFunc::NullIf,
+        ] {
+            assert_eq!(ScalarFunc::from_name(f.name()), Some(f));
+        }
+        assert_eq!(ScalarFunc::from_name("CEILING"), Some(ScalarFunc::Ceil));
+        assert_eq!(ScalarFunc::from_name("nope"), None);
+    }
+}

@@ -1,0 +1,401 @@
+//! Binding of scalar SQL constructs beyond operators: `CASE`, function calls and the special
+//! syntaxes that are functions underneath (`SUBSTRING(s FROM a FOR b)`, `TRIM(BOTH x FROM s)`,
+//! `POSITION(a IN b)`, `CEIL`/`FLOOR`, `||`).
+//!
+//! Argument counts and types are checked here, naming the function and its position, so the
+//! evaluator only ever sees calls it can run. Types follow PostgreSQL: numeric functions keep
+//! their argument's type (`power` and `sqrt` give DOUBLE), `mod` of two integers is an integer.
+
+use super::{at, type_name, AggCtx, Binder, Scope, B};
+use crate::error::PlanError;
+use sqlparser::ast::{self as sql, Spanned};
+use weir_operators::{DataType, Expr, ScalarFunc, Value};
+
+/// What kind of argument a function takes at a position.
+#[derive(Clone, Copy)]
+enum Arg {
+    /// Any numeric type.
+    Numeric,
+    /// BIGINT (integer literals and columns).
+    Integer,
+    /// DOUBLE (integers are widened).
+    Double,
+    /// VARCHAR.
+    Text,
+    /// Anything, converted to VARCHAR.
+    AnyAsText,
+}
+
+impl Arg {
+    fn describe(self) -> &'static str {
+        match self {
+            Arg::Numeric | Arg::Double => "a numeric",
+            Arg::Integer => "an integer",
+            Arg::Text => "a VARCHAR",
+            Arg::AnyAsText => "any",
+        }
+    }
+}
+
+/// Accepted argument counts of a function, and the kind of each argument.
+fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
+    use ScalarFunc as F;
+    match func {
+        F::Abs | F::Floor | F::Ceil | F::Sign => (1, 1, &[Arg::Numeric]),
+        F::Round => (1, 2, &[Arg::Numeric, Arg::Integer]),
+        F::Mod => (2, 2, &[Arg::Numeric, Arg::Numeric]),
+        F::Power => (2, 2, &[Arg::Double, Arg::Double]),
+        F::Sqrt => (1, 1, &[Arg::Double]),
+        F::Lower | F::Upper | F::Length => (1, 1, &[Arg::Text]),
+        F::Substring => (2, 3, &[Arg::Text, Arg::Integer, Arg::Integer]),
+        F::Trim | F::LTrim | F::RTrim => (1, 2, &[Arg::Text, Arg::Text]),
+        F::Replace => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
+        F::StrPos | F::StartsWith => (2, 2, &[Arg::Text, Arg::Text]),
+        F::ConcatOp => (2, 2, &[Arg::AnyAsText, Arg::AnyAsText]),
+        F::Concat => (1, usize::MAX, &[Arg::AnyAsText]),
+        // Unified across arguments, checked separately.
+        F::Coalesce => (1, usize::MAX, &[]),
+        F::NullIf => (2, 2, &[]),
+    }
+}
+
+impl Binder<'_> {
+    /// `b` as an expression of type `t`: numeric widening as [`Binder::coerce`], and an
+    /// untyped NULL made a NULL of type `t`.
+    fn typed(&mut self, b: B, t: DataType) -> Expr {
+        if b.ty.is_none() && matches!(b.expr, Expr::Literal(Value::Null)) {
+            return Expr::Cast {
+                expr: Box::new(b.expr),
+                to: t,
+            };
+        }
+        self.coerce(b, t)
+    }
+
+    /// Unifies the types of `args` for `what` (numeric types widen to DOUBLE).
+    fn common_type(
+        &self,
+        args: &[B],
+        what: &str,
+        e: &sql::Expr,
+    ) -> Result<Option<DataType>, PlanError> {
+        let mut acc: Option<DataType> = None;
+        for (i, b) in args.iter().enumerate() {
+            let Some(t) = b.ty else { continue };
+            acc = Some(match acc {
+                None => t,
+                Some(a) if a == t => a,
+                Some(a) if a.is_numeric() && t.is_numeric() => DataType::Float64,
+                Some(a) => {
+                    return Err(PlanError::Type(format!(
+                        "{what}: argument {} is {t}, earlier ones are {a}, in '{e}'{}",
+                        i + 1,
+                        at(e.span())
+                    )))
+                }
+            });
+        }
+        Ok(acc)
+    }
+
+    /// Type-checks a call of `func` on bound arguments, converting them as it needs.
+    pub(super) fn call(
+        &mut self,
+        func: ScalarFunc,
+        name: &str,
+        args: Vec<B>,
+        e: &sql::Expr,
+    ) -> Result<B, PlanError> {
+        use ScalarFunc as F;
+        let (min, max, kinds) = signature(func);
+        if args.len() < min || args.len() > max {
+            let expected = match (min, max) {
+                (a, b) if a == b => format!("{a}"),
+                (a, usize::MAX) => format!("at least {a}"),
+                (a, b) => format!("{a} to {b}"),
+            };
+            return Err(PlanError::Invalid(format!(
+                "function {name} takes {expected} argument{}, got {}{}",
+                if max == 1 { "" } else { "s" },
+                args.len(),
+                at(e.span())
+            )));
+        }
+        if matches!(func, F::Coalesce | F::NullIf) {
+            let t = self.common_type(&args, &format!("function {name}"), e)?;
+            let t = t.unwrap_or(DataType::Int64);
+            let exprs = args.into_iter().map(|b| self.typed(b, t)).collect();
+            return Ok(B::new(Expr::Function { func, args: exprs }, Some(t)));
+        }
+        let int_inputs = args
+            .iter()
+            .zip(
+                kinds
+                    .iter()
+                    .chain(std::iter::repeat(kinds.last().unwrap_or(&Arg::Text))),
+            )
+            .filter(|(_, k)| matches!(k, Arg::Numeric))
+            .all(|(b, _)| b.ty != Some(DataType::Float64));
+        let mut exprs = Vec::with_capacity(args.len());
+        for (i, b) in args.into_iter().enumerate() {
+            let kind = kinds.get(i).or(kinds.last()).copied().unwrap_or(Arg::Text);
+            let bad = |b: &B| {
+                PlanError::Type(format!(
+                    "function {name} needs {} argument {}, got {} in '{e}'{}",
+                    kind.describe(),
+                    i + 1,
+                    type_name(b.ty),
+                    at(e.span())
+                ))
+            };
+            let x = match kind {
+                Arg::Numeric => {
+                    if b.ty.is_some_and(|t| !t.is_numeric()) {
+                        return Err(bad(&b));
+                    }
+                    let t = if int_inputs {
+                        DataType::Int64
+                    } else {
+                        DataType::Float64
+                    };
+                    self.typed(b, t)
+                }
+                Arg::Integer => {
+                    if b.ty.is_some_and(|t| t != DataType::Int64) {
+                        return Err(bad(&b));
+                    }
+                    self.typed(b, DataType::Int64)
+                }
+                Arg::Double => {
+                    if b.ty.is_some_and(|t| !t.is_numeric()) {
+                        return Err(bad(&b));
+                    }
+                    self.typed(b, DataType::Float64)
+                }
+                Arg::Text => {
+                    if b.ty.is_some_and(|t| t != DataType::Utf8) {
+                        return Err(bad(&b));
+                    }
+                    self.typed(b, DataType::Utf8)
+                }
+                Arg::AnyAsText => match b.ty {
+                    Some(DataType::Utf8) => b.expr,
+                    Some(_) => Expr::Cast {
+                        expr: Box::new(b.expr),
+                        to: DataType::Utf8,
+                    },
+                    None => self.typed(b, DataType::Utf8),
+                },
+            };
+            exprs.push(x);
+        }
+        let out = match func {
+            F::Abs | F::Floor | F::Ceil | F::Sign | F::Round | F::Mod => {
+                if int_inputs {
+                    DataType::Int64
+                } else {
+                    DataType::Float64
+                }
+            }
+            F::Power | F::Sqrt => DataType::Float64,
+            F::Length | F::StrPos => DataType::Int64,
+            F::StartsWith => DataType::Boolean,
+            _ => DataType::Utf8,
+        };
+        Ok(B::new(Expr::Function { func, args: exprs }, Some(out)))
+    }
+
+    /// Binds the arguments of a plain function call.
+    fn call_args(
+        &mut self,
+        f: &sql::Function,
+        name: &str,
+        scope: &Scope,
+        mut agg: Option<&mut AggCtx>,
+    ) -> Result<Vec<B>, PlanError> {
+        let span = f.name.span();
+        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(super::unsupported(
+                format!("clauses of function {name}"),
+                span,
+            ));
+        }
+        let list = match &f.args {
+            sql::FunctionArguments::List(l) => l,
+            sql::FunctionArguments::None => return Ok(Vec::new()),
+            sql::FunctionArguments::Subquery(_) => {
+                return Err(super::unsupported("subqueries", span))
+            }
+        };
+        if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+            return Err(super::unsupported(
+                format!("clauses of function {name}"),
+                span,
+            ));
+        }
+        let mut out = Vec::with_capacity(list.args.len());
+        for (i, a) in list.args.iter().enumerate() {
+            match a {
+                sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => {
+                    out.push(self.expr(x, scope, agg.as_deref_mut())?)
+                }
+                _ => {
+                    return Err(super::unsupported(
+                        format!("argument {} of function {name}", i + 1),
+                        span,
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Binds a call of a scalar function by name.
+    pub(super) fn function(
+        &mut self,
+        f: &sql::Function,
+        e: &sql::Expr,
+        scope: &Scope,
+        agg: Option<&mut AggCtx>,
+    ) -> Result<B, PlanError> {
+        let name = f.name.to_string().to_lowercase();
+        let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
+            return Err(super::unsupported(format!("function {}", f.name), e.span()));
+        };
+        let args = self.call_args(f, &name, scope, agg)?;
+        self.call(func, &name, args, e)
+    }
+
+    /// Binds the special syntaxes that are functions underneath.
+    pub(super) fn special(
+        &mut self,
+        e: &sql::Expr,
+        scope: &Scope,
+        mut agg: Option<&mut AggCtx>,
+    ) -> Result<B, PlanError> {
+        use sql::Expr as E;
+        let mut bind = |x: &sql::Expr, this: &mut Self| this.expr(x, scope, agg.as_deref_mut());
+        match e {
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![bind(expr, self)?];
+                match substring_from {
+                    Some(x) => args.push(bind(x, self)?),
+                    // `SUBSTRING(s FOR n)` starts at 1; `substring(s)` alone is an arity error.
+                    None if substring_for.is_some() => {
+                        args.push(B::new(Expr::Literal(Value::Int(1)), Some(DataType::Int64)))
+                    }
+                    None => {}
+                }
+                if let Some(x) = substring_for {
+                    args.push(bind(x, self)?);
+                }
+                self.call(ScalarFunc::Substring, "substring", args, e)
+            }
+            E::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters,
+            } => {
+                let (func, name) = match trim_where {
+                    Some(sql::TrimWhereField::Leading) => (ScalarFunc::LTrim, "ltrim"),
+                    Some(sql::TrimWhereField::Trailing) => (ScalarFunc::RTrim, "rtrim"),
+                    _ => (ScalarFunc::Trim, "trim"),
+                };
+                let mut args = vec![bind(expr, self)?];
+                if let Some(w) = trim_what {
+                    args.push(bind(w, self)?);
+                }
+                for c in trim_characters.iter().flatten() {
+                    args.push(bind(c, self)?);
+                }
+                self.call(func, name, args, e)
+            }
+            E::Position { expr, r#in } => {
+                let sub = bind(expr, self)?;
+                let text = bind(r#in, self)?;
+                self.call(ScalarFunc::StrPos, "position", vec![text, sub], e)
+            }
+            E::Ceil { expr, field } | E::Floor { expr, field } => {
+                let (func, name) = if matches!(e, E::Ceil { .. }) {
+                    (ScalarFunc::Ceil, "ceil")
+                } else {
+                    (ScalarFunc::Floor, "floor")
+                };
+                if !matches!(
+                    field,
+                    sql::CeilFloorKind::DateTimeField(sql::DateTimeField::NoDateTime)
+                ) {
+                    return Err(super::unsupported(format!("{name} with a scale"), e.span()));
+                }
+                let x = bind(expr, self)?;
+                self.call(func, name, vec![x], e)
+            }
+            _ => Err(super::unsupported(format!("expression '{e}'"), e.span())),
+        }
+    }
+
+    /// Binds `CASE [operand] WHEN ... THEN ... [ELSE ...] END`.
+    pub(super) fn case(
+        &mut self,
+        e: &sql::Expr,
+        operand: Option<&sql::Expr>,
+        conditions: &[sql::CaseWhen],
+        else_result: Option<&sql::Expr>,
+        scope: &Scope,
+        mut agg: Option<&mut AggCtx>,
+    ) -> Result<B, PlanError> {
+        let op = match operand {
+            Some(o) => Some(self.expr(o, scope, agg.as_deref_mut())?),
+            None => None,
+        };
+        let mut whens = Vec::with_capacity(conditions.len());
+        let mut thens = Vec::with_capacity(conditions.len() + 1);
+        for c in conditions {
+            whens.push(self.expr(&c.condition, scope, agg.as_deref_mut())?);
+            thens.push(self.expr(&c.result, scope, agg.as_deref_mut())?);
+        }
+        let has_else = else_result.is_some();
+        if let Some(x) = else_result {
+            thens.push(self.expr(x, scope, agg)?);
+        }
+        // Results share one type; so do the operand and the WHEN values of a simple CASE.
+        let t = self.common_type(&thens, "CASE results", e)?;
+        let t = t.unwrap_or(DataType::Int64);
+        let mut results: Vec<Expr> = thens.into_iter().map(|b| self.typed(b, t)).collect();
+        let else_expr = if has_else { results.pop() } else { None };
+        let (operand, whens) = match op {
+            Some(o) => {
+                let mut all = vec![o];
+                all.extend(whens);
+                let wt = self.unify(&all.iter().map(|b| b.ty).collect::<Vec<_>>(), e)?;
+                let mut exprs: Vec<Expr> = match wt {
+                    Some(wt) => all.into_iter().map(|b| self.coerce(b, wt)).collect(),
+                    None => all.into_iter().map(|b| b.expr).collect(),
+                };
+                let o = exprs.remove(0);
+                (Some(Box::new(o)), exprs)
+            }
+            None => {
+                let mut out = Vec::with_capacity(whens.len());
+                for w in whens {
+                    out.push(self.boolean(w, e)?);
+                }
+                (None, out)
+            }
+        };
+        Ok(B::new(
+            Expr::Case {
+                operand,
+                branches: whens.into_iter().zip(results).collect(),
+                else_result: else_expr.map(Box::new),
+            },
+            Some(t),
+        ))
+    }
+}
