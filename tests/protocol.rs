@@ -136,19 +136,23 @@ fn cancelled_stream_closes_only_running_fragments() {
 
 #[test]
 fn failing_fragment_fails_the_query_and_closes_the_rest() {
-    // Only the row with fld = 1234 divides by zero: the error must name the node owning it.
+    // Only the row with fld = 1234 overflows (CASE evaluates a branch only on the rows that
+    // take it): the error must name the node owning that row.
     let partition = weir::operators::storage::partition_of(&Value::Int(1234), 64);
     let owner = format!("node-{}", owners(64, 3)[partition as usize]);
     for protocol in [Protocol::Lean, Protocol::Legacy] {
         let c = item_cluster(protocol);
         let before = c.stats().messages;
         let err = c
-            .query("SELECT 100 / (fld - ?) FROM Item", &[Value::Int(1234)])
+            .query(
+                "SELECT CASE WHEN fld = ? THEN fld + 9223372036854775807 ELSE 0 END FROM Item",
+                &[Value::Int(1234)],
+            )
             .unwrap_err();
         match &err {
             Error::Execution { node, message } => {
                 assert_eq!(node, &owner, "{err}");
-                assert!(message.contains("zero"), "{err}");
+                assert!(message.contains("overflow"), "{err}");
             }
             other => panic!("expected an execution error, got {other}"),
         }
