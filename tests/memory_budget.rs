@@ -199,3 +199,80 @@ fn byte_window_holds_back_wide_rows() {
     );
     assert_idle(&c);
 }
+
+/// A paused reader with windows wide enough for the whole result: in Guarded mode the batches
+/// in flight fill what room the nodes have left and then wait for it, instead of being forced
+/// past the budget; the query still completes.
+#[test]
+fn batches_in_flight_wait_for_room_instead_of_passing_the_budget() {
+    let budget = 16 << 20;
+    let c = Cluster::builder()
+        .nodes(1)
+        .partitions(1)
+        .batch_size(64)
+        .window(256)
+        .window_bytes(64 << 20)
+        .node_memory(budget)
+        .join_mode(JoinMode::Guarded)
+        .build()
+        .unwrap();
+    c.execute("CREATE TABLE w (id BIGINT PRIMARY KEY, pad VARCHAR)")
+        .unwrap();
+    let n = 8_192i64;
+    let pads: Vec<String> = (0..n).map(|i| format!("{i:0>1000}")).collect();
+    c.load(
+        "w",
+        Batch::try_new(vec![
+            Column::from_i64((0..n).collect()),
+            Column::from_strs(&pads),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    // Pressure from outside weir, under the breaker's limit: about 2.5 MiB left on the data
+    // node and on the client, against 8 MB of rows.
+    let held: Vec<_> = (0..2)
+        .map(|i| c.hold_memory(i, budget * 84 / 100).unwrap())
+        .collect();
+    let mut stream = c.query_stream("SELECT id, pad FROM w", &[]).unwrap();
+    let first = stream.next().unwrap().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let s = c.stats();
+    for node in &s.nodes {
+        assert!(
+            node.memory_reserved <= budget,
+            "{}: {} accounted",
+            node.name,
+            node.memory_reserved
+        );
+    }
+    let mut rows = first.num_rows();
+    let mut ids = Vec::new();
+    ids.extend(first.column(0).as_i64().unwrap().iter().copied());
+    for b in stream.by_ref() {
+        let b = b.unwrap();
+        rows += b.num_rows();
+        ids.extend(b.column(0).as_i64().unwrap().iter().copied());
+    }
+    assert_eq!(rows, n as usize);
+    ids.sort_unstable();
+    assert_eq!(ids, (0..n).collect::<Vec<_>>());
+    for node in c.stats().nodes {
+        assert!(
+            node.memory_peak <= node.memory_budget,
+            "{}: peak {} over its budget of {}",
+            node.name,
+            node.memory_peak,
+            node.memory_budget
+        );
+        // The rows did fill the room that was left.
+        assert!(
+            node.memory_peak > budget * 90 / 100,
+            "{}: peak {}",
+            node.name,
+            node.memory_peak
+        );
+    }
+    drop(held);
+    assert_idle(&c);
+}

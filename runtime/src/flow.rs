@@ -318,11 +318,6 @@ impl Output {
         self.held.is_some()
     }
 
-    /// Whether the producer waits for memory on the consumer's node.
-    pub fn waits_for_memory(&self) -> bool {
-        self.memory.as_ref().is_some_and(MemoryWait::is_waiting)
-    }
-
     /// Sends a batch, or holds it until credit and memory allow. An error means the batch can
     /// never be accounted (it is larger than the consumer node's whole budget).
     pub fn send(&mut self, batch: Batch) -> weir_operators::Result<()> {
