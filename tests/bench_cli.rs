@@ -142,9 +142,18 @@ fn overload_reports_both_modes_and_writes_charts() {
         "rejections",
         "kills",
         "retries",
+        "memory_peak",
+        "memory_budget",
     ]);
     for l in &lines {
         assert_eq!(keys(l), fields, "{l}");
+        if l["mode"] == "guarded" {
+            // Guarded mode never accounts more than a node's budget.
+            assert!(
+                l["memory_peak"].as_u64().unwrap() <= l["memory_budget"].as_u64().unwrap(),
+                "{l}"
+            );
+        }
         assert!(l["requests"].as_u64().unwrap() >= 1, "{l}");
         assert!(l["errors"].as_u64().unwrap() <= l["requests"].as_u64().unwrap());
         let rate = l["error_rate"].as_f64().unwrap();

@@ -112,6 +112,12 @@ impl Batch {
             + self.columns.capacity() * std::mem::size_of::<Column>()
     }
 
+    /// Bytes of the batch's values by length, not capacity: a batch and its decoded copy on
+    /// another node agree on it, so flow control counts these bytes on both ends of an edge.
+    pub fn data_size(&self) -> usize {
+        self.columns.iter().map(Column::data_size).sum()
+    }
+
     /// Row `i` as values (slow path).
     pub fn row(&self, i: usize) -> Vec<Value> {
         self.columns.iter().map(|c| c.value(i)).collect()

@@ -208,6 +208,17 @@ impl Column {
         data + self.validity.as_ref().map_or(0, Bitmap::memory_size)
     }
 
+    /// Bytes of the values by length, not capacity (see [`crate::Batch::data_size`]).
+    pub fn data_size(&self) -> usize {
+        let data = match &self.data {
+            ColumnData::Int64(v) => v.len() * 8,
+            ColumnData::Float64(v) => v.len() * 8,
+            ColumnData::Utf8 { offsets, bytes } => offsets.len() * 4 + bytes.len(),
+            ColumnData::Boolean(v) => v.len(),
+        };
+        data + self.validity.as_ref().map_or(0, |v| v.len().div_ceil(8))
+    }
+
     /// Gathers rows by index into a new column.
     pub fn take(&self, indices: &[u32]) -> Column {
         let validity = self.validity.as_ref().map(|v| {

@@ -1,14 +1,50 @@
 //! Credit-based flow control between actors.
 //!
 //! actix mailboxes do not bound their queues, so every edge between a producer and a consumer
-//! carries credits: the consumer grants a window of batches when the producer attaches, and one
-//! more each time it has consumed a batch. A producer never sends without a credit, so an edge
-//! never holds more than its window. Each edge records its high-water mark.
+//! carries credits, counted in batches and in bytes ([`Window`]): the consumer grants a window
+//! of both when the producer attaches, and gives back both, a batch and its bytes
+//! ([`Batch::data_size`]), each time it has consumed one. A producer sends while both allow,
+//! so an edge never holds more than its window of batches, nor of bytes; the one exception
+//! keeps an edge from stalling: a single batch larger than the whole byte window goes alone,
+//! when nothing else is in flight. Each edge records its high-water marks. Exchange channels
+//! across nodes follow the same rules (see [`crate::actors::exchange`]).
+//!
+//! A batch a producer made is accounted in the memory pool of the consumer's node before it
+//! waits for credit, and stays accounted until the consumer takes it. In Guarded mode that
+//! growth can be refused: the producer then keeps the batch (it exists already: it is the one
+//! thing a waiting producer holds that is not accounted) and waits in the pool's queue until
+//! memory is released ([`crate::memory::MemoryWait`]), making nothing more meanwhile. A batch
+//! that comes with a reservation already made on the consumer's node (an exchange receiver
+//! passing on what arrived) moves it along instead of being accounted again.
 
+use crate::memory::{MemoryFreed, MemoryWait, NodePool, Reserve, Wake};
 use actix::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use weir_operators::{Batch, MemoryPool, Reservation};
+use weir_operators::{Batch, Error as OpError, MemoryPool, Reservation};
+
+/// Default bytes of the byte window per batch of the batch window: a window of 4 batches
+/// lets 4 MiB be in flight on an edge.
+pub const DEFAULT_BYTES_PER_BATCH: usize = 1 << 20;
+
+/// How much an edge may hold: batches, and bytes of their rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Batches.
+    pub batches: usize,
+    /// Bytes ([`Batch::data_size`]).
+    pub bytes: usize,
+}
+
+impl Window {
+    /// A window of `batches` batches and `bytes` bytes (each at least 1).
+    pub fn new(batches: usize, bytes: usize) -> Self {
+        Window {
+            batches: batches.max(1),
+            bytes: bytes.max(1),
+        }
+    }
+}
 
 /// What flows on an edge.
 #[derive(Debug)]
@@ -28,14 +64,31 @@ pub struct Push {
     /// The item.
     pub item: Item,
     /// The batch's bytes, accounted on the consumer's node while it is in flight; returned
-    /// when the message is consumed or dropped.
+    /// when the message is consumed or dropped, or moved along with the batch.
     pub mem: Option<Reservation>,
+    /// Byte credits the batch took ([`Batch::data_size`]); the consumer gives them back.
+    pub bytes: usize,
 }
 
-/// Consumer → producer: `n` more batches may be sent.
-#[derive(Message, Debug, Clone, Copy)]
+/// Consumer → producer: this many more batches, and bytes, may be sent.
+#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
 #[rtype(result = "()")]
-pub struct Credit(pub usize);
+pub struct Credit {
+    /// Batches.
+    pub batches: usize,
+    /// Bytes.
+    pub bytes: usize,
+}
+
+impl Credit {
+    /// A whole window.
+    pub fn window(w: Window) -> Self {
+        Credit {
+            batches: w.batches,
+            bytes: w.bytes,
+        }
+    }
+}
 
 /// Stop now and cancel your inputs.
 #[derive(Message, Debug, Clone, Copy)]
@@ -64,13 +117,15 @@ pub struct Attach {
     pub edge: Arc<EdgeStat>,
 }
 
-/// Counters of one edge: batches queued now and the most ever queued.
+/// Counters of one edge: batches and bytes queued now, and the most ever queued.
 #[derive(Debug, Default)]
 pub struct EdgeStat {
     /// `producer -> consumer` label.
     pub label: String,
     queued: AtomicUsize,
     high_water: AtomicUsize,
+    queued_bytes: AtomicUsize,
+    high_water_bytes: AtomicUsize,
 }
 
 impl EdgeStat {
@@ -82,22 +137,34 @@ impl EdgeStat {
         })
     }
 
-    /// A batch was sent on the edge.
-    pub fn enqueued(&self) {
+    /// A batch of `bytes` bytes was sent on the edge.
+    pub fn enqueued(&self, bytes: usize) {
         let now = self.queued.fetch_add(1, Ordering::SeqCst) + 1;
         self.high_water.fetch_max(now, Ordering::SeqCst);
+        let now = self.queued_bytes.fetch_add(bytes, Ordering::SeqCst) + bytes;
+        self.high_water_bytes.fetch_max(now, Ordering::SeqCst);
     }
 
-    /// A batch was taken off the edge by its consumer.
-    pub fn dequeued(&self) {
+    /// A batch of `bytes` bytes was taken off the edge by its consumer.
+    pub fn dequeued(&self, bytes: usize) {
         let _ = self
             .queued
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |q| q.checked_sub(1));
+        let _ = self
+            .queued_bytes
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |q| {
+                Some(q.saturating_sub(bytes))
+            });
     }
 
     /// Most batches ever queued at once.
     pub fn high_water(&self) -> usize {
         self.high_water.load(Ordering::SeqCst)
+    }
+
+    /// Most bytes ever queued at once.
+    pub fn high_water_bytes(&self) -> usize {
+        self.high_water_bytes.load(Ordering::SeqCst)
     }
 }
 
@@ -118,13 +185,23 @@ impl EdgeRegistry {
         e
     }
 
-    /// `(label, high-water mark)` of every edge.
+    /// `(label, high-water mark)` of every edge, in batches.
     pub fn high_waters(&self) -> Vec<(String, usize)> {
         self.edges
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
             .map(|e| (e.label.clone(), e.high_water()))
+            .collect()
+    }
+
+    /// `(label, high-water mark)` of every edge, in bytes.
+    pub fn high_water_bytes(&self) -> Vec<(String, usize)> {
+        self.edges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|e| (e.label.clone(), e.high_water_bytes()))
             .collect()
     }
 }
@@ -152,32 +229,55 @@ impl Downstream {
     }
 }
 
+/// A batch the producer holds: it waits for memory on the consumer's node (unaccounted, or
+/// partly), then for credit (accounted).
+struct Held {
+    batch: Batch,
+    /// What is accounted of it so far (on the consumer's node).
+    mem: Option<Reservation>,
+    /// Whether all of it is.
+    accounted: bool,
+    /// Its byte credits.
+    bytes: usize,
+}
+
 /// A producer's side of an edge.
 pub struct Output {
     target: Downstream,
     port: usize,
+    window: Window,
     credits: usize,
+    byte_credits: i64,
     edge: Arc<EdgeStat>,
     ended: bool,
-    pool: Option<Arc<dyn MemoryPool>>,
+    held: Option<Held>,
+    /// Where batches in flight are accounted (the consumer's node), with the producer's place
+    /// in its queue of waiters.
+    memory: Option<MemoryWait>,
+    wake: Option<Arc<dyn Wake>>,
 }
 
 impl Output {
-    /// An edge to `target`'s input `port`, with no credits yet. Batches in flight are
-    /// accounted in `pool` (the consumer's node).
+    /// An edge to `target`'s input `port`, with no credits yet; the consumer grants `window`.
+    /// Batches in flight are accounted in `pool` (the consumer's node).
     pub fn new(
         target: Downstream,
         port: usize,
         edge: Arc<EdgeStat>,
-        pool: Option<Arc<dyn MemoryPool>>,
+        pool: Option<Arc<NodePool>>,
+        window: Window,
     ) -> Self {
         Output {
             target,
             port,
+            window,
             credits: 0,
+            byte_credits: 0,
             edge,
             ended: false,
-            pool,
+            held: None,
+            memory: pool.map(MemoryWait::new),
+            wake: None,
         }
     }
 
@@ -187,11 +287,15 @@ impl Output {
     }
 
     /// Announces the producer to the consumer, which answers with credits.
-    pub fn attach<A>(&self, addr: Addr<A>)
+    pub fn attach<A>(&mut self, addr: Addr<A>)
     where
-        A: Actor + Handler<Credit> + Handler<Cancel>,
-        A::Context: actix::dev::ToEnvelope<A, Credit> + actix::dev::ToEnvelope<A, Cancel>,
+        A: Actor + Handler<Credit> + Handler<Cancel> + Handler<MemoryFreed>,
+        A::Context: actix::dev::ToEnvelope<A, Credit>
+            + actix::dev::ToEnvelope<A, Cancel>
+            + actix::dev::ToEnvelope<A, MemoryFreed>,
     {
+        let wake: Recipient<MemoryFreed> = addr.clone().recipient();
+        self.wake = Some(Arc::new(wake));
         self.target.attach.do_send(Attach {
             port: self.port,
             upstream: Upstream {
@@ -202,36 +306,136 @@ impl Output {
         });
     }
 
-    /// Whether a batch may be sent now.
+    /// Whether the producer may make its next batch now: there is credit of both kinds and it
+    /// holds no batch.
     pub fn ready(&self) -> bool {
-        self.credits > 0 && !self.ended
+        !self.ended && self.held.is_none() && self.credits > 0 && self.byte_credits > 0
     }
 
-    /// Sends a batch, spending a credit.
-    pub fn send(&mut self, batch: Batch) {
-        debug_assert!(self.credits > 0, "send without credit");
-        self.credits = self.credits.saturating_sub(1);
-        self.edge.enqueued();
-        let mem = self.pool.as_ref().map(|p| {
-            let mut r = Reservation::new(p.clone());
-            r.force_grow(batch.memory_size());
-            r
+    /// Whether the producer holds a batch that could not go yet (for credit or memory). It
+    /// must not end the edge or stop before it went.
+    pub fn has_held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Sends a batch, or holds it until credit and memory allow. An error means the batch can
+    /// never be accounted (it is larger than the consumer node's whole budget).
+    pub fn send(&mut self, batch: Batch) -> weir_operators::Result<()> {
+        self.send_with(batch, None)
+    }
+
+    /// [`Output::send`] for a batch whose bytes (some or all) are already accounted in `mem`
+    /// on the consumer's node: the reservation moves along with the batch.
+    pub fn send_with(
+        &mut self,
+        batch: Batch,
+        mem: Option<Reservation>,
+    ) -> weir_operators::Result<()> {
+        debug_assert!(self.held.is_none(), "send while a batch is held");
+        debug_assert!(!self.ended, "send after end");
+        let bytes = batch.data_size();
+        self.held = Some(Held {
+            batch,
+            mem,
+            accounted: false,
+            bytes,
         });
+        self.pump()
+    }
+
+    /// Whether a batch of `bytes` may go now: a batch credit, and its bytes within the byte
+    /// credit, unless nothing at all is in flight (then even a batch larger than the whole
+    /// byte window goes, alone).
+    fn may_send(&self, bytes: usize) -> bool {
+        let idle =
+            self.credits >= self.window.batches && self.byte_credits >= self.window.bytes as i64;
+        self.credits > 0 && (bytes as i64 <= self.byte_credits || idle)
+    }
+
+    /// Sends the held batch if credit and memory allow.
+    fn pump(&mut self) -> weir_operators::Result<()> {
+        let Some(held) = &mut self.held else {
+            return Ok(());
+        };
+        // First the memory: a batch that waits for credit waits accounted.
+        if !held.accounted {
+            if let Some(memory) = &mut self.memory {
+                let pool: Arc<dyn MemoryPool> = memory.pool().clone();
+                let mut mem = match held.mem.take() {
+                    Some(m) if m.same_pool(&pool) => m,
+                    _ => memory.reservation(),
+                };
+                let size = held.batch.memory_size();
+                if mem.size() > size {
+                    mem.shrink(mem.size() - size);
+                }
+                let need = size - mem.size();
+                let outcome = match &self.wake {
+                    Some(wake) => memory.reserve(&mut mem, need, wake),
+                    None if need == 0 => Reserve::Granted,
+                    // Not attached yet: nothing could wake it, so it cannot wait.
+                    None => return Err(OpError::Internal("send before attach".into())),
+                };
+                held.mem = Some(mem);
+                match outcome {
+                    Reserve::Granted => {}
+                    // Woken by `MemoryFreed`, the producer calls `memory_freed`.
+                    Reserve::Waiting => return Ok(()),
+                    Reserve::TooLarge => {
+                        let budget = memory.pool().budget();
+                        self.held = None;
+                        return Err(OpError::Memory(format!(
+                            "a batch of {size} bytes cannot fit a memory budget of {budget} \
+                             bytes"
+                        )));
+                    }
+                }
+            }
+            held.accounted = true;
+        }
+        let bytes = held.bytes;
+        if !self.may_send(bytes) {
+            return Ok(());
+        }
+        let Some(Held { batch, mem, .. }) = self.held.take() else {
+            return Ok(());
+        };
+        self.credits -= 1;
+        self.byte_credits -= bytes as i64;
+        self.edge.enqueued(bytes);
         self.target.push.do_send(Push {
             port: self.port,
             item: Item::Batch(batch),
             mem,
+            bytes,
         });
+        Ok(())
     }
 
-    /// Ends the edge (once).
+    /// Memory was released on the consumer's node: tries the held batch again.
+    pub fn memory_freed(&mut self) -> weir_operators::Result<()> {
+        self.pump()
+    }
+
+    /// Drops the held batch, if any, with what was accounted of it, and leaves the pool's
+    /// queue of waiters (the producer stops without sending it).
+    pub fn discard(&mut self) {
+        self.held = None;
+        if let Some(m) = &mut self.memory {
+            m.done();
+        }
+    }
+
+    /// Ends the edge (once). The producer must not hold a batch (see [`Output::has_held`]).
     pub fn end(&mut self) {
+        debug_assert!(self.held.is_none(), "end while a batch is held");
         if !self.ended {
             self.ended = true;
             self.target.push.do_send(Push {
                 port: self.port,
                 item: Item::End,
                 mem: None,
+                bytes: 0,
             });
         }
     }
@@ -241,8 +445,10 @@ impl Output {
         self.ended
     }
 
-    /// Adds credits granted by the consumer.
-    pub fn grant(&mut self, n: usize) {
-        self.credits += n;
+    /// Adds credits granted by the consumer, and sends the held batch if they allow.
+    pub fn grant(&mut self, credit: Credit) -> weir_operators::Result<()> {
+        self.credits += credit.batches;
+        self.byte_credits += credit.bytes as i64;
+        self.pump()
     }
 }

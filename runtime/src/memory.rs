@@ -1,16 +1,22 @@
 //! A node's memory pool: every reservation made on a node is accounted here against the
 //! node's budget, and the memory circuit breaker's state lives here.
 //!
-//! In [`JoinMode::Guarded`] growth past the budget is refused, crossing `limit` opens the
-//! breaker (and wakes the node's supervisor), and falling below `reset` closes it. In
-//! [`JoinMode::Legacy`] nothing is refused: going over the budget runs the node out of
-//! memory.
+//! In [`JoinMode::Guarded`] growth past the budget is refused (a refused grow changes neither
+//! `used` nor `peak`), crossing `limit` opens the breaker (and wakes the node's supervisor),
+//! and falling below `reset` closes it. Batches in flight are accounted like everything else:
+//! a producer whose next batch cannot be accounted waits in the pool's queue of waiters
+//! ([`MemoryWait`]) and is woken ([`MemoryFreed`]) when memory is released, in the order the
+//! waiters came. The one growth that is never refused is [`MemoryPool::force_grow`], used only
+//! for memory pressure from outside weir (`Cluster::hold_memory`): it alone can take a
+//! Guarded node past its budget. In [`JoinMode::Legacy`] nothing is refused and nobody waits:
+//! going over the budget runs the node out of memory.
 
 use crate::breaker::{BreakerConfig, JoinMode};
 use actix::prelude::*;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
-use weir_operators::{Error as OpError, MemoryPool};
+use std::sync::{Arc, Mutex, OnceLock};
+use weir_operators::{Error as OpError, MemoryPool, Reservation};
 
 /// Default per-node budget.
 pub const DEFAULT_NODE_MEMORY: usize = 512 * 1024 * 1024;
@@ -24,6 +30,62 @@ pub struct CheckMemory;
 #[derive(Message, Debug, Clone, Copy)]
 #[rtype(result = "()")]
 pub struct OutOfMemory;
+
+/// Pool → waiting producer: memory was released on the pool it waits on; try again.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct MemoryFreed;
+
+/// How a waiting producer is woken.
+pub trait Wake: Send + Sync {
+    /// Memory was released: try again.
+    fn wake(&self);
+    /// Whether the producer still exists (a stopped one is dropped from the queue).
+    fn alive(&self) -> bool {
+        true
+    }
+}
+
+impl Wake for Recipient<MemoryFreed> {
+    fn wake(&self) {
+        self.do_send(MemoryFreed);
+    }
+
+    fn alive(&self) -> bool {
+        self.connected()
+    }
+}
+
+/// A producer in a pool's queue of waiters.
+struct Waiter {
+    bytes: usize,
+    wake: Arc<dyn Wake>,
+}
+
+/// The waiters of a pool, by ticket: the oldest first.
+#[derive(Default)]
+struct Waiters {
+    queue: BTreeMap<u64, Waiter>,
+}
+
+impl std::fmt::Debug for Waiters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waiters")
+            .field("waiting", &self.queue.len())
+            .finish()
+    }
+}
+
+/// What [`MemoryWait::reserve`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reserve {
+    /// The bytes are accounted.
+    Granted,
+    /// Refused: the producer is queued and will get [`MemoryFreed`].
+    Waiting,
+    /// More than the whole budget: it can never be accounted, and waiting would never end.
+    TooLarge,
+}
 
 /// Accounted memory of one node, with its breaker.
 #[derive(Debug)]
@@ -43,6 +105,10 @@ pub struct NodePool {
     trips: AtomicU64,
     supervisor: OnceLock<Recipient<CheckMemory>>,
     node: OnceLock<Recipient<OutOfMemory>>,
+    waiters: Mutex<Waiters>,
+    /// Waiters queued, plus producers about to queue (read by `shrink` without the lock).
+    waiting: AtomicUsize,
+    next_ticket: AtomicU64,
 }
 
 impl NodePool {
@@ -64,6 +130,9 @@ impl NodePool {
             trips: AtomicU64::new(0),
             supervisor: OnceLock::new(),
             node: OnceLock::new(),
+            waiters: Mutex::new(Waiters::default()),
+            waiting: AtomicUsize::new(0),
+            next_ticket: AtomicU64::new(1),
         })
     }
 
@@ -181,6 +250,63 @@ impl NodePool {
         now
     }
 
+    /// Adds `bytes` only if the total stays within the budget; a refusal touches nothing.
+    fn add_within_budget(&self, bytes: usize) -> Option<usize> {
+        let budget = self.budget;
+        let before = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                used.checked_add(bytes).filter(|&now| now <= budget)
+            })
+            .ok()?;
+        let now = before + bytes;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        Some(now)
+    }
+
+    /// Producers waiting for memory on this pool now.
+    pub fn waiters(&self) -> usize {
+        self.waiters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .queue
+            .len()
+    }
+
+    /// Wakes, oldest first, every waiter whose bytes fit in what is free now (each woken one's
+    /// bytes counted as taken); those that do not fit keep their place. Stopped producers
+    /// leave the queue.
+    fn wake_waiters(&self) {
+        let mut woken = Vec::new();
+        {
+            let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+            let mut free = self.budget.saturating_sub(self.used());
+            w.queue.retain(|_, waiter| {
+                if !waiter.wake.alive() {
+                    false
+                } else if waiter.bytes <= free {
+                    free -= waiter.bytes;
+                    woken.push(waiter.wake.clone());
+                    false
+                } else {
+                    true
+                }
+            });
+            self.waiting.store(w.queue.len(), Ordering::SeqCst);
+        }
+        // Outside the lock: a wake-up may drop a message, and with it a reservation.
+        for wake in woken {
+            wake.wake();
+        }
+    }
+
+    fn leave(&self, ticket: u64) {
+        let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        if w.queue.remove(&ticket).is_some() {
+            self.waiting.store(w.queue.len(), Ordering::SeqCst);
+        }
+    }
+
     fn after_growth(&self, now: usize) {
         match self.mode {
             JoinMode::Legacy => {
@@ -207,21 +333,20 @@ impl NodePool {
 
 impl MemoryPool for NodePool {
     fn grow(&self, bytes: usize) -> weir_operators::Result<()> {
-        if self.mode == JoinMode::Guarded {
-            let now = self.add(bytes);
-            if now > self.budget {
-                self.used.fetch_sub(bytes, Ordering::SeqCst);
+        let now = if self.mode == JoinMode::Guarded {
+            // Compare and swap: a refused grow never touches `used` or `peak`.
+            let Some(now) = self.add_within_budget(bytes) else {
                 self.evaluate();
                 return Err(OpError::Memory(format!(
                     "{}: memory budget of {} bytes exceeded",
                     self.name, self.budget
                 )));
-            }
-            self.after_growth(now);
+            };
+            now
         } else {
-            let now = self.add(bytes);
-            self.after_growth(now);
-        }
+            self.add(bytes)
+        };
+        self.after_growth(now);
         Ok(())
     }
 
@@ -230,11 +355,257 @@ impl MemoryPool for NodePool {
         if self.mode == JoinMode::Guarded && now < self.reset && self.is_open() {
             self.open.store(false, Ordering::SeqCst);
         }
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.wake_waiters();
+        }
     }
 
+    /// Never refused, in either mode: only for memory held outside weir
+    /// (`Cluster::hold_memory`), the one thing that can take a Guarded node past its budget.
     fn force_grow(&self, bytes: usize) -> bool {
         let now = self.add(bytes);
         self.after_growth(now);
         true
+    }
+}
+
+/// A producer's place in a pool's queue of waiters, for the batch it holds. RAII: dropped (the
+/// producer stopped), it leaves the queue. While it waits it keeps its ticket, so that a
+/// producer woken but beaten to the memory keeps its place at the front.
+pub struct MemoryWait {
+    pool: Arc<NodePool>,
+    ticket: Option<u64>,
+}
+
+impl std::fmt::Debug for MemoryWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryWait")
+            .field("pool", &self.pool.name)
+            .field("ticket", &self.ticket)
+            .finish()
+    }
+}
+
+impl MemoryWait {
+    /// Not waiting yet, on `pool`.
+    pub fn new(pool: Arc<NodePool>) -> Self {
+        MemoryWait { pool, ticket: None }
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &Arc<NodePool> {
+        &self.pool
+    }
+
+    /// An empty reservation against the pool.
+    pub fn reservation(&self) -> Reservation {
+        Reservation::new(self.pool.clone())
+    }
+
+    /// Whether the producer is queued (or was woken and has not tried again yet).
+    pub fn is_waiting(&self) -> bool {
+        self.ticket.is_some()
+    }
+
+    /// Grows `mem` (a reservation against this pool) by `bytes`, or queues the producer, who
+    /// gets [`MemoryFreed`] through `wake` once that many bytes are free. In Legacy mode
+    /// nothing is refused (and the node may run out of memory).
+    pub fn reserve(
+        &mut self,
+        mem: &mut Reservation,
+        bytes: usize,
+        wake: &Arc<dyn Wake>,
+    ) -> Reserve {
+        let pool = &self.pool;
+        debug_assert!(mem.same_pool(&(pool.clone() as Arc<dyn MemoryPool>)));
+        if bytes == 0 || pool.mode == JoinMode::Legacy {
+            mem.force_grow(bytes);
+            self.done();
+            return Reserve::Granted;
+        }
+        if mem.size().saturating_add(bytes) > pool.budget {
+            self.done();
+            return Reserve::TooLarge;
+        }
+        let mut w = pool.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        // Announced before trying, so that a shrink racing with this attempt either frees
+        // memory the attempt sees or finds the producer queued (no lost wake-up).
+        pool.waiting.fetch_add(1, Ordering::SeqCst);
+        let granted = mem.try_grow(bytes).is_ok();
+        match (granted, self.ticket) {
+            (true, Some(t)) => {
+                w.queue.remove(&t);
+                self.ticket = None;
+            }
+            (true, None) => {}
+            (false, ticket) => {
+                let t = ticket.unwrap_or_else(|| pool.next_ticket.fetch_add(1, Ordering::Relaxed));
+                self.ticket = Some(t);
+                w.queue.insert(
+                    t,
+                    Waiter {
+                        bytes,
+                        wake: wake.clone(),
+                    },
+                );
+            }
+        }
+        pool.waiting.store(w.queue.len(), Ordering::SeqCst);
+        if granted {
+            Reserve::Granted
+        } else {
+            Reserve::Waiting
+        }
+    }
+
+    /// Leaves the queue (the batch was accounted elsewhere, or dropped).
+    pub fn done(&mut self) {
+        if let Some(t) = self.ticket.take() {
+            self.pool.leave(t);
+        }
+    }
+}
+
+impl Drop for MemoryWait {
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    fn pool(budget: usize) -> Arc<NodePool> {
+        NodePool::new(
+            "node-t".into(),
+            budget,
+            JoinMode::Guarded,
+            &BreakerConfig::default(),
+        )
+    }
+
+    #[derive(Default)]
+    struct Woken(std::sync::Mutex<Vec<&'static str>>);
+
+    struct Named(Arc<Woken>, &'static str);
+
+    impl Wake for Named {
+        fn wake(&self) {
+            self.0 .0.lock().unwrap().push(self.1);
+        }
+    }
+
+    fn woken(w: &Arc<Woken>) -> Vec<&'static str> {
+        std::mem::take(&mut *w.0.lock().unwrap())
+    }
+
+    #[test]
+    fn refused_grow_leaves_used_and_peak_unchanged() {
+        let p = pool(10 * MIB);
+        let dyn_pool: Arc<dyn MemoryPool> = p.clone();
+        let mut r = Reservation::new(dyn_pool);
+        r.try_grow(6 * MIB).unwrap();
+        assert!(r.try_grow(5 * MIB).is_err());
+        assert_eq!((p.used(), p.peak(), r.size()), (6 * MIB, 6 * MIB, 6 * MIB));
+        r.try_grow(4 * MIB).unwrap();
+        assert_eq!((p.used(), p.peak()), (10 * MIB, 10 * MIB));
+        assert!(r.try_grow(1).is_err());
+        assert_eq!(p.peak(), 10 * MIB);
+        drop(r);
+        assert_eq!((p.used(), p.peak()), (0, 10 * MIB));
+    }
+
+    #[test]
+    fn concurrent_grows_never_pass_the_budget() {
+        let p = pool(MIB);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let p = p.clone();
+                s.spawn(move || {
+                    let mut r = Reservation::new(p.clone());
+                    for i in 0..10_000 {
+                        let _ = r.try_grow(1000 + i % 7);
+                        if i % 3 == 0 {
+                            r.shrink(2000);
+                        }
+                    }
+                });
+            }
+        });
+        assert!(p.peak() <= MIB, "peak {} over the budget", p.peak());
+        assert_eq!(p.used(), 0);
+    }
+
+    #[test]
+    fn waiters_are_woken_in_order_when_memory_is_freed() {
+        let p = pool(10 * MIB);
+        let w = Arc::new(Woken::default());
+        let wake = |name| -> Arc<dyn Wake> { Arc::new(Named(w.clone(), name)) };
+        let (a, b, c) = (wake("a"), wake("b"), wake("c"));
+        let mut held = MemoryWait::new(p.clone()).reservation();
+        held.try_grow(9 * MIB).unwrap();
+
+        let (mut wa, mut wb, mut wc) = (
+            MemoryWait::new(p.clone()),
+            MemoryWait::new(p.clone()),
+            MemoryWait::new(p.clone()),
+        );
+        let (mut ra, mut rb, mut rc) = (wa.reservation(), wb.reservation(), wc.reservation());
+        assert_eq!(wa.reserve(&mut ra, 2 * MIB, &a), Reserve::Waiting);
+        assert_eq!(wb.reserve(&mut rb, 3 * MIB / 2, &b), Reserve::Waiting);
+        assert_eq!(wc.reserve(&mut rc, 3 * MIB, &c), Reserve::Waiting);
+        assert_eq!((p.waiters(), p.used(), p.peak()), (3, 9 * MIB, 9 * MIB));
+        // More than the budget can never be accounted: no wait.
+        let mut big = MemoryWait::new(p.clone());
+        let mut rbig = big.reservation();
+        assert_eq!(big.reserve(&mut rbig, 11 * MIB, &a), Reserve::TooLarge);
+        assert!(!big.is_waiting());
+
+        // 2 MiB free: `a` (the oldest) fits and is woken; nothing is left for the others.
+        held.shrink(MIB);
+        assert_eq!(woken(&w), vec!["a"]);
+        assert_eq!(p.waiters(), 2);
+        // `b` takes what `a` was woken for, before `a` gets there: `a` queues again, in its
+        // old place (ahead of `c`).
+        assert_eq!(wb.reserve(&mut rb, 3 * MIB / 2, &b), Reserve::Granted);
+        assert_eq!(wa.reserve(&mut ra, 2 * MIB, &a), Reserve::Waiting);
+        assert_eq!(p.waiters(), 2);
+        // 6 MiB free at once: `a` then `c`, oldest first.
+        held.shrink(5 * MIB);
+        assert_eq!(woken(&w), vec!["a", "c"]);
+        assert_eq!(wa.reserve(&mut ra, 2 * MIB, &a), Reserve::Granted);
+        assert_eq!(wc.reserve(&mut rc, 3 * MIB, &c), Reserve::Granted);
+        assert_eq!(p.waiters(), 0);
+        assert_eq!(p.used(), 3 * MIB + 3 * MIB / 2 + 2 * MIB + 3 * MIB);
+        assert!(p.peak() <= p.budget());
+
+        // A waiter that goes away leaves the queue.
+        let mut wd = MemoryWait::new(p.clone());
+        let mut rd = wd.reservation();
+        assert_eq!(wd.reserve(&mut rd, 5 * MIB, &a), Reserve::Waiting);
+        assert_eq!(p.waiters(), 1);
+        drop(wd);
+        assert_eq!(p.waiters(), 0);
+        drop((ra, rb, rc, rd, held));
+        assert_eq!(p.used(), 0);
+        assert!(woken(&w).is_empty());
+    }
+
+    #[test]
+    fn legacy_pools_refuse_nothing() {
+        let p = NodePool::new(
+            "node-l".into(),
+            MIB,
+            JoinMode::Legacy,
+            &BreakerConfig::default(),
+        );
+        let mut w = MemoryWait::new(p.clone());
+        let mut r = w.reservation();
+        let wake: Arc<dyn Wake> = Arc::new(Named(Arc::new(Woken::default()), "x"));
+        assert_eq!(w.reserve(&mut r, 2 * MIB, &wake), Reserve::Granted);
+        assert_eq!(p.used(), 2 * MIB);
     }
 }

@@ -141,8 +141,10 @@ pub struct StartRequest {
     pub fragments_on_node: u32,
     /// Rows per batch.
     pub batch_size: u32,
-    /// Credit window per exchange channel.
+    /// Credit window per exchange channel and edge, in batches.
     pub window: u32,
+    /// Credit window per exchange channel and edge, in bytes of rows.
+    pub window_bytes: u64,
     /// The query's timeout in milliseconds: a fragment still running this long after it
     /// started closes itself (its initiator may be unreachable).
     pub timeout_ms: u64,
@@ -179,7 +181,7 @@ pub struct BatchMessage {
     pub rows: Option<Batch>,
 }
 
-/// Receiver → sender: a batch was consumed; grants credit for more.
+/// Receiver → sender: a batch was consumed; gives its credit back, a batch and its bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BatchAck {
     /// Query.
@@ -192,6 +194,9 @@ pub struct BatchAck {
     pub batch_id: u64,
     /// Credits granted (batches the sender may send beyond those in flight).
     pub credits: u32,
+    /// Byte credits granted: the consumed batch's bytes of rows
+    /// ([`weir_operators::Batch::data_size`], the same on both nodes).
+    pub bytes: u64,
 }
 
 /// Receiver → sender: the receiving end of an exchange channel needs no more batches (its
@@ -421,6 +426,7 @@ pub fn start_request_sizes(
         fragments_on_node: 1,
         batch_size: 1024,
         window: 4,
+        window_bytes: 4 << 20,
         timeout_ms: 30_000,
     };
     let compact =

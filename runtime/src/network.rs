@@ -6,9 +6,15 @@
 //! The network then behaves as a reliable transport over a lossy link: a transmission that
 //! is lost or arrives corrupted is sent again after a retransmission timeout, so a fault
 //! costs time rather than a failed query; receivers drop the duplicates this can cause.
+//!
+//! A batch is accounted on its receiving node while it travels: the sender reserves its bytes
+//! in that node's pool ([`Network::pool`]) and the reservation goes along with the message
+//! ([`Network::send_with`]), outside the encoded bytes, to the first copy that arrives intact.
+//! A message lost for good returns it.
 
 use crate::codec;
 use crate::faults::{CrashNode, Delayer, FaultPlan};
+use crate::memory::NodePool;
 use crate::messages::{MessageKind, NetMessage, NodeId, QueryId};
 use actix::prelude::*;
 use rand::rngs::StdRng;
@@ -18,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use std::time::Instant;
+use weir_operators::Reservation;
 
 /// A message arriving at a node.
 #[derive(Message)]
@@ -27,6 +34,8 @@ pub struct Deliver {
     pub from: NodeId,
     /// Encoded message.
     pub bytes: Vec<u8>,
+    /// A batch's bytes, accounted on the receiving node (not part of the encoded message).
+    pub mem: Option<Reservation>,
 }
 
 /// Message and byte counters, by message kind.
@@ -104,6 +113,7 @@ pub struct Network {
     retransmits: AtomicU64,
     given_up: AtomicU64,
     nodes: RwLock<Vec<Option<Recipient<Deliver>>>>,
+    pools: RwLock<Vec<Option<Arc<NodePool>>>>,
     crash: RwLock<Vec<Option<Recipient<CrashNode>>>>,
     faults: Mutex<Option<Faults>>,
     delayer: Mutex<Option<Delayer>>,
@@ -127,6 +137,26 @@ impl Network {
             nodes.resize(id as usize + 1, None);
         }
         nodes[id as usize] = mailbox;
+    }
+
+    /// Makes node `id`'s memory pool known to senders on other nodes, which reserve room in it
+    /// for the batches they send there.
+    pub fn attach_pool(&self, id: NodeId, pool: Arc<NodePool>) {
+        let mut pools = self.pools.write().unwrap_or_else(|e| e.into_inner());
+        if pools.len() <= id as usize {
+            pools.resize(id as usize + 1, None);
+        }
+        pools[id as usize] = Some(pool);
+    }
+
+    /// Node `id`'s memory pool, if known.
+    pub fn pool(&self, id: NodeId) -> Option<Arc<NodePool>> {
+        self.pools
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id as usize)
+            .cloned()
+            .flatten()
     }
 
     /// Lets the network crash node `id` (for [`FaultPlan::crash_after`]).
@@ -177,6 +207,19 @@ impl Network {
     /// Serializes `msg`, counts it and delivers it to node `to`. A message to a detached
     /// (crashed) node is lost, as on a real network. Returns false when it was not delivered.
     pub fn send(&self, from: NodeId, to: NodeId, msg: &NetMessage) -> bool {
+        self.send_with(from, to, msg, None)
+    }
+
+    /// [`Network::send`] with `mem`, a batch's reservation in node `to`'s pool: it travels with
+    /// the message (to the first copy that arrives intact, across retransmissions) and is
+    /// returned if the message is lost for good.
+    pub fn send_with(
+        &self,
+        from: NodeId,
+        to: NodeId,
+        msg: &NetMessage,
+        mem: Option<Reservation>,
+    ) -> bool {
         debug_assert_ne!(from, to, "same-node messages must be moved, not sent");
         // A crashed (detached) node sends nothing.
         if self.mailbox(from).is_none() {
@@ -207,7 +250,7 @@ impl Network {
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
         let Some(f) = faults.as_mut() else {
             drop(faults);
-            target.do_send(Deliver { from, bytes });
+            target.do_send(Deliver { from, bytes, mem });
             return true;
         };
         let mut crash = None;
@@ -219,7 +262,7 @@ impl Network {
             }
         }
         drop(faults);
-        self.transmit(from, to, bytes, 0);
+        self.transmit(from, to, bytes, mem, 0);
         if let Some(node) = crash {
             let c = self.crash.read().unwrap_or_else(|e| e.into_inner());
             if let Some(Some(r)) = c.get(node as usize) {
@@ -234,7 +277,14 @@ impl Network {
     /// timeout that doubles each time, as a reliable transport would, until
     /// [`MAX_TRANSMISSIONS`]; a copy may still arrive twice (at least once, never changed), and
     /// receivers drop duplicates. A message to or from a crashed node is lost for good.
-    fn transmit(&self, from: NodeId, to: NodeId, bytes: Vec<u8>, attempt: u32) {
+    fn transmit(
+        &self,
+        from: NodeId,
+        to: NodeId,
+        bytes: Vec<u8>,
+        mem: Option<Reservation>,
+        attempt: u32,
+    ) {
         if self.mailbox(from).is_none() {
             return;
         }
@@ -244,7 +294,7 @@ impl Network {
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
         let Some(f) = faults.as_mut() else {
             drop(faults);
-            target.do_send(Deliver { from, bytes });
+            target.do_send(Deliver { from, bytes, mem });
             return;
         };
         let lost = f.plan.cut_off.contains(&from)
@@ -283,6 +333,19 @@ impl Network {
         let resend = (lost || corrupt_at.is_some()).then(|| bytes.clone());
         let last = delays.len().saturating_sub(1);
         let mut bytes = Some(bytes);
+        // The reservation goes with the resend, or else with the copy that arrives first (the
+        // shortest delay; the first of equal ones, which the delayer runs first).
+        let mut mem = Some(mem);
+        let mut resend_mem = None;
+        let first = delays
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, d)| d.unwrap_or_default())
+            .map(|(k, _)| k);
+        if resend.is_some() {
+            resend_mem = mem.take().flatten();
+        }
+        let base = Instant::now();
         for (k, d) in delays.into_iter().enumerate() {
             // Only a duplicate needs a copy; the last delivery takes the bytes.
             let mut bytes = if k == last {
@@ -293,9 +356,14 @@ impl Network {
             if let Some((i, bit)) = corrupt_at {
                 bytes[i] ^= 1 << bit;
             }
-            let msg = Deliver { from, bytes };
+            let mem = if Some(k) == first {
+                mem.take().flatten()
+            } else {
+                None
+            };
+            let msg = Deliver { from, bytes, mem };
             match d {
-                Some(d) => self.later(Instant::now() + d, {
+                Some(d) => self.later(base + d, {
                     let target = target.clone();
                     Box::new(move || target.do_send(msg))
                 }),
@@ -310,7 +378,7 @@ impl Network {
                     Instant::now() + retransmission_timeout(attempt),
                     Box::new(move || {
                         if let Some(net) = me.upgrade() {
-                            net.transmit(from, to, bytes, attempt + 1);
+                            net.transmit(from, to, bytes, resend_mem, attempt + 1);
                         }
                     }),
                 );
@@ -340,7 +408,11 @@ impl Network {
     /// Delivers raw bytes to node `to` without counting (fault tests forge messages with it).
     pub fn send_raw(&self, from: NodeId, to: NodeId, bytes: Vec<u8>) {
         if let Some(r) = self.mailbox(to) {
-            r.do_send(Deliver { from, bytes });
+            r.do_send(Deliver {
+                from,
+                bytes,
+                mem: None,
+            });
         }
     }
 

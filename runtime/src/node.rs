@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use weir_operators::storage::PartitionData;
+use weir_operators::Reservation;
 
 /// The partitions of every table that a node stores.
 #[derive(Debug, Default)]
@@ -115,10 +116,16 @@ impl NodeHandle {
     /// Sends a protocol message to node `to`: moved when `to` is this node, serialized over
     /// the network otherwise.
     pub fn send(&self, to: NodeId, msg: NetMessage) {
+        self.send_with(to, msg, None);
+    }
+
+    /// [`NodeHandle::send`] with a batch's reservation on node `to`, which travels with the
+    /// message (see [`Network::send_with`]).
+    pub fn send_with(&self, to: NodeId, msg: NetMessage, mem: Option<Reservation>) {
         if to == self.id() {
-            self.addr.do_send(LocalMessage { from: to, msg });
+            self.addr.do_send(LocalMessage { from: to, msg, mem });
         } else {
-            self.network.send(self.id(), to, &msg);
+            self.network.send_with(self.id(), to, &msg, mem);
         }
     }
 }

@@ -131,7 +131,8 @@ end finish and count.
 Per mode and level: requests, errors, error rate (percent), throughput min / median / max \
 (successful requests per second in 250 ms windows from the level's start to its last answer), \
 service time p50 / p90 / p100 (ms, every request, failed ones included), data nodes out of \
-memory (down) at the end, health, breaker trips, rejections, kills and retries. Writes \
+memory (down) at the end, health, breaker trips, rejections, kills and retries, and the \
+highest accounted memory peak of a data node against the budget (JSON only). Writes \
 error_rate.svg, throughput_median.svg, throughput_max.svg, latency_p90.svg and \
 latency_p100.svg (both modes on each chart), results.jsonl and table.md to --out.";
 
@@ -172,6 +173,10 @@ pub struct OverloadRow {
     pub kills: u64,
     /// Queries re-enqueued after a rejection or a kill.
     pub retries: u64,
+    /// The highest accounted memory peak of any data node, in bytes.
+    pub memory_peak: usize,
+    /// Each data node's memory budget, in bytes.
+    pub memory_budget: usize,
 }
 
 /// The generated tables, made once and loaded into every level's cluster.
@@ -399,6 +404,7 @@ fn level(
     latencies.sort_by(f64::total_cmp);
     let windows = window_throughputs(&samples);
     let oom_nodes = stats.nodes.iter().filter(|n| n.is_data && !n.up).count();
+    let data_nodes = || stats.nodes.iter().filter(|n| n.is_data);
     let health: Health = stats.health;
     let row = OverloadRow {
         mode: name.to_string(),
@@ -418,6 +424,8 @@ fn level(
         rejections: stats.breaker.rejections,
         kills: stats.breaker.kills,
         retries: stats.breaker.retries,
+        memory_peak: data_nodes().map(|n| n.memory_peak).max().unwrap_or(0),
+        memory_budget: data_nodes().map(|n| n.memory_budget).max().unwrap_or(0),
     };
     pb.set_message(format!("{name}, {clients} clients: stopping"));
     cluster.shutdown();
@@ -674,6 +682,8 @@ mod tests {
             rejections: 0,
             kills: 0,
             retries: 0,
+            memory_peak: 0,
+            memory_budget: 0,
         };
         let rows = [
             row("guarded", 1, 0.0),

@@ -329,14 +329,10 @@ impl Operator for SortOp {
         // While the rows are emitted the reservation holds the concatenated batch and the
         // permutation (the key columns are gone). It is released at the end, when the last
         // slice leaves: the batch cannot be freed piecewise. Usually this shrinks; when it
-        // grows (boolean keys are smaller than the permutation) the bytes are already
-        // allocated, so they are accounted without being refused.
+        // grows (boolean keys are smaller than the permutation) the growth may be refused like
+        // any other, and the sort fails: its bytes are freed with it.
         let held = batch.memory_size() + idx.capacity() * std::mem::size_of::<u32>();
-        if held > self.reservation.size() {
-            self.reservation.force_grow(held - self.reservation.size());
-        } else {
-            self.reservation.resize(held)?;
-        }
+        self.reservation.resize(held)?;
         self.sorted = Some(Sorted { batch, idx, pos: 0 });
         Ok(())
     }

@@ -1,19 +1,33 @@
 //! Both ends of an exchange between fragments.
 //!
 //! The sending end holds back its newest batch so that the final one travels flagged `last`:
-//! a fragment whose result fits one batch sends exactly one message. The receiving end acks
-//! every batch it hands on (under Lean, all but the last), granting the sender one more credit.
+//! a fragment whose result fits one batch sends exactly one message. Each channel has credits
+//! of batches and of bytes, as a local edge has (see [`crate::flow`]): the sender starts with
+//! the whole window, and the receiving end acks every batch it hands on (under Lean, all but
+//! the last), giving back one batch and the batch's bytes ([`Batch::data_size`], the same on
+//! both ends). A batch larger than the byte window goes alone, when nothing is in flight.
+//!
+//! Memory: what the sender holds (batches waiting for credit) is accounted on its node, with
+//! the reservations its input arrived with (split among the parts a batch is hashed into; if
+//! the parts need more, the sender waits for room on its node holding them, and takes no more
+//! input meanwhile). Before a batch leaves for its receiver it is accounted on the receiver's
+//! node: the sender reserves it there (on its own node the reservation simply moves), and the
+//! reservation travels with the message and stays with the batch until the receiver's
+//! consumer takes it. When the receiver's node has no room, the channel waits, holding its
+//! batches, in that node's queue of waiters. So a batch is accounted on some node all the
+//! way, and in Guarded mode no node goes over its budget for it.
 
 use super::node::{RegisterReceiver, RegisterSender, Unregister};
 use super::{FragmentLink, OpFailed, OpStopped};
-use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream};
+use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream, Window};
+use crate::memory::{MemoryFreed, MemoryWait, Reserve, Wake};
 use crate::messages::{BatchAck, BatchMessage, BatchStop, NetMessage, NodeId, Protocol, QueryId};
 use crate::node::{LiveGuard, NodeHandle};
 use actix::prelude::*;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use weir_operators::kernels::hash::hash_rows;
-use weir_operators::{eval, Batch, MemoryPool, Reservation, Value};
+use weir_operators::{eval, Batch, Error as OpError, MemoryPool, Reservation, Value};
 use weir_planner::Distribution;
 
 /// Node → receiver: a batch arrived from `from`.
@@ -24,6 +38,8 @@ pub struct RemoteBatch {
     pub from: NodeId,
     /// The batch.
     pub msg: BatchMessage,
+    /// Its bytes, accounted on this node by the sender before it sent the batch.
+    pub mem: Option<Reservation>,
 }
 
 /// Node → sender: the receiver on `from` wants no more batches.
@@ -48,8 +64,8 @@ pub struct RemoteAck {
 struct SenderState {
     /// The batch id expected next; earlier ids are duplicates.
     next_id: u64,
-    /// Batches that arrived ahead of their turn (the network may reorder).
-    early: std::collections::BTreeMap<u64, BatchMessage>,
+    /// Batches that arrived ahead of their turn (the network may reorder), with their bytes.
+    early: std::collections::BTreeMap<u64, (BatchMessage, Option<Reservation>)>,
     done: bool,
 }
 
@@ -96,6 +112,16 @@ impl ExchangeRecvActor {
         }
     }
 
+    fn fail(&mut self, e: OpError, ctx: &mut Context<Self>) {
+        self.done = true;
+        self.out.discard();
+        self.link.failed.do_send(OpFailed(e));
+        self.stop_senders();
+        ctx.stop();
+    }
+
+    /// Hands buffered batches on while the output allows (their reservations move along),
+    /// acking each, and ends the output once every sender's last batch went.
     fn deliver(&mut self, ctx: &mut Context<Self>) {
         while !self.done {
             let Some((_, msg, _)) = self.buffer.front() else {
@@ -105,13 +131,16 @@ impl ExchangeRecvActor {
             if has_rows && !self.out.ready() {
                 break;
             }
-            let Some((from, msg, _mem)) = self.buffer.pop_front() else {
+            let Some((from, msg, mem)) = self.buffer.pop_front() else {
                 break;
             };
             let (fragment, batch_id, last) = (msg.fragment, msg.batch_id, msg.last);
+            let bytes = msg.rows.as_ref().map_or(0, Batch::data_size);
             if let Some(rows) = msg.rows {
                 if rows.num_rows() > 0 {
-                    self.out.send(rows);
+                    if let Err(e) = self.out.send_with(rows, Some(mem)) {
+                        return self.fail(e, ctx);
+                    }
                 }
             }
             if !last || self.protocol == Protocol::Legacy {
@@ -123,6 +152,7 @@ impl ExchangeRecvActor {
                         exchange: self.exchange,
                         batch_id,
                         credits: 1,
+                        bytes: bytes as u64,
                     }),
                 );
             }
@@ -132,7 +162,11 @@ impl ExchangeRecvActor {
                 }
             }
         }
-        if !self.done && self.buffer.is_empty() && self.senders.values().all(|s| s.done) {
+        if !self.done
+            && self.buffer.is_empty()
+            && !self.out.has_held()
+            && self.senders.values().all(|s| s.done)
+        {
             self.done = true;
             self.out.end();
             ctx.stop();
@@ -144,7 +178,8 @@ impl Actor for ExchangeRecvActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.out.attach(ctx.address());
+        let addr = ctx.address();
+        self.out.attach(addr);
         self.node.addr.do_send(RegisterReceiver {
             query: self.query,
             exchange: self.exchange,
@@ -156,6 +191,8 @@ impl Actor for ExchangeRecvActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.buffer.clear();
+        self.out.discard();
         self.node
             .addr
             .do_send(Unregister::Receiver(self.query, self.exchange));
@@ -176,17 +213,32 @@ impl Handler<RemoteBatch> for ExchangeRecvActor {
         if state.done || msg.msg.batch_id < state.next_id {
             return;
         }
-        state.early.entry(msg.msg.batch_id).or_insert(msg.msg);
+        // The first copy to arrive carries the reservation (see `Network::send_with`).
+        state
+            .early
+            .entry(msg.msg.batch_id)
+            .or_insert((msg.msg, msg.mem));
         let mut ready = Vec::new();
         while let Some(m) = state.early.remove(&state.next_id) {
             state.next_id += 1;
             ready.push(m);
         }
         let pool: Arc<dyn MemoryPool> = self.node.shared.pool.clone();
-        for m in ready {
-            // Rows that arrived and wait here count on this node until they move on.
-            let mut mem = Reservation::new(pool.clone());
-            mem.force_grow(m.rows.as_ref().map_or(0, Batch::memory_size));
+        for (m, mem) in ready {
+            // Rows that arrived and wait here count on this node until they move on, with
+            // what the sender reserved here for them.
+            let mut mem = match mem {
+                Some(r) if r.same_pool(&pool) => r,
+                _ => Reservation::new(pool.clone()),
+            };
+            // Decoding may size the columns differently: correct it now if the node has room,
+            // else the output tops it up before the batch moves on.
+            let size = m.rows.as_ref().map_or(0, Batch::memory_size);
+            if mem.size() > size {
+                mem.shrink(mem.size() - size);
+            } else {
+                let _ = mem.try_grow(size - mem.size());
+            }
             self.buffer.push_back((msg.from, m, mem));
         }
         self.deliver(ctx);
@@ -197,7 +249,26 @@ impl Handler<Credit> for ExchangeRecvActor {
     type Result = ();
 
     fn handle(&mut self, msg: Credit, ctx: &mut Context<Self>) {
-        self.out.grant(msg.0);
+        if self.done {
+            return;
+        }
+        if let Err(e) = self.out.grant(msg) {
+            return self.fail(e, ctx);
+        }
+        self.deliver(ctx);
+    }
+}
+
+impl Handler<MemoryFreed> for ExchangeRecvActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: MemoryFreed, ctx: &mut Context<Self>) {
+        if self.done {
+            return;
+        }
+        if let Err(e) = self.out.memory_freed() {
+            return self.fail(e, ctx);
+        }
         self.deliver(ctx);
     }
 }
@@ -233,17 +304,122 @@ impl Handler<Cancel> for ExchangeRecvActor {
     }
 }
 
+/// A batch waiting on a channel for credit (or for room on the receiver's node).
+struct Queued {
+    rows: Option<Batch>,
+    last: bool,
+    /// Its bytes, accounted on the sender's node.
+    mem: Option<Reservation>,
+}
+
 struct Channel {
     target: NodeId,
     edge: Arc<EdgeStat>,
     credits: usize,
+    byte_credits: i64,
     next_id: u64,
     held: Option<(Batch, Reservation)>,
-    queue: VecDeque<(Option<Batch>, bool, Option<Reservation>)>,
+    queue: VecDeque<Queued>,
     last_sent: bool,
     /// The receiver needs no more batches: nothing is held or sent for it any more.
     stopped: bool,
     acked: std::collections::HashSet<u64>,
+    /// The receiving node's pool, where a batch is accounted from the moment it is sent, with
+    /// the channel's place in that pool's queue of waiters. `None`: the pool is not known (the
+    /// receiver then accounts what arrives).
+    memory: Option<MemoryWait>,
+}
+
+impl Channel {
+    /// Bytes of the batches waiting for credit.
+    fn queued_bytes(&self) -> usize {
+        self.queue
+            .iter()
+            .map(|q| q.rows.as_ref().map_or(0, Batch::data_size))
+            .sum()
+    }
+
+    /// Sends what credit, and room on the receiver's node, allow.
+    fn flush(
+        &mut self,
+        spec: &SenderSpec,
+        node: &NodeHandle,
+        wake: Option<&Arc<dyn Wake>>,
+    ) -> weir_operators::Result<()> {
+        while let Some(front) = self.queue.front_mut() {
+            let bytes = front.rows.as_ref().map_or(0, Batch::data_size);
+            let idle = self.credits >= spec.window.batches
+                && self.byte_credits >= spec.window.bytes as i64;
+            if self.credits == 0 || (bytes as i64 > self.byte_credits && !idle) {
+                break;
+            }
+            let mut travel = None;
+            let mut local = None;
+            if let (Some(memory), Some(rows), Some(wake)) = (&mut self.memory, &front.rows, wake) {
+                let target: Arc<dyn MemoryPool> = memory.pool().clone();
+                // On the sender's own node the reservation moves; elsewhere the receiver's
+                // node accounts the batch before it leaves, and this node's bytes go after.
+                let mut mem = match front.mem.take() {
+                    Some(m) if m.same_pool(&target) => m,
+                    other => {
+                        local = other;
+                        memory.reservation()
+                    }
+                };
+                let size = rows.memory_size();
+                if mem.size() > size {
+                    mem.shrink(mem.size() - size);
+                }
+                let need = size - mem.size();
+                match memory.reserve(&mut mem, need, wake) {
+                    Reserve::Granted => travel = Some(mem),
+                    Reserve::Waiting => {
+                        // Woken by `MemoryFreed`: the channel tries again.
+                        front.mem = local.or(Some(mem));
+                        break;
+                    }
+                    Reserve::TooLarge => {
+                        return Err(OpError::Memory(format!(
+                            "a batch of {size} bytes cannot fit the memory budget of {} \
+                             bytes of node {}",
+                            memory.pool().budget(),
+                            self.target
+                        )));
+                    }
+                }
+            }
+            let Some(Queued { rows, last, mem }) = self.queue.pop_front() else {
+                break;
+            };
+            self.credits -= 1;
+            self.byte_credits -= bytes as i64;
+            self.edge.enqueued(bytes);
+            let msg = BatchMessage {
+                query: spec.query,
+                fragment: spec.fragment,
+                exchange: spec.exchange,
+                batch_id: self.next_id,
+                last,
+                rows,
+            };
+            self.next_id += 1;
+            self.last_sent |= last;
+            node.send_with(self.target, NetMessage::QueryBatch(msg), travel);
+            // Accounted on the receiver's node now: this node lets go.
+            drop((mem, local));
+        }
+        Ok(())
+    }
+
+    /// The receiver stopped: drops everything held for it.
+    fn stop(&mut self) {
+        self.stopped = true;
+        self.held = None;
+        self.queue.clear();
+        if let Some(m) = &mut self.memory {
+            m.done();
+        }
+    }
 }
 
 /// What an exchange sender needs to know.
@@ -260,12 +436,19 @@ pub struct SenderSpec {
     pub targets: Vec<NodeId>,
     /// Parameters (hash keys may read them).
     pub params: Arc<Vec<Value>>,
-    /// Credits per channel.
-    pub window: usize,
+    /// Credits per channel, and of the sender's input edge.
+    pub window: Window,
     /// Workflow.
     pub protocol: Protocol,
     /// Where the channels' edges are registered.
     pub edges: Arc<crate::flow::EdgeRegistry>,
+}
+
+/// The parts of one input batch, waiting for room on the sender's node.
+struct Stash {
+    parts: Vec<(usize, Batch)>,
+    /// What the input batch brought.
+    mem: Option<Reservation>,
 }
 
 /// The sending end of an exchange: the consumer at the top of a fragment.
@@ -277,6 +460,13 @@ pub struct ExchangeSendActor {
     upstream: Option<Upstream>,
     edge: Option<Arc<EdgeStat>>,
     owed: usize,
+    owed_bytes: usize,
+    /// Input not routed yet, in arrival order (while a stash waits).
+    inbox: VecDeque<(Item, Option<Reservation>)>,
+    stash: Option<Stash>,
+    /// This node's pool, for the parts of input batches.
+    memory: MemoryWait,
+    wake: Option<Arc<dyn Wake>>,
     input_ended: bool,
     finished: bool,
     _live: LiveGuard,
@@ -295,16 +485,19 @@ impl ExchangeSendActor {
                     node.shared.name, spec.fragment, spec.exchange
                 )),
                 target,
-                credits: spec.window,
+                credits: spec.window.batches,
+                byte_credits: spec.window.bytes as i64,
                 next_id: 0,
                 held: None,
                 queue: VecDeque::new(),
                 last_sent: false,
                 stopped: false,
                 acked: std::collections::HashSet::new(),
+                memory: node.network.pool(target).map(MemoryWait::new),
             })
             .collect();
         ExchangeSendActor {
+            memory: MemoryWait::new(node.shared.pool.clone()),
             spec,
             node,
             link,
@@ -312,29 +505,31 @@ impl ExchangeSendActor {
             upstream: None,
             edge: None,
             owed: 0,
+            owed_bytes: 0,
+            inbox: VecDeque::new(),
+            stash: None,
+            wake: None,
             input_ended: false,
             finished: false,
             _live: live,
         }
     }
 
-    fn route(&mut self, batch: Batch) -> weir_operators::Result<()> {
+    fn route(&self, batch: Batch) -> weir_operators::Result<Vec<(usize, Batch)>> {
         let n = self.channels.len();
         if n == 0 {
-            return Ok(());
+            return Ok(Vec::new());
         }
-        match &self.spec.distribution {
-            Distribution::Gather => self.hold(0, batch),
+        Ok(match &self.spec.distribution {
+            Distribution::Gather => vec![(0, batch)],
             Distribution::Broadcast => {
-                for i in 1..n {
-                    self.hold(i, batch.clone());
-                }
-                self.hold(0, batch);
+                let mut parts: Vec<(usize, Batch)> = (1..n).map(|i| (i, batch.clone())).collect();
+                parts.push((0, batch));
+                parts
             }
             Distribution::Hash(keys) => {
                 if n == 1 {
-                    self.hold(0, batch);
-                    return Ok(());
+                    return Ok(vec![(0, batch)]);
                 }
                 let cols = keys
                     .iter()
@@ -349,61 +544,151 @@ impl ExchangeSendActor {
                 // Every row to one target: move the batch instead of gathering a copy.
                 let rows = batch.num_rows();
                 if let Some(i) = parts.iter().position(|p| p.len() == rows) {
-                    self.hold(i, batch);
-                    return Ok(());
+                    return Ok(vec![(i, batch)]);
                 }
-                for (i, rows) in parts.into_iter().enumerate() {
-                    if !rows.is_empty() {
-                        let b = batch.take(&rows);
-                        self.hold(i, b);
+                parts
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, rows)| !rows.is_empty())
+                    .map(|(i, rows)| (i, batch.take(&rows)))
+                    .collect()
+            }
+        })
+    }
+
+    /// Accounts the stashed parts on this node (with the input's reservation, plus what more
+    /// they need) and hands them to their channels. Returns false while it waits for room.
+    fn place_stash(&mut self) -> weir_operators::Result<bool> {
+        let Some(stash) = &mut self.stash else {
+            return Ok(true);
+        };
+        let channels = &self.channels;
+        stash.parts.retain(|(i, _)| !channels[*i].stopped);
+        let total: usize = stash.parts.iter().map(|(_, b)| b.memory_size()).sum();
+        let pool: Arc<dyn MemoryPool> = self.memory.pool().clone();
+        let mut mem = match stash.mem.take() {
+            Some(m) if m.same_pool(&pool) => m,
+            _ => self.memory.reservation(),
+        };
+        if mem.size() > total {
+            mem.shrink(mem.size() - total);
+        }
+        let need = total - mem.size();
+        let outcome = match &self.wake {
+            Some(wake) => self.memory.reserve(&mut mem, need, wake),
+            None => {
+                // Not started yet: nothing can wake it, so it does not wait.
+                mem.force_grow(need);
+                Reserve::Granted
+            }
+        };
+        match outcome {
+            Reserve::Granted => {
+                let Some(stash) = self.stash.take() else {
+                    return Ok(true);
+                };
+                for (i, part) in stash.parts {
+                    let r = mem.split(part.memory_size());
+                    self.hold(i, part, r);
+                }
+                Ok(true)
+            }
+            Reserve::Waiting => {
+                stash.mem = Some(mem);
+                Ok(false)
+            }
+            Reserve::TooLarge => Err(OpError::Memory(format!(
+                "a batch of {total} bytes cannot fit the memory budget of {} bytes of {}",
+                self.memory.pool().budget(),
+                self.node.shared.name
+            ))),
+        }
+    }
+
+    fn hold(&mut self, i: usize, batch: Batch, mem: Reservation) {
+        let ch = &mut self.channels[i];
+        if ch.stopped {
+            return;
+        }
+        if let Some((prev, prev_mem)) = ch.held.replace((batch, mem)) {
+            ch.queue.push_back(Queued {
+                rows: Some(prev),
+                last: false,
+                mem: Some(prev_mem),
+            });
+        }
+    }
+
+    fn fail(&mut self, e: OpError, ctx: &mut Context<Self>) {
+        self.link.failed.do_send(OpFailed(e));
+        self.finished = true;
+        ctx.stop();
+    }
+
+    /// Routes input in arrival order while its parts can be accounted, then sends.
+    fn process(&mut self, ctx: &mut Context<Self>) {
+        if self.finished {
+            return;
+        }
+        loop {
+            match self.place_stash() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => return self.fail(e, ctx),
+            }
+            let Some((item, mem)) = self.inbox.pop_front() else {
+                break;
+            };
+            match item {
+                Item::Batch(batch) => match self.route(batch) {
+                    Ok(parts) => self.stash = Some(Stash { parts, mem }),
+                    Err(e) => return self.fail(e, ctx),
+                },
+                Item::End => {
+                    self.input_ended = true;
+                    for ch in &mut self.channels {
+                        let (rows, mem) = match ch.held.take() {
+                            Some((b, mem)) => (Some(b), Some(mem)),
+                            None => (None, None),
+                        };
+                        ch.queue.push_back(Queued {
+                            rows,
+                            last: true,
+                            mem,
+                        });
                     }
                 }
             }
         }
-        Ok(())
-    }
-
-    fn hold(&mut self, i: usize, batch: Batch) {
-        if self.channels[i].stopped {
-            return;
-        }
-        // Batches waiting for credit count on this node.
-        let pool: Arc<dyn MemoryPool> = self.node.shared.pool.clone();
-        let mut mem = Reservation::new(pool);
-        mem.force_grow(batch.memory_size());
-        let ch = &mut self.channels[i];
-        if let Some((prev, prev_mem)) = ch.held.replace((batch, mem)) {
-            ch.queue.push_back((Some(prev), false, Some(prev_mem)));
-        }
+        self.flush(ctx);
     }
 
     fn flush(&mut self, ctx: &mut Context<Self>) {
         for ch in &mut self.channels {
-            while ch.credits > 0 {
-                let Some((rows, last, _mem)) = ch.queue.pop_front() else {
-                    break;
-                };
-                ch.credits -= 1;
-                ch.edge.enqueued();
-                let msg = BatchMessage {
-                    query: self.spec.query,
-                    fragment: self.spec.fragment,
-                    exchange: self.spec.exchange,
-                    batch_id: ch.next_id,
-                    last,
-                    rows,
-                };
-                ch.next_id += 1;
-                ch.last_sent |= last;
-                self.node.send(ch.target, NetMessage::QueryBatch(msg));
+            if let Err(e) = ch.flush(&self.spec, &self.node, self.wake.as_ref()) {
+                self.link.failed.do_send(OpFailed(e));
+                self.finished = true;
+                ctx.stop();
+                return;
             }
         }
         let queued: usize = self.channels.iter().map(|c| c.queue.len()).sum();
-        if queued < self.spec.window && self.owed > 0 && !self.input_ended {
+        let queued_bytes: usize = self.channels.iter().map(Channel::queued_bytes).sum();
+        let blocked = self.stash.is_some() || !self.inbox.is_empty();
+        if queued < self.spec.window.batches
+            && queued_bytes < self.spec.window.bytes
+            && !blocked
+            && self.owed > 0
+            && !self.input_ended
+        {
             if let Some(up) = &self.upstream {
-                up.credit.do_send(Credit(self.owed));
+                up.credit.do_send(Credit {
+                    batches: self.owed,
+                    bytes: self.owed_bytes,
+                });
             }
             self.owed = 0;
+            self.owed_bytes = 0;
         }
         if self.finished {
             return;
@@ -427,11 +712,9 @@ impl Handler<RemoteStop> for ExchangeSendActor {
 
     fn handle(&mut self, msg: RemoteStop, ctx: &mut Context<Self>) {
         if let Some(ch) = self.channels.iter_mut().find(|c| c.target == msg.from) {
-            ch.stopped = true;
-            ch.held = None;
-            ch.queue.clear();
+            ch.stop();
         }
-        self.flush(ctx);
+        self.process(ctx);
     }
 }
 
@@ -439,6 +722,8 @@ impl Actor for ExchangeSendActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        let wake: Recipient<MemoryFreed> = ctx.address().recipient();
+        self.wake = Some(Arc::new(wake));
         self.node.addr.do_send(RegisterSender {
             query: self.spec.query,
             exchange: self.spec.exchange,
@@ -447,6 +732,13 @@ impl Actor for ExchangeSendActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        // What it holds goes before anyone hears that it stopped.
+        self.inbox.clear();
+        self.stash = None;
+        self.memory.done();
+        for ch in &mut self.channels {
+            ch.stop();
+        }
         self.node
             .addr
             .do_send(Unregister::Sender(self.spec.query, self.spec.exchange));
@@ -462,7 +754,9 @@ impl Handler<Attach> for ExchangeSendActor {
             msg.upstream.cancel.do_send(Cancel);
             return;
         }
-        msg.upstream.credit.do_send(Credit(self.spec.window));
+        msg.upstream
+            .credit
+            .do_send(Credit::window(self.spec.window));
         self.upstream = Some(msg.upstream);
         self.edge = Some(msg.edge);
     }
@@ -475,30 +769,16 @@ impl Handler<Push> for ExchangeSendActor {
         if self.finished || self.input_ended {
             return;
         }
-        match msg.item {
-            Item::Batch(batch) => {
-                if let Some(e) = &self.edge {
-                    e.dequeued();
-                }
-                self.owed += 1;
-                if let Err(e) = self.route(batch) {
-                    self.link.failed.do_send(OpFailed(e));
-                    self.finished = true;
-                    ctx.stop();
-                    return;
-                }
+        if matches!(msg.item, Item::Batch(_)) {
+            if let Some(e) = &self.edge {
+                e.dequeued(msg.bytes);
             }
-            Item::End => {
-                self.input_ended = true;
-                for ch in &mut self.channels {
-                    match ch.held.take() {
-                        Some((b, mem)) => ch.queue.push_back((Some(b), true, Some(mem))),
-                        None => ch.queue.push_back((None, true, None)),
-                    }
-                }
-            }
+            self.owed += 1;
+            self.owed_bytes += msg.bytes;
         }
-        self.flush(ctx);
+        // The batch's reservation comes along: its bytes stay accounted, now by the sender.
+        self.inbox.push_back((msg.item, msg.mem));
+        self.process(ctx);
     }
 }
 
@@ -510,10 +790,19 @@ impl Handler<RemoteAck> for ExchangeSendActor {
             // A duplicated ack grants nothing.
             if ch.acked.insert(msg.ack.batch_id) {
                 ch.credits += msg.ack.credits as usize;
-                ch.edge.dequeued();
+                ch.byte_credits += msg.ack.bytes as i64;
+                ch.edge.dequeued(msg.ack.bytes as usize);
             }
         }
-        self.flush(ctx);
+        self.process(ctx);
+    }
+}
+
+impl Handler<MemoryFreed> for ExchangeSendActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: MemoryFreed, ctx: &mut Context<Self>) {
+        self.process(ctx);
     }
 }
 

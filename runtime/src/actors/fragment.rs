@@ -6,7 +6,7 @@ use super::node::FragmentFinished;
 use super::operator::OperatorActor;
 use super::source::{SourceActor, SourceKind};
 use super::{FragmentLink, OpFailed, OpStopped};
-use crate::flow::{Cancel, Downstream, EdgeRegistry, Output};
+use crate::flow::{Cancel, Downstream, EdgeRegistry, Output, Window};
 use crate::messages::{
     ErrorKind, ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, Protocol, QueryId,
 };
@@ -46,8 +46,8 @@ pub struct FragmentSpec {
     pub partitions: Option<PartitionMap>,
     /// Rows per batch.
     pub batch_size: usize,
-    /// Credit window per edge.
-    pub window: usize,
+    /// Credit window per edge and exchange channel.
+    pub window: Window,
     /// Message workflow.
     pub protocol: Protocol,
     /// Where edges are registered for stats.
@@ -169,8 +169,13 @@ impl FragmentActor {
             self.running,
             consumer
         );
-        let pool: Arc<dyn weir_operators::MemoryPool> = self.node.shared.pool.clone();
-        let out = Output::new(downstream, port, spec.edges.edge(label.clone()), Some(pool));
+        let out = Output::new(
+            downstream,
+            port,
+            spec.edges.edge(label.clone()),
+            Some(self.node.shared.pool.clone()),
+            spec.window,
+        );
         let exec = ExecContext {
             params: spec.params.clone(),
             batch_size: spec.batch_size,

@@ -1,5 +1,8 @@
 //! The per-node actor: decodes arriving messages, starts fragment instances, routes batches
-//! and acks to the exchange ends registered on the node, and closes a query's fragments.
+//! and acks to the exchange ends registered on the node, and closes a query's fragments. A
+//! batch arrives with its bytes already accounted on this node (the sender reserved them
+//! here); the reservation stays with the batch wherever it goes, and a batch dropped here
+//! returns its bytes.
 
 use super::exchange::{ExchangeRecvActor, ExchangeSendActor, RemoteAck, RemoteBatch, RemoteStop};
 use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
@@ -7,7 +10,7 @@ use super::query::{QueryActor, RemoteEvent};
 use super::supervisor::SupervisorActor;
 use crate::breaker::BreakerCounters;
 use crate::codec;
-use crate::flow::EdgeRegistry;
+use crate::flow::{EdgeRegistry, Window};
 use crate::memory::OutOfMemory;
 use crate::messages::{
     BatchMessage, BatchStop, ErrorKind, ErrorMessage, NetMessage, NodeId, PlanPayload, Protocol,
@@ -21,7 +24,7 @@ use actix::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use weir_operators::{Batch, PhysicalPlan, Reservation};
+use weir_operators::{PhysicalPlan, Reservation};
 
 /// A protocol message from an actor of the same node: moved, not serialized.
 #[derive(Message, Debug)]
@@ -31,6 +34,8 @@ pub struct LocalMessage {
     pub from: NodeId,
     /// The message.
     pub msg: NetMessage,
+    /// A batch's bytes, accounted on this node (see [`crate::network::Network::send_with`]).
+    pub mem: Option<Reservation>,
 }
 
 /// An exchange receiver announces itself.
@@ -114,8 +119,12 @@ pub struct NodeCounters {
 }
 
 /// Batches that arrived for an exchange receiver not (yet) started here, with when the first
-/// came. Their bytes are accounted on the node while they wait.
-type Pending = (std::time::Instant, Vec<(NodeId, BatchMessage, Reservation)>);
+/// came. Their bytes are accounted on the node while they wait (the reservations they came
+/// with).
+type Pending = (
+    std::time::Instant,
+    Vec<(NodeId, BatchMessage, Option<Reservation>)>,
+);
 
 /// Most batches parked for one receiver that has not started: each sender has at most its
 /// credit window in flight, so more than this means a misbehaving sender.
@@ -225,6 +234,8 @@ impl NodeActor {
             fragment_cache,
             write_replies,
         } = setup;
+        // Senders on other nodes reserve room for their batches in this node's pool.
+        network.attach_pool(shared.id, shared.pool.clone());
         let live = LiveGuard::new(&shared);
         NodeActor {
             shared,
@@ -303,10 +314,20 @@ impl NodeActor {
     /// A batch for exchange `key` arrived: hand it to its receiver, drop it when the receiver
     /// is gone (telling the sender again to stop, in case the first word was lost), or park it
     /// until the receiver starts.
-    fn route_batch(&mut self, from: NodeId, batch: BatchMessage, ctx: &mut Context<Self>) {
+    fn route_batch(
+        &mut self,
+        from: NodeId,
+        batch: BatchMessage,
+        mem: Option<Reservation>,
+        ctx: &mut Context<Self>,
+    ) {
         let key = (batch.query, batch.exchange);
         if let Some(r) = self.receivers.get(&key) {
-            r.do_send(RemoteBatch { from, msg: batch });
+            r.do_send(RemoteBatch {
+                from,
+                msg: batch,
+                mem,
+            });
         } else if self.gone_receivers.contains(&key) {
             if !batch.last {
                 let stop = BatchStop {
@@ -330,14 +351,18 @@ impl NodeActor {
                 );
                 return;
             }
-            let pool: Arc<dyn weir_operators::MemoryPool> = self.shared.pool.clone();
-            let mut mem = Reservation::new(pool);
-            mem.force_grow(batch.rows.as_ref().map_or(0, Batch::memory_size));
             waiting.push((from, batch, mem));
         }
     }
 
-    fn dispatch(&mut self, from: NodeId, msg: NetMessage, ctx: &mut Context<Self>) {
+    /// Handles one protocol message; `mem` is a batch's reservation on this node.
+    fn dispatch(
+        &mut self,
+        from: NodeId,
+        msg: NetMessage,
+        mem: Option<Reservation>,
+        ctx: &mut Context<Self>,
+    ) {
         match msg {
             NetMessage::QueryStartRequest(req) => self.start_fragment(from, *req, ctx),
             NetMessage::QueryStartResponse(resp) => {
@@ -355,7 +380,7 @@ impl NodeActor {
                         });
                     }
                 }
-                self.route_batch(from, batch, ctx);
+                self.route_batch(from, batch, mem, ctx);
             }
             NetMessage::WritePrepare(req) => {
                 let reply = self.writes.prepare(&self.shared, *req);
@@ -410,7 +435,11 @@ impl NodeActor {
 
     fn send(&self, to: NodeId, msg: NetMessage, ctx: &mut Context<Self>) {
         if to == self.shared.id {
-            ctx.notify(LocalMessage { from: to, msg });
+            ctx.notify(LocalMessage {
+                from: to,
+                msg,
+                mem: None,
+            });
         } else {
             self.network.send(self.shared.id, to, &msg);
         }
@@ -470,7 +499,10 @@ impl NodeActor {
             inputs: req.inputs,
             partitions: req.partitions,
             batch_size: (req.batch_size as usize).clamp(1, 1 << 20),
-            window: (req.window as usize).clamp(1, 1024),
+            window: Window::new(
+                (req.window as usize).clamp(1, 1024),
+                req.window_bytes.clamp(1, 1 << 40) as usize,
+            ),
             protocol: self.protocol,
             edges: Arc::new(EdgeRegistry::default()),
             timeout: std::time::Duration::from_millis(req.timeout_ms.clamp(1, 24 * 3600 * 1000)),
@@ -511,7 +543,7 @@ impl Handler<Deliver> for NodeActor {
             return;
         }
         match codec::unseal(&msg.bytes).and_then(codec::decode::<NetMessage>) {
-            Ok(m) => self.dispatch(msg.from, m, ctx),
+            Ok(m) => self.dispatch(msg.from, m, msg.mem, ctx),
             Err(e) => {
                 self.counters.decode_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!("{}: dropped a malformed message: {e}", self.shared.name);
@@ -527,7 +559,7 @@ impl Handler<LocalMessage> for NodeActor {
         if !self.up() {
             return;
         }
-        self.dispatch(msg.from, msg.msg, ctx);
+        self.dispatch(msg.from, msg.msg, msg.mem, ctx);
     }
 }
 
@@ -582,8 +614,12 @@ impl Handler<RegisterReceiver> for NodeActor {
     fn handle(&mut self, msg: RegisterReceiver, _ctx: &mut Context<Self>) {
         let key = (msg.query, msg.exchange);
         if let Some((_, waiting)) = self.pending.remove(&key) {
-            for (from, batch, _mem) in waiting {
-                msg.addr.do_send(RemoteBatch { from, msg: batch });
+            for (from, batch, mem) in waiting {
+                msg.addr.do_send(RemoteBatch {
+                    from,
+                    msg: batch,
+                    mem,
+                });
             }
         }
         self.receivers.insert(key, msg.addr);

@@ -1,15 +1,19 @@
 //! The actor that runs one kernel (filter, project, join, aggregate, sort, limit).
 //!
 //! Output is pulled: while the output edge has credit the actor asks the kernel for its next
-//! batch ([`Operator::next_output`]) and sends it. Input is fed only while the kernel has no
-//! output pending: items that arrive meanwhile (at most an input's window of batches, plus its
-//! End) wait in arrival order, still accounted on the node, and an input gets its credits back
-//! only once the kernel has no pending output. So when the output is blocked, input stops,
-//! and what the actor holds is bounded by the windows and the kernel's own state.
+//! batch ([`Operator::next_output`]) and sends it; a batch that cannot go yet (no byte credit
+//! for it, or no memory for it on the node) is held by the output edge, and the actor makes no
+//! more until it went. Input is fed only while the kernel has no output pending and the output
+//! holds nothing: items that arrive meanwhile (at most an input's window of batches and bytes,
+//! plus its End) wait in arrival order, still accounted on the node, and an input gets its
+//! credits (batches and bytes) back only once nothing is pending. So when the output is
+//! blocked, input stops, and what the actor holds is bounded by the windows and the kernel's
+//! own state.
 
 use super::supervisor::{next_join_id, Kill, RegisterJoin, SupervisorActor, UnregisterJoin};
 use super::{FragmentLink, OpFailed, OpStopped};
-use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream};
+use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream, Window};
+use crate::memory::MemoryFreed;
 use crate::node::LiveGuard;
 use actix::prelude::*;
 use std::collections::VecDeque;
@@ -28,6 +32,8 @@ struct Input {
     ended: bool,
     /// Batches given to the kernel whose credit has not been returned yet.
     owed: usize,
+    /// Their bytes.
+    owed_bytes: usize,
 }
 
 /// An input item received but not yet given to the kernel.
@@ -36,6 +42,8 @@ struct Received {
     item: Item,
     /// The batch's bytes on this node, held until the kernel takes the batch.
     _mem: Option<Reservation>,
+    /// Its byte credits.
+    bytes: usize,
 }
 
 /// Runs a kernel between its inputs and one output edge.
@@ -46,7 +54,7 @@ pub struct OperatorActor {
     out: Output,
     /// Items received while the kernel had output pending, in arrival order.
     inbox: VecDeque<Received>,
-    window: usize,
+    window: Window,
     link: FragmentLink,
     finished: bool,
     supervisor: Option<(u64, Addr<SupervisorActor>, Arc<AtomicUsize>)>,
@@ -60,7 +68,7 @@ impl OperatorActor {
         op: Box<dyn Operator>,
         inputs: usize,
         out: Output,
-        window: usize,
+        window: Window,
         link: FragmentLink,
         live: LiveGuard,
     ) -> Self {
@@ -114,7 +122,7 @@ impl OperatorActor {
         if input.active && !input.granted && !input.ended {
             if let Some(up) = &input.upstream {
                 input.granted = true;
-                up.credit.do_send(Credit(window));
+                up.credit.do_send(Credit::window(window));
             }
         }
     }
@@ -138,7 +146,7 @@ impl OperatorActor {
         for r in self.inbox.drain(..) {
             if matches!(r.item, Item::Batch(_)) {
                 if let Some(e) = &self.inputs[r.port].edge {
-                    e.dequeued();
+                    e.dequeued(r.bytes);
                 }
             }
         }
@@ -150,12 +158,13 @@ impl OperatorActor {
         match r.item {
             Item::Batch(batch) => {
                 if let Some(e) = &self.inputs[port].edge {
-                    e.dequeued();
+                    e.dequeued(r.bytes);
                 }
                 if self.inputs[port].ended {
                     return Ok(());
                 }
                 self.inputs[port].owed += 1;
+                self.inputs[port].owed_bytes += r.bytes;
                 self.op.push(port, batch)
             }
             Item::End => {
@@ -189,15 +198,17 @@ impl OperatorActor {
                 match self.op.next_output() {
                     Ok(Some(b)) => {
                         if b.num_rows() > 0 {
-                            self.out.send(b);
+                            if let Err(e) = self.out.send(b) {
+                                return self.fail(e, ctx);
+                            }
                         }
                     }
                     Ok(None) => break,
                     Err(e) => return self.fail(e, ctx),
                 }
             }
-            if self.op.has_output() {
-                // Blocked on credit: input waits.
+            if self.op.has_output() || self.out.has_held() {
+                // Blocked on credit or memory: input waits.
                 break;
             }
             if self.op.is_done() {
@@ -214,15 +225,19 @@ impl OperatorActor {
         if let Some((_, _, size)) = &self.supervisor {
             size.store(self.op.memory_size(), Ordering::Relaxed);
         }
-        let pending = self.op.has_output();
+        let pending = self.op.has_output() || self.out.has_held();
         if !pending {
             for input in &mut self.inputs {
                 if input.owed > 0 && !input.ended {
                     if let Some(up) = &input.upstream {
-                        up.credit.do_send(Credit(input.owed));
+                        up.credit.do_send(Credit {
+                            batches: input.owed,
+                            bytes: input.owed_bytes,
+                        });
                     }
                 }
                 input.owed = 0;
+                input.owed_bytes = 0;
             }
         }
         if self.op.is_done() {
@@ -258,6 +273,7 @@ impl Actor for OperatorActor {
         // Free the kernel's memory before anyone hears that the actor stopped.
         self.op = Box::new(weir_operators::kernels::limit::LimitOp::new(0, Some(0)));
         self.inbox.clear();
+        self.out.discard();
         if let Some((id, sup, _)) = &self.supervisor {
             sup.do_send(UnregisterJoin(*id));
         }
@@ -297,7 +313,7 @@ impl Handler<Push> for OperatorActor {
             // Cancelled (or ended twice): dropped.
             if matches!(msg.item, Item::Batch(_)) {
                 if let Some(e) = &self.inputs[port].edge {
-                    e.dequeued();
+                    e.dequeued(msg.bytes);
                 }
             }
             return;
@@ -306,6 +322,7 @@ impl Handler<Push> for OperatorActor {
             port,
             item: msg.item,
             _mem: msg.mem,
+            bytes: msg.bytes,
         });
         self.flush(ctx);
     }
@@ -315,7 +332,26 @@ impl Handler<Credit> for OperatorActor {
     type Result = ();
 
     fn handle(&mut self, msg: Credit, ctx: &mut Context<Self>) {
-        self.out.grant(msg.0);
+        if self.finished {
+            return;
+        }
+        if let Err(e) = self.out.grant(msg) {
+            return self.fail(e, ctx);
+        }
+        self.flush(ctx);
+    }
+}
+
+impl Handler<MemoryFreed> for OperatorActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: MemoryFreed, ctx: &mut Context<Self>) {
+        if self.finished {
+            return;
+        }
+        if let Err(e) = self.out.memory_freed() {
+            return self.fail(e, ctx);
+        }
         self.flush(ctx);
     }
 }

@@ -1,12 +1,13 @@
 //! The per-query actor on the initiator: sends the start requests, runs the root fragment
-//! locally, streams result batches to the caller's channel (one per credit the caller gives
-//! back), and ends the query: closes what still runs, reports errors, frees everything.
+//! locally, streams result batches to the caller's channel (the root's edge ends there: a
+//! batch's credit, and its bytes, come back when the caller takes it), and ends the query:
+//! closes what still runs, reports errors, frees everything.
 
 use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
 use super::node::QueryRegistration;
 use crate::breaker::{BreakerConfig, BreakerCounters};
 use crate::error::Error;
-use crate::flow::{Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream};
+use crate::flow::{Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream, Window};
 use crate::messages::{
     CloseMessage, ErrorKind, ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget,
     PlanPayload, Protocol, QueryId, StartRequest, StartResponse,
@@ -18,7 +19,7 @@ use actix::prelude::*;
 use crossbeam_channel::Sender;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,8 +43,10 @@ pub enum StreamItem {
 pub struct QueryStats {
     /// Messages that crossed nodes for this query.
     pub messages: MessageStats,
-    /// `(edge, high-water mark)` of the edges on the initiator.
+    /// `(edge, high-water mark)` of the edges on the initiator, in batches.
     pub edges: Vec<(String, usize)>,
+    /// `(edge, high-water mark)` of the edges on the initiator, in bytes of rows.
+    pub edge_bytes: Vec<(String, usize)>,
     /// Attempts made (1 when the query ran at once).
     pub attempts: u32,
     /// The delays the query waited before each retry (admission refused or join killed).
@@ -72,8 +75,10 @@ pub struct QuerySetup {
     pub protocol: Protocol,
     /// Rows per batch.
     pub batch_size: usize,
-    /// Credit window per edge.
+    /// Credit window per edge, in batches.
     pub window: usize,
+    /// Credit window per edge, in bytes of rows.
+    pub window_bytes: usize,
     /// Give up after this long.
     pub timeout: Duration,
     /// The caller's channel (capacity `window + 1`: a terminal item always fits).
@@ -186,7 +191,9 @@ pub struct QueryActor {
     delays: Vec<Duration>,
     queued: bool,
     admitted: Vec<Arc<NodeShared>>,
-    in_channel: usize,
+    /// Byte credits of each batch in the caller's channel, oldest first (the channel is FIFO,
+    /// so each batch the caller takes gives back the front one).
+    in_channel: VecDeque<usize>,
     rng: StdRng,
     _live: LiveGuard,
 }
@@ -213,7 +220,7 @@ impl QueryActor {
             delays: Vec::new(),
             queued: false,
             admitted: Vec::new(),
-            in_channel: 0,
+            in_channel: VecDeque::new(),
             rng,
             _live: live,
         }
@@ -447,6 +454,7 @@ impl QueryActor {
             fragments_on_node,
             batch_size: self.setup.batch_size as u32,
             window: self.setup.window as u32,
+            window_bytes: self.setup.window_bytes as u64,
             timeout_ms: self.setup.timeout.as_millis() as u64,
         })
     }
@@ -488,7 +496,7 @@ impl QueryActor {
             inputs: self.inputs_of(&root.plan),
             partitions: self.setup.partitions[0].clone(),
             batch_size: self.setup.batch_size,
-            window: self.setup.window,
+            window: self.window(),
             protocol: self.setup.protocol,
             edges: self.setup.edges.clone(),
             timeout: self.setup.timeout,
@@ -573,6 +581,7 @@ impl QueryActor {
             Some(Ok(())) | None => StreamItem::Done(QueryStats {
                 messages: self.setup.counters.snapshot(),
                 edges: self.setup.edges.high_waters(),
+                edge_bytes: self.setup.edges.high_water_bytes(),
                 attempts: self.port as u32 + 1,
                 admission_delays: self.delays.clone(),
             }),
@@ -585,6 +594,13 @@ impl QueryActor {
         };
         let _ = self.setup.tx.try_send(item);
         ctx.stop();
+    }
+}
+
+impl QueryActor {
+    /// The credit window of every edge and channel of the query.
+    fn window(&self) -> Window {
+        Window::new(self.setup.window, self.setup.window_bytes)
     }
 }
 
@@ -630,10 +646,15 @@ impl Handler<Attach> for QueryActor {
             msg.upstream.cancel.do_send(Cancel);
             return;
         }
-        // Batches of an aborted attempt may still sit in the channel: grant only free slots.
-        let free = self.setup.window.saturating_sub(self.in_channel);
-        if free > 0 {
-            msg.upstream.credit.do_send(Credit(free));
+        // Batches of an aborted attempt may still sit in the channel: grant only what is free.
+        let window = self.window();
+        let held: usize = self.in_channel.iter().sum();
+        let free = Credit {
+            batches: window.batches.saturating_sub(self.in_channel.len()),
+            bytes: window.bytes.saturating_sub(held),
+        };
+        if free.batches > 0 || free.bytes > 0 {
+            msg.upstream.credit.do_send(free);
         }
         self.upstream = Some(msg.upstream);
         self.edge = Some(msg.edge);
@@ -652,7 +673,7 @@ impl Handler<Push> for QueryActor {
             Item::Batch(b) => {
                 // Space is guaranteed: the root never has more than `window` batches
                 // unconsumed, and the channel holds `window + 1`.
-                self.in_channel += 1;
+                self.in_channel.push_back(msg.bytes);
                 let epoch = self.port as u64;
                 let _ = self.setup.tx.try_send(StreamItem::Batch(b, msg.mem, epoch));
             }
@@ -668,14 +689,13 @@ impl Handler<ConsumerCredit> for QueryActor {
     type Result = ();
 
     fn handle(&mut self, _msg: ConsumerCredit, _ctx: &mut Context<Self>) {
-        self.in_channel = self.in_channel.saturating_sub(1);
-
+        let bytes = self.in_channel.pop_front().unwrap_or(0);
         // The batch left the edge when the caller took it from the channel.
         if let Some(e) = &self.edge {
-            e.dequeued();
+            e.dequeued(bytes);
         }
         if let Some(up) = &self.upstream {
-            up.credit.do_send(Credit(1));
+            up.credit.do_send(Credit { batches: 1, bytes });
         }
     }
 }

@@ -1,8 +1,11 @@
 //! The actor at the leaves of a fragment that reads stored partitions (or constant rows) and
-//! produces batches as its consumer grants credits.
+//! produces batches as its consumer grants credits. A batch its output edge cannot send yet
+//! (credit, or memory on the node) is held there, and the source reads no further until it
+//! went.
 
 use super::{FragmentLink, OpFailed, OpStopped};
 use crate::flow::{Cancel, Credit, Output};
+use crate::memory::MemoryFreed;
 use crate::node::LiveGuard;
 use actix::prelude::*;
 use std::collections::VecDeque;
@@ -45,21 +48,28 @@ impl SourceActor {
         }
     }
 
+    fn fail(&mut self, e: weir_operators::Error, ctx: &mut Context<Self>) {
+        self.done = true;
+        self.out.discard();
+        self.link.failed.do_send(OpFailed(e));
+        ctx.stop();
+    }
+
     fn produce(&mut self, ctx: &mut Context<Self>) {
         while self.out.ready() && !self.done {
             match self.next() {
                 Ok(Some(b)) if b.num_rows() == 0 => continue,
-                Ok(Some(b)) => self.out.send(b),
+                Ok(Some(b)) => {
+                    if let Err(e) = self.out.send(b) {
+                        return self.fail(e, ctx);
+                    }
+                }
                 Ok(None) => {
                     self.done = true;
                     self.out.end();
                     ctx.stop();
                 }
-                Err(e) => {
-                    self.done = true;
-                    self.link.failed.do_send(OpFailed(e));
-                    ctx.stop();
-                }
+                Err(e) => return self.fail(e, ctx),
             }
         }
     }
@@ -74,6 +84,7 @@ impl Actor for SourceActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.out.discard();
         self.link.stopped.do_send(OpStopped);
     }
 }
@@ -82,7 +93,26 @@ impl Handler<Credit> for SourceActor {
     type Result = ();
 
     fn handle(&mut self, msg: Credit, ctx: &mut Context<Self>) {
-        self.out.grant(msg.0);
+        if self.done {
+            return;
+        }
+        if let Err(e) = self.out.grant(msg) {
+            return self.fail(e, ctx);
+        }
+        self.produce(ctx);
+    }
+}
+
+impl Handler<MemoryFreed> for SourceActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: MemoryFreed, ctx: &mut Context<Self>) {
+        if self.done {
+            return;
+        }
+        if let Err(e) = self.out.memory_freed() {
+            return self.fail(e, ctx);
+        }
         self.produce(ctx);
     }
 }

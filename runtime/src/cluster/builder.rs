@@ -14,6 +14,7 @@ pub struct ClusterBuilder {
     pub(super) partitions: u32,
     pub(super) batch_size: usize,
     pub(super) window: usize,
+    pub(super) window_bytes: Option<usize>,
     pub(super) protocol: Protocol,
     pub(super) node_memory: usize,
     pub(super) query_timeout: Duration,
@@ -32,6 +33,7 @@ impl Default for ClusterBuilder {
             partitions: 1024,
             batch_size: weir_operators::DEFAULT_BATCH_SIZE,
             window: 4,
+            window_bytes: None,
             protocol: Protocol::Lean,
             node_memory: DEFAULT_NODE_MEMORY,
             query_timeout: Duration::from_secs(30),
@@ -68,6 +70,20 @@ impl ClusterBuilder {
     pub fn window(mut self, batches: usize) -> Self {
         self.window = batches.max(1);
         self
+    }
+
+    /// Byte window: bytes of rows a producer may have unconsumed on an edge or exchange
+    /// channel, besides the batch window (default 1 MiB per batch of the window: 4 MiB). A
+    /// single batch larger than this goes alone.
+    pub fn window_bytes(mut self, bytes: usize) -> Self {
+        self.window_bytes = Some(bytes.max(1));
+        self
+    }
+
+    /// The byte window in effect (see [`ClusterBuilder::window_bytes`]).
+    pub fn byte_window(&self) -> usize {
+        self.window_bytes
+            .unwrap_or(self.window * crate::flow::DEFAULT_BYTES_PER_BATCH)
     }
 
     /// Message workflow (default [`Protocol::Lean`]).

@@ -120,6 +120,7 @@ impl Cluster {
             protocol: self.inner.config.protocol,
             batch_size: self.inner.config.batch_size,
             window,
+            window_bytes: self.inner.config.byte_window(),
             timeout: self.inner.config.query_timeout,
             tx,
             counters,

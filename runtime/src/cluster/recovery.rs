@@ -113,7 +113,10 @@ impl Cluster {
     }
 
     /// Holds `bytes` of node `i`'s memory until the returned reservation is dropped: memory
-    /// pressure from outside weir (and a way to exercise the breaker in tests).
+    /// pressure from outside weir (and a way to exercise the breaker in tests). It is never
+    /// refused, so it is the one thing that can push a node past its budget, in either mode
+    /// (a Legacy node then runs out of memory; a Guarded one refuses all other growth until
+    /// it is released).
     pub fn hold_memory(&self, i: usize, bytes: usize) -> Result<weir_operators::Reservation> {
         let node = self
             .inner
