@@ -46,6 +46,60 @@ impl Window {
     }
 }
 
+/// What a producer may still send on one edge, local or across nodes: the one place where
+/// credits are counted. A batch needs a batch credit and its bytes in byte credit, except
+/// that when nothing at all is in flight a batch larger than the whole byte window goes,
+/// alone (so no batch waits for ever).
+#[derive(Debug, Clone, Copy)]
+pub struct Credits {
+    window: Window,
+    batches: usize,
+    bytes: i64,
+}
+
+impl Credits {
+    /// No credit yet: the consumer grants it when it wants the input.
+    pub fn none(window: Window) -> Self {
+        Credits {
+            window,
+            batches: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The whole window at once (an exchange channel starts so).
+    pub fn full(window: Window) -> Self {
+        Credits {
+            window,
+            batches: window.batches,
+            bytes: window.bytes as i64,
+        }
+    }
+
+    /// Whether some credit of both kinds is left.
+    pub fn any(&self) -> bool {
+        self.batches > 0 && self.bytes > 0
+    }
+
+    /// Whether a batch of `bytes` may go now.
+    pub fn allow(&self, bytes: usize) -> bool {
+        let idle = self.batches >= self.window.batches && self.bytes >= self.window.bytes as i64;
+        self.batches > 0 && (bytes as i64 <= self.bytes || idle)
+    }
+
+    /// A batch of `bytes` went.
+    pub fn spend(&mut self, bytes: usize) {
+        self.batches = self.batches.saturating_sub(1);
+        self.bytes -= bytes as i64;
+    }
+
+    /// The consumer gave back `batches` and `bytes`.
+    pub fn grant(&mut self, batches: usize, bytes: usize) {
+        self.batches += batches;
+        self.bytes += bytes as i64;
+    }
+}
+
 /// What flows on an edge.
 #[derive(Debug)]
 pub enum Item {
@@ -245,9 +299,7 @@ struct Held {
 pub struct Output {
     target: Downstream,
     port: usize,
-    window: Window,
-    credits: usize,
-    byte_credits: i64,
+    credits: Credits,
     edge: Arc<EdgeStat>,
     ended: bool,
     held: Option<Held>,
@@ -270,9 +322,7 @@ impl Output {
         Output {
             target,
             port,
-            window,
-            credits: 0,
-            byte_credits: 0,
+            credits: Credits::none(window),
             edge,
             ended: false,
             held: None,
@@ -309,7 +359,7 @@ impl Output {
     /// Whether the producer may make its next batch now: there is credit of both kinds and it
     /// holds no batch.
     pub fn ready(&self) -> bool {
-        !self.ended && self.held.is_none() && self.credits > 0 && self.byte_credits > 0
+        !self.ended && self.held.is_none() && self.credits.any()
     }
 
     /// Whether the producer holds a batch that could not go yet (for credit or memory). It
@@ -341,15 +391,6 @@ impl Output {
             bytes,
         });
         self.pump()
-    }
-
-    /// Whether a batch of `bytes` may go now: a batch credit, and its bytes within the byte
-    /// credit, unless nothing at all is in flight (then even a batch larger than the whole
-    /// byte window goes, alone).
-    fn may_send(&self, bytes: usize) -> bool {
-        let idle =
-            self.credits >= self.window.batches && self.byte_credits >= self.window.bytes as i64;
-        self.credits > 0 && (bytes as i64 <= self.byte_credits || idle)
     }
 
     /// Sends the held batch if credit and memory allow.
@@ -394,14 +435,13 @@ impl Output {
             held.accounted = true;
         }
         let bytes = held.bytes;
-        if !self.may_send(bytes) {
+        if !self.credits.allow(bytes) {
             return Ok(());
         }
         let Some(Held { batch, mem, .. }) = self.held.take() else {
             return Ok(());
         };
-        self.credits -= 1;
-        self.byte_credits -= bytes as i64;
+        self.credits.spend(bytes);
         self.edge.enqueued(bytes);
         self.target.push.do_send(Push {
             port: self.port,
@@ -447,8 +487,35 @@ impl Output {
 
     /// Adds credits granted by the consumer, and sends the held batch if they allow.
     pub fn grant(&mut self, credit: Credit) -> weir_operators::Result<()> {
-        self.credits += credit.batches;
-        self.byte_credits += credit.bytes as i64;
+        self.credits.grant(credit.batches, credit.bytes);
         self.pump()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credits_bound_batches_and_bytes_and_an_oversized_batch_goes_alone() {
+        let mut c = Credits::none(Window::new(2, 100));
+        assert!(!c.any() && !c.allow(1));
+        c.grant(2, 100);
+        assert!(c.allow(60));
+        c.spend(60);
+        // 40 bytes left: a 50-byte batch waits, a 40-byte one goes.
+        assert!(!c.allow(50) && c.allow(40));
+        c.spend(40);
+        assert!(!c.any() && !c.allow(1));
+        c.grant(1, 60);
+        c.grant(1, 40);
+        // Nothing in flight: a batch larger than the whole byte window goes alone...
+        assert!(c.allow(500));
+        c.spend(500);
+        // ...and nothing goes until its bytes came back.
+        assert!(!c.allow(1));
+        c.grant(1, 500);
+        assert!(c.allow(100));
+        assert!(Credits::full(Window::new(3, 10)).allow(10));
     }
 }

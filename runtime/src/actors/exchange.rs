@@ -19,7 +19,9 @@
 
 use super::node::{RegisterReceiver, RegisterSender, Unregister};
 use super::{FragmentLink, OpFailed, OpStopped};
-use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream, Window};
+use crate::flow::{
+    Attach, Cancel, Credit, Credits, EdgeStat, Item, Output, Push, Upstream, Window,
+};
 use crate::memory::{MemoryFreed, MemoryWait, Reserve, Wake};
 use crate::messages::{BatchAck, BatchMessage, BatchStop, NetMessage, NodeId, Protocol, QueryId};
 use crate::node::{LiveGuard, NodeHandle};
@@ -315,8 +317,7 @@ struct Queued {
 struct Channel {
     target: NodeId,
     edge: Arc<EdgeStat>,
-    credits: usize,
-    byte_credits: i64,
+    credits: Credits,
     next_id: u64,
     held: Option<(Batch, Reservation)>,
     queue: VecDeque<Queued>,
@@ -348,9 +349,7 @@ impl Channel {
     ) -> weir_operators::Result<()> {
         while let Some(front) = self.queue.front_mut() {
             let bytes = front.rows.as_ref().map_or(0, Batch::data_size);
-            let idle = self.credits >= spec.window.batches
-                && self.byte_credits >= spec.window.bytes as i64;
-            if self.credits == 0 || (bytes as i64 > self.byte_credits && !idle) {
+            if !self.credits.allow(bytes) {
                 break;
             }
             let mut travel = None;
@@ -391,8 +390,7 @@ impl Channel {
             let Some(Queued { rows, last, mem }) = self.queue.pop_front() else {
                 break;
             };
-            self.credits -= 1;
-            self.byte_credits -= bytes as i64;
+            self.credits.spend(bytes);
             self.edge.enqueued(bytes);
             let msg = BatchMessage {
                 query: spec.query,
@@ -485,8 +483,7 @@ impl ExchangeSendActor {
                     node.shared.name, spec.fragment, spec.exchange
                 )),
                 target,
-                credits: spec.window.batches,
-                byte_credits: spec.window.bytes as i64,
+                credits: Credits::full(spec.window),
                 next_id: 0,
                 held: None,
                 queue: VecDeque::new(),
@@ -789,8 +786,8 @@ impl Handler<RemoteAck> for ExchangeSendActor {
         if let Some(ch) = self.channels.iter_mut().find(|c| c.target == msg.from) {
             // A duplicated ack grants nothing.
             if ch.acked.insert(msg.ack.batch_id) {
-                ch.credits += msg.ack.credits as usize;
-                ch.byte_credits += msg.ack.bytes as i64;
+                ch.credits
+                    .grant(msg.ack.credits as usize, msg.ack.bytes as usize);
                 ch.edge.dequeued(msg.ack.bytes as usize);
             }
         }
