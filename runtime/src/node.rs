@@ -1,7 +1,8 @@
 //! Per-node state shared between the node's actors and the client API: identity, stored
 //! partitions, memory pool and live-actor count; and the handle actors use to reach their node.
 
-use crate::actors::node::{LocalMessage, NodeActor};
+use crate::actors::node::NodeActor;
+use crate::actors::protocol::LocalMessage;
 use crate::actors::supervisor::SupervisorActor;
 use crate::memory::NodePool;
 use crate::messages::{NetMessage, NodeId};

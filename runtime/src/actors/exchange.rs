@@ -17,8 +17,10 @@
 //! batches, in that node's queue of waiters. So a batch is accounted on some node all the
 //! way, and in Guarded mode no node goes over its budget for it.
 
-use super::node::{RegisterReceiver, RegisterSender, Unregister};
-use super::{FragmentLink, OpFailed, OpStopped};
+use super::protocol::{
+    FragmentLink, OpFailed, OpStopped, RegisterReceiver, RegisterSender, RemoteAck, RemoteBatch,
+    RemoteStop, Unregister,
+};
 use crate::flow::{
     Attach, Cancel, Credit, Credits, EdgeStat, Item, Output, Push, Upstream, Window,
 };
@@ -31,36 +33,6 @@ use std::sync::Arc;
 use weir_operators::kernels::hash::hash_rows;
 use weir_operators::{eval, Batch, Error as OpError, MemoryPool, Reservation, Value};
 use weir_planner::Distribution;
-
-/// Node → receiver: a batch arrived from `from`.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct RemoteBatch {
-    /// Sending node.
-    pub from: NodeId,
-    /// The batch.
-    pub msg: BatchMessage,
-    /// Its bytes, accounted on this node by the sender before it sent the batch.
-    pub mem: Option<Reservation>,
-}
-
-/// Node → sender: the receiver on `from` wants no more batches.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct RemoteStop {
-    /// Receiving node that stopped.
-    pub from: NodeId,
-}
-
-/// Node → sender: the receiver on `from` granted credits.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct RemoteAck {
-    /// Receiving node that acked.
-    pub from: NodeId,
-    /// The ack.
-    pub ack: BatchAck,
-}
 
 #[derive(Default)]
 struct SenderState {
@@ -185,7 +157,7 @@ impl Actor for ExchangeRecvActor {
         self.node.addr.do_send(RegisterReceiver {
             query: self.query,
             exchange: self.exchange,
-            addr: ctx.address(),
+            to: ctx.address().recipient(),
         });
         if self.senders.is_empty() {
             self.deliver(ctx);
@@ -724,7 +696,8 @@ impl Actor for ExchangeSendActor {
         self.node.addr.do_send(RegisterSender {
             query: self.spec.query,
             exchange: self.spec.exchange,
-            addr: ctx.address(),
+            acks: ctx.address().recipient(),
+            stops: ctx.address().recipient(),
         });
     }
 

@@ -2,10 +2,9 @@
 //! actors, watches them, reports a failure to the initiator, and closes them on request.
 
 use super::exchange::{ExchangeRecvActor, ExchangeSendActor, SenderSpec};
-use super::node::FragmentFinished;
 use super::operator::OperatorActor;
+use super::protocol::{CloseFragment, FragmentFinished, FragmentLink, OpFailed, OpStopped};
 use super::source::{SourceActor, SourceKind};
-use super::{FragmentLink, OpFailed, OpStopped};
 use crate::flow::{Cancel, Downstream, EdgeRegistry, Output, Window};
 use crate::messages::{
     ErrorKind, ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, Protocol, QueryId,
@@ -56,11 +55,6 @@ pub struct FragmentSpec {
     /// grace period) closes itself.
     pub timeout: std::time::Duration,
 }
-
-/// Close the fragment: stop all its actors.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct CloseFragment;
 
 /// Owns a fragment instance's actors.
 pub struct FragmentActor {

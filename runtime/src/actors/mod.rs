@@ -8,32 +8,13 @@
 //! - [`fragment::FragmentActor`]: owns one fragment instance's operator actors.
 //! - [`node::NodeActor`]: one per node; routes protocol messages and starts fragments.
 //! - [`query::QueryActor`]: one per query on the initiator; schedules it and streams results.
+//! - [`protocol`]: the messages they send each other.
 
 pub mod exchange;
 pub mod fragment;
 pub mod node;
 pub mod operator;
+pub mod protocol;
 pub mod query;
 pub mod source;
 pub mod supervisor;
-
-use actix::prelude::*;
-
-/// Operator → fragment: the operator actor has stopped.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct OpStopped;
-
-/// Operator → fragment: the operator failed.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct OpFailed(pub weir_operators::Error);
-
-/// What every operator actor reports to its fragment.
-#[derive(Clone)]
-pub struct FragmentLink {
-    /// Stop notifications.
-    pub stopped: Recipient<OpStopped>,
-    /// Failure notifications.
-    pub failed: Recipient<OpFailed>,
-}

@@ -4,9 +4,12 @@
 //! here); the reservation stays with the batch wherever it goes, and a batch dropped here
 //! returns its bytes.
 
-use super::exchange::{ExchangeRecvActor, ExchangeSendActor, RemoteAck, RemoteBatch, RemoteStop};
-use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
-use super::query::{QueryActor, RemoteEvent};
+use super::fragment::{FragmentActor, FragmentSink, FragmentSpec};
+use super::protocol::{
+    CloseFragment, FragmentFinished, LocalMessage, NodeCrashed, QueryRegistration,
+    RegisterReceiver, RegisterSender, RemoteAck, RemoteBatch, RemoteEvent, RemoteStop, Restart,
+    SetClient, Unregister,
+};
 use super::supervisor::SupervisorActor;
 use crate::breaker::BreakerCounters;
 use crate::codec;
@@ -25,87 +28,6 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use weir_operators::{PhysicalPlan, Reservation};
-
-/// A protocol message from an actor of the same node: moved, not serialized.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct LocalMessage {
-    /// Sending node (this one).
-    pub from: NodeId,
-    /// The message.
-    pub msg: NetMessage,
-    /// A batch's bytes, accounted on this node (see [`crate::network::Network::send_with`]).
-    pub mem: Option<Reservation>,
-}
-
-/// An exchange receiver announces itself.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RegisterReceiver {
-    /// Query.
-    pub query: QueryId,
-    /// Exchange.
-    pub exchange: u32,
-    /// The receiver.
-    pub addr: Addr<ExchangeRecvActor>,
-}
-
-/// An exchange sender announces itself.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RegisterSender {
-    /// Query.
-    pub query: QueryId,
-    /// Exchange.
-    pub exchange: u32,
-    /// The sender.
-    pub addr: Addr<ExchangeSendActor>,
-}
-
-/// An exchange end has stopped.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub enum Unregister {
-    /// A receiver of `(query, exchange)`.
-    Receiver(QueryId, u32),
-    /// A sender of `(query, exchange)`.
-    Sender(QueryId, u32),
-}
-
-/// A fragment instance has stopped.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct FragmentFinished {
-    /// Query.
-    pub query: QueryId,
-    /// Fragment.
-    pub fragment: u32,
-}
-
-/// A query initiated on this node starts or ends (so remote events reach its actor).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub enum QueryRegistration {
-    /// Route the query's events to this actor.
-    Register(QueryId, Addr<QueryActor>),
-    /// The query has ended.
-    Unregister(QueryId),
-}
-
-/// A node crashed (sent to the client node, which tells its queries).
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct NodeCrashed(pub NodeId);
-
-/// Tells a node where crash notices go.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetClient(pub Recipient<NodeCrashed>);
-
-/// Brings a crashed node back.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct Restart;
 
 /// Counters a node keeps about the messages it handled.
 #[derive(Debug, Default)]
@@ -181,15 +103,16 @@ pub struct NodeActor {
     protocol: Protocol,
     counters: Arc<NodeCounters>,
     fragments: HashMap<(QueryId, u32), Addr<FragmentActor>>,
-    receivers: HashMap<(QueryId, u32), Addr<ExchangeRecvActor>>,
-    senders: HashMap<(QueryId, u32), Addr<ExchangeSendActor>>,
+    receivers: HashMap<(QueryId, u32), Recipient<RemoteBatch>>,
+    /// Exchange senders: where their acks and stops go.
+    senders: HashMap<(QueryId, u32), (Recipient<RemoteAck>, Recipient<RemoteStop>)>,
     pending: HashMap<(QueryId, u32), Pending>,
     closed: RecentSet<QueryId>,
     started: RecentSet<(QueryId, u32)>,
     /// Receivers that have stopped: batches for them are dropped, and their senders told
     /// again to stop.
     gone_receivers: RecentSet<(QueryId, u32)>,
-    queries: HashMap<QueryId, Addr<QueryActor>>,
+    queries: HashMap<QueryId, Recipient<RemoteEvent>>,
     plans: FragmentCache,
     /// This node's side of replicated writes.
     writes: WriteParticipant,
@@ -393,13 +316,13 @@ impl NodeActor {
             NetMessage::WriteAbort(a) => self.writes.abort(a.write),
             NetMessage::WriteReply(reply) => self.write_replies.deliver(from, reply),
             NetMessage::QueryBatchStop(stop) => {
-                if let Some(s) = self.senders.get(&(stop.query, stop.exchange)) {
-                    s.do_send(RemoteStop { from });
+                if let Some((_, stops)) = self.senders.get(&(stop.query, stop.exchange)) {
+                    stops.do_send(RemoteStop { from });
                 }
             }
             NetMessage::QueryBatchAck(ack) => {
-                if let Some(s) = self.senders.get(&(ack.query, ack.exchange)) {
-                    s.do_send(RemoteAck { from, ack });
+                if let Some((acks, _)) = self.senders.get(&(ack.query, ack.exchange)) {
+                    acks.do_send(RemoteAck { from, ack });
                 }
             }
             NetMessage::QueryClose(close) => {
@@ -615,14 +538,14 @@ impl Handler<RegisterReceiver> for NodeActor {
         let key = (msg.query, msg.exchange);
         if let Some((_, waiting)) = self.pending.remove(&key) {
             for (from, batch, mem) in waiting {
-                msg.addr.do_send(RemoteBatch {
+                msg.to.do_send(RemoteBatch {
                     from,
                     msg: batch,
                     mem,
                 });
             }
         }
-        self.receivers.insert(key, msg.addr);
+        self.receivers.insert(key, msg.to);
     }
 }
 
@@ -630,7 +553,8 @@ impl Handler<RegisterSender> for NodeActor {
     type Result = ();
 
     fn handle(&mut self, msg: RegisterSender, _ctx: &mut Context<Self>) {
-        self.senders.insert((msg.query, msg.exchange), msg.addr);
+        self.senders
+            .insert((msg.query, msg.exchange), (msg.acks, msg.stops));
     }
 }
 

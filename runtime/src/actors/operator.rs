@@ -10,8 +10,8 @@
 //! blocked, input stops, and what the actor holds is bounded by the windows and the kernel's
 //! own state.
 
+use super::protocol::{FragmentLink, OpFailed, OpStopped};
 use super::supervisor::{next_join_id, Kill, RegisterJoin, SupervisorActor, UnregisterJoin};
-use super::{FragmentLink, OpFailed, OpStopped};
 use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream, Window};
 use crate::memory::MemoryFreed;
 use crate::node::LiveGuard;

@@ -3,14 +3,14 @@
 //! batch's credit, and its bytes, come back when the caller takes it), and ends the query:
 //! closes what still runs, reports errors, frees everything.
 
-use super::fragment::{CloseFragment, FragmentActor, FragmentSink, FragmentSpec};
-use super::node::QueryRegistration;
+use super::fragment::{FragmentActor, FragmentSink, FragmentSpec};
+use super::protocol::{CloseFragment, QueryRegistration, RemoteEvent};
 use crate::breaker::{BreakerConfig, BreakerCounters};
 use crate::error::Error;
 use crate::flow::{Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream, Window};
 use crate::messages::{
-    CloseMessage, ErrorKind, ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget,
-    PlanPayload, Protocol, QueryId, StartRequest, StartResponse,
+    CloseMessage, ErrorKind, ExchangeInput, NetMessage, NodeId, OutputTarget, PlanPayload,
+    Protocol, QueryId, StartRequest,
 };
 use crate::network::{MessageCounters, MessageStats};
 use crate::node::{LiveGuard, NodeHandle, NodeShared};
@@ -121,40 +121,6 @@ fn root_feeders(setup: &QuerySetup) -> Vec<(u32, NodeId)> {
         }
     }
     feeders
-}
-
-/// Remote events routed to the query by its node.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub enum RemoteEvent {
-    /// A start response.
-    Started {
-        /// Responding node.
-        node: NodeId,
-        /// The response.
-        resp: StartResponse,
-    },
-    /// A fragment instance sent its last batch to the initiator.
-    Finished {
-        /// Query id of the attempt.
-        query: QueryId,
-        /// Node of the instance.
-        node: NodeId,
-        /// Fragment.
-        fragment: u32,
-    },
-    /// A fragment reported an error.
-    Error {
-        /// Reporting node.
-        node: NodeId,
-        /// The report.
-        err: ErrorMessage,
-    },
-    /// A node crashed.
-    NodeDown {
-        /// The node.
-        node: NodeId,
-    },
 }
 
 /// The caller took a batch of attempt `.0` off the channel: one more may be sent.
@@ -464,9 +430,10 @@ impl QueryActor {
         self.node
             .network
             .track_query_as(self.setup.id, self.setup.counters.clone());
-        self.node
-            .addr
-            .do_send(QueryRegistration::Register(self.setup.id, ctx.address()));
+        self.node.addr.do_send(QueryRegistration::Register(
+            self.setup.id,
+            ctx.address().recipient(),
+        ));
         // A node that crashed after the schedule was made but before the registration above
         // reached the client node: its crash notice went by unseen, so look now. (A crash
         // after this look sends its notice behind the registration.)

@@ -3,7 +3,7 @@
 //! (credit, or memory on the node) is held there, and the source reads no further until it
 //! went.
 
-use super::{FragmentLink, OpFailed, OpStopped};
+use super::protocol::{FragmentLink, OpFailed, OpStopped};
 use crate::flow::{Cancel, Credit, Output};
 use crate::memory::MemoryFreed;
 use crate::node::LiveGuard;

@@ -2,7 +2,8 @@
 //! memory supervisor, and the network between them.
 
 use super::{Cluster, ClusterBuilder, Inner};
-use crate::actors::node::{NodeActor, NodeCounters, NodeSetup, SetClient};
+use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
+use crate::actors::protocol::SetClient;
 use crate::actors::supervisor::SupervisorActor;
 use crate::breaker::BreakerCounters;
 use crate::error::{Error, Result};

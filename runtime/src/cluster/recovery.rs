@@ -3,7 +3,8 @@
 //! and looking at copies for tests of replication.
 
 use super::Cluster;
-use crate::actors::node::{NodeActor, Restart};
+use crate::actors::node::NodeActor;
+use crate::actors::protocol::Restart;
 use crate::error::{Error, Result};
 use crate::messages::NodeId;
 use crate::replication;
