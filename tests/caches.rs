@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::assert_idle;
+use common::{assert_idle, TestCluster};
 use std::time::Duration;
 use weir::{Batch, Cluster, Column, Value};
 
 const ROWS: i64 = 2_000;
 
-fn cluster(plan_cache: usize, fragment_cache: usize) -> Cluster {
+fn cluster(plan_cache: usize, fragment_cache: usize) -> TestCluster {
     let c = Cluster::builder()
         .nodes(3)
         .partitions(64)
@@ -19,6 +19,7 @@ fn cluster(plan_cache: usize, fragment_cache: usize) -> Cluster {
         // A hang fails the test with a timeout error instead of passing.
         .query_timeout(Duration::from_secs(10))
         .build()
+        .map(TestCluster::new)
         .unwrap();
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, k BIGINT, v BIGINT)")
         .unwrap();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::assert_idle;
+use common::{assert_idle, TestCluster};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -61,6 +61,7 @@ fn exploding_join_waits_for_a_paused_reader() {
         .batch_size(batch_size)
         .window(2)
         .build()
+        .map(TestCluster::new)
         .unwrap();
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, k BIGINT)")
         .unwrap();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::assert_idle;
+use common::{assert_idle, TestCluster};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
@@ -14,20 +14,21 @@ use weir::operators::storage::partition_of;
 use weir::runtime::{FaultPlan, MessageKind};
 use weir::{Cluster, Error, Value};
 
-fn cluster(nodes: usize, backups: usize) -> Cluster {
+fn cluster(nodes: usize, backups: usize) -> TestCluster {
     let c = Cluster::builder()
         .nodes(nodes)
         .partitions(16)
         .backups(backups)
         .query_timeout(Duration::from_secs(10))
         .build()
+        .map(TestCluster::new)
         .unwrap();
     c.execute("CREATE TABLE r (id BIGINT PRIMARY KEY, v BIGINT)")
         .unwrap();
     c
 }
 
-fn ids(c: &Cluster) -> Result<Vec<i64>, Error> {
+fn ids(c: &TestCluster) -> Result<Vec<i64>, Error> {
     let rows = c.query("SELECT id FROM r ORDER BY id", &[])?.rows();
     Ok(rows.iter().map(|r| r[0].as_i64().unwrap()).collect())
 }

@@ -4,20 +4,21 @@
 
 mod common;
 
-use common::assert_idle;
+use common::{assert_idle, TestCluster};
 use std::time::{Duration, Instant};
 use weir::runtime::FaultPlan;
 use weir::{Batch, Cluster, Column, Error, Value};
 
 const ROWS: i64 = 20_000;
 
-fn cluster(timeout: Duration) -> Cluster {
+fn cluster(timeout: Duration) -> TestCluster {
     let c = Cluster::builder()
         .nodes(3)
         .partitions(64)
         .batch_size(512)
         .query_timeout(timeout)
         .build()
+        .map(TestCluster::new)
         .unwrap();
     c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, k BIGINT, v BIGINT)")
         .unwrap();
