@@ -1034,10 +1034,11 @@ impl<'a> Binder<'a> {
             _ => return Err(unsupported("this query form", q.body.span())),
         };
         let sspan = select.select_token.0.span;
-        match &select.distinct {
-            None | Some(sql::Distinct::All) => {}
-            Some(_) => return Err(unsupported("DISTINCT", sspan)),
-        }
+        let distinct = match &select.distinct {
+            None | Some(sql::Distinct::All) => false,
+            Some(sql::Distinct::Distinct) => true,
+            Some(sql::Distinct::On(_)) => return Err(unsupported("DISTINCT ON", sspan)),
+        };
         if select.top.is_some() {
             return Err(unsupported("TOP", sspan));
         }
@@ -1137,6 +1138,12 @@ impl<'a> Binder<'a> {
             || select.having.is_some()
             || select_asts.iter().flatten().any(|e| contains_agg(e))
             || order_exprs.iter().any(|o| contains_agg(&o.expr));
+        if distinct && is_agg {
+            return Err(unsupported(
+                "SELECT DISTINCT with aggregates or GROUP BY",
+                sspan,
+            ));
+        }
 
         let mut ctx = AggCtx::default();
         for g in &group_asts {
@@ -1254,12 +1261,34 @@ impl<'a> Binder<'a> {
                 &aliases,
                 visible.len(),
             )?;
+            if distinct && position >= visible.len() {
+                return Err(PlanError::Invalid(format!(
+                    "for SELECT DISTINCT, ORDER BY expressions must appear in the select list{}",
+                    at(o.expr.span())
+                )));
+            }
             order.push(SortKey {
                 expr: Expr::Column(position),
                 descending,
                 nulls_first,
             });
         }
+
+        // SELECT DISTINCT: a hash aggregate grouping on every output column, no aggregates
+        // (planned two-phase like any GROUP BY). ORDER BY positions stay valid because the
+        // aggregate's output columns are the select list, in order.
+        let is_agg = if distinct {
+            ctx.groups = std::mem::take(&mut outputs);
+            outputs = ctx
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| B::new(Expr::Column(i), g.ty))
+                .collect();
+            true
+        } else {
+            is_agg
+        };
 
         let (limit, offset) = limit_offset(q.limit_clause.as_ref())?;
 

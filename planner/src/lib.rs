@@ -7,7 +7,7 @@
 //! [`Fragment`]s connected by exchanges. A [`PlanCache`] keeps query plans per SQL text,
 //! parameter types and catalog version.
 //!
-//! Supported: `SELECT` with expressions and aliases over one table or inner equi-joins,
+//! Supported: `SELECT [DISTINCT]` with expressions and aliases over one table or inner equi-joins,
 //! `WHERE`, `GROUP BY` (expressions, aliases, ordinals), `COUNT/SUM/AVG/MIN/MAX`, `HAVING`,
 //! `ORDER BY` (expressions, aliases, ordinals, `ASC/DESC`, `NULLS FIRST/LAST`), `LIMIT/OFFSET`,
 //! `?` and `$n` parameters; `EXPLAIN`, `CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`,

@@ -90,7 +90,11 @@ fn unsupported_with_position() {
             "SELECT id FROM Item UNION SELECT cid FROM Category",
             "UNION",
         ),
-        ("SELECT DISTINCT name FROM Item", "DISTINCT"),
+        ("SELECT DISTINCT ON (name) name FROM Item", "DISTINCT ON"),
+        (
+            "SELECT DISTINCT COUNT(*) FROM Item",
+            "SELECT DISTINCT with aggregates or GROUP BY at line 1, column 1",
+        ),
         ("WITH x AS (SELECT 1) SELECT * FROM x", "WITH"),
         ("UPDATE Item SET fld = 1", "UPDATE"),
         ("DELETE FROM Item", "DELETE"),

@@ -216,6 +216,64 @@ fn pk_pruning() {
 }
 
 #[test]
+fn select_distinct_is_a_two_phase_aggregate_without_aggregates() {
+    let cat = catalog();
+    let q = query(
+        &cat,
+        "SELECT DISTINCT name, fld + 1 AS f FROM Item WHERE id > 3 ORDER BY f DESC",
+        &[],
+    );
+    assert_eq!(q.fragments.len(), 2);
+    let partial = nodes(&q, "HashAggregate");
+    assert_eq!(partial.len(), 2, "{}", explain(&q));
+    match &q.fragments[1].plan {
+        PhysicalPlan::HashAggregate {
+            mode,
+            aggs,
+            group_by,
+            group_types,
+            ..
+        } => {
+            assert_eq!(*mode, AggMode::Partial);
+            assert!(aggs.is_empty());
+            assert_eq!(group_by.len(), 2);
+            assert_eq!(group_types, &vec![DataType::Utf8, DataType::Int64]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        shape(&q.fragments[0].plan),
+        "Sort(HashAggregate(Exchange))",
+        "{}",
+        explain(&q)
+    );
+    assert_eq!(q.output_schema.fields.len(), 2);
+    assert_eq!(q.output_schema.fields[1].name, "f");
+}
+
+#[test]
+fn select_distinct_order_by_must_be_in_the_select_list() {
+    let cat = catalog();
+    let e =
+        weir_planner::plan_statement("SELECT DISTINCT name FROM Item ORDER BY fld", &cat, &[], 4)
+            .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("for SELECT DISTINCT, ORDER BY expressions must appear in the select list at line 1, column 41"),
+        "{e}"
+    );
+    // By ordinal, alias or the same expression it is fine.
+    for sql in [
+        "SELECT DISTINCT name AS n FROM Item ORDER BY 1",
+        "SELECT DISTINCT name AS n FROM Item ORDER BY n",
+        "SELECT DISTINCT name FROM Item ORDER BY name",
+        "SELECT DISTINCT * FROM Item ORDER BY fld",
+    ] {
+        query(&cat, sql, &[]);
+    }
+}
+
+#[test]
 fn two_phase_aggregate() {
     let cat = catalog();
     let q = query(
