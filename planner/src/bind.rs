@@ -1011,9 +1011,6 @@ impl<'a> Binder<'a> {
         if let Some(with) = &q.with {
             return Err(unsupported("common table expressions (WITH)", with.span()));
         }
-        if let Some(fetch) = &q.fetch {
-            return Err(unsupported("FETCH", fetch.span()));
-        }
         if !q.locks.is_empty() {
             return Err(unsupported("locking clauses", q.span()));
         }
@@ -1290,7 +1287,10 @@ impl<'a> Binder<'a> {
             is_agg
         };
 
-        let (limit, offset) = limit_offset(q.limit_clause.as_ref())?;
+        let (mut limit, offset) = limit_offset(q.limit_clause.as_ref())?;
+        if let Some(fetch) = &q.fetch {
+            limit = Some(fetch_count(fetch, q, limit.is_some())?);
+        }
 
         let agg = is_agg.then(|| AggPlan {
             group_types: ctx
@@ -1525,6 +1525,27 @@ fn count_literal(e: &sql::Expr, what: &str) -> Result<usize, PlanError> {
         },
         sql::Expr::Nested(x) => count_literal(x, what),
         other => Err(unsupported(format!("non-literal {what}"), other.span())),
+    }
+}
+
+/// The row count of `FETCH {FIRST|NEXT} [n] {ROW|ROWS} ONLY` (no count means one row).
+fn fetch_count(f: &sql::Fetch, q: &sql::Query, has_limit: bool) -> Result<usize, PlanError> {
+    let span = f.quantity.as_ref().map_or_else(|| q.span(), |e| e.span());
+    if f.with_ties {
+        return Err(unsupported("FETCH ... WITH TIES", span));
+    }
+    if f.percent {
+        return Err(unsupported("FETCH ... PERCENT", span));
+    }
+    if has_limit {
+        return Err(PlanError::Invalid(format!(
+            "LIMIT and FETCH cannot both be given{}",
+            at(span)
+        )));
+    }
+    match &f.quantity {
+        None => Ok(1),
+        Some(e) => count_literal(e, "FETCH"),
     }
 }
 

@@ -109,6 +109,18 @@ fn unsupported_with_position() {
         ("SELECT name ILIKE 'a' FROM Item", "ILIKE"),
         ("SELECT * FROM Item i, Category c", "cross join"),
         ("SELECT * FROM Item LIMIT ?", "parameters in LIMIT"),
+        (
+            "SELECT * FROM Item FETCH FIRST 2 ROWS WITH TIES",
+            "FETCH ... WITH TIES at line 1, column 32",
+        ),
+        (
+            "SELECT * FROM Item FETCH FIRST 10 PERCENT ROWS ONLY",
+            "FETCH ... PERCENT",
+        ),
+        (
+            "SELECT * FROM Item FETCH FIRST ? ROWS ONLY",
+            "parameters in FETCH",
+        ),
         ("SELECT 1; SELECT 2", "multiple statements"),
     ] {
         let params: Vec<Value> = if sql.contains('?') {

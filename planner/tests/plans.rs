@@ -411,6 +411,32 @@ fn top_k_pushdown() {
 }
 
 #[test]
+fn fetch_first_plans_like_limit() {
+    let cat = catalog();
+    for (fetch, limit) in [
+        (
+            "SELECT id, name FROM Item ORDER BY fld DESC NULLS LAST OFFSET 5 ROWS FETCH FIRST 10 ROWS ONLY",
+            "SELECT id, name FROM Item ORDER BY fld DESC NULLS LAST LIMIT 10 OFFSET 5",
+        ),
+        (
+            "SELECT id FROM Item FETCH NEXT 3 ROWS ONLY",
+            "SELECT id FROM Item LIMIT 3",
+        ),
+        ("SELECT id FROM Item FETCH FIRST ROW ONLY", "SELECT id FROM Item LIMIT 1"),
+        (
+            "SELECT fld, COUNT(*) FROM Item GROUP BY fld ORDER BY 2 OFFSET 1 ROW FETCH FIRST 2 ROWS ONLY",
+            "SELECT fld, COUNT(*) FROM Item GROUP BY fld ORDER BY 2 LIMIT 2 OFFSET 1",
+        ),
+    ] {
+        assert_eq!(
+            explain(&query(&cat, fetch, &[])),
+            explain(&query(&cat, limit, &[])),
+            "{fetch}"
+        );
+    }
+}
+
+#[test]
 fn default_null_ordering() {
     let cat = catalog();
     let q = query(&cat, "SELECT id FROM Item ORDER BY id ASC", &[]);
