@@ -318,6 +318,8 @@ pub(crate) struct BoundSelect {
     pub limit: Option<usize>,
     /// OFFSET.
     pub offset: usize,
+    /// For a `VALUES` query: the constant rows (no FROM tables; `outputs` read their columns).
+    pub values: Option<(Vec<Field>, Vec<Vec<Value>>)>,
 }
 
 /// Whether an expression reads any column.
@@ -1026,7 +1028,7 @@ impl<'a> Binder<'a> {
             sql::SetExpr::SetOperation { op, .. } => {
                 return Err(unsupported(format!("set operations ({op})"), q.body.span()))
             }
-            sql::SetExpr::Values(_) => return Err(unsupported("VALUES lists", q.body.span())),
+            sql::SetExpr::Values(v) => return self.values_query(v, q),
             sql::SetExpr::Query(_) => return Err(unsupported("subqueries", q.body.span())),
             _ => return Err(unsupported("this query form", q.body.span())),
         };
@@ -1238,17 +1240,7 @@ impl<'a> Binder<'a> {
         // ORDER BY
         let mut order = Vec::new();
         for o in &order_exprs {
-            if o.with_fill.is_some() {
-                return Err(unsupported("WITH FILL", o.expr.span()));
-            }
-            let descending = match &o.options.sort {
-                None | Some(sql::OrderBySort::Asc) => false,
-                Some(sql::OrderBySort::Desc) => true,
-                Some(sql::OrderBySort::Using(_)) => {
-                    return Err(unsupported("ORDER BY ... USING", o.expr.span()))
-                }
-            };
-            let nulls_first = o.options.nulls_first.unwrap_or(descending);
+            let (descending, nulls_first) = sort_options(o)?;
             let position = self.order_target(
                 &o.expr,
                 &scope,
@@ -1315,6 +1307,147 @@ impl<'a> Binder<'a> {
             order,
             limit,
             offset,
+            values: None,
+        })
+    }
+
+    /// Binds `VALUES (...), (...)` as a query: constant rows with columns `column1`,
+    /// `column2`, ... (types unified per column as in a comparison; INT with DOUBLE is DOUBLE),
+    /// then ORDER BY (ordinals or column names), LIMIT/OFFSET/FETCH.
+    fn values_query(&mut self, v: &sql::Values, q: &sql::Query) -> Result<BoundSelect, PlanError> {
+        let span = q.body.span();
+        if v.explicit_row {
+            return Err(unsupported("VALUES ROW(...)", span));
+        }
+        let width = v.rows.first().map_or(0, |r| r.len());
+        if width == 0 {
+            return Err(PlanError::Invalid(format!(
+                "VALUES needs at least one column{}",
+                at(span)
+            )));
+        }
+        let scope = Scope::default();
+        let mut bound: Vec<Vec<(B, &sql::Expr)>> = Vec::new();
+        for row in &v.rows {
+            if row.len() != width {
+                let rspan = row.first().map_or(span, |e| e.span());
+                return Err(PlanError::Invalid(format!(
+                    "VALUES lists must all be the same length ({width} and {}){}",
+                    row.len(),
+                    at(rspan)
+                )));
+            }
+            let mut out = Vec::new();
+            for e in row.iter() {
+                out.push((self.expr(e, &scope, None)?, e));
+            }
+            bound.push(out);
+        }
+        let mut fields = Vec::new();
+        for j in 0..width {
+            let mut ty: Option<DataType> = None;
+            for row in &bound {
+                let (b, e) = &row[j];
+                let Some(t) = b.ty else { continue };
+                ty = Some(match ty {
+                    None => t,
+                    Some(a) if a == t => a,
+                    Some(a) if a.is_numeric() && t.is_numeric() => DataType::Float64,
+                    Some(a) => {
+                        return Err(PlanError::Type(format!(
+                            "VALUES column {} mixes {a} and {t} at '{e}'{}",
+                            j + 1,
+                            at(e.span())
+                        )))
+                    }
+                });
+            }
+            fields.push(Field::new(
+                format!("column{}", j + 1),
+                ty.unwrap_or(DataType::Int64),
+            ));
+        }
+        let one_row = weir_operators::Batch::with_row_count(vec![], 1)
+            .map_err(|e| PlanError::Invalid(e.to_string()))?;
+        let mut rows = Vec::new();
+        for row in bound {
+            let mut out = Vec::new();
+            for (j, (b, e)) in row.into_iter().enumerate() {
+                let expr = self.coerce(b, fields[j].data_type);
+                if has_columns(&expr) {
+                    return Err(unsupported("column references in VALUES lists", e.span()));
+                }
+                let c =
+                    weir_operators::eval::evaluate(&expr, &one_row, &[]).map_err(
+                        |err| match err {
+                            weir_operators::Error::MissingParameter(_) => {
+                                unsupported("parameters in VALUES lists", e.span())
+                            }
+                            err => PlanError::Invalid(format!("{err} in '{e}'{}", at(e.span()))),
+                        },
+                    )?;
+                out.push(c.value(0));
+            }
+            rows.push(out);
+        }
+        let mut outputs: Vec<B> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| B::new(Expr::Column(i), Some(f.data_type)))
+            .collect();
+        let aliases: Vec<Option<String>> = fields.iter().map(|f| Some(f.name.clone())).collect();
+        let mut order = Vec::new();
+        if let Some(ob) = &q.order_by {
+            let sql::OrderByKind::Expressions(list) = &ob.kind else {
+                return Err(unsupported("ORDER BY ALL", ob.span()));
+            };
+            for o in list {
+                let (descending, nulls_first) = sort_options(o)?;
+                if !matches!(o.expr, sql::Expr::Value(_) | sql::Expr::Identifier(_)) {
+                    return Err(PlanError::Invalid(format!(
+                        "ORDER BY over VALUES takes a column position or name (column1, ...){}",
+                        at(o.expr.span())
+                    )));
+                }
+                let mut ctx = AggCtx::default();
+                let position = self.order_target(
+                    &o.expr,
+                    &scope,
+                    false,
+                    &mut ctx,
+                    &mut outputs,
+                    &aliases,
+                    width,
+                )?;
+                if position >= width {
+                    return Err(PlanError::Invalid(format!(
+                        "ORDER BY over VALUES takes a column position or name (column1, ...){}",
+                        at(o.expr.span())
+                    )));
+                }
+                order.push(SortKey {
+                    expr: Expr::Column(position),
+                    descending,
+                    nulls_first,
+                });
+            }
+        }
+        let (mut limit, offset) = limit_offset(q.limit_clause.as_ref())?;
+        if let Some(fetch) = &q.fetch {
+            limit = Some(fetch_count(fetch, q, limit.is_some())?);
+        }
+        Ok(BoundSelect {
+            scope,
+            conjuncts: vec![],
+            agg: None,
+            having: None,
+            output_types: fields.iter().map(|f| f.data_type).collect(),
+            outputs: outputs.into_iter().map(|b| b.expr).collect(),
+            visible: fields.clone(),
+            order,
+            limit,
+            offset,
+            values: Some((fields, rows)),
         })
     }
 
@@ -1526,6 +1659,21 @@ fn count_literal(e: &sql::Expr, what: &str) -> Result<usize, PlanError> {
         sql::Expr::Nested(x) => count_literal(x, what),
         other => Err(unsupported(format!("non-literal {what}"), other.span())),
     }
+}
+
+/// `(descending, nulls_first)` of an ORDER BY item (NULLs sort as the largest value).
+fn sort_options(o: &sql::OrderByExpr) -> Result<(bool, bool), PlanError> {
+    if o.with_fill.is_some() {
+        return Err(unsupported("WITH FILL", o.expr.span()));
+    }
+    let descending = match &o.options.sort {
+        None | Some(sql::OrderBySort::Asc) => false,
+        Some(sql::OrderBySort::Desc) => true,
+        Some(sql::OrderBySort::Using(_)) => {
+            return Err(unsupported("ORDER BY ... USING", o.expr.span()))
+        }
+    };
+    Ok((descending, o.options.nulls_first.unwrap_or(descending)))
 }
 
 /// The row count of `FETCH {FIRST|NEXT} [n] {ROW|ROWS} ONLY` (no count means one row).

@@ -10,7 +10,7 @@
 //! Supported: `SELECT [DISTINCT]` with expressions and aliases over one table or inner equi-joins,
 //! `WHERE`, `GROUP BY` (expressions, aliases, ordinals), `COUNT/SUM/AVG/MIN/MAX`, `HAVING`,
 //! `ORDER BY` (expressions, aliases, ordinals, `ASC/DESC`, `NULLS FIRST/LAST`), `LIMIT/OFFSET`,
-//! `OFFSET n ROWS` and `FETCH FIRST n ROWS ONLY`,
+//! `OFFSET n ROWS` and `FETCH FIRST n ROWS ONLY`, `VALUES (...), (...)` as a query,
 //! `?` and `$n` parameters; `EXPLAIN`, `CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`,
 //! `INSERT ... VALUES`. Anything else is a [`PlanError::Unsupported`] naming the construct and
 //! its position.

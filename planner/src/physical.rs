@@ -124,10 +124,12 @@ pub(crate) fn plan_select(
     let outputs_schema = Schema::new(all_fields);
 
     let root = if bs.scope.tables.is_empty() {
-        let mut plan = PhysicalPlan::Values {
-            schema: Schema::default(),
-            rows: vec![vec![]],
+        let (schema, rows) = match &bs.values {
+            Some((fields, rows)) => (Schema::new(fields.clone()), rows.clone()),
+            None => (Schema::default(), vec![vec![]]),
         };
+        let width = schema.len();
+        let mut plan = PhysicalPlan::Values { schema, rows };
         if let Some(p) = and_all(bs.conjuncts.clone()) {
             plan = PhysicalPlan::Filter {
                 input: Box::new(plan),
@@ -145,7 +147,7 @@ pub(crate) fn plan_select(
                 };
                 post_aggregate(plan, &bs)
             }
-            None => finish(project(plan, bs.outputs.clone(), 0), &bs),
+            None => finish(project(plan, bs.outputs.clone(), width), &bs),
         }
     } else {
         let data = plan_from(&bs, catalog, &mut fr)?;

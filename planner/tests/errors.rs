@@ -110,6 +110,11 @@ fn unsupported_with_position() {
         ("SELECT * FROM Item i, Category c", "cross join"),
         ("SELECT * FROM Item LIMIT ?", "parameters in LIMIT"),
         (
+            "VALUES (1), (?)",
+            "parameters in VALUES lists at line 1, column 14",
+        ),
+        ("SELECT * FROM (VALUES (1)) v", "subqueries in FROM"),
+        (
             "SELECT * FROM Item FETCH FIRST 2 ROWS WITH TIES",
             "FETCH ... WITH TIES at line 1, column 32",
         ),

@@ -437,6 +437,33 @@ fn fetch_first_plans_like_limit() {
 }
 
 #[test]
+fn values_query_is_one_constant_fragment() {
+    let cat = catalog();
+    let q = query(
+        &cat,
+        "VALUES (1, 'a'), (2.5, NULL) ORDER BY column1 DESC LIMIT 1",
+        &[],
+    );
+    assert_eq!(q.fragments.len(), 1);
+    assert_eq!(shape(&q.fragments[0].plan), "Limit(Sort(Values))");
+    assert_eq!(
+        q.output_schema.types(),
+        vec![DataType::Float64, DataType::Utf8]
+    );
+    assert_eq!(q.output_schema.fields[1].name, "column2");
+    match &nodes(&q, "Values")[0] {
+        PhysicalPlan::Values { rows, .. } => assert_eq!(
+            rows,
+            &vec![
+                vec![Value::Float(1.0), Value::Str("a".into())],
+                vec![Value::Float(2.5), Value::Null],
+            ]
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn default_null_ordering() {
     let cat = catalog();
     let q = query(&cat, "SELECT id FROM Item ORDER BY id ASC", &[]);
