@@ -515,16 +515,9 @@ fn insert_null_into_non_key_column() {
 }
 
 /// Every row of `sql`, sorted.
-fn sorted_rows(c: &weir::Cluster, sql: &str) -> Vec<Vec<Value>> {
-    let mut rows = c.query(sql, &[]).unwrap().rows();
-    rows.sort_by(|a, b| {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| x.sort_cmp(y))
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    rows
+/// `sql`'s rows, sorted for order-independent comparison.
+fn query_sorted(c: &weir::Cluster, sql: &str) -> Vec<Vec<Value>> {
+    common::sorted_rows(c.query(sql, &[]).unwrap().rows())
 }
 
 #[test]
@@ -551,7 +544,7 @@ fn a_table_without_a_primary_key_keeps_every_row() {
     let x = || vec![Value::Int(1), Value::from("x")];
     let nulls = || vec![Value::Null, Value::Null];
     assert_eq!(
-        sorted_rows(&c, "SELECT a, b FROM t"),
+        query_sorted(&c, "SELECT a, b FROM t"),
         vec![
             nulls(),
             nulls(),
@@ -635,7 +628,7 @@ fn a_declared_key_refuses_duplicates_and_nulls_naming_key_and_value() {
         .unwrap();
     c.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
         .unwrap();
-    let before = sorted_rows(&c, "SELECT id, v FROM t");
+    let before = query_sorted(&c, "SELECT id, v FROM t");
     let dup = |value: i64| Error::DuplicateKey {
         table: "t".into(),
         column: "id".into(),
@@ -653,13 +646,13 @@ fn a_declared_key_refuses_duplicates_and_nulls_naming_key_and_value() {
     assert_eq!(e, dup(3));
     assert_eq!(e.to_string(), "duplicate primary key id = 3 in table t");
     assert_eq!(e.kind(), "duplicate_key");
-    assert_eq!(sorted_rows(&c, "SELECT id, v FROM t"), before);
+    assert_eq!(query_sorted(&c, "SELECT id, v FROM t"), before);
     // Two rows of one statement with the same key.
     let e = c
         .execute("INSERT INTO t VALUES (70, 'x'), (71, 'y'), (70, 'z')")
         .unwrap_err();
     assert_eq!(e, dup(70));
-    assert_eq!(sorted_rows(&c, "SELECT id, v FROM t"), before);
+    assert_eq!(query_sorted(&c, "SELECT id, v FROM t"), before);
     // A NULL key, also through a parameter.
     let null = Error::NullKey {
         table: "t".into(),
@@ -695,7 +688,7 @@ fn a_declared_key_refuses_duplicates_and_nulls_naming_key_and_value() {
             .unwrap_err(),
         null
     );
-    assert_eq!(sorted_rows(&c, "SELECT id, v FROM t"), before);
+    assert_eq!(query_sorted(&c, "SELECT id, v FROM t"), before);
     assert_eq!(total_rows_stored(&c), 3);
     // The table still takes new keys.
     c.execute("INSERT INTO t VALUES (4, 'd')").unwrap();
@@ -810,7 +803,7 @@ fn insert_forms_that_work_and_create_table_clauses_that_are_refused() {
         .unwrap();
     c.execute("INSERT INTO t VALUES (3, DEFAULT, 3)").unwrap();
     assert_eq!(
-        sorted_rows(&c, "SELECT id, name, x FROM t"),
+        query_sorted(&c, "SELECT id, name, x FROM t"),
         vec![
             vec![1.into(), "one".into(), 1.5.into()],
             vec![2.into(), "two".into(), Value::Null],
@@ -828,7 +821,7 @@ fn insert_forms_that_work_and_create_table_clauses_that_are_refused() {
     c.execute("INSERT INTO k DEFAULT VALUES").unwrap();
     c.execute("INSERT INTO k DEFAULT VALUES").unwrap();
     assert_eq!(
-        sorted_rows(&c, "SELECT a, b FROM k"),
+        query_sorted(&c, "SELECT a, b FROM k"),
         vec![vec![Value::Null, Value::Null]; 2]
     );
 

@@ -4,23 +4,12 @@
 
 mod common;
 
-use common::assert_idle;
+use common::{assert_idle, sorted_rows};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use weir::bench::overload::{JoinData, CUSTOMERS, DEFAULT_NODE_MEMORY, ORDERS, OVERLOAD_QUERY};
 use weir::runtime::JoinMode;
 use weir::{Batch, Cluster, Column, Value};
-
-fn sorted(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
-    rows.sort_by(|a, b| {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| x.sort_cmp(y))
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    rows
-}
 
 /// `weir bench overload` in small: 10 nodes of 8 MiB, the join of orders and customers
 /// grouped by region, many closed-loop clients for a few seconds, Guarded mode.
@@ -37,7 +26,7 @@ fn guarded_overload_stays_within_every_budget_and_answers_right() {
         .build()
         .unwrap();
     data.load(&c).unwrap();
-    let healthy = sorted(c.query(OVERLOAD_QUERY, &[]).unwrap().rows());
+    let healthy = sorted_rows(c.query(OVERLOAD_QUERY, &[]).unwrap().rows());
     assert_eq!(healthy.len(), 8);
 
     let clients = 128;
@@ -52,7 +41,7 @@ fn guarded_overload_stays_within_every_budget_and_answers_right() {
                         let mut seen = BTreeMap::new();
                         while Instant::now() < deadline {
                             let key = match c.query(OVERLOAD_QUERY, &[]) {
-                                Ok(r) if sorted(r.rows()) == *healthy => "ok".to_string(),
+                                Ok(r) if sorted_rows(r.rows()) == *healthy => "ok".to_string(),
                                 Ok(r) => format!("wrong answer: {:?}", r.rows()),
                                 Err(e) => {
                                     let e = e.to_string();
