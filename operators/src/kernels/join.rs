@@ -672,6 +672,22 @@ mod tests {
         assert!(op.next_output().unwrap().is_none());
     }
 
+    /// A join on column 0 of both sides, building the right one, with `batch_size` rows per
+    /// output batch and its memory in a pool the test can read.
+    fn counted_join(batch_size: usize) -> (Arc<UnboundedPool>, HashJoinOp) {
+        let pool = UnboundedPool::new();
+        let mut ctx = ExecContext::new(vec![]);
+        ctx.batch_size = batch_size;
+        let op = HashJoinOp::new(
+            vec![Expr::col(0)],
+            vec![Expr::col(0)],
+            JoinSide::Right,
+            ctx,
+            Reservation::new(pool.clone() as Arc<dyn crate::MemoryPool>),
+        );
+        (pool, op)
+    }
+
     /// A build side of `keys` distinct keys, each `dups` times: `(key, build row)`.
     fn dup_build(keys: i64, dups: i64) -> Batch {
         let k: Vec<i64> = (0..keys * dups).map(|i| i % keys).collect();
@@ -681,16 +697,7 @@ mod tests {
 
     #[test]
     fn exploding_probe_is_emitted_one_batch_at_a_time() {
-        let pool = UnboundedPool::new();
-        let mut ctx = ExecContext::new(vec![]);
-        ctx.batch_size = 100;
-        let mut op = HashJoinOp::new(
-            vec![Expr::col(0)],
-            vec![Expr::col(0)],
-            JoinSide::Right,
-            ctx,
-            Reservation::new(pool.clone() as Arc<dyn crate::MemoryPool>),
-        );
+        let (pool, mut op) = counted_join(100);
         // 4 distinct keys, 500 build rows each.
         op.push(1, dup_build(4, 500)).unwrap();
         op.finish(1).unwrap();
@@ -773,16 +780,7 @@ mod tests {
 
     #[test]
     fn early_probe_batches_are_probed_one_at_a_time() {
-        let pool = UnboundedPool::new();
-        let mut ctx = ExecContext::new(vec![]);
-        ctx.batch_size = 10;
-        let mut op = HashJoinOp::new(
-            vec![Expr::col(0)],
-            vec![Expr::col(0)],
-            JoinSide::Right,
-            ctx,
-            Reservation::new(pool.clone() as Arc<dyn crate::MemoryPool>),
-        );
+        let (pool, mut op) = counted_join(10);
         // Out of order: probe batches before the build ends.
         let mut probe_bytes = 0;
         for k in 0..3 {
