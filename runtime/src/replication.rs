@@ -292,12 +292,15 @@ impl Coordinator<'_> {
                 return Err(Error::NodeDown(self.name(copies[0])));
             }
             let version = book.committed(table, p) + 1;
-            for &n in &targets {
+            // Every copy but the last gets a clone; the last takes the rows.
+            let (&last, others) = targets.split_last().expect("targets is not empty");
+            for &n in others {
                 per_node
                     .entry(n)
                     .or_default()
                     .push((p, version, rows.clone()));
             }
+            per_node.entry(last).or_default().push((p, version, rows));
             targets_of.push((p, targets));
         }
         let rx = self.replies.register(id);
