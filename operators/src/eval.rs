@@ -198,6 +198,9 @@ fn eval<'a>(expr: &Expr, batch: &'a Batch, params: &[Value]) -> Result<Val<'a>> 
             .get(*i)
             .map(|v| scalar(v.clone()))
             .ok_or(Error::MissingParameter(i + 1)),
+        Expr::OuterColumn(i) => Err(Error::Internal(format!(
+            "outer column #{i} reached execution (a correlated subquery was not decorrelated)"
+        ))),
         Expr::Binary { op, left, right } => {
             let l = eval(left, batch, params)?;
             let r = eval(right, batch, params)?;

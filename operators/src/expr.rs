@@ -91,6 +91,10 @@ pub enum Expr {
     Literal(Value),
     /// Positional parameter (0-based), bound at execution.
     Param(usize),
+    /// Column `i` of the enclosing query's row, inside a correlated subquery. Only the
+    /// planner sees it: decorrelation turns it into a join condition before execution, and
+    /// evaluating it is an error.
+    OuterColumn(usize),
     /// `left op right`. Integer arithmetic stays integer (errors on overflow and division by
     /// zero); mixing an integer and a float gives a float.
     Binary {
@@ -200,54 +204,46 @@ impl Expr {
         self.binary(BinaryOp::And, right)
     }
 
-    /// Calls `f` on every column index this expression reads.
-    pub fn visit_columns(&self, f: &mut dyn FnMut(usize)) {
+    /// The direct sub-expressions, in evaluation order.
+    pub fn children(&self) -> Vec<&Expr> {
         match self {
-            Expr::Column(i) => f(*i),
-            Expr::Literal(_) | Expr::Param(_) => {}
-            Expr::Binary { left, right, .. } => {
-                left.visit_columns(f);
-                right.visit_columns(f);
-            }
-            Expr::Not(e) | Expr::Negate(e) | Expr::IsNull { expr: e, .. } => e.visit_columns(f),
-            Expr::Cast { expr, .. } => expr.visit_columns(f),
+            Expr::Column(_) | Expr::OuterColumn(_) | Expr::Literal(_) | Expr::Param(_) => vec![],
+            Expr::Binary { left, right, .. } => vec![left, right],
+            Expr::Not(e) | Expr::Negate(e) | Expr::IsNull { expr: e, .. } => vec![e],
+            Expr::Cast { expr, .. } => vec![expr],
             Expr::InList { expr, list, .. } => {
-                expr.visit_columns(f);
-                list.iter().for_each(|e| e.visit_columns(f));
+                let mut v: Vec<&Expr> = vec![expr];
+                v.extend(list);
+                v
             }
             Expr::Between {
                 expr, low, high, ..
-            } => {
-                expr.visit_columns(f);
-                low.visit_columns(f);
-                high.visit_columns(f);
-            }
-            Expr::Like { expr, pattern, .. } => {
-                expr.visit_columns(f);
-                pattern.visit_columns(f);
-            }
+            } => vec![expr, low, high],
+            Expr::Like { expr, pattern, .. } => vec![expr, pattern],
             Expr::Case {
                 operand,
                 branches,
                 else_result,
             } => {
-                operand.iter().for_each(|e| e.visit_columns(f));
+                let mut v: Vec<&Expr> = operand.iter().map(|e| &**e).collect();
                 for (w, t) in branches {
-                    w.visit_columns(f);
-                    t.visit_columns(f);
+                    v.push(w);
+                    v.push(t);
                 }
-                else_result.iter().for_each(|e| e.visit_columns(f));
+                v.extend(else_result.iter().map(|e| &**e));
+                v
             }
-            Expr::Function { args, .. } => args.iter().for_each(|e| e.visit_columns(f)),
+            Expr::Function { args, .. } => args.iter().collect(),
         }
     }
 
-    /// Rewrites every column index through `map` (used when inputs are pruned or reordered).
-    pub fn map_columns(&self, map: &dyn Fn(usize) -> usize) -> Expr {
-        let b = |e: &Expr| Box::new(e.map_columns(map));
+    /// The same node with every direct sub-expression replaced by `f` of it.
+    pub fn map_children(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
+        let mut b = |e: &Expr| Box::new(f(e));
         match self {
-            Expr::Column(i) => Expr::Column(map(*i)),
-            Expr::Literal(_) | Expr::Param(_) => self.clone(),
+            Expr::Column(_) | Expr::OuterColumn(_) | Expr::Literal(_) | Expr::Param(_) => {
+                self.clone()
+            }
             Expr::Binary { op, left, right } => Expr::Binary {
                 op: *op,
                 left: b(left),
@@ -269,7 +265,7 @@ impl Expr {
                 negated,
             } => Expr::InList {
                 expr: b(expr),
-                list: list.iter().map(|e| e.map_columns(map)).collect(),
+                list: list.iter().map(|e| *b(e)).collect(),
                 negated: *negated,
             },
             Expr::Between {
@@ -299,18 +295,48 @@ impl Expr {
                 branches,
                 else_result,
             } => Expr::Case {
-                operand: operand.as_deref().map(b),
-                branches: branches
-                    .iter()
-                    .map(|(w, t)| (w.map_columns(map), t.map_columns(map)))
-                    .collect(),
-                else_result: else_result.as_deref().map(b),
+                operand: operand.as_deref().map(&mut b),
+                branches: branches.iter().map(|(w, t)| (*b(w), *b(t))).collect(),
+                else_result: else_result.as_deref().map(&mut b),
             },
             Expr::Function { func, args } => Expr::Function {
                 func: *func,
-                args: args.iter().map(|e| e.map_columns(map)).collect(),
+                args: args.iter().map(|e| *b(e)).collect(),
             },
         }
+    }
+
+    /// Rewrites the tree top-down: where `f` returns a replacement it is used as is (its
+    /// children are not visited); elsewhere the node is kept and its children rewritten.
+    pub fn transform(&self, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Expr {
+        match f(self) {
+            Some(e) => e,
+            None => self.map_children(&mut |c| c.transform(f)),
+        }
+    }
+
+    /// Whether `pred` holds for this node or any node below it.
+    pub fn any(&self, pred: &dyn Fn(&Expr) -> bool) -> bool {
+        pred(self) || self.children().into_iter().any(|c| c.any(pred))
+    }
+
+    /// Calls `f` on every column index this expression reads (outer references excluded).
+    pub fn visit_columns(&self, f: &mut dyn FnMut(usize)) {
+        match self {
+            Expr::Column(i) => f(*i),
+            other => other
+                .children()
+                .into_iter()
+                .for_each(|c| c.visit_columns(f)),
+        }
+    }
+
+    /// Rewrites every column index through `map` (used when inputs are pruned or reordered).
+    pub fn map_columns(&self, map: &dyn Fn(usize) -> usize) -> Expr {
+        self.transform(&mut |e| match e {
+            Expr::Column(i) => Some(Expr::Column(map(*i))),
+            _ => None,
+        })
     }
 }
 
@@ -324,6 +350,7 @@ impl Expr {
             Expr::Literal(Value::Str(s)) => format!("'{}'", s.replace('\'', "''")),
             Expr::Literal(v) => v.to_string(),
             Expr::Param(i) => format!("${}", i + 1),
+            Expr::OuterColumn(i) => format!("outer.#{i}"),
             Expr::Binary { op, left, right } => {
                 format!("({} {} {})", f(left), op.symbol(), f(right))
             }

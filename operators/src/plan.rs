@@ -199,6 +199,11 @@ pub enum PhysicalPlan {
         /// Schema of the batches received.
         schema: Schema,
     },
+    /// `UNION ALL`: every input's rows, in arrival order (inputs have the same schema).
+    Union {
+        /// Inputs, in port order.
+        inputs: Vec<PhysicalPlan>,
+    },
     /// A constant relation (e.g. `SELECT 1`).
     Values {
         /// Output schema.
@@ -223,6 +228,7 @@ impl PhysicalPlan {
             | PhysicalPlan::Sort { input, .. }
             | PhysicalPlan::Limit { input, .. } => vec![input],
             PhysicalPlan::HashJoin { left, right, .. } => vec![left, right],
+            PhysicalPlan::Union { inputs } => inputs.iter().collect(),
         }
     }
 
@@ -239,6 +245,7 @@ impl PhysicalPlan {
             PhysicalPlan::Limit { .. } => "Limit",
             PhysicalPlan::Exchange { .. } => "Exchange",
             PhysicalPlan::Values { .. } => "Values",
+            PhysicalPlan::Union { .. } => "Union",
         }
     }
 }

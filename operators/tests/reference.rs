@@ -78,6 +78,7 @@ fn eval_ref(e: &Expr, row: &[Value], params: &[Value]) -> Result<Value, ()> {
         Expr::Column(i) => row[*i].clone(),
         Expr::Literal(v) => v.clone(),
         Expr::Param(i) => params.get(*i).cloned().ok_or(())?,
+        Expr::OuterColumn(_) => return Err(()),
         Expr::Binary { op, left, right } => {
             let a = eval_ref(left, row, params)?;
             let b = eval_ref(right, row, params)?;

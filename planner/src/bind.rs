@@ -6,8 +6,9 @@
 //! refer to the combined row. In an aggregating query, HAVING, the select list and ORDER BY
 //! refer to the aggregation output instead: group keys followed by aggregate results.
 
-use crate::catalog::{Catalog, TableDef};
+use crate::catalog::Catalog;
 use crate::error::PlanError;
+use crate::logical::{ApplyKind, LogicalPlan};
 use hashbrown::HashMap;
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
@@ -16,6 +17,9 @@ use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
 mod scalar;
 mod select;
+mod subquery;
+
+use subquery::{contains_subquery, negate_if};
 
 /// `"line L, column C"` for a span, or empty when the span is unknown.
 pub(crate) fn pos(span: Span) -> String {
@@ -173,21 +177,32 @@ fn dollar_index(s: &str) -> Option<usize> {
     n.checked_sub(1)
 }
 
-/// One table of the FROM clause.
+/// One relation of the FROM clause: a table, a view, a CTE or a derived table.
 #[derive(Debug, Clone)]
 pub(crate) struct ScopeTable {
-    /// The catalog definition.
-    pub def: TableDef,
+    /// Its columns.
+    pub fields: Vec<Field>,
     /// Name it is referred to by (alias, or table name), lowercase.
     pub alias: String,
     /// Position of its first column in the combined row.
     pub offset: usize,
+    /// Columns (local positions) merged into an earlier table's by `JOIN ... USING`: an
+    /// unqualified name and `*` mean the earlier one.
+    pub merged: Vec<usize>,
 }
 
-/// The tables in scope and the combined row's column types.
+impl ScopeTable {
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.fields
+            .iter()
+            .position(|f| f.name.eq_ignore_ascii_case(name))
+    }
+}
+
+/// The relations in scope and the combined row's column types.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Scope {
-    /// Tables in FROM order.
+    /// Relations in FROM order.
     pub tables: Vec<ScopeTable>,
     /// Combined-row column types.
     pub types: Vec<DataType>,
@@ -196,7 +211,12 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
-    fn add(&mut self, def: TableDef, alias: String, span: Span) -> Result<(), PlanError> {
+    pub(crate) fn add(
+        &mut self,
+        fields: Vec<Field>,
+        alias: String,
+        span: Span,
+    ) -> Result<(), PlanError> {
         if self.tables.iter().any(|t| t.alias == alias) {
             return Err(PlanError::Invalid(format!(
                 "table name '{alias}' specified more than once{}",
@@ -204,20 +224,20 @@ impl Scope {
             )));
         }
         let offset = self.types.len();
-        for f in &def.schema.fields {
+        for f in &fields {
             self.types.push(f.data_type);
             self.names.push(f.name.clone());
         }
-        self.tables.push(ScopeTable { def, alias, offset });
+        self.tables.push(ScopeTable {
+            fields,
+            alias,
+            offset,
+            merged: Vec::new(),
+        });
         Ok(())
     }
 
-    /// The table whose columns include combined-row column `g`.
-    pub fn table_of(&self, g: usize) -> usize {
-        self.tables.iter().rposition(|t| t.offset <= g).unwrap_or(0)
-    }
-
-    fn resolve(&self, parts: &[sql::Ident], span: Span) -> Result<usize, PlanError> {
+    pub(crate) fn resolve(&self, parts: &[sql::Ident], span: Span) -> Result<usize, PlanError> {
         let full = parts
             .iter()
             .map(|p| p.value.as_str())
@@ -231,7 +251,10 @@ impl Scope {
             [c] => {
                 let mut found = None;
                 for t in &self.tables {
-                    if let Some(i) = t.def.schema.index_of(&c.value) {
+                    if let Some(i) = t.index_of(&c.value) {
+                        if t.merged.contains(&i) {
+                            continue;
+                        }
                         if found.is_some() {
                             return Err(PlanError::AmbiguousColumn(c.value.clone()));
                         }
@@ -247,7 +270,7 @@ impl Scope {
                     .iter()
                     .find(|t| t.alias == q)
                     .ok_or_else(unknown)?;
-                let i = t.def.schema.index_of(&c.value).ok_or_else(unknown)?;
+                let i = t.index_of(&c.value).ok_or_else(unknown)?;
                 Ok(t.offset + i)
             }
             [] => Err(unknown()),
@@ -284,65 +307,11 @@ pub(crate) struct AggCtx {
     aggs: Vec<AggregateExpr>,
 }
 
-/// The aggregation of a bound query.
-#[derive(Debug, Clone)]
-pub(crate) struct AggPlan {
-    /// Group keys over the combined row.
-    pub groups: Vec<Expr>,
-    /// Their types.
-    pub group_types: Vec<DataType>,
-    /// Aggregates (arguments over the combined row).
-    pub aggs: Vec<AggregateExpr>,
-}
-
-/// A bound `SELECT`.
-#[derive(Debug, Clone)]
-pub(crate) struct BoundSelect {
-    /// FROM tables.
-    pub scope: Scope,
-    /// WHERE and ON conjuncts over the combined row.
-    pub conjuncts: Vec<Expr>,
-    /// Aggregation, if the query aggregates.
-    pub agg: Option<AggPlan>,
-    /// HAVING over the aggregation output.
-    pub having: Option<Expr>,
-    /// Select expressions followed by hidden ORDER BY expressions (over the aggregation output
-    /// when aggregating, else over the combined row).
-    pub outputs: Vec<Expr>,
-    /// Types of `outputs`.
-    pub output_types: Vec<DataType>,
-    /// The visible result columns (a prefix of `outputs`).
-    pub visible: Vec<Field>,
-    /// Sort keys over `outputs` positions.
-    pub order: Vec<SortKey>,
-    /// LIMIT.
-    pub limit: Option<usize>,
-    /// OFFSET.
-    pub offset: usize,
-    /// For a `VALUES` query: the constant rows (no FROM tables; `outputs` read their columns).
-    pub values: Option<(Vec<Field>, Vec<Vec<Value>>)>,
-}
-
 /// Whether an expression reads any column.
 pub(crate) fn has_columns(e: &Expr) -> bool {
     let mut any = false;
     e.visit_columns(&mut |_| any = true);
     any
-}
-
-/// Splits a predicate into its AND-ed conjuncts.
-pub(crate) fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::Binary {
-            op: BinaryOp::And,
-            left,
-            right,
-        } => {
-            conjuncts(*left, out);
-            conjuncts(*right, out);
-        }
-        e => out.push(e),
-    }
 }
 
 /// Maps a SQL type to a weir type.
@@ -462,13 +431,64 @@ fn type_name(t: Option<DataType>) -> String {
     t.map_or_else(|| "NULL".to_string(), |t| t.to_string())
 }
 
+/// Placeholder columns for subquery results: an expression bound over a SELECT's FROM row
+/// refers to its `k`-th subquery as `Column(PRE_APPLY + k)`, one bound over its aggregation
+/// output as `Column(POST_APPLY + k)`, until the subqueries are placed (see
+/// [`Binder::place_subqueries`]).
+pub(crate) const PRE_APPLY: usize = usize::MAX / 4;
+/// See [`PRE_APPLY`].
+pub(crate) const POST_APPLY: usize = usize::MAX / 2;
+
+/// A subquery met in an expression, waiting to be placed over its SELECT's rows.
+#[derive(Debug)]
+pub(crate) struct PendingApply {
+    pub subquery: LogicalPlan,
+    pub kind: ApplyKind,
+    pub field: Field,
+}
+
+/// The subqueries met while binding one SELECT: over its FROM row (`pre`) and over its
+/// aggregation output (`post`).
+#[derive(Debug, Default)]
+pub(crate) struct SubqueryFrame {
+    pub pre: Vec<PendingApply>,
+    pub post: Vec<PendingApply>,
+}
+
+/// A bound query: its logical plan and the columns users see (the plan's output).
+#[derive(Debug, Clone)]
+pub(crate) struct BoundQuery {
+    pub plan: LogicalPlan,
+    pub fields: Vec<Field>,
+}
+
 /// Binds expressions and queries; owns the parameter bookkeeping.
 pub(crate) struct Binder<'a> {
     /// Parameters.
     pub params: Params<'a>,
+    /// Tables and views.
+    pub catalog: &'a Catalog,
+    /// The FROM scope of each enclosing query, innermost last; `None` where a subquery may not
+    /// refer to it (derived tables, CTEs, subqueries over aggregated rows).
+    pub outer: Vec<Option<Scope>>,
+    /// Subqueries met per SELECT being bound, innermost last.
+    pub frames: Vec<SubqueryFrame>,
+    /// Common table expressions in scope, innermost last.
+    pub ctes: Vec<(String, BoundQuery)>,
 }
 
 impl<'a> Binder<'a> {
+    /// A binder for one statement over `catalog`.
+    pub fn new(params: Params<'a>, catalog: &'a Catalog) -> Self {
+        Binder {
+            params,
+            catalog,
+            outer: Vec::new(),
+            frames: Vec::new(),
+            ctes: Vec::new(),
+        }
+    }
+
     /// Converts `b` to `target`, inserting a cast from BIGINT to DOUBLE where needed and
     /// recording the expected type of an untyped parameter.
     fn coerce(&mut self, b: B, target: DataType) -> Expr {
@@ -599,7 +619,12 @@ impl<'a> Binder<'a> {
                     return self.aggregate(f, e, scope, ctx);
                 }
             }
-            if let Ok(b) = self.expr(e, scope, None) {
+            let trial = if contains_subquery(e) {
+                None
+            } else {
+                self.expr(e, scope, None).ok()
+            };
+            if let Some(b) = trial {
                 if let Some(i) = ctx.groups.iter().position(|g| g.expr == b.expr) {
                     return Ok(B::new(Expr::Column(i), ctx.groups[i].ty));
                 }
@@ -616,14 +641,8 @@ impl<'a> Binder<'a> {
         }
         let span = e.span();
         match e {
-            E::Identifier(id) => {
-                let g = scope.resolve(std::slice::from_ref(id), id.span)?;
-                Ok(B::new(Expr::Column(g), Some(scope.types[g])))
-            }
-            E::CompoundIdentifier(ids) => {
-                let g = scope.resolve(ids, span)?;
-                Ok(B::new(Expr::Column(g), Some(scope.types[g])))
-            }
+            E::Identifier(id) => self.column(std::slice::from_ref(id), id.span, scope),
+            E::CompoundIdentifier(ids) => self.column(ids, span, scope),
             E::Nested(inner) => self.expr(inner, scope, agg),
             E::Value(v) => self.literal(v, false),
             E::UnaryOp { op, expr } => {
@@ -671,7 +690,10 @@ impl<'a> Binder<'a> {
             } => {
                 let list = match target {
                     sql::InTarget::List(l) => l,
-                    _ => return Err(unsupported("subqueries", span)),
+                    sql::InTarget::Subquery(q) => {
+                        return self.in_subquery(e, expr, q, *negated, scope, agg)
+                    }
+                    _ => return Err(unsupported("this IN form", span)),
                 };
                 let x = self.expr(expr, scope, agg.as_deref_mut())?;
                 let mut items = Vec::with_capacity(list.len());
@@ -811,7 +833,18 @@ impl<'a> Binder<'a> {
             | E::Position { .. }
             | E::Ceil { .. }
             | E::Floor { .. } => self.special(e, scope, agg),
-            E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries", span)),
+            E::Subquery(q) => self.scalar_subquery(q, scope, agg.is_some()),
+            E::Exists { subquery, negated } => {
+                let mark = self.subquery_apply(
+                    subquery,
+                    scope,
+                    agg.is_some(),
+                    ApplyKind::Exists,
+                    Field::new("exists", DataType::Boolean),
+                )?;
+                Ok(B::new(negate_if(mark, *negated), Some(DataType::Boolean)))
+            }
+
             E::Case {
                 operand,
                 conditions,

@@ -11,7 +11,8 @@ pub fn fmt_expr(e: &Expr, names: &[String]) -> String {
     e.render(&|i| names.get(i).cloned().unwrap_or_else(|| format!("#{i}")))
 }
 
-fn fmt_agg(a: &AggregateExpr, names: &[String]) -> String {
+/// Formats an aggregate call with its argument over `names`.
+pub(crate) fn fmt_agg(a: &AggregateExpr, names: &[String]) -> String {
     match (&a.func, &a.arg) {
         (AggFunc::CountStar, _) => "COUNT(*)".to_string(),
         (func, Some(arg)) => format!("{}({})", func.name(), fmt_expr(arg, names)),
@@ -96,6 +97,7 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
         PhysicalPlan::Exchange { schema, .. } | PhysicalPlan::Values { schema, .. } => {
             schema.fields.iter().map(|f| f.name.clone()).collect()
         }
+        PhysicalPlan::Union { inputs } => inputs.first().map(names).unwrap_or_default(),
     }
 }
 
@@ -270,6 +272,7 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
             format!("Exchange #{id} from {}", from.join(", "))
         }
         PhysicalPlan::Values { rows, .. } => format!("Values ({} row(s))", rows.len()),
+        PhysicalPlan::Union { inputs } => format!("Union ({} inputs)", inputs.len()),
     };
     let _ = writeln!(out, "{pad}{line}");
     for c in plan.children() {
@@ -303,7 +306,7 @@ fn fmt_placement(p: &Placement) -> String {
 
 /// Renders a whole plan (see [`QueryPlan::explain`]).
 pub(crate) fn explain(qp: &QueryPlan, nodes_of: &dyn Fn(&Fragment) -> String) -> String {
-    let mut out = String::new();
+    let mut out = qp.verbose.clone().unwrap_or_default();
     for f in &qp.fragments {
         let _ = write!(
             out,

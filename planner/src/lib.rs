@@ -24,6 +24,8 @@ mod ddl;
 mod depth;
 pub mod error;
 pub mod explain;
+pub mod logical;
+pub mod optimizer;
 mod physical;
 pub mod statement;
 
@@ -72,19 +74,25 @@ pub fn plan_statement(
     };
     let params = Params::from_tokens(&tokens, params)?;
     params.check_count()?;
-    let mut binder = Binder { params };
+    let mut binder = Binder::new(params, catalog);
     match &stmt {
         sql::Statement::Query(q) => Ok(Statement::Query(plan_query(q, catalog, &mut binder)?)),
         sql::Statement::Explain {
-            statement, analyze, ..
+            statement,
+            analyze,
+            verbose,
+            ..
         } => {
             if *analyze {
                 return Err(unsupported("EXPLAIN ANALYZE", stmt.span()));
             }
             match statement.as_ref() {
-                sql::Statement::Query(q) => {
-                    Ok(Statement::Explain(plan_query(q, catalog, &mut binder)?))
-                }
+                sql::Statement::Query(q) => Ok(Statement::Explain(plan_query_explained(
+                    q,
+                    catalog,
+                    &mut binder,
+                    *verbose,
+                )?)),
                 other => Err(unsupported(
                     format!("EXPLAIN of {}", statement_kind(other)),
                     other.span(),
@@ -109,9 +117,35 @@ fn plan_query(
     catalog: &Catalog,
     binder: &mut Binder<'_>,
 ) -> Result<QueryPlan, PlanError> {
-    let bound = binder.query(q, catalog)?;
+    plan_query_explained(q, catalog, binder, false)
+}
+
+/// Binds, optimizes and fragments a query; `verbose` keeps the logical plans' text (for
+/// `EXPLAIN VERBOSE`).
+fn plan_query_explained(
+    q: &sql::Query,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+    verbose: bool,
+) -> Result<QueryPlan, PlanError> {
+    let bound = binder.query(q)?;
     binder.params.check_types()?;
-    physical::plan_select(bound, catalog, binder.params.types.clone())
+    let logical = verbose.then(|| bound.plan.display_indent());
+    let optimized = optimizer::optimize(bound.plan)?;
+    let text = logical.map(|l| {
+        format!(
+            "Logical plan:\n{l}Optimized logical plan:\n{}Physical plan:\n",
+            optimized.display_indent()
+        )
+    });
+    let mut plan = physical::plan_query(
+        optimized,
+        bound.fields,
+        catalog,
+        binder.params.types.clone(),
+    )?;
+    plan.verbose = text;
+    Ok(plan)
 }
 
 /// A short name for a statement kind, e.g. `UPDATE` or `DROP VIEW`.

@@ -49,6 +49,8 @@ pub struct QueryPlan {
     pub output_schema: Schema,
     /// Expected type of every parameter (`None`: any type is accepted).
     pub param_types: Vec<Option<DataType>>,
+    /// For `EXPLAIN VERBOSE`: the logical plan as bound and as optimized, rendered.
+    pub verbose: Option<String>,
 }
 
 impl QueryPlan {

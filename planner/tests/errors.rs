@@ -75,27 +75,24 @@ fn unsupported_with_position() {
         "{e}"
     );
     for (sql, what) in [
-        (
-            "SELECT * FROM Item WHERE id IN (SELECT cid FROM Category)",
-            "subqueries",
-        ),
-        ("SELECT (SELECT 1) FROM Item", "subqueries"),
-        ("SELECT * FROM (SELECT * FROM Item) x", "subqueries in FROM"),
-        (
-            "SELECT * FROM Item LEFT JOIN Category ON fld = cid",
-            "LEFT OUTER JOIN",
-        ),
-        ("SELECT * FROM Item CROSS JOIN Category", "CROSS JOIN"),
-        (
-            "SELECT id FROM Item UNION SELECT cid FROM Category",
-            "UNION",
-        ),
         ("SELECT DISTINCT ON (name) name FROM Item", "DISTINCT ON"),
         (
-            "SELECT DISTINCT COUNT(*) FROM Item",
-            "SELECT DISTINCT with aggregates or GROUP BY at line 1, column 1",
+            "WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x",
+            "WITH RECURSIVE at line 1, column 1",
         ),
-        ("WITH x AS (SELECT 1) SELECT * FROM x", "WITH"),
+        (
+            "SELECT id FROM Item INTERSECT ALL SELECT cid FROM Category",
+            "INTERSECT ALL",
+        ),
+        ("SELECT * FROM Item, LATERAL (SELECT 1) x", "LATERAL"),
+        (
+            "SELECT * FROM Item WHERE id = 1 OR EXISTS (SELECT 1 FROM Category)",
+            "EXISTS outside of a WHERE conjunct",
+        ),
+        (
+            "SELECT * FROM Item WHERE fld = (SELECT cid FROM Category WHERE cid > Item.id)",
+            "a correlated scalar subquery that does not compute an aggregate",
+        ),
         ("UPDATE Item SET fld = 1", "UPDATE"),
         ("DELETE FROM Item", "DELETE"),
         (
@@ -107,13 +104,11 @@ fn unsupported_with_position() {
             "DISTINCT in aggregate",
         ),
         ("SELECT name ILIKE 'a' FROM Item", "ILIKE"),
-        ("SELECT * FROM Item i, Category c", "cross join"),
         ("SELECT * FROM Item LIMIT ?", "parameters in LIMIT"),
         (
             "VALUES (1), (?)",
             "parameters in VALUES lists at line 1, column 14",
         ),
-        ("SELECT * FROM (VALUES (1)) v", "subqueries in FROM"),
         (
             "SELECT * FROM Item FETCH FIRST 2 ROWS WITH TIES",
             "FETCH ... WITH TIES at line 1, column 32",
@@ -153,7 +148,7 @@ fn unsupported_with_position() {
             .contains("function substring takes 2 to 3 arguments, got 1"),
         "{e}"
     );
-    let e = err("SELECT id FROM Item WHERE id IN (SELECT 1)", &[]);
+    let e = err("SELECT id FROM Item WHERE name ILIKE 'a'", &[]);
     match e {
         PlanError::Unsupported { position, .. } => {
             assert!(position.starts_with("line 1, column 27"), "{position}")

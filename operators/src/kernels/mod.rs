@@ -24,6 +24,7 @@ pub mod limit;
 pub mod project;
 pub mod scan;
 pub mod sort;
+pub mod union;
 
 pub use scan::ScanSource;
 
@@ -175,6 +176,7 @@ pub fn create_operator(
         PhysicalPlan::Limit { offset, limit, .. } => {
             Ok(Box::new(limit::LimitOp::new(*offset, *limit)))
         }
+        PhysicalPlan::Union { .. } => Ok(Box::new(union::UnionOp::new())),
         other => Err(crate::Error::Internal(format!(
             "{} is a source, not an operator",
             other.name()

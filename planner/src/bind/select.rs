@@ -1,14 +1,22 @@
-//! Binding of whole queries: `SELECT` (FROM, WHERE, GROUP BY, the select list, HAVING, ORDER BY,
-//! LIMIT/OFFSET/FETCH) and `VALUES` lists, on top of the expression binding in the parent module.
+//! Binding of whole queries into logical plans: `WITH`, `SELECT` (FROM with joins and derived
+//! tables, WHERE, GROUP BY, the select list, HAVING, DISTINCT, ORDER BY), set operations,
+//! `VALUES` lists, and LIMIT/OFFSET/FETCH; on top of the expression binding in the parent
+//! module.
+//!
+//! A SELECT becomes, bottom up: the FROM joins (their output is the "combined row"), the
+//! Applies of its subqueries, a Filter for WHERE, an Aggregate (then the Applies of
+//! subqueries over aggregated rows and a Filter for HAVING), a Project of the select list
+//! (followed by hidden ORDER BY columns), Distinct, Sort, Limit, and a last Project that drops
+//! the hidden columns.
 
+use super::subquery::resolve_placeholders;
 use super::*;
+use crate::logical::{JoinKind, SetOpKind};
+use weir_operators::Schema;
 
 impl Binder<'_> {
-    /// Binds a whole query.
-    pub fn query(&mut self, q: &sql::Query, catalog: &Catalog) -> Result<BoundSelect, PlanError> {
-        if let Some(with) = &q.with {
-            return Err(unsupported("common table expressions (WITH)", with.span()));
-        }
+    /// Binds a whole query: its `WITH` list, its body, ORDER BY and LIMIT/OFFSET/FETCH.
+    pub fn query(&mut self, q: &sql::Query) -> Result<BoundQuery, PlanError> {
         if !q.locks.is_empty() {
             return Err(unsupported("locking clauses", q.span()));
         }
@@ -19,15 +27,236 @@ impl Binder<'_> {
         {
             return Err(unsupported("query clause", q.span()));
         }
-        let select = match q.body.as_ref() {
-            sql::SetExpr::Select(s) => s,
-            sql::SetExpr::SetOperation { op, .. } => {
-                return Err(unsupported(format!("set operations ({op})"), q.body.span()))
+        let ctes_before = self.ctes.len();
+        let result = self.with_clause(q).and_then(|()| match q.body.as_ref() {
+            sql::SetExpr::Select(s) => self.select(s, Some(q)),
+            body => {
+                let bound = self.set_expr(body)?;
+                self.order_limit_by_output(bound, q)
             }
-            sql::SetExpr::Values(v) => return self.values_query(v, q),
-            sql::SetExpr::Query(_) => return Err(unsupported("subqueries", q.body.span())),
-            _ => return Err(unsupported("this query form", q.body.span())),
+        });
+        self.ctes.truncate(ctes_before);
+        result
+    }
+
+    /// Binds the CTEs of `q.with` in order (each sees the ones before it).
+    fn with_clause(&mut self, q: &sql::Query) -> Result<(), PlanError> {
+        let Some(with) = &q.with else { return Ok(()) };
+        if with.recursive {
+            return Err(unsupported("WITH RECURSIVE", with.span()));
+        }
+        for cte in &with.cte_tables {
+            if cte.from.is_some() {
+                return Err(unsupported("CTE ... FROM", cte.alias.name.span));
+            }
+            let name = cte.alias.name.value.to_lowercase();
+            let same = |c: &&sql::Cte| c.alias.name.value.to_lowercase() == name;
+            if with.cte_tables.iter().filter(same).count() > 1 {
+                return Err(PlanError::Invalid(format!(
+                    "WITH query name '{name}' specified more than once{}",
+                    at(cte.alias.name.span)
+                )));
+            }
+            self.outer.push(None);
+            let bound = self.query(&cte.query);
+            self.outer.pop();
+            let mut bound = bound?;
+            rename_columns(&mut bound.fields, &cte.alias, cte.alias.name.span)?;
+            self.ctes.push((name, bound));
+        }
+        Ok(())
+    }
+
+    /// Binds a query body that is not a plain SELECT with its own ORDER BY.
+    fn set_expr(&mut self, body: &sql::SetExpr) -> Result<BoundQuery, PlanError> {
+        match body {
+            sql::SetExpr::Select(s) => self.select(s, None),
+            sql::SetExpr::Query(q) => self.query(q),
+            sql::SetExpr::Values(v) => self.values(v, body.span()),
+            sql::SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => self.set_operation(*op, *set_quantifier, left, right, body.span()),
+            _ => Err(unsupported("this query form", body.span())),
+        }
+    }
+
+    /// `left UNION|INTERSECT|EXCEPT [ALL|DISTINCT] right`.
+    fn set_operation(
+        &mut self,
+        op: sql::SetOperator,
+        quantifier: sql::SetQuantifier,
+        left: &sql::SetExpr,
+        right: &sql::SetExpr,
+        span: Span,
+    ) -> Result<BoundQuery, PlanError> {
+        let all = match quantifier {
+            sql::SetQuantifier::All => true,
+            sql::SetQuantifier::Distinct | sql::SetQuantifier::None => false,
+            other => return Err(unsupported(format!("{op} {other}"), span)),
         };
+        let l = self.set_expr(left)?;
+        let r = self.set_expr(right)?;
+        if l.fields.len() != r.fields.len() {
+            return Err(PlanError::Invalid(format!(
+                "each {op} query must have the same number of columns ({} and {}){}",
+                l.fields.len(),
+                r.fields.len(),
+                at(span)
+            )));
+        }
+        let mut types = Vec::with_capacity(l.fields.len());
+        for (a, b) in l.fields.iter().zip(&r.fields) {
+            let t = match (a.data_type, b.data_type) {
+                (x, y) if x == y => x,
+                (x, y) if x.is_numeric() && y.is_numeric() => DataType::Float64,
+                (x, y) => {
+                    return Err(PlanError::Type(format!(
+                        "{op} column '{}' mixes {x} and {y}{}",
+                        a.name,
+                        at(span)
+                    )))
+                }
+            };
+            types.push(t);
+        }
+        let fields: Vec<Field> = l
+            .fields
+            .iter()
+            .zip(&types)
+            .map(|(f, t)| Field::new(f.name.clone(), *t))
+            .collect();
+        let l = self.cast_columns(l, &types);
+        let r = self.cast_columns(r, &types);
+        let plan = match (op, all) {
+            (sql::SetOperator::Union, true) => union_all(l, r),
+            (sql::SetOperator::Union, false) => LogicalPlan::Distinct {
+                input: Box::new(union_all(l, r)),
+            },
+            (sql::SetOperator::Intersect, false) => LogicalPlan::SetOp {
+                left: Box::new(l),
+                right: Box::new(r),
+                kind: SetOpKind::Intersect,
+            },
+            (sql::SetOperator::Except | sql::SetOperator::Minus, false) => LogicalPlan::SetOp {
+                left: Box::new(l),
+                right: Box::new(r),
+                kind: SetOpKind::Except,
+            },
+            (op, _) => return Err(unsupported(format!("{op} ALL"), span)),
+        };
+        Ok(BoundQuery { plan, fields })
+    }
+
+    /// `bound`'s plan with its columns converted to `types` where they differ.
+    fn cast_columns(&mut self, bound: BoundQuery, types: &[DataType]) -> LogicalPlan {
+        if bound
+            .fields
+            .iter()
+            .zip(types)
+            .all(|(f, t)| f.data_type == *t)
+        {
+            return bound.plan;
+        }
+        let mut exprs = Vec::with_capacity(types.len());
+        let mut fields = Vec::with_capacity(types.len());
+        for (i, (f, t)) in bound.fields.iter().zip(types).enumerate() {
+            exprs.push(self.coerce(B::new(Expr::Column(i), Some(f.data_type)), *t));
+            fields.push(Field::new(f.name.clone(), *t));
+        }
+        bound.plan.project(exprs, fields)
+    }
+
+    /// ORDER BY (output positions or names) and LIMIT/OFFSET/FETCH over a bound query body.
+    fn order_limit_by_output(
+        &mut self,
+        bound: BoundQuery,
+        q: &sql::Query,
+    ) -> Result<BoundQuery, PlanError> {
+        let what = match q.body.as_ref() {
+            sql::SetExpr::Values(_) => "VALUES takes a column position or name (column1, ...)",
+            _ => "a set operation takes a column position or output name",
+        };
+        let mut keys = Vec::new();
+        if let Some(ob) = &q.order_by {
+            let sql::OrderByKind::Expressions(list) = &ob.kind else {
+                return Err(unsupported("ORDER BY ALL", ob.span()));
+            };
+            for o in list {
+                let (descending, nulls_first) = sort_options(o)?;
+                let position = match &o.expr {
+                    sql::Expr::Value(v) => match &v.value {
+                        sql::Value::Number(s, _) => {
+                            let n = s.parse::<usize>().unwrap_or(0);
+                            if n == 0 || n > bound.fields.len() {
+                                return Err(PlanError::Invalid(format!(
+                                    "ORDER BY position {s} is not in the select list{}",
+                                    at(v.span)
+                                )));
+                            }
+                            Some(n - 1)
+                        }
+                        _ => None,
+                    },
+                    sql::Expr::Identifier(id) => bound
+                        .fields
+                        .iter()
+                        .position(|f| f.name.eq_ignore_ascii_case(&id.value)),
+                    _ => None,
+                };
+                let Some(position) = position else {
+                    return Err(PlanError::Invalid(format!(
+                        "ORDER BY over {what}{}",
+                        at(o.expr.span())
+                    )));
+                };
+                keys.push(SortKey {
+                    expr: Expr::Column(position),
+                    descending,
+                    nulls_first,
+                });
+            }
+        }
+        let (limit, offset) = query_limit(q)?;
+        let mut plan = bound.plan;
+        if !keys.is_empty() {
+            plan = LogicalPlan::Sort {
+                input: Box::new(plan),
+                keys,
+            };
+        }
+        if limit.is_some() || offset > 0 {
+            plan = LogicalPlan::Limit {
+                input: Box::new(plan),
+                offset,
+                limit,
+            };
+        }
+        Ok(BoundQuery {
+            plan,
+            fields: bound.fields,
+        })
+    }
+
+    /// Binds a SELECT, with the ORDER BY and LIMIT of `q` when it is the query's whole body.
+    fn select(
+        &mut self,
+        select: &sql::Select,
+        q: Option<&sql::Query>,
+    ) -> Result<BoundQuery, PlanError> {
+        self.frames.push(SubqueryFrame::default());
+        let bound = self.select_in_frame(select, q);
+        self.frames.pop();
+        bound
+    }
+
+    fn select_in_frame(
+        &mut self,
+        select: &sql::Select,
+        q: Option<&sql::Query>,
+    ) -> Result<BoundQuery, PlanError> {
         let sspan = select.select_token.0.span;
         let distinct = match &select.distinct {
             None | Some(sql::Distinct::All) => false,
@@ -59,49 +288,16 @@ impl Binder<'_> {
         }
 
         // FROM
-        let mut scope = Scope::default();
-        let mut on_exprs: Vec<&sql::Expr> = Vec::new();
-        for twj in &select.from {
-            self.table_factor(&twj.relation, catalog, &mut scope)?;
-            for j in &twj.joins {
-                let jspan = j.relation.span();
-                let c = match &j.join_operator {
-                    sql::JoinOperator::Join(c) | sql::JoinOperator::Inner(c) => c,
-                    sql::JoinOperator::Left(_) | sql::JoinOperator::LeftOuter(_) => {
-                        return Err(unsupported("LEFT OUTER JOIN", jspan))
-                    }
-                    sql::JoinOperator::Right(_) | sql::JoinOperator::RightOuter(_) => {
-                        return Err(unsupported("RIGHT OUTER JOIN", jspan))
-                    }
-                    sql::JoinOperator::FullOuter(_) => {
-                        return Err(unsupported("FULL OUTER JOIN", jspan))
-                    }
-                    sql::JoinOperator::CrossJoin(_) => {
-                        return Err(unsupported("CROSS JOIN", jspan))
-                    }
-                    _ => return Err(unsupported("this join type", jspan)),
-                };
-                match c {
-                    sql::JoinConstraint::On(e) => on_exprs.push(e),
-                    sql::JoinConstraint::Using(_) | sql::JoinConstraint::UsingAlias(..) => {
-                        return Err(unsupported("JOIN ... USING", jspan))
-                    }
-                    sql::JoinConstraint::Natural => return Err(unsupported("NATURAL JOIN", jspan)),
-                    sql::JoinConstraint::None => {
-                        return Err(unsupported("JOIN without ON (cross join)", jspan))
-                    }
-                }
-                self.table_factor(&j.relation, catalog, &mut scope)?;
-            }
-        }
+        let (scope, from_plan) = self.bind_from(&select.from)?;
 
-        // WHERE and ON
-        let mut preds = Vec::new();
-        for e in on_exprs.iter().copied().chain(select.selection.as_ref()) {
-            let b = self.expr(e, &scope, None)?;
-            let p = self.boolean(b, e)?;
-            conjuncts(p, &mut preds);
-        }
+        // WHERE
+        let where_pred = match &select.selection {
+            Some(e) => {
+                let b = self.expr(e, &scope, None)?;
+                Some(self.boolean(b, e)?)
+            }
+            None => None,
+        };
 
         // GROUP BY
         let group_asts: Vec<&sql::Expr> = match &select.group_by {
@@ -113,7 +309,7 @@ impl Binder<'_> {
                 exprs.iter().collect()
             }
         };
-        let order_exprs: Vec<&sql::OrderByExpr> = match &q.order_by {
+        let order_exprs: Vec<&sql::OrderByExpr> = match q.and_then(|q| q.order_by.as_ref()) {
             None => vec![],
             Some(ob) => match &ob.kind {
                 sql::OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL", ob.span())),
@@ -133,12 +329,6 @@ impl Binder<'_> {
             || select.having.is_some()
             || select_asts.iter().flatten().any(|e| contains_agg(e))
             || order_exprs.iter().any(|o| contains_agg(&o.expr));
-        if distinct && is_agg {
-            return Err(unsupported(
-                "SELECT DISTINCT with aggregates or GROUP BY",
-                sspan,
-            ));
-        }
 
         let mut ctx = AggCtx::default();
         for g in &group_asts {
@@ -258,60 +448,359 @@ impl Binder<'_> {
                 nulls_first,
             });
         }
-
-        // SELECT DISTINCT: a hash aggregate grouping on every output column, no aggregates
-        // (planned two-phase like any GROUP BY). ORDER BY positions stay valid because the
-        // aggregate's output columns are the select list, in order.
-        let is_agg = if distinct {
-            ctx.groups = std::mem::take(&mut outputs);
-            outputs = ctx
-                .groups
-                .iter()
-                .enumerate()
-                .map(|(i, g)| B::new(Expr::Column(i), g.ty))
-                .collect();
-            true
-        } else {
-            is_agg
+        let (limit, offset) = match q {
+            Some(q) => query_limit(q)?,
+            None => (None, 0),
         };
 
-        let (mut limit, offset) = limit_offset(q.limit_clause.as_ref())?;
-        if let Some(fetch) = &q.fetch {
-            limit = Some(fetch_count(fetch, q, limit.is_some())?);
+        // The plan, bottom up.
+        let frame = self.frames.last_mut().expect("select pushed its frame");
+        let pre = std::mem::take(&mut frame.pre);
+        let post = std::mem::take(&mut frame.post);
+        let (mut plan, pre_at) = Binder::place_subqueries(from_plan, pre);
+        let fix_pre = |e: &Expr| resolve_placeholders(e, PRE_APPLY, &pre_at);
+        plan = plan.filter_all(where_pred.iter().map(fix_pre).collect());
+        let mut outputs: Vec<(Expr, DataType)> = outputs
+            .into_iter()
+            .map(|b| (b.expr, b.ty.unwrap_or(DataType::Int64)))
+            .collect();
+        if is_agg {
+            let names = &scope.names;
+            let groups: Vec<Expr> = ctx.groups.iter().map(|g| fix_pre(&g.expr)).collect();
+            let group_fields = groups
+                .iter()
+                .zip(&ctx.groups)
+                .map(|(g, b)| {
+                    Field::new(
+                        crate::explain::fmt_expr(g, names),
+                        b.ty.unwrap_or(DataType::Int64),
+                    )
+                })
+                .collect();
+            let aggs: Vec<AggregateExpr> = ctx
+                .aggs
+                .iter()
+                .map(|a| AggregateExpr {
+                    arg: a.arg.as_ref().map(fix_pre),
+                    ..a.clone()
+                })
+                .collect();
+            let agg_names = aggs
+                .iter()
+                .map(|a| crate::explain::fmt_agg(a, names))
+                .collect();
+            plan = LogicalPlan::Aggregate {
+                input: Box::new(plan),
+                groups,
+                group_fields,
+                aggs,
+                agg_names,
+            };
+            let (p, post_at) = Binder::place_subqueries(plan, post);
+            let fix_post = |e: &Expr| resolve_placeholders(e, POST_APPLY, &post_at);
+            plan = p.filter_all(having.iter().map(fix_post).collect());
+            for (e, _) in &mut outputs {
+                *e = fix_post(e);
+            }
+        } else {
+            debug_assert!(post.is_empty(), "no aggregation, no subqueries over it");
+            for (e, _) in &mut outputs {
+                *e = fix_pre(e);
+            }
         }
-
-        let agg = is_agg.then(|| AggPlan {
-            group_types: ctx
-                .groups
-                .iter()
-                .map(|g| g.ty.unwrap_or(DataType::Int64))
-                .collect(),
-            groups: ctx.groups.into_iter().map(|g| g.expr).collect(),
-            aggs: ctx.aggs,
-        });
-        Ok(BoundSelect {
-            scope,
-            conjuncts: preds,
-            agg,
-            having,
-            output_types: outputs
-                .iter()
-                .map(|b| b.ty.unwrap_or(DataType::Int64))
-                .collect(),
-            outputs: outputs.into_iter().map(|b| b.expr).collect(),
-            visible,
-            order,
-            limit,
-            offset,
-            values: None,
+        let mut fields = visible.clone();
+        for (i, (_, t)) in outputs.iter().enumerate().skip(visible.len()) {
+            fields.push(Field::new(format!("__order{i}"), *t));
+        }
+        plan = plan.project(
+            outputs.into_iter().map(|(e, _)| e).collect(),
+            fields.clone(),
+        );
+        if distinct {
+            plan = LogicalPlan::Distinct {
+                input: Box::new(plan),
+            };
+        }
+        if !order.is_empty() {
+            plan = LogicalPlan::Sort {
+                input: Box::new(plan),
+                keys: order,
+            };
+        }
+        if limit.is_some() || offset > 0 {
+            plan = LogicalPlan::Limit {
+                input: Box::new(plan),
+                offset,
+                limit,
+            };
+        }
+        if fields.len() > visible.len() {
+            plan = plan.project(
+                (0..visible.len()).map(Expr::Column).collect(),
+                visible.clone(),
+            );
+        }
+        Ok(BoundQuery {
+            plan,
+            fields: visible,
         })
     }
 
-    /// Binds `VALUES (...), (...)` as a query: constant rows with columns `column1`,
-    /// `column2`, ... (types unified per column as in a comparison; INT with DOUBLE is DOUBLE),
-    /// then ORDER BY (ordinals or column names), LIMIT/OFFSET/FETCH.
-    fn values_query(&mut self, v: &sql::Values, q: &sql::Query) -> Result<BoundSelect, PlanError> {
-        let span = q.body.span();
+    /// The FROM clause: its relations added to a new scope, and the plan joining them (its
+    /// output is the scope's combined row). No FROM: one row of no columns.
+    fn bind_from(
+        &mut self,
+        from: &[sql::TableWithJoins],
+    ) -> Result<(Scope, LogicalPlan), PlanError> {
+        let mut scope = Scope::default();
+        let mut plan: Option<LogicalPlan> = None;
+        for twj in from {
+            let p = self.table_with_joins(twj, &mut scope)?;
+            plan = Some(match plan {
+                None => p,
+                Some(left) => cross_join(left, p),
+            });
+        }
+        let plan = plan.unwrap_or_else(|| LogicalPlan::Values {
+            schema: Schema::default(),
+            rows: vec![vec![]],
+        });
+        Ok((scope, plan))
+    }
+
+    /// `a JOIN b ON ... JOIN c USING (...)`: the relations are added to `scope` in order.
+    fn table_with_joins(
+        &mut self,
+        twj: &sql::TableWithJoins,
+        scope: &mut Scope,
+    ) -> Result<LogicalPlan, PlanError> {
+        let mut plan = self.table_factor(&twj.relation, scope)?;
+        for j in &twj.joins {
+            let jspan = j.relation.span();
+            let (kind, constraint) = match &j.join_operator {
+                sql::JoinOperator::Join(c) | sql::JoinOperator::Inner(c) => (JoinKind::Inner, c),
+                sql::JoinOperator::Left(c) | sql::JoinOperator::LeftOuter(c) => (JoinKind::Left, c),
+                sql::JoinOperator::Right(c) | sql::JoinOperator::RightOuter(c) => {
+                    (JoinKind::Right, c)
+                }
+                sql::JoinOperator::FullOuter(c) => (JoinKind::Full, c),
+                sql::JoinOperator::CrossJoin(c) => (JoinKind::Inner, c),
+                _ => return Err(unsupported("this join type", jspan)),
+            };
+            let left_tables = scope.tables.len();
+            let right = self.table_factor(&j.relation, scope)?;
+            let filter = self.join_condition(constraint, scope, left_tables, jspan)?;
+            if filter.is_none() && kind != JoinKind::Inner {
+                return Err(PlanError::Invalid(format!(
+                    "{} JOIN needs an ON or USING condition{}",
+                    kind.name(),
+                    at(jspan)
+                )));
+            }
+            plan = LogicalPlan::Join {
+                left: Box::new(plan),
+                right: Box::new(right),
+                kind,
+                on: vec![],
+                filter,
+            };
+        }
+        Ok(plan)
+    }
+
+    /// The condition of a join whose right side is `scope.tables[left_tables..]`.
+    fn join_condition(
+        &mut self,
+        constraint: &sql::JoinConstraint,
+        scope: &mut Scope,
+        left_tables: usize,
+        jspan: Span,
+    ) -> Result<Option<Expr>, PlanError> {
+        match constraint {
+            sql::JoinConstraint::On(e) => {
+                let pending = self.frames.last().map_or(0, |f| f.pre.len());
+                let b = self.expr(e, scope, None)?;
+                if self.frames.last().map_or(0, |f| f.pre.len()) != pending {
+                    return Err(unsupported("subqueries in JOIN ... ON", e.span()));
+                }
+                Ok(Some(self.boolean(b, e)?))
+            }
+            sql::JoinConstraint::Using(names) => {
+                let mut cols = Vec::with_capacity(names.len());
+                for n in names {
+                    match n.0.as_slice() {
+                        [sql::ObjectNamePart::Identifier(id)] => cols.push(id.clone()),
+                        _ => return Err(unsupported("qualified names in USING", jspan)),
+                    }
+                }
+                self.using(&cols, scope, left_tables, jspan).map(Some)
+            }
+            sql::JoinConstraint::Natural => {
+                let right = &scope.tables[left_tables..];
+                let left = &scope.tables[..left_tables];
+                let mut cols = Vec::new();
+                for t in right {
+                    for f in &t.fields {
+                        let in_left = left.iter().any(|l| l.index_of(&f.name).is_some());
+                        if in_left && !cols.iter().any(|c: &sql::Ident| c.value == f.name) {
+                            cols.push(sql::Ident::new(f.name.clone()));
+                        }
+                    }
+                }
+                if cols.is_empty() {
+                    return Ok(None);
+                }
+                self.using(&cols, scope, left_tables, jspan).map(Some)
+            }
+            sql::JoinConstraint::None => Ok(None),
+            sql::JoinConstraint::UsingAlias(..) => Err(unsupported("USING ... AS", jspan)),
+        }
+    }
+
+    /// `USING (a, b)`: `left.a = right.a AND ...`; the right columns are merged into the left
+    /// ones for unqualified names and `*`.
+    fn using(
+        &mut self,
+        cols: &[sql::Ident],
+        scope: &mut Scope,
+        left_tables: usize,
+        jspan: Span,
+    ) -> Result<Expr, PlanError> {
+        let left_scope = Scope {
+            tables: scope.tables[..left_tables].to_vec(),
+            ..scope.clone()
+        };
+        let mut conds = Vec::with_capacity(cols.len());
+        for c in cols {
+            let l = left_scope.resolve(std::slice::from_ref(c), jspan)?;
+            let mut found = None;
+            for ti in left_tables..scope.tables.len() {
+                if let Some(i) = scope.tables[ti].index_of(&c.value) {
+                    if found.is_some() {
+                        return Err(PlanError::AmbiguousColumn(c.value.clone()));
+                    }
+                    found = Some((ti, i));
+                }
+            }
+            let Some((ti, i)) = found else {
+                return Err(PlanError::UnknownColumn {
+                    name: c.value.clone(),
+                    position: pos(jspan),
+                });
+            };
+            let r = scope.tables[ti].offset + i;
+            scope.tables[ti].merged.push(i);
+            let lb = B::new(Expr::Column(l), Some(scope.types[l]));
+            let rb = B::new(Expr::Column(r), Some(scope.types[r]));
+            let (lt, rt) = (scope.types[l], scope.types[r]);
+            let t = match (lt, rt) {
+                (a, b) if a == b => a,
+                (a, b) if a.is_numeric() && b.is_numeric() => DataType::Float64,
+                (a, b) => {
+                    return Err(PlanError::Type(format!(
+                        "USING column '{}' is {a} on the left and {b} on the right{}",
+                        c.value,
+                        at(jspan)
+                    )))
+                }
+            };
+            let (le, re) = (self.coerce(lb, t), self.coerce(rb, t));
+            conds.push(le.eq(re));
+        }
+        Ok(crate::logical::and_all(conds).expect("USING names at least one column"))
+    }
+
+    /// One FROM item: added to `scope`; returns its plan.
+    fn table_factor(
+        &mut self,
+        f: &sql::TableFactor,
+        scope: &mut Scope,
+    ) -> Result<LogicalPlan, PlanError> {
+        match f {
+            sql::TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                if args.is_some() {
+                    return Err(unsupported("table functions", f.span()));
+                }
+                let tname = match name.0.as_slice() {
+                    [sql::ObjectNamePart::Identifier(id)] => id.value.clone(),
+                    [.., sql::ObjectNamePart::Identifier(id)] => id.value.clone(),
+                    _ => return Err(unsupported("this table name", f.span())),
+                };
+                let alias_name = match alias {
+                    Some(a) => a.name.value.to_lowercase(),
+                    None => tname.to_lowercase(),
+                };
+                let lower = tname.to_lowercase();
+                let (plan, mut fields) =
+                    if let Some((_, cte)) = self.ctes.iter().rev().find(|(n, _)| *n == lower) {
+                        let plan = LogicalPlan::SubqueryAlias {
+                            input: Box::new(cte.plan.clone()),
+                            alias: alias_name.clone(),
+                        };
+                        (plan, cte.fields.clone())
+                    } else {
+                        let def = self
+                            .catalog
+                            .table(&tname)
+                            .ok_or_else(|| PlanError::UnknownTable(tname.clone()))?
+                            .clone();
+                        let fields = def.schema.fields.clone();
+                        let plan = LogicalPlan::Scan {
+                            projection: (0..def.schema.len()).collect(),
+                            table: def,
+                            filters: vec![],
+                        };
+                        (plan, fields)
+                    };
+                if let Some(a) = alias {
+                    rename_columns(&mut fields, a, f.span())?;
+                }
+                scope.add(fields, alias_name, f.span())?;
+                Ok(plan)
+            }
+            sql::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(unsupported("LATERAL", f.span()));
+                }
+                self.outer.push(None);
+                let bound = self.query(subquery);
+                self.outer.pop();
+                let mut bound = bound?;
+                let alias_name = alias
+                    .as_ref()
+                    .map_or_else(String::new, |a| a.name.value.to_lowercase());
+                if let Some(a) = alias {
+                    rename_columns(&mut bound.fields, a, f.span())?;
+                }
+                scope.add(bound.fields, alias_name.clone(), f.span())?;
+                Ok(LogicalPlan::SubqueryAlias {
+                    input: Box::new(bound.plan),
+                    alias: alias_name,
+                })
+            }
+            sql::TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                if alias.is_some() {
+                    return Err(unsupported("an alias on a parenthesized join", f.span()));
+                }
+                self.table_with_joins(table_with_joins, scope)
+            }
+            _ => Err(unsupported("this FROM item", f.span())),
+        }
+    }
+
+    /// `VALUES (...), (...)`: constant rows with columns `column1`, `column2`, ... (types
+    /// unified per column as in a comparison; INT with DOUBLE is DOUBLE).
+    fn values(&mut self, v: &sql::Values, span: Span) -> Result<BoundQuery, PlanError> {
         if v.explicit_row {
             return Err(unsupported("VALUES ROW(...)", span));
         }
@@ -335,6 +824,9 @@ impl Binder<'_> {
             }
             let mut out = Vec::new();
             for e in row.iter() {
+                if contains_subquery(e) {
+                    return Err(unsupported("subqueries in VALUES lists", e.span()));
+                }
                 out.push((self.expr(e, &scope, None)?, e));
             }
             bound.push(out);
@@ -386,105 +878,13 @@ impl Binder<'_> {
             }
             rows.push(out);
         }
-        let mut outputs: Vec<B> = fields
-            .iter()
-            .enumerate()
-            .map(|(i, f)| B::new(Expr::Column(i), Some(f.data_type)))
-            .collect();
-        let aliases: Vec<Option<String>> = fields.iter().map(|f| Some(f.name.clone())).collect();
-        let mut order = Vec::new();
-        if let Some(ob) = &q.order_by {
-            let sql::OrderByKind::Expressions(list) = &ob.kind else {
-                return Err(unsupported("ORDER BY ALL", ob.span()));
-            };
-            for o in list {
-                let (descending, nulls_first) = sort_options(o)?;
-                if !matches!(o.expr, sql::Expr::Value(_) | sql::Expr::Identifier(_)) {
-                    return Err(PlanError::Invalid(format!(
-                        "ORDER BY over VALUES takes a column position or name (column1, ...){}",
-                        at(o.expr.span())
-                    )));
-                }
-                let mut ctx = AggCtx::default();
-                let position = self.order_target(
-                    &o.expr,
-                    &scope,
-                    false,
-                    &mut ctx,
-                    &mut outputs,
-                    &aliases,
-                    width,
-                )?;
-                if position >= width {
-                    return Err(PlanError::Invalid(format!(
-                        "ORDER BY over VALUES takes a column position or name (column1, ...){}",
-                        at(o.expr.span())
-                    )));
-                }
-                order.push(SortKey {
-                    expr: Expr::Column(position),
-                    descending,
-                    nulls_first,
-                });
-            }
-        }
-        let (mut limit, offset) = limit_offset(q.limit_clause.as_ref())?;
-        if let Some(fetch) = &q.fetch {
-            limit = Some(fetch_count(fetch, q, limit.is_some())?);
-        }
-        Ok(BoundSelect {
-            scope,
-            conjuncts: vec![],
-            agg: None,
-            having: None,
-            output_types: fields.iter().map(|f| f.data_type).collect(),
-            outputs: outputs.into_iter().map(|b| b.expr).collect(),
-            visible: fields.clone(),
-            order,
-            limit,
-            offset,
-            values: Some((fields, rows)),
+        Ok(BoundQuery {
+            plan: LogicalPlan::Values {
+                schema: Schema::new(fields.clone()),
+                rows,
+            },
+            fields,
         })
-    }
-
-    fn table_factor(
-        &mut self,
-        f: &sql::TableFactor,
-        catalog: &Catalog,
-        scope: &mut Scope,
-    ) -> Result<(), PlanError> {
-        match f {
-            sql::TableFactor::Table {
-                name, alias, args, ..
-            } => {
-                if args.is_some() {
-                    return Err(unsupported("table functions", f.span()));
-                }
-                let tname = match name.0.last() {
-                    Some(sql::ObjectNamePart::Identifier(id)) => id.value.clone(),
-                    _ => return Err(unsupported("this table name", f.span())),
-                };
-                let def = catalog
-                    .table(&tname)
-                    .ok_or_else(|| PlanError::UnknownTable(tname.clone()))?
-                    .clone();
-                let alias_name = match alias {
-                    Some(a) => {
-                        if !a.columns.is_empty() {
-                            return Err(unsupported("column aliases in FROM", f.span()));
-                        }
-                        a.name.value.to_lowercase()
-                    }
-                    None => tname.to_lowercase(),
-                };
-                scope.add(def, alias_name, f.span())
-            }
-            sql::TableFactor::Derived { .. } => Err(unsupported("subqueries in FROM", f.span())),
-            sql::TableFactor::NestedJoin { .. } => {
-                Err(unsupported("parenthesized joins", f.span()))
-            }
-            _ => Err(unsupported("this FROM item", f.span())),
-        }
     }
 
     fn group_target<'e>(
@@ -588,7 +988,10 @@ impl Binder<'_> {
         aliases: &mut Vec<Option<String>>,
     ) -> Result<(), PlanError> {
         let t = &scope.tables[ti];
-        for (i, f) in t.def.schema.fields.iter().enumerate() {
+        for (i, f) in t.fields.iter().enumerate() {
+            if t.merged.contains(&i) {
+                continue;
+            }
             let g = t.offset + i;
             let expr = match ctx {
                 None => Expr::Column(g),
@@ -622,6 +1025,63 @@ impl Binder<'_> {
             _ => e.to_string(),
         }
     }
+}
+
+/// `l UNION ALL r`, flattening nested unions.
+fn union_all(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
+    let mut inputs = match l {
+        LogicalPlan::Union { inputs } => inputs,
+        other => vec![other],
+    };
+    inputs.push(r);
+    LogicalPlan::Union { inputs }
+}
+
+/// `l CROSS JOIN r` (a comma in FROM).
+fn cross_join(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
+    LogicalPlan::Join {
+        left: Box::new(l),
+        right: Box::new(r),
+        kind: JoinKind::Inner,
+        on: vec![],
+        filter: None,
+    }
+}
+
+/// Renames `fields` by the column list of `alias` (`AS t(a, b)`), if it has one.
+fn rename_columns(
+    fields: &mut [Field],
+    alias: &sql::TableAlias,
+    span: Span,
+) -> Result<(), PlanError> {
+    if alias.columns.is_empty() {
+        return Ok(());
+    }
+    if alias.columns.len() > fields.len() {
+        return Err(PlanError::Invalid(format!(
+            "'{}' has {} columns but {} column names were given{}",
+            alias.name.value,
+            fields.len(),
+            alias.columns.len(),
+            at(span)
+        )));
+    }
+    for (f, c) in fields.iter_mut().zip(&alias.columns) {
+        if c.data_type.is_some() {
+            return Err(unsupported("typed column aliases", span));
+        }
+        f.name = c.name.value.clone();
+    }
+    Ok(())
+}
+
+/// LIMIT/OFFSET or OFFSET/FETCH of a query: `(limit, offset)`.
+fn query_limit(q: &sql::Query) -> Result<(Option<usize>, usize), PlanError> {
+    let (mut limit, offset) = limit_offset(q.limit_clause.as_ref())?;
+    if let Some(fetch) = &q.fetch {
+        limit = Some(fetch_count(fetch, q, limit.is_some())?);
+    }
+    Ok((limit, offset))
 }
 
 fn check_wildcard_opts(o: &sql::WildcardAdditionalOptions) -> Result<(), PlanError> {

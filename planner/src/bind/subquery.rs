@@ -1,0 +1,218 @@
+//! Subqueries in expressions (`EXISTS`, `IN (SELECT ...)`, scalar `(SELECT ...)`) and the
+//! outer references that correlate them.
+//!
+//! A subquery is bound as a query of its own whose unknown column names resolve in the
+//! enclosing SELECT's FROM row, as [`Expr::OuterColumn`]s. It is not evaluated in place: it
+//! waits in the SELECT's [`SubqueryFrame`] and the expression refers to its result through a
+//! placeholder column. Once the SELECT's rows are planned, [`Binder::place_subqueries`] puts
+//! an [`LogicalPlan::Apply`] per subquery over them and turns placeholders into the appended
+//! columns. Decorrelation into joins is the optimizer's job.
+
+use super::*;
+use std::ops::ControlFlow;
+
+/// `NOT e` when `negated`.
+pub(crate) fn negate_if(e: Expr, negated: bool) -> Expr {
+    if negated {
+        Expr::Not(Box::new(e))
+    } else {
+        e
+    }
+}
+
+/// Whether an AST expression holds a subquery anywhere.
+pub(crate) fn contains_subquery(e: &sql::Expr) -> bool {
+    sql::visit_expressions(e, |x| match x {
+        sql::Expr::Subquery(_)
+        | sql::Expr::Exists { .. }
+        | sql::Expr::In {
+            target: sql::InTarget::Subquery(_),
+            ..
+        } => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+impl Binder<'_> {
+    /// A column reference: in `scope`, else in the enclosing query's FROM row (an outer
+    /// reference of a correlated subquery).
+    pub(crate) fn column(
+        &mut self,
+        parts: &[sql::Ident],
+        span: Span,
+        scope: &Scope,
+    ) -> Result<B, PlanError> {
+        match scope.resolve(parts, span) {
+            Ok(g) => Ok(B::new(Expr::Column(g), Some(scope.types[g]))),
+            Err(err @ PlanError::UnknownColumn { .. }) => match self.outer.last() {
+                Some(Some(outer)) => match outer.resolve(parts, span) {
+                    Ok(g) => Ok(B::new(Expr::OuterColumn(g), Some(outer.types[g]))),
+                    Err(_) => Err(err),
+                },
+                _ => Err(err),
+            },
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Binds the body of a subquery of an expression over `scope` (`post`: over aggregated
+    /// rows, where it may not be correlated).
+    fn subquery_body(
+        &mut self,
+        q: &sql::Query,
+        scope: &Scope,
+        post: bool,
+    ) -> Result<BoundQuery, PlanError> {
+        self.outer.push((!post).then(|| scope.clone()));
+        let bound = self.query(q);
+        self.outer.pop();
+        let bound = bound?;
+        if post && bound.plan.is_correlated() {
+            return Err(unsupported(
+                "correlated subqueries over aggregated rows (in HAVING or an aggregating select list)",
+                q.span(),
+            ));
+        }
+        Ok(bound)
+    }
+
+    /// Registers a bound subquery in the current SELECT's frame; returns its placeholder.
+    fn register(&mut self, pending: PendingApply, post: bool) -> Result<Expr, PlanError> {
+        let frame = self
+            .frames
+            .last_mut()
+            .ok_or_else(|| PlanError::Invalid("subquery outside of a query".to_string()))?;
+        let list = if post {
+            &mut frame.post
+        } else {
+            &mut frame.pre
+        };
+        list.push(pending);
+        let base = if post { POST_APPLY } else { PRE_APPLY };
+        Ok(Expr::Column(base + list.len() - 1))
+    }
+
+    /// Binds `q` and registers it with `kind`; returns the placeholder for its result.
+    pub(crate) fn subquery_apply(
+        &mut self,
+        q: &sql::Query,
+        scope: &Scope,
+        post: bool,
+        kind: ApplyKind,
+        field: Field,
+    ) -> Result<Expr, PlanError> {
+        let bound = self.subquery_body(q, scope, post)?;
+        self.register(
+            PendingApply {
+                subquery: bound.plan,
+                kind,
+                field,
+            },
+            post,
+        )
+    }
+
+    /// `(SELECT ...)` as a value.
+    pub(crate) fn scalar_subquery(
+        &mut self,
+        q: &sql::Query,
+        scope: &Scope,
+        post: bool,
+    ) -> Result<B, PlanError> {
+        let bound = self.subquery_body(q, scope, post)?;
+        let [field] = bound.fields.as_slice() else {
+            return Err(PlanError::Invalid(format!(
+                "a scalar subquery must return one column, not {}{}",
+                bound.fields.len(),
+                at(q.span())
+            )));
+        };
+        let field = field.clone();
+        let ty = field.data_type;
+        let placeholder = self.register(
+            PendingApply {
+                subquery: bound.plan,
+                kind: ApplyKind::Scalar,
+                field,
+            },
+            post,
+        )?;
+        Ok(B::new(placeholder, Some(ty)))
+    }
+
+    /// `x [NOT] IN (SELECT ...)`.
+    pub(crate) fn in_subquery(
+        &mut self,
+        e: &sql::Expr,
+        x: &sql::Expr,
+        q: &sql::Query,
+        negated: bool,
+        scope: &Scope,
+        agg: Option<&mut AggCtx>,
+    ) -> Result<B, PlanError> {
+        let post = agg.is_some();
+        let x = self.expr(x, scope, agg)?;
+        let mut bound = self.subquery_body(q, scope, post)?;
+        let [field] = bound.fields.as_slice() else {
+            return Err(PlanError::Invalid(format!(
+                "the subquery of IN must return one column, not {}{}",
+                bound.fields.len(),
+                at(q.span())
+            )));
+        };
+        let sub_ty = field.data_type;
+        let t = self.unify(&[x.ty, Some(sub_ty)], e)?.unwrap_or(sub_ty);
+        let x = self.coerce(x, t);
+        if t != sub_ty {
+            let name = field.name.clone();
+            let cast = self.coerce(B::new(Expr::Column(0), Some(sub_ty)), t);
+            bound.plan = bound.plan.project(vec![cast], vec![Field::new(name, t)]);
+        }
+        let mark = self.register(
+            PendingApply {
+                subquery: bound.plan,
+                kind: ApplyKind::In(x),
+                field: Field::new("in", DataType::Boolean),
+            },
+            post,
+        )?;
+        Ok(B::new(negate_if(mark, negated), Some(DataType::Boolean)))
+    }
+
+    /// Puts an Apply over `plan` for each of `pending` and returns the plan with the column
+    /// position of each one's result, in `pending`'s order. Scalar subqueries go innermost and
+    /// `EXISTS`/`IN` outermost, so that a WHERE conjunct testing one sits right above it for
+    /// decorrelation into a semi or anti join.
+    pub(crate) fn place_subqueries(
+        plan: LogicalPlan,
+        pending: Vec<PendingApply>,
+    ) -> (LogicalPlan, Vec<usize>) {
+        let base = plan.width();
+        let mut order: Vec<usize> = (0..pending.len()).collect();
+        order.sort_by_key(|&k| !matches!(pending[k].kind, ApplyKind::Scalar));
+        let mut positions = vec![0; pending.len()];
+        for (slot, &k) in order.iter().enumerate() {
+            positions[k] = base + slot;
+        }
+        let mut pending: Vec<Option<PendingApply>> = pending.into_iter().map(Some).collect();
+        let plan = order.iter().fold(plan, |input, &k| {
+            let p = pending[k].take().expect("each subquery is placed once");
+            LogicalPlan::Apply {
+                input: Box::new(input),
+                subquery: Box::new(p.subquery),
+                kind: p.kind,
+                field: p.field,
+            }
+        });
+        (plan, positions)
+    }
+}
+
+/// Rewrites placeholders `Column(placeholder_base + k)` to `Column(positions[k])`.
+pub(crate) fn resolve_placeholders(e: &Expr, placeholder_base: usize, positions: &[usize]) -> Expr {
+    e.map_columns(&|c| match c.checked_sub(placeholder_base) {
+        Some(k) if k < positions.len() => positions[k],
+        _ => c,
+    })
+}

@@ -1,0 +1,129 @@
+//! Text rendering of logical plans: one node per line, inputs indented below, expressions
+//! shown over the input's column names.
+
+use super::{ApplyKind, LogicalPlan, SetOpKind};
+use crate::explain::fmt_expr;
+use std::fmt::Write;
+use weir_operators::plan::{AggFunc, AggregateExpr};
+
+/// The whole tree, one line per node.
+pub(super) fn render(plan: &LogicalPlan) -> String {
+    let mut out = String::new();
+    node(plan, 0, &mut out);
+    out
+}
+
+fn names(plan: &LogicalPlan) -> Vec<String> {
+    plan.schema().fields.into_iter().map(|f| f.name).collect()
+}
+
+fn agg(a: &AggregateExpr, n: &[String]) -> String {
+    match (&a.func, &a.arg) {
+        (AggFunc::CountStar, _) => "COUNT(*)".to_string(),
+        (f, Some(arg)) => format!("{}({})", f.name(), fmt_expr(arg, n)),
+        (f, None) => format!("{}()", f.name()),
+    }
+}
+
+fn list(exprs: &[weir_operators::Expr], n: &[String]) -> String {
+    exprs
+        .iter()
+        .map(|e| fmt_expr(e, n))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    let input_names = |i: usize| plan.inputs().get(i).map(|p| names(p)).unwrap_or_default();
+    let line = match plan {
+        LogicalPlan::Scan {
+            table,
+            projection,
+            filters,
+        } => {
+            let all: Vec<String> = table.schema.fields.iter().map(|f| f.name.clone()).collect();
+            let cols: Vec<&str> = projection.iter().map(|&c| all[c].as_str()).collect();
+            let mut s = format!("Scan {} [{}]", table.name, cols.join(", "));
+            if !filters.is_empty() {
+                let _ = write!(s, " filter={}", list(filters, &all));
+            }
+            s
+        }
+        LogicalPlan::Values { rows, .. } => format!("Values ({} rows)", rows.len()),
+        LogicalPlan::Filter { predicate, .. } => {
+            format!("Filter {}", fmt_expr(predicate, &input_names(0)))
+        }
+        LogicalPlan::Project { exprs, .. } => {
+            format!("Project {}", list(exprs, &input_names(0)))
+        }
+        LogicalPlan::Join {
+            kind, on, filter, ..
+        } => {
+            let mut n = input_names(0);
+            let left = n.clone();
+            let right = input_names(1);
+            n.extend(right.iter().cloned());
+            let keys: Vec<String> = on
+                .iter()
+                .map(|(l, r)| format!("{} = {}", fmt_expr(l, &left), fmt_expr(r, &right)))
+                .collect();
+            let mut s = format!("Join {}", kind.name());
+            if !keys.is_empty() {
+                let _ = write!(s, " on {}", keys.join(" AND "));
+            }
+            if let Some(f) = filter {
+                let _ = write!(s, " filter={}", fmt_expr(f, &n));
+            }
+            s
+        }
+        LogicalPlan::Aggregate { groups, aggs, .. } => {
+            let n = input_names(0);
+            let a: Vec<String> = aggs.iter().map(|x| agg(x, &n)).collect();
+            format!(
+                "Aggregate groups=[{}] aggs=[{}]",
+                list(groups, &n),
+                a.join(", ")
+            )
+        }
+        LogicalPlan::Distinct { .. } => "Distinct".to_string(),
+        LogicalPlan::Sort { keys, .. } => {
+            let n = input_names(0);
+            let k: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{}{}",
+                        fmt_expr(&k.expr, &n),
+                        if k.descending { " DESC" } else { "" }
+                    )
+                })
+                .collect();
+            format!("Sort {}", k.join(", "))
+        }
+        LogicalPlan::Limit { offset, limit, .. } => match limit {
+            Some(l) => format!("Limit {l} offset {offset}"),
+            None => format!("Limit offset {offset}"),
+        },
+        LogicalPlan::Union { .. } => "Union ALL".to_string(),
+        LogicalPlan::SetOp { kind, .. } => match kind {
+            SetOpKind::Intersect => "Intersect".to_string(),
+            SetOpKind::Except => "Except".to_string(),
+        },
+        LogicalPlan::SubqueryAlias { alias, .. } => format!("SubqueryAlias {alias}"),
+        LogicalPlan::Apply { kind, field, .. } => match kind {
+            ApplyKind::Exists => format!("Apply EXISTS as {}", field.name),
+            ApplyKind::In(e) => format!(
+                "Apply {} IN as {}",
+                fmt_expr(e, &input_names(0)),
+                field.name
+            ),
+            ApplyKind::Scalar => format!("Apply scalar as {}", field.name),
+        },
+        LogicalPlan::SingleRow { .. } => "SingleRow".to_string(),
+    };
+    let _ = writeln!(out, "{pad}{line}");
+    for i in plan.inputs() {
+        node(i, depth + 1, out);
+    }
+}

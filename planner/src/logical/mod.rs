@@ -1,0 +1,504 @@
+//! The logical plan: relational algebra between binding and physical planning.
+//!
+//! The binder produces a [`LogicalPlan`]; the rule-based optimizer (`crate::optimizer`)
+//! rewrites it; physical planning (`crate::physical`) cuts it into distributed fragments.
+//!
+//! Every node has a schema ([`LogicalPlan::schema`]). Expressions are resolved to positions:
+//! a node's expressions read the columns of its input (a join's: the left input's columns,
+//! then the right input's). Inside a subquery that [`LogicalPlan::Apply`] evaluates per input
+//! row, [`Expr::OuterColumn`] reads a column of that row.
+
+mod display;
+
+use crate::catalog::TableDef;
+use weir_operators::plan::{AggregateExpr, SortKey};
+use weir_operators::{Expr, Field, Schema, Value};
+
+/// How the rows of a join's two inputs combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JoinKind {
+    /// Pairs that satisfy the condition.
+    Inner,
+    /// Inner pairs, plus each unmatched left row with NULLs for the right columns.
+    Left,
+    /// Inner pairs, plus each unmatched right row with NULLs for the left columns.
+    Right,
+    /// Inner pairs plus the unmatched rows of both sides.
+    Full,
+    /// Left rows that have at least one match (left columns only).
+    Semi,
+    /// Left rows that have no match (left columns only).
+    Anti,
+    /// `left.k NOT IN (right.k)` with SQL's NULL rules: like [`JoinKind::Anti`] on one key, but
+    /// no row survives if the right side holds a NULL key, and a NULL left key survives only
+    /// if the right side is empty.
+    AntiNullAware,
+}
+
+impl JoinKind {
+    /// Whether the join outputs the right input's columns.
+    pub fn outputs_right(self) -> bool {
+        !matches!(
+            self,
+            JoinKind::Semi | JoinKind::Anti | JoinKind::AntiNullAware
+        )
+    }
+
+    /// The SQL-ish name, for EXPLAIN.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinKind::Inner => "INNER",
+            JoinKind::Left => "LEFT",
+            JoinKind::Right => "RIGHT",
+            JoinKind::Full => "FULL",
+            JoinKind::Semi => "SEMI",
+            JoinKind::Anti => "ANTI",
+            JoinKind::AntiNullAware => "ANTI (NOT IN)",
+        }
+    }
+}
+
+/// What an [`LogicalPlan::Apply`] computes from its subquery for each input row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApplyKind {
+    /// `EXISTS (subquery)`: a BOOLEAN, never NULL.
+    Exists,
+    /// `expr IN (subquery)` over the input row: TRUE, FALSE or NULL as SQL defines it.
+    In(Expr),
+    /// `(subquery)` as a value: its single column of its single row; NULL without rows.
+    Scalar,
+}
+
+/// Set operations other than `UNION ALL` (which is [`LogicalPlan::Union`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOpKind {
+    /// Distinct rows of the left input that the right input has too.
+    Intersect,
+    /// Distinct rows of the left input that the right input lacks.
+    Except,
+}
+
+/// A node of the logical plan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogicalPlan {
+    /// A table's rows: the `projection` columns of the table, after `filters` (conjuncts over
+    /// the table's full schema, pushed down by the optimizer).
+    Scan {
+        /// The table.
+        table: TableDef,
+        /// Table columns output, in order.
+        projection: Vec<usize>,
+        /// Conjuncts over table columns.
+        filters: Vec<Expr>,
+    },
+    /// Constant rows.
+    Values {
+        /// Their schema.
+        schema: Schema,
+        /// The rows.
+        rows: Vec<Vec<Value>>,
+    },
+    /// Rows where `predicate` is TRUE.
+    Filter {
+        /// Input.
+        input: Box<LogicalPlan>,
+        /// Predicate over the input's columns.
+        predicate: Expr,
+    },
+    /// One output column per expression.
+    Project {
+        /// Input.
+        input: Box<LogicalPlan>,
+        /// Expressions over the input's columns.
+        exprs: Vec<Expr>,
+        /// Name and type of each output column.
+        fields: Vec<Field>,
+    },
+    /// A join; `on` holds equality keys `(left expr, right expr)` and `filter` the rest of
+    /// the condition (over left then right columns). No keys and no filter: a cross join.
+    Join {
+        /// Left input.
+        left: Box<LogicalPlan>,
+        /// Right input.
+        right: Box<LogicalPlan>,
+        /// Join type.
+        kind: JoinKind,
+        /// Equality keys.
+        on: Vec<(Expr, Expr)>,
+        /// Residual condition.
+        filter: Option<Expr>,
+    },
+    /// Grouping and aggregates: group keys followed by aggregate results.
+    Aggregate {
+        /// Input.
+        input: Box<LogicalPlan>,
+        /// Group key expressions over the input.
+        groups: Vec<Expr>,
+        /// Name and type of each group key.
+        group_fields: Vec<Field>,
+        /// Aggregates over the input.
+        aggs: Vec<AggregateExpr>,
+        /// Name of each aggregate's result.
+        agg_names: Vec<String>,
+    },
+    /// Distinct rows.
+    Distinct {
+        /// Input.
+        input: Box<LogicalPlan>,
+    },
+    /// Rows in key order.
+    Sort {
+        /// Input.
+        input: Box<LogicalPlan>,
+        /// Keys over the input's columns, most significant first.
+        keys: Vec<SortKey>,
+    },
+    /// Skips `offset` rows, then passes at most `limit`.
+    Limit {
+        /// Input.
+        input: Box<LogicalPlan>,
+        /// Rows skipped.
+        offset: usize,
+        /// Rows passed after the offset (`None`: all).
+        limit: Option<usize>,
+    },
+    /// `UNION ALL` of inputs with the same column types; names come from the first.
+    Union {
+        /// Inputs.
+        inputs: Vec<LogicalPlan>,
+    },
+    /// `INTERSECT` or `EXCEPT` (distinct; NULLs compare equal).
+    SetOp {
+        /// Left input.
+        left: Box<LogicalPlan>,
+        /// Right input.
+        right: Box<LogicalPlan>,
+        /// Which operation.
+        kind: SetOpKind,
+    },
+    /// A derived table or CTE: its input under a name (only names change).
+    SubqueryAlias {
+        /// Input.
+        input: Box<LogicalPlan>,
+        /// The alias.
+        alias: String,
+    },
+    /// A dependent join: for each input row, evaluates `subquery` (whose
+    /// [`Expr::OuterColumn`]s read that row) and appends one column, `field`. The optimizer
+    /// turns it into joins; physical planning refuses what is left.
+    Apply {
+        /// Input.
+        input: Box<LogicalPlan>,
+        /// The subquery.
+        subquery: Box<LogicalPlan>,
+        /// What is appended.
+        kind: ApplyKind,
+        /// The appended column.
+        field: Field,
+    },
+    /// Exactly one row: the input's only row, or NULLs if it has none (more rows are an
+    /// error at execution). An uncorrelated scalar subquery.
+    SingleRow {
+        /// Input.
+        input: Box<LogicalPlan>,
+    },
+}
+
+impl LogicalPlan {
+    /// The output columns.
+    pub fn schema(&self) -> Schema {
+        match self {
+            LogicalPlan::Scan {
+                table, projection, ..
+            } => Schema::new(
+                projection
+                    .iter()
+                    .map(|&c| table.schema.fields[c].clone())
+                    .collect(),
+            ),
+            LogicalPlan::Values { schema, .. } => schema.clone(),
+            LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Distinct { input }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Limit { input, .. }
+            | LogicalPlan::SubqueryAlias { input, .. }
+            | LogicalPlan::SingleRow { input } => input.schema(),
+            LogicalPlan::Project { fields, .. } => Schema::new(fields.clone()),
+            LogicalPlan::Join {
+                left, right, kind, ..
+            } => {
+                let mut fields = left.schema().fields;
+                if kind.outputs_right() {
+                    fields.extend(right.schema().fields);
+                }
+                Schema::new(fields)
+            }
+            LogicalPlan::Aggregate {
+                group_fields,
+                aggs,
+                agg_names,
+                ..
+            } => {
+                let mut fields = group_fields.clone();
+                for (a, name) in aggs.iter().zip(agg_names) {
+                    fields.push(Field::new(name.clone(), a.output_type()));
+                }
+                Schema::new(fields)
+            }
+            LogicalPlan::Union { inputs } => inputs.first().map(|i| i.schema()).unwrap_or_default(),
+            LogicalPlan::SetOp { left, .. } => left.schema(),
+            LogicalPlan::Apply { input, field, .. } => {
+                let mut s = input.schema();
+                s.fields.push(field.clone());
+                s
+            }
+        }
+    }
+
+    /// Number of output columns.
+    pub fn width(&self) -> usize {
+        self.schema().len()
+    }
+
+    /// The inputs, in order (a subquery of an Apply is its second input).
+    pub fn inputs(&self) -> Vec<&LogicalPlan> {
+        match self {
+            LogicalPlan::Scan { .. } | LogicalPlan::Values { .. } => vec![],
+            LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Project { input, .. }
+            | LogicalPlan::Aggregate { input, .. }
+            | LogicalPlan::Distinct { input }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Limit { input, .. }
+            | LogicalPlan::SubqueryAlias { input, .. }
+            | LogicalPlan::SingleRow { input } => vec![input],
+            LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOp { left, right, .. } => {
+                vec![left, right]
+            }
+            LogicalPlan::Apply {
+                input, subquery, ..
+            } => vec![input, subquery],
+            LogicalPlan::Union { inputs } => inputs.iter().collect(),
+        }
+    }
+
+    /// The same node with each input replaced by `f` of it (in the order of
+    /// [`inputs`](LogicalPlan::inputs)); stops at the first error.
+    pub fn map_inputs<E>(
+        self,
+        f: &mut dyn FnMut(LogicalPlan) -> Result<LogicalPlan, E>,
+    ) -> Result<LogicalPlan, E> {
+        let mut b = |p: Box<LogicalPlan>| f(*p).map(Box::new);
+        Ok(match self {
+            leaf @ (LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }) => leaf,
+            LogicalPlan::Filter { input, predicate } => LogicalPlan::Filter {
+                input: b(input)?,
+                predicate,
+            },
+            LogicalPlan::Project {
+                input,
+                exprs,
+                fields,
+            } => LogicalPlan::Project {
+                input: b(input)?,
+                exprs,
+                fields,
+            },
+            LogicalPlan::Join {
+                left,
+                right,
+                kind,
+                on,
+                filter,
+            } => LogicalPlan::Join {
+                left: b(left)?,
+                right: b(right)?,
+                kind,
+                on,
+                filter,
+            },
+            LogicalPlan::Aggregate {
+                input,
+                groups,
+                group_fields,
+                aggs,
+                agg_names,
+            } => LogicalPlan::Aggregate {
+                input: b(input)?,
+                groups,
+                group_fields,
+                aggs,
+                agg_names,
+            },
+            LogicalPlan::Distinct { input } => LogicalPlan::Distinct { input: b(input)? },
+            LogicalPlan::Sort { input, keys } => LogicalPlan::Sort {
+                input: b(input)?,
+                keys,
+            },
+            LogicalPlan::Limit {
+                input,
+                offset,
+                limit,
+            } => LogicalPlan::Limit {
+                input: b(input)?,
+                offset,
+                limit,
+            },
+            LogicalPlan::Union { inputs } => LogicalPlan::Union {
+                inputs: inputs.into_iter().map(&mut *f).collect::<Result<_, E>>()?,
+            },
+            LogicalPlan::SetOp { left, right, kind } => LogicalPlan::SetOp {
+                left: b(left)?,
+                right: b(right)?,
+                kind,
+            },
+            LogicalPlan::SubqueryAlias { input, alias } => LogicalPlan::SubqueryAlias {
+                input: b(input)?,
+                alias,
+            },
+            LogicalPlan::Apply {
+                input,
+                subquery,
+                kind,
+                field,
+            } => LogicalPlan::Apply {
+                input: b(input)?,
+                subquery: b(subquery)?,
+                kind,
+                field,
+            },
+            LogicalPlan::SingleRow { input } => LogicalPlan::SingleRow { input: b(input)? },
+        })
+    }
+
+    /// Whether any expression of this node or below reads an outer column (the plan is a
+    /// correlated subquery body).
+    /// The outer references of an Apply's subquery belong to that Apply's input, so they
+    /// do not count.
+    pub fn is_correlated(&self) -> bool {
+        if self.exprs().into_iter().any(has_outer) {
+            return true;
+        }
+        match self {
+            LogicalPlan::Apply { input, .. } => input.is_correlated(),
+            other => other.inputs().iter().any(|i| i.is_correlated()),
+        }
+    }
+
+    /// The expressions this node holds (not those of its inputs).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            LogicalPlan::Scan { filters, .. } => filters.iter().collect(),
+            LogicalPlan::Filter { predicate, .. } => vec![predicate],
+            LogicalPlan::Project { exprs, .. } => exprs.iter().collect(),
+            LogicalPlan::Join { on, filter, .. } => on
+                .iter()
+                .flat_map(|(l, r)| [l, r])
+                .chain(filter.iter())
+                .collect(),
+            LogicalPlan::Aggregate { groups, aggs, .. } => groups
+                .iter()
+                .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+                .collect(),
+            LogicalPlan::Sort { keys, .. } => keys.iter().map(|k| &k.expr).collect(),
+            LogicalPlan::Apply {
+                kind: ApplyKind::In(e),
+                ..
+            } => vec![e],
+            _ => vec![],
+        }
+    }
+
+    /// The same node (inputs untouched) with every expression it holds replaced by `f` of it.
+    pub fn map_exprs(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> LogicalPlan {
+        let mut node = self.clone();
+        match &mut node {
+            LogicalPlan::Scan { filters, .. } => filters.iter_mut().for_each(|e| *e = f(e)),
+            LogicalPlan::Filter { predicate, .. } => *predicate = f(predicate),
+            LogicalPlan::Project { exprs, .. } => exprs.iter_mut().for_each(|e| *e = f(e)),
+            LogicalPlan::Join { on, filter, .. } => {
+                for (l, r) in on.iter_mut() {
+                    *l = f(l);
+                    *r = f(r);
+                }
+                if let Some(x) = filter {
+                    *x = f(x);
+                }
+            }
+            LogicalPlan::Aggregate { groups, aggs, .. } => {
+                groups.iter_mut().for_each(|e| *e = f(e));
+                for a in aggs.iter_mut() {
+                    if let Some(x) = &mut a.arg {
+                        *x = f(x);
+                    }
+                }
+            }
+            LogicalPlan::Sort { keys, .. } => keys.iter_mut().for_each(|k| k.expr = f(&k.expr)),
+            LogicalPlan::Apply {
+                kind: ApplyKind::In(e),
+                ..
+            } => *e = f(e),
+            _ => {}
+        }
+        node
+    }
+
+    /// A `SELECT`-style projection of `exprs` over `self` with output `fields`.
+    pub fn project(self, exprs: Vec<Expr>, fields: Vec<Field>) -> LogicalPlan {
+        LogicalPlan::Project {
+            input: Box::new(self),
+            exprs,
+            fields,
+        }
+    }
+
+    /// `self` filtered by the conjunction of `conjuncts` (unchanged when there are none).
+    pub fn filter_all(self, conjuncts: Vec<Expr>) -> LogicalPlan {
+        match and_all(conjuncts) {
+            Some(predicate) => LogicalPlan::Filter {
+                input: Box::new(self),
+                predicate,
+            },
+            None => self,
+        }
+    }
+
+    /// An indented rendering, one node per line, for `EXPLAIN VERBOSE` and tests.
+    pub fn display_indent(&self) -> String {
+        display::render(self)
+    }
+}
+
+/// The conjunction of `v` (`None` when empty).
+pub fn and_all(v: Vec<Expr>) -> Option<Expr> {
+    v.into_iter().reduce(Expr::and)
+}
+
+/// Splits `e` into its top-level AND conjuncts, appending to `out`.
+pub fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary {
+            op: weir_operators::BinaryOp::And,
+            left,
+            right,
+        } => {
+            conjuncts(*left, out);
+            conjuncts(*right, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Whether `e` reads an outer column.
+pub fn has_outer(e: &Expr) -> bool {
+    e.any(&|x| matches!(x, Expr::OuterColumn(_)))
+}
+
+/// The column positions `e` reads.
+pub fn columns_of(e: &Expr) -> std::collections::BTreeSet<usize> {
+    let mut s = std::collections::BTreeSet::new();
+    e.visit_columns(&mut |c| {
+        s.insert(c);
+    });
+    s
+}

@@ -1,0 +1,95 @@
+//! The rule-based optimizer: rewrites a [`LogicalPlan`] into an equivalent one that is
+//! cheaper to run.
+//!
+//! Each rule is a small type with one job ([`Rule`]); the driver applies a rule at every node
+//! of the tree, top down, and repeats a list of rules until none changes anything (a fixed
+//! point, bounded by [`MAX_PASSES`]). Rules run in three phases:
+//! 1. subquery decorrelation ([`decorrelate`]): Applies become semi, anti and outer joins
+//!    while the subqueries' correlated predicates still sit where the binder put them;
+//! 2. simplification and pushdown to a fixed point: constant folding ([`simplify`]),
+//!    filter pushdown with join-key extraction and outer-to-inner conversion ([`pushdown`]),
+//!    and limit pushdown ([`limit`]);
+//! 3. column pruning ([`prune`]), once, so that every node reads only what is used above it.
+//!
+//! Join order and build sides are chosen from size estimates during physical planning.
+
+pub(crate) mod decorrelate;
+pub(crate) mod limit;
+pub(crate) mod prune;
+pub(crate) mod pushdown;
+pub(crate) mod simplify;
+
+use crate::error::PlanError;
+use crate::logical::LogicalPlan;
+
+/// Passes over the rule list before the driver gives up on reaching a fixed point (each
+/// pass is cheap; real plans settle in a handful).
+pub const MAX_PASSES: usize = 64;
+
+/// A rewrite at one node of a plan.
+pub(crate) trait Rule {
+    /// Short name, for tests and tracing.
+    #[allow(dead_code)]
+    fn name(&self) -> &'static str;
+
+    /// The rewritten node, or `None` when the rule does not apply at `plan`'s root.
+    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError>;
+}
+
+/// Applies `rule` at every node of `plan`, top down; sets `changed` when it rewrote one.
+pub(crate) fn apply_everywhere(
+    rule: &dyn Rule,
+    plan: LogicalPlan,
+    changed: &mut bool,
+) -> Result<LogicalPlan, PlanError> {
+    let plan = match rule.rewrite(&plan)? {
+        Some(p) => {
+            *changed = true;
+            p
+        }
+        None => plan,
+    };
+    plan.map_inputs(&mut |i| apply_everywhere(rule, i, changed))
+}
+
+/// Runs `rules` over `plan` until none of them changes anything.
+pub(crate) fn fixed_point(
+    rules: &[&dyn Rule],
+    mut plan: LogicalPlan,
+) -> Result<LogicalPlan, PlanError> {
+    for _ in 0..MAX_PASSES {
+        let mut changed = false;
+        for rule in rules {
+            plan = apply_everywhere(*rule, plan, &mut changed)?;
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok(plan)
+}
+
+/// The whole optimizer: the three phases in order.
+pub fn optimize(plan: LogicalPlan) -> Result<LogicalPlan, PlanError> {
+    let plan = fixed_point(
+        &[
+            &decorrelate::DecorrelateExistsIn,
+            &decorrelate::FilterIntoSemiJoin,
+            &decorrelate::DecorrelateScalar,
+        ],
+        plan,
+    )?;
+    decorrelate::check_no_apply(&plan)?;
+    let plan = fixed_point(
+        &[
+            &simplify::FoldConstants,
+            &simplify::MergeProjections,
+            &pushdown::PushDownFilters,
+            &pushdown::JoinConditions,
+            &pushdown::OuterToInner,
+            &limit::PushDownLimit,
+        ],
+        plan,
+    )?;
+    prune::prune_columns(plan)
+}

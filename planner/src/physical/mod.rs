@@ -1,0 +1,535 @@
+//! Physical planning: an optimized [`LogicalPlan`] becomes distributed fragments connected by
+//! exchanges.
+//!
+//! Lowering walks the plan bottom up, growing the operator tree of the fragment currently
+//! being built (an [`Input`]) and cutting it where rows must move:
+//! - a scan starts a fragment on the nodes that own the table's partitions (with the index,
+//!   partition pruning and filters chosen in [`scan`]);
+//! - an equi-join hash-distributes both inputs on their keys into a join fragment on every
+//!   data node, building the side estimated smaller;
+//! - an aggregation runs a partial phase where its input is and a final phase after gathering
+//!   (DISTINCT is an aggregation on every column);
+//! - a sort keeps each node's top rows under a limit, then merges after gathering; a limit
+//!   limits each node, then the gathered rows;
+//! - unions gather every input into one fragment; INTERSECT and EXCEPT are planned as a union
+//!   counted by an aggregation.
+//!
+//! What runs on the initiator at the top becomes the root fragment (id 0).
+
+pub(crate) mod scan;
+
+use crate::catalog::Catalog;
+use crate::error::PlanError;
+use crate::logical::{JoinKind, LogicalPlan, SetOpKind};
+use crate::statement::{Distribution, Fragment, FragmentOutput, Placement, QueryPlan};
+use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey};
+use weir_operators::{BinaryOp, DataType, Expr, Field, PhysicalPlan, Schema};
+
+/// A partially built fragment: its operator tree so far and where it runs.
+struct Input {
+    plan: PhysicalPlan,
+    schema: Schema,
+    placement: Placement,
+    /// Pre-assigned fragment id (join and gather fragments), if any.
+    fragment: Option<u32>,
+    /// Estimated output rows.
+    estimate: f64,
+}
+
+impl Input {
+    /// Whether the fragment runs as a single instance, on the initiator.
+    fn is_single(&self) -> bool {
+        self.placement == Placement::Initiator
+    }
+
+    fn wrap(self, plan: PhysicalPlan, schema: Schema, estimate: f64) -> Input {
+        Input {
+            plan,
+            schema,
+            estimate,
+            ..self
+        }
+    }
+}
+
+struct Frags {
+    fragments: Vec<Fragment>,
+    next_id: u32,
+    next_exchange: u32,
+}
+
+impl Frags {
+    fn alloc(&mut self) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Turns `input` into a fragment sending to `target`; returns the receiving leaf.
+    fn emit(&mut self, input: Input, target: u32, distribution: Distribution) -> PhysicalPlan {
+        let id = match input.fragment {
+            Some(id) => id,
+            None => self.alloc(),
+        };
+        let exchange = self.next_exchange;
+        self.next_exchange += 1;
+        self.fragments.push(Fragment {
+            id,
+            plan: input.plan,
+            placement: input.placement,
+            output: Some(FragmentOutput {
+                exchange,
+                target,
+                distribution,
+            }),
+        });
+        PhysicalPlan::Exchange {
+            id: exchange,
+            schema: input.schema,
+        }
+    }
+
+    /// `input`'s rows gathered into a new single fragment on the initiator.
+    fn gather(&mut self, input: Input) -> Input {
+        let id = self.alloc();
+        let schema = input.schema.clone();
+        let estimate = input.estimate;
+        let plan = self.emit(input, id, Distribution::Gather);
+        Input {
+            plan,
+            schema,
+            placement: Placement::Initiator,
+            fragment: Some(id),
+            estimate,
+        }
+    }
+
+    /// `input` as a single instance: gathered unless it already is one.
+    fn single(&mut self, input: Input) -> Input {
+        if input.is_single() {
+            input
+        } else {
+            self.gather(input)
+        }
+    }
+}
+
+fn is_identity(exprs: &[Expr], width: usize) -> bool {
+    exprs.len() == width && exprs.iter().enumerate().all(|(i, e)| *e == Expr::Column(i))
+}
+
+/// Plans an optimized logical plan into fragments; `fields` are the result columns as users
+/// see them.
+pub(crate) fn plan_query(
+    plan: LogicalPlan,
+    fields: Vec<Field>,
+    catalog: &Catalog,
+    param_types: Vec<Option<DataType>>,
+) -> Result<QueryPlan, PlanError> {
+    let mut fr = Frags {
+        fragments: Vec::new(),
+        next_id: 1,
+        next_exchange: 0,
+    };
+    let top = lower(plan, catalog, &mut fr)?;
+    let top = fr.single(top);
+    let root_id = top.fragment;
+    fr.fragments.push(Fragment {
+        id: 0,
+        plan: top.plan,
+        placement: Placement::Initiator,
+        output: None,
+    });
+    // The top's pre-assigned id (a gather target) becomes the root's; then ids are made
+    // consecutive in the order they were given.
+    if let Some(id) = root_id {
+        for f in &mut fr.fragments {
+            if let Some(o) = &mut f.output {
+                if o.target == id {
+                    o.target = 0;
+                }
+            }
+        }
+    }
+    fr.fragments.sort_by_key(|f| f.id);
+    let renumber: std::collections::HashMap<u32, u32> = fr
+        .fragments
+        .iter()
+        .enumerate()
+        .map(|(new, f)| (f.id, new as u32))
+        .collect();
+    for f in &mut fr.fragments {
+        f.id = renumber[&f.id];
+        if let Some(o) = &mut f.output {
+            o.target = renumber[&o.target];
+        }
+    }
+    Ok(QueryPlan {
+        fragments: fr.fragments,
+        output_schema: Schema::new(fields),
+        param_types,
+        verbose: None,
+    })
+}
+
+fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, PlanError> {
+    let schema = plan.schema();
+    Ok(match plan {
+        LogicalPlan::Scan {
+            table,
+            projection,
+            filters,
+        } => {
+            let pruning = scan::pk_pruning(&filters, table.primary_key);
+            let mut estimate = catalog.row_count(&table.name).max(1) as f64;
+            for c in &filters {
+                estimate *= scan::selectivity(c);
+            }
+            let (index, rest) = scan::choose_index(filters, &table);
+            Input {
+                plan: PhysicalPlan::Scan {
+                    table: table.name.clone(),
+                    table_schema: table.schema.clone(),
+                    index,
+                    filter: crate::logical::and_all(rest),
+                    projection,
+                },
+                schema,
+                placement: Placement::Table {
+                    table: table.name.clone(),
+                    pruning,
+                },
+                fragment: None,
+                estimate,
+            }
+        }
+        LogicalPlan::Values { schema, rows } => Input {
+            estimate: rows.len() as f64,
+            plan: PhysicalPlan::Values {
+                schema: schema.clone(),
+                rows,
+            },
+            schema,
+            placement: Placement::Initiator,
+            fragment: None,
+        },
+        LogicalPlan::Filter { input, predicate } => {
+            let input = lower(*input, catalog, fr)?;
+            let estimate = input.estimate * scan::selectivity(&predicate);
+            let plan = PhysicalPlan::Filter {
+                input: Box::new(input.plan),
+                predicate,
+            };
+            Input {
+                plan,
+                estimate,
+                ..input
+            }
+        }
+        LogicalPlan::Project { input, exprs, .. } => {
+            let input = lower(*input, catalog, fr)?;
+            if is_identity(&exprs, input.schema.len()) {
+                return Ok(Input { schema, ..input });
+            }
+            let estimate = input.estimate;
+            let plan = PhysicalPlan::Project {
+                input: Box::new(input.plan),
+                exprs,
+            };
+            Input {
+                plan,
+                schema,
+                estimate,
+                ..input
+            }
+        }
+        LogicalPlan::SubqueryAlias { input, .. } => {
+            let input = lower(*input, catalog, fr)?;
+            Input { schema, ..input }
+        }
+        LogicalPlan::Join {
+            left,
+            right,
+            kind,
+            on,
+            filter,
+        } => {
+            let left = lower(*left, catalog, fr)?;
+            let right = lower(*right, catalog, fr)?;
+            join(left, right, kind, on, filter, schema, fr)?
+        }
+        LogicalPlan::Aggregate {
+            input,
+            groups,
+            group_fields,
+            aggs,
+            ..
+        } => {
+            let input = lower(*input, catalog, fr)?;
+            let group_types: Vec<DataType> = group_fields.iter().map(|f| f.data_type).collect();
+            aggregate(input, groups, group_types, aggs, schema, fr)
+        }
+        LogicalPlan::Distinct { input } => {
+            let input = lower(*input, catalog, fr)?;
+            let n = input.schema.len();
+            let groups = (0..n).map(Expr::Column).collect();
+            let types = input.schema.types();
+            aggregate(input, groups, types, vec![], schema, fr)
+        }
+        LogicalPlan::Sort { input, keys } => {
+            let input = lower(*input, catalog, fr)?;
+            sort(input, keys, None, fr)
+        }
+        LogicalPlan::Limit {
+            input,
+            offset,
+            limit,
+        } => {
+            // A limit right above a sort keeps only the top rows of the sort.
+            let (input, keys) = match *input {
+                LogicalPlan::Sort { input, keys } => (lower(*input, catalog, fr)?, Some(keys)),
+                other => (lower(other, catalog, fr)?, None),
+            };
+            let input = match keys {
+                Some(keys) => sort(input, keys, limit.map(|l| l.saturating_add(offset)), fr),
+                None => input,
+            };
+            limit_rows(input, offset, limit, fr)
+        }
+        LogicalPlan::Union { inputs } => {
+            let target = fr.alloc();
+            let mut children = Vec::with_capacity(inputs.len());
+            let mut estimate = 0.0;
+            for i in inputs {
+                let i = lower(i, catalog, fr)?;
+                estimate += i.estimate;
+                children.push(if i.is_single() && i.fragment.is_none() {
+                    i.plan
+                } else {
+                    fr.emit(i, target, Distribution::Gather)
+                });
+            }
+            Input {
+                plan: PhysicalPlan::Union { inputs: children },
+                schema,
+                placement: Placement::Initiator,
+                fragment: Some(target),
+                estimate,
+            }
+        }
+        LogicalPlan::SetOp { left, right, kind } => {
+            lower(set_op_as_aggregate(*left, *right, kind), catalog, fr)?
+        }
+        LogicalPlan::SingleRow { .. } => {
+            return Err(PlanError::unsupported(
+                "scalar subqueries (not yet planned)",
+                "",
+            ))
+        }
+        LogicalPlan::Apply { .. } => {
+            return Err(PlanError::unsupported("this subquery", ""));
+        }
+    })
+}
+
+/// A join of two lowered inputs.
+fn join(
+    left: Input,
+    right: Input,
+    kind: JoinKind,
+    on: Vec<(Expr, Expr)>,
+    filter: Option<Expr>,
+    schema: Schema,
+    fr: &mut Frags,
+) -> Result<Input, PlanError> {
+    if kind != JoinKind::Inner {
+        return Err(PlanError::unsupported(format!("{} JOIN", kind.name()), ""));
+    }
+    if on.is_empty() {
+        return Err(PlanError::unsupported(
+            "join without an equality condition (cross join)",
+            "",
+        ));
+    }
+    let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
+    let build = if right.estimate <= left.estimate {
+        JoinSide::Right
+    } else {
+        JoinSide::Left
+    };
+    let estimate = left.estimate.max(right.estimate);
+    let join_id = fr.alloc();
+    let l_ex = fr.emit(left, join_id, Distribution::Hash(left_keys.clone()));
+    let r_ex = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
+    let mut plan = PhysicalPlan::HashJoin {
+        left: Box::new(l_ex),
+        right: Box::new(r_ex),
+        left_keys,
+        right_keys,
+        build,
+    };
+    if let Some(predicate) = filter {
+        plan = PhysicalPlan::Filter {
+            input: Box::new(plan),
+            predicate,
+        };
+    }
+    Ok(Input {
+        plan,
+        schema,
+        placement: Placement::AllDataNodes,
+        fragment: Some(join_id),
+        estimate,
+    })
+}
+
+/// Grouping: one phase on a single instance, else partial where the rows are and final after
+/// gathering.
+fn aggregate(
+    input: Input,
+    group_by: Vec<Expr>,
+    group_types: Vec<DataType>,
+    aggs: Vec<AggregateExpr>,
+    schema: Schema,
+    fr: &mut Frags,
+) -> Input {
+    let estimate = if group_by.is_empty() {
+        1.0
+    } else {
+        (input.estimate / 10.0).max(1.0)
+    };
+    if input.is_single() {
+        let plan = PhysicalPlan::HashAggregate {
+            input: Box::new(input.plan.clone()),
+            group_by,
+            group_types,
+            aggs,
+            mode: AggMode::Single,
+        };
+        return input.wrap(plan, schema, estimate);
+    }
+    let input_names = crate::explain::names(&input.plan);
+    let mut fields: Vec<Field> = group_by
+        .iter()
+        .zip(&group_types)
+        .map(|(g, t)| Field::new(crate::explain::fmt_expr(g, &input_names), *t))
+        .collect();
+    for a in &aggs {
+        for (name, t) in crate::explain::state_names(a, &input_names)
+            .into_iter()
+            .zip(a.state_types())
+        {
+            fields.push(Field::new(name, t));
+        }
+    }
+    let k = group_by.len();
+    let partial = PhysicalPlan::HashAggregate {
+        input: Box::new(input.plan.clone()),
+        group_by,
+        group_types: group_types.clone(),
+        aggs: aggs.clone(),
+        mode: AggMode::Partial,
+    };
+    let partial = input.wrap(partial, Schema::new(fields), estimate);
+    let gathered = fr.gather(partial);
+    let plan = PhysicalPlan::HashAggregate {
+        input: Box::new(gathered.plan.clone()),
+        group_by: (0..k).map(Expr::Column).collect(),
+        group_types,
+        aggs,
+        mode: AggMode::Final,
+    };
+    gathered.wrap(plan, schema, estimate)
+}
+
+/// A sort (keeping the first `keep` rows): per node then merged, or once on a single instance.
+fn sort(input: Input, keys: Vec<SortKey>, keep: Option<usize>, fr: &mut Frags) -> Input {
+    let schema = input.schema.clone();
+    let estimate = keep.map_or(input.estimate, |k| input.estimate.min(k as f64));
+    let local = PhysicalPlan::Sort {
+        input: Box::new(input.plan.clone()),
+        keys: keys.clone(),
+        limit: keep,
+    };
+    let local = input.wrap(local, schema.clone(), estimate);
+    if local.is_single() {
+        return local;
+    }
+    let gathered = fr.gather(local);
+    let plan = PhysicalPlan::Sort {
+        input: Box::new(gathered.plan.clone()),
+        keys,
+        limit: keep,
+    };
+    gathered.wrap(plan, schema, estimate)
+}
+
+/// OFFSET/LIMIT: each node passes at most `offset + limit` rows, then once more on the
+/// gathered rows.
+fn limit_rows(input: Input, offset: usize, limit: Option<usize>, fr: &mut Frags) -> Input {
+    let schema = input.schema.clone();
+    let estimate = limit.map_or(input.estimate, |l| input.estimate.min(l as f64));
+    let input = if input.is_single() {
+        input
+    } else {
+        let local = match limit {
+            Some(l) => {
+                let plan = PhysicalPlan::Limit {
+                    input: Box::new(input.plan.clone()),
+                    offset: 0,
+                    limit: Some(l.saturating_add(offset)),
+                };
+                input.wrap(plan, schema.clone(), estimate)
+            }
+            None => input,
+        };
+        fr.gather(local)
+    };
+    let plan = PhysicalPlan::Limit {
+        input: Box::new(input.plan.clone()),
+        offset,
+        limit,
+    };
+    input.wrap(plan, schema, estimate)
+}
+
+/// `l INTERSECT r` / `l EXCEPT r` as `SELECT cols FROM (l tagged 1,0 UNION ALL r tagged 0,1)
+/// GROUP BY cols HAVING ...`: grouping compares NULLs as equal, as set operations do.
+fn set_op_as_aggregate(l: LogicalPlan, r: LogicalPlan, kind: SetOpKind) -> LogicalPlan {
+    let fields = l.schema().fields;
+    let n = fields.len();
+    let tagged = |p: LogicalPlan, in_left: bool| {
+        let mut exprs: Vec<Expr> = (0..n).map(Expr::Column).collect();
+        exprs.push(Expr::lit(i64::from(in_left)));
+        exprs.push(Expr::lit(i64::from(!in_left)));
+        let mut f = fields.clone();
+        f.push(Field::new("__in_left", DataType::Int64));
+        f.push(Field::new("__in_right", DataType::Int64));
+        p.project(exprs, f)
+    };
+    let union = LogicalPlan::Union {
+        inputs: vec![tagged(l, true), tagged(r, false)],
+    };
+    let sum = |c: usize| AggregateExpr {
+        func: AggFunc::Sum,
+        arg: Some(Expr::Column(c)),
+        input_type: DataType::Int64,
+    };
+    let counted = LogicalPlan::Aggregate {
+        input: Box::new(union),
+        groups: (0..n).map(Expr::Column).collect(),
+        group_fields: fields.clone(),
+        aggs: vec![sum(n), sum(n + 1)],
+        agg_names: vec!["__left".into(), "__right".into()],
+    };
+    let positive = |c: usize| Expr::col(c).binary(BinaryOp::Gt, Expr::lit(0));
+    let keep = match kind {
+        SetOpKind::Intersect => positive(n).and(positive(n + 1)),
+        SetOpKind::Except => positive(n).and(Expr::col(n + 1).eq(Expr::lit(0))),
+    };
+    let filtered = LogicalPlan::Filter {
+        input: Box::new(counted),
+        predicate: keep,
+    };
+    filtered.project((0..n).map(Expr::Column).collect(), fields)
+}

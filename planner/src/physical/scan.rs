@@ -1,0 +1,299 @@
+//! Table access: index choice, partition pruning and selectivity estimates for the filters
+//! pushed into a scan.
+
+use crate::bind::has_columns;
+use crate::catalog::TableDef;
+use crate::statement::Pruning;
+use weir_operators::plan::IndexLookup;
+use weir_operators::{BinaryOp, Expr};
+
+/// Rough fraction of rows a conjunct keeps.
+pub(crate) fn selectivity(c: &Expr) -> f64 {
+    match c {
+        Expr::Binary {
+            op: BinaryOp::Eq, ..
+        } => 0.1,
+        Expr::InList {
+            list,
+            negated: false,
+            ..
+        } => (0.1 * list.len() as f64).min(1.0),
+        Expr::Binary {
+            op: BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq,
+            ..
+        }
+        | Expr::Between { negated: false, .. } => 0.3,
+        _ => 0.5,
+    }
+}
+
+/// `col op constant` with the column on either side (the operator flipped accordingly).
+fn column_cmp(c: &Expr) -> Option<(usize, BinaryOp, &Expr)> {
+    let Expr::Binary { op, left, right } = c else {
+        return None;
+    };
+    if !op.is_comparison() || *op == BinaryOp::NotEq {
+        return None;
+    }
+    match (left.as_ref(), right.as_ref()) {
+        (Expr::Column(col), v) if !has_columns(v) => Some((*col, *op, v)),
+        (v, Expr::Column(col)) if !has_columns(v) => {
+            let flipped = match op {
+                BinaryOp::Lt => BinaryOp::Gt,
+                BinaryOp::LtEq => BinaryOp::GtEq,
+                BinaryOp::Gt => BinaryOp::Lt,
+                BinaryOp::GtEq => BinaryOp::LtEq,
+                o => *o,
+            };
+            Some((*col, flipped, v))
+        }
+        _ => None,
+    }
+}
+
+fn in_list(c: &Expr) -> Option<(usize, &[Expr])> {
+    match c {
+        Expr::InList {
+            expr,
+            list,
+            negated: false,
+        } => match expr.as_ref() {
+            Expr::Column(col) if list.iter().all(|e| !has_columns(e)) => Some((*col, list)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `Pruning::Keys` from a `pk = v` or `pk IN (...)` conjunct. A table without a primary key
+/// is never pruned: its rows are placed by a hidden row id, so any partition may hold any
+/// value.
+pub(crate) fn pk_pruning(conj: &[Expr], pk: Option<usize>) -> Pruning {
+    let Some(pk) = pk else {
+        return Pruning::All;
+    };
+    for c in conj {
+        if let Some((col, BinaryOp::Eq, v)) = column_cmp(c) {
+            if col == pk {
+                return Pruning::Keys(vec![v.clone()]);
+            }
+        }
+        if let Some((col, list)) = in_list(c) {
+            if col == pk {
+                return Pruning::Keys(list.to_vec());
+            }
+        }
+    }
+    Pruning::All
+}
+
+/// Picks the best index probe among the conjuncts (equality on the key, equality on a
+/// secondary index, IN lists, then ranges) and returns it with the conjuncts it does not cover.
+#[allow(clippy::type_complexity)]
+pub(crate) fn choose_index(
+    conj: Vec<Expr>,
+    def: &TableDef,
+) -> (Option<(usize, IndexLookup)>, Vec<Expr>) {
+    // (score, column, lookup, consumed conjuncts); lower score is better
+    let mut best: Option<(u8, usize, IndexLookup, Vec<usize>)> = None;
+    let mut consider = |cand: (u8, usize, IndexLookup, Vec<usize>)| {
+        if best.as_ref().is_none_or(|b| cand.0 < b.0) {
+            best = Some(cand);
+        }
+    };
+    let pk_bonus = |col: usize| u8::from(def.primary_key != Some(col));
+    let mut ranges: Vec<(
+        usize,
+        Option<(Expr, bool)>,
+        Option<(Expr, bool)>,
+        Vec<usize>,
+    )> = Vec::new();
+    for (i, c) in conj.iter().enumerate() {
+        if let Some((col, op, v)) = column_cmp(c) {
+            if !def.is_indexed(col) {
+                continue;
+            }
+            if op == BinaryOp::Eq {
+                consider((pk_bonus(col), col, IndexLookup::Eq(v.clone()), vec![i]));
+                continue;
+            }
+            let r = match ranges.iter_mut().find(|r| r.0 == col) {
+                Some(r) => r,
+                None => {
+                    ranges.push((col, None, None, Vec::new()));
+                    ranges.last_mut().expect("just pushed")
+                }
+            };
+            match op {
+                BinaryOp::Gt | BinaryOp::GtEq if r.1.is_none() => {
+                    r.1 = Some((v.clone(), op == BinaryOp::GtEq));
+                    r.3.push(i);
+                }
+                BinaryOp::Lt | BinaryOp::LtEq if r.2.is_none() => {
+                    r.2 = Some((v.clone(), op == BinaryOp::LtEq));
+                    r.3.push(i);
+                }
+                _ => {}
+            }
+        } else if let Some((col, list)) = in_list(c) {
+            if def.is_indexed(col) {
+                consider((
+                    2 + pk_bonus(col),
+                    col,
+                    IndexLookup::In(list.to_vec()),
+                    vec![i],
+                ));
+            }
+        } else if let Expr::Between {
+            expr,
+            low,
+            high,
+            negated: false,
+        } = c
+        {
+            if let Expr::Column(col) = expr.as_ref() {
+                if def.is_indexed(*col) && !has_columns(low) && !has_columns(high) {
+                    let col = *col;
+                    let r = match ranges.iter_mut().find(|r| r.0 == col) {
+                        Some(r) => r,
+                        None => {
+                            ranges.push((col, None, None, Vec::new()));
+                            ranges.last_mut().expect("just pushed")
+                        }
+                    };
+                    if r.1.is_none() && r.2.is_none() {
+                        r.1 = Some(((**low).clone(), true));
+                        r.2 = Some(((**high).clone(), true));
+                        r.3.push(i);
+                    }
+                }
+            }
+        }
+    }
+    for (col, low, high, used) in ranges {
+        if low.is_none() && high.is_none() {
+            continue;
+        }
+        let score = if low.is_some() && high.is_some() {
+            4
+        } else {
+            5
+        };
+        consider((score, col, IndexLookup::Range { low, high }, used));
+    }
+    match best {
+        None => (None, conj),
+        Some((_, col, lookup, used)) => {
+            let rest = conj
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !used.contains(i))
+                .map(|(_, c)| c)
+                .collect();
+            (Some((col, lookup)), rest)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::IndexDef;
+    use weir_operators::{DataType, Field, Schema};
+
+    fn def() -> TableDef {
+        TableDef {
+            name: "t".into(),
+            schema: Schema::new(vec![
+                Field::new("id", DataType::Int64),
+                Field::new("a", DataType::Int64),
+                Field::new("b", DataType::Int64),
+            ]),
+            primary_key: Some(0),
+            indexes: vec![IndexDef {
+                name: "ia".into(),
+                column: 1,
+            }],
+            partitions: 4,
+        }
+    }
+
+    fn cmp(c: usize, op: BinaryOp, v: i64) -> Expr {
+        Expr::Column(c).binary(op, Expr::lit(v))
+    }
+
+    #[test]
+    fn prefers_key_equality() {
+        let conj = vec![
+            cmp(1, BinaryOp::Eq, 1),
+            cmp(0, BinaryOp::Eq, 2),
+            cmp(2, BinaryOp::Eq, 3),
+        ];
+        let (idx, rest) = choose_index(conj, &def());
+        assert_eq!(idx, Some((0, IndexLookup::Eq(Expr::lit(2)))));
+        assert_eq!(rest.len(), 2);
+    }
+
+    #[test]
+    fn range_merges_bounds_and_keeps_extra_ones() {
+        let conj = vec![
+            cmp(1, BinaryOp::Gt, 1),
+            cmp(1, BinaryOp::GtEq, 5),
+            cmp(1, BinaryOp::LtEq, 9),
+        ];
+        let (idx, rest) = choose_index(conj, &def());
+        assert_eq!(
+            idx,
+            Some((
+                1,
+                IndexLookup::Range {
+                    low: Some((Expr::lit(1), false)),
+                    high: Some((Expr::lit(9), true)),
+                }
+            ))
+        );
+        assert_eq!(rest, vec![cmp(1, BinaryOp::GtEq, 5)]);
+    }
+
+    #[test]
+    fn unindexed_or_non_constant_is_not_an_index() {
+        let conj = vec![
+            cmp(2, BinaryOp::Eq, 1),
+            Expr::Column(1).eq(Expr::Column(2)),
+            cmp(1, BinaryOp::NotEq, 3),
+        ];
+        let (idx, rest) = choose_index(conj, &def());
+        assert!(idx.is_none());
+        assert_eq!(rest.len(), 3);
+    }
+
+    #[test]
+    fn keyless_table_has_no_key_index() {
+        let keyless = TableDef {
+            primary_key: None,
+            ..def()
+        };
+        let conj = vec![cmp(0, BinaryOp::Eq, 2), cmp(1, BinaryOp::Eq, 1)];
+        let (idx, rest) = choose_index(conj, &keyless);
+        assert_eq!(idx, Some((1, IndexLookup::Eq(Expr::lit(1)))));
+        assert_eq!(rest, vec![cmp(0, BinaryOp::Eq, 2)]);
+        let (idx, _) = choose_index(vec![cmp(0, BinaryOp::Eq, 2)], &keyless);
+        assert!(idx.is_none());
+    }
+
+    #[test]
+    fn pruning_from_key_conjuncts() {
+        assert_eq!(
+            pk_pruning(
+                &[cmp(1, BinaryOp::Eq, 1), Expr::lit(4).eq(Expr::Column(0))],
+                Some(0)
+            ),
+            Pruning::Keys(vec![Expr::lit(4)])
+        );
+        assert_eq!(
+            pk_pruning(&[cmp(0, BinaryOp::Lt, 1)], Some(0)),
+            Pruning::All
+        );
+        assert_eq!(pk_pruning(&[cmp(0, BinaryOp::Eq, 1)], None), Pruning::All);
+    }
+}
