@@ -12,7 +12,7 @@ use crate::error::PlanError;
 use crate::statement::{Distribution, Fragment, FragmentOutput, Placement, Pruning, QueryPlan};
 use hashbrown::HashMap;
 use std::collections::BTreeSet;
-use weir_operators::plan::{AggMode, AggregateExpr, IndexLookup, JoinSide};
+use weir_operators::plan::{AggMode, AggregateExpr, IndexLookup, JoinSide, JoinType};
 use weir_operators::{BinaryOp, DataType, Expr, Field, PhysicalPlan, Schema};
 
 /// A partially built fragment: its operator tree so far and where its columns come from.
@@ -398,6 +398,7 @@ fn plan_from(bs: &BoundSelect, catalog: &Catalog, fr: &mut Frags) -> Result<Inpu
         layout.extend(&right.layout);
         let mut fields = cur.schema.fields.clone();
         fields.extend(right.schema.fields.iter().cloned());
+        let (left_types, right_types) = (cur.schema.types(), right.schema.types());
         let l_ex = fr.emit(cur, join_id, Distribution::Hash(left_keys.clone()));
         let r_ex = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
         let mut plan = PhysicalPlan::HashJoin {
@@ -405,7 +406,11 @@ fn plan_from(bs: &BoundSelect, catalog: &Catalog, fr: &mut Frags) -> Result<Inpu
             right: Box::new(r_ex),
             left_keys,
             right_keys,
+            join_type: JoinType::Inner,
+            filter: None,
             build,
+            left_types,
+            right_types,
         };
         let mut ready = Vec::new();
         multi.retain(|(c, ts)| {
