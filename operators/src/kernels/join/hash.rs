@@ -18,14 +18,14 @@
 //! probed one at a time after it. NULL keys never match; a null-aware anti join applies the
 //! `NOT IN` rules on top (see [`JoinType::Anti`](crate::plan::JoinType::Anti)).
 
+use super::keys::{align_key, hash_table_bytes, null_key_rows};
 use super::output::JoinCore;
 use super::JoinSpec;
-use crate::column::ColumnData;
-use crate::eval::{cast_column, evaluate};
+use crate::eval::evaluate;
 use crate::kernels::hash::{hash_rows, rows_equal, IdentityBuild};
 use crate::kernels::{output_pending, ExecContext, InputOrder, Operator};
-use crate::plan::JoinSide;
-use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
+use crate::plan::{JoinSide, JoinType};
+use crate::{Batch, Column, Error, Expr, Reservation, Result};
 use hashbrown::HashMap;
 use std::collections::VecDeque;
 
@@ -119,8 +119,8 @@ impl HashJoinOp {
 
     /// An equi-join on `left_keys[i] = right_keys[i]` as `spec` describes (type, residual
     /// filter, build side, input types). Fails on a plan it cannot run: no keys, key lists
-    /// of different lengths, or a null-aware anti join with more than one key or a residual
-    /// filter.
+    /// of different lengths, a null-aware anti join with more than one key or a residual
+    /// filter, or an outer join without the types of the side it pads with NULLs.
     pub fn with_spec(
         left_keys: Vec<Expr>,
         right_keys: Vec<Expr>,
@@ -139,6 +139,20 @@ impl HashJoinOp {
             return Err(Error::Internal(
                 "a null-aware anti join takes exactly one key and no residual filter".into(),
             ));
+        }
+        // The side an outer join pads with NULLs has at least its key columns.
+        let (pads_left, pads_right) = match spec.join_type {
+            JoinType::Left => (false, true),
+            JoinType::Right => (true, false),
+            JoinType::Full => (true, true),
+            _ => (false, false),
+        };
+        if (pads_left && spec.left_types.is_empty()) || (pads_right && spec.right_types.is_empty())
+        {
+            return Err(Error::Internal(format!(
+                "a {} hash join needs the column types of the side it pads with NULLs",
+                spec.join_type.name()
+            )));
         }
         Ok(Self::build_op(
             left_keys,
@@ -536,80 +550,6 @@ fn find_matches<const FIRST_ONLY: bool, const SKIP_BUILD: bool>(
     p.chain = j;
 }
 
-/// Heap bytes of a hashbrown table with room for `capacity` entries of `entry` bytes: a
-/// power-of-two number of buckets at up to 7/8 load, each an entry plus one control byte,
-/// plus one group of trailing control bytes.
-pub(crate) fn hash_table_bytes(capacity: usize, entry: usize) -> usize {
-    if capacity == 0 {
-        return 0;
-    }
-    let buckets = if capacity < 4 {
-        4
-    } else if capacity < 8 {
-        8
-    } else {
-        (capacity.saturating_mul(8) / 7).next_power_of_two()
-    };
-    buckets * (entry + 1) + 16
-}
-
-/// Marks rows where any key is NULL (`None` when no key has NULLs).
-fn null_key_rows(keys: &[Column], n: usize) -> Option<Vec<bool>> {
-    if keys.iter().all(|k| k.validity.is_none()) {
-        return None;
-    }
-    let mut m = vec![false; n];
-    for k in keys {
-        if let Some(v) = &k.validity {
-            for (i, x) in m.iter_mut().enumerate() {
-                *x |= !v.get(i);
-            }
-        }
-    }
-    Some(m)
-}
-
-/// Converts probe key `k` to the build key type `to` so that equal values hash equally.
-/// A float probe against integer build keys keeps only integral values (others cannot match).
-fn align_key(k: &mut Column, to: DataType) -> Result<()> {
-    let from = k.data_type();
-    if from == to {
-        return Ok(());
-    }
-    match (from, to) {
-        (DataType::Float64, DataType::Int64) => {
-            let ColumnData::Float64(v) = &k.data else {
-                return Ok(());
-            };
-            let mut valid: Vec<bool> = (0..v.len()).map(|i| k.is_valid(i)).collect();
-            let ints: Vec<i64> = v
-                .iter()
-                .zip(valid.iter_mut())
-                .map(|(&f, ok)| {
-                    if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                        f as i64
-                    } else {
-                        *ok = false;
-                        0
-                    }
-                })
-                .collect();
-            *k = Column::with_validity(
-                ColumnData::Int64(ints),
-                Some(crate::Bitmap::from_bools(&valid)),
-            );
-            Ok(())
-        }
-        (DataType::Int64, DataType::Float64) => {
-            *k = cast_column(k, to)?;
-            Ok(())
-        }
-        _ => Err(Error::Type(format!(
-            "cannot join {from} keys with {to} keys"
-        ))),
-    }
-}
-
 impl Operator for HashJoinOp {
     fn name(&self) -> &'static str {
         "HashJoin"
@@ -720,7 +660,7 @@ impl Operator for HashJoinOp {
 mod tests {
     use super::*;
     use crate::kernels::drain;
-    use crate::{UnboundedPool, Value};
+    use crate::{DataType, UnboundedPool, Value};
     use std::sync::Arc;
 
     fn run(build: JoinSide, left: &[Batch], right: &[Batch], batch_size: usize) -> Vec<Vec<Value>> {
@@ -805,20 +745,6 @@ mod tests {
         assert!(matches!(op.push(0, big), Err(Error::Memory(_))));
         drop(op);
         assert_eq!(pool.used(), 0);
-    }
-
-    #[test]
-    fn hash_table_estimate_matches_hashbrown() {
-        for n in [1, 3, 4, 7, 8, 14, 15, 100, 1000, 100_000] {
-            let m: HashMap<u64, u32, IdentityBuild> =
-                HashMap::with_capacity_and_hasher(n, IdentityBuild::default());
-            assert_eq!(
-                hash_table_bytes(n, std::mem::size_of::<(u64, u32)>()),
-                m.allocation_size(),
-                "capacity {n}"
-            );
-        }
-        assert_eq!(hash_table_bytes(0, 16), 0);
     }
 
     #[test]
@@ -923,8 +849,19 @@ mod tests {
         )
         .is_err());
         let inner = JoinSpec::inner(JoinSide::Left);
+        assert!(HashJoinOp::with_spec(
+            vec![],
+            vec![],
+            inner,
+            ctx.clone(),
+            Reservation::unbounded()
+        )
+        .is_err());
+        let untyped = JoinSpec::new(crate::plan::JoinType::Full, JoinSide::Left)
+            .with_types(vec![DataType::Int64], vec![]);
         assert!(
-            HashJoinOp::with_spec(vec![], vec![], inner, ctx, Reservation::unbounded()).is_err()
+            HashJoinOp::with_spec(one.clone(), one, untyped, ctx, Reservation::unbounded())
+                .is_err()
         );
     }
 
