@@ -139,7 +139,8 @@ fn hash_join(spec: JoinSpec, batch_size: usize, reservation: Reservation) -> Has
 
 /// Feeds the build port then the probe port in `feed.chunk`-row pieces (pulling after every
 /// push and finish, as the runtime does) and returns the output rows; checks that every
-/// output batch has 1..=batch_size rows and the output's column types.
+/// output batch has 1..=batch_size rows, the output's column types, and that nothing is
+/// output after the join reported [`Operator::is_done`].
 fn run_join(
     op: &mut dyn Operator,
     left: &[Row],
@@ -151,6 +152,7 @@ fn run_join(
     let rb = Batch::from_rows(&RIGHT_TYPES, right).unwrap();
     let first = op.first_port();
     let mut out = Vec::new();
+    let mut done_at = None;
     for port in [first, 1 - first] {
         let b = if port == 0 { &lb } else { &rb };
         let mut start = 0;
@@ -158,12 +160,18 @@ fn run_join(
             let len = feed.chunk.min(b.num_rows() - start);
             op.push(port, b.slice(start, len)).unwrap();
             drain(op, &mut out).unwrap();
+            done_at = done_at.or(op.is_done().then_some(out.len()));
             start += len;
         }
         op.finish(port).unwrap();
         drain(op, &mut out).unwrap();
+        done_at = done_at.or(op.is_done().then_some(out.len()));
     }
     assert!(!op.has_output());
+    // Once a join says it is done (the runtime then cancels its inputs), nothing follows.
+    if let Some(n) = done_at {
+        assert_eq!(out.len(), n, "{jt:?} output after is_done");
+    }
     let width = if jt.left_only() { 2 } else { 5 };
     let want_types: Vec<DataType> = LEFT_TYPES
         .iter()
@@ -622,6 +630,49 @@ proptest! {
         check_hash(jt, filtered, &left, &right, feed);
         if jt != (JoinType::Anti { null_aware: true }) {
             check_nested(jt, filtered, &left, &right, feed);
+        }
+    }
+}
+
+/// Probe batches that arrive before the build side ended wait and give the same rows.
+#[test]
+fn probe_batches_before_the_build_side_give_the_same_rows() {
+    let (left, right) = sample();
+    let lb = Batch::from_rows(&LEFT_TYPES, &left).unwrap();
+    let rb = Batch::from_rows(&RIGHT_TYPES, &right).unwrap();
+    for jt in ALL_TYPES {
+        for nested in [false, true] {
+            if nested && jt == (JoinType::Anti { null_aware: true }) {
+                continue;
+            }
+            for build in [JoinSide::Left, JoinSide::Right] {
+                let na = jt == (JoinType::Anti { null_aware: true });
+                let s = spec(jt, build, (!na).then(v_lt_w));
+                let mut op: Box<dyn Operator> = if nested {
+                    Box::new(NestedLoopJoinOp::new(s, ctx(2), Reservation::unbounded()).unwrap())
+                } else {
+                    Box::new(hash_join(s, 2, Reservation::unbounded()))
+                };
+                let (bp, pp) = (op.first_port(), 1 - op.first_port());
+                let (bb, pb) = if bp == 0 { (&lb, &rb) } else { (&rb, &lb) };
+                let mut out = Vec::new();
+                // Probe side first, in pieces, then the build side.
+                for start in (0..pb.num_rows()).step_by(3) {
+                    op.push(pp, pb.slice(start, 3.min(pb.num_rows() - start)))
+                        .unwrap();
+                    assert!(!op.has_output());
+                }
+                op.finish(pp).unwrap();
+                op.push(bp, bb.clone()).unwrap();
+                op.finish(bp).unwrap();
+                drain(op.as_mut(), &mut out).unwrap();
+                assert!(!op.has_output());
+                let got = sorted(out.iter().flat_map(|b| b.rows()).collect());
+                let matches =
+                    |l: &Row, r: &Row| (nested || ref_keys(l, r)) && (na || ref_v_lt_w(l, r));
+                let want = sorted(reference(jt, &left, &right, &matches));
+                assert_eq!(got, want, "{jt:?} nested {nested} build {build:?}");
+            }
         }
     }
 }
