@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the batch kernels on 1,000,000 generated rows: hash join build and
-//! probe, hash aggregation, sort and top-k, filter and projection. Throughput is reported in
-//! rows. Inputs are generated once with a seeded RNG and split into default-size batches.
+//! probe (inner, left and anti), hash aggregation, sort and top-k, filter and projection.
+//! Throughput is reported in rows. Inputs are generated once with a seeded RNG and split into
+//! default-size batches.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use rand::{rngs::StdRng, RngExt, SeedableRng};
@@ -8,11 +9,11 @@ use std::hint::black_box;
 use std::time::Duration;
 use weir_operators::kernels::aggregate::HashAggregateOp;
 use weir_operators::kernels::filter::FilterOp;
-use weir_operators::kernels::join::HashJoinOp;
+use weir_operators::kernels::join::{HashJoinOp, JoinSpec};
 use weir_operators::kernels::project::ProjectOp;
 use weir_operators::kernels::sort::SortOp;
 use weir_operators::kernels::{drain, ExecContext, Operator};
-use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey};
+use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, JoinType, SortKey};
 use weir_operators::{Batch, BinaryOp, Column, DataType, Expr, Reservation, DEFAULT_BATCH_SIZE};
 
 const ROWS: usize = 1_000_000;
@@ -142,6 +143,43 @@ fn bench_kernels(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+
+    for (name, join_type) in [
+        ("hash_join_probe_left", JoinType::Left),
+        ("hash_join_probe_anti", JoinType::Anti { null_aware: false }),
+    ] {
+        // As `hash_join_probe`, but every probe row without a match is output too.
+        g.bench_function(name, |b| {
+            let build = Batch::try_new(vec![Column::from_i64((0..100_000).collect())])
+                .expect("build batch")
+                .split(DEFAULT_BATCH_SIZE);
+            let spec = JoinSpec::new(join_type, JoinSide::Right)
+                .with_types(input[0].types(), vec![DataType::Int64]);
+            let mut op = HashJoinOp::with_spec(
+                vec![Expr::col(0)],
+                vec![Expr::col(0)],
+                spec,
+                ctx(),
+                Reservation::unbounded(),
+            )
+            .expect("join");
+            run(&mut op, 1, build);
+            b.iter_batched(
+                || input.clone(),
+                |batches| {
+                    let mut out = Vec::new();
+                    let mut rows = 0;
+                    for b in batches {
+                        op.push(0, b).expect("probe");
+                        drain(&mut op, &mut out).expect("pull");
+                        rows += out.drain(..).map(|b| b.num_rows()).sum::<usize>();
+                    }
+                    black_box(rows)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
 
     let aggs = vec![
         AggregateExpr {

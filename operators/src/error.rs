@@ -29,6 +29,10 @@ pub enum Error {
     /// A memory reservation was refused.
     #[error("{0}")]
     Memory(String),
+    /// A subquery produced more rows than its use allows (a scalar subquery with more than
+    /// one row).
+    #[error("{0}")]
+    Cardinality(String),
     /// The operation was stopped from outside (cancel, kill).
     #[error("cancelled: {0}")]
     Cancelled(String),

@@ -2,9 +2,10 @@
 //!
 //! The bottom layer of weir: the columnar data model ([`Batch`], [`Column`], [`Schema`]),
 //! scalar [`Value`]s for literals, parameters and result cells, vectorized [`Expr`] evaluation,
-//! pure batch kernels (scan, index lookup, filter, project, hash join, hash aggregate, sort,
-//! limit), in-memory partition storage, memory reservations, and the serializable
-//! [`PhysicalPlan`] that the planner produces and the runtime executes.
+//! pure batch kernels (scan, index lookup, filter, project, hash and nested-loop joins of every
+//! join type, single row, hash aggregate, sort, limit), in-memory partition storage, memory
+//! reservations, and the serializable [`PhysicalPlan`] that the planner produces and the
+//! runtime executes.
 //!
 //! Nothing in this crate knows about actors, nodes or networks: every kernel can be unit-tested
 //! and benchmarked on its own.

@@ -93,13 +93,63 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
-/// Which input of a join is loaded into the hash table.
+/// Which input of a join is loaded into memory (the hash table of a hash join).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JoinSide {
     /// The left (first) input.
     Left,
     /// The right (second) input.
     Right,
+}
+
+/// What a join outputs. Outer joins output the left input's columns followed by the right
+/// input's, with NULLs for the side that has no matching row; semi and anti joins output only
+/// the left input's columns.
+///
+/// Every type works with either [`JoinSide`] as the build side. NULL join keys never match
+/// (see [`JoinType::Anti`] for the one exception).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum JoinType {
+    /// Matching row pairs only.
+    Inner,
+    /// Matching pairs, plus each left row without a match (right columns NULL).
+    Left,
+    /// Matching pairs, plus each right row without a match (left columns NULL).
+    Right,
+    /// Matching pairs, plus the unmatched rows of both sides.
+    Full,
+    /// Each left row that has at least one match, once (`EXISTS`, `IN`). Left columns only.
+    Semi,
+    /// Each left row that has no match (`NOT EXISTS`). Left columns only.
+    Anti {
+        /// SQL `left.k NOT IN (SELECT right.k ...)` semantics (hash join only, exactly one
+        /// key, no residual filter): if any right row has a NULL key, no row is output; a left
+        /// row whose key is NULL is output only if the right input is empty; otherwise as a
+        /// plain anti join. Each instance must see the whole right input, so the planner
+        /// broadcasts the right side (or runs the join in one place).
+        null_aware: bool,
+    },
+}
+
+impl JoinType {
+    /// The SQL-ish name shown by EXPLAIN: `INNER`, `LEFT`, `RIGHT`, `FULL`, `SEMI`, `ANTI`
+    /// or `NULL-AWARE ANTI`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinType::Inner => "INNER",
+            JoinType::Left => "LEFT",
+            JoinType::Right => "RIGHT",
+            JoinType::Full => "FULL",
+            JoinType::Semi => "SEMI",
+            JoinType::Anti { null_aware: false } => "ANTI",
+            JoinType::Anti { null_aware: true } => "NULL-AWARE ANTI",
+        }
+    }
+
+    /// Whether the output has only the left input's columns (semi and anti joins).
+    pub fn left_only(self) -> bool {
+        matches!(self, JoinType::Semi | JoinType::Anti { .. })
+    }
 }
 
 /// An index probe that replaces a full scan.
@@ -148,7 +198,9 @@ pub enum PhysicalPlan {
         /// Output expressions.
         exprs: Vec<Expr>,
     },
-    /// INNER equi-join; output columns are the left input's followed by the right input's.
+    /// Equi-join on `left_keys[i] = right_keys[i]` of any [`JoinType`]; output columns are
+    /// the left input's followed by the right input's (the left input's only for semi and
+    /// anti joins).
     HashJoin {
         /// Left input.
         left: Box<PhysicalPlan>,
@@ -158,8 +210,48 @@ pub enum PhysicalPlan {
         left_keys: Vec<Expr>,
         /// Key expressions over the right input (same count and comparable types).
         right_keys: Vec<Expr>,
+        /// What the join outputs.
+        join_type: JoinType,
+        /// Residual predicate a key match must also satisfy (NULL counts as false), over the
+        /// concatenated row: left columns then right columns, for every join type (semi and
+        /// anti joins too).
+        filter: Option<Expr>,
         /// Which side is built into the hash table (the smaller one).
         build: JoinSide,
+        /// Column types of the left input (the NULL columns of unmatched right rows).
+        left_types: Vec<DataType>,
+        /// Column types of the right input (the NULL columns of unmatched left rows).
+        right_types: Vec<DataType>,
+    },
+    /// Join without equality keys: a cross join when `filter` is `None`, a theta join
+    /// otherwise. The build side is held in memory and every probe row is compared with every
+    /// build row. Output columns as for [`PhysicalPlan::HashJoin`]. `JoinType::Anti {
+    /// null_aware: true }` is not supported.
+    NestedLoopJoin {
+        /// Left input.
+        left: Box<PhysicalPlan>,
+        /// Right input.
+        right: Box<PhysicalPlan>,
+        /// What the join outputs.
+        join_type: JoinType,
+        /// Join predicate over left columns then right columns (NULL counts as false);
+        /// `None` matches every pair.
+        filter: Option<Expr>,
+        /// Which side is held in memory (the smaller one).
+        build: JoinSide,
+        /// Column types of the left input (the NULL columns of unmatched right rows).
+        left_types: Vec<DataType>,
+        /// Column types of the right input (the NULL columns of unmatched left rows).
+        right_types: Vec<DataType>,
+    },
+    /// Exactly one row with the input's columns: the input's only row, a row of NULLs when
+    /// the input is empty, and an error ("scalar subquery returned more than one row") when
+    /// it has more. Used for uncorrelated scalar subqueries.
+    SingleRow {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Column types of the input (the NULL row's types).
+        types: Vec<DataType>,
     },
     /// Hash aggregation; output is group keys followed by aggregates (or partial states).
     HashAggregate {
@@ -226,10 +318,22 @@ impl PhysicalPlan {
             | PhysicalPlan::Project { input, .. }
             | PhysicalPlan::HashAggregate { input, .. }
             | PhysicalPlan::Sort { input, .. }
-            | PhysicalPlan::Limit { input, .. } => vec![input],
-            PhysicalPlan::HashJoin { left, right, .. } => vec![left, right],
+            | PhysicalPlan::Limit { input, .. }
+            | PhysicalPlan::SingleRow { input, .. } => vec![input],
+            PhysicalPlan::HashJoin { left, right, .. }
+            | PhysicalPlan::NestedLoopJoin { left, right, .. } => vec![left, right],
             PhysicalPlan::Union { inputs } => inputs.iter().collect(),
         }
+    }
+
+    /// Whether this node holds a whole input in memory as a join's build side (hash and
+    /// nested-loop joins): the runtime supervises such operators (the memory breaker may kill
+    /// them) and admits queries with them only when there is room.
+    pub fn holds_build_side(&self) -> bool {
+        matches!(
+            self,
+            PhysicalPlan::HashJoin { .. } | PhysicalPlan::NestedLoopJoin { .. }
+        )
     }
 
     /// Short operator name for EXPLAIN, stats and actor labels.
@@ -240,6 +344,8 @@ impl PhysicalPlan {
             PhysicalPlan::Filter { .. } => "Filter",
             PhysicalPlan::Project { .. } => "Project",
             PhysicalPlan::HashJoin { .. } => "HashJoin",
+            PhysicalPlan::NestedLoopJoin { .. } => "NestedLoopJoin",
+            PhysicalPlan::SingleRow { .. } => "SingleRow",
             PhysicalPlan::HashAggregate { .. } => "HashAggregate",
             PhysicalPlan::Sort { .. } => "Sort",
             PhysicalPlan::Limit { .. } => "Limit",

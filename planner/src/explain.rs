@@ -3,7 +3,7 @@
 
 use crate::statement::{Distribution, Fragment, Placement, Pruning, QueryPlan};
 use std::fmt::Write;
-use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, IndexLookup, JoinSide};
+use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, IndexLookup, JoinSide, JoinType};
 use weir_operators::{Expr, PhysicalPlan};
 
 /// Formats `e` with column references replaced by `names` (falling back to `#i`).
@@ -47,14 +47,28 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
             .collect(),
         PhysicalPlan::Filter { input, .. }
         | PhysicalPlan::Sort { input, .. }
-        | PhysicalPlan::Limit { input, .. } => names(input),
+        | PhysicalPlan::Limit { input, .. }
+        | PhysicalPlan::SingleRow { input, .. } => names(input),
         PhysicalPlan::Project { input, exprs } => {
             let n = names(input);
             exprs.iter().map(|e| fmt_expr(e, &n)).collect()
         }
-        PhysicalPlan::HashJoin { left, right, .. } => {
+        PhysicalPlan::HashJoin {
+            left,
+            right,
+            join_type,
+            ..
+        }
+        | PhysicalPlan::NestedLoopJoin {
+            left,
+            right,
+            join_type,
+            ..
+        } => {
             let mut n = names(left);
-            n.extend(names(right));
+            if !join_type.left_only() {
+                n.extend(names(right));
+            }
             n
         }
         PhysicalPlan::HashAggregate {
@@ -196,7 +210,10 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
             right,
             left_keys,
             right_keys,
+            join_type,
+            filter,
             build,
+            ..
         } => {
             let (ln, rn) = (names(left), names(right));
             let conds: Vec<String> = left_keys
@@ -205,14 +222,33 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
                 .map(|(l, r)| format!("{} = {}", fmt_expr(l, &ln), fmt_expr(r, &rn)))
                 .collect();
             format!(
-                "HashJoin on {} build: {}",
+                "HashJoin{} on {}{} build: {}",
+                fmt_join_type(*join_type),
                 conds.join(" AND "),
-                match build {
-                    JoinSide::Left => "left",
-                    JoinSide::Right => "right",
-                }
+                fmt_join_filter(filter.as_ref(), ln, rn, " filter: "),
+                fmt_side(*build)
             )
         }
+        PhysicalPlan::NestedLoopJoin {
+            left,
+            right,
+            join_type,
+            filter,
+            build,
+            ..
+        } => {
+            let (ln, rn) = (names(left), names(right));
+            let on = match filter {
+                Some(_) => fmt_join_filter(filter.as_ref(), ln, rn, " on "),
+                None => " cross".to_string(),
+            };
+            format!(
+                "NestedLoopJoin{}{on} build: {}",
+                fmt_join_type(*join_type),
+                fmt_side(*build)
+            )
+        }
+        PhysicalPlan::SingleRow { .. } => "SingleRow".to_string(),
         PhysicalPlan::HashAggregate {
             input,
             group_by,
@@ -277,6 +313,38 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
     let _ = writeln!(out, "{pad}{line}");
     for c in plan.children() {
         node(c, qp, depth + 1, out);
+    }
+}
+
+/// ` (LEFT)` and the like; nothing for an inner join.
+fn fmt_join_type(t: JoinType) -> String {
+    match t {
+        JoinType::Inner => String::new(),
+        other => format!(" ({})", other.name()),
+    }
+}
+
+/// A join's residual filter over left then right column names, after `prefix`; nothing
+/// without one.
+fn fmt_join_filter(
+    filter: Option<&Expr>,
+    mut ln: Vec<String>,
+    rn: Vec<String>,
+    prefix: &str,
+) -> String {
+    match filter {
+        Some(f) => {
+            ln.extend(rn);
+            format!("{prefix}{}", fmt_expr(f, &ln))
+        }
+        None => String::new(),
+    }
+}
+
+fn fmt_side(side: JoinSide) -> &'static str {
+    match side {
+        JoinSide::Left => "left",
+        JoinSide::Right => "right",
     }
 }
 

@@ -513,10 +513,16 @@ fn join_shape() {
             right,
             left_keys,
             right_keys,
+            join_type,
+            filter,
             build,
+            left_types,
+            right_types,
         } => {
             // Category is much smaller than Item
             assert_eq!(*build, JoinSide::Right);
+            assert_eq!(*join_type, weir_operators::plan::JoinType::Inner);
+            assert!(filter.is_none());
             let (
                 PhysicalPlan::Exchange { id: le, schema: ls },
                 PhysicalPlan::Exchange { id: re, schema: rs },
@@ -524,6 +530,8 @@ fn join_shape() {
             else {
                 panic!()
             };
+            assert_eq!(left_types, &ls.types());
+            assert_eq!(right_types, &rs.types());
             assert_ne!(le, re);
             // Item side outputs name, fld; Category side outputs cid, label
             assert_eq!(

@@ -23,6 +23,7 @@ pub mod join;
 pub mod limit;
 pub mod project;
 pub mod scan;
+pub mod single_row;
 pub mod sort;
 pub mod union;
 
@@ -124,7 +125,7 @@ impl ExecContext {
 }
 
 /// Builds the kernel for a non-leaf plan node (`Filter`, `Project`, `HashJoin`,
-/// `HashAggregate`, `Sort`, `Limit`). Stateful kernels account their memory in `reservation`
+/// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`). Stateful kernels account their memory in `reservation`
 /// and fail with [`crate::Error::Memory`] when it refuses to grow. Leaf nodes (`Scan`,
 /// `Exchange`, `Values`) are sources handled by the runtime; asking for one here is an error.
 pub fn create_operator(
@@ -144,15 +145,38 @@ pub fn create_operator(
         PhysicalPlan::HashJoin {
             left_keys,
             right_keys,
+            join_type,
+            filter,
             build,
+            left_types,
+            right_types,
             ..
-        } => Ok(Box::new(join::HashJoinOp::new(
+        } => Ok(Box::new(join::HashJoinOp::with_spec(
             left_keys.clone(),
             right_keys.clone(),
-            *build,
+            join::JoinSpec::new(*join_type, *build)
+                .with_filter(filter.clone())
+                .with_types(left_types.clone(), right_types.clone()),
             ctx.clone(),
             reservation,
-        ))),
+        )?)),
+        PhysicalPlan::NestedLoopJoin {
+            join_type,
+            filter,
+            build,
+            left_types,
+            right_types,
+            ..
+        } => Ok(Box::new(join::NestedLoopJoinOp::new(
+            join::JoinSpec::new(*join_type, *build)
+                .with_filter(filter.clone())
+                .with_types(left_types.clone(), right_types.clone()),
+            ctx.clone(),
+            reservation,
+        )?)),
+        PhysicalPlan::SingleRow { types, .. } => {
+            Ok(Box::new(single_row::SingleRowOp::new(types.clone())))
+        }
         PhysicalPlan::HashAggregate {
             group_by,
             group_types,

@@ -22,7 +22,7 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::{JoinKind, LogicalPlan, SetOpKind};
 use crate::statement::{Distribution, Fragment, FragmentOutput, Placement, QueryPlan};
-use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey};
+use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, JoinType, SortKey};
 use weir_operators::{BinaryOp, DataType, Expr, Field, PhysicalPlan, Schema};
 
 /// A partially built fragment: its operator tree so far and where it runs.
@@ -320,11 +320,15 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         LogicalPlan::SetOp { left, right, kind } => {
             lower(set_op_as_aggregate(*left, *right, kind), catalog, fr)?
         }
-        LogicalPlan::SingleRow { .. } => {
-            return Err(PlanError::unsupported(
-                "scalar subqueries (not yet planned)",
-                "",
-            ))
+        LogicalPlan::SingleRow { input } => {
+            let input = lower(*input, catalog, fr)?;
+            let input = fr.single(input);
+            let types = input.schema.types();
+            let plan = PhysicalPlan::SingleRow {
+                input: Box::new(input.plan.clone()),
+                types,
+            };
+            input.wrap(plan, schema, 1.0)
         }
         LogicalPlan::Apply { .. } => {
             return Err(PlanError::unsupported("this subquery", ""));
@@ -332,7 +336,47 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
     })
 }
 
-/// A join of two lowered inputs.
+fn join_type(kind: JoinKind) -> JoinType {
+    match kind {
+        JoinKind::Inner => JoinType::Inner,
+        JoinKind::Left => JoinType::Left,
+        JoinKind::Right => JoinType::Right,
+        JoinKind::Full => JoinType::Full,
+        JoinKind::Semi => JoinType::Semi,
+        JoinKind::Anti => JoinType::Anti { null_aware: false },
+        JoinKind::AntiNullAware => JoinType::Anti { null_aware: true },
+    }
+}
+
+/// Puts `inputs` into one single-instance fragment on the initiator: an input that already
+/// runs there without a fragment of its own is inlined, the first one with its own fragment
+/// hosts the others, and the rest are gathered into it. Returns the plans in order and the
+/// fragment's id.
+fn single_fragment(inputs: Vec<Input>, fr: &mut Frags) -> (Vec<PhysicalPlan>, u32) {
+    let host = inputs
+        .iter()
+        .position(|i| i.is_single() && i.fragment.is_some());
+    let target = match host {
+        Some(h) => inputs[h].fragment.expect("found above"),
+        None => fr.alloc(),
+    };
+    let plans = inputs
+        .into_iter()
+        .enumerate()
+        .map(|(n, i)| {
+            if Some(n) == host || (i.is_single() && i.fragment.is_none()) {
+                i.plan
+            } else {
+                fr.emit(i, target, Distribution::Gather)
+            }
+        })
+        .collect();
+    (plans, target)
+}
+
+/// A join of two lowered inputs: a hash join on every data node over inputs distributed on
+/// the keys; without keys (or for NOT IN, whose NULL rule needs the whole right side in one
+/// place) one join on the initiator.
 fn join(
     left: Input,
     right: Input,
@@ -342,43 +386,73 @@ fn join(
     schema: Schema,
     fr: &mut Frags,
 ) -> Result<Input, PlanError> {
-    if kind != JoinKind::Inner {
-        return Err(PlanError::unsupported(format!("{} JOIN", kind.name()), ""));
-    }
-    if on.is_empty() {
-        return Err(PlanError::unsupported(
-            "join without an equality condition (cross join)",
-            "",
-        ));
-    }
-    let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
+    let join_type = join_type(kind);
+    let left_types = left.schema.types();
+    let right_types = right.schema.types();
     let build = if right.estimate <= left.estimate {
         JoinSide::Right
     } else {
         JoinSide::Left
     };
-    let estimate = left.estimate.max(right.estimate);
-    let join_id = fr.alloc();
-    let l_ex = fr.emit(left, join_id, Distribution::Hash(left_keys.clone()));
-    let r_ex = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
-    let mut plan = PhysicalPlan::HashJoin {
-        left: Box::new(l_ex),
-        right: Box::new(r_ex),
-        left_keys,
-        right_keys,
-        build,
+    let estimate = match kind {
+        JoinKind::Semi | JoinKind::Anti | JoinKind::AntiNullAware => left.estimate,
+        _ if on.is_empty() => left.estimate * right.estimate,
+        _ => left.estimate.max(right.estimate),
     };
-    if let Some(predicate) = filter {
-        plan = PhysicalPlan::Filter {
-            input: Box::new(plan),
-            predicate,
-        };
+    let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
+    if !left_keys.is_empty() && kind != JoinKind::AntiNullAware {
+        let join_id = fr.alloc();
+        let l_ex = fr.emit(left, join_id, Distribution::Hash(left_keys.clone()));
+        let r_ex = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
+        return Ok(Input {
+            plan: PhysicalPlan::HashJoin {
+                left: Box::new(l_ex),
+                right: Box::new(r_ex),
+                left_keys,
+                right_keys,
+                join_type,
+                filter,
+                build,
+                left_types,
+                right_types,
+            },
+            schema,
+            placement: Placement::AllDataNodes,
+            fragment: Some(join_id),
+            estimate,
+        });
     }
+    let (mut plans, target) = single_fragment(vec![left, right], fr);
+    let r = Box::new(plans.pop().expect("two inputs"));
+    let l = Box::new(plans.pop().expect("two inputs"));
+    let plan = if left_keys.is_empty() {
+        PhysicalPlan::NestedLoopJoin {
+            left: l,
+            right: r,
+            join_type,
+            filter,
+            build,
+            left_types,
+            right_types,
+        }
+    } else {
+        PhysicalPlan::HashJoin {
+            left: l,
+            right: r,
+            left_keys,
+            right_keys,
+            join_type,
+            filter,
+            build: JoinSide::Right,
+            left_types,
+            right_types,
+        }
+    };
     Ok(Input {
         plan,
         schema,
-        placement: Placement::AllDataNodes,
-        fragment: Some(join_id),
+        placement: Placement::Initiator,
+        fragment: Some(target),
         estimate,
     })
 }

@@ -221,7 +221,7 @@ impl FragmentActor {
                 let mut actor =
                     OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
                 let guarded = self.node.shared.pool.mode() == crate::breaker::JoinMode::Guarded;
-                if guarded && matches!(other, PhysicalPlan::HashJoin { .. }) {
+                if guarded && other.holds_build_side() {
                     actor = actor
                         .supervised(self.node.supervisor.clone(), self.node.shared.pool.clone());
                 }

@@ -572,7 +572,7 @@ impl QueryActor {
 }
 
 fn has_join(plan: &PhysicalPlan) -> bool {
-    matches!(plan, PhysicalPlan::HashJoin { .. }) || plan.children().into_iter().any(has_join)
+    plan.holds_build_side() || plan.children().into_iter().any(has_join)
 }
 
 fn collect_exchanges(plan: &PhysicalPlan, out: &mut Vec<u32>) {

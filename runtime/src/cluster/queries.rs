@@ -62,6 +62,22 @@ impl Cluster {
         }
     }
 
+    /// Plans query `sql` without running it: the distributed plan that
+    /// [`Cluster::run_plan`] runs. For tests and tools that adjust plans by hand.
+    pub fn plan_query(&self, sql: &str, params: &[Value]) -> Result<QueryPlan> {
+        match self.plan_statement(sql, params)? {
+            CachedStatement::Query(plan) => Ok((*plan).clone()),
+            _ => Err(Error::Invalid(format!("not a query: {sql}"))),
+        }
+    }
+
+    /// Runs a distributed plan (from [`Cluster::plan_query`], possibly adjusted, or built by
+    /// hand) and returns all of its rows.
+    pub fn run_plan(&self, plan: QueryPlan, params: &[Value]) -> Result<QueryResult> {
+        self.check_up()?;
+        self.run(Arc::new(plan), params)?.collect_all()
+    }
+
     pub(super) fn schedule(
         &self,
         plan: &QueryPlan,

@@ -1,4 +1,4 @@
-//! Inner hash join kernel.
+//! Hash join kernel, for every [`JoinType`](crate::plan::JoinType) and either build side.
 //!
 //! The build side (either input, see [`JoinSide`]) is received completely first: its batches
 //! are accounted in the reservation, concatenated into one columnar build table, and indexed by
@@ -7,30 +7,36 @@
 //! Probing is resumable. A pushed probe batch is held (accounted in the reservation) with its
 //! evaluated keys and [`hash_rows`] hashes and a cursor: the probe row and the position in that
 //! row's chain. Each `next_output` call walks the chains from the cursor, matching with an
-//! exact key comparison, until it has `batch_size` matching row pairs, gathers them into one
-//! output batch and stops there; the next call resumes exactly where it stopped. So one probe
-//! batch against many duplicate build keys yields its (possibly huge) output one batch per
-//! call, and what is pending is never more than the probe batch and the cursor. Probe batches
-//! fed before the build side ended wait (accounted) and are probed one at a time after it.
-//! NULL keys never match. Output columns are always the left input's followed by the right's.
+//! exact key comparison, until it has `batch_size` candidate pairs, joins them (residual
+//! filter, match flags, see [`JoinCore::resolve`]) and stops there; the next call resumes
+//! exactly where it stopped. So one probe batch against many duplicate build keys yields its
+//! (possibly huge) output one batch per call, and what is pending is never more than the probe
+//! batch and the cursor. After its last chain, a probe batch's unmatched rows follow (outer
+//! and anti joins probing the left side), and after the probe input ends, the build rows
+//! whose match flag says so (outer joins keeping the build side, semi and anti joins building
+//! the left side). Probe batches fed before the build side ended wait (accounted) and are
+//! probed one at a time after it. NULL keys never match; a null-aware anti join applies the
+//! `NOT IN` rules on top (see [`JoinType::Anti`](crate::plan::JoinType::Anti)).
 
-use super::hash::{hash_rows, rows_equal, IdentityBuild};
-use super::{output_pending, ExecContext, InputOrder, Operator};
-use crate::column::ColumnData;
-use crate::eval::{cast_column, evaluate};
-use crate::plan::JoinSide;
-use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
+use super::keys::{align_key, hash_table_bytes, null_key_rows};
+use super::output::JoinCore;
+use super::JoinSpec;
+use crate::eval::evaluate;
+use crate::kernels::hash::{hash_rows, rows_equal, IdentityBuild};
+use crate::kernels::{output_pending, ExecContext, InputOrder, Operator};
+use crate::plan::{JoinSide, JoinType};
+use crate::{Batch, Column, Error, Expr, Reservation, Result};
 use hashbrown::HashMap;
 use std::collections::VecDeque;
 
 /// End of a hash chain.
 const NONE: u32 = u32::MAX;
 
-/// Inner hash join.
+/// Hash join.
 pub struct HashJoinOp {
     left_keys: Vec<Expr>,
     right_keys: Vec<Expr>,
-    build: JoinSide,
+    core: JoinCore,
     ctx: ExecContext,
     reservation: Reservation,
     /// Build batches received so far.
@@ -42,11 +48,24 @@ pub struct HashJoinOp {
     table: Option<BuildTable>,
     /// The probe batch being joined, if any.
     probe: Option<Probe>,
+    /// The probe input ended.
+    probe_ended: bool,
+    /// What a null-aware anti join has seen.
+    null_aware: NullAware,
     /// Scratch space for hashes (reused by successive probe batches).
     hashes: Vec<u64>,
-    /// Scratch space for the matching row pairs of one output batch.
+    /// Scratch space for the candidate row pairs of one output batch.
     probe_idx: Vec<u32>,
     build_idx: Vec<u32>,
+}
+
+/// The state of a null-aware anti join (`NOT IN`).
+#[derive(Default)]
+struct NullAware {
+    /// Some right row has a NULL key: no output at all.
+    right_null: bool,
+    /// Right rows seen (when the right side is the probe side).
+    right_rows: usize,
 }
 
 /// A probe batch being joined and where its output stopped.
@@ -60,16 +79,22 @@ struct Probe {
     /// The next build row to compare in `row`'s chain, or [`NONE`] if `row`'s chain has not
     /// been looked up yet.
     chain: u32,
-    /// Bytes accounted in the reservation for this probe (the batch and its key columns).
+    /// "Has a match" per row, when the join type records it.
+    matched: Vec<bool>,
+    /// Once every chain is walked: the next row to look at for unmatched output.
+    tail: Option<usize>,
+    /// Bytes accounted in the reservation for this probe (the batch, its key columns and
+    /// its match flags).
     accounted: usize,
 }
 
-/// The finished build side.
+/// The finished build side's index (the rows themselves are in the [`JoinCore`]).
 struct BuildTable {
-    batch: Batch,
     keys: Vec<Column>,
     heads: HashMap<u64, u32, IdentityBuild>,
     next: Vec<u32>,
+    /// NULL-key rows, kept only by a null-aware anti join building the left side.
+    null_rows: Option<Vec<bool>>,
 }
 
 impl HashJoinOp {
@@ -83,16 +108,81 @@ impl HashJoinOp {
         ctx: ExecContext,
         reservation: Reservation,
     ) -> Self {
+        Self::build_op(
+            left_keys,
+            right_keys,
+            JoinSpec::inner(build),
+            ctx,
+            reservation,
+        )
+    }
+
+    /// An equi-join on `left_keys[i] = right_keys[i]` as `spec` describes (type, residual
+    /// filter, build side, input types). Fails on a plan it cannot run: no keys, key lists
+    /// of different lengths, a null-aware anti join with more than one key or a residual
+    /// filter, or an outer join without the types of the side it pads with NULLs.
+    pub fn with_spec(
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+        spec: JoinSpec,
+        ctx: ExecContext,
+        reservation: Reservation,
+    ) -> Result<Self> {
+        if left_keys.is_empty() || left_keys.len() != right_keys.len() {
+            return Err(Error::Internal(format!(
+                "hash join needs as many left keys as right keys, at least one (got {} and {})",
+                left_keys.len(),
+                right_keys.len()
+            )));
+        }
+        if spec.null_aware() && (left_keys.len() != 1 || spec.filter.is_some()) {
+            return Err(Error::Internal(
+                "a null-aware anti join takes exactly one key and no residual filter".into(),
+            ));
+        }
+        // The side an outer join pads with NULLs has at least its key columns.
+        let (pads_left, pads_right) = match spec.join_type {
+            JoinType::Left => (false, true),
+            JoinType::Right => (true, false),
+            JoinType::Full => (true, true),
+            _ => (false, false),
+        };
+        if (pads_left && spec.left_types.is_empty()) || (pads_right && spec.right_types.is_empty())
+        {
+            return Err(Error::Internal(format!(
+                "a {} hash join needs the column types of the side it pads with NULLs",
+                spec.join_type.name()
+            )));
+        }
+        Ok(Self::build_op(
+            left_keys,
+            right_keys,
+            spec,
+            ctx,
+            reservation,
+        ))
+    }
+
+    fn build_op(
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+        spec: JoinSpec,
+        ctx: ExecContext,
+        reservation: Reservation,
+    ) -> Self {
+        let core = JoinCore::new(spec, ctx.params.clone(), ctx.batch_size);
         HashJoinOp {
             left_keys,
             right_keys,
-            build,
+            core,
             ctx,
             reservation,
             build_batches: Vec::new(),
             early_probe: VecDeque::new(),
             table: None,
             probe: None,
+            probe_ended: false,
+            null_aware: NullAware::default(),
             hashes: Vec::new(),
             probe_idx: Vec::new(),
             build_idx: Vec::new(),
@@ -101,51 +191,49 @@ impl HashJoinOp {
 
     /// The input port of the build side (0 for the left input, 1 for the right).
     pub fn build_port(&self) -> usize {
-        match self.build {
-            JoinSide::Left => 0,
-            JoinSide::Right => 1,
-        }
+        self.core.build_port()
+    }
+
+    fn build_side(&self) -> JoinSide {
+        self.core.spec.build
     }
 
     fn build_keys(&self) -> &[Expr] {
-        match self.build {
+        match self.build_side() {
             JoinSide::Left => &self.left_keys,
             JoinSide::Right => &self.right_keys,
         }
     }
 
     fn probe_keys(&self) -> &[Expr] {
-        match self.build {
+        match self.build_side() {
             JoinSide::Left => &self.right_keys,
             JoinSide::Right => &self.left_keys,
         }
+    }
+
+    /// A null-aware anti join whose probe side is the right input.
+    fn null_aware_probes_right(&self) -> bool {
+        self.core.spec.null_aware() && self.build_side() == JoinSide::Left
+    }
+
+    /// A null-aware anti join that has seen a NULL right key: it outputs nothing.
+    fn blocked(&self) -> bool {
+        self.core.spec.null_aware() && self.null_aware.right_null
+    }
+
+    /// Whether no build row can match (empty build side, or only NULL keys).
+    fn unmatchable(&self) -> bool {
+        self.table.as_ref().is_some_and(|t| t.heads.is_empty())
     }
 
     /// Builds the hash table from the buffered build batches.
     ///
     /// Memory is accounted before it is allocated, from an estimate that follows hashbrown's
     /// sizing, and then corrected to the real heap sizes (capacities, not lengths) of what is
-    /// kept: the build batch, its key columns, the hash table and the chains.
+    /// kept: the build batch, its key columns, the hash table, the chains and the match flags.
     fn finish_build(&mut self) -> Result<()> {
-        let batches = std::mem::take(&mut self.build_batches);
-        let batch = match batches.len() {
-            0 => Batch::empty(&[]),
-            1 => batches
-                .into_iter()
-                .next()
-                .unwrap_or_else(|| Batch::empty(&[])),
-            _ => {
-                // The concatenated copy is accounted before it is made; the parts are released
-                // after, and the reservation then holds the copy's real size.
-                let parts: usize = batches.iter().map(Batch::memory_size).sum();
-                self.reservation.try_grow(parts)?;
-                let b = Batch::concat(&batches)?;
-                drop(batches);
-                self.reservation.shrink(parts);
-                self.adjust(parts, b.memory_size())?;
-                b
-            }
-        };
+        let batch = self.concat_build()?;
         let n = batch.num_rows();
         let keys = if n == 0 {
             Vec::new()
@@ -156,18 +244,20 @@ impl HashJoinOp {
                 .collect::<Result<Vec<_>>>()?
         };
         let key_bytes: usize = keys.iter().map(Column::memory_size).sum();
-        // The chains, the hash table, and the row hashes and NULL mask used while building.
+        // The chains, the hash table, the row hashes and NULL mask used while building, and
+        // the match flags.
         let estimate = key_bytes
             + n * std::mem::size_of::<u32>()
             + hash_table_bytes(n, std::mem::size_of::<(u64, u32)>())
-            + n * (std::mem::size_of::<u64>() + 1);
+            + n * (std::mem::size_of::<u64>() + 2);
         self.reservation.try_grow(estimate)?;
         let mut heads: HashMap<u64, u32, IdentityBuild> =
             HashMap::with_capacity_and_hasher(n, IdentityBuild::default());
         let mut next = vec![NONE; n];
+        let mut null_rows = None;
         if n > 0 {
             hash_rows(&keys, &mut self.hashes);
-            let null_rows = null_key_rows(&keys, n);
+            null_rows = null_key_rows(&keys, n);
             // Insert in reverse so chains list rows in input order.
             for row in (0..n).rev() {
                 if null_rows.as_ref().is_some_and(|m| m[row]) {
@@ -181,16 +271,47 @@ impl HashJoinOp {
         }
         // The build-sized scratch is not needed for probing (probe batches are small).
         self.hashes = Vec::new();
-        let kept =
-            key_bytes + heads.allocation_size() + next.capacity() * std::mem::size_of::<u32>();
+        let any_null = null_rows.as_ref().is_some_and(|m| m.iter().any(|&x| x));
+        if self.core.spec.null_aware() && self.build_side() == JoinSide::Right && any_null {
+            self.null_aware.right_null = true;
+        }
+        if !self.null_aware_probes_right() {
+            null_rows = None;
+        }
+        let flag_bytes = self.core.set_build(batch);
+        let kept = key_bytes
+            + heads.allocation_size()
+            + next.capacity() * std::mem::size_of::<u32>()
+            + null_rows.as_ref().map_or(0, Vec::capacity)
+            + flag_bytes;
         self.adjust(estimate, kept)?;
         self.table = Some(BuildTable {
-            batch,
             keys,
             heads,
             next,
+            null_rows,
         });
         Ok(())
+    }
+
+    /// The buffered build batches as one batch (their accounting moved to it).
+    fn concat_build(&mut self) -> Result<Batch> {
+        let batches = std::mem::take(&mut self.build_batches);
+        if batches.len() <= 1 {
+            return Ok(batches
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Batch::empty(&[])));
+        }
+        // The concatenated copy is accounted before it is made; the parts are released
+        // after, and the reservation then holds the copy's real size.
+        let parts: usize = batches.iter().map(Batch::memory_size).sum();
+        self.reservation.try_grow(parts)?;
+        let b = Batch::concat(&batches)?;
+        drop(batches);
+        self.reservation.shrink(parts);
+        self.adjust(parts, b.memory_size())?;
+        Ok(b)
     }
 
     /// Corrects an accounted `estimate` to the `actual` size.
@@ -203,46 +324,72 @@ impl HashJoinOp {
         }
     }
 
-    /// Makes `batch` the current probe, `accounted` bytes of it already in the reservation:
-    /// evaluates and hashes its keys and accounts them. Batches that cannot match (empty, or
-    /// an empty build side) are dropped at once.
-    fn start_probe(&mut self, batch: Batch, mut accounted: usize) -> Result<()> {
-        let keys = match &self.table {
-            None => Err(Error::Internal("hash join probed before its build".into())),
-            Some(t) if batch.is_empty() || t.heads.is_empty() => Ok(None),
-            Some(t) => self.probe_key_columns(t, &batch).map(Some),
-        };
-        let keys = keys.and_then(|keys| {
-            let Some(keys) = keys else {
-                return Ok(None);
-            };
-            let key_bytes: usize = keys.iter().map(Column::memory_size).sum();
-            self.reservation.try_grow(key_bytes)?;
-            Ok(Some((keys, key_bytes)))
-        });
-        let (keys, key_bytes) = match keys {
-            Ok(Some(k)) => k,
-            other => {
-                // Nothing can match, or it failed: the batch goes now.
-                self.reservation.shrink(accounted);
-                return other.map(|_| ());
+    /// Makes `batch` the current probe, `accounted` bytes of it already in the reservation.
+    /// Batches that cannot produce output are dropped at once.
+    fn start_probe(&mut self, batch: Batch, accounted: usize) -> Result<()> {
+        match self.open_probe(batch) {
+            Ok(Some(mut p)) => {
+                p.accounted += accounted;
+                self.probe = Some(p);
+                Ok(())
             }
+            other => {
+                // Nothing can come of it, or it failed: the batch goes now.
+                self.reservation.shrink(accounted);
+                other.map(|_| ())
+            }
+        }
+    }
+
+    /// Evaluates, hashes and accounts the keys of probe `batch` (and its match flags), or
+    /// returns `None` if the batch cannot produce output.
+    fn open_probe(&mut self, batch: Batch) -> Result<Option<Probe>> {
+        let Some(table) = &self.table else {
+            return Err(Error::Internal("hash join probed before its build".into()));
         };
-        accounted += key_bytes;
         let n = batch.num_rows();
+        let matchable = !table.heads.is_empty();
+        let counts_right = self.null_aware_probes_right();
+        if n == 0 || self.blocked() || !(matchable || counts_right || self.core.roles.probe_alone())
+        {
+            return Ok(None);
+        }
+        let keys = if matchable || counts_right {
+            self.probe_key_columns(table, &batch)?
+        } else {
+            Vec::new()
+        };
+        let null_rows = null_key_rows(&keys, n);
+        if counts_right {
+            self.null_aware.right_rows += n;
+            if null_rows.as_ref().is_some_and(|m| m.iter().any(|&x| x)) {
+                self.null_aware.right_null = true;
+                return Ok(None);
+            }
+        }
+        if !matchable && !self.core.roles.probe_alone() {
+            return Ok(None);
+        }
+        let matched = if self.core.roles.track_probe {
+            vec![false; n]
+        } else {
+            Vec::new()
+        };
+        let bytes = keys.iter().map(Column::memory_size).sum::<usize>() + matched.capacity();
+        self.reservation.try_grow(bytes)?;
         let mut hashes = std::mem::take(&mut self.hashes);
         hash_rows(&keys, &mut hashes);
-        let null_rows = null_key_rows(&keys, n);
-        self.probe = Some(Probe {
+        Ok(Some(Probe {
             batch,
             keys,
             hashes,
             null_rows,
-            row: 0,
+            row: if matchable { 0 } else { n },
             chain: NONE,
-            accounted,
-        });
-        Ok(())
+            matched,
+            tail: None,
+            accounted: bytes,
+        }))
     }
 
     /// The probe batch's key columns, converted to the build keys' types.
@@ -266,160 +413,141 @@ impl HashJoinOp {
         }
     }
 
-    /// Gathers up to `batch_size` matches of the current probe from its cursor on. Returns
-    /// `None`, and ends the probe, once it has no more matches.
-    fn probe_next(&mut self) -> Result<Option<Batch>> {
+    /// One step of the current probe: joins the next block of candidate pairs, or emits the
+    /// next batch of its unmatched rows, or ends it. `None` when the step produced no rows.
+    fn probe_step(&mut self) -> Result<Option<Batch>> {
         let (Some(table), Some(p)) = (&self.table, &mut self.probe) else {
             return Ok(None);
         };
-        let size = self.ctx.batch_size.max(1);
         let n = p.batch.num_rows();
-        let probe_idx = &mut self.probe_idx;
-        let build_idx = &mut self.build_idx;
-        probe_idx.clear();
-        build_idx.clear();
-        let mut i = p.row;
-        let mut j = p.chain;
-        let (keys, hashes, null_rows) = (&p.keys[..], &p.hashes[..n], p.null_rows.as_deref());
-        let (heads, next, build_keys) = (&table.heads, &table.next[..], &table.keys[..]);
-        let mut full = false;
-        while i < n {
-            if j == NONE {
-                if null_rows.is_some_and(|m| m[i]) {
+        if p.row < n {
+            let size = self.core.batch_size;
+            let first_only = self.core.roles.probe_first_only;
+            if first_only && p.chain != NONE && p.matched.get(p.row).copied().unwrap_or(false) {
+                // Resuming inside the chain of a row that already has its match.
+                p.chain = NONE;
+                p.row += 1;
+            }
+            let skip_build = self.core.roles.skip_matched_build;
+            let (pi, bi) = (&mut self.probe_idx, &mut self.build_idx);
+            let matched = &self.core.build_matched[..];
+            match (first_only && self.core.spec.filter.is_none(), skip_build) {
+                (false, false) => find_matches::<false, false>(p, table, matched, size, pi, bi),
+                (true, false) => find_matches::<true, false>(p, table, matched, size, pi, bi),
+                (false, true) => find_matches::<false, true>(p, table, matched, size, pi, bi),
+                (true, true) => find_matches::<true, true>(p, table, matched, size, pi, bi),
+            }
+            if pi.is_empty() {
+                return Ok(None);
+            }
+            return self.core.resolve(&p.batch, pi, bi, &mut p.matched);
+        }
+        if self.core.roles.probe_unmatched {
+            // A null-aware anti join drops NULL-key rows unless the right side is empty.
+            let exclude = if self.core.spec.null_aware() && self.core.build_rows() > 0 {
+                p.null_rows.as_deref()
+            } else {
+                None
+            };
+            let cursor = p.tail.get_or_insert(0);
+            let out = self
+                .core
+                .unmatched_probe(&p.batch, &p.matched, exclude, cursor)?;
+            if out.is_some() {
+                return Ok(out);
+            }
+        }
+        self.end_probe();
+        Ok(None)
+    }
+
+    /// Whether the build rows' final output is due: the probe input ended and was joined.
+    fn final_due(&self) -> bool {
+        self.probe_ended
+            && self.table.is_some()
+            && self.probe.is_none()
+            && self.early_probe.is_empty()
+            && self.core.final_pending()
+    }
+
+    /// The next batch of build rows emitted after the probe input.
+    fn final_step(&mut self) -> Result<Option<Batch>> {
+        if self.blocked() {
+            self.core.skip_final();
+            return Ok(None);
+        }
+        // A null-aware anti join (left side built) drops NULL-key rows unless the right side
+        // is empty.
+        let exclude = match &self.table {
+            Some(t) if self.null_aware.right_rows > 0 => t.null_rows.as_deref(),
+            _ => None,
+        };
+        self.core.next_final(exclude)
+    }
+}
+
+/// Walks the chains of probe `p` from its cursor and collects up to `size` key-matching
+/// pairs into `probe_idx`/`build_idx`, leaving the cursor after the last one. `FIRST_ONLY`:
+/// one match per probe row suffices (no residual filter can reject it); `SKIP_BUILD`:
+/// build rows already matched are not compared again.
+fn find_matches<const FIRST_ONLY: bool, const SKIP_BUILD: bool>(
+    p: &mut Probe,
+    table: &BuildTable,
+    build_matched: &[bool],
+    size: usize,
+    probe_idx: &mut Vec<u32>,
+    build_idx: &mut Vec<u32>,
+) {
+    probe_idx.clear();
+    build_idx.clear();
+    let n = p.batch.num_rows();
+    let mut i = p.row;
+    let mut j = p.chain;
+    let (keys, hashes, null_rows) = (&p.keys[..], &p.hashes[..n], p.null_rows.as_deref());
+    let (heads, next, build_keys) = (&table.heads, &table.next[..], &table.keys[..]);
+    let mut full = false;
+    while i < n {
+        if j == NONE {
+            if null_rows.is_some_and(|m| m[i]) {
+                i += 1;
+                continue;
+            }
+            match heads.get(&hashes[i]) {
+                Some(&head) => j = head,
+                None => {
                     i += 1;
                     continue;
                 }
-                match heads.get(&hashes[i]) {
-                    Some(&head) => j = head,
-                    None => {
-                        i += 1;
-                        continue;
-                    }
+            }
+        }
+        while j != NONE {
+            let cur = j;
+            j = next[cur as usize];
+            if SKIP_BUILD && build_matched[cur as usize] {
+                continue;
+            }
+            if rows_equal(keys, i, build_keys, cur as usize) {
+                probe_idx.push(i as u32);
+                build_idx.push(cur);
+                if FIRST_ONLY {
+                    j = NONE;
+                }
+                if probe_idx.len() == size {
+                    full = true;
+                    break;
                 }
             }
-            while j != NONE {
-                let cur = j;
-                j = next[cur as usize];
-                if rows_equal(keys, i, build_keys, cur as usize) {
-                    probe_idx.push(i as u32);
-                    build_idx.push(cur);
-                    if probe_idx.len() == size {
-                        full = true;
-                        break;
-                    }
-                }
-            }
-            if j == NONE {
-                // `i`'s chain is exhausted.
-                i += 1;
-            }
-            if full {
-                break;
-            }
         }
-        p.row = i;
-        p.chain = j;
-        let out = if probe_idx.is_empty() {
-            None
-        } else {
-            Some(gather(self.build, table, &p.batch, probe_idx, build_idx)?)
-        };
-        if i >= n {
-            self.end_probe();
+        if j == NONE {
+            // `i`'s chain is exhausted.
+            i += 1;
         }
-        Ok(out)
-    }
-}
-
-/// Output rows: left columns then right columns.
-fn gather(
-    build: JoinSide,
-    table: &BuildTable,
-    probe: &Batch,
-    probe_idx: &[u32],
-    build_idx: &[u32],
-) -> Result<Batch> {
-    let p = probe.columns().iter().map(|c| c.take(probe_idx));
-    let b = table.batch.columns().iter().map(|c| c.take(build_idx));
-    let cols: Vec<Column> = match build {
-        JoinSide::Left => b.chain(p).collect(),
-        JoinSide::Right => p.chain(b).collect(),
-    };
-    Batch::with_row_count(cols, probe_idx.len())
-}
-
-/// Heap bytes of a hashbrown table with room for `capacity` entries of `entry` bytes: a
-/// power-of-two number of buckets at up to 7/8 load, each an entry plus one control byte,
-/// plus one group of trailing control bytes.
-pub(crate) fn hash_table_bytes(capacity: usize, entry: usize) -> usize {
-    if capacity == 0 {
-        return 0;
-    }
-    let buckets = if capacity < 4 {
-        4
-    } else if capacity < 8 {
-        8
-    } else {
-        (capacity.saturating_mul(8) / 7).next_power_of_two()
-    };
-    buckets * (entry + 1) + 16
-}
-
-/// Marks rows where any key is NULL (`None` when no key has NULLs).
-fn null_key_rows(keys: &[Column], n: usize) -> Option<Vec<bool>> {
-    if keys.iter().all(|k| k.validity.is_none()) {
-        return None;
-    }
-    let mut m = vec![false; n];
-    for k in keys {
-        if let Some(v) = &k.validity {
-            for (i, x) in m.iter_mut().enumerate() {
-                *x |= !v.get(i);
-            }
+        if full {
+            break;
         }
     }
-    Some(m)
-}
-
-/// Converts probe key `k` to the build key type `to` so that equal values hash equally.
-/// A float probe against integer build keys keeps only integral values (others cannot match).
-fn align_key(k: &mut Column, to: DataType) -> Result<()> {
-    let from = k.data_type();
-    if from == to {
-        return Ok(());
-    }
-    match (from, to) {
-        (DataType::Float64, DataType::Int64) => {
-            let ColumnData::Float64(v) = &k.data else {
-                return Ok(());
-            };
-            let mut valid: Vec<bool> = (0..v.len()).map(|i| k.is_valid(i)).collect();
-            let ints: Vec<i64> = v
-                .iter()
-                .zip(valid.iter_mut())
-                .map(|(&f, ok)| {
-                    if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                        f as i64
-                    } else {
-                        *ok = false;
-                        0
-                    }
-                })
-                .collect();
-            *k = Column::with_validity(
-                ColumnData::Int64(ints),
-                Some(crate::Bitmap::from_bools(&valid)),
-            );
-            Ok(())
-        }
-        (DataType::Int64, DataType::Float64) => {
-            *k = cast_column(k, to)?;
-            Ok(())
-        }
-        _ => Err(Error::Type(format!(
-            "cannot join {from} keys with {to} keys"
-        ))),
-    }
+    p.row = i;
+    p.chain = j;
 }
 
 impl Operator for HashJoinOp {
@@ -442,6 +570,7 @@ impl Operator for HashJoinOp {
         if self.has_output() {
             return Err(output_pending(self.name()));
         }
+        self.core.observe(port, &batch);
         if port == self.build_port() {
             if self.table.is_some() {
                 return Err(Error::Internal(
@@ -458,7 +587,7 @@ impl Operator for HashJoinOp {
         if batch.is_empty() || self.is_done() {
             return Ok(());
         }
-        // The probe batch is held, and accounted, until its last match has been emitted.
+        // The probe batch is held, and accounted, until its last row has been joined.
         let size = batch.memory_size();
         self.reservation.try_grow(size)?;
         if self.table.is_none() {
@@ -470,46 +599,56 @@ impl Operator for HashJoinOp {
     }
 
     fn finish(&mut self, port: usize) -> Result<()> {
-        if port == self.build_port() && self.table.is_none() {
-            self.finish_build()?;
-            if self.table.as_ref().is_some_and(|t| t.heads.is_empty()) {
-                // Nothing can match: the early probe batches go now.
-                for b in std::mem::take(&mut self.early_probe) {
-                    self.reservation.shrink(b.memory_size());
-                }
+        if port == self.build_port() {
+            if self.table.is_none() {
+                self.finish_build()?;
             }
+        } else if port < 2 {
+            self.probe_ended = true;
         }
         Ok(())
     }
 
     fn next_output(&mut self) -> Result<Option<Batch>> {
         loop {
-            if self.probe.is_none() {
-                if self.table.is_none() {
-                    return Ok(None);
+            if self.probe.is_some() {
+                if let Some(out) = self.probe_step()? {
+                    return Ok(Some(out));
                 }
-                let Some(b) = self.early_probe.pop_front() else {
-                    return Ok(None);
-                };
+                continue;
+            }
+            if self.table.is_none() {
+                return Ok(None);
+            }
+            if let Some(b) = self.early_probe.pop_front() {
                 let size = b.memory_size();
                 self.start_probe(b, size)?;
                 continue;
             }
-            if let Some(out) = self.probe_next()? {
-                return Ok(Some(out));
+            if self.final_due() {
+                if let Some(out) = self.final_step()? {
+                    return Ok(Some(out));
+                }
+                continue;
             }
+            return Ok(None);
         }
     }
 
     fn has_output(&self) -> bool {
-        self.probe.is_some() || (self.table.is_some() && !self.early_probe.is_empty())
+        self.probe.is_some()
+            || (self.table.is_some() && !self.early_probe.is_empty())
+            || self.final_due()
     }
 
     fn is_done(&self) -> bool {
-        // An empty build side means no output at all.
-        self.table.as_ref().is_some_and(|t| t.heads.is_empty())
-            && self.early_probe.is_empty()
-            && self.probe.is_none()
+        // No more output can come, whatever else the probe side sends.
+        let idle = self.table.is_some() && self.early_probe.is_empty() && self.probe.is_none();
+        let roles = &self.core.roles;
+        let build_rows_output = roles.build_alone() && self.core.build_rows() > 0;
+        let may_output = roles.probe_alone() || self.null_aware_probes_right() || build_rows_output;
+        let nothing_left = self.unmatchable() && !may_output;
+        idle && (self.blocked() || nothing_left)
     }
 
     fn memory_size(&self) -> usize {
@@ -521,7 +660,7 @@ impl Operator for HashJoinOp {
 mod tests {
     use super::*;
     use crate::kernels::drain;
-    use crate::{UnboundedPool, Value};
+    use crate::{DataType, UnboundedPool, Value};
     use std::sync::Arc;
 
     fn run(build: JoinSide, left: &[Batch], right: &[Batch], batch_size: usize) -> Vec<Vec<Value>> {
@@ -609,20 +748,6 @@ mod tests {
     }
 
     #[test]
-    fn hash_table_estimate_matches_hashbrown() {
-        for n in [1, 3, 4, 7, 8, 14, 15, 100, 1000, 100_000] {
-            let m: HashMap<u64, u32, IdentityBuild> =
-                HashMap::with_capacity_and_hasher(n, IdentityBuild::default());
-            assert_eq!(
-                hash_table_bytes(n, std::mem::size_of::<(u64, u32)>()),
-                m.allocation_size(),
-                "capacity {n}"
-            );
-        }
-        assert_eq!(hash_table_bytes(0, 16), 0);
-    }
-
-    #[test]
     fn accounts_real_heap_sizes() {
         let pool = UnboundedPool::new();
         let mut op = HashJoinOp::new(
@@ -642,7 +767,7 @@ mod tests {
         op.finish(0).unwrap();
         assert!(!op.has_output());
         let t = op.table.as_ref().unwrap();
-        let expected = t.batch.memory_size()
+        let expected = op.core.build_batch.memory_size()
             + t.keys.iter().map(Column::memory_size).sum::<usize>()
             + t.heads.allocation_size()
             + t.next.capacity() * 4;
@@ -670,6 +795,74 @@ mod tests {
         op.push(0, b).unwrap();
         assert!(!op.has_output());
         assert!(op.next_output().unwrap().is_none());
+    }
+
+    #[test]
+    fn empty_build_of_a_left_join_is_not_done() {
+        let spec = JoinSpec::new(crate::plan::JoinType::Left, JoinSide::Right)
+            .with_types(vec![DataType::Int64], vec![DataType::Utf8]);
+        let mut op = HashJoinOp::with_spec(
+            vec![Expr::col(0)],
+            vec![Expr::col(0)],
+            spec,
+            ExecContext::new(vec![]),
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        op.finish(1).unwrap();
+        assert!(!op.is_done());
+        let b = Batch::try_new(vec![Column::from_i64(vec![1, 2])]).unwrap();
+        op.push(0, b).unwrap();
+        let mut out = Vec::new();
+        drain(&mut op, &mut out).unwrap();
+        assert_eq!(
+            out[0].rows(),
+            vec![vec![1.into(), Value::Null], vec![2.into(), Value::Null]]
+        );
+        assert_eq!(out[0].types(), vec![DataType::Int64, DataType::Utf8]);
+    }
+
+    #[test]
+    fn rejects_plans_it_cannot_run() {
+        let ctx = ExecContext::new(vec![]);
+        let na = JoinSpec::new(
+            crate::plan::JoinType::Anti { null_aware: true },
+            JoinSide::Right,
+        );
+        let two = vec![Expr::col(0), Expr::col(1)];
+        assert!(HashJoinOp::with_spec(
+            two.clone(),
+            two,
+            na.clone(),
+            ctx.clone(),
+            Reservation::unbounded()
+        )
+        .is_err());
+        let filtered = na.with_filter(Some(Expr::lit(true)));
+        let one = vec![Expr::col(0)];
+        assert!(HashJoinOp::with_spec(
+            one.clone(),
+            one.clone(),
+            filtered,
+            ctx.clone(),
+            Reservation::unbounded()
+        )
+        .is_err());
+        let inner = JoinSpec::inner(JoinSide::Left);
+        assert!(HashJoinOp::with_spec(
+            vec![],
+            vec![],
+            inner,
+            ctx.clone(),
+            Reservation::unbounded()
+        )
+        .is_err());
+        let untyped = JoinSpec::new(crate::plan::JoinType::Full, JoinSide::Left)
+            .with_types(vec![DataType::Int64], vec![]);
+        assert!(
+            HashJoinOp::with_spec(one.clone(), one, untyped, ctx, Reservation::unbounded())
+                .is_err()
+        );
     }
 
     /// A join on column 0 of both sides, building the right one, with `batch_size` rows per

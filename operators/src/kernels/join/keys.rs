@@ -1,0 +1,101 @@
+//! Join keys: NULL-key masks, converting probe keys to the build keys' type, and the heap
+//! size of a hash table (for accounting before it is allocated).
+
+use crate::column::ColumnData;
+use crate::eval::cast_column;
+use crate::{Column, DataType, Error, Result};
+
+/// Heap bytes of a hashbrown table with room for `capacity` entries of `entry` bytes: a
+/// power-of-two number of buckets at up to 7/8 load, each an entry plus one control byte,
+/// plus one group of trailing control bytes.
+pub(crate) fn hash_table_bytes(capacity: usize, entry: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = if capacity < 4 {
+        4
+    } else if capacity < 8 {
+        8
+    } else {
+        (capacity.saturating_mul(8) / 7).next_power_of_two()
+    };
+    buckets * (entry + 1) + 16
+}
+
+/// Marks rows where any key is NULL (`None` when no key has NULLs).
+pub(crate) fn null_key_rows(keys: &[Column], n: usize) -> Option<Vec<bool>> {
+    if keys.iter().all(|k| k.validity.is_none()) {
+        return None;
+    }
+    let mut m = vec![false; n];
+    for k in keys {
+        if let Some(v) = &k.validity {
+            for (i, x) in m.iter_mut().enumerate() {
+                *x |= !v.get(i);
+            }
+        }
+    }
+    Some(m)
+}
+
+/// Converts probe key `k` to the build key type `to` so that equal values hash equally.
+/// A float probe against integer build keys keeps only integral values (others cannot match).
+pub(crate) fn align_key(k: &mut Column, to: DataType) -> Result<()> {
+    let from = k.data_type();
+    if from == to {
+        return Ok(());
+    }
+    match (from, to) {
+        (DataType::Float64, DataType::Int64) => {
+            let ColumnData::Float64(v) = &k.data else {
+                return Ok(());
+            };
+            let mut valid: Vec<bool> = (0..v.len()).map(|i| k.is_valid(i)).collect();
+            let ints: Vec<i64> = v
+                .iter()
+                .zip(valid.iter_mut())
+                .map(|(&f, ok)| {
+                    if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                        f as i64
+                    } else {
+                        *ok = false;
+                        0
+                    }
+                })
+                .collect();
+            *k = Column::with_validity(
+                ColumnData::Int64(ints),
+                Some(crate::Bitmap::from_bools(&valid)),
+            );
+            Ok(())
+        }
+        (DataType::Int64, DataType::Float64) => {
+            *k = cast_column(k, to)?;
+            Ok(())
+        }
+        _ => Err(Error::Type(format!(
+            "cannot join {from} keys with {to} keys"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::hash::IdentityBuild;
+    use hashbrown::HashMap;
+
+    #[test]
+    fn hash_table_estimate_matches_hashbrown() {
+        for n in [1, 3, 4, 7, 8, 14, 15, 100, 1000, 100_000] {
+            let m: HashMap<u64, u32, IdentityBuild> =
+                HashMap::with_capacity_and_hasher(n, IdentityBuild::default());
+            assert_eq!(
+                hash_table_bytes(n, std::mem::size_of::<(u64, u32)>()),
+                m.allocation_size(),
+                "capacity {n}"
+            );
+        }
+        assert_eq!(hash_table_bytes(0, 16), 0);
+    }
+}

@@ -1,0 +1,150 @@
+//! The optimizer's rules, each checked on the optimized logical plan that `EXPLAIN VERBOSE`
+//! shows for a query that needs it.
+
+mod common;
+
+use common::catalog;
+use weir_planner::{plan_statement, Statement};
+
+/// The optimized logical plan of `sql`, one node per line.
+fn optimized(sql: &str) -> String {
+    let cat = catalog();
+    let text = match plan_statement(&format!("EXPLAIN VERBOSE {sql}"), &cat, &[], 4) {
+        Ok(Statement::Explain(p)) => p.verbose.expect("EXPLAIN VERBOSE keeps the logical plans"),
+        other => panic!("{sql}: {other:?}"),
+    };
+    let start = text
+        .find("Optimized logical plan:\n")
+        .expect("optimized section");
+    let end = text.find("Physical plan:").expect("physical section");
+    text[start..end].to_string()
+}
+
+fn line_of(plan: &str, needle: &str) -> usize {
+    plan.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in\n{plan}"))
+}
+
+#[test]
+fn constants_fold() {
+    let p = optimized("SELECT id FROM Item WHERE fld > 1 + 2 AND TRUE");
+    assert!(p.contains("filter=(fld > 3)"), "{p}");
+}
+
+#[test]
+fn filters_reach_the_scans_of_a_join() {
+    let p = optimized(
+        "SELECT i.name FROM Item i JOIN Category c ON i.fld = c.cid WHERE c.label = 'x' AND i.id > 5",
+    );
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+    assert!(p.contains("filter=(label = 'x')"), "{p}");
+    assert!(p.contains("filter=(id > 5)"), "{p}");
+    assert!(
+        !p.contains("Filter"),
+        "every conjunct went into a scan:\n{p}"
+    );
+}
+
+#[test]
+fn comma_joins_get_their_keys_from_where() {
+    let p = optimized("SELECT i.name FROM Item i, Category c WHERE i.fld = c.cid");
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+}
+
+#[test]
+fn outer_join_under_a_null_rejecting_filter_is_inner() {
+    let p = optimized(
+        "SELECT i.id FROM Item i LEFT JOIN Category c ON i.fld = c.cid WHERE c.weight > 1",
+    );
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+    let p = optimized(
+        "SELECT i.id FROM Item i LEFT JOIN Category c ON i.fld = c.cid WHERE c.weight IS NULL",
+    );
+    assert!(p.contains("Join LEFT on fld = cid"), "{p}");
+    // An ON conjunct over the right side filters the right side only.
+    let p =
+        optimized("SELECT i.id FROM Item i LEFT JOIN Category c ON i.fld = c.cid AND c.weight > 1");
+    assert!(p.contains("Join LEFT on fld = cid"), "{p}");
+    assert!(p.contains("filter=(weight > 1"), "{p}");
+}
+
+#[test]
+fn exists_becomes_a_semi_join_and_not_exists_an_anti_join() {
+    let p = optimized(
+        "SELECT name FROM Item WHERE EXISTS (SELECT 1 FROM Tag WHERE Tag.item_id = Item.id AND Tag.score > 2)",
+    );
+    assert!(p.contains("Join SEMI on id = item_id"), "{p}");
+    assert!(p.contains("filter=(score > 2"), "{p}");
+    let p = optimized(
+        "SELECT name FROM Item WHERE NOT EXISTS (SELECT * FROM Tag WHERE Tag.item_id = Item.id)",
+    );
+    assert!(p.contains("Join ANTI on id = item_id"), "{p}");
+}
+
+#[test]
+fn in_and_not_in_subqueries() {
+    let p = optimized("SELECT name FROM Item WHERE fld IN (SELECT cat_id FROM Tag)");
+    assert!(p.contains("Join SEMI on fld = cat_id"), "{p}");
+    let p = optimized("SELECT name FROM Item WHERE fld NOT IN (SELECT cat_id FROM Tag)");
+    assert!(p.contains("Join ANTI (NOT IN) on fld = cat_id"), "{p}");
+    // Correlated NOT IN: an unknown comparison counts as a match.
+    let p = optimized(
+        "SELECT name FROM Item WHERE fld NOT IN (SELECT cat_id FROM Tag WHERE Tag.item_id = Item.id)",
+    );
+    assert!(
+        p.contains("Join ANTI on id = item_id filter=coalesce((fld = cat_id), true)"),
+        "{p}"
+    );
+}
+
+#[test]
+fn correlated_scalar_subquery_is_a_grouped_left_join() {
+    let p = optimized(
+        "SELECT id FROM Item WHERE fld > (SELECT AVG(score) FROM Tag WHERE Tag.item_id = Item.id)",
+    );
+    // The comparison rejects the NULL of an unmatched row, so the left join became inner.
+    assert!(p.contains("Join INNER on id = item_id"), "{p}");
+    assert!(
+        p.contains("Aggregate groups=[item_id] aggs=[AVG(score)]"),
+        "{p}"
+    );
+    let p =
+        optimized("SELECT id, (SELECT AVG(score) FROM Tag WHERE Tag.item_id = Item.id) FROM Item");
+    assert!(p.contains("Join LEFT on id = item_id"), "{p}");
+    // COUNT over no rows is 0, not NULL.
+    let p = optimized(
+        "SELECT id FROM Item WHERE fld = (SELECT COUNT(*) FROM Tag WHERE Tag.item_id = Item.id)",
+    );
+    assert!(p.contains("CASE WHEN"), "{p}");
+}
+
+#[test]
+fn uncorrelated_scalar_subquery_is_one_row() {
+    let p = optimized("SELECT id FROM Item WHERE fld > (SELECT MAX(weight) FROM Category)");
+    assert!(p.contains("SingleRow"), "{p}");
+    assert!(p.contains("Join INNER"), "{p}");
+}
+
+#[test]
+fn scans_read_only_used_columns() {
+    let p = optimized("SELECT name FROM Item");
+    assert!(p.contains("Scan Item [name]"), "{p}");
+    let p = optimized("SELECT c.label FROM Item i JOIN Category c ON i.fld = c.cid");
+    assert!(p.contains("Scan Item [fld]"), "{p}");
+    assert!(p.contains("Scan Category [cid, label]"), "{p}");
+}
+
+#[test]
+fn limit_moves_below_the_projection() {
+    let p = optimized("SELECT name || 'x' FROM Item LIMIT 3");
+    assert!(line_of(&p, "Project") < line_of(&p, "Limit 3"), "{p}");
+}
+
+#[test]
+fn filters_pass_aggregates_on_group_keys_only() {
+    let p =
+        optimized("SELECT fld, COUNT(*) FROM Item GROUP BY fld HAVING fld > 3 AND COUNT(*) > 1");
+    assert!(p.contains("filter=(fld > 3)"), "{p}");
+    assert!(line_of(&p, "Filter") < line_of(&p, "Aggregate"), "{p}");
+}
