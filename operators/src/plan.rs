@@ -54,7 +54,14 @@ impl AggregateExpr {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => DataType::Int64,
             AggFunc::Avg => DataType::Float64,
-            AggFunc::Sum | AggFunc::Min | AggFunc::Max => self.input_type,
+            // An exact SUM keeps the scale with the widest precision (as PostgreSQL).
+            AggFunc::Sum => match self.input_type {
+                DataType::Decimal { scale, .. } => {
+                    DataType::decimal(crate::types::MAX_DECIMAL_PRECISION, scale)
+                }
+                t => t,
+            },
+            AggFunc::Min | AggFunc::Max => self.input_type,
         }
     }
 
@@ -64,8 +71,15 @@ impl AggregateExpr {
     pub fn state_types(&self) -> Vec<DataType> {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => vec![DataType::Int64],
-            AggFunc::Avg => vec![DataType::Float64, DataType::Int64],
-            AggFunc::Sum | AggFunc::Min | AggFunc::Max => vec![self.input_type],
+            AggFunc::Avg => match self.input_type {
+                DataType::Decimal { scale, .. } => vec![
+                    DataType::decimal(crate::types::MAX_DECIMAL_PRECISION, scale),
+                    DataType::Int64,
+                ],
+                _ => vec![DataType::Float64, DataType::Int64],
+            },
+            AggFunc::Sum => vec![self.output_type()],
+            AggFunc::Min | AggFunc::Max => vec![self.input_type],
         }
     }
 }

@@ -5,7 +5,7 @@
 //! NULL hashes to a fixed value (callers decide what NULL keys mean).
 
 use crate::column::ColumnData;
-use crate::storage::{hash_bytes, hash_f64, mix64};
+use crate::storage::{hash_bytes, hash_f64, hash_i128, mix64};
 use crate::Column;
 
 /// Hash of a NULL key.
@@ -58,6 +58,9 @@ pub fn hash_rows(keys: &[Column], out: &mut Vec<u64>) {
             ColumnData::Int64(v) => apply!(v.iter().map(|&x| mix64(x as u64))),
             ColumnData::Float64(v) => apply!(v.iter().map(|&x| hash_f64(x))),
             ColumnData::Boolean(v) => apply!(v.iter().map(|&x| mix64(x as u64 + 1))),
+            ColumnData::Decimal { values, .. } => apply!(values.iter().map(|&x| hash_i128(x))),
+            ColumnData::Date(v) => apply!(v.iter().map(|&x| mix64(i64::from(x) as u64))),
+            ColumnData::Timestamp(v) => apply!(v.iter().map(|&x| mix64(x as u64))),
             ColumnData::Utf8 { offsets, bytes } => apply!(offsets
                 .windows(2)
                 .map(|w| hash_bytes(&bytes[w[0] as usize..w[1] as usize]))),
@@ -109,6 +112,20 @@ pub(crate) fn rows_equal(a: &[Column], i: usize, b: &[Column], j: usize) -> bool
                 p[i] == q[j] || (p[i].is_nan() && q[j].is_nan())
             }
             (ColumnData::Boolean(p), ColumnData::Boolean(q)) => p[i] == q[j],
+            (
+                ColumnData::Decimal {
+                    values: p,
+                    scale: s,
+                    ..
+                },
+                ColumnData::Decimal {
+                    values: q,
+                    scale: t,
+                    ..
+                },
+            ) => s == t && p[i] == q[j],
+            (ColumnData::Date(p), ColumnData::Date(q)) => p[i] == q[j],
+            (ColumnData::Timestamp(p), ColumnData::Timestamp(q)) => p[i] == q[j],
             (
                 ColumnData::Utf8 { offsets, bytes },
                 ColumnData::Utf8 {
