@@ -5,7 +5,9 @@ use serde_json::{json, Map, Value as Json};
 use weir_operators::Value;
 use weir_runtime::{MessageStats, QueryResult};
 
-/// A value as JSON: numbers stay numbers, NULL is null.
+/// A value as JSON: integers and doubles stay numbers, NULL is null; a DECIMAL is a string
+/// of its exact digits (`"12.50"`, which a JSON number could not keep), a DATE a
+/// `"YYYY-MM-DD"` string and a TIMESTAMP a `"YYYY-MM-DD HH:MM:SS[.ffffff]"` string.
 pub fn value_to_json(v: &Value) -> Json {
     match v {
         Value::Null => Json::Null,
@@ -13,6 +15,7 @@ pub fn value_to_json(v: &Value) -> Json {
         Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
         Value::Str(s) => json!(s),
         Value::Bool(b) => json!(b),
+        Value::Decimal(..) | Value::Date(_) | Value::Timestamp(_) => json!(v.to_string()),
     }
 }
 
