@@ -991,10 +991,11 @@ impl<'a> Binder<'a> {
         let l = self.expr(left, scope, agg.as_deref_mut())?;
         let r = self.expr(right, scope, agg)?;
         let temporal = [l.ty, r.ty].iter().flatten().any(|t| t.is_temporal());
+        // DECIMAL against BIGINT or another DECIMAL (no DOUBLE).
         let exact_mix = l.ty.zip(r.ty).is_some_and(|(a, b)| {
             a != b
-                && a.is_numeric()
-                && b.is_numeric()
+                && a.decimal_scale().is_some()
+                && b.decimal_scale().is_some()
                 && (matches!(a, DataType::Decimal { .. }) || matches!(b, DataType::Decimal { .. }))
         });
         let (le, re, ty) = if bop.is_arithmetic() && temporal {
@@ -1030,7 +1031,7 @@ impl<'a> Binder<'a> {
             // Operands keep their own type where the result is a decimal or a division's
             // DOUBLE (the evaluator rescales); an untyped side takes the other's type.
             let keep = |t: Option<DataType>| matches!(t, Some(DataType::Decimal { .. }));
-            if keep(l.ty) || keep(r.ty) {
+            if (keep(l.ty) || keep(r.ty)) && t != Some(DataType::Float64) {
                 let lt = l.ty.or(r.ty).unwrap_or(DataType::Int64);
                 let rt = r.ty.or(l.ty).unwrap_or(DataType::Int64);
                 let (le, re) = (self.coerce(l, lt), self.coerce(r, rt));
@@ -1286,10 +1287,15 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value, String> {
     weir_operators::eval::evaluate_scalar(&e, &[]).map_err(|e| e.to_string())
 }
 
-/// An expression cast to `to`; a text literal that parses as a DATE or TIMESTAMP is folded
-/// into a literal of that type.
+/// An expression cast to `to`; a text literal that parses as a DATE or TIMESTAMP, and a
+/// decimal literal made a DOUBLE, are folded into a literal of that type.
 pub(crate) fn cast_expr(e: Expr, to: DataType) -> Expr {
-    if let (Expr::Literal(v @ Value::Str(_)), true) = (&e, to.is_temporal()) {
+    let foldable = match (&e, to) {
+        (Expr::Literal(Value::Str(_)), t) => t.is_temporal(),
+        (Expr::Literal(Value::Decimal(..) | Value::Int(_)), DataType::Float64) => true,
+        _ => false,
+    };
+    if let (Expr::Literal(v), true) = (&e, foldable) {
         if let Ok(folded) = cast_value(v.clone(), to) {
             return Expr::Literal(folded);
         }

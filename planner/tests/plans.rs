@@ -670,7 +670,8 @@ fn no_from() {
     assert_eq!(shape(&q.fragments[0].plan), "Project(Values)");
     assert_eq!(
         q.output_schema.types(),
-        vec![DataType::Int64, DataType::Float64, DataType::Utf8]
+        // 2.5 is an exact DECIMAL of scale 1, as in PostgreSQL.
+        vec![DataType::Int64, DataType::decimal(38, 1), DataType::Utf8]
     );
     assert_eq!(q.output_schema.fields[0].name, "two");
 }

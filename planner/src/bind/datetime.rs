@@ -236,9 +236,11 @@ impl Binder<'_> {
                 type_name(field.ty)
             )));
         }
+        let text_literal = matches!(x.expr, Expr::Literal(Value::Str(_)));
         let t = match x.ty {
             Some(t) if t.is_temporal() => t,
-            Some(DataType::Utf8) => DataType::Timestamp,
+            // A quoted literal is read as a timestamp, as PostgreSQL does.
+            Some(DataType::Utf8) if text_literal => DataType::Timestamp,
             None => DataType::Timestamp,
             Some(t) => {
                 return Err(PlanError::Type(format!(
