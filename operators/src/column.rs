@@ -532,7 +532,12 @@ impl ColumnBuilder {
             (Value::Float(f), ColumnData::Float64(_)) => self.push_f64(*f),
             (Value::Str(s), ColumnData::Utf8 { .. }) => self.push_str(s),
             (Value::Bool(b), ColumnData::Boolean(_)) => self.push_bool(*b),
-            (Value::Int(_) | Value::Decimal(..), ColumnData::Decimal { precision, scale, .. }) => {
+            (
+                Value::Int(_) | Value::Decimal(..),
+                ColumnData::Decimal {
+                    precision, scale, ..
+                },
+            ) => {
                 let (p, s) = (*precision, *scale);
                 match v.as_decimal(s).filter(|&x| decimal::fits(x, p)) {
                     Some(x) => self.push_decimal(x),
@@ -586,10 +591,9 @@ impl ColumnBuilder {
             (ColumnData::Int64(d), ColumnData::Int64(s)) => d.extend_from_slice(s),
             (ColumnData::Float64(d), ColumnData::Float64(s)) => d.extend_from_slice(s),
             (ColumnData::Boolean(d), ColumnData::Boolean(s)) => d.extend_from_slice(s),
-            (
-                ColumnData::Decimal { values: d, .. },
-                ColumnData::Decimal { values: s, .. },
-            ) => d.extend_from_slice(s),
+            (ColumnData::Decimal { values: d, .. }, ColumnData::Decimal { values: s, .. }) => {
+                d.extend_from_slice(s)
+            }
             (ColumnData::Date(d), ColumnData::Date(s)) => d.extend_from_slice(s),
             (ColumnData::Timestamp(d), ColumnData::Timestamp(s)) => d.extend_from_slice(s),
             (

@@ -362,7 +362,11 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
             other => other.unwrap_or(DataType::Int64),
         },
         F::Extract => DataType::Int64,
-        F::DateTrunc => types.get(1).copied().flatten().unwrap_or(DataType::Timestamp),
+        F::DateTrunc => types
+            .get(1)
+            .copied()
+            .flatten()
+            .unwrap_or(DataType::Timestamp),
         F::AddInterval => first.unwrap_or(DataType::Date),
         F::Abs | F::Round | F::Floor | F::Ceil | F::Sign | F::Mod => {
             if types.iter().flatten().any(|t| *t == DataType::Float64) {
@@ -555,10 +559,12 @@ fn i128_side<'b>(v: &'b Val<'_>, scale: u8) -> std::result::Result<Side<'b, i128
                 None => Ok(0),
             };
             match &c.data {
-                ColumnData::Decimal { values, scale: s, .. } if *s == scale => {
-                    Ok(Side::Col(Cow::Borrowed(values)))
-                }
-                ColumnData::Decimal { values, scale: s, .. } => Ok(Side::Col(Cow::Owned(
+                ColumnData::Decimal {
+                    values, scale: s, ..
+                } if *s == scale => Ok(Side::Col(Cow::Borrowed(values))),
+                ColumnData::Decimal {
+                    values, scale: s, ..
+                } => Ok(Side::Col(Cow::Owned(
                     values
                         .iter()
                         .enumerate()
@@ -881,8 +887,14 @@ fn date_arithmetic<'a>(
         let sub = op == BinaryOp::Sub;
         let days: Vec<i32> = (0..n)
             .map(|i| {
-                let k = if sub { k.at(i).checked_neg() } else { Some(k.at(i)) };
-                let x = k.and_then(|k| i32::try_from(k).ok()).and_then(|k| d.at(i).checked_add(k));
+                let k = if sub {
+                    k.at(i).checked_neg()
+                } else {
+                    Some(k.at(i))
+                };
+                let x = k
+                    .and_then(|k| i32::try_from(k).ok())
+                    .and_then(|k| d.at(i).checked_add(k));
                 match x {
                     Some(x) => Ok(x),
                     None if v.is_none_or(|v| v.get(i)) => Err(overflow()),
@@ -912,18 +924,15 @@ fn decimal_arithmetic<'a>(
     // Multiplication keeps each side's scale (the result's is their sum); the other
     // operators first bring both sides to the result's scale.
     let (ls, rs) = if op == BinaryOp::Mul {
-        (lt.decimal_scale().unwrap_or(0), rt.decimal_scale().unwrap_or(0))
+        (
+            lt.decimal_scale().unwrap_or(0),
+            rt.decimal_scale().unwrap_or(0),
+        )
     } else {
         (scale, scale)
     };
-    let overflow = || {
-        Error::Arithmetic(format!(
-            "DECIMAL overflow in {} {} {}",
-            lt,
-            op.symbol(),
-            rt
-        ))
-    };
+    let overflow =
+        || Error::Arithmetic(format!("DECIMAL overflow in {} {} {}", lt, op.symbol(), rt));
     let a = i128_side(l, ls).map_err(|_| overflow())?;
     let b = i128_side(r, rs).map_err(|_| overflow())?;
     let res = match op {
@@ -931,7 +940,11 @@ fn decimal_arithmetic<'a>(
         BinaryOp::Sub => arith_sides(n, &a, &b, validity, i128::checked_sub),
         BinaryOp::Mul => arith_sides(n, &a, &b, validity, i128::checked_mul),
         _ => arith_sides(n, &a, &b, validity, |x, y| {
-            Some(if y == 0 { 0 } else { x.checked_rem(y).unwrap_or(0) })
+            Some(if y == 0 {
+                0
+            } else {
+                x.checked_rem(y).unwrap_or(0)
+            })
         }),
     };
     match res {
@@ -1473,7 +1486,11 @@ fn convert<T: Copy + std::fmt::Debug, U: Default>(
 
 /// Parses every valid row of a string column with `f`; a row it rejects is an error quoting
 /// the text.
-fn parse_strs<U: Default>(c: &Column, to: DataType, f: impl Fn(&str) -> Option<U>) -> Result<Vec<U>> {
+fn parse_strs<U: Default>(
+    c: &Column,
+    to: DataType,
+    f: impl Fn(&str) -> Option<U>,
+) -> Result<Vec<U>> {
     (0..c.len())
         .map(|i| {
             if !c.is_valid(i) {
@@ -1496,11 +1513,13 @@ fn parse_date_text(s: &str) -> Option<i32> {
 fn cast_to_decimal(c: &Column, to: DataType, precision: u8, scale: u8) -> Result<ColumnData> {
     let fit = |x: i128| decimal::fits(x, precision).then_some(x);
     let values = match &c.data {
-        ColumnData::Int64(v) => convert(c, v, to, |x| fit(decimal::rescale(i128::from(x), 0, scale)?))?,
+        ColumnData::Int64(v) => convert(c, v, to, |x| {
+            fit(decimal::rescale(i128::from(x), 0, scale)?)
+        })?,
         ColumnData::Float64(v) => convert(c, v, to, |x| fit(decimal::from_f64(x, scale)?))?,
-        ColumnData::Decimal { values, scale: s, .. } => {
-            convert(c, values, to, |x| fit(decimal::rescale(x, *s, scale)?))?
-        }
+        ColumnData::Decimal {
+            values, scale: s, ..
+        } => convert(c, values, to, |x| fit(decimal::rescale(x, *s, scale)?))?,
         ColumnData::Utf8 { .. } => parse_strs(c, to, |t| fit(decimal::parse(t, scale)?))?,
         _ => return Err(cast_err(c.data_type(), to)),
     };
@@ -1528,7 +1547,9 @@ fn cast_from_decimal(c: &Column, values: &[i128], scale: u8, to: DataType) -> Re
 /// Casts to DATE or TIMESTAMP.
 fn cast_to_temporal(c: &Column, to: DataType) -> Result<ColumnData> {
     Ok(match (&c.data, to) {
-        (ColumnData::Utf8 { .. }, DataType::Date) => ColumnData::Date(parse_strs(c, to, parse_date_text)?),
+        (ColumnData::Utf8 { .. }, DataType::Date) => {
+            ColumnData::Date(parse_strs(c, to, parse_date_text)?)
+        }
         (ColumnData::Utf8 { .. }, _) => {
             ColumnData::Timestamp(parse_strs(c, to, temporal::parse_timestamp)?)
         }
@@ -1592,7 +1613,9 @@ pub(crate) fn cast_column(c: &Column, to: DataType) -> Result<Column> {
         (ColumnData::Int64(v), DataType::Boolean) => {
             ColumnData::Boolean(v.iter().map(|&x| x != 0).collect())
         }
-        (ColumnData::Float64(v), DataType::Int64) => ColumnData::Int64(convert(c, v, to, f64_to_i64)?),
+        (ColumnData::Float64(v), DataType::Int64) => {
+            ColumnData::Int64(convert(c, v, to, f64_to_i64)?)
+        }
         (ColumnData::Float64(v), DataType::Boolean) => {
             ColumnData::Boolean(v.iter().map(|&x| x != 0.0).collect())
         }

@@ -585,7 +585,13 @@ fn decimal_call(
 ) -> Result<Option<Column>> {
     use ScalarFunc as F;
 
-    let overflow = |v: i128| Error::Arithmetic(format!("DECIMAL overflow in {}({})", func.name(), decimal::format(v, scale)));
+    let overflow = |v: i128| {
+        Error::Arithmetic(format!(
+            "DECIMAL overflow in {}({})",
+            func.name(),
+            decimal::format(v, scale)
+        ))
+    };
     let one = decimal::pow10(scale).unwrap_or(1);
     let f: Box<dyn Fn(usize, i128) -> Result<i128>> = match func {
         F::Abs => Box::new(|_, v| v.checked_abs().ok_or_else(|| overflow(v))),
@@ -594,7 +600,9 @@ fn decimal_call(
             let up = func == F::Ceil;
             Box::new(move |_, v| Ok(decimal::floor_ceil(v, scale, up)))
         }
-        F::Round if args.len() == 1 => Box::new(move |_, v| decimal::rescale(v, scale, 0).ok_or_else(|| overflow(v))),
+        F::Round if args.len() == 1 => {
+            Box::new(move |_, v| decimal::rescale(v, scale, 0).ok_or_else(|| overflow(v)))
+        }
         F::Round => {
             let d = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
             Box::new(move |i, v| decimal::round_to(v, scale, d[i]).ok_or_else(|| overflow(v)))
@@ -655,10 +663,11 @@ fn date_part(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
             continue;
         }
         let name = s(names, i);
-        let part = temporal::DatePart::from_name(name)
-            .ok_or_else(|| Error::Type(format!("{} does not know the field '{name}'", func.name())))?;
-        let t = datetime_at(x, i)
-            .ok_or_else(|| Error::Arithmetic(format!("{} out of range", dt)))?;
+        let part = temporal::DatePart::from_name(name).ok_or_else(|| {
+            Error::Type(format!("{} does not know the field '{name}'", func.name()))
+        })?;
+        let t =
+            datetime_at(x, i).ok_or_else(|| Error::Arithmetic(format!("{} out of range", dt)))?;
         if func == ScalarFunc::Extract {
             b.push_i64(temporal::extract(part, t));
             continue;

@@ -58,6 +58,23 @@ pub fn hash_i128(v: i128) -> u64 {
     mix64((v as u64) ^ mix64((v >> 64) as u64).rotate_left(17))
 }
 
+/// Stable hash of a decimal's numeric value, whatever its scale: trailing zeros are dropped
+/// first, and a whole number that fits an `i64` hashes as that integer does. So `1.50` at
+/// scale 2, `1.5` at scale 1 and the key of a `DECIMAL(6,3)` column holding `1.500` all
+/// place a row in the same partition, and `10.00` goes where the integer `10` goes.
+#[inline]
+pub fn hash_decimal(v: i128, scale: u8) -> u64 {
+    let (mut v, mut s) = (v, scale);
+    while s > 0 && v % 10 == 0 {
+        v /= 10;
+        s -= 1;
+    }
+    match (s, i64::try_from(v)) {
+        (0, Ok(i)) => mix64(i as u64),
+        _ => hash_i128(v) ^ mix64(u64::from(s)),
+    }
+}
+
 /// Stable hash of a float: by bits, with `-0.0` folded into `0.0`.
 #[inline]
 pub fn hash_f64(f: f64) -> u64 {
@@ -77,7 +94,7 @@ pub fn partition_of(key: &Value, partitions: u32) -> u32 {
         Value::Float(f) => hash_f64(*f),
         Value::Str(s) => hash_bytes(s.as_bytes()),
         Value::Bool(b) => mix64(*b as u64),
-        Value::Decimal(v, _) => hash_i128(*v),
+        Value::Decimal(v, s) => hash_decimal(*v, *s),
         Value::Date(d) => mix64(i64::from(*d) as u64),
         Value::Timestamp(t) => mix64(*t as u64),
     };
@@ -97,10 +114,12 @@ pub fn partition_rows(col: &Column, partitions: u32, out: &mut Vec<u32>) {
         ColumnData::Int64(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
         ColumnData::Float64(v) => out.extend(v.iter().map(|&x| (hash_f64(x) % p) as u32)),
         ColumnData::Boolean(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
-        ColumnData::Decimal { values, .. } => {
-            out.extend(values.iter().map(|&x| (hash_i128(x) % p) as u32))
+        ColumnData::Decimal { values, scale, .. } => {
+            out.extend(values.iter().map(|&x| (hash_decimal(x, *scale) % p) as u32))
         }
-        ColumnData::Date(v) => out.extend(v.iter().map(|&x| (mix64(i64::from(x) as u64) % p) as u32)),
+        ColumnData::Date(v) => {
+            out.extend(v.iter().map(|&x| (mix64(i64::from(x) as u64) % p) as u32))
+        }
         ColumnData::Timestamp(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
         ColumnData::Utf8 { offsets, bytes } => out.extend(
             offsets
@@ -290,7 +309,9 @@ fn eq_probe(v: &Value, dt: DataType) -> Result<Probe> {
         (Value::Bool(b), DataType::Boolean) => Probe::Key(IdxKey::Bool(*b)),
         (Value::Int(_) | Value::Decimal(..), DataType::Decimal { scale, .. }) => {
             // Only a value exact at the column's scale can equal a key.
-            let exact = v.as_decimal(scale).filter(|&x| Value::Decimal(x, scale).sort_cmp(v).is_eq());
+            let exact = v
+                .as_decimal(scale)
+                .filter(|&x| Value::Decimal(x, scale).sort_cmp(v).is_eq());
             match exact {
                 Some(x) => Probe::Key(IdxKey::Dec(x, scale)),
                 None => Probe::Nothing,

@@ -205,7 +205,11 @@ pub fn trunc(part: DatePart, t: NaiveDateTime) -> Option<NaiveDateTime> {
     let day = |d: NaiveDate| Some(d.and_time(NaiveTime::MIN));
     match part {
         DatePart::Year => day(NaiveDate::from_ymd_opt(d.year(), 1, 1)?),
-        DatePart::Quarter => day(NaiveDate::from_ymd_opt(d.year(), d.month0() / 3 * 3 + 1, 1)?),
+        DatePart::Quarter => day(NaiveDate::from_ymd_opt(
+            d.year(),
+            d.month0() / 3 * 3 + 1,
+            1,
+        )?),
         DatePart::Month => day(d.with_day(1)?),
         DatePart::Week => {
             let back = TimeDelta::try_days(i64::from(d.weekday().num_days_from_monday()))?;
@@ -247,14 +251,22 @@ mod tests {
             parse_timestamp("1998-12-01"),
             Some(date_to_timestamp(d("1998-12-01")))
         );
-        assert_eq!(timestamp_to_date(-1), Some(-1), "before the epoch rounds down");
+        assert_eq!(
+            timestamp_to_date(-1),
+            Some(-1),
+            "before the epoch rounds down"
+        );
         assert_eq!(parse_timestamp("1998-12-01 25:00:00"), None);
     }
 
     #[test]
     fn month_arithmetic_clamps_to_the_month_end() {
         let f = |s: &str, m: i64| add_interval_date(d(s), m, 0).map(format_date);
-        assert_eq!(f("2024-01-31", 1).as_deref(), Some("2024-02-29"), "leap year");
+        assert_eq!(
+            f("2024-01-31", 1).as_deref(),
+            Some("2024-02-29"),
+            "leap year"
+        );
         assert_eq!(f("2023-01-31", 1).as_deref(), Some("2023-02-28"));
         assert_eq!(f("2024-02-29", 12).as_deref(), Some("2025-02-28"));
         assert_eq!(f("2024-03-31", -1).as_deref(), Some("2024-02-29"));

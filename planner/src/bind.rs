@@ -991,22 +991,18 @@ impl<'a> Binder<'a> {
         let l = self.expr(left, scope, agg.as_deref_mut())?;
         let r = self.expr(right, scope, agg)?;
         let temporal = [l.ty, r.ty].iter().flatten().any(|t| t.is_temporal());
-        // DECIMAL against BIGINT or another DECIMAL (no DOUBLE).
-        let exact_mix = l.ty.zip(r.ty).is_some_and(|(a, b)| {
+        // Decimals of one scale and different precisions compare (and hash) alike as they
+        // are; any other mix is cast to the common type first, so join keys hash alike.
+        let same_scale = l.ty.zip(r.ty).is_some_and(|(a, b)| {
             a != b
-                && a.decimal_scale().is_some()
-                && b.decimal_scale().is_some()
-                && (matches!(a, DataType::Decimal { .. }) || matches!(b, DataType::Decimal { .. }))
+                && matches!(a, DataType::Decimal { .. })
+                && matches!(b, DataType::Decimal { .. })
+                && a.decimal_scale() == b.decimal_scale()
         });
         let (le, re, ty) = if bop.is_arithmetic() && temporal {
             self.date_arithmetic(bop, l, r, e)?
-        } else if exact_mix {
-            // The evaluator mixes DECIMAL with BIGINT or DOUBLE itself (exactly, or as DOUBLE).
-            let t = match (l.ty, r.ty) {
-                (Some(a), Some(b)) if bop.is_arithmetic() => DataType::arithmetic_result(bop, a, b),
-                _ => Some(DataType::Boolean),
-            };
-            (l.expr, r.expr, t)
+        } else if same_scale && bop.is_comparison() {
+            (l.expr, r.expr, Some(DataType::Boolean))
         } else if bop.is_arithmetic() {
             for b in [&l, &r] {
                 if b.ty.is_some_and(|t| !t.is_numeric()) {
@@ -1221,9 +1217,8 @@ pub(crate) fn constant_value(
         } => {
             let to = map_type(data_type, span)?;
             let v = constant_value_untyped(expr, binder)?;
-            cast_value(v, to).map_err(|why| {
-                PlanError::Type(format!("cannot cast '{expr}' to {to}: {why}"))
-            })?
+            cast_value(v, to)
+                .map_err(|why| PlanError::Type(format!("cannot cast '{expr}' to {to}: {why}")))?
         }
         _ => {
             return Err(unsupported(
@@ -1339,8 +1334,10 @@ fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value,
     use DataType as T;
     let assignable = matches!(
         (&v, target),
-        (Value::Int(_) | Value::Float(_) | Value::Decimal(..) | Value::Str(_), T::Decimal { .. })
-            | (Value::Decimal(..), T::Float64)
+        (
+            Value::Int(_) | Value::Float(_) | Value::Decimal(..) | Value::Str(_),
+            T::Decimal { .. }
+        ) | (Value::Decimal(..), T::Float64)
             | (Value::Str(_) | Value::Date(_), T::Date | T::Timestamp)
             | (Value::Timestamp(_), T::Timestamp)
     );

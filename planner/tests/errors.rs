@@ -76,7 +76,10 @@ fn date_and_type_errors_name_the_text_and_position() {
     );
     let e = err("CREATE TABLE t (id BIGINT PRIMARY KEY, g GEOGRAPHY)", &[]);
     assert!(e.to_string().contains("GEOGRAPHY"), "{e}");
-    let e = err("CREATE TABLE t (id BIGINT PRIMARY KEY, d DECIMAL(40, 2))", &[]);
+    let e = err(
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, d DECIMAL(40, 2))",
+        &[],
+    );
     assert!(e.to_string().contains("DECIMAL(40,2)"), "{e}");
     assert!(e.to_string().contains("precision must be 1 to 38"), "{e}");
     let e = err("SELECT date_trunc('day', name) FROM Item", &[]);
@@ -96,7 +99,11 @@ fn date_and_type_errors_name_the_text_and_position() {
         "{e}"
     );
     let e = err("SELECT DATE '2024-01-01' * 2", &[]);
-    assert!(e.to_string().contains("operator * does not take DATE and BIGINT"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("operator * does not take DATE and BIGINT"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -32,9 +32,15 @@ enum KeyStore {
     Int(Vec<i64>),
     Float(Vec<f64>),
     Bool(Vec<bool>),
-    Str { offsets: Vec<u32>, bytes: Vec<u8> },
+    Str {
+        offsets: Vec<u32>,
+        bytes: Vec<u8>,
+    },
     /// DECIMAL, DATE and TIMESTAMP keys, widened to `i128`; rebuilt as `dt`.
-    Wide { v: Vec<i128>, dt: DataType },
+    Wide {
+        v: Vec<i128>,
+        dt: DataType,
+    },
 }
 
 /// Row `i` of a DECIMAL, DATE or TIMESTAMP column as an `i128` (order preserved).
@@ -72,10 +78,9 @@ impl KeyStore {
                 offsets: vec![0],
                 bytes: Vec::new(),
             },
-            DataType::Decimal { .. } | DataType::Date | DataType::Timestamp => KeyStore::Wide {
-                v: Vec::new(),
-                dt,
-            },
+            DataType::Decimal { .. } | DataType::Date | DataType::Timestamp => {
+                KeyStore::Wide { v: Vec::new(), dt }
+            }
         }
     }
 
@@ -98,9 +103,11 @@ impl KeyStore {
                 }
                 offsets.push(bytes.len() as u32);
             }
-            (KeyStore::Wide { v, .. }, _) => {
-                v.push(if valid { wide_at(col, i).unwrap_or(0) } else { 0 })
-            }
+            (KeyStore::Wide { v, .. }, _) => v.push(if valid {
+                wide_at(col, i).unwrap_or(0)
+            } else {
+                0
+            }),
             _ => {}
         }
     }
@@ -585,7 +592,15 @@ impl Acc {
                     }
                 }
             }
-            (Acc::MinMaxWide { v: acc, seen, min, dt }, _) if col.data_type() == *dt => {
+            (
+                Acc::MinMaxWide {
+                    v: acc,
+                    seen,
+                    min,
+                    dt,
+                },
+                _,
+            ) if col.data_type() == *dt => {
                 let min = *min;
                 for (i, &g) in ids.iter().enumerate() {
                     let g = g as usize;

@@ -221,7 +221,9 @@ fn encoder<'a>(k: &KeyCmp<'a>) -> Option<Box<dyn Fn(usize) -> u64 + 'a>> {
             (if b >> 63 == 1 { !b } else { b | (1 << 63) }) ^ flip
         })),
         KeyView::Bool(v) => Some(Box::new(move |i| (v[i] as u64) ^ flip)),
-        KeyView::Date(v) => Some(Box::new(move |i| ((i64::from(v[i]) as u64) ^ (1 << 63)) ^ flip)),
+        KeyView::Date(v) => Some(Box::new(move |i| {
+            ((i64::from(v[i]) as u64) ^ (1 << 63)) ^ flip
+        })),
         KeyView::Str(_) | KeyView::Wide(_) => None,
     }
 }

@@ -277,8 +277,14 @@ mod tests {
         };
         assert_eq!(parse_interval("90", Some("DAY")), Some(days(90)));
         assert_eq!(parse_interval("3 months", None).map(|i| i.months), Some(3));
-        assert_eq!(parse_interval("1", Some("YEAR")).map(|i| i.months), Some(12));
-        assert_eq!(parse_interval("2", Some("hour")).map(|i| i.micros), Some(7_200_000_000));
+        assert_eq!(
+            parse_interval("1", Some("YEAR")).map(|i| i.months),
+            Some(12)
+        );
+        assert_eq!(
+            parse_interval("2", Some("hour")).map(|i| i.micros),
+            Some(7_200_000_000)
+        );
         assert_eq!(parse_interval("x", Some("DAY")), None);
         assert_eq!(parse_interval("1", Some("CENTURY")), None);
     }

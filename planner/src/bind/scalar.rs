@@ -236,7 +236,10 @@ impl Binder<'_> {
         let Some(DataType::Decimal { precision, scale }) = args.first().and_then(|b| b.ty) else {
             return Ok(None);
         };
-        if !matches!(func, F::Abs | F::Sign | F::Floor | F::Ceil | F::Round | F::Mod) {
+        if !matches!(
+            func,
+            F::Abs | F::Sign | F::Floor | F::Ceil | F::Round | F::Mod
+        ) {
             return Ok(None);
         }
         if args.iter().any(|b| b.ty == Some(DataType::Float64)) {
@@ -288,7 +291,10 @@ impl Binder<'_> {
             F::Round => vec![x.expr, self.typed(args[1].clone(), DataType::Int64)],
             _ => vec![x.expr],
         };
-        Ok(Some(B::new(Expr::Function { func, args: exprs }, Some(out))))
+        Ok(Some(B::new(
+            Expr::Function { func, args: exprs },
+            Some(out),
+        )))
     }
 
     /// Binds the arguments of a plain function call.
