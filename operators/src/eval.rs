@@ -2020,4 +2020,180 @@ mod tests {
         assert_eq!(col.len(), 4);
         assert_eq!(col.value(3), Value::from("x"));
     }
+
+    fn dec(v: i128, s: u8) -> Expr {
+        Expr::lit(Value::Decimal(v, s))
+    }
+
+    fn run(e: &Expr) -> Result<Value> {
+        evaluate_scalar(e, &[])
+    }
+
+    #[test]
+    fn decimal_arithmetic_is_exact_and_rescales() {
+        // 1.50 + 0.005 = 1.505 (scale 3), 1.50 * 0.2 = 0.300 (scale 3), 1.5 - 2 = -0.5.
+        let add = dec(150, 2).binary(BinaryOp::Add, dec(5, 3));
+        assert_eq!(run(&add).unwrap(), Value::Decimal(1505, 3));
+        let mul = dec(150, 2).binary(BinaryOp::Mul, dec(2, 1));
+        assert_eq!(run(&mul).unwrap(), Value::Decimal(300, 3));
+        let sub = dec(15, 1).binary(BinaryOp::Sub, Expr::lit(2));
+        assert_eq!(run(&sub).unwrap(), Value::Decimal(-5, 1));
+        let rem = dec(75, 1).binary(BinaryOp::Mod, dec(25, 1));
+        assert_eq!(run(&rem).unwrap(), Value::Decimal(0, 1));
+        // Division gives a DOUBLE; by zero it is NULL.
+        let div = dec(1000, 2).binary(BinaryOp::Div, Expr::lit(4));
+        assert_eq!(run(&div).unwrap(), Value::Float(2.5));
+        let div0 = dec(1000, 2).binary(BinaryOp::Div, dec(0, 1));
+        assert_eq!(run(&div0).unwrap(), Value::Null);
+        // Mixed with a DOUBLE the result is a DOUBLE.
+        let f = dec(15, 1).binary(BinaryOp::Add, Expr::lit(0.25));
+        assert_eq!(run(&f).unwrap(), Value::Float(1.75));
+        // A column: 0.1 added ten times is exactly 1.0 (f64 gives 0.9999999999999999).
+        let col =
+            Column::from_values(DataType::decimal(10, 1), &vec![Value::Decimal(1, 1); 10]).unwrap();
+        let b = Batch::try_new(vec![col]).unwrap();
+        let sum = (0..9).fold(Expr::col(0), |acc, _| {
+            acc.binary(BinaryOp::Add, Expr::col(0))
+        });
+        let out = evaluate(&sum, &b, &[]).unwrap();
+        assert_eq!(out.value(0), Value::Decimal(10, 1));
+    }
+
+    #[test]
+    fn decimal_overflow_is_an_error() {
+        let big = dec(10i128.pow(37), 0);
+        let e = big.clone().binary(BinaryOp::Mul, Expr::lit(100));
+        let err = run(&e).unwrap_err();
+        assert!(matches!(err, Error::Arithmetic(_)), "{err:?}");
+        assert!(err.to_string().contains("DECIMAL overflow"), "{err}");
+        let e = dec(i128::MAX / 2, 0).binary(BinaryOp::Add, dec(i128::MAX / 2 + 2, 0));
+        assert!(run(&e).is_err());
+        // Rescaling an operand past i128 is an overflow too.
+        let e = big.binary(BinaryOp::Add, dec(1, 5));
+        assert!(run(&e).unwrap_err().to_string().contains("overflow"));
+    }
+
+    #[test]
+    fn decimal_comparisons_across_scales_and_types() {
+        let t = |e: Expr| run(&e).unwrap();
+        assert_eq!(t(dec(150, 2).eq(dec(15, 1))), Value::Bool(true));
+        assert_eq!(
+            t(dec(150, 2).binary(BinaryOp::Lt, Expr::lit(2))),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            t(dec(150, 2).binary(BinaryOp::Gt, Expr::lit(1.49))),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            t(dec(-1, 2).binary(BinaryOp::Lt, dec(0, 0))),
+            Value::Bool(true)
+        );
+    }
+
+    #[test]
+    fn date_arithmetic_and_comparisons() {
+        let d = |s: &str| Expr::lit(Value::Date(crate::temporal::parse_date(s).unwrap()));
+        let date = |s: &str| Value::Date(crate::temporal::parse_date(s).unwrap());
+        let e = d("1994-01-01").binary(BinaryOp::Add, Expr::lit(31));
+        assert_eq!(run(&e).unwrap(), date("1994-02-01"));
+        let e = Expr::lit(1).binary(BinaryOp::Add, d("2024-02-28"));
+        assert_eq!(run(&e).unwrap(), date("2024-02-29"), "leap day");
+        let e = d("1995-01-01").binary(BinaryOp::Sub, d("1994-01-01"));
+        assert_eq!(run(&e).unwrap(), Value::Int(365));
+        let e = d("1994-01-01").binary(BinaryOp::Mul, Expr::lit(2));
+        assert!(run(&e).is_err());
+        let e = d("1994-01-01").binary(BinaryOp::Lt, d("1994-01-02"));
+        assert_eq!(run(&e).unwrap(), Value::Bool(true));
+        // A DATE compares with a TIMESTAMP at midnight.
+        let ts = crate::temporal::parse_timestamp("1994-01-01 00:00:00").unwrap();
+        let e = d("1994-01-01").eq(Expr::lit(Value::Timestamp(ts)));
+        assert_eq!(run(&e).unwrap(), Value::Bool(true));
+        let add = |x: Expr, months: i64| Expr::Function {
+            func: ScalarFunc::AddInterval,
+            args: vec![x, Expr::lit(months), Expr::lit(0), Expr::lit(0)],
+        };
+        assert_eq!(run(&add(d("2024-01-31"), 1)).unwrap(), date("2024-02-29"));
+        assert_eq!(run(&add(d("2023-03-31"), -1)).unwrap(), date("2023-02-28"));
+        assert_eq!(run(&add(Expr::lit(Value::Null), 1)).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn extract_and_date_trunc() {
+        let d = Expr::lit(Value::Date(
+            crate::temporal::parse_date("2024-05-19").unwrap(),
+        ));
+        let f = |func, part: &str| Expr::Function {
+            func,
+            args: vec![Expr::lit(part), d.clone()],
+        };
+        assert_eq!(
+            run(&f(ScalarFunc::Extract, "year")).unwrap(),
+            Value::Int(2024)
+        );
+        assert_eq!(
+            run(&f(ScalarFunc::Extract, "quarter")).unwrap(),
+            Value::Int(2)
+        );
+        assert_eq!(run(&f(ScalarFunc::Extract, "dow")).unwrap(), Value::Int(0));
+        assert_eq!(
+            run(&f(ScalarFunc::DateTrunc, "month")).unwrap().to_string(),
+            "2024-05-01"
+        );
+        assert!(run(&f(ScalarFunc::Extract, "fortnight")).is_err());
+    }
+
+    #[test]
+    fn casts_of_the_new_types() {
+        let c = |e: Expr, to| {
+            run(&Expr::Cast {
+                expr: Box::new(e),
+                to,
+            })
+        };
+        let d52 = DataType::decimal(5, 2);
+        assert_eq!(
+            c(Expr::lit("12.345"), d52).unwrap(),
+            Value::Decimal(1235, 2)
+        );
+        assert_eq!(
+            c(Expr::lit("-12.345"), d52).unwrap(),
+            Value::Decimal(-1235, 2)
+        );
+        assert_eq!(c(Expr::lit(3), d52).unwrap(), Value::Decimal(300, 2));
+        assert_eq!(c(Expr::lit(0.125), d52).unwrap(), Value::Decimal(13, 2));
+        assert_eq!(c(dec(25, 1), DataType::Int64).unwrap(), Value::Int(3));
+        assert_eq!(c(dec(-25, 1), DataType::Int64).unwrap(), Value::Int(-3));
+        assert_eq!(
+            c(dec(125, 2), DataType::Float64).unwrap(),
+            Value::Float(1.25)
+        );
+        assert_eq!(
+            c(dec(1250, 2), DataType::Utf8).unwrap(),
+            Value::from("12.50")
+        );
+        let err = c(Expr::lit("abc"), d52).unwrap_err();
+        assert_eq!(err.to_string(), "cannot cast 'abc' to DECIMAL(5,2)");
+        let err = c(dec(123456, 1), d52).unwrap_err();
+        assert_eq!(err.to_string(), "cannot cast 12345.6 to DECIMAL(5,2)");
+        let day = crate::temporal::parse_date("1998-12-01").unwrap();
+        assert_eq!(
+            c(Expr::lit("1998-12-01"), DataType::Date).unwrap(),
+            Value::Date(day)
+        );
+        assert_eq!(
+            c(Expr::lit("1998-12-01 10:00:00"), DataType::Date).unwrap(),
+            Value::Date(day)
+        );
+        assert_eq!(
+            c(Expr::lit(Value::Date(day)), DataType::Utf8).unwrap(),
+            Value::from("1998-12-01")
+        );
+        let ts = c(Expr::lit(Value::Date(day)), DataType::Timestamp).unwrap();
+        assert_eq!(ts.to_string(), "1998-12-01 00:00:00");
+        assert_eq!(c(Expr::lit(ts), DataType::Date).unwrap(), Value::Date(day));
+        let err = c(Expr::lit("1998-02-30"), DataType::Date).unwrap_err();
+        assert_eq!(err.to_string(), "cannot cast '1998-02-30' to DATE");
+        assert!(c(Expr::lit(Value::Date(day)), DataType::Int64).is_err());
+    }
 }

@@ -219,11 +219,10 @@ impl Binder<'_> {
         })?;
         if let Expr::Literal(Value::Str(f)) = &field.expr {
             let known = DatePart::from_name(f);
-            let usable = match (func, known) {
-                (_, None) => false,
-                (ScalarFunc::DateTrunc, Some(DatePart::Dow | DatePart::Doy)) => false,
-                _ => true,
-            };
+            let usable = !matches!(
+                (func, known),
+                (_, None) | (ScalarFunc::DateTrunc, Some(DatePart::Dow | DatePart::Doy))
+            );
             if !usable {
                 return Err(PlanError::Invalid(format!(
                     "function {name} does not support the field '{f}'{}",

@@ -86,13 +86,10 @@ impl Binder<'_> {
         let mut acc: Option<DataType> = None;
         for (i, b) in args.iter().enumerate() {
             let Some(t) = b.ty else { continue };
-            acc = Some(match acc {
+            acc = Some(match acc.map(|a| (a, super::common_supertype(a, t))) {
                 None => t,
-                Some(a) if a == t => a,
-                Some(a) if super::common_supertype(a, t).is_some() => {
-                    super::common_supertype(a, t).unwrap_or(a)
-                }
-                Some(a) => {
+                Some((_, Some(u))) => u,
+                Some((a, None)) => {
                     return Err(PlanError::Type(format!(
                         "{what}: argument {} is {t}, earlier ones are {a}, in '{e}'{}",
                         i + 1,
