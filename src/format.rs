@@ -70,3 +70,20 @@ pub fn stats_text(stats: &MessageStats) -> String {
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_dates_and_timestamps_keep_their_digits_in_json() {
+        assert_eq!(value_to_json(&Value::Decimal(1250, 2)), json!("12.50"));
+        assert_eq!(value_to_json(&Value::Decimal(-5, 3)), json!("-0.005"));
+        assert_eq!(value_to_json(&Value::Date(0)), json!("1970-01-01"));
+        assert_eq!(
+            value_to_json(&Value::Timestamp(1_500_000)),
+            json!("1970-01-01 00:00:01.500000")
+        );
+        assert_eq!(value_to_json(&Value::Int(3)), json!(3));
+    }
+}

@@ -67,7 +67,8 @@ impl AggregateExpr {
 
     /// Types of the partial state columns this aggregate emits in [`AggMode::Partial`] and
     /// reads in [`AggMode::Final`]: counts are one `BIGINT`; SUM, MIN and MAX one column of the
-    /// output type (NULL when no value was seen); AVG a `DOUBLE` sum and a `BIGINT` count.
+    /// output type (NULL when no value was seen); AVG a `DOUBLE` sum and a `BIGINT` count (for
+    /// a DECIMAL input an exact `DECIMAL(38, s)` sum and the count).
     pub fn state_types(&self) -> Vec<DataType> {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => vec![DataType::Int64],

@@ -123,8 +123,9 @@ mod tests {
         assert!(rows_equal(&keys, 3, &keys, 3));
         let ts = Column::from_values(DataType::Timestamp, &[Value::Timestamp(5)]).unwrap();
         let ts2 = Column::from_values(DataType::Timestamp, &[Value::Timestamp(6)]).unwrap();
-        assert!(!rows_equal(&[ts.clone()], 0, &[ts2], 0));
-        assert!(rows_equal(&[ts.clone()], 0, &[ts], 0));
+        let ts = [ts];
+        assert!(!rows_equal(&ts, 0, &[ts2], 0));
+        assert!(rows_equal(&ts, 0, &ts, 0));
         // Partition placement does not depend on how a decimal key is written.
         use crate::storage::partition_of;
         assert_eq!(
