@@ -23,6 +23,8 @@ pub enum Value {
     /// A boolean.
     Bool(bool),
     /// An exact decimal: the unscaled value and the scale (`Decimal(1250, 2)` is `12.50`).
+    /// Its [`Value::data_type`] is `DECIMAL(38, scale)`: a value carries no declared precision
+    /// (a column's precision is checked when the value is stored or cast).
     Decimal(i128, u8),
     /// A date: days since 1970-01-01.
     Date(i32),
