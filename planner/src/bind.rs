@@ -325,7 +325,8 @@ impl Scope {
     }
 }
 
-fn at(span: Span) -> String {
+/// `" at line L, column C"` for a span, or empty when the span is unknown.
+pub(crate) fn at(span: Span) -> String {
     let p = pos(span);
     if p.is_empty() {
         p

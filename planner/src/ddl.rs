@@ -9,7 +9,7 @@ use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Span;
-use weir_operators::{Batch, Field, Schema, Value};
+use weir_operators::{Batch, Expr, Field, Schema, Value};
 
 fn object_name(n: &sql::ObjectName) -> Result<String, PlanError> {
     match n.0.last() {
@@ -143,11 +143,12 @@ fn plain_primary_key(pk: &sql::PrimaryKeyConstraint) -> bool {
 pub(crate) fn create_table(
     ct: &sql::CreateTable,
     catalog: &Catalog,
+    binder: &mut Binder<'_>,
     partitions: u32,
 ) -> Result<Statement, PlanError> {
     let name = object_name(&ct.name)?;
-    if ct.query.is_some() {
-        return Err(unsupported("CREATE TABLE ... AS SELECT", ct.name.span()));
+    if let Some(q) = &ct.query {
+        return create_table_as(ct, name, q, catalog, binder, partitions);
     }
     if let Some(clauses) = unsupported_table_clauses(ct) {
         return Err(unsupported(
@@ -432,7 +433,7 @@ pub(crate) fn insert(
         Some(source) => {
             let values = match source.body.as_ref() {
                 sql::SetExpr::Values(v) => v,
-                other => return Err(unsupported("INSERT ... SELECT", other.span())),
+                _ => return insert_select(t, &targets, source, catalog, binder),
             };
             // Clauses around VALUES (ORDER BY, LIMIT, ...): the query rendered without its
             // rows next to its VALUES alone.
@@ -485,6 +486,112 @@ pub(crate) fn insert(
     Ok(Statement::Insert {
         table: t.name.clone(),
         batch,
+    })
+}
+
+/// `INSERT INTO t [(targets)] <query>`: the query's columns converted to the target columns'
+/// types (numbers convert to any numeric column type), NULL for the other columns.
+fn insert_select(
+    t: &TableDef,
+    targets: &[usize],
+    source: &sql::Query,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+) -> Result<Statement, PlanError> {
+    let bound = binder.query(source)?;
+    if bound.fields.len() != targets.len() {
+        return Err(PlanError::Invalid(format!(
+            "INSERT into '{}' has {} target columns but the query gives {}{}",
+            t.name,
+            targets.len(),
+            bound.fields.len(),
+            crate::bind::at(source.span())
+        )));
+    }
+    let mut exprs = Vec::with_capacity(t.schema.len());
+    for (c, f) in t.schema.fields.iter().enumerate() {
+        let Some(i) = targets.iter().position(|&x| x == c) else {
+            if t.not_null.contains(&c) {
+                return Err(null_in_not_null(t, c));
+            }
+            exprs.push(Expr::Cast {
+                expr: Box::new(Expr::Literal(Value::Null)),
+                to: f.data_type,
+            });
+            continue;
+        };
+        let given = bound.fields[i].data_type;
+        exprs.push(if given == f.data_type {
+            Expr::Column(i)
+        } else if given.is_numeric() && f.data_type.is_numeric() {
+            Expr::Cast {
+                expr: Box::new(Expr::Column(i)),
+                to: f.data_type,
+            }
+        } else {
+            return Err(PlanError::Type(format!(
+                "column '{}' of table '{}' is {} but the query gives {given}",
+                f.name, t.name, f.data_type
+            )));
+        });
+    }
+    let plan = bound.plan.project(exprs, t.schema.fields.clone());
+    let query = crate::plan_with_constants(
+        crate::bind::BoundQuery {
+            plan,
+            fields: t.schema.fields.clone(),
+        },
+        catalog,
+        binder,
+    )?;
+    Ok(Statement::InsertSelect {
+        table: t.name.clone(),
+        query: Box::new(query),
+    })
+}
+
+/// `CREATE TABLE name AS <query>`.
+fn create_table_as(
+    ct: &sql::CreateTable,
+    name: String,
+    query: &sql::Query,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+    partitions: u32,
+) -> Result<Statement, PlanError> {
+    if !ct.columns.is_empty() || !ct.constraints.is_empty() {
+        return Err(unsupported(
+            "column definitions in CREATE TABLE ... AS",
+            ct.name.span(),
+        ));
+    }
+    if catalog.table(&name).is_some() {
+        return Err(PlanError::TableExists(name));
+    }
+    let bound = binder.query(query)?;
+    for (i, f) in bound.fields.iter().enumerate() {
+        if bound.fields[..i]
+            .iter()
+            .any(|g| g.name.eq_ignore_ascii_case(&f.name))
+        {
+            return Err(PlanError::Invalid(format!(
+                "CREATE TABLE ... AS gives two columns named '{}' (name them with AS)",
+                f.name
+            )));
+        }
+    }
+    let def = TableDef {
+        name,
+        schema: weir_operators::Schema::new(bound.fields.clone()),
+        primary_key: None,
+        indexes: Vec::new(),
+        not_null: Vec::new(),
+        partitions: partitions.max(1),
+    };
+    let query = crate::plan_with_constants(bound, catalog, binder)?;
+    Ok(Statement::CreateTableAs {
+        def,
+        query: Box::new(query),
     })
 }
 

@@ -99,7 +99,9 @@ pub fn plan_statement(
                 )),
             }
         }
-        sql::Statement::CreateTable(ct) => ddl::create_table(ct, catalog, partitions_default),
+        sql::Statement::CreateTable(ct) => {
+            ddl::create_table(ct, catalog, &mut binder, partitions_default)
+        }
         sql::Statement::CreateIndex(ci) => ddl::create_index(ci, catalog),
         sql::Statement::Insert(ins) => ddl::insert(ins, catalog, &mut binder),
         sql::Statement::Drop {
@@ -110,6 +112,22 @@ pub fn plan_statement(
         } => ddl::drop_table(names, *if_exists, catalog),
         other => Err(unsupported(statement_kind(other), other.span())),
     }
+}
+
+/// Optimizes and fragments a bound query whose parameters are bound into it as constants
+/// (for statements that run a query once, as INSERT ... SELECT).
+pub(crate) fn plan_with_constants(
+    bound: bind::BoundQuery,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+) -> Result<QueryPlan, PlanError> {
+    binder.params.check_types()?;
+    let values: Vec<Value> = (0..binder.params.types.len())
+        .map(|i| binder.params.value(i).cloned().unwrap_or(Value::Null))
+        .collect();
+    let plan = logical::bind_parameters(bound.plan, &values);
+    let optimized = optimizer::optimize(plan)?;
+    physical::plan_query(optimized, bound.fields, catalog, Vec::new())
 }
 
 fn plan_query(

@@ -31,6 +31,23 @@ pub enum Statement {
         /// The rows.
         batch: Batch,
     },
+    /// `INSERT INTO table [(cols)] SELECT ...`: the query's rows, already in the full table
+    /// schema's column order and types (omitted columns are NULL), are inserted all or
+    /// nothing.
+    InsertSelect {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// The query (its parameters bound into it).
+        query: Box<QueryPlan>,
+    },
+    /// `CREATE TABLE name AS SELECT ...`: the table (columns named and typed by the query,
+    /// no key) and the rows to fill it with.
+    CreateTableAs {
+        /// The new table.
+        def: TableDef,
+        /// The query, producing the table's columns.
+        query: Box<QueryPlan>,
+    },
     /// `DROP TABLE [IF EXISTS] name`.
     DropTable {
         /// Table name (as stored in the catalog when it exists).

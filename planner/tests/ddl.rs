@@ -193,10 +193,17 @@ fn insert() {
         plan_statement("INSERT INTO Category VALUES (1, 'x', 1 + 2)", &cat, &[], 4),
         Err(PlanError::Unsupported { .. })
     ));
-    assert!(matches!(
-        plan_statement("INSERT INTO Category SELECT * FROM Category", &cat, &[], 4),
-        Err(PlanError::Unsupported { .. })
-    ));
+    // INSERT ... SELECT plans a query producing the table's columns.
+    match plan_statement("INSERT INTO Category SELECT * FROM Category", &cat, &[], 4) {
+        Ok(Statement::InsertSelect { table, query }) => {
+            assert_eq!(table, "Category");
+            assert_eq!(
+                query.output_schema.types(),
+                cat.table("Category").unwrap().schema.types()
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     let Statement::Insert { batch, .. } = plan_statement(
         "INSERT INTO Category VALUES (-9223372036854775808, CAST(5 AS VARCHAR), -2.5)",
         &cat,

@@ -469,6 +469,20 @@ impl LogicalPlan {
     }
 }
 
+/// `plan` with every parameter replaced by its value.
+pub fn bind_parameters(plan: LogicalPlan, values: &[Value]) -> LogicalPlan {
+    let node = plan.map_exprs(&mut |e| {
+        e.transform(&mut |x| match x {
+            Expr::Param(i) => Some(Expr::Literal(
+                values.get(*i).cloned().unwrap_or(Value::Null),
+            )),
+            _ => None,
+        })
+    });
+    node.map_inputs(&mut |i| Ok::<_, std::convert::Infallible>(bind_parameters(i, values)))
+        .unwrap_or_else(|never| match never {})
+}
+
 /// The conjunction of `v` (`None` when empty).
 pub fn and_all(v: Vec<Expr>) -> Option<Expr> {
     v.into_iter().reduce(Expr::and)

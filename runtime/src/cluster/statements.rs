@@ -94,10 +94,33 @@ impl Cluster {
                 }
             }
             Statement::Insert { table, batch } => self.load(&table, batch).map(|n| n as u64),
+            Statement::InsertSelect { table, query } => self.insert_query(&table, *query),
+            Statement::CreateTableAs { def, query } => {
+                let name = def.name.clone();
+                self.apply(Statement::CreateTable(def))?;
+                self.insert_query(&name, *query).inspect_err(|_| {
+                    // Nothing of a failed CREATE TABLE ... AS stays.
+                    let _ = self.apply(Statement::DropTable {
+                        name: name.clone(),
+                        if_exists: true,
+                    });
+                })
+            }
             Statement::Query(_) | Statement::Explain(_) => {
                 Err(Error::Invalid("queries are run with query()".into()))
             }
         }
+    }
+
+    /// Runs `query` (whose columns are `table`'s) and inserts all of its rows, all or nothing.
+    fn insert_query(&self, table: &str, query: QueryPlan) -> Result<u64> {
+        let result = self.run(std::sync::Arc::new(query), &[])?.collect_all()?;
+        if result.batches.is_empty() {
+            return Ok(0);
+        }
+        let batch = weir_operators::Batch::concat(&result.batches)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        self.load(table, batch).map(|n| n as u64)
     }
 
     /// The plan of a query, with the nodes each fragment would run on.
