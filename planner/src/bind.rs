@@ -555,6 +555,8 @@ pub(crate) struct Binder<'a> {
     pub frames: Vec<SubqueryFrame>,
     /// Common table expressions in scope, innermost last.
     pub ctes: Vec<(String, BoundQuery)>,
+    /// Views being expanded, innermost last (a view that reaches itself is an error).
+    pub views: Vec<String>,
 }
 
 impl<'a> Binder<'a> {
@@ -566,6 +568,7 @@ impl<'a> Binder<'a> {
             outer: Vec::new(),
             frames: Vec::new(),
             ctes: Vec::new(),
+            views: Vec::new(),
         }
     }
 

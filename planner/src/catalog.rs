@@ -54,11 +54,23 @@ pub struct IndexDef {
     pub column: usize,
 }
 
+/// A view: a named query, bound again wherever it is used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewDef {
+    /// View name as written in `CREATE VIEW`.
+    pub name: String,
+    /// The query's SQL text.
+    pub sql: String,
+    /// Column names given in `CREATE VIEW v (a, b) AS ...` (empty: the query's names).
+    pub columns: Vec<String>,
+}
+
 /// All tables, by lowercase name. Every schema change bumps [`Catalog::version`], which keys
 /// the plan cache; row-count hints and row ids do not.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     tables: BTreeMap<String, TableDef>,
+    views: BTreeMap<String, ViewDef>,
     row_counts: BTreeMap<String, u64>,
     /// The next hidden row id of each table.
     next_row_ids: BTreeMap<String, u64>,
@@ -86,6 +98,33 @@ impl Catalog {
         self.tables.values()
     }
 
+    /// The view named `name` (case-insensitive).
+    pub fn view(&self, name: &str) -> Option<&ViewDef> {
+        self.views.get(&name.to_lowercase())
+    }
+
+    /// Adds a view, or replaces one with `replace`. A table or (without `replace`) a view of
+    /// that name is an error.
+    pub fn add_view(&mut self, v: ViewDef, replace: bool) -> Result<(), PlanError> {
+        let key = v.name.to_lowercase();
+        if self.tables.contains_key(&key) || (!replace && self.views.contains_key(&key)) {
+            return Err(PlanError::TableExists(v.name));
+        }
+        self.views.insert(key, v);
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Removes a view and returns its definition.
+    pub fn drop_view(&mut self, name: &str) -> Result<ViewDef, PlanError> {
+        let v = self
+            .views
+            .remove(&name.to_lowercase())
+            .ok_or_else(|| PlanError::UnknownTable(name.to_string()))?;
+        self.version += 1;
+        Ok(v)
+    }
+
     /// Adds a table. Adding a table identical to an existing one is a no-op (so that
     /// `CREATE TABLE IF NOT EXISTS` plans can be applied); a different one fails with
     /// [`PlanError::TableExists`].
@@ -95,6 +134,9 @@ impl Catalog {
             if *existing == t {
                 return Ok(());
             }
+            return Err(PlanError::TableExists(t.name));
+        }
+        if self.views.contains_key(&key) {
             return Err(PlanError::TableExists(t.name));
         }
         if let Some(pk) = t.primary_key.filter(|&pk| pk >= t.schema.len()) {

@@ -2,7 +2,7 @@
 //! `INSERT ... VALUES`.
 
 use crate::bind::{constant_value, map_type, unsupported, Binder};
-use crate::catalog::{Catalog, TableDef};
+use crate::catalog::{Catalog, TableDef, ViewDef};
 use crate::error::PlanError;
 use crate::statement::Statement;
 use sqlparser::ast::{self as sql, Spanned};
@@ -593,6 +593,72 @@ fn create_table_as(
         def,
         query: Box::new(query),
     })
+}
+
+/// `CREATE [OR REPLACE] VIEW name [(cols)] AS query`: the query is bound now (so that a bad
+/// view is an error at once) and stored as text.
+pub(crate) fn create_view(
+    cv: &sql::CreateView,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+) -> Result<Statement, PlanError> {
+    let name = object_name(&cv.name)?;
+    if cv.materialized || cv.or_alter || cv.secure || cv.if_not_exists || cv.comment.is_some() {
+        return Err(unsupported(
+            "this CREATE VIEW form (only CREATE [OR REPLACE] VIEW)",
+            cv.name.span(),
+        ));
+    }
+    if catalog.table(&name).is_some() || (!cv.or_replace && catalog.view(&name).is_some()) {
+        return Err(PlanError::TableExists(name));
+    }
+    let bound = binder.query(&cv.query)?;
+    binder.params.check_types()?;
+    if !binder.params.types.is_empty() {
+        return Err(unsupported("parameters in CREATE VIEW", cv.query.span()));
+    }
+    let columns: Vec<String> = cv.columns.iter().map(|c| c.name.value.clone()).collect();
+    if columns.len() > bound.fields.len() {
+        return Err(PlanError::Invalid(format!(
+            "view '{name}' names {} columns but its query gives {}",
+            columns.len(),
+            bound.fields.len()
+        )));
+    }
+    Ok(Statement::CreateView {
+        def: ViewDef {
+            name,
+            sql: cv.query.to_string(),
+            columns,
+        },
+        replace: cv.or_replace,
+    })
+}
+
+/// `DROP VIEW [IF EXISTS] name`.
+pub(crate) fn drop_view(
+    names: &[sql::ObjectName],
+    if_exists: bool,
+    catalog: &Catalog,
+) -> Result<Statement, PlanError> {
+    let [n] = names else {
+        return Err(unsupported(
+            "dropping several views at once",
+            names
+                .first()
+                .map(|n| n.span())
+                .unwrap_or(sqlparser::tokenizer::Span::empty()),
+        ));
+    };
+    let name = object_name(n)?;
+    match catalog.view(&name) {
+        Some(v) => Ok(Statement::DropView {
+            name: v.name.clone(),
+            if_exists,
+        }),
+        None if if_exists => Ok(Statement::DropView { name, if_exists }),
+        None => Err(PlanError::UnknownTable(name)),
+    }
 }
 
 /// The error for a NULL in column `c` of `t`, declared NOT NULL.

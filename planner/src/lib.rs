@@ -30,7 +30,7 @@ mod physical;
 pub mod statement;
 
 pub use cache::{CachedStatement, PlanCache};
-pub use catalog::{Catalog, IndexDef, TableDef};
+pub use catalog::{Catalog, IndexDef, TableDef, ViewDef};
 pub use depth::MAX_EXPR_DEPTH;
 pub use error::PlanError;
 pub use statement::{
@@ -110,6 +110,13 @@ pub fn plan_statement(
             names,
             ..
         } => ddl::drop_table(names, *if_exists, catalog),
+        sql::Statement::CreateView(cv) => ddl::create_view(cv, catalog, &mut binder),
+        sql::Statement::Drop {
+            object_type: sql::ObjectType::View,
+            if_exists,
+            names,
+            ..
+        } => ddl::drop_view(names, *if_exists, catalog),
         other => Err(unsupported(statement_kind(other), other.span())),
     }
 }

@@ -1,7 +1,7 @@
 //! Planned statements and the distributed query plan: fragments, their placement, and the
 //! exchanges that connect them.
 
-use crate::catalog::TableDef;
+use crate::catalog::{TableDef, ViewDef};
 use serde::{Deserialize, Serialize};
 use weir_operators::{Batch, DataType, Expr, PhysicalPlan, Schema};
 
@@ -47,6 +47,20 @@ pub enum Statement {
         def: TableDef,
         /// The query, producing the table's columns.
         query: Box<QueryPlan>,
+    },
+    /// `CREATE [OR REPLACE] VIEW name [(cols)] AS query` (the query was checked).
+    CreateView {
+        /// The view.
+        def: ViewDef,
+        /// `OR REPLACE` was given.
+        replace: bool,
+    },
+    /// `DROP VIEW [IF EXISTS] name`.
+    DropView {
+        /// View name.
+        name: String,
+        /// `IF EXISTS` was given.
+        if_exists: bool,
     },
     /// `DROP TABLE [IF EXISTS] name`.
     DropTable {

@@ -735,6 +735,13 @@ impl Binder<'_> {
                             alias: alias_name.clone(),
                         };
                         (plan, cte.fields.clone())
+                    } else if let Some(view) = self.catalog.view(&tname) {
+                        let bound = self.view(view, f.span())?;
+                        let plan = LogicalPlan::SubqueryAlias {
+                            input: Box::new(bound.plan),
+                            alias: alias_name.clone(),
+                        };
+                        (plan, bound.fields)
                     } else {
                         let def = self
                             .catalog
@@ -791,6 +798,49 @@ impl Binder<'_> {
             }
             _ => Err(unsupported("this FROM item", f.span())),
         }
+    }
+
+    /// Binds the query of `view`, with its column names.
+    fn view(
+        &mut self,
+        view: &crate::catalog::ViewDef,
+        span: Span,
+    ) -> Result<BoundQuery, PlanError> {
+        let key = view.name.to_lowercase();
+        if self.views.contains(&key) {
+            return Err(PlanError::Invalid(format!(
+                "view '{}' refers to itself{}",
+                view.name,
+                at(span)
+            )));
+        }
+        let dialect = sqlparser::dialect::GenericDialect {};
+        let mut stmts = sqlparser::parser::Parser::parse_sql(&dialect, &view.sql)
+            .map_err(|e| PlanError::Invalid(format!("view '{}' does not parse: {e}", view.name)))?;
+        let Some(sql::Statement::Query(q)) = stmts.pop() else {
+            return Err(PlanError::Invalid(format!(
+                "view '{}' is not a query",
+                view.name
+            )));
+        };
+        self.views.push(key);
+        self.outer.push(None);
+        let bound = self.query(&q);
+        self.outer.pop();
+        self.views.pop();
+        let mut bound = bound.map_err(|e| match e {
+            PlanError::UnknownTable(t) | PlanError::UnknownColumn { name: t, .. } => {
+                PlanError::Invalid(format!(
+                    "view '{}' refers to '{t}', which is gone",
+                    view.name
+                ))
+            }
+            other => other,
+        })?;
+        for (f, name) in bound.fields.iter_mut().zip(&view.columns) {
+            f.name = name.clone();
+        }
+        Ok(bound)
     }
 
     /// `VALUES (...), (...)`: constant rows with columns `column1`, `column2`, ... (types

@@ -94,6 +94,27 @@ impl Cluster {
                 }
             }
             Statement::Insert { table, batch } => self.load(&table, batch).map(|n| n as u64),
+            Statement::CreateView { def, replace } => {
+                let mut catalog = self
+                    .inner
+                    .catalog
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                catalog.add_view(def, replace)?;
+                Ok(0)
+            }
+            Statement::DropView { name, if_exists } => {
+                let mut catalog = self
+                    .inner
+                    .catalog
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                match catalog.drop_view(&name) {
+                    Ok(_) => Ok(0),
+                    Err(_) if if_exists => Ok(0),
+                    Err(e) => Err(e.into()),
+                }
+            }
             Statement::InsertSelect { table, query } => self.insert_query(&table, *query),
             Statement::CreateTableAs { def, query } => {
                 let name = def.name.clone();
