@@ -864,3 +864,45 @@ fn serde_json_like(q: &QueryPlan) -> String {
     assert_serde(q);
     format!("{q:?}")
 }
+
+#[test]
+fn small_right_side_of_a_keyless_or_not_in_join_is_broadcast() {
+    let cat = catalog();
+    // A scalar subquery: its single row goes to every node scanning Item.
+    let q = query(
+        &cat,
+        "SELECT id FROM Item WHERE fld > (SELECT MAX(weight) FROM Category)",
+        &[],
+    );
+    let scan = q
+        .fragments
+        .iter()
+        .find(|f| matches!(&f.placement, Placement::Table { table, .. } if table == "Item"))
+        .unwrap();
+    assert_eq!(shape(&scan.plan), "Project(NestedLoopJoin(Scan, Exchange))");
+    let senders = q.inputs_of(scan.id);
+    assert_eq!(senders.len(), 1);
+    assert_eq!(
+        senders[0].output.as_ref().unwrap().distribution,
+        Distribution::Broadcast
+    );
+    // NOT IN: the whole (smaller) subquery result reaches every instance.
+    let q = query(
+        &cat,
+        "SELECT id FROM Item WHERE fld NOT IN (SELECT cid FROM Category)",
+        &[],
+    );
+    let j = nodes(&q, "HashJoin");
+    assert!(matches!(
+        j[0],
+        PhysicalPlan::HashJoin {
+            join_type: weir_operators::plan::JoinType::Anti { null_aware: true },
+            build: JoinSide::Right,
+            ..
+        }
+    ));
+    assert!(q.fragments.iter().any(|f| f
+        .output
+        .as_ref()
+        .is_some_and(|o| o.distribution == Distribution::Broadcast)));
+}

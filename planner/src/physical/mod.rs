@@ -375,8 +375,8 @@ fn single_fragment(inputs: Vec<Input>, fr: &mut Frags) -> (Vec<PhysicalPlan>, u3
 }
 
 /// A join of two lowered inputs: a hash join on every data node over inputs distributed on
-/// the keys; without keys (or for NOT IN, whose NULL rule needs the whole right side in one
-/// place) one join on the initiator.
+/// the keys; without keys (or for NOT IN, whose NULL rule needs the whole right side in each
+/// place) the right side broadcast to where the left side is, or both on the initiator.
 fn join(
     left: Input,
     right: Input,
@@ -419,6 +419,52 @@ fn join(
             schema,
             placement: Placement::AllDataNodes,
             fragment: Some(join_id),
+            estimate,
+        });
+    }
+    // The right side is not preserved (its rows only match): a distributed left side can stay
+    // where it is and receive the whole right side, when that is the smaller one. Otherwise
+    // both sides meet on the initiator.
+    let right_only_matches = matches!(
+        kind,
+        JoinKind::Inner
+            | JoinKind::Left
+            | JoinKind::Semi
+            | JoinKind::Anti
+            | JoinKind::AntiNullAware
+    );
+    if right_only_matches && !left.is_single() && right.estimate <= left.estimate {
+        let target = left.fragment.unwrap_or_else(|| fr.alloc());
+        let r_ex = Box::new(fr.emit(right, target, Distribution::Broadcast));
+        let l = Box::new(left.plan);
+        let plan = if left_keys.is_empty() {
+            PhysicalPlan::NestedLoopJoin {
+                left: l,
+                right: r_ex,
+                join_type,
+                filter,
+                build: JoinSide::Right,
+                left_types,
+                right_types,
+            }
+        } else {
+            PhysicalPlan::HashJoin {
+                left: l,
+                right: r_ex,
+                left_keys,
+                right_keys,
+                join_type,
+                filter,
+                build: JoinSide::Right,
+                left_types,
+                right_types,
+            }
+        };
+        return Ok(Input {
+            plan,
+            schema,
+            placement: left.placement,
+            fragment: Some(target),
             estimate,
         });
     }
