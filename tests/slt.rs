@@ -77,6 +77,19 @@ impl sqllogictest::DB for Weir {
     type ColumnType = DefaultColumnType;
 
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, weir::Error> {
+        let out = self.run_sql(sql);
+        // Whatever the outcome, the statement's actors stop and its memory is released.
+        common::assert_idle(&self.cluster);
+        out
+    }
+
+    fn engine_name(&self) -> &str {
+        "weir"
+    }
+}
+
+impl Weir {
+    fn run_sql(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, weir::Error> {
         if !is_query(sql) {
             return Ok(DBOutput::StatementComplete(self.cluster.execute(sql)?));
         }
@@ -93,10 +106,6 @@ impl sqllogictest::DB for Weir {
             .map(|row| row.iter().map(render).collect())
             .collect();
         Ok(DBOutput::Rows { types, rows })
-    }
-
-    fn engine_name(&self) -> &str {
-        "weir"
     }
 }
 
