@@ -641,16 +641,7 @@ pub(crate) fn drop_view(
     if_exists: bool,
     catalog: &Catalog,
 ) -> Result<Statement, PlanError> {
-    let [n] = names else {
-        return Err(unsupported(
-            "dropping several views at once",
-            names
-                .first()
-                .map(|n| n.span())
-                .unwrap_or(sqlparser::tokenizer::Span::empty()),
-        ));
-    };
-    let name = object_name(n)?;
+    let name = dropped_name(names, "views")?;
     match catalog.view(&name) {
         Some(v) => Ok(Statement::DropView {
             name: v.name.clone(),
@@ -658,6 +649,20 @@ pub(crate) fn drop_view(
         }),
         None if if_exists => Ok(Statement::DropView { name, if_exists }),
         None => Err(PlanError::UnknownTable(name)),
+    }
+}
+
+/// The one name of a `DROP` (dropping several `what` at once is not supported).
+fn dropped_name(names: &[sql::ObjectName], what: &str) -> Result<String, PlanError> {
+    match names {
+        [n] => object_name(n),
+        _ => Err(unsupported(
+            format!("dropping several {what} at once"),
+            names
+                .first()
+                .map(|n| n.span())
+                .unwrap_or(sqlparser::tokenizer::Span::empty()),
+        )),
     }
 }
 
@@ -675,16 +680,7 @@ pub(crate) fn drop_table(
     if_exists: bool,
     catalog: &Catalog,
 ) -> Result<Statement, PlanError> {
-    let [n] = names else {
-        return Err(unsupported(
-            "dropping several tables at once",
-            names
-                .first()
-                .map(|n| n.span())
-                .unwrap_or(sqlparser::tokenizer::Span::empty()),
-        ));
-    };
-    let name = object_name(n)?;
+    let name = dropped_name(names, "tables")?;
     match catalog.table(&name) {
         Some(t) => Ok(Statement::DropTable {
             name: t.name.clone(),
