@@ -841,10 +841,6 @@ fn insert_forms_that_work_and_create_table_clauses_that_are_refused() {
             "REFERENCES t (id) on column 'a'",
         ),
         (
-            "CREATE TABLE n (a BIGINT NOT NULL, b BIGINT)",
-            "NOT NULL on column 'a' (only the primary key is never NULL)",
-        ),
-        (
             "CREATE TABLE n (a BIGINT) PARTITION BY (a)",
             "PARTITION BY (a) in CREATE TABLE",
         ),

@@ -305,6 +305,8 @@ impl B {
 pub(crate) struct AggCtx {
     groups: Vec<B>,
     aggs: Vec<AggregateExpr>,
+    /// Whether each aggregate is over distinct values (`COUNT(DISTINCT x)`).
+    distinct: Vec<bool>,
 }
 
 /// Whether an expression reads any column.
@@ -989,12 +991,10 @@ impl<'a> Binder<'a> {
                 )))
             }
         };
-        if matches!(
+        let distinct = matches!(
             list.duplicate_treatment,
             Some(sql::DuplicateTreatment::Distinct)
-        ) {
-            return Err(unsupported("DISTINCT in aggregate functions", span));
-        }
+        );
         if !list.clauses.is_empty() {
             return Err(unsupported("aggregate function clauses", span));
         }
@@ -1032,10 +1032,18 @@ impl<'a> Binder<'a> {
             input_type,
         };
         let out = a.output_type();
-        let j = match ctx.aggs.iter().position(|x| *x == a) {
+        if distinct && a.func == AggFunc::CountStar {
+            return Err(PlanError::Invalid(format!(
+                "COUNT(DISTINCT *) is not valid SQL{}",
+                at(span)
+            )));
+        }
+        let j = match (0..ctx.aggs.len()).find(|&j| ctx.aggs[j] == a && ctx.distinct[j] == distinct)
+        {
             Some(j) => j,
             None => {
                 ctx.aggs.push(a);
+                ctx.distinct.push(distinct);
                 ctx.aggs.len() - 1
             }
         };

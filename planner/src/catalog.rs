@@ -19,6 +19,10 @@ pub struct TableDef {
     pub primary_key: Option<usize>,
     /// Secondary indexes.
     pub indexes: Vec<IndexDef>,
+    /// Columns declared `NOT NULL` (besides the primary key, which never is NULL): a row with
+    /// NULL there is refused.
+    #[serde(default)]
+    pub not_null: Vec<usize>,
     /// Number of hash partitions.
     pub partitions: u32,
 }

@@ -211,15 +211,11 @@ pub(crate) fn create_table(
             _ => return Err(unsupported(format!("{c} in CREATE TABLE"), c.span())),
         }
     }
-    if let Some(&(i, span)) = not_null.iter().find(|(i, _)| Some(*i) != pk) {
-        return Err(unsupported(
-            format!(
-                "NOT NULL on column '{}' (only the primary key is never NULL)",
-                schema.fields[i].name
-            ),
-            span,
-        ));
-    }
+    let not_null: Vec<usize> = not_null
+        .into_iter()
+        .map(|(i, _)| i)
+        .filter(|&i| Some(i) != pk)
+        .collect();
     // Only now, so that IF NOT EXISTS does not hide an unsupported clause.
     if let Some(existing) = catalog.table(&name) {
         if ct.if_not_exists {
@@ -232,6 +228,7 @@ pub(crate) fn create_table(
         schema,
         primary_key: pk,
         indexes: Vec::new(),
+        not_null,
         partitions: partitions.max(1),
     }))
 }
@@ -477,6 +474,11 @@ pub(crate) fn insert(
             }
         }
     }
+    for row in &rows {
+        if let Some(&c) = t.not_null.iter().find(|&&c| row[c].is_null()) {
+            return Err(null_in_not_null(t, c));
+        }
+    }
     binder.params.check_types()?;
     let batch =
         Batch::from_rows(&t.schema.types(), &rows).map_err(|e| PlanError::Type(e.to_string()))?;
@@ -484,6 +486,14 @@ pub(crate) fn insert(
         table: t.name.clone(),
         batch,
     })
+}
+
+/// The error for a NULL in column `c` of `t`, declared NOT NULL.
+pub(crate) fn null_in_not_null(t: &TableDef, c: usize) -> PlanError {
+    PlanError::Invalid(format!(
+        "column '{}' of table '{}' is NOT NULL and cannot take NULL",
+        t.schema.fields[c].name, t.name
+    ))
 }
 
 /// `DROP TABLE [IF EXISTS] name`.

@@ -481,14 +481,6 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
             "FOREIGN KEY (a) REFERENCES Item(id) in CREATE TABLE",
         ),
         (
-            "CREATE TABLE n (a INT PRIMARY KEY, b INT NOT NULL)",
-            "NOT NULL on column 'b' (only the primary key is never NULL)",
-        ),
-        (
-            "CREATE TABLE n (a INT NOT NULL)",
-            "NOT NULL on column 'a' (only the primary key is never NULL)",
-        ),
-        (
             "CREATE TABLE n (a INT PRIMARY KEY AUTOINCREMENT)",
             "AUTOINCREMENT on column 'a'",
         ),

@@ -100,8 +100,8 @@ fn unsupported_with_position() {
             "function date_trunc",
         ),
         (
-            "SELECT COUNT(DISTINCT name) FROM Item",
-            "DISTINCT in aggregate",
+            "SELECT COUNT(DISTINCT name), SUM(fld) FROM Item",
+            "DISTINCT and plain aggregates in the same SELECT at line 1, column 1",
         ),
         ("SELECT name ILIKE 'a' FROM Item", "ILIKE"),
         ("SELECT * FROM Item LIMIT ?", "parameters in LIMIT"),

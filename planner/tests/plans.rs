@@ -637,10 +637,27 @@ fn three_way_join_with_aggregate() {
         .unwrap();
     let second = joins.iter().find(|f| f.id != first.id).unwrap();
     assert_eq!(first.output.as_ref().unwrap().target, second.id);
+    // The non-equi conjunct is the second join's residual filter.
     assert_eq!(
         shape(&second.plan),
-        "HashAggregate(Filter(HashJoin(Exchange, Exchange)))"
+        "HashAggregate(HashJoin(Exchange, Exchange))"
     );
+    match nodes(&q, "HashJoin").into_iter().find(|j| {
+        matches!(
+            j,
+            PhysicalPlan::HashJoin {
+                filter: Some(_),
+                ..
+            }
+        )
+    }) {
+        Some(PhysicalPlan::HashJoin {
+            filter: Some(f), ..
+        }) => {
+            assert!(f.to_string().contains('>'), "{f}")
+        }
+        _ => panic!("no join with the residual filter"),
+    }
     // exchange ids are unique
     let mut ex: Vec<u32> = q
         .fragments

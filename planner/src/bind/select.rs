@@ -489,13 +489,15 @@ impl Binder<'_> {
                 .iter()
                 .map(|a| crate::explain::fmt_agg(a, names))
                 .collect();
-            plan = LogicalPlan::Aggregate {
-                input: Box::new(plan),
+            plan = aggregate_plan(
+                plan,
                 groups,
                 group_fields,
                 aggs,
+                &ctx.distinct,
                 agg_names,
-            };
+                sspan,
+            )?;
             let (p, post_at) = Binder::place_subqueries(plan, post);
             let fix_post = |e: &Expr| resolve_placeholders(e, POST_APPLY, &post_at);
             plan = p.filter_all(having.iter().map(fix_post).collect());
@@ -1025,6 +1027,70 @@ impl Binder<'_> {
             _ => e.to_string(),
         }
     }
+}
+
+/// The Aggregate of a SELECT. With `COUNT(DISTINCT x)`-style aggregates (all over the same
+/// `x`), two levels: grouping on the keys and `x` removes duplicates, then the aggregates run
+/// over the distinct values.
+fn aggregate_plan(
+    input: LogicalPlan,
+    groups: Vec<Expr>,
+    group_fields: Vec<Field>,
+    aggs: Vec<AggregateExpr>,
+    distinct: &[bool],
+    agg_names: Vec<String>,
+    span: Span,
+) -> Result<LogicalPlan, PlanError> {
+    if !distinct.iter().any(|d| *d) {
+        return Ok(LogicalPlan::Aggregate {
+            input: Box::new(input),
+            groups,
+            group_fields,
+            aggs,
+            agg_names,
+        });
+    }
+    if distinct.iter().any(|d| !d) {
+        return Err(unsupported(
+            "DISTINCT and plain aggregates in the same SELECT",
+            span,
+        ));
+    }
+    let arg = aggs[0]
+        .arg
+        .clone()
+        .expect("DISTINCT aggregates have an argument");
+    if aggs.iter().any(|a| a.arg.as_ref() != Some(&arg)) {
+        return Err(unsupported(
+            "DISTINCT aggregates over different expressions",
+            span,
+        ));
+    }
+    let k = groups.len();
+    let mut inner_groups = groups;
+    inner_groups.push(arg);
+    let mut inner_fields = group_fields.clone();
+    inner_fields.push(Field::new("__distinct", aggs[0].input_type));
+    let deduplicated = LogicalPlan::Aggregate {
+        input: Box::new(input),
+        groups: inner_groups,
+        group_fields: inner_fields,
+        aggs: vec![],
+        agg_names: vec![],
+    };
+    Ok(LogicalPlan::Aggregate {
+        input: Box::new(deduplicated),
+        groups: (0..k).map(Expr::Column).collect(),
+        group_fields,
+        aggs: aggs
+            .into_iter()
+            .map(|a| AggregateExpr {
+                arg: Some(Expr::Column(k)),
+                ..a
+            })
+            .collect(),
+        agg_names,
+    })
 }
 
 /// `l UNION ALL r`, flattening nested unions.

@@ -210,6 +210,7 @@ mod tests {
                 Field::new("b", DataType::Int64),
             ]),
             primary_key: Some(0),
+            not_null: vec![],
             indexes: vec![IndexDef {
                 name: "ia".into(),
                 column: 1,

@@ -35,6 +35,14 @@ impl Cluster {
                 batch.types()
             )));
         }
+        for &c in &def.not_null {
+            if batch.column(c).null_count() > 0 {
+                return Err(Error::Plan(weir_planner::PlanError::Invalid(format!(
+                    "column '{}' of table '{}' is NOT NULL and cannot take NULL",
+                    def.schema.fields[c].name, def.name
+                ))));
+            }
+        }
         let rows = batch.num_rows();
         let mut parts_of_row = Vec::with_capacity(rows);
         let first_row_id = catalog.reserve_row_ids(&def.name, rows as u64);
