@@ -5,7 +5,9 @@ use serde_json::{json, Map, Value as Json};
 use weir_operators::Value;
 use weir_runtime::{MessageStats, QueryResult};
 
-/// A value as JSON: numbers stay numbers, NULL is null.
+/// A value as JSON: integers and doubles stay numbers, NULL is null; a DECIMAL is a string
+/// of its exact digits (`"12.50"`, which a JSON number could not keep), a DATE a
+/// `"YYYY-MM-DD"` string and a TIMESTAMP a `"YYYY-MM-DD HH:MM:SS[.ffffff]"` string.
 pub fn value_to_json(v: &Value) -> Json {
     match v {
         Value::Null => Json::Null,
@@ -13,6 +15,7 @@ pub fn value_to_json(v: &Value) -> Json {
         Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
         Value::Str(s) => json!(s),
         Value::Bool(b) => json!(b),
+        Value::Decimal(..) | Value::Date(_) | Value::Timestamp(_) => json!(v.to_string()),
     }
 }
 
@@ -66,4 +69,21 @@ pub fn stats_text(stats: &MessageStats) -> String {
         "total", stats.total, "bytes", stats.bytes
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_dates_and_timestamps_keep_their_digits_in_json() {
+        assert_eq!(value_to_json(&Value::Decimal(1250, 2)), json!("12.50"));
+        assert_eq!(value_to_json(&Value::Decimal(-5, 3)), json!("-0.005"));
+        assert_eq!(value_to_json(&Value::Date(0)), json!("1970-01-01"));
+        assert_eq!(
+            value_to_json(&Value::Timestamp(1_500_000)),
+            json!("1970-01-01 00:00:01.500000")
+        );
+        assert_eq!(value_to_json(&Value::Int(3)), json!(3));
+    }
 }

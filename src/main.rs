@@ -84,9 +84,13 @@ impl From<ProtocolArg> for Protocol {
     }
 }
 
+/// A `--param` value: an integer, a numeral with a point as an exact DECIMAL (as in SQL), a
+/// DOUBLE with an exponent, `null`, or text (text also fills DATE and TIMESTAMP parameters).
 fn parse_param(s: &str) -> Value {
     if let Ok(i) = s.parse::<i64>() {
         Value::Int(i)
+    } else if let Some((v, _, scale)) = weir_operators::decimal::parse_literal(s) {
+        Value::Decimal(v, scale)
     } else if let Ok(f) = s.parse::<f64>() {
         Value::Float(f)
     } else if s.eq_ignore_ascii_case("null") {

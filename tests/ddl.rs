@@ -407,7 +407,8 @@ fn query_without_from() {
         vec![vec![
             Value::Int(6),
             Value::from("x"),
-            Value::Float(1.5),
+            // A numeral with a point is an exact DECIMAL (scale 1), as in PostgreSQL.
+            Value::Decimal(15, 1),
             Value::Int(3)
         ]]
     );
@@ -865,5 +866,60 @@ fn insert_forms_that_work_and_create_table_clauses_that_are_refused() {
         .explain("SELECT id FROM t WHERE name = 'one'", &[])
         .unwrap();
     assert!(!plan.contains("IndexScan"), "{plan}");
+    assert_idle(&c);
+}
+
+#[test]
+fn dates_and_decimals_as_parameters_keys_and_results() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE s (d DATE PRIMARY KEY, price DECIMAL(8,2), at TIMESTAMP)")
+        .unwrap();
+    let day = |s: &str| Value::Date(weir::operators::temporal::parse_date(s).unwrap());
+    let n = c
+        .execute_with(
+            "INSERT INTO s VALUES (?, ?, ?), (?, ?, NULL)",
+            &[
+                day("1994-01-01"),
+                Value::Decimal(125, 1),
+                Value::from("1994-01-01 10:00:00"),
+                day("1994-02-01"),
+                Value::Int(3),
+            ],
+        )
+        .unwrap();
+    assert_eq!(n, 2);
+    let q = |sql: &str, params: &[Value]| c.query(sql, params).unwrap().rows();
+    // The DECIMAL(8,2) column keeps its scale: 12.5 is stored as 12.50, 3 as 3.00.
+    assert_eq!(
+        q("SELECT price FROM s ORDER BY d", &[]),
+        vec![vec![Value::Decimal(1250, 2)], vec![Value::Decimal(300, 2)]]
+    );
+    // A DATE key looked up by a parameter (partition pruning hashes it as stored).
+    assert_eq!(
+        q("SELECT price FROM s WHERE d = ?", &[day("1994-02-01")]),
+        vec![vec![Value::Decimal(300, 2)]]
+    );
+    // A decimal parameter of another scale compares by value.
+    assert_eq!(
+        q("SELECT d FROM s WHERE price = ?", &[Value::Decimal(125, 1)]),
+        vec![vec![day("1994-01-01")]]
+    );
+    assert_eq!(
+        q(
+            "SELECT count(*) FROM s WHERE d >= ? AND d < ? + INTERVAL '1' MONTH",
+            &[day("1994-01-15"), day("1994-01-15")]
+        ),
+        vec![vec![Value::Int(1)]]
+    );
+    let r = c
+        .query("SELECT at, sum(price) FROM s GROUP BY at ORDER BY at", &[])
+        .unwrap();
+    assert_eq!(r.schema.fields[1].data_type, DataType::decimal(38, 2));
+    assert_eq!(r.rows()[0][0].to_string(), "1994-01-01 10:00:00");
+    assert_eq!(r.rows()[1][0], Value::Null);
+    let e = c
+        .execute_with("INSERT INTO s VALUES (?, 1, NULL)", &[Value::Float(1.5)])
+        .unwrap_err();
+    assert!(e.to_string().contains("DATE"), "{e}");
     assert_idle(&c);
 }

@@ -268,6 +268,7 @@ impl Render {
             Value::Float(f) => format!("{f:?}"),
             Value::Str(s) => format!("'{}'", s.replace('\'', "''")),
             Value::Bool(b) => if *b { "TRUE" } else { "FALSE" }.into(),
+            Value::Decimal(..) | Value::Date(_) | Value::Timestamp(_) => v.to_sql(),
         }
     }
 
@@ -450,6 +451,9 @@ fn shifted(v: &Value, shift: i64) -> Value {
         Value::Int(i) => Value::Int(i + shift),
         Value::Float(x) => Value::Float(x + shift as f64 * 0.25),
         Value::Bool(b) => Value::Bool(*b != (shift % 2 != 0)),
+        Value::Decimal(x, s) => Value::Decimal(x + i128::from(shift), *s),
+        Value::Date(d) => Value::Date(d + shift as i32),
+        Value::Timestamp(t) => Value::Timestamp(t + shift),
         Value::Str(s) => {
             // Keep '%' and '_' where they are; rotate the letters.
             let k = shift.rem_euclid(3) as usize;

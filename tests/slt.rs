@@ -3,7 +3,8 @@
 //!
 //! Values are rendered as the SQLite corpus writes them: NULL as `NULL`, integers plainly,
 //! floats with 3 decimals, booleans as `true`/`false`, text as is and the empty string as
-//! `(empty)`. A statement whose first keyword is `SELECT`, `EXPLAIN`, `WITH` or `VALUES` is run
+//! `(empty)`; DECIMALs with exactly their scale's digits (type `R`), DATEs and TIMESTAMPs in
+//! ISO 8601 (type `T`). A statement whose first keyword is `SELECT`, `EXPLAIN`, `WITH` or `VALUES` is run
 //! as a query (rows); anything else as a statement (rows affected).
 //!
 //! Every failing record is reported with its file and line; the test fails after all files
@@ -55,6 +56,8 @@ fn render(v: &Value) -> String {
         Value::Str(s) if s.is_empty() => "(empty)".to_string(),
         Value::Str(s) => s.clone(),
         Value::Bool(b) => b.to_string(),
+        // Exact decimals with their scale's digits, dates and timestamps in ISO 8601.
+        Value::Decimal(..) | Value::Date(_) | Value::Timestamp(_) => v.to_string(),
     }
 }
 
@@ -64,6 +67,8 @@ fn column_type(t: DataType) -> DefaultColumnType {
         DataType::Float64 => DefaultColumnType::FloatingPoint,
         DataType::Utf8 => DefaultColumnType::Text,
         DataType::Boolean => DefaultColumnType::Any,
+        DataType::Decimal { .. } => DefaultColumnType::FloatingPoint,
+        DataType::Date | DataType::Timestamp => DefaultColumnType::Text,
     }
 }
 

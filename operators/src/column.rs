@@ -4,6 +4,7 @@ use crate::bitmap::Bitmap;
 use crate::error::{Error, Result};
 use crate::types::DataType;
 use crate::value::Value;
+use crate::{decimal, temporal};
 use serde::{Deserialize, Serialize};
 
 /// The values of a column, one typed vector per type. Slots of NULL rows hold a default value.
@@ -22,6 +23,63 @@ pub enum ColumnData {
     },
     /// Booleans, one byte each.
     Boolean(Vec<bool>),
+    /// Exact decimals: unscaled values of a `DECIMAL(precision, scale)`.
+    Decimal {
+        /// The unscaled values (`1250` at scale 2 is `12.50`).
+        values: Vec<i128>,
+        /// The type's precision.
+        precision: u8,
+        /// The type's scale.
+        scale: u8,
+    },
+    /// Dates: days since 1970-01-01.
+    Date(Vec<i32>),
+    /// Timestamps: microseconds since 1970-01-01 00:00:00.
+    Timestamp(Vec<i64>),
+}
+
+impl ColumnData {
+    /// The type of these values.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            ColumnData::Int64(_) => DataType::Int64,
+            ColumnData::Float64(_) => DataType::Float64,
+            ColumnData::Utf8 { .. } => DataType::Utf8,
+            ColumnData::Boolean(_) => DataType::Boolean,
+            ColumnData::Decimal {
+                precision, scale, ..
+            } => DataType::Decimal {
+                precision: *precision,
+                scale: *scale,
+            },
+            ColumnData::Date(_) => DataType::Date,
+            ColumnData::Timestamp(_) => DataType::Timestamp,
+        }
+    }
+
+    /// An empty vector of type `dt` with room for `capacity` rows.
+    pub fn with_capacity(dt: DataType, capacity: usize) -> ColumnData {
+        match dt {
+            DataType::Int64 => ColumnData::Int64(Vec::with_capacity(capacity)),
+            DataType::Float64 => ColumnData::Float64(Vec::with_capacity(capacity)),
+            DataType::Boolean => ColumnData::Boolean(Vec::with_capacity(capacity)),
+            DataType::Utf8 => {
+                let mut offsets = Vec::with_capacity(capacity + 1);
+                offsets.push(0);
+                ColumnData::Utf8 {
+                    offsets,
+                    bytes: Vec::with_capacity(capacity * 8),
+                }
+            }
+            DataType::Decimal { precision, scale } => ColumnData::Decimal {
+                values: Vec::with_capacity(capacity),
+                precision,
+                scale,
+            },
+            DataType::Date => ColumnData::Date(Vec::with_capacity(capacity)),
+            DataType::Timestamp => ColumnData::Timestamp(Vec::with_capacity(capacity)),
+        }
+    }
 }
 
 /// A column: typed values plus validity (`None` means no NULLs).
@@ -107,6 +165,9 @@ impl Column {
             ColumnData::Float64(v) => v.len(),
             ColumnData::Utf8 { offsets, .. } => offsets.len() - 1,
             ColumnData::Boolean(v) => v.len(),
+            ColumnData::Decimal { values, .. } => values.len(),
+            ColumnData::Date(v) => v.len(),
+            ColumnData::Timestamp(v) => v.len(),
         }
     }
 
@@ -117,12 +178,7 @@ impl Column {
 
     /// The column's type.
     pub fn data_type(&self) -> DataType {
-        match &self.data {
-            ColumnData::Int64(_) => DataType::Int64,
-            ColumnData::Float64(_) => DataType::Float64,
-            ColumnData::Utf8 { .. } => DataType::Utf8,
-            ColumnData::Boolean(_) => DataType::Boolean,
-        }
+        self.data.data_type()
     }
 
     /// Whether row `i` holds a value (is not NULL).
@@ -156,6 +212,30 @@ impl Column {
     pub fn as_f64(&self) -> Option<&[f64]> {
         match &self.data {
             ColumnData::Float64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The unscaled values and scale, if this is a decimal column.
+    pub fn as_decimal(&self) -> Option<(&[i128], u8)> {
+        match &self.data {
+            ColumnData::Decimal { values, scale, .. } => Some((values, *scale)),
+            _ => None,
+        }
+    }
+
+    /// The day numbers, if this is a date column.
+    pub fn as_date(&self) -> Option<&[i32]> {
+        match &self.data {
+            ColumnData::Date(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The microsecond counts, if this is a timestamp column.
+    pub fn as_timestamp(&self) -> Option<&[i64]> {
+        match &self.data {
+            ColumnData::Timestamp(v) => Some(v),
             _ => None,
         }
     }
@@ -194,6 +274,9 @@ impl Column {
             ColumnData::Float64(v) => Value::Float(v[i]),
             ColumnData::Utf8 { .. } => Value::Str(self.str_at(i).to_string()),
             ColumnData::Boolean(v) => Value::Bool(v[i]),
+            ColumnData::Decimal { values, scale, .. } => Value::Decimal(values[i], *scale),
+            ColumnData::Date(v) => Value::Date(v[i]),
+            ColumnData::Timestamp(v) => Value::Timestamp(v[i]),
         }
     }
 
@@ -204,6 +287,9 @@ impl Column {
             ColumnData::Float64(v) => v.capacity() * 8,
             ColumnData::Utf8 { offsets, bytes } => offsets.capacity() * 4 + bytes.capacity(),
             ColumnData::Boolean(v) => v.capacity(),
+            ColumnData::Decimal { values, .. } => values.capacity() * 16,
+            ColumnData::Date(v) => v.capacity() * 4,
+            ColumnData::Timestamp(v) => v.capacity() * 8,
         };
         data + self.validity.as_ref().map_or(0, Bitmap::memory_size)
     }
@@ -215,6 +301,9 @@ impl Column {
             ColumnData::Float64(v) => v.len() * 8,
             ColumnData::Utf8 { offsets, bytes } => offsets.len() * 4 + bytes.len(),
             ColumnData::Boolean(v) => v.len(),
+            ColumnData::Decimal { values, .. } => values.len() * 16,
+            ColumnData::Date(v) => v.len() * 4,
+            ColumnData::Timestamp(v) => v.len() * 8,
         };
         data + self.validity.as_ref().map_or(0, |v| v.len().div_ceil(8))
     }
@@ -237,6 +326,21 @@ impl Column {
             }
             ColumnData::Boolean(v) => {
                 ColumnData::Boolean(indices.iter().map(|&i| v[i as usize]).collect())
+            }
+            ColumnData::Decimal {
+                values,
+                precision,
+                scale,
+            } => ColumnData::Decimal {
+                values: indices.iter().map(|&i| values[i as usize]).collect(),
+                precision: *precision,
+                scale: *scale,
+            },
+            ColumnData::Date(v) => {
+                ColumnData::Date(indices.iter().map(|&i| v[i as usize]).collect())
+            }
+            ColumnData::Timestamp(v) => {
+                ColumnData::Timestamp(indices.iter().map(|&i| v[i as usize]).collect())
             }
             ColumnData::Utf8 { offsets, bytes } => {
                 let total: usize = indices
@@ -312,19 +416,7 @@ pub struct ColumnBuilder {
 impl ColumnBuilder {
     /// A builder for a column of type `dt` with room for `capacity` rows.
     pub fn new(dt: DataType, capacity: usize) -> Self {
-        let data = match dt {
-            DataType::Int64 => ColumnData::Int64(Vec::with_capacity(capacity)),
-            DataType::Float64 => ColumnData::Float64(Vec::with_capacity(capacity)),
-            DataType::Boolean => ColumnData::Boolean(Vec::with_capacity(capacity)),
-            DataType::Utf8 => {
-                let mut offsets = Vec::with_capacity(capacity + 1);
-                offsets.push(0);
-                ColumnData::Utf8 {
-                    offsets,
-                    bytes: Vec::with_capacity(capacity * 8),
-                }
-            }
-        };
+        let data = ColumnData::with_capacity(dt, capacity);
         ColumnBuilder {
             data,
             validity: Bitmap::new(0, false),
@@ -386,6 +478,36 @@ impl ColumnBuilder {
         self.validity.push(true);
     }
 
+    /// Appends an unscaled decimal (already at the column's scale).
+    #[inline]
+    pub fn push_decimal(&mut self, v: i128) {
+        match &mut self.data {
+            ColumnData::Decimal { values, .. } => values.push(v),
+            _ => panic!("push_decimal on a non-decimal builder"),
+        }
+        self.validity.push(true);
+    }
+
+    /// Appends a date (days since 1970-01-01).
+    #[inline]
+    pub fn push_date(&mut self, v: i32) {
+        match &mut self.data {
+            ColumnData::Date(d) => d.push(v),
+            _ => panic!("push_date on a non-date builder"),
+        }
+        self.validity.push(true);
+    }
+
+    /// Appends a timestamp (microseconds since 1970-01-01 00:00:00).
+    #[inline]
+    pub fn push_timestamp(&mut self, v: i64) {
+        match &mut self.data {
+            ColumnData::Timestamp(d) => d.push(v),
+            _ => panic!("push_timestamp on a non-timestamp builder"),
+        }
+        self.validity.push(true);
+    }
+
     /// Appends a NULL.
     #[inline]
     pub fn push_null(&mut self) {
@@ -394,6 +516,9 @@ impl ColumnBuilder {
             ColumnData::Float64(d) => d.push(0.0),
             ColumnData::Boolean(d) => d.push(false),
             ColumnData::Utf8 { offsets, bytes } => offsets.push(bytes.len() as u32),
+            ColumnData::Decimal { values, .. } => values.push(0),
+            ColumnData::Date(d) => d.push(0),
+            ColumnData::Timestamp(d) => d.push(0),
         }
         self.validity.push(false);
         self.has_null = true;
@@ -407,6 +532,31 @@ impl ColumnBuilder {
             (Value::Float(f), ColumnData::Float64(_)) => self.push_f64(*f),
             (Value::Str(s), ColumnData::Utf8 { .. }) => self.push_str(s),
             (Value::Bool(b), ColumnData::Boolean(_)) => self.push_bool(*b),
+            (
+                Value::Int(_) | Value::Decimal(..),
+                ColumnData::Decimal {
+                    precision, scale, ..
+                },
+            ) => {
+                let (p, s) = (*precision, *scale);
+                match v.as_decimal(s).filter(|&x| decimal::fits(x, p)) {
+                    Some(x) => self.push_decimal(x),
+                    None => {
+                        return Err(Error::Type(format!(
+                            "value {v} does not fit a {} column",
+                            self.data_type()
+                        )))
+                    }
+                }
+            }
+            (Value::Decimal(x, s), ColumnData::Float64(_)) => {
+                self.push_f64(decimal::to_f64(*x, *s))
+            }
+            (Value::Date(d), ColumnData::Date(_)) => self.push_date(*d),
+            (Value::Timestamp(t), ColumnData::Timestamp(_)) => self.push_timestamp(*t),
+            (Value::Date(d), ColumnData::Timestamp(_)) => {
+                self.push_timestamp(temporal::date_to_timestamp(*d))
+            }
             (v, _) => {
                 return Err(Error::Type(format!(
                     "value {v} does not fit a {} column",
@@ -429,6 +579,9 @@ impl ColumnBuilder {
             ColumnData::Float64(v) => self.push_f64(v[i]),
             ColumnData::Boolean(v) => self.push_bool(v[i]),
             ColumnData::Utf8 { .. } => self.push_str(col.str_at(i)),
+            ColumnData::Decimal { values, .. } => self.push_decimal(values[i]),
+            ColumnData::Date(v) => self.push_date(v[i]),
+            ColumnData::Timestamp(v) => self.push_timestamp(v[i]),
         }
     }
 
@@ -438,6 +591,11 @@ impl ColumnBuilder {
             (ColumnData::Int64(d), ColumnData::Int64(s)) => d.extend_from_slice(s),
             (ColumnData::Float64(d), ColumnData::Float64(s)) => d.extend_from_slice(s),
             (ColumnData::Boolean(d), ColumnData::Boolean(s)) => d.extend_from_slice(s),
+            (ColumnData::Decimal { values: d, .. }, ColumnData::Decimal { values: s, .. }) => {
+                d.extend_from_slice(s)
+            }
+            (ColumnData::Date(d), ColumnData::Date(s)) => d.extend_from_slice(s),
+            (ColumnData::Timestamp(d), ColumnData::Timestamp(s)) => d.extend_from_slice(s),
             (
                 ColumnData::Utf8 { offsets, bytes },
                 ColumnData::Utf8 {
@@ -465,12 +623,7 @@ impl ColumnBuilder {
 
     /// The builder's type.
     pub fn data_type(&self) -> DataType {
-        match &self.data {
-            ColumnData::Int64(_) => DataType::Int64,
-            ColumnData::Float64(_) => DataType::Float64,
-            ColumnData::Utf8 { .. } => DataType::Utf8,
-            ColumnData::Boolean(_) => DataType::Boolean,
-        }
+        self.data.data_type()
     }
 
     /// Finishes the column.

@@ -20,6 +20,7 @@ use crate::expr::{BinaryOp, Expr};
 use crate::functions::{self, ScalarFunc};
 use crate::types::DataType;
 use crate::value::Value;
+use crate::{decimal, temporal};
 use std::borrow::Cow;
 use std::io::Write as _;
 
@@ -149,9 +150,36 @@ pub(crate) fn broadcast(v: &Value, dt: DataType, n: usize) -> Column {
                     offsets: vec![0; n + 1],
                     bytes: Vec::new(),
                 },
+                DataType::Decimal { precision, scale } => ColumnData::Decimal {
+                    values: vec![0; n],
+                    precision,
+                    scale,
+                },
+                DataType::Date => ColumnData::Date(vec![0; n]),
+                DataType::Timestamp => ColumnData::Timestamp(vec![0; n]),
             };
             return Column::with_validity(data, Some(Bitmap::new(n, false)));
         }
+        (Value::Int(_) | Value::Decimal(..), DataType::Decimal { precision, scale }) => {
+            match v.as_decimal(scale) {
+                Some(x) => ColumnData::Decimal {
+                    values: vec![x; n],
+                    precision,
+                    scale,
+                },
+                None => return broadcast(&Value::Null, dt, n),
+            }
+        }
+        (Value::Decimal(x, s), _) => ColumnData::Decimal {
+            values: vec![*x; n],
+            precision: crate::types::MAX_DECIMAL_PRECISION,
+            scale: *s,
+        },
+        (Value::Date(d), DataType::Timestamp) => {
+            ColumnData::Timestamp(vec![temporal::date_to_timestamp(*d); n])
+        }
+        (Value::Date(d), _) => ColumnData::Date(vec![*d; n]),
+        (Value::Timestamp(t), _) => ColumnData::Timestamp(vec![*t; n]),
         (Value::Int(i), DataType::Float64) => ColumnData::Float64(vec![*i as f64; n]),
         (Value::Int(i), _) => ColumnData::Int64(vec![*i; n]),
         (Value::Float(f), _) => ColumnData::Float64(vec![*f; n]),
@@ -332,6 +360,17 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
     use ScalarFunc as F;
     let first = types.iter().flatten().next().copied();
     match func {
+        F::Floor | F::Ceil | F::Round if types.len() == 1 => match first {
+            Some(DataType::Decimal { precision, .. }) => DataType::decimal(precision, 0),
+            other => other.unwrap_or(DataType::Int64),
+        },
+        F::Extract => DataType::Int64,
+        F::DateTrunc => types
+            .get(1)
+            .copied()
+            .flatten()
+            .unwrap_or(DataType::Timestamp),
+        F::AddInterval => first.unwrap_or(DataType::Date),
         F::Abs | F::Round | F::Floor | F::Ceil | F::Sign | F::Mod => {
             if types.iter().flatten().any(|t| *t == DataType::Float64) {
                 DataType::Float64
@@ -503,9 +542,85 @@ fn f64_side<'b>(v: &'b Val<'_>) -> Side<'b, f64> {
         Val::Col(c) => match &c.data {
             ColumnData::Float64(f) => Side::Col(Cow::Borrowed(f)),
             ColumnData::Int64(i) => Side::Col(Cow::Owned(i.iter().map(|&x| x as f64).collect())),
+            ColumnData::Decimal { values, scale, .. } => Side::Col(Cow::Owned(
+                values.iter().map(|&x| decimal::to_f64(x, *scale)).collect(),
+            )),
             _ => Side::Col(Cow::Owned(Vec::new())),
         },
         Val::Scalar(v, _) => Side::Scalar(v.as_f64().unwrap_or(0.0)),
+    }
+}
+
+/// An exact numeric operand (integer or decimal) as unscaled values at `scale`; `Err(i)`
+/// names a non-NULL row that does not fit an `i128` there.
+fn i128_side<'b>(v: &'b Val<'_>, scale: u8) -> std::result::Result<Side<'b, i128>, usize> {
+    match v {
+        Val::Col(c) => {
+            let up = |x: i128, from: u8, i: usize| match decimal::rescale(x, from, scale) {
+                Some(y) => Ok(y),
+                None if c.is_valid(i) => Err(i),
+                None => Ok(0),
+            };
+            match &c.data {
+                ColumnData::Decimal {
+                    values, scale: s, ..
+                } if *s == scale => Ok(Side::Col(Cow::Borrowed(values))),
+                ColumnData::Decimal {
+                    values, scale: s, ..
+                } => Ok(Side::Col(Cow::Owned(
+                    values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &x)| up(x, *s, i))
+                        .collect::<std::result::Result<_, _>>()?,
+                ))),
+                ColumnData::Int64(values) => Ok(Side::Col(Cow::Owned(
+                    values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &x)| up(i128::from(x), 0, i))
+                        .collect::<std::result::Result<_, _>>()?,
+                ))),
+                _ => Ok(Side::Col(Cow::Owned(Vec::new()))),
+            }
+        }
+        Val::Scalar(v, _) => v.as_decimal(scale).map(Side::Scalar).ok_or(0),
+    }
+}
+
+/// A DATE or TIMESTAMP operand as microseconds (dates at midnight).
+fn ts_side<'b>(v: &'b Val<'_>) -> Side<'b, i64> {
+    match v {
+        Val::Col(c) => match &c.data {
+            ColumnData::Timestamp(t) => Side::Col(Cow::Borrowed(t)),
+            ColumnData::Date(d) => Side::Col(Cow::Owned(
+                d.iter().map(|&x| temporal::date_to_timestamp(x)).collect(),
+            )),
+            _ => Side::Col(Cow::Owned(Vec::new())),
+        },
+        Val::Scalar(Value::Timestamp(t), _) => Side::Scalar(*t),
+        Val::Scalar(Value::Date(d), _) => Side::Scalar(temporal::date_to_timestamp(*d)),
+        Val::Scalar(..) => Side::Scalar(0),
+    }
+}
+
+/// A DATE operand as day numbers.
+fn date_side<'b>(v: &'b Val<'_>) -> Side<'b, i32> {
+    match v {
+        Val::Col(c) => Side::Col(Cow::Borrowed(c.as_date().unwrap_or(&[]))),
+        Val::Scalar(Value::Date(d), _) => Side::Scalar(*d),
+        Val::Scalar(..) => Side::Scalar(0),
+    }
+}
+
+/// The scale exact arithmetic or comparison of these operand types works at, if both are
+/// exact numbers and at least one is a decimal.
+fn exact_scale(a: DataType, b: DataType) -> Option<u8> {
+    let either_decimal =
+        matches!(a, DataType::Decimal { .. }) || matches!(b, DataType::Decimal { .. });
+    match (a.decimal_scale(), b.decimal_scale()) {
+        (Some(x), Some(y)) if either_decimal => Some(x.max(y)),
+        _ => None,
     }
 }
 
@@ -603,7 +718,7 @@ fn cmp_str(op: BinaryOp, n: usize, l: &StrSide, r: &StrSide) -> Vec<bool> {
 }
 
 fn comparable(a: DataType, b: DataType) -> bool {
-    a == b || (a.is_numeric() && b.is_numeric())
+    a == b || (a.is_numeric() && b.is_numeric()) || (a.is_temporal() && b.is_temporal())
 }
 
 fn compare<'a>(op: BinaryOp, l: &Val<'_>, r: &Val<'_>, n: usize) -> Result<Val<'a>> {
@@ -627,7 +742,16 @@ fn compare<'a>(op: BinaryOp, l: &Val<'_>, r: &Val<'_>, n: usize) -> Result<Val<'
         (DataType::Int64, DataType::Int64) => cmp_sides(op, len, &i64_side(l), &i64_side(r)),
         (DataType::Utf8, _) => cmp_str(op, len, &str_side(l), &str_side(r)),
         (DataType::Boolean, _) => cmp_sides(op, len, &bool_side(l), &bool_side(r)),
-        _ => cmp_sides(op, len, &f64_side(l), &f64_side(r)),
+        (DataType::Date, DataType::Date) => cmp_sides(op, len, &date_side(l), &date_side(r)),
+        (a, _) if a.is_temporal() => cmp_sides(op, len, &ts_side(l), &ts_side(r)),
+        (a, b) => match exact_scale(a, b) {
+            Some(scale) => match (i128_side(l, scale), i128_side(r, scale)) {
+                (Ok(x), Ok(y)) => cmp_sides(op, len, &x, &y),
+                // A value too large to rescale exactly: compare as floats.
+                _ => cmp_sides(op, len, &f64_side(l), &f64_side(r)),
+            },
+            None => cmp_sides(op, len, &f64_side(l), &f64_side(r)),
+        },
     };
     let validity = and_validity(l.validity(), r.validity());
     let col = Column::with_validity(ColumnData::Boolean(values), validity);
@@ -703,8 +827,149 @@ fn f64_op(op: BinaryOp) -> fn(f64, f64) -> Option<f64> {
     }
 }
 
+/// The result type of date arithmetic, or an error naming the operands; `None` when
+/// neither operand is a DATE or TIMESTAMP.
+pub fn temporal_arithmetic_type(
+    op: BinaryOp,
+    lt: Option<DataType>,
+    rt: Option<DataType>,
+) -> Result<Option<DataType>> {
+    use DataType as T;
+    if !lt.is_some_and(DataType::is_temporal) && !rt.is_some_and(DataType::is_temporal) {
+        return Ok(None);
+    }
+    let int = |t: Option<DataType>| t.is_none_or(|t| t == T::Int64);
+    let out = match (op, lt, rt) {
+        (BinaryOp::Add | BinaryOp::Sub, Some(T::Date), r) if int(r) => Some(T::Date),
+        (BinaryOp::Add, l, Some(T::Date)) if int(l) => Some(T::Date),
+        (BinaryOp::Sub, Some(T::Date), Some(T::Date)) => Some(T::Int64),
+        _ => None,
+    };
+    out.map(Some).ok_or_else(|| {
+        Error::Type(format!(
+            "operator {} does not take {} and {} (add or subtract an INTERVAL, or days to a DATE)",
+            op.symbol(),
+            type_name(lt),
+            type_name(rt)
+        ))
+    })
+}
+
+/// `date ± integer days` and `date - date`.
+fn date_arithmetic<'a>(
+    op: BinaryOp,
+    l: Val<'a>,
+    r: Val<'a>,
+    n: usize,
+    out: DataType,
+) -> Result<Val<'a>> {
+    if l.is_null_scalar() || r.is_null_scalar() {
+        return Ok(null_of(Some(out)));
+    }
+    if l.is_scalar() && r.is_scalar() {
+        return Ok(to_scalar(date_arithmetic(op, lift(l), lift(r), 1, out)?));
+    }
+    let validity = and_validity(l.validity(), r.validity());
+    let v = validity.as_ref();
+    let overflow = || Error::Arithmetic("DATE out of range".into());
+    let data = if out == DataType::Int64 {
+        let (a, b) = (date_side(&l), date_side(&r));
+        let res = arith_sides(n, &a, &b, v, |x, y| x.checked_sub(y));
+        ColumnData::Int64(
+            res.map_err(|_| overflow())?
+                .into_iter()
+                .map(i64::from)
+                .collect(),
+        )
+    } else {
+        let (d, k) = if l.dt() == Some(DataType::Date) {
+            (date_side(&l), i64_side(&r))
+        } else {
+            (date_side(&r), i64_side(&l))
+        };
+        let sub = op == BinaryOp::Sub;
+        let days: Vec<i32> = (0..n)
+            .map(|i| {
+                let k = if sub {
+                    k.at(i).checked_neg()
+                } else {
+                    Some(k.at(i))
+                };
+                let x = k
+                    .and_then(|k| i32::try_from(k).ok())
+                    .and_then(|k| d.at(i).checked_add(k));
+                match x {
+                    Some(x) => Ok(x),
+                    None if v.is_none_or(|v| v.get(i)) => Err(overflow()),
+                    None => Ok(0),
+                }
+            })
+            .collect::<Result<_>>()?;
+        ColumnData::Date(days)
+    };
+    Ok(owned(Column::with_validity(data, validity)))
+}
+
+/// Exact arithmetic where at least one operand is a DECIMAL: unscaled `i128` loops at the
+/// result's scale, every step checked.
+fn decimal_arithmetic<'a>(
+    op: BinaryOp,
+    l: &Val<'a>,
+    r: &Val<'a>,
+    n: usize,
+    out: DataType,
+    validity: Option<&Bitmap>,
+) -> Result<ColumnData> {
+    let DataType::Decimal { precision, scale } = out else {
+        return Err(Error::Internal(format!("decimal arithmetic giving {out}")));
+    };
+    let (lt, rt) = (l.dt().unwrap_or(out), r.dt().unwrap_or(out));
+    // Multiplication keeps each side's scale (the result's is their sum); the other
+    // operators first bring both sides to the result's scale.
+    let (ls, rs) = if op == BinaryOp::Mul {
+        (
+            lt.decimal_scale().unwrap_or(0),
+            rt.decimal_scale().unwrap_or(0),
+        )
+    } else {
+        (scale, scale)
+    };
+    let overflow =
+        || Error::Arithmetic(format!("DECIMAL overflow in {} {} {}", lt, op.symbol(), rt));
+    let a = i128_side(l, ls).map_err(|_| overflow())?;
+    let b = i128_side(r, rs).map_err(|_| overflow())?;
+    let res = match op {
+        BinaryOp::Add => arith_sides(n, &a, &b, validity, i128::checked_add),
+        BinaryOp::Sub => arith_sides(n, &a, &b, validity, i128::checked_sub),
+        BinaryOp::Mul => arith_sides(n, &a, &b, validity, i128::checked_mul),
+        _ => arith_sides(n, &a, &b, validity, |x, y| {
+            Some(if y == 0 {
+                0
+            } else {
+                x.checked_rem(y).unwrap_or(0)
+            })
+        }),
+    };
+    match res {
+        Ok(values) => Ok(ColumnData::Decimal {
+            values,
+            precision,
+            scale,
+        }),
+        Err(i) => Err(Error::Arithmetic(format!(
+            "DECIMAL overflow in {} {} {}",
+            decimal::format(a.at(i), ls),
+            op.symbol(),
+            decimal::format(b.at(i), rs)
+        ))),
+    }
+}
+
 fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<'a>> {
     let (lt, rt) = (l.dt(), r.dt());
+    if let Some(out) = temporal_arithmetic_type(op, lt, rt)? {
+        return date_arithmetic(op, l, r, n, out);
+    }
     for t in [lt, rt].into_iter().flatten() {
         if !t.is_numeric() {
             return Err(Error::Type(format!(
@@ -716,8 +981,12 @@ fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<
         }
     }
     let result_type = match (lt, rt) {
-        (Some(DataType::Int64), Some(DataType::Int64)) => Some(DataType::Int64),
-        (Some(_), Some(_)) => Some(DataType::Float64),
+        (Some(a), Some(b)) => DataType::arithmetic_result(op, a, b),
+        (Some(DataType::Decimal { .. }), None) | (None, Some(DataType::Decimal { .. }))
+            if op == BinaryOp::Div =>
+        {
+            Some(DataType::Float64)
+        }
         (a, b) => a.or(b),
     };
     if l.is_null_scalar() || r.is_null_scalar() {
@@ -734,6 +1003,7 @@ fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<
             Val::Col(c) => match &c.data {
                 ColumnData::Int64(v) => v[i] == 0,
                 ColumnData::Float64(v) => v[i] == 0.0,
+                ColumnData::Decimal { values, .. } => values[i] == 0,
                 _ => false,
             },
             Val::Scalar(v, _) => v.as_f64() == Some(0.0),
@@ -746,7 +1016,9 @@ fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<
             validity = Some(v);
         }
     }
-    let data = if result_type == Some(DataType::Int64) {
+    let data = if let Some(out @ DataType::Decimal { .. }) = result_type {
+        decimal_arithmetic(op, &l, &r, n, out, validity.as_ref())?
+    } else if result_type == Some(DataType::Int64) {
         let (ls, rs) = (i64_side(&l), i64_side(&r));
         let v = validity.as_ref();
         let res = match op {
@@ -815,6 +1087,16 @@ fn negate<'a>(v: Val<'a>) -> Result<Val<'a>> {
                     ColumnData::Int64(out)
                 }
                 ColumnData::Float64(v) => ColumnData::Float64(v.iter().map(|x| -x).collect()),
+                ColumnData::Decimal {
+                    values,
+                    precision,
+                    scale,
+                } => ColumnData::Decimal {
+                    // i128::MIN never occurs: 38 digits stay far below it.
+                    values: values.iter().map(|x| x.saturating_neg()).collect(),
+                    precision: *precision,
+                    scale: *scale,
+                },
                 _ => {
                     return Err(Error::Type(format!("cannot negate {}", c.data_type())));
                 }
@@ -1187,10 +1469,147 @@ fn cast<'a>(v: Val<'a>, to: DataType) -> Result<Val<'a>> {
     }
 }
 
+/// Converts every valid row of `src` with `f`; a row it rejects is an error naming the value
+/// (NULL rows get `U::default()`).
+fn convert<T: Copy + std::fmt::Debug, U: Default>(
+    c: &Column,
+    src: &[T],
+    to: DataType,
+    f: impl Fn(T) -> Option<U>,
+) -> Result<Vec<U>> {
+    src.iter()
+        .enumerate()
+        .map(|(i, &x)| match f(x) {
+            Some(y) => Ok(y),
+            None if c.is_valid(i) => Err(cast_err(c.value(i).to_sql(), to)),
+            None => Ok(U::default()),
+        })
+        .collect()
+}
+
+/// Parses every valid row of a string column with `f`; a row it rejects is an error quoting
+/// the text.
+fn parse_strs<U: Default>(
+    c: &Column,
+    to: DataType,
+    f: impl Fn(&str) -> Option<U>,
+) -> Result<Vec<U>> {
+    (0..c.len())
+        .map(|i| {
+            if !c.is_valid(i) {
+                return Ok(U::default());
+            }
+            let s = c.str_at(i);
+            f(s).ok_or_else(|| cast_err(format!("'{s}'"), to))
+        })
+        .collect()
+}
+
+/// Parses a DATE from text: `YYYY-MM-DD`, or a timestamp's date.
+fn parse_date_text(s: &str) -> Option<i32> {
+    temporal::parse_date(s).or_else(|| temporal::timestamp_to_date(temporal::parse_timestamp(s)?))
+}
+
+/// Casts to `DECIMAL(precision, scale)`: exact from integers and decimals (rounding half away
+/// from zero when the scale shrinks), nearest from floats, parsed from text; a value with
+/// more than `precision` digits is an error.
+fn cast_to_decimal(c: &Column, to: DataType, precision: u8, scale: u8) -> Result<ColumnData> {
+    let fit = |x: i128| decimal::fits(x, precision).then_some(x);
+    let values = match &c.data {
+        ColumnData::Int64(v) => convert(c, v, to, |x| {
+            fit(decimal::rescale(i128::from(x), 0, scale)?)
+        })?,
+        ColumnData::Float64(v) => convert(c, v, to, |x| fit(decimal::from_f64(x, scale)?))?,
+        ColumnData::Decimal {
+            values, scale: s, ..
+        } => convert(c, values, to, |x| fit(decimal::rescale(x, *s, scale)?))?,
+        ColumnData::Utf8 { .. } => parse_strs(c, to, |t| fit(decimal::parse(t, scale)?))?,
+        _ => return Err(cast_err(c.data_type(), to)),
+    };
+    Ok(ColumnData::Decimal {
+        values,
+        precision,
+        scale,
+    })
+}
+
+/// Casts a DECIMAL column to another type.
+fn cast_from_decimal(c: &Column, values: &[i128], scale: u8, to: DataType) -> Result<ColumnData> {
+    Ok(match to {
+        DataType::Int64 => ColumnData::Int64(convert(c, values, to, |x| {
+            i64::try_from(decimal::rescale(x, scale, 0)?).ok()
+        })?),
+        DataType::Float64 => {
+            ColumnData::Float64(values.iter().map(|&x| decimal::to_f64(x, scale)).collect())
+        }
+        DataType::Boolean => ColumnData::Boolean(values.iter().map(|&x| x != 0).collect()),
+        _ => return Err(cast_err(c.data_type(), to)),
+    })
+}
+
+/// Casts to DATE or TIMESTAMP.
+fn cast_to_temporal(c: &Column, to: DataType) -> Result<ColumnData> {
+    Ok(match (&c.data, to) {
+        (ColumnData::Utf8 { .. }, DataType::Date) => {
+            ColumnData::Date(parse_strs(c, to, parse_date_text)?)
+        }
+        (ColumnData::Utf8 { .. }, _) => {
+            ColumnData::Timestamp(parse_strs(c, to, temporal::parse_timestamp)?)
+        }
+        (ColumnData::Date(v), DataType::Timestamp) => {
+            ColumnData::Timestamp(v.iter().map(|&d| temporal::date_to_timestamp(d)).collect())
+        }
+        (ColumnData::Timestamp(v), DataType::Date) => {
+            ColumnData::Date(convert(c, v, to, temporal::timestamp_to_date)?)
+        }
+        _ => return Err(cast_err(c.data_type(), to)),
+    })
+}
+
+/// Casts a column of text to a BIGINT, DOUBLE or BOOLEAN.
+fn cast_from_text(c: &Column, to: DataType) -> Result<ColumnData> {
+    Ok(match to {
+        DataType::Int64 => ColumnData::Int64(parse_strs(c, to, |s| s.trim().parse().ok())?),
+        DataType::Float64 => ColumnData::Float64(parse_strs(c, to, |s| s.trim().parse().ok())?),
+        DataType::Boolean => ColumnData::Boolean(parse_strs(c, to, parse_bool)?),
+        _ => c.data.clone(),
+    })
+}
+
+/// Renders every valid row as text (decimals with their scale, dates as `YYYY-MM-DD`).
+fn cast_to_text(c: &Column) -> ColumnData {
+    let n = c.len();
+    let mut offsets = Vec::with_capacity(n + 1);
+    let mut bytes: Vec<u8> = Vec::with_capacity(n * 8);
+    offsets.push(0u32);
+    for i in 0..n {
+        if c.is_valid(i) {
+            // Writing into a Vec<u8> cannot fail.
+            let _ = match &c.data {
+                ColumnData::Int64(v) => write!(bytes, "{}", v[i]),
+                ColumnData::Float64(v) => write!(bytes, "{}", v[i]),
+                ColumnData::Boolean(v) => write!(bytes, "{}", v[i]),
+                ColumnData::Utf8 { .. } => write!(bytes, "{}", c.str_at(i)),
+                ColumnData::Decimal { .. } | ColumnData::Date(_) | ColumnData::Timestamp(_) => {
+                    write!(bytes, "{}", c.value(i))
+                }
+            };
+        }
+        offsets.push(bytes.len() as u32);
+    }
+    ColumnData::Utf8 { offsets, bytes }
+}
+
 pub(crate) fn cast_column(c: &Column, to: DataType) -> Result<Column> {
     let validity = c.validity.clone();
-    let valid = |i: usize| c.is_valid(i);
+    let from = c.data_type();
     let data = match (&c.data, to) {
+        _ if from == to => c.data.clone(),
+        (_, DataType::Utf8) => cast_to_text(c),
+        (_, DataType::Decimal { precision, scale }) => cast_to_decimal(c, to, precision, scale)?,
+        (ColumnData::Decimal { values, scale, .. }, _) => cast_from_decimal(c, values, *scale, to)?,
+        (_, DataType::Date | DataType::Timestamp) => cast_to_temporal(c, to)?,
+        (ColumnData::Utf8 { .. }, _) => cast_from_text(c, to)?,
         (ColumnData::Int64(v), DataType::Float64) => {
             ColumnData::Float64(v.iter().map(|&x| x as f64).collect())
         }
@@ -1198,15 +1617,7 @@ pub(crate) fn cast_column(c: &Column, to: DataType) -> Result<Column> {
             ColumnData::Boolean(v.iter().map(|&x| x != 0).collect())
         }
         (ColumnData::Float64(v), DataType::Int64) => {
-            let mut out = Vec::with_capacity(v.len());
-            for (i, &x) in v.iter().enumerate() {
-                match f64_to_i64(x) {
-                    Some(y) => out.push(y),
-                    None if valid(i) => return Err(cast_err(x, to)),
-                    None => out.push(0),
-                }
-            }
-            ColumnData::Int64(out)
+            ColumnData::Int64(convert(c, v, to, f64_to_i64)?)
         }
         (ColumnData::Float64(v), DataType::Boolean) => {
             ColumnData::Boolean(v.iter().map(|&x| x != 0.0).collect())
@@ -1217,77 +1628,7 @@ pub(crate) fn cast_column(c: &Column, to: DataType) -> Result<Column> {
         (ColumnData::Boolean(v), DataType::Float64) => {
             ColumnData::Float64(v.iter().map(|&x| x as i64 as f64).collect())
         }
-        (ColumnData::Utf8 { offsets, bytes }, _) => {
-            let n = offsets.len() - 1;
-            let s_at = |i: usize| std::str::from_utf8(str_at(offsets, bytes, i)).unwrap_or("");
-            match to {
-                DataType::Int64 => {
-                    let mut out = Vec::with_capacity(n);
-                    for i in 0..n {
-                        if !valid(i) {
-                            out.push(0);
-                            continue;
-                        }
-                        let s = s_at(i).trim();
-                        match s.parse::<i64>() {
-                            Ok(x) => out.push(x),
-                            Err(_) => return Err(cast_err(format!("'{s}'"), to)),
-                        }
-                    }
-                    ColumnData::Int64(out)
-                }
-                DataType::Float64 => {
-                    let mut out = Vec::with_capacity(n);
-                    for i in 0..n {
-                        if !valid(i) {
-                            out.push(0.0);
-                            continue;
-                        }
-                        let s = s_at(i).trim();
-                        match s.parse::<f64>() {
-                            Ok(x) => out.push(x),
-                            Err(_) => return Err(cast_err(format!("'{s}'"), to)),
-                        }
-                    }
-                    ColumnData::Float64(out)
-                }
-                DataType::Boolean => {
-                    let mut out = Vec::with_capacity(n);
-                    for i in 0..n {
-                        if !valid(i) {
-                            out.push(false);
-                            continue;
-                        }
-                        match parse_bool(s_at(i)) {
-                            Some(x) => out.push(x),
-                            None => return Err(cast_err(format!("'{}'", s_at(i)), to)),
-                        }
-                    }
-                    ColumnData::Boolean(out)
-                }
-                DataType::Utf8 => c.data.clone(),
-            }
-        }
-        (_, DataType::Utf8) => {
-            let n = c.len();
-            let mut offsets = Vec::with_capacity(n + 1);
-            let mut bytes: Vec<u8> = Vec::with_capacity(n * 8);
-            offsets.push(0u32);
-            for i in 0..n {
-                if valid(i) {
-                    // Writing into a Vec<u8> cannot fail.
-                    let _ = match &c.data {
-                        ColumnData::Int64(v) => write!(bytes, "{}", v[i]),
-                        ColumnData::Float64(v) => write!(bytes, "{}", v[i]),
-                        ColumnData::Boolean(v) => write!(bytes, "{}", v[i]),
-                        ColumnData::Utf8 { .. } => Ok(()),
-                    };
-                }
-                offsets.push(bytes.len() as u32);
-            }
-            ColumnData::Utf8 { offsets, bytes }
-        }
-        _ => c.data.clone(),
+        _ => return Err(cast_err(from, to)),
     };
     Ok(Column::with_validity(data, validity))
 }
@@ -1681,5 +2022,181 @@ mod tests {
         let col = evaluate(&Expr::lit("x"), &b, &[]).unwrap();
         assert_eq!(col.len(), 4);
         assert_eq!(col.value(3), Value::from("x"));
+    }
+
+    fn dec(v: i128, s: u8) -> Expr {
+        Expr::lit(Value::Decimal(v, s))
+    }
+
+    fn run(e: &Expr) -> Result<Value> {
+        evaluate_scalar(e, &[])
+    }
+
+    #[test]
+    fn decimal_arithmetic_is_exact_and_rescales() {
+        // 1.50 + 0.005 = 1.505 (scale 3), 1.50 * 0.2 = 0.300 (scale 3), 1.5 - 2 = -0.5.
+        let add = dec(150, 2).binary(BinaryOp::Add, dec(5, 3));
+        assert_eq!(run(&add).unwrap(), Value::Decimal(1505, 3));
+        let mul = dec(150, 2).binary(BinaryOp::Mul, dec(2, 1));
+        assert_eq!(run(&mul).unwrap(), Value::Decimal(300, 3));
+        let sub = dec(15, 1).binary(BinaryOp::Sub, Expr::lit(2));
+        assert_eq!(run(&sub).unwrap(), Value::Decimal(-5, 1));
+        let rem = dec(75, 1).binary(BinaryOp::Mod, dec(25, 1));
+        assert_eq!(run(&rem).unwrap(), Value::Decimal(0, 1));
+        // Division gives a DOUBLE; by zero it is NULL.
+        let div = dec(1000, 2).binary(BinaryOp::Div, Expr::lit(4));
+        assert_eq!(run(&div).unwrap(), Value::Float(2.5));
+        let div0 = dec(1000, 2).binary(BinaryOp::Div, dec(0, 1));
+        assert_eq!(run(&div0).unwrap(), Value::Null);
+        // Mixed with a DOUBLE the result is a DOUBLE.
+        let f = dec(15, 1).binary(BinaryOp::Add, Expr::lit(0.25));
+        assert_eq!(run(&f).unwrap(), Value::Float(1.75));
+        // A column: 0.1 added ten times is exactly 1.0 (f64 gives 0.9999999999999999).
+        let col =
+            Column::from_values(DataType::decimal(10, 1), &vec![Value::Decimal(1, 1); 10]).unwrap();
+        let b = Batch::try_new(vec![col]).unwrap();
+        let sum = (0..9).fold(Expr::col(0), |acc, _| {
+            acc.binary(BinaryOp::Add, Expr::col(0))
+        });
+        let out = evaluate(&sum, &b, &[]).unwrap();
+        assert_eq!(out.value(0), Value::Decimal(10, 1));
+    }
+
+    #[test]
+    fn decimal_overflow_is_an_error() {
+        let big = dec(10i128.pow(37), 0);
+        let e = big.clone().binary(BinaryOp::Mul, Expr::lit(100));
+        let err = run(&e).unwrap_err();
+        assert!(matches!(err, Error::Arithmetic(_)), "{err:?}");
+        assert!(err.to_string().contains("DECIMAL overflow"), "{err}");
+        let e = dec(i128::MAX / 2, 0).binary(BinaryOp::Add, dec(i128::MAX / 2 + 2, 0));
+        assert!(run(&e).is_err());
+        // Rescaling an operand past i128 is an overflow too.
+        let e = big.binary(BinaryOp::Add, dec(1, 5));
+        assert!(run(&e).unwrap_err().to_string().contains("overflow"));
+    }
+
+    #[test]
+    fn decimal_comparisons_across_scales_and_types() {
+        let t = |e: Expr| run(&e).unwrap();
+        assert_eq!(t(dec(150, 2).eq(dec(15, 1))), Value::Bool(true));
+        assert_eq!(
+            t(dec(150, 2).binary(BinaryOp::Lt, Expr::lit(2))),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            t(dec(150, 2).binary(BinaryOp::Gt, Expr::lit(1.49))),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            t(dec(-1, 2).binary(BinaryOp::Lt, dec(0, 0))),
+            Value::Bool(true)
+        );
+    }
+
+    #[test]
+    fn date_arithmetic_and_comparisons() {
+        let d = |s: &str| Expr::lit(Value::Date(crate::temporal::parse_date(s).unwrap()));
+        let date = |s: &str| Value::Date(crate::temporal::parse_date(s).unwrap());
+        let e = d("1994-01-01").binary(BinaryOp::Add, Expr::lit(31));
+        assert_eq!(run(&e).unwrap(), date("1994-02-01"));
+        let e = Expr::lit(1).binary(BinaryOp::Add, d("2024-02-28"));
+        assert_eq!(run(&e).unwrap(), date("2024-02-29"), "leap day");
+        let e = d("1995-01-01").binary(BinaryOp::Sub, d("1994-01-01"));
+        assert_eq!(run(&e).unwrap(), Value::Int(365));
+        let e = d("1994-01-01").binary(BinaryOp::Mul, Expr::lit(2));
+        assert!(run(&e).is_err());
+        let e = d("1994-01-01").binary(BinaryOp::Lt, d("1994-01-02"));
+        assert_eq!(run(&e).unwrap(), Value::Bool(true));
+        // A DATE compares with a TIMESTAMP at midnight.
+        let ts = crate::temporal::parse_timestamp("1994-01-01 00:00:00").unwrap();
+        let e = d("1994-01-01").eq(Expr::lit(Value::Timestamp(ts)));
+        assert_eq!(run(&e).unwrap(), Value::Bool(true));
+        let add = |x: Expr, months: i64| Expr::Function {
+            func: ScalarFunc::AddInterval,
+            args: vec![x, Expr::lit(months), Expr::lit(0), Expr::lit(0)],
+        };
+        assert_eq!(run(&add(d("2024-01-31"), 1)).unwrap(), date("2024-02-29"));
+        assert_eq!(run(&add(d("2023-03-31"), -1)).unwrap(), date("2023-02-28"));
+        assert_eq!(run(&add(Expr::lit(Value::Null), 1)).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn extract_and_date_trunc() {
+        let d = Expr::lit(Value::Date(
+            crate::temporal::parse_date("2024-05-19").unwrap(),
+        ));
+        let f = |func, part: &str| Expr::Function {
+            func,
+            args: vec![Expr::lit(part), d.clone()],
+        };
+        assert_eq!(
+            run(&f(ScalarFunc::Extract, "year")).unwrap(),
+            Value::Int(2024)
+        );
+        assert_eq!(
+            run(&f(ScalarFunc::Extract, "quarter")).unwrap(),
+            Value::Int(2)
+        );
+        assert_eq!(run(&f(ScalarFunc::Extract, "dow")).unwrap(), Value::Int(0));
+        assert_eq!(
+            run(&f(ScalarFunc::DateTrunc, "month")).unwrap().to_string(),
+            "2024-05-01"
+        );
+        assert!(run(&f(ScalarFunc::Extract, "fortnight")).is_err());
+    }
+
+    #[test]
+    fn casts_of_the_new_types() {
+        let c = |e: Expr, to| {
+            run(&Expr::Cast {
+                expr: Box::new(e),
+                to,
+            })
+        };
+        let d52 = DataType::decimal(5, 2);
+        assert_eq!(
+            c(Expr::lit("12.345"), d52).unwrap(),
+            Value::Decimal(1235, 2)
+        );
+        assert_eq!(
+            c(Expr::lit("-12.345"), d52).unwrap(),
+            Value::Decimal(-1235, 2)
+        );
+        assert_eq!(c(Expr::lit(3), d52).unwrap(), Value::Decimal(300, 2));
+        assert_eq!(c(Expr::lit(0.125), d52).unwrap(), Value::Decimal(13, 2));
+        assert_eq!(c(dec(25, 1), DataType::Int64).unwrap(), Value::Int(3));
+        assert_eq!(c(dec(-25, 1), DataType::Int64).unwrap(), Value::Int(-3));
+        assert_eq!(
+            c(dec(125, 2), DataType::Float64).unwrap(),
+            Value::Float(1.25)
+        );
+        assert_eq!(
+            c(dec(1250, 2), DataType::Utf8).unwrap(),
+            Value::from("12.50")
+        );
+        let err = c(Expr::lit("abc"), d52).unwrap_err();
+        assert_eq!(err.to_string(), "cannot cast 'abc' to DECIMAL(5,2)");
+        let err = c(dec(123456, 1), d52).unwrap_err();
+        assert_eq!(err.to_string(), "cannot cast 12345.6 to DECIMAL(5,2)");
+        let day = crate::temporal::parse_date("1998-12-01").unwrap();
+        assert_eq!(
+            c(Expr::lit("1998-12-01"), DataType::Date).unwrap(),
+            Value::Date(day)
+        );
+        assert_eq!(
+            c(Expr::lit("1998-12-01 10:00:00"), DataType::Date).unwrap(),
+            Value::Date(day)
+        );
+        assert_eq!(
+            c(Expr::lit(Value::Date(day)), DataType::Utf8).unwrap(),
+            Value::from("1998-12-01")
+        );
+        let ts = c(Expr::lit(Value::Date(day)), DataType::Timestamp).unwrap();
+        assert_eq!(ts.to_string(), "1998-12-01 00:00:00");
+        assert_eq!(c(Expr::lit(ts), DataType::Date).unwrap(), Value::Date(day));
+        let err = c(Expr::lit("1998-02-30"), DataType::Date).unwrap_err();
+        assert_eq!(err.to_string(), "cannot cast '1998-02-30' to DATE");
+        assert!(c(Expr::lit(Value::Date(day)), DataType::Int64).is_err());
     }
 }

@@ -348,7 +348,7 @@ impl Expr {
         match self {
             Expr::Column(i) => col(*i),
             Expr::Literal(Value::Str(s)) => format!("'{}'", s.replace('\'', "''")),
-            Expr::Literal(v) => v.to_string(),
+            Expr::Literal(v) => v.to_sql(),
             Expr::Param(i) => format!("${}", i + 1),
             Expr::OuterColumn(i) => format!("outer.#{i}"),
             Expr::Binary { op, left, right } => {

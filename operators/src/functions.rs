@@ -9,6 +9,7 @@
 use crate::column::{Column, ColumnBuilder, ColumnData};
 use crate::error::{Error, Result};
 use crate::types::DataType;
+use crate::{decimal, temporal};
 use serde::{Deserialize, Serialize};
 
 /// A scalar (row-by-row) function.
@@ -58,6 +59,16 @@ pub enum ScalarFunc {
     Coalesce,
     /// `nullif(a, b)`: NULL where `a = b`, else `a`.
     NullIf,
+    /// `EXTRACT(field FROM x)` / `date_part('field', x)` of a DATE or TIMESTAMP: BIGINT.
+    /// The first argument is the field's name as text.
+    Extract,
+    /// `date_trunc('field', x)`: the start of the year, quarter, month, week, day (hour,
+    /// minute, second) containing `x`, of `x`'s type.
+    DateTrunc,
+    /// `x + INTERVAL`: `add_interval(x, months, days, microseconds)` of a DATE or
+    /// TIMESTAMP, of `x`'s type (a DATE takes only months and days). Months clamp to the
+    /// month's end, as PostgreSQL. Bound from `x ± INTERVAL '...'`, not callable by name.
+    AddInterval,
 }
 
 impl ScalarFunc {
@@ -86,6 +97,9 @@ impl ScalarFunc {
             ScalarFunc::StartsWith => "starts_with",
             ScalarFunc::Coalesce => "coalesce",
             ScalarFunc::NullIf => "nullif",
+            ScalarFunc::Extract => "date_part",
+            ScalarFunc::DateTrunc => "date_trunc",
+            ScalarFunc::AddInterval => "add_interval",
         }
     }
 
@@ -113,6 +127,8 @@ impl ScalarFunc {
             "starts_with" => ScalarFunc::StartsWith,
             "coalesce" => ScalarFunc::Coalesce,
             "nullif" => ScalarFunc::NullIf,
+            "date_part" => ScalarFunc::Extract,
+            "date_trunc" => ScalarFunc::DateTrunc,
             _ => return None,
         })
     }
@@ -253,6 +269,8 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Substring => (2..=3).contains(&args.len()),
         F::Mod | F::Power | F::StrPos | F::ConcatOp | F::StartsWith | F::NullIf => args.len() == 2,
         F::Replace => args.len() == 3,
+        F::Extract | F::DateTrunc => args.len() == 2,
+        F::AddInterval => args.len() == 4,
         F::Concat | F::Coalesce => !args.is_empty(),
     };
     if !arity_ok || args.iter().any(|c| c.len() != n) {
@@ -279,7 +297,14 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
     if text_args && args.iter().any(|c| c.data_type() != DataType::Utf8) {
         return Err(type_err(func, args));
     }
+    if let Some((values, scale)) = args[0].as_decimal() {
+        if let Some(col) = decimal_call(func, args, values, scale, n, out)? {
+            return Ok(col);
+        }
+    }
     match func {
+        F::Extract | F::DateTrunc => date_part(func, args, n),
+        F::AddInterval => add_interval(args, n),
         F::Abs => numeric1(
             func,
             args,
@@ -547,6 +572,149 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             "nullif is evaluated by the expression evaluator".into(),
         )),
     }
+}
+
+/// The numeric functions on a DECIMAL first argument; `None` for other functions.
+fn decimal_call(
+    func: ScalarFunc,
+    args: &[Column],
+    values: &[i128],
+    scale: u8,
+    n: usize,
+    out: DataType,
+) -> Result<Option<Column>> {
+    use ScalarFunc as F;
+
+    let overflow = |v: i128| {
+        Error::Arithmetic(format!(
+            "DECIMAL overflow in {}({})",
+            func.name(),
+            decimal::format(v, scale)
+        ))
+    };
+    let one = decimal::pow10(scale).unwrap_or(1);
+    let f: Box<dyn Fn(usize, i128) -> Result<i128>> = match func {
+        F::Abs => Box::new(|_, v| v.checked_abs().ok_or_else(|| overflow(v))),
+        F::Sign => Box::new(move |_, v| Ok(v.signum() * one)),
+        F::Floor | F::Ceil => {
+            let up = func == F::Ceil;
+            Box::new(move |_, v| Ok(decimal::floor_ceil(v, scale, up)))
+        }
+        F::Round if args.len() == 1 => {
+            Box::new(move |_, v| decimal::rescale(v, scale, 0).ok_or_else(|| overflow(v)))
+        }
+        F::Round => {
+            let d = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
+            Box::new(move |i, v| decimal::round_to(v, scale, d[i]).ok_or_else(|| overflow(v)))
+        }
+        F::Mod => {
+            let (d, _) = args[1].as_decimal().ok_or_else(|| type_err(func, args))?;
+            let mut b = ColumnBuilder::new(out, n);
+            for i in 0..n {
+                if !all_valid(args, i) || d[i] == 0 {
+                    b.push_null();
+                } else {
+                    b.push_decimal(values[i].checked_rem(d[i]).unwrap_or(0));
+                }
+            }
+            return Ok(Some(b.finish()));
+        }
+        _ => return Ok(None),
+    };
+    if !matches!(out, DataType::Decimal { .. }) {
+        return Err(type_err(func, args));
+    }
+    let mut b = ColumnBuilder::new(out, n);
+    for (i, &v) in values.iter().enumerate() {
+        if all_valid(args, i) {
+            b.push_decimal(f(i, v)?);
+        } else {
+            b.push_null();
+        }
+    }
+    Ok(Some(b.finish()))
+}
+
+/// Row `i` of a DATE or TIMESTAMP column as a date and time.
+fn datetime_at(c: &Column, i: usize) -> Option<chrono::NaiveDateTime> {
+    match &c.data {
+        ColumnData::Date(v) => Some(temporal::to_date(v[i])?.and_time(chrono::NaiveTime::MIN)),
+        ColumnData::Timestamp(v) => temporal::to_datetime(v[i]),
+        _ => None,
+    }
+}
+
+/// `date_part` (EXTRACT) and `date_trunc`.
+fn date_part(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
+    let (names, x) = (&args[0], &args[1]);
+    let dt = x.data_type();
+    if names.data_type() != DataType::Utf8 || !dt.is_temporal() {
+        return Err(type_err(func, args));
+    }
+    let out = if func == ScalarFunc::Extract {
+        DataType::Int64
+    } else {
+        dt
+    };
+    let mut b = ColumnBuilder::new(out, n);
+    for i in 0..n {
+        if !all_valid(args, i) {
+            b.push_null();
+            continue;
+        }
+        let name = s(names, i);
+        let part = temporal::DatePart::from_name(name).ok_or_else(|| {
+            Error::Type(format!("{} does not know the field '{name}'", func.name()))
+        })?;
+        let t =
+            datetime_at(x, i).ok_or_else(|| Error::Arithmetic(format!("{} out of range", dt)))?;
+        if func == ScalarFunc::Extract {
+            b.push_i64(temporal::extract(part, t));
+            continue;
+        }
+        let t = temporal::trunc(part, t)
+            .ok_or_else(|| Error::Type(format!("date_trunc does not take the field '{name}'")))?;
+        let micros = temporal::from_datetime(t);
+        if dt == DataType::Date {
+            b.push_date(temporal::timestamp_to_date(micros).unwrap_or_default());
+        } else {
+            b.push_timestamp(micros);
+        }
+    }
+    Ok(b.finish())
+}
+
+/// `add_interval(x, months, days, micros)`.
+fn add_interval(args: &[Column], n: usize) -> Result<Column> {
+    let func = ScalarFunc::AddInterval;
+    let x = &args[0];
+    let parts: Vec<&[i64]> = args[1..]
+        .iter()
+        .map(|c| c.as_i64().ok_or_else(|| type_err(func, args)))
+        .collect::<Result<_>>()?;
+    let (months, days, micros) = (parts[0], parts[1], parts[2]);
+    let out = x.data_type();
+    let range = || Error::Arithmetic(format!("{out} out of range in date arithmetic"));
+    let mut b = ColumnBuilder::new(out, n);
+    for i in 0..n {
+        if !all_valid(args, i) {
+            b.push_null();
+            continue;
+        }
+        match &x.data {
+            ColumnData::Date(v) if micros[i] == 0 => {
+                let d = temporal::add_interval_date(v[i], months[i], days[i]).ok_or_else(range)?;
+                b.push_date(d);
+            }
+            ColumnData::Timestamp(v) => {
+                let t = temporal::add_interval_ts(v[i], months[i], days[i], micros[i])
+                    .ok_or_else(range)?;
+                b.push_timestamp(t);
+            }
+            _ => return Err(type_err(func, args)),
+        }
+    }
+    Ok(b.finish())
 }
 
 #[cfg(test)]

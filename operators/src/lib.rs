@@ -13,6 +13,7 @@
 pub mod batch;
 pub mod bitmap;
 pub mod column;
+pub mod decimal;
 pub mod error;
 pub mod eval;
 pub mod expr;
@@ -21,6 +22,7 @@ pub mod kernels;
 pub mod memory;
 pub mod plan;
 pub mod storage;
+pub mod temporal;
 pub mod types;
 pub mod value;
 

@@ -54,18 +54,33 @@ impl AggregateExpr {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => DataType::Int64,
             AggFunc::Avg => DataType::Float64,
-            AggFunc::Sum | AggFunc::Min | AggFunc::Max => self.input_type,
+            // An exact SUM keeps the scale with the widest precision (as PostgreSQL).
+            AggFunc::Sum => match self.input_type {
+                DataType::Decimal { scale, .. } => {
+                    DataType::decimal(crate::types::MAX_DECIMAL_PRECISION, scale)
+                }
+                t => t,
+            },
+            AggFunc::Min | AggFunc::Max => self.input_type,
         }
     }
 
     /// Types of the partial state columns this aggregate emits in [`AggMode::Partial`] and
     /// reads in [`AggMode::Final`]: counts are one `BIGINT`; SUM, MIN and MAX one column of the
-    /// output type (NULL when no value was seen); AVG a `DOUBLE` sum and a `BIGINT` count.
+    /// output type (NULL when no value was seen); AVG a `DOUBLE` sum and a `BIGINT` count (for
+    /// a DECIMAL input an exact `DECIMAL(38, s)` sum and the count).
     pub fn state_types(&self) -> Vec<DataType> {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => vec![DataType::Int64],
-            AggFunc::Avg => vec![DataType::Float64, DataType::Int64],
-            AggFunc::Sum | AggFunc::Min | AggFunc::Max => vec![self.input_type],
+            AggFunc::Avg => match self.input_type {
+                DataType::Decimal { scale, .. } => vec![
+                    DataType::decimal(crate::types::MAX_DECIMAL_PRECISION, scale),
+                    DataType::Int64,
+                ],
+                _ => vec![DataType::Float64, DataType::Int64],
+            },
+            AggFunc::Sum => vec![self.output_type()],
+            AggFunc::Min | AggFunc::Max => vec![self.input_type],
         }
     }
 }

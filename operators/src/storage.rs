@@ -52,6 +52,29 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
     mix64(h ^ bytes.len() as u64)
 }
 
+/// Stable hash of a 128-bit integer (an unscaled decimal): both halves mixed.
+#[inline]
+pub fn hash_i128(v: i128) -> u64 {
+    mix64((v as u64) ^ mix64((v >> 64) as u64).rotate_left(17))
+}
+
+/// Stable hash of a decimal's numeric value, whatever its scale: trailing zeros are dropped
+/// first, and a whole number that fits an `i64` hashes as that integer does. So `1.50` at
+/// scale 2, `1.5` at scale 1 and the key of a `DECIMAL(6,3)` column holding `1.500` all
+/// place a row in the same partition, and `10.00` goes where the integer `10` goes.
+#[inline]
+pub fn hash_decimal(v: i128, scale: u8) -> u64 {
+    let (mut v, mut s) = (v, scale);
+    while s > 0 && v % 10 == 0 {
+        v /= 10;
+        s -= 1;
+    }
+    match (s, i64::try_from(v)) {
+        (0, Ok(i)) => mix64(i as u64),
+        _ => hash_i128(v) ^ mix64(u64::from(s)),
+    }
+}
+
 /// Stable hash of a float: by bits, with `-0.0` folded into `0.0`.
 #[inline]
 pub fn hash_f64(f: f64) -> u64 {
@@ -71,6 +94,9 @@ pub fn partition_of(key: &Value, partitions: u32) -> u32 {
         Value::Float(f) => hash_f64(*f),
         Value::Str(s) => hash_bytes(s.as_bytes()),
         Value::Bool(b) => mix64(*b as u64),
+        Value::Decimal(v, s) => hash_decimal(*v, *s),
+        Value::Date(d) => mix64(i64::from(*d) as u64),
+        Value::Timestamp(t) => mix64(*t as u64),
     };
     (h % partitions as u64) as u32
 }
@@ -88,6 +114,13 @@ pub fn partition_rows(col: &Column, partitions: u32, out: &mut Vec<u32>) {
         ColumnData::Int64(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
         ColumnData::Float64(v) => out.extend(v.iter().map(|&x| (hash_f64(x) % p) as u32)),
         ColumnData::Boolean(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
+        ColumnData::Decimal { values, scale, .. } => {
+            out.extend(values.iter().map(|&x| (hash_decimal(x, *scale) % p) as u32))
+        }
+        ColumnData::Date(v) => {
+            out.extend(v.iter().map(|&x| (mix64(i64::from(x) as u64) % p) as u32))
+        }
+        ColumnData::Timestamp(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
         ColumnData::Utf8 { offsets, bytes } => out.extend(
             offsets
                 .windows(2)
@@ -151,6 +184,10 @@ enum IdxKey {
     Float(f64),
     Str(Box<str>),
     Bool(bool),
+    /// An unscaled decimal of a column of this scale.
+    Dec(i128, u8),
+    Date(i32),
+    Ts(i64),
 }
 
 impl IdxKey {
@@ -160,6 +197,9 @@ impl IdxKey {
             IdxKey::Int(_) => 1,
             IdxKey::Float(_) => 2,
             IdxKey::Str(_) => 3,
+            IdxKey::Dec(..) => 4,
+            IdxKey::Date(_) => 5,
+            IdxKey::Ts(_) => 6,
         }
     }
 
@@ -176,6 +216,9 @@ impl IdxKey {
             IdxKey::Float(v) => Value::Float(*v),
             IdxKey::Str(v) => Value::Str(v.to_string()),
             IdxKey::Bool(v) => Value::Bool(*v),
+            IdxKey::Dec(v, s) => Value::Decimal(*v, *s),
+            IdxKey::Date(v) => Value::Date(*v),
+            IdxKey::Ts(v) => Value::Timestamp(*v),
         }
     }
 }
@@ -187,6 +230,9 @@ impl Ord for IdxKey {
             (IdxKey::Float(a), IdxKey::Float(b)) => a.total_cmp(b),
             (IdxKey::Str(a), IdxKey::Str(b)) => a.cmp(b),
             (IdxKey::Bool(a), IdxKey::Bool(b)) => a.cmp(b),
+            (IdxKey::Dec(a, _), IdxKey::Dec(b, _)) => a.cmp(b),
+            (IdxKey::Date(a), IdxKey::Date(b)) => a.cmp(b),
+            (IdxKey::Ts(a), IdxKey::Ts(b)) => a.cmp(b),
             (a, b) => a.rank().cmp(&b.rank()),
         }
     }
@@ -213,6 +259,9 @@ impl std::hash::Hash for IdxKey {
             IdxKey::Float(v) => v.to_bits().hash(state),
             IdxKey::Str(v) => v.hash(state),
             IdxKey::Bool(v) => v.hash(state),
+            IdxKey::Dec(v, _) => v.hash(state),
+            IdxKey::Date(v) => v.hash(state),
+            IdxKey::Ts(v) => v.hash(state),
         }
     }
 }
@@ -227,6 +276,9 @@ fn key_at(col: &Column, i: usize) -> Option<IdxKey> {
         ColumnData::Float64(v) => IdxKey::Float(v[i]),
         ColumnData::Boolean(v) => IdxKey::Bool(v[i]),
         ColumnData::Utf8 { .. } => IdxKey::Str(col.str_at(i).into()),
+        ColumnData::Decimal { values, scale, .. } => IdxKey::Dec(values[i], *scale),
+        ColumnData::Date(v) => IdxKey::Date(v[i]),
+        ColumnData::Timestamp(v) => IdxKey::Ts(v[i]),
     })
 }
 
@@ -255,6 +307,21 @@ fn eq_probe(v: &Value, dt: DataType) -> Result<Probe> {
         }
         (Value::Str(s), DataType::Utf8) => Probe::Key(IdxKey::Str(s.as_str().into())),
         (Value::Bool(b), DataType::Boolean) => Probe::Key(IdxKey::Bool(*b)),
+        (Value::Int(_) | Value::Decimal(..), DataType::Decimal { scale, .. }) => {
+            // Only a value exact at the column's scale can equal a key.
+            let exact = v
+                .as_decimal(scale)
+                .filter(|&x| Value::Decimal(x, scale).sort_cmp(v).is_eq());
+            match exact {
+                Some(x) => Probe::Key(IdxKey::Dec(x, scale)),
+                None => Probe::Nothing,
+            }
+        }
+        (Value::Date(d), DataType::Date) => Probe::Key(IdxKey::Date(*d)),
+        (Value::Timestamp(t), DataType::Timestamp) => Probe::Key(IdxKey::Ts(*t)),
+        (Value::Date(d), DataType::Timestamp) => {
+            Probe::Key(IdxKey::Ts(crate::temporal::date_to_timestamp(*d)))
+        }
         (v, dt) => return Err(Error::Type(format!("cannot look up {v} in a {dt} index"))),
     })
 }

@@ -14,12 +14,109 @@ pub enum DataType {
     Utf8,
     /// `BOOLEAN`.
     Boolean,
+    /// Exact fixed-point number `DECIMAL(precision, scale)` / `NUMERIC(p, s)`: at most
+    /// `precision` digits (1 to 38), `scale` of them after the decimal point. Stored as an
+    /// unscaled `i128`.
+    Decimal {
+        /// Total number of digits (1..=38).
+        precision: u8,
+        /// Digits after the decimal point (0..=precision).
+        scale: u8,
+    },
+    /// Calendar date (`DATE`), stored as days since 1970-01-01.
+    Date,
+    /// Date and time without a time zone (`TIMESTAMP`), stored as microseconds since
+    /// 1970-01-01 00:00:00.
+    Timestamp,
 }
 
+/// The largest DECIMAL precision (digits an `i128` always holds).
+pub const MAX_DECIMAL_PRECISION: u8 = 38;
+
 impl DataType {
-    /// Whether the type is numeric (integer or float).
+    /// Whether the type is numeric (integer, decimal or float).
     pub fn is_numeric(self) -> bool {
-        matches!(self, DataType::Int64 | DataType::Float64)
+        matches!(
+            self,
+            DataType::Int64 | DataType::Float64 | DataType::Decimal { .. }
+        )
+    }
+
+    /// Whether the type is DATE or TIMESTAMP.
+    pub fn is_temporal(self) -> bool {
+        matches!(self, DataType::Date | DataType::Timestamp)
+    }
+
+    /// `DECIMAL(precision, scale)`, with the precision capped at 38 and the scale at the
+    /// precision.
+    pub fn decimal(precision: u8, scale: u8) -> DataType {
+        let precision = precision.clamp(1, MAX_DECIMAL_PRECISION);
+        DataType::Decimal {
+            precision,
+            scale: scale.min(precision),
+        }
+    }
+
+    /// The scale of a decimal type; 0 for BIGINT; `None` for other types.
+    pub fn decimal_scale(self) -> Option<u8> {
+        match self {
+            DataType::Decimal { scale, .. } => Some(scale),
+            DataType::Int64 => Some(0),
+            _ => None,
+        }
+    }
+
+    /// The type as a decimal: itself for DECIMAL, `DECIMAL(19, 0)` for BIGINT (which holds
+    /// every `i64`), `None` otherwise.
+    pub fn as_decimal(self) -> Option<(u8, u8)> {
+        match self {
+            DataType::Decimal { precision, scale } => Some((precision, scale)),
+            DataType::Int64 => Some((19, 0)),
+            _ => None,
+        }
+    }
+
+    /// The common type two numeric types widen to, as PostgreSQL: BIGINT → DECIMAL →
+    /// DOUBLE. Two decimals give one with the larger scale and enough integer digits for
+    /// both. `None` when either is not numeric.
+    pub fn numeric_union(a: DataType, b: DataType) -> Option<DataType> {
+        if !a.is_numeric() || !b.is_numeric() {
+            return None;
+        }
+        if a == b {
+            return Some(a);
+        }
+        if a == DataType::Float64 || b == DataType::Float64 {
+            return Some(DataType::Float64);
+        }
+        let ((pa, sa), (pb, sb)) = (a.as_decimal()?, b.as_decimal()?);
+        let scale = sa.max(sb);
+        let int_digits = (pa - sa).max(pb - sb);
+        Some(DataType::decimal(int_digits.saturating_add(scale), scale))
+    }
+
+    /// The result type of arithmetic `op` (`+ - * / %`) on numeric operands of types `a`
+    /// and `b`: BIGINT for two integers, DOUBLE if either is DOUBLE or for decimal
+    /// division; otherwise DECIMAL with PostgreSQL's scale rules (`+ - %` the larger scale,
+    /// `*` the sum of the scales). `None` when an operand is not numeric.
+    pub fn arithmetic_result(op: crate::BinaryOp, a: DataType, b: DataType) -> Option<DataType> {
+        use crate::BinaryOp as O;
+        let u = DataType::numeric_union(a, b)?;
+        if !matches!(u, DataType::Decimal { .. }) {
+            return Some(u);
+        }
+        let ((pa, sa), (pb, sb)) = (a.as_decimal()?, b.as_decimal()?);
+        Some(match op {
+            O::Mul => DataType::decimal(pa.saturating_add(pb), sa.saturating_add(sb)),
+            O::Div => DataType::Float64,
+            O::Add | O::Sub => {
+                let DataType::Decimal { precision, scale } = u else {
+                    return Some(u);
+                };
+                DataType::decimal(precision.saturating_add(1), scale)
+            }
+            _ => u,
+        })
     }
 }
 
@@ -30,6 +127,11 @@ impl fmt::Display for DataType {
             DataType::Float64 => "DOUBLE",
             DataType::Utf8 => "VARCHAR",
             DataType::Boolean => "BOOLEAN",
+            DataType::Decimal { precision, scale } => {
+                return write!(f, "DECIMAL({precision},{scale})");
+            }
+            DataType::Date => "DATE",
+            DataType::Timestamp => "TIMESTAMP",
         })
     }
 }

@@ -3,7 +3,8 @@
 //! Batches never store `Value`s; they are used only at the edges (SQL literals, bound
 //! parameters, rows returned to a caller) and in reference evaluators for tests.
 
-use crate::types::DataType;
+use crate::types::{DataType, MAX_DECIMAL_PRECISION};
+use crate::{decimal, temporal};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::fmt;
@@ -21,6 +22,14 @@ pub enum Value {
     Str(String),
     /// A boolean.
     Bool(bool),
+    /// An exact decimal: the unscaled value and the scale (`Decimal(1250, 2)` is `12.50`).
+    /// Its [`Value::data_type`] is `DECIMAL(38, scale)`: a value carries no declared precision
+    /// (a column's precision is checked when the value is stored or cast).
+    Decimal(i128, u8),
+    /// A date: days since 1970-01-01.
+    Date(i32),
+    /// A timestamp: microseconds since 1970-01-01 00:00:00.
+    Timestamp(i64),
 }
 
 impl Value {
@@ -32,6 +41,9 @@ impl Value {
             Value::Float(_) => Some(DataType::Float64),
             Value::Str(_) => Some(DataType::Utf8),
             Value::Bool(_) => Some(DataType::Boolean),
+            Value::Decimal(_, s) => Some(DataType::decimal(MAX_DECIMAL_PRECISION, *s)),
+            Value::Date(_) => Some(DataType::Date),
+            Value::Timestamp(_) => Some(DataType::Timestamp),
         }
     }
 
@@ -53,6 +65,17 @@ impl Value {
         match self {
             Value::Int(v) => Some(*v as f64),
             Value::Float(v) => Some(*v),
+            Value::Decimal(v, s) => Some(decimal::to_f64(*v, *s)),
+            _ => None,
+        }
+    }
+
+    /// The value as an unscaled decimal at `scale`, if it is an integer or a decimal that
+    /// fits an `i128` there (rounding half away from zero when the scale shrinks).
+    pub fn as_decimal(&self, scale: u8) -> Option<i128> {
+        match self {
+            Value::Int(v) => decimal::rescale(i128::from(*v), 0, scale),
+            Value::Decimal(v, s) => decimal::rescale(*v, *s, scale),
             _ => None,
         }
     }
@@ -70,6 +93,8 @@ impl Value {
     pub fn to_sql(&self) -> String {
         match self {
             Value::Str(s) => format!("'{}'", s.replace('\'', "''")),
+            Value::Date(_) => format!("DATE '{self}'"),
+            Value::Timestamp(_) => format!("TIMESTAMP '{self}'"),
             v => v.to_string(),
         }
     }
@@ -87,8 +112,35 @@ impl Value {
             (Value::Float(a), Value::Int(b)) => a.total_cmp(&(*b as f64)),
             (Value::Str(a), Value::Str(b)) => a.cmp(b),
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+            (Value::Date(a), Value::Date(b)) => a.cmp(b),
+            (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
+            (Value::Date(a), Value::Timestamp(b)) => temporal::date_to_timestamp(*a).cmp(b),
+            (Value::Timestamp(a), Value::Date(b)) => a.cmp(&temporal::date_to_timestamp(*b)),
+            (Value::Decimal(..), Value::Decimal(..) | Value::Int(_))
+            | (Value::Int(_), Value::Decimal(..)) => decimal_cmp(self, other),
+            (Value::Decimal(..), Value::Float(_)) | (Value::Float(_), Value::Decimal(..)) => {
+                let (a, b) = (self.as_f64().unwrap_or(0.0), other.as_f64().unwrap_or(0.0));
+                a.total_cmp(&b)
+            }
             (a, b) => type_rank(a).cmp(&type_rank(b)),
         }
+    }
+}
+
+/// Compares two exact numbers (integers or decimals) at their common scale.
+fn decimal_cmp(a: &Value, b: &Value) -> Ordering {
+    let scale = |v: &Value| match v {
+        Value::Decimal(_, s) => *s,
+        _ => 0,
+    };
+    let s = scale(a).max(scale(b));
+    match (a.as_decimal(s), b.as_decimal(s)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        // Past the range of an i128 at that scale: compare approximately.
+        _ => a
+            .as_f64()
+            .unwrap_or(0.0)
+            .total_cmp(&b.as_f64().unwrap_or(0.0)),
     }
 }
 
@@ -96,8 +148,9 @@ fn type_rank(v: &Value) -> u8 {
     match v {
         Value::Null => 0,
         Value::Bool(_) => 1,
-        Value::Int(_) | Value::Float(_) => 2,
+        Value::Int(_) | Value::Float(_) | Value::Decimal(..) => 2,
         Value::Str(_) => 3,
+        Value::Date(_) | Value::Timestamp(_) => 4,
     }
 }
 
@@ -109,6 +162,9 @@ impl fmt::Display for Value {
             Value::Float(v) => write!(f, "{v}"),
             Value::Str(s) => f.write_str(s),
             Value::Bool(b) => write!(f, "{b}"),
+            Value::Decimal(v, s) => f.write_str(&decimal::format(*v, *s)),
+            Value::Date(d) => f.write_str(&temporal::format_date(*d)),
+            Value::Timestamp(t) => f.write_str(&temporal::format_timestamp(*t)),
         }
     }
 }

@@ -15,6 +15,7 @@ use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
 use weir_operators::plan::{AggFunc, AggregateExpr, SortKey};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
+mod datetime;
 mod scalar;
 mod select;
 mod subquery;
@@ -160,7 +161,7 @@ impl<'a> Params<'a> {
             let (Some(expected), Some(got)) = (*expected, self.given_type(i)) else {
                 continue;
             };
-            if expected != got && !(expected == DataType::Float64 && got == DataType::Int64) {
+            if !param_fits(expected, got) {
                 return Err(PlanError::ParamType {
                     index: i,
                     expected,
@@ -169,6 +170,52 @@ impl<'a> Params<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether a parameter value of type `got` can stand where `expected` is needed: the same
+/// type, or one that widens to it exactly enough (an integer or decimal for a DOUBLE or
+/// DECIMAL, a DATE for a TIMESTAMP).
+pub(crate) fn param_fits(expected: DataType, got: DataType) -> bool {
+    use DataType as T;
+    expected == got
+        || matches!(
+            (expected, got),
+            (T::Float64, T::Int64 | T::Decimal { .. })
+                | (T::Decimal { .. }, T::Int64 | T::Decimal { .. } | T::Float64)
+                | (T::Timestamp, T::Date)
+                | (T::Date | T::Timestamp, T::Utf8)
+        )
+}
+
+/// Whether a value of type `from` converts to `to` implicitly (PostgreSQL's widening:
+/// BIGINT → DECIMAL → DOUBLE, DATE → TIMESTAMP, and text to a DATE or TIMESTAMP).
+pub(crate) fn implicit_cast(from: DataType, to: DataType) -> bool {
+    use DataType as T;
+    matches!(
+        (from, to),
+        (T::Int64, T::Float64 | T::Decimal { .. })
+            | (T::Decimal { .. }, T::Decimal { .. } | T::Float64)
+            | (T::Date, T::Timestamp)
+            | (T::Utf8, T::Date | T::Timestamp)
+    )
+}
+
+/// The type comparison operands of types `a` and `b` meet at, if any: numeric types widen
+/// (BIGINT → DECIMAL → DOUBLE), DATE meets TIMESTAMP as TIMESTAMP, and text meets a DATE or
+/// TIMESTAMP as that type (the text is parsed).
+pub(crate) fn common_supertype(a: DataType, b: DataType) -> Option<DataType> {
+    use DataType as T;
+    if a == b {
+        return Some(a);
+    }
+    if let Some(t) = DataType::numeric_union(a, b) {
+        return Some(t);
+    }
+    match (a, b) {
+        (T::Date, T::Timestamp) | (T::Timestamp, T::Date) => Some(T::Timestamp),
+        (T::Utf8, t) | (t, T::Utf8) if t.is_temporal() => Some(t),
+        _ => None,
     }
 }
 
@@ -349,8 +396,38 @@ pub(crate) fn map_type(t: &sql::DataType, span: Span) -> Result<DataType, PlanEr
         | T::CharVarying(_)
         | T::CharacterVarying(_) => DataType::Utf8,
         T::Boolean | T::Bool => DataType::Boolean,
+        T::Decimal(info) | T::Numeric(info) | T::Dec(info) => decimal_type(info, t, span)?,
+        T::Date => DataType::Date,
+        T::Timestamp(_, sql::TimezoneInfo::None | sql::TimezoneInfo::WithoutTimeZone)
+        | T::Datetime(_) => DataType::Timestamp,
         other => return Err(unsupported(format!("data type {other}"), span)),
     })
+}
+
+/// The precision and scale DECIMAL without them means: `DECIMAL(18,3)`.
+pub const DEFAULT_DECIMAL: (u8, u8) = (18, 3);
+
+/// `DECIMAL`, `DECIMAL(p)` (scale 0) or `DECIMAL(p,s)`, checked: 1 <= p <= 38, 0 <= s <= p.
+fn decimal_type(
+    info: &sql::ExactNumberInfo,
+    t: &sql::DataType,
+    span: Span,
+) -> Result<DataType, PlanError> {
+    let (p, s) = match info {
+        sql::ExactNumberInfo::None => {
+            return Ok(DataType::decimal(DEFAULT_DECIMAL.0, DEFAULT_DECIMAL.1))
+        }
+        sql::ExactNumberInfo::Precision(p) => (*p, 0),
+        sql::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
+    };
+    let max = u64::from(weir_operators::types::MAX_DECIMAL_PRECISION);
+    if !(1..=max).contains(&p) || s < 0 || s as u64 > p {
+        return Err(PlanError::Invalid(format!(
+            "invalid type {t}: DECIMAL precision must be 1 to {max} and the scale 0 to the precision{}",
+            at(span)
+        )));
+    }
+    Ok(DataType::decimal(p as u8, s as u8))
 }
 
 fn agg_func(f: &sql::Function) -> Option<AggFunc> {
@@ -503,19 +580,17 @@ impl<'a> Binder<'a> {
                     to: DataType::Float64,
                 },
             },
+            Some(t) if implicit_cast(t, target) => cast_expr(b.expr, target),
             Some(_) => b.expr,
             None => match b.expr {
                 Expr::Param(i) => {
                     self.params.expect(i, target);
-                    if target == DataType::Float64
-                        && self.params.given_type(i) == Some(DataType::Int64)
-                    {
-                        Expr::Cast {
+                    match self.params.given_type(i) {
+                        Some(got) if got != target && param_fits(target, got) => Expr::Cast {
                             expr: Box::new(Expr::Param(i)),
-                            to: DataType::Float64,
-                        }
-                    } else {
-                        Expr::Param(i)
+                            to: target,
+                        },
+                        _ => Expr::Param(i),
                     }
                 }
                 e => e,
@@ -556,13 +631,14 @@ impl<'a> Binder<'a> {
         for t in types.iter().flatten() {
             acc = Some(match acc {
                 None => *t,
-                Some(a) if a == *t => a,
-                Some(a) if a.is_numeric() && t.is_numeric() => DataType::Float64,
-                Some(a) => {
-                    return Err(PlanError::Type(format!(
-                        "cannot compare {a} with {t} in '{e}'"
-                    )))
-                }
+                Some(a) => match common_supertype(a, *t) {
+                    Some(u) => u,
+                    None => {
+                        return Err(PlanError::Type(format!(
+                            "cannot compare {a} with {t} in '{e}'"
+                        )))
+                    }
+                },
             });
         }
         Ok(acc)
@@ -575,8 +651,21 @@ impl<'a> Binder<'a> {
             V::Number(s, _) => {
                 let text = if negate { format!("-{s}") } else { s.clone() };
                 let is_float = s.contains(['.', 'e', 'E']);
+                // A numeral with a point and no exponent is an exact DECIMAL of the scale it
+                // is written with (as PostgreSQL); one with an exponent is a DOUBLE.
+                let exact = if s.contains(['e', 'E']) {
+                    None
+                } else {
+                    weir_operators::decimal::parse_literal(&text)
+                };
                 match (is_float, text.parse::<i64>()) {
                     (false, Ok(i)) => B::new(Expr::Literal(Value::Int(i)), Some(DataType::Int64)),
+                    _ if exact.is_some() => {
+                        let (v, _, scale) = exact.unwrap_or_default();
+                        let lit = Value::Decimal(v, scale);
+                        let ty = lit.data_type();
+                        B::new(Expr::Literal(lit), ty)
+                    }
                     _ => match text.parse::<f64>() {
                         Ok(f) => B::new(Expr::Literal(Value::Float(f)), Some(DataType::Float64)),
                         Err(_) => {
@@ -647,6 +736,15 @@ impl<'a> Binder<'a> {
             E::CompoundIdentifier(ids) => self.column(ids, span, scope),
             E::Nested(inner) => self.expr(inner, scope, agg),
             E::Value(v) => self.literal(v, false),
+            E::TypedString(ts) => self.typed_string(ts),
+            E::Interval(_) => Err(PlanError::Invalid(format!(
+                "an INTERVAL can only be added to or subtracted from a DATE or TIMESTAMP{}",
+                at(span)
+            ))),
+            E::Extract { field, expr, .. } => {
+                let x = self.expr(expr, scope, agg)?;
+                self.extract(field, x, e)
+            }
             E::UnaryOp { op, expr } => {
                 if let (sql::UnaryOperator::Minus, E::Value(v)) = (op, expr.as_ref()) {
                     if matches!(v.value, sql::Value::Number(..)) {
@@ -915,9 +1013,32 @@ impl<'a> Binder<'a> {
             O::Or => BinaryOp::Or,
             other => return Err(unsupported(format!("operator {other}"), e.span())),
         };
+        if matches!(bop, BinaryOp::Add | BinaryOp::Sub) {
+            if let sql::Expr::Interval(iv) = right {
+                let x = self.expr(left, scope, agg)?;
+                return self.add_interval(x, iv, bop == BinaryOp::Sub, e);
+            }
+            if let (sql::Expr::Interval(iv), BinaryOp::Add) = (left, bop) {
+                let x = self.expr(right, scope, agg)?;
+                return self.add_interval(x, iv, false, e);
+            }
+        }
         let l = self.expr(left, scope, agg.as_deref_mut())?;
         let r = self.expr(right, scope, agg)?;
-        let (le, re, ty) = if bop.is_arithmetic() {
+        let temporal = [l.ty, r.ty].iter().flatten().any(|t| t.is_temporal());
+        // Decimals of one scale and different precisions compare (and hash) alike as they
+        // are; any other mix is cast to the common type first, so join keys hash alike.
+        let same_scale = l.ty.zip(r.ty).is_some_and(|(a, b)| {
+            a != b
+                && matches!(a, DataType::Decimal { .. })
+                && matches!(b, DataType::Decimal { .. })
+                && a.decimal_scale() == b.decimal_scale()
+        });
+        let (le, re, ty) = if bop.is_arithmetic() && temporal {
+            self.date_arithmetic(bop, l, r, e)?
+        } else if same_scale && bop.is_comparison() {
+            (l.expr, r.expr, Some(DataType::Boolean))
+        } else if bop.is_arithmetic() {
             for b in [&l, &r] {
                 if b.ty.is_some_and(|t| !t.is_numeric()) {
                     return Err(PlanError::Type(format!(
@@ -929,11 +1050,31 @@ impl<'a> Binder<'a> {
                 }
             }
             let t = match (l.ty, r.ty) {
-                (Some(DataType::Int64), Some(DataType::Int64)) => Some(DataType::Int64),
-                (Some(a), Some(b)) if a != b => Some(DataType::Float64),
+                (Some(a), Some(b)) => DataType::arithmetic_result(bop, a, b),
+                (Some(DataType::Decimal { .. }), None) | (None, Some(DataType::Decimal { .. }))
+                    if bop == BinaryOp::Div =>
+                {
+                    Some(DataType::Float64)
+                }
                 (Some(a), _) => Some(a),
                 (None, b) => b,
             };
+            // Operands keep their own type where the result is a decimal or a division's
+            // DOUBLE (the evaluator rescales); an untyped side takes the other's type.
+            let keep = |t: Option<DataType>| matches!(t, Some(DataType::Decimal { .. }));
+            if (keep(l.ty) || keep(r.ty)) && t != Some(DataType::Float64) {
+                let lt = l.ty.or(r.ty).unwrap_or(DataType::Int64);
+                let rt = r.ty.or(l.ty).unwrap_or(DataType::Int64);
+                let (le, re) = (self.coerce(l, lt), self.coerce(r, rt));
+                return Ok(B::new(
+                    Expr::Binary {
+                        op: bop,
+                        left: Box::new(le),
+                        right: Box::new(re),
+                    },
+                    t,
+                ));
+            }
             match t {
                 Some(t) => (self.coerce(l, t), self.coerce(r, t), Some(t)),
                 None => (l.expr, r.expr, None),
@@ -1070,8 +1211,7 @@ pub(crate) fn constant_value(
                     binder.params.expect(i, target);
                     let v = binder.params.value(i).cloned().unwrap_or(Value::Null);
                     if let Some(got) = v.data_type() {
-                        if got != target && !(target == DataType::Float64 && got == DataType::Int64)
-                        {
+                        if !param_fits(target, got) && !implicit_cast(got, target) {
                             return Err(PlanError::ParamType {
                                 index: i,
                                 expected: target,
@@ -1100,9 +1240,14 @@ pub(crate) fn constant_value(
                         .ok_or_else(|| PlanError::Type(format!("integer overflow in '{e}'")))?,
                 ),
                 Value::Float(f) => Value::Float(-f),
+                Value::Decimal(v, s) => Value::Decimal(-v, s),
                 Value::Null => Value::Null,
                 other => return Err(PlanError::Type(format!("cannot negate {other} in '{e}'"))),
             },
+        },
+        sql::Expr::TypedString(ts) => match binder.typed_string(ts)?.expr {
+            Expr::Literal(v) => v,
+            _ => Value::Null,
         },
         sql::Expr::UnaryOp {
             op: sql::UnaryOperator::Plus,
@@ -1114,7 +1259,7 @@ pub(crate) fn constant_value(
             let to = map_type(data_type, span)?;
             let v = constant_value_untyped(expr, binder)?;
             cast_value(v, to)
-                .ok_or_else(|| PlanError::Type(format!("cannot cast '{expr}' to {to}")))?
+                .map_err(|why| PlanError::Type(format!("cannot cast '{expr}' to {to}: {why}")))?
         }
         _ => {
             return Err(unsupported(
@@ -1144,8 +1289,13 @@ fn constant_value_untyped(e: &sql::Expr, binder: &mut Binder<'_>) -> Result<Valu
                 })?))
             }
             Value::Float(f) => Ok(Value::Float(-f)),
+            Value::Decimal(v, s) => Ok(Value::Decimal(-v, s)),
             Value::Null => Ok(Value::Null),
             other => Err(PlanError::Type(format!("cannot negate {other} in '{e}'"))),
+        },
+        sql::Expr::TypedString(ts) => match binder.typed_string(ts)?.expr {
+            Expr::Literal(v) => Ok(v),
+            _ => Ok(Value::Null),
         },
         _ => Err(unsupported(
             "non-constant expressions in INSERT VALUES",
@@ -1154,7 +1304,45 @@ fn constant_value_untyped(e: &sql::Expr, binder: &mut Binder<'_>) -> Result<Valu
     }
 }
 
-fn cast_value(v: Value, to: DataType) -> Option<Value> {
+/// `CAST(v AS to)` of a constant, with the evaluator's semantics; the error says why not.
+pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value, String> {
+    let old = matches!(
+        v,
+        Value::Null | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Bool(_)
+    ) && matches!(
+        to,
+        DataType::Int64 | DataType::Float64 | DataType::Utf8 | DataType::Boolean
+    );
+    if old {
+        return cast_value_basic(v, to).ok_or_else(|| format!("not a valid {to}"));
+    }
+    let e = Expr::Cast {
+        expr: Box::new(Expr::Literal(v)),
+        to,
+    };
+    weir_operators::eval::evaluate_scalar(&e, &[]).map_err(|e| e.to_string())
+}
+
+/// An expression cast to `to`; a text literal that parses as a DATE or TIMESTAMP, and a
+/// decimal literal made a DOUBLE, are folded into a literal of that type.
+pub(crate) fn cast_expr(e: Expr, to: DataType) -> Expr {
+    let foldable = match (&e, to) {
+        (Expr::Literal(Value::Str(_)), t) => t.is_temporal(),
+        (Expr::Literal(Value::Decimal(..) | Value::Int(_)), DataType::Float64) => true,
+        _ => false,
+    };
+    if let (Expr::Literal(v), true) = (&e, foldable) {
+        if let Ok(folded) = cast_value(v.clone(), to) {
+            return Expr::Literal(folded);
+        }
+    }
+    Expr::Cast {
+        expr: Box::new(e),
+        to,
+    }
+}
+
+fn cast_value_basic(v: Value, to: DataType) -> Option<Value> {
     Some(match (v, to) {
         (Value::Null, _) => Value::Null,
         (Value::Int(i), DataType::Int64) => Value::Int(i),
@@ -1184,9 +1372,24 @@ fn cast_value(v: Value, to: DataType) -> Option<Value> {
 }
 
 fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value, PlanError> {
+    use DataType as T;
+    let assignable = matches!(
+        (&v, target),
+        (
+            Value::Int(_) | Value::Float(_) | Value::Decimal(..) | Value::Str(_),
+            T::Decimal { .. }
+        ) | (Value::Decimal(..), T::Float64)
+            | (Value::Str(_) | Value::Date(_), T::Date | T::Timestamp)
+            | (Value::Timestamp(_), T::Timestamp)
+    );
     match (&v, target) {
         (Value::Null, _) => Ok(v),
         (Value::Int(i), DataType::Float64) => Ok(Value::Float(*i as f64)),
+        _ if assignable => cast_value(v, target).map_err(|_| {
+            PlanError::Type(format!(
+                "value '{e}' does not fit {target} column '{column}'"
+            ))
+        }),
         (v2, t) if v2.data_type() == Some(t) => Ok(v),
         (v2, t) => Err(PlanError::Type(format!(
             "cannot insert {} value '{e}' into {t} column '{column}'",

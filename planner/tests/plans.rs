@@ -446,17 +446,24 @@ fn values_query_is_one_constant_fragment() {
     );
     assert_eq!(q.fragments.len(), 1);
     assert_eq!(shape(&q.fragments[0].plan), "Limit(Sort(Values))");
+    // BIGINT with DECIMAL is DECIMAL.
     assert_eq!(
         q.output_schema.types(),
-        vec![DataType::Float64, DataType::Utf8]
+        vec![
+            DataType::Decimal {
+                precision: 38,
+                scale: 1
+            },
+            DataType::Utf8
+        ]
     );
     assert_eq!(q.output_schema.fields[1].name, "column2");
     match &nodes(&q, "Values")[0] {
         PhysicalPlan::Values { rows, .. } => assert_eq!(
             rows,
             &vec![
-                vec![Value::Float(1.0), Value::Str("a".into())],
-                vec![Value::Float(2.5), Value::Null],
+                vec![Value::Decimal(10, 1), Value::Str("a".into())],
+                vec![Value::Decimal(25, 1), Value::Null],
             ]
         ),
         other => panic!("{other:?}"),
@@ -695,7 +702,8 @@ fn no_from() {
     assert_eq!(shape(&q.fragments[0].plan), "Project(Values)");
     assert_eq!(
         q.output_schema.types(),
-        vec![DataType::Int64, DataType::Float64, DataType::Utf8]
+        // 2.5 is an exact DECIMAL of scale 1, as in PostgreSQL.
+        vec![DataType::Int64, DataType::decimal(38, 1), DataType::Utf8]
     );
     assert_eq!(q.output_schema.fields[0].name, "two");
 }

@@ -32,7 +32,40 @@ enum KeyStore {
     Int(Vec<i64>),
     Float(Vec<f64>),
     Bool(Vec<bool>),
-    Str { offsets: Vec<u32>, bytes: Vec<u8> },
+    Str {
+        offsets: Vec<u32>,
+        bytes: Vec<u8>,
+    },
+    /// DECIMAL, DATE and TIMESTAMP keys, widened to `i128`; rebuilt as `dt`.
+    Wide {
+        v: Vec<i128>,
+        dt: DataType,
+    },
+}
+
+/// Row `i` of a DECIMAL, DATE or TIMESTAMP column as an `i128` (order preserved).
+#[inline]
+fn wide_at(col: &Column, i: usize) -> Option<i128> {
+    match &col.data {
+        ColumnData::Decimal { values, .. } => Some(values[i]),
+        ColumnData::Date(v) => Some(i128::from(v[i])),
+        ColumnData::Timestamp(v) => Some(i128::from(v[i])),
+        _ => None,
+    }
+}
+
+/// Wide values back into a column of type `dt` (a DECIMAL, DATE or TIMESTAMP).
+fn from_wide(dt: DataType, v: &[i128]) -> ColumnData {
+    match dt {
+        DataType::Date => ColumnData::Date(v.iter().map(|&x| x as i32).collect()),
+        DataType::Timestamp => ColumnData::Timestamp(v.iter().map(|&x| x as i64).collect()),
+        DataType::Decimal { precision, scale } => ColumnData::Decimal {
+            values: v.to_vec(),
+            precision,
+            scale,
+        },
+        _ => ColumnData::Int64(v.iter().map(|&x| x as i64).collect()),
+    }
 }
 
 impl KeyStore {
@@ -45,6 +78,9 @@ impl KeyStore {
                 offsets: vec![0],
                 bytes: Vec::new(),
             },
+            DataType::Decimal { .. } | DataType::Date | DataType::Timestamp => {
+                KeyStore::Wide { v: Vec::new(), dt }
+            }
         }
     }
 
@@ -67,6 +103,11 @@ impl KeyStore {
                 }
                 offsets.push(bytes.len() as u32);
             }
+            (KeyStore::Wide { v, .. }, _) => v.push(if valid {
+                wide_at(col, i).unwrap_or(0)
+            } else {
+                0
+            }),
             _ => {}
         }
     }
@@ -77,6 +118,7 @@ impl KeyStore {
             KeyStore::Float(v) => v.capacity() * 8,
             KeyStore::Bool(v) => v.capacity(),
             KeyStore::Str { offsets, bytes } => offsets.capacity() * 4 + bytes.capacity(),
+            KeyStore::Wide { v, .. } => v.capacity() * 16,
         }
     }
 
@@ -93,6 +135,7 @@ impl KeyStore {
                     bytes: bytes[base as usize..offsets[end] as usize].to_vec(),
                 }
             }
+            KeyStore::Wide { v, dt } => from_wide(*dt, &v[start..end]),
         };
         let valid = &validity[start..end];
         let bitmap = (!valid.iter().all(|&v| v)).then(|| Bitmap::from_bools(valid));
@@ -118,6 +161,7 @@ impl KeyStore {
                 bytes[offsets[g] as usize..offsets[g + 1] as usize]
                     == b[o[i] as usize..o[i + 1] as usize]
             }
+            (KeyStore::Wide { v, .. }, _) => wide_at(col, i) == Some(v[g]),
             _ => false,
         }
     }
@@ -233,6 +277,26 @@ enum Acc {
         seen: Vec<bool>,
         min: bool,
     },
+    /// Exact SUM of decimals, at the input's scale.
+    SumDecimal {
+        sum: Vec<i128>,
+        seen: Vec<bool>,
+        precision: u8,
+        scale: u8,
+    },
+    /// AVG of decimals: the exact sum and the count.
+    AvgDecimal {
+        sum: Vec<i128>,
+        count: Vec<i64>,
+        scale: u8,
+    },
+    /// MIN/MAX of DECIMAL, DATE and TIMESTAMP values, widened to `i128`.
+    MinMaxWide {
+        v: Vec<i128>,
+        seen: Vec<bool>,
+        min: bool,
+        dt: DataType,
+    },
 }
 
 impl Acc {
@@ -252,7 +316,14 @@ impl Acc {
             AggFunc::CountStar | AggFunc::Count => Acc::Count(Vec::new()),
             AggFunc::Sum => {
                 numeric()?;
-                if t == DataType::Int64 {
+                if let DataType::Decimal { precision, scale } = agg.output_type() {
+                    Acc::SumDecimal {
+                        sum: Vec::new(),
+                        seen: Vec::new(),
+                        precision,
+                        scale,
+                    }
+                } else if t == DataType::Int64 {
                     Acc::SumInt {
                         sum: Vec::new(),
                         seen: Vec::new(),
@@ -266,6 +337,13 @@ impl Acc {
             }
             AggFunc::Avg => {
                 numeric()?;
+                if let DataType::Decimal { scale, .. } = t {
+                    return Ok(Acc::AvgDecimal {
+                        sum: Vec::new(),
+                        count: Vec::new(),
+                        scale,
+                    });
+                }
                 Acc::Avg {
                     sum: Vec::new(),
                     count: Vec::new(),
@@ -295,6 +373,14 @@ impl Acc {
                         seen,
                         min,
                     },
+                    DataType::Decimal { .. } | DataType::Date | DataType::Timestamp => {
+                        Acc::MinMaxWide {
+                            v: Vec::new(),
+                            seen,
+                            min,
+                            dt: t,
+                        }
+                    }
                 }
             }
         })
@@ -332,6 +418,14 @@ impl Acc {
                 v.resize(n, String::new());
                 seen.resize(n, false);
             }
+            Acc::SumDecimal { sum, seen, .. } | Acc::MinMaxWide { v: sum, seen, .. } => {
+                sum.resize(n, 0);
+                seen.resize(n, false);
+            }
+            Acc::AvgDecimal { sum, count, .. } => {
+                sum.resize(n, 0);
+                count.resize(n, 0);
+            }
         }
     }
 
@@ -347,6 +441,10 @@ impl Acc {
             Acc::MinMaxStr { v, seen, .. } => {
                 v.capacity() * 24 + v.iter().map(String::capacity).sum::<usize>() + seen.capacity()
             }
+            Acc::SumDecimal { sum, seen, .. } | Acc::MinMaxWide { v: sum, seen, .. } => {
+                sum.capacity() * 16 + seen.capacity()
+            }
+            Acc::AvgDecimal { sum, count, .. } => sum.capacity() * 16 + count.capacity() * 8,
         }
     }
 
@@ -472,6 +570,50 @@ impl Acc {
                     }
                 }
             }
+            (Acc::SumDecimal { sum, seen, .. }, ColumnData::Decimal { values, .. }) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if ok(i) {
+                        let g = g as usize;
+                        sum[g] = sum[g]
+                            .checked_add(values[i])
+                            .ok_or_else(|| Error::Arithmetic("DECIMAL overflow in SUM".into()))?;
+                        seen[g] = true;
+                    }
+                }
+            }
+            (Acc::AvgDecimal { sum, count, .. }, ColumnData::Decimal { values, .. }) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if ok(i) {
+                        let g = g as usize;
+                        sum[g] = sum[g]
+                            .checked_add(values[i])
+                            .ok_or_else(|| Error::Arithmetic("DECIMAL overflow in AVG".into()))?;
+                        count[g] += 1;
+                    }
+                }
+            }
+            (
+                Acc::MinMaxWide {
+                    v: acc,
+                    seen,
+                    min,
+                    dt,
+                },
+                _,
+            ) if col.data_type() == *dt => {
+                let min = *min;
+                for (i, &g) in ids.iter().enumerate() {
+                    let g = g as usize;
+                    if !ok(i) {
+                        continue;
+                    }
+                    let x = wide_at(col, i).unwrap_or(0);
+                    if !seen[g] || (x < acc[g]) == min && x != acc[g] {
+                        acc[g] = x;
+                        seen[g] = true;
+                    }
+                }
+            }
             (acc, _) => {
                 return Err(Error::Type(format!(
                     "aggregate state {} does not accept a {} column",
@@ -485,6 +627,22 @@ impl Acc {
 
     /// Final-mode merge of AVG states (sum column and count column).
     fn merge_avg(&mut self, ids: &[u32], sums: &Column, counts: &Column) -> Result<()> {
+        if let (Acc::AvgDecimal { sum, count, .. }, Some((s, _)), Some(c)) =
+            (&mut *self, sums.as_decimal(), counts.as_i64())
+        {
+            for (i, &g) in ids.iter().enumerate() {
+                let g = g as usize;
+                if sums.is_valid(i) {
+                    sum[g] = sum[g]
+                        .checked_add(s[i])
+                        .ok_or_else(|| Error::Arithmetic("DECIMAL overflow in AVG".into()))?;
+                }
+                if counts.is_valid(i) {
+                    count[g] += c[i];
+                }
+            }
+            return Ok(());
+        }
         let (Acc::Avg { sum, count }, Some(s), Some(c)) = (self, sums.as_f64(), counts.as_i64())
         else {
             return Err(Error::Type("AVG state must be (DOUBLE, BIGINT)".into()));
@@ -503,8 +661,8 @@ impl Acc {
     fn kind(&self) -> &'static str {
         match self {
             Acc::Count(_) => "COUNT",
-            Acc::SumInt { .. } | Acc::SumFloat { .. } => "SUM",
-            Acc::Avg { .. } => "AVG",
+            Acc::SumInt { .. } | Acc::SumFloat { .. } | Acc::SumDecimal { .. } => "SUM",
+            Acc::Avg { .. } | Acc::AvgDecimal { .. } => "AVG",
             _ => "MIN/MAX",
         }
     }
@@ -564,7 +722,58 @@ impl Acc {
                     bitmap,
                 ));
             }
+            Acc::SumDecimal {
+                sum,
+                seen,
+                precision,
+                scale,
+            } => {
+                let dt = DataType::Decimal {
+                    precision: *precision,
+                    scale: *scale,
+                };
+                out.push(wide_column(dt, &sum[r.clone()], &seen[r]));
+            }
+            Acc::MinMaxWide { v, seen, dt, .. } => {
+                out.push(wide_column(*dt, &v[r.clone()], &seen[r]))
+            }
+            Acc::AvgDecimal { sum, count, scale } => {
+                if partial {
+                    let dt = DataType::decimal(crate::types::MAX_DECIMAL_PRECISION, *scale);
+                    out.push(wide_column(dt, &sum[r.clone()], &vec![true; end - start]));
+                    out.push(Column::from_i64(count[r].to_vec()));
+                } else {
+                    let seen: Vec<bool> = count[r.clone()].iter().map(|&c| c > 0).collect();
+                    let avg: Vec<f64> = sum[r.clone()]
+                        .iter()
+                        .zip(&count[r])
+                        .map(|(&s, &c)| avg_decimal(s, *scale, c))
+                        .collect();
+                    out.push(opt(&avg, &seen, ColumnData::Float64));
+                }
+            }
         }
+    }
+}
+
+/// A column of type `dt` from wide values, NULL where not `seen`.
+fn wide_column(dt: DataType, v: &[i128], seen: &[bool]) -> Column {
+    let bitmap = (!seen.iter().all(|&s| s)).then(|| Bitmap::from_bools(seen));
+    Column::with_validity(from_wide(dt, v), bitmap)
+}
+
+/// The mean of `count` decimals summing to unscaled `sum` at `scale`, as the nearest DOUBLE
+/// (the division is done on the exact sum, rounded once per digit of the quotient).
+fn avg_decimal(sum: i128, scale: u8, count: i64) -> f64 {
+    if count <= 0 {
+        return 0.0;
+    }
+    let c = i128::from(count);
+    // 17 significant fraction digits of the exact quotient, then one conversion.
+    let extra = 17u8.saturating_sub(scale).min(38 - scale.min(38));
+    match crate::decimal::rescale(sum, 0, extra) {
+        Some(scaled) => crate::decimal::to_f64(scaled / c, scale + extra),
+        None => crate::decimal::to_f64(sum, scale) / count as f64,
     }
 }
 

@@ -5,7 +5,7 @@
 //! NULL hashes to a fixed value (callers decide what NULL keys mean).
 
 use crate::column::ColumnData;
-use crate::storage::{hash_bytes, hash_f64, mix64};
+use crate::storage::{hash_bytes, hash_f64, hash_i128, mix64};
 use crate::Column;
 
 /// Hash of a NULL key.
@@ -58,6 +58,9 @@ pub fn hash_rows(keys: &[Column], out: &mut Vec<u64>) {
             ColumnData::Int64(v) => apply!(v.iter().map(|&x| mix64(x as u64))),
             ColumnData::Float64(v) => apply!(v.iter().map(|&x| hash_f64(x))),
             ColumnData::Boolean(v) => apply!(v.iter().map(|&x| mix64(x as u64 + 1))),
+            ColumnData::Decimal { values, .. } => apply!(values.iter().map(|&x| hash_i128(x))),
+            ColumnData::Date(v) => apply!(v.iter().map(|&x| mix64(i64::from(x) as u64))),
+            ColumnData::Timestamp(v) => apply!(v.iter().map(|&x| mix64(x as u64))),
             ColumnData::Utf8 { offsets, bytes } => apply!(offsets
                 .windows(2)
                 .map(|w| hash_bytes(&bytes[w[0] as usize..w[1] as usize]))),
@@ -91,6 +94,49 @@ mod tests {
         hash_rows(&[], &mut h2);
         assert!(h2.is_empty());
     }
+
+    #[test]
+    fn decimal_date_and_timestamp_keys_hash_and_compare_by_value() {
+        let dec = Column::from_values(
+            DataType::decimal(10, 2),
+            &[
+                Value::Decimal(150, 2),
+                Value::Decimal(-150, 2),
+                Value::Decimal(15, 1),
+                Value::Null,
+            ],
+        )
+        .unwrap();
+        let dates = Column::from_values(
+            DataType::Date,
+            &[Value::Date(1), Value::Date(2), Value::Date(1), Value::Null],
+        )
+        .unwrap();
+        let mut h = Vec::new();
+        hash_rows(&[dec.clone(), dates.clone()], &mut h);
+        // 1.5 pushed as 15 at scale 1 is stored as 150 at scale 2: equal to row 0.
+        assert_eq!(h[0], h[2]);
+        assert_ne!(h[0], h[1]);
+        let keys = [dec, dates];
+        assert!(rows_equal(&keys, 0, &keys, 2));
+        assert!(!rows_equal(&keys, 0, &keys, 1));
+        assert!(rows_equal(&keys, 3, &keys, 3));
+        let ts = Column::from_values(DataType::Timestamp, &[Value::Timestamp(5)]).unwrap();
+        let ts2 = Column::from_values(DataType::Timestamp, &[Value::Timestamp(6)]).unwrap();
+        let ts = [ts];
+        assert!(!rows_equal(&ts, 0, &[ts2], 0));
+        assert!(rows_equal(&ts, 0, &ts, 0));
+        // Partition placement does not depend on how a decimal key is written.
+        use crate::storage::partition_of;
+        assert_eq!(
+            partition_of(&Value::Decimal(150, 2), 16),
+            partition_of(&Value::Decimal(15, 1), 16)
+        );
+        assert_eq!(
+            partition_of(&Value::Decimal(1000, 2), 16),
+            partition_of(&Value::Int(10), 16)
+        );
+    }
 }
 
 /// Whether row `i` of key columns `a` equals row `j` of key columns `b` (same types column by
@@ -109,6 +155,20 @@ pub(crate) fn rows_equal(a: &[Column], i: usize, b: &[Column], j: usize) -> bool
                 p[i] == q[j] || (p[i].is_nan() && q[j].is_nan())
             }
             (ColumnData::Boolean(p), ColumnData::Boolean(q)) => p[i] == q[j],
+            (
+                ColumnData::Decimal {
+                    values: p,
+                    scale: s,
+                    ..
+                },
+                ColumnData::Decimal {
+                    values: q,
+                    scale: t,
+                    ..
+                },
+            ) => s == t && p[i] == q[j],
+            (ColumnData::Date(p), ColumnData::Date(q)) => p[i] == q[j],
+            (ColumnData::Timestamp(p), ColumnData::Timestamp(q)) => p[i] == q[j],
             (
                 ColumnData::Utf8 { offsets, bytes },
                 ColumnData::Utf8 {

@@ -42,6 +42,8 @@ enum KeyView<'a> {
     Float(&'a [f64]),
     Bool(&'a [bool]),
     Str(&'a Column),
+    Wide(&'a [i128]),
+    Date(&'a [i32]),
 }
 
 struct KeyCmp<'a> {
@@ -80,6 +82,8 @@ impl KeyCmp<'_> {
             KeyView::Float(v) => v[a].total_cmp(&v[b]),
             KeyView::Bool(v) => v[a].cmp(&v[b]),
             KeyView::Str(c) => c.str_at(a).cmp(c.str_at(b)),
+            KeyView::Wide(v) => v[a].cmp(&v[b]),
+            KeyView::Date(v) => v[a].cmp(&v[b]),
         };
         if self.descending {
             o.reverse()
@@ -106,6 +110,9 @@ pub(crate) fn sort_indices(
                 ColumnData::Float64(v) => KeyView::Float(v),
                 ColumnData::Boolean(v) => KeyView::Bool(v),
                 ColumnData::Utf8 { .. } => KeyView::Str(c),
+                ColumnData::Decimal { values, .. } => KeyView::Wide(values),
+                ColumnData::Date(v) => KeyView::Date(v),
+                ColumnData::Timestamp(v) => KeyView::Int(v),
             },
             col: c,
             has_nulls: c.null_count() > 0,
@@ -214,7 +221,10 @@ fn encoder<'a>(k: &KeyCmp<'a>) -> Option<Box<dyn Fn(usize) -> u64 + 'a>> {
             (if b >> 63 == 1 { !b } else { b | (1 << 63) }) ^ flip
         })),
         KeyView::Bool(v) => Some(Box::new(move |i| (v[i] as u64) ^ flip)),
-        KeyView::Str(_) => None,
+        KeyView::Date(v) => Some(Box::new(move |i| {
+            ((i64::from(v[i]) as u64) ^ (1 << 63)) ^ flip
+        })),
+        KeyView::Str(_) | KeyView::Wide(_) => None,
     }
 }
 

@@ -56,6 +56,9 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         // Unified across arguments, checked separately.
         F::Coalesce => (1, usize::MAX, &[]),
         F::NullIf => (2, 2, &[]),
+        // Checked by `date_part_args`.
+        F::Extract | F::DateTrunc => (2, 2, &[]),
+        F::AddInterval => (4, 4, &[]),
     }
 }
 
@@ -72,7 +75,8 @@ impl Binder<'_> {
         self.coerce(b, t)
     }
 
-    /// Unifies the types of `args` for `what` (numeric types widen to DOUBLE).
+    /// Unifies the types of `args` for `what` (numeric types widen BIGINT → DECIMAL →
+    /// DOUBLE, DATE to TIMESTAMP).
     fn common_type(
         &self,
         args: &[B],
@@ -82,11 +86,10 @@ impl Binder<'_> {
         let mut acc: Option<DataType> = None;
         for (i, b) in args.iter().enumerate() {
             let Some(t) = b.ty else { continue };
-            acc = Some(match acc {
+            acc = Some(match acc.map(|a| (a, super::common_supertype(a, t))) {
                 None => t,
-                Some(a) if a == t => a,
-                Some(a) if a.is_numeric() && t.is_numeric() => DataType::Float64,
-                Some(a) => {
+                Some((_, Some(u))) => u,
+                Some((a, None)) => {
                     return Err(PlanError::Type(format!(
                         "{what}: argument {} is {t}, earlier ones are {a}, in '{e}'{}",
                         i + 1,
@@ -120,6 +123,16 @@ impl Binder<'_> {
                 args.len(),
                 at(e.span())
             )));
+        }
+        if matches!(func, F::Extract | F::DateTrunc) {
+            let (exprs, out) = self.date_part_args(func, name, args, e)?;
+            return Ok(B::new(Expr::Function { func, args: exprs }, Some(out)));
+        }
+        if func == F::AddInterval {
+            return Err(super::unsupported(format!("function {name}"), e.span()));
+        }
+        if let Some(b) = self.decimal_call(func, name, &args, e)? {
+            return Ok(b);
         }
         if matches!(func, F::Coalesce | F::NullIf) {
             let t = self.common_type(&args, &format!("function {name}"), e)?;
@@ -203,6 +216,82 @@ impl Binder<'_> {
             _ => DataType::Utf8,
         };
         Ok(B::new(Expr::Function { func, args: exprs }, Some(out)))
+    }
+
+    /// Binds a numeric function whose first argument is a DECIMAL (and whose others are not
+    /// DOUBLE): `abs`, `sign`, `floor`, `ceil` and `round` keep exact decimals (`round(x, n)`
+    /// with a constant `n >= 0` gives scale `n`, as PostgreSQL; `floor`, `ceil` and `round(x)`
+    /// scale 0), `mod` works at the larger scale. `None` for any other call.
+    fn decimal_call(
+        &mut self,
+        func: ScalarFunc,
+        name: &str,
+        args: &[B],
+        e: &sql::Expr,
+    ) -> Result<Option<B>, PlanError> {
+        use ScalarFunc as F;
+        let Some(DataType::Decimal { precision, scale }) = args.first().and_then(|b| b.ty) else {
+            return Ok(None);
+        };
+        if !matches!(
+            func,
+            F::Abs | F::Sign | F::Floor | F::Ceil | F::Round | F::Mod
+        ) {
+            return Ok(None);
+        }
+        if args.iter().any(|b| b.ty == Some(DataType::Float64)) {
+            return Ok(None);
+        }
+        let x = args[0].clone();
+        let out = match func {
+            F::Floor | F::Ceil => DataType::decimal(precision, 0),
+            F::Round if args.len() == 1 => {
+                let to = DataType::decimal(precision.saturating_sub(scale).saturating_add(1), 0);
+                return Ok(Some(B::new(super::cast_expr(x.expr, to), Some(to))));
+            }
+            F::Round => match &args[1].expr {
+                Expr::Literal(Value::Int(n)) if (0..=38).contains(n) => {
+                    // Rounding to n digits is a cast to scale n (half away from zero).
+                    let n = *n as u8;
+                    let int_digits = precision.saturating_sub(scale).saturating_add(1);
+                    let to = DataType::decimal(int_digits.saturating_add(n), n);
+                    return Ok(Some(B::new(super::cast_expr(x.expr, to), Some(to))));
+                }
+                _ => {
+                    if args[1].ty.is_some_and(|t| t != DataType::Int64) {
+                        return Err(PlanError::Type(format!(
+                            "function {name} needs an integer argument 2, got {} in '{e}'{}",
+                            type_name(args[1].ty),
+                            at(e.span())
+                        )));
+                    }
+                    DataType::decimal(precision, scale)
+                }
+            },
+            F::Mod => {
+                let Some(other) = args.get(1).and_then(|b| b.ty) else {
+                    return Ok(None);
+                };
+                match DataType::numeric_union(DataType::decimal(precision, scale), other) {
+                    Some(u @ DataType::Decimal { .. }) => u,
+                    _ => return Ok(None),
+                }
+            }
+            _ => DataType::decimal(precision, scale),
+        };
+        let (min, max, _) = signature(func);
+        if args.len() < min || args.len() > max {
+            return Ok(None);
+        }
+        let exprs = match func {
+            F::Mod => args.iter().map(|b| self.typed(b.clone(), out)).collect(),
+            F::Round => vec![x.expr, self.typed(args[1].clone(), DataType::Int64)],
+            _ => vec![x.expr],
+        };
+        Ok(Some(B::new(
+            Expr::Function { func, args: exprs },
+            Some(out),
+        )))
     }
 
     /// Binds the arguments of a plain function call.

@@ -109,16 +109,13 @@ impl Binder<'_> {
         }
         let mut types = Vec::with_capacity(l.fields.len());
         for (a, b) in l.fields.iter().zip(&r.fields) {
-            let t = match (a.data_type, b.data_type) {
-                (x, y) if x == y => x,
-                (x, y) if x.is_numeric() && y.is_numeric() => DataType::Float64,
-                (x, y) => {
-                    return Err(PlanError::Type(format!(
-                        "{op} column '{}' mixes {x} and {y}{}",
-                        a.name,
-                        at(span)
-                    )))
-                }
+            let (x, y) = (a.data_type, b.data_type);
+            let Some(t) = same_or_numeric(x, y) else {
+                return Err(PlanError::Type(format!(
+                    "{op} column '{}' mixes {x} and {y}{}",
+                    a.name,
+                    at(span)
+                )));
             };
             types.push(t);
         }
@@ -695,16 +692,12 @@ impl Binder<'_> {
             let lb = B::new(Expr::Column(l), Some(scope.types[l]));
             let rb = B::new(Expr::Column(r), Some(scope.types[r]));
             let (lt, rt) = (scope.types[l], scope.types[r]);
-            let t = match (lt, rt) {
-                (a, b) if a == b => a,
-                (a, b) if a.is_numeric() && b.is_numeric() => DataType::Float64,
-                (a, b) => {
-                    return Err(PlanError::Type(format!(
-                        "USING column '{}' is {a} on the left and {b} on the right{}",
-                        c.value,
-                        at(jspan)
-                    )))
-                }
+            let Some(t) = same_or_numeric(lt, rt) else {
+                return Err(PlanError::Type(format!(
+                    "USING column '{}' is {lt} on the left and {rt} on the right{}",
+                    c.value,
+                    at(jspan)
+                )));
             };
             let (le, re) = (self.coerce(lb, t), self.coerce(rb, t));
             conds.push(le.eq(re));
@@ -841,15 +834,13 @@ impl Binder<'_> {
                 let Some(t) = b.ty else { continue };
                 ty = Some(match ty {
                     None => t,
-                    Some(a) if a == t => a,
-                    Some(a) if a.is_numeric() && t.is_numeric() => DataType::Float64,
-                    Some(a) => {
-                        return Err(PlanError::Type(format!(
+                    Some(a) => same_or_numeric(a, t).ok_or_else(|| {
+                        PlanError::Type(format!(
                             "VALUES column {} mixes {a} and {t} at '{e}'{}",
                             j + 1,
                             at(e.span())
-                        )))
-                    }
+                        ))
+                    })?,
                 });
             }
             fields.push(Field::new(
@@ -1091,6 +1082,16 @@ fn aggregate_plan(
             .collect(),
         agg_names,
     })
+}
+
+/// The type two columns of one result meet at: the same type, or the wider of two numeric
+/// types (BIGINT → DECIMAL → DOUBLE).
+fn same_or_numeric(a: DataType, b: DataType) -> Option<DataType> {
+    if a == b {
+        Some(a)
+    } else {
+        DataType::numeric_union(a, b)
+    }
 }
 
 /// `l UNION ALL r`, flattening nested unions.

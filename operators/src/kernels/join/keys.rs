@@ -73,6 +73,19 @@ pub(crate) fn align_key(k: &mut Column, to: DataType) -> Result<()> {
             *k = cast_column(k, to)?;
             Ok(())
         }
+        // Decimals of one scale differ only in their declared precision: same unscaled values.
+        (
+            DataType::Decimal { scale: a, .. },
+            DataType::Decimal {
+                precision,
+                scale: b,
+            },
+        ) if a == b => {
+            if let ColumnData::Decimal { precision: p, .. } = &mut k.data {
+                *p = precision;
+            }
+            Ok(())
+        }
         _ => Err(Error::Type(format!(
             "cannot join {from} keys with {to} keys"
         ))),
