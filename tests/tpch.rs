@@ -22,23 +22,10 @@ const SF: f64 = 0.01;
 /// How long one query may take here before the test fails it as hung.
 const QUERY_LIMIT: Duration = Duration::from_secs(30);
 
-/// The queries weir cannot run yet, each with what it lacks.
-const NOT_YET: &[usize] = &[
-    1,  // DATE literal and INTERVAL arithmetic (l_shipdate <= DATE '1998-12-01' - INTERVAL ...)
-    3,  // DATE literal
-    4,  // DATE literal and INTERVAL arithmetic
-    5,  // DATE literal and INTERVAL arithmetic
-    6,  // DATE literal and INTERVAL arithmetic
-    7,  // DATE literal and EXTRACT(YEAR FROM ...)
-    8,  // DATE literal and EXTRACT(YEAR FROM ...)
-    9,  // EXTRACT(YEAR FROM ...)
-    10, // DATE literal and INTERVAL arithmetic
-    12, // DATE literal and INTERVAL arithmetic
-    14, // DATE literal and INTERVAL arithmetic
-    15, // DATE literal and INTERVAL arithmetic (in the WITH form's revenue0)
-    16, // COUNT(DISTINCT ps_suppkey)
-    20, // DATE literal and INTERVAL arithmetic
-];
+/// The queries weir cannot run yet, each with what it lacks. Empty since DECIMAL, DATE,
+/// INTERVAL, EXTRACT and COUNT(DISTINCT) landed; a query that regresses must not be added
+/// here without saying what it lacks.
+const NOT_YET: &[usize] = &[];
 
 fn load(nodes: usize) -> Arc<Cluster> {
     let cluster = cluster_builder()

@@ -45,25 +45,21 @@ pub enum Cell<'a> {
     String(String),
 }
 
-/// How TPC-H's logical types are stored in weir: the single switch between the fallback
-/// mapping (weir without DECIMAL and DATE) and the real types.
+/// How TPC-H's logical types are stored in weir: the one place that knows weir's types.
+/// Decimals are `DECIMAL(15,2)` and dates `DATE`, as the specification defines them. (Before
+/// weir had those types this module held the fallback, decimals as `DOUBLE` and dates as
+/// `VARCHAR` text.)
 pub mod storage {
     use super::{Cell, Kind};
     use crate::DataType;
     use weir_operators::ColumnBuilder;
 
-    /// Whether decimals and dates are stored as weir's own `DECIMAL(15,2)` and `DATE`. While
-    /// false, the fallback holds: decimals are `DOUBLE` and dates are `VARCHAR`
-    /// `'YYYY-MM-DD'` text (which compares like dates, so column-to-column date comparisons
-    /// work; `DATE` literals and `INTERVAL` arithmetic do not).
-    pub const NATIVE_TYPES: bool = false;
-
     /// The weir type a column of `kind` is stored as.
     pub fn data_type(kind: Kind) -> DataType {
         match kind {
             Kind::Int => DataType::Int64,
-            Kind::Decimal => DataType::Float64,
-            Kind::Date => DataType::Utf8,
+            Kind::Decimal => DataType::decimal(15, 2),
+            Kind::Date => DataType::Date,
             Kind::Text => DataType::Utf8,
         }
     }
@@ -79,10 +75,8 @@ pub mod storage {
     pub fn push(builder: &mut ColumnBuilder, kind: Kind, cell: &Cell<'_>) -> Result<(), String> {
         match (kind, cell) {
             (Kind::Int, Cell::Int(v)) => builder.push_i64(*v),
-            (Kind::Decimal, Cell::Decimal(hundredths)) => {
-                builder.push_f64(*hundredths as f64 / 100.0)
-            }
-            (Kind::Date, Cell::Date(d)) => builder.push_str(&d.to_string()),
+            (Kind::Decimal, Cell::Decimal(hundredths)) => builder.push_decimal(*hundredths as i128),
+            (Kind::Date, Cell::Date(d)) => builder.push_date(d.to_unix_epoch()),
             (Kind::Text, Cell::Str(s)) => builder.push_str(s),
             (Kind::Text, Cell::String(s)) => builder.push_str(s),
             (kind, cell) => return Err(format!("a {cell:?} in a {kind:?} column")),
