@@ -12,7 +12,9 @@ use common::{cluster_builder, run_bounded, sorted_rows};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tpchgen::generators::{CustomerGenerator, LineItemGenerator, OrderGenerator};
+use tpchgen::generators::{
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, SupplierGenerator,
+};
 use weir::bench::tpch::{self, schema};
 use weir::{Cluster, Value};
 
@@ -26,6 +28,17 @@ const QUERY_LIMIT: Duration = Duration::from_secs(30);
 /// INTERVAL, EXTRACT and COUNT(DISTINCT) landed; a query that regresses must not be added
 /// here without saying what it lacks.
 const NOT_YET: &[usize] = &[];
+
+/// Queries that run but give a wrong answer, each with the defect. The test asserts that each
+/// still fails its hand check, so the list shrinks when the defect is fixed.
+const KNOWN_WRONG: &[usize] = &[
+    // Q21's NOT EXISTS (lineitem l3, correlated on l_orderkey with l_suppkey <> l1.l_suppkey)
+    // becomes an anti join whose right side reads the wrong columns: EXPLAIN shows
+    // `HashJoin (ANTI) on l_orderkey = l_partkey filter: (l_linenumber <> l_suppkey)` over
+    // `Scan lineitem columns: [l_partkey, l_linenumber]`, every right column shifted by one.
+    // At SF 1 the first row is Supplier#000000262 where the kit has Supplier#000002829.
+    21,
+];
 
 fn load(nodes: usize) -> Arc<Cluster> {
     let cluster = cluster_builder()
@@ -88,6 +101,8 @@ struct Reference {
     q13_histogram: BTreeMap<i64, i64>,
     /// Q18: the orders whose lineitems add up to more than 300 units.
     q18_orders: BTreeSet<i64>,
+    /// Q21: (s_name, numwait), in the query's order (numwait desc, s_name), first 100.
+    q21: Vec<(String, i64)>,
 }
 
 fn like_special_requests(comment: &str) -> bool {
@@ -101,7 +116,13 @@ impl Reference {
         let mut q1_counts = BTreeMap::new();
         let mut q6_revenue = 0i128;
         let mut quantity_per_order: HashMap<i64, i64> = HashMap::new();
+        // Q21: per order, its lineitems' (l_suppkey, late = l_receiptdate > l_commitdate).
+        let mut lines_per_order: HashMap<i64, Vec<(i64, bool)>> = HashMap::new();
         for l in LineItemGenerator::new(SF, 1, 1).iter() {
+            lines_per_order.entry(l.l_orderkey).or_default().push((
+                l.l_suppkey,
+                l.l_receiptdate.to_string() > l.l_commitdate.to_string(),
+            ));
             let ship = l.l_shipdate.to_string();
             if ship.as_str() <= "1998-09-02" {
                 *q1_counts
@@ -141,21 +162,65 @@ impl Reference {
             q6_revenue,
             q13_histogram,
             q18_orders,
+            q21: Self::q21(&lines_per_order),
         }
     }
 
-    /// Checks weir's answer to query `n` where this test has an independent one; `false`
-    /// when it has none.
-    fn check(&self, n: usize, rows: &[Vec<Value>]) -> bool {
+    fn q21(lines_per_order: &HashMap<i64, Vec<(i64, bool)>>) -> Vec<(String, i64)> {
+        let saudi = NationGenerator::new(SF, 1, 1)
+            .iter()
+            .find(|n| n.n_name == "SAUDI ARABIA")
+            .expect("SAUDI ARABIA is a nation")
+            .n_nationkey;
+        let names: HashMap<i64, String> = SupplierGenerator::new(SF, 1, 1)
+            .iter()
+            .filter(|s| s.s_nationkey == saudi)
+            .map(|s| (s.s_suppkey, s.s_name.to_string()))
+            .collect();
+        let mut numwait: HashMap<&str, i64> = HashMap::new();
+        for o in OrderGenerator::new(SF, 1, 1).iter() {
+            if o.o_orderstatus.to_string() != "F" {
+                continue;
+            }
+            let lines = &lines_per_order[&o.o_orderkey];
+            for &(supp, late) in lines {
+                let Some(name) = names.get(&supp) else {
+                    continue;
+                };
+                let others = lines.iter().any(|&(s, _)| s != supp);
+                let others_late = lines.iter().any(|&(s, l)| s != supp && l);
+                if late && others && !others_late {
+                    *numwait.entry(name).or_insert(0) += 1;
+                }
+            }
+        }
+        let mut rows: Vec<(String, i64)> = numwait
+            .into_iter()
+            .map(|(n, c)| (n.to_string(), c))
+            .collect();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        rows.truncate(100);
+        rows
+    }
+
+    /// Checks weir's answer to query `n` where this test has an independent one: `None`
+    /// when it has none, else the first difference.
+    fn check(&self, n: usize, rows: &[Vec<Value>]) -> Option<Result<(), String>> {
+        macro_rules! ensure {
+            ($cond:expr, $($msg:tt)*) => {
+                if !$cond {
+                    return Some(Err(format!($($msg)*)));
+                }
+            };
+        }
         match n {
             1 => {
-                assert_eq!(rows.len(), self.q1_counts.len(), "Q1 groups: {rows:?}");
-                assert_eq!(rows.len(), 4, "Q1 has the four flag/status groups");
+                ensure!(rows.len() == self.q1_counts.len(), "Q1 groups: {rows:?}");
+                ensure!(rows.len() == 4, "Q1 has the four flag/status groups");
                 for r in rows {
                     let key = (r[0].to_string(), r[1].to_string());
-                    assert_eq!(
-                        r[9].as_i64(),
-                        self.q1_counts.get(&key).copied(),
+                    ensure!(
+                        r[9].as_i64() == self.q1_counts.get(&key).copied(),
                         "Q1 count_order of {key:?}"
                     );
                 }
@@ -163,16 +228,16 @@ impl Reference {
                     .iter()
                     .find(|r| r[0].to_string() == "A" && r[1].to_string() == "F")
                     .expect("Q1 has ('A', 'F')");
-                assert_eq!(
-                    af[9].as_i64(),
-                    self.q1_counts.get(&("A".into(), "F".into())).copied()
+                ensure!(
+                    af[9].as_i64() == self.q1_counts.get(&("A".into(), "F".into())).copied(),
+                    "Q1 count_order of ('A', 'F'): {af:?}"
                 );
             }
             6 => {
-                assert_eq!(rows.len(), 1, "Q6: {rows:?}");
+                ensure!(rows.len() == 1, "Q6: {rows:?}");
                 let got = rows[0][0].as_f64().expect("Q6 revenue is a number");
                 let want = self.q6_revenue as f64 / 10_000.0;
-                assert!(
+                ensure!(
                     (got - want).abs() <= 1e-9 * want.abs(),
                     "Q6 revenue {got}, computed {want}"
                 );
@@ -182,29 +247,45 @@ impl Reference {
                     .iter()
                     .map(|r| (r[0].as_i64().unwrap(), r[1].as_i64().unwrap()))
                     .collect();
-                assert_eq!(got, self.q13_histogram, "Q13 c_count → custdist");
+                ensure!(got == self.q13_histogram, "Q13 c_count → custdist");
                 // Ordered by custdist desc, c_count desc.
                 let keys: Vec<(i64, i64)> = rows
                     .iter()
                     .map(|r| (r[1].as_i64().unwrap(), r[0].as_i64().unwrap()))
                     .collect();
-                assert!(keys.windows(2).all(|w| w[0] > w[1]), "Q13 order: {keys:?}");
+                ensure!(keys.windows(2).all(|w| w[0] > w[1]), "Q13 order: {keys:?}");
             }
             18 => {
                 let got: BTreeSet<i64> = rows.iter().map(|r| r[2].as_i64().unwrap()).collect();
-                assert_eq!(got.len(), rows.len(), "one row per order");
-                assert_eq!(got, self.q18_orders, "Q18 orders over 300 units");
+                ensure!(got.len() == rows.len(), "one row per order");
+                ensure!(got == self.q18_orders, "Q18 orders over 300 units");
             }
-            _ => return false,
+            21 => {
+                let got: Vec<(String, i64)> = rows
+                    .iter()
+                    .map(|r| (r[0].to_string(), r[1].as_i64().unwrap()))
+                    .collect();
+                ensure!(
+                    got == self.q21,
+                    "Q21 suppliers who kept orders waiting: weir {got:?}, computed {:?}",
+                    self.q21
+                );
+            }
+            _ => return None,
         }
-        true
+        Some(Ok(()))
     }
 }
 
 #[test]
-fn not_yet_is_a_sorted_list_of_query_numbers() {
+fn not_yet_and_known_wrong_are_sorted_lists_of_query_numbers() {
     assert!(NOT_YET.windows(2).all(|w| w[0] < w[1]), "{NOT_YET:?}");
     assert!(NOT_YET.iter().all(|n| (1..=tpch::QUERIES).contains(n)));
+    assert!(
+        KNOWN_WRONG.windows(2).all(|w| w[0] < w[1]),
+        "{KNOWN_WRONG:?}"
+    );
+    assert!(KNOWN_WRONG.iter().all(|n| !NOT_YET.contains(n)));
 }
 
 #[test]
@@ -233,8 +314,17 @@ fn tpch_sf_0_01_on_one_and_three_nodes() {
                 if let Err(e) = same_answer(&a, &b) {
                     failures.push(format!("Q{n}: 1 node and 3 nodes differ: {e}"));
                 }
-                if reference.check(n, &a) {
-                    hand_checked.push(n);
+                match (reference.check(n, &a), KNOWN_WRONG.contains(&n)) {
+                    (Some(Ok(())), false) => hand_checked.push(n),
+                    (Some(Err(e)), false) => failures.push(format!("Q{n}: {e}")),
+                    (Some(Ok(())), true) => failures.push(format!(
+                        "Q{n} is in KNOWN_WRONG but its answer is right now: take it off the list"
+                    )),
+                    (Some(Err(e)), true) => eprintln!("Q{n} is still wrong, as known: {e}"),
+                    (None, true) => failures.push(format!(
+                        "Q{n} is in KNOWN_WRONG but has no hand check to show it"
+                    )),
+                    (None, false) => {}
                 }
             }
             (a, b) => failures.push(format!(
