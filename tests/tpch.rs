@@ -237,10 +237,8 @@ impl Reference {
                 ensure!(rows.len() == 1, "Q6: {rows:?}");
                 let got = rows[0][0].as_f64().expect("Q6 revenue is a number");
                 let want = self.q6_revenue as f64 / 10_000.0;
-                ensure!(
-                    (got - want).abs() <= 1e-9 * want.abs(),
-                    "Q6 revenue {got}, computed {want}"
-                );
+                let close = (got - want).abs() <= 1e-9 * want.abs();
+                ensure!(close, "Q6 revenue {got}, computed {want}");
             }
             13 => {
                 let got: BTreeMap<i64, i64> = rows
