@@ -30,15 +30,9 @@ const QUERY_LIMIT: Duration = Duration::from_secs(30);
 const NOT_YET: &[usize] = &[];
 
 /// Queries that run but give a wrong answer, each with the defect. The test asserts that each
-/// still fails its hand check, so the list shrinks when the defect is fixed.
-const KNOWN_WRONG: &[usize] = &[
-    // Q21's NOT EXISTS (lineitem l3, correlated on l_orderkey with l_suppkey <> l1.l_suppkey)
-    // becomes an anti join whose right side reads the wrong columns: EXPLAIN shows
-    // `HashJoin (ANTI) on l_orderkey = l_partkey filter: (l_linenumber <> l_suppkey)` over
-    // `Scan lineitem columns: [l_partkey, l_linenumber]`, every right column shifted by one.
-    // At SF 1 the first row is Supplier#000000262 where the kit has Supplier#000002829.
-    21,
-];
+/// still fails its hand check, so the list shrinks when the defect is fixed. (Q21 was here
+/// until its NOT EXISTS anti join stopped reading columns shifted by one.)
+const KNOWN_WRONG: &[usize] = &[];
 
 fn load(nodes: usize) -> Arc<Cluster> {
     let cluster = cluster_builder()
