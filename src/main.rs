@@ -55,7 +55,8 @@ enum Command {
         /// The statement.
         sql: String,
     },
-    /// Reproduce the seed experiments: `jmh` (Ignite) and `overload` (OpenSearch).
+    /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
+    /// the soak, and TPC-H.
     Bench {
         #[command(subcommand)]
         command: weir::bench::BenchCommand,

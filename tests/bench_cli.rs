@@ -195,3 +195,32 @@ fn overload_reports_both_modes_and_writes_charts() {
         lines.len()
     );
 }
+
+#[test]
+fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
+    let out = weir(&["bench", "tpch", "--sf", "0.01", "--query", "6", "--json"]);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let l = &lines[0];
+    assert_eq!(
+        keys(l),
+        sorted(&["query", "rows", "ms", "checked", "matches"]),
+        "{l}"
+    );
+    assert_eq!(l["query"], 6);
+    assert_eq!(l["rows"], 1);
+    // SF 0.01 has no reference answer.
+    assert_eq!(l["checked"], false);
+    assert!(l["matches"].is_null(), "{l}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("loaded lineitem"),
+        "progress lines on stderr"
+    );
+
+    for bad in ["2", "abc", "0"] {
+        let out = weir(&["bench", "tpch", "--sf", bad]);
+        assert!(!out.status.success(), "--sf {bad} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("0.01, 0.1 or 1"), "--sf {bad}: {err}");
+    }
+}

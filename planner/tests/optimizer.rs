@@ -148,3 +148,22 @@ fn filters_pass_aggregates_on_group_keys_only() {
     assert!(p.contains("filter=(fld > 3)"), "{p}");
     assert!(line_of(&p, "Filter") < line_of(&p, "Aggregate"), "{p}");
 }
+
+#[test]
+fn a_key_shared_by_every_branch_of_an_or_becomes_a_join_key() {
+    // TPC-H Q19's shape: the join key repeated in each disjunct.
+    let p = optimized(
+        "SELECT i.name FROM Item i, Category c \
+         WHERE (i.fld = c.cid AND c.label = 'x' AND i.id > 5) \
+         OR (i.fld = c.cid AND c.label = 'y' AND i.id < 3)",
+    );
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+    assert!(p.contains(" OR "), "the rest of the OR stays:\n{p}");
+    // A branch that is only the shared conjunct makes the rest of the OR redundant.
+    let p = optimized(
+        "SELECT i.name FROM Item i, Category c \
+         WHERE (i.fld = c.cid) OR (i.fld = c.cid AND c.label = 'y')",
+    );
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+    assert!(!p.contains(" OR "), "{p}");
+}

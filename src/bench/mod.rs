@@ -8,6 +8,9 @@
 //!   against nodes with small memory budgets, Guarded (memory circuit breaker) against Legacy
 //!   (nodes run out of memory), with a markdown table and SVG charts.
 //!
+//! - [`tpch`]: the 22 TPC-H queries on data generated in memory at a scale factor, with the
+//!   answers checked against the TPC-H kit's at SF 1.
+//!
 //! Statistics helpers live in [`stats`], the charts in [`chart`].
 
 use clap::Subcommand;
@@ -16,6 +19,7 @@ pub mod chart;
 pub mod jmh;
 pub mod overload;
 pub mod stats;
+pub mod tpch;
 
 /// The `weir bench` subcommands.
 #[derive(Debug, Clone, Subcommand)]
@@ -33,6 +37,10 @@ pub enum BenchCommand {
     /// did not inject (with `--faults`, only a node down after rows reached the caller and
     /// timeouts are tolerated), memory stayed accounted or actors were left.
     Soak(SoakArgs),
+    /// TPC-H: the eight tables generated in memory at a scale factor and the 22 queries, with
+    /// rows, time and (at SF 1) whether each answer matches the TPC-H kit's.
+    #[command(long_about = tpch::TPCH_ABOUT)]
+    Tpch(tpch::TpchArgs),
 }
 
 /// Flags of `weir bench soak`.
@@ -79,5 +87,6 @@ pub fn run(command: &BenchCommand) -> Result<(), String> {
         BenchCommand::Jmh(args) => jmh::main(args),
         BenchCommand::Overload(args) => overload::main(args),
         BenchCommand::Soak(args) => soak(args),
+        BenchCommand::Tpch(args) => tpch::main(args),
     }
 }

@@ -42,7 +42,7 @@ impl Rule for DecorrelateExistsIn {
             input: rows,
             subquery,
             kind,
-            ..
+            field,
         } = input.as_ref()
         else {
             return Ok(None);
@@ -61,7 +61,23 @@ impl Rule for DecorrelateExistsIn {
             return Ok(None);
         }
         let join = semi_join((**rows).clone(), (**subquery).clone(), kind, negated)?;
-        Ok(Some(join.filter_all(rest)))
+        // The mark column stays, as the constant the filter required, so the rewritten node
+        // keeps the Apply's width: a join above it (TPC-H Q21's NOT EXISTS over its EXISTS)
+        // addresses its right side's columns after this node's, and must not see them shift.
+        // The rest of the filter reads only columns before the mark, so it goes below the
+        // projection, straight onto the join (where a further EXISTS' Apply can meet it).
+        // Pruning drops the constant when nothing reads it.
+        let mut fields = rows.schema().fields;
+        fields.push(field.clone());
+        let exprs = (0..mark)
+            .map(Expr::Column)
+            .chain(std::iter::once(Expr::Literal(Value::Bool(!negated))))
+            .collect();
+        Ok(Some(LogicalPlan::Project {
+            input: Box::new(join.filter_all(rest)),
+            exprs,
+            fields,
+        }))
     }
 }
 

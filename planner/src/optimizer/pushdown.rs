@@ -27,7 +27,74 @@ pub(crate) struct OuterToInner;
 fn split(e: &Expr) -> Vec<Expr> {
     let mut v = Vec::new();
     conjuncts(e.clone(), &mut v);
-    v
+    v.into_iter().flat_map(factor_or).collect()
+}
+
+/// The disjuncts of `e`'s top-level ORs.
+fn disjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary {
+            op: BinaryOp::Or,
+            left,
+            right,
+        } => {
+            disjuncts(*left, out);
+            disjuncts(*right, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// `(a AND b) OR (a AND c)` → `[a, b OR c]`: the conjuncts every disjunct of an OR shares
+/// become conjuncts of their own (so a join key repeated in each branch, as in TPC-H Q19,
+/// becomes a key). AND distributes over OR in SQL's three-valued logic too, so this is
+/// exact. When some disjunct is nothing but shared conjuncts, the rest of the OR is implied
+/// and goes.
+fn factor_or(e: Expr) -> Vec<Expr> {
+    if !matches!(
+        e,
+        Expr::Binary {
+            op: BinaryOp::Or,
+            ..
+        }
+    ) {
+        return vec![e];
+    }
+    let mut branches = Vec::new();
+    disjuncts(e.clone(), &mut branches);
+    let branches: Vec<Vec<Expr>> = branches
+        .into_iter()
+        .map(|b| {
+            let mut v = Vec::new();
+            conjuncts(b, &mut v);
+            v
+        })
+        .collect();
+    let common: Vec<Expr> = branches[0]
+        .iter()
+        .filter(|c| branches[1..].iter().all(|b| b.contains(c)))
+        .fold(Vec::new(), |mut acc, c| {
+            if !acc.contains(c) {
+                acc.push(c.clone());
+            }
+            acc
+        });
+    if common.is_empty() {
+        return vec![e];
+    }
+    let rests: Vec<Vec<Expr>> = branches
+        .into_iter()
+        .map(|b| b.into_iter().filter(|c| !common.contains(c)).collect())
+        .collect();
+    let mut out = common;
+    if rests.iter().all(|r| !r.is_empty()) {
+        let or = rests
+            .into_iter()
+            .filter_map(and_all)
+            .reduce(|a, b| a.binary(BinaryOp::Or, b));
+        out.extend(or);
+    }
+    out
 }
 
 fn shift(e: &Expr, by: isize) -> Expr {

@@ -1,0 +1,314 @@
+//! `weir bench tpch`: the 22 TPC-H queries on data generated in memory.
+//!
+//! The data comes from the `tpchgen` crate (a port of the TPC-H kit's `dbgen`), generated at
+//! the requested scale factor and bulk-loaded into a fresh cluster ([`schema`]). The queries
+//! are the TPC-H 2.18 texts with the specification's validation substitution parameters
+//! (`tpch/queries/qNN.sql`, embedded in the binary; Q15 in its `WITH` form). At scale factor
+//! 1 every answer is compared with the answer set that `tpchgen` ships from the TPC-H kit
+//! ([`answers`]); at other scale factors there is no reference answer and `checked` is
+//! false.
+//!
+//! A query that fails is reported with its error and the run goes on; a panic inside one is
+//! caught and reported the same way, and every query runs under the cluster's query timeout.
+
+pub mod answers;
+pub mod schema;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use crate::{Cluster, QueryResult};
+
+/// The number of TPC-H queries.
+pub const QUERIES: usize = 22;
+
+/// The scale factors `--sf` accepts.
+pub const SCALE_FACTORS: [f64; 3] = [0.01, 0.1, 1.0];
+
+/// The long help of `weir bench tpch`.
+pub const TPCH_ABOUT: &str = "TPC-H on weir: generates the eight tables at --sf in memory \
+(the tpchgen crate, a port of the TPC-H kit's dbgen), loads them into a cluster of --nodes data \
+nodes, and runs the 22 queries with the specification's validation parameters (Q15 in its WITH \
+form). Per query: rows, wall time in ms, and at SF 1 whether the answer matches the answer set \
+shipped with the TPC-H kit (numbers within 0.01). A query that fails is reported with its \
+error; the command fails when any query failed or gave a wrong answer.";
+
+/// Flags of `weir bench tpch`.
+#[derive(Debug, Clone, Args)]
+pub struct TpchArgs {
+    /// Scale factor: 0.01, 0.1 or 1 (SF 1 is about 8.7 million rows, 6 million of them
+    /// lineitem).
+    #[arg(long, default_value = "0.01", value_parser = parse_sf)]
+    pub sf: f64,
+    /// Data nodes.
+    #[arg(long, default_value_t = 3)]
+    pub nodes: usize,
+    /// Run only this query (1 to 22).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=22))]
+    pub query: Option<u8>,
+    /// One JSON object per query on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds a query may run before it is cancelled and reported as failed.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout: f64,
+}
+
+/// Parses `--sf`: one of [`SCALE_FACTORS`].
+pub fn parse_sf(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a scale factor; use 0.01, 0.1 or 1"))?;
+    SCALE_FACTORS
+        .iter()
+        .copied()
+        .find(|sf| (sf - v).abs() < 1e-12)
+        .ok_or_else(|| format!("scale factor {s} is not supported; use 0.01, 0.1 or 1"))
+}
+
+const QUERY_TEXTS: [&str; QUERIES] = [
+    include_str!("tpch/queries/q01.sql"),
+    include_str!("tpch/queries/q02.sql"),
+    include_str!("tpch/queries/q03.sql"),
+    include_str!("tpch/queries/q04.sql"),
+    include_str!("tpch/queries/q05.sql"),
+    include_str!("tpch/queries/q06.sql"),
+    include_str!("tpch/queries/q07.sql"),
+    include_str!("tpch/queries/q08.sql"),
+    include_str!("tpch/queries/q09.sql"),
+    include_str!("tpch/queries/q10.sql"),
+    include_str!("tpch/queries/q11.sql"),
+    include_str!("tpch/queries/q12.sql"),
+    include_str!("tpch/queries/q13.sql"),
+    include_str!("tpch/queries/q14.sql"),
+    include_str!("tpch/queries/q15.sql"),
+    include_str!("tpch/queries/q16.sql"),
+    include_str!("tpch/queries/q17.sql"),
+    include_str!("tpch/queries/q18.sql"),
+    include_str!("tpch/queries/q19.sql"),
+    include_str!("tpch/queries/q20.sql"),
+    include_str!("tpch/queries/q21.sql"),
+    include_str!("tpch/queries/q22.sql"),
+];
+
+/// The SQL of query `n` (1 to 22) at scale factor `sf`: the validation parameters, with Q11's
+/// FRACTION set to 0.0001 / SF as the specification scales it. The text has no trailing
+/// semicolon.
+pub fn query_sql(n: usize, sf: f64) -> Result<String, String> {
+    let text = n
+        .checked_sub(1)
+        .and_then(|i| QUERY_TEXTS.get(i))
+        .ok_or_else(|| format!("there is no TPC-H query {n}; queries are 1 to {QUERIES}"))?;
+    let text = text.trim().trim_end_matches(';').trim_end();
+    Ok(if n == 11 {
+        text.replace(":fraction", &format!("{}", 0.0001 / sf))
+    } else {
+        text.to_string()
+    })
+}
+
+/// Runs query `n` once on `cluster`: its wall time and its result, or its error (a panic
+/// inside weir is caught and reported as an error).
+pub fn run_query(cluster: &Cluster, n: usize, sf: f64) -> (Duration, Result<QueryResult, String>) {
+    let sql = match query_sql(n, sf) {
+        Ok(s) => s,
+        Err(e) => return (Duration::ZERO, Err(e)),
+    };
+    let start = Instant::now();
+    let result = catch_unwind(AssertUnwindSafe(|| cluster.query(&sql, &[])));
+    let took = start.elapsed();
+    let result = match result {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(panic) => Err(format!("panicked: {}", panic_message(&*panic))),
+    };
+    (took, result)
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".into()
+    }
+}
+
+/// One query's line of the report (and its `--json` object).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TpchRow {
+    /// Query number, 1 to 22.
+    pub query: usize,
+    /// Rows returned; `None` when the query failed.
+    pub rows: Option<usize>,
+    /// Wall time, milliseconds.
+    pub ms: f64,
+    /// Whether the answer was compared with a reference answer (only at SF 1).
+    pub checked: bool,
+    /// Whether it matched; `None` when not checked.
+    pub matches: Option<bool>,
+    /// Why the query failed, or how its answer differs from the reference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Reports progress: a plain line per step when stderr is not a terminal, a spinner when it
+/// is.
+struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    fn new() -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            pb.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+                    .expect("a valid template"),
+            );
+            pb.enable_steady_tick(Duration::from_millis(200));
+            pb
+        });
+        Progress { bar }
+    }
+
+    fn step(&self, line: String) {
+        match &self.bar {
+            Some(pb) => pb.set_message(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(pb) = &self.bar {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// Builds the cluster, loads the data and runs the selected queries; a row per query, in
+/// query order.
+pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
+    parse_sf(&args.sf.to_string())?;
+    if args.nodes == 0 {
+        return Err("--nodes must be at least 1".into());
+    }
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err("--timeout must be a positive number of seconds".into());
+    }
+    let progress = Progress::new();
+    progress.step(format!(
+        "starting {} nodes; generating and loading TPC-H SF {}",
+        args.nodes, args.sf
+    ));
+    let cluster = Cluster::builder()
+        .nodes(args.nodes)
+        .query_timeout(Duration::from_secs_f64(args.timeout))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let report = schema::load(&cluster, args.sf, &mut |line| progress.step(line))?;
+    progress.step(format!("loaded all tables in {:.2?}", report.elapsed));
+    let queries: Vec<usize> = match args.query {
+        Some(q) => vec![q as usize],
+        None => (1..=QUERIES).collect(),
+    };
+    let mut rows = Vec::new();
+    for n in queries {
+        progress.step(format!("running Q{n}"));
+        let (took, result) = run_query(&cluster, n, args.sf);
+        let ms = took.as_secs_f64() * 1e3;
+        let row = match result {
+            Err(e) => TpchRow {
+                query: n,
+                rows: None,
+                ms,
+                checked: false,
+                matches: None,
+                error: Some(e),
+            },
+            Ok(r) => {
+                let (checked, matches, error) = match answers::reference(n, args.sf) {
+                    None => (false, None, None),
+                    Some(expected) => match answers::compare(n, &expected, &r.rows()) {
+                        Ok(()) => (true, Some(true), None),
+                        Err(why) => (true, Some(false), Some(why)),
+                    },
+                };
+                TpchRow {
+                    query: n,
+                    rows: Some(r.num_rows()),
+                    ms,
+                    checked,
+                    matches,
+                    error,
+                }
+            }
+        };
+        progress.step(format!(
+            "Q{n}: {} in {ms:.1} ms",
+            match &row.error {
+                None => format!("{} rows", row.rows.unwrap_or(0)),
+                Some(e) => format!("failed: {e}"),
+            }
+        ));
+        rows.push(row);
+    }
+    progress.finish();
+    cluster.shutdown();
+    Ok(rows)
+}
+
+/// The report as a plain-text table.
+pub fn render(rows: &[TpchRow]) -> String {
+    let mut out = format!(
+        "{:<6} {:>8} {:>12} {:>8} {:>8}  error\n",
+        "query", "rows", "ms", "checked", "matches"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:<6} {:>8} {:>12.1} {:>8} {:>8}  {}\n",
+            format!("Q{}", r.query),
+            r.rows.map_or("-".to_string(), |n| n.to_string()),
+            r.ms,
+            r.checked,
+            r.matches.map_or("-".to_string(), |m| m.to_string()),
+            r.error.as_deref().unwrap_or("")
+        ));
+    }
+    let ok = rows.iter().filter(|r| r.rows.is_some()).count();
+    out.push_str(&format!("{ok} of {} queries ran\n", rows.len()));
+    out
+}
+
+/// `weir bench tpch`: runs and prints the report; an error when a query failed or an answer
+/// did not match.
+pub fn main(args: &TpchArgs) -> Result<(), String> {
+    let rows = run(args)?;
+    if args.json {
+        for r in &rows {
+            println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+        }
+    } else {
+        print!("{}", render(&rows));
+    }
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|r| r.error.is_some())
+        .map(|r| format!("Q{}", r.query))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} of {} queries failed or gave a wrong answer: {}",
+            failed.len(),
+            rows.len(),
+            failed.join(", ")
+        ))
+    }
+}
