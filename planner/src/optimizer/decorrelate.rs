@@ -30,10 +30,6 @@ pub(crate) struct FilterIntoSemiJoin;
 pub(crate) struct DecorrelateScalar;
 
 impl Rule for DecorrelateExistsIn {
-    fn name(&self) -> &'static str {
-        "decorrelate_exists_in"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         let LogicalPlan::Filter { input, predicate } = plan else {
             return Ok(None);
@@ -82,10 +78,6 @@ impl Rule for DecorrelateExistsIn {
 }
 
 impl Rule for FilterIntoSemiJoin {
-    fn name(&self) -> &'static str {
-        "filter_into_semi_join"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         let LogicalPlan::Filter { input, predicate } = plan else {
             return Ok(None);
@@ -114,10 +106,6 @@ impl Rule for FilterIntoSemiJoin {
 }
 
 impl Rule for DecorrelateScalar {
-    fn name(&self) -> &'static str {
-        "decorrelate_scalar"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         let LogicalPlan::Apply {
             input,

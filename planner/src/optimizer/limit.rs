@@ -10,10 +10,6 @@ use crate::logical::LogicalPlan;
 pub(crate) struct PushDownLimit;
 
 impl Rule for PushDownLimit {
-    fn name(&self) -> &'static str {
-        "push_down_limit"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         let LogicalPlan::Limit {
             input,

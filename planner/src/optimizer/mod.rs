@@ -28,10 +28,6 @@ pub const MAX_PASSES: usize = 64;
 
 /// A rewrite at one node of a plan.
 pub(crate) trait Rule {
-    /// Short name, for tests and tracing.
-    #[allow(dead_code)]
-    fn name(&self) -> &'static str;
-
     /// The rewritten node, or `None` when the rule does not apply at `plan`'s root.
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError>;
 }

@@ -127,10 +127,6 @@ fn filtered(input: &LogicalPlan, conds: Vec<Expr>) -> Box<LogicalPlan> {
 }
 
 impl Rule for PushDownFilters {
-    fn name(&self) -> &'static str {
-        "push_down_filters"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         let LogicalPlan::Filter { input, predicate } = plan else {
             return Ok(None);
@@ -312,10 +308,6 @@ fn push_into_join(
 }
 
 impl Rule for JoinConditions {
-    fn name(&self) -> &'static str {
-        "join_conditions"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         let LogicalPlan::Join {
             left,
@@ -383,10 +375,6 @@ fn equi_key(c: &Expr, lw: usize) -> Option<(Expr, Expr)> {
 }
 
 impl Rule for OuterToInner {
-    fn name(&self) -> &'static str {
-        "outer_to_inner"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         let LogicalPlan::Filter { input, predicate } = plan else {
             return Ok(None);

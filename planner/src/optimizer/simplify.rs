@@ -16,10 +16,6 @@ pub(crate) struct FoldConstants;
 pub(crate) struct MergeProjections;
 
 impl Rule for MergeProjections {
-    fn name(&self) -> &'static str {
-        "merge_projections"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         let LogicalPlan::Project {
             input,
@@ -55,10 +51,6 @@ impl Rule for MergeProjections {
 }
 
 impl Rule for FoldConstants {
-    fn name(&self) -> &'static str {
-        "fold_constants"
-    }
-
     fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError> {
         if let LogicalPlan::Filter {
             input,
