@@ -179,7 +179,7 @@ pub fn assign_partitions(
 
 /// An index key: one non-NULL value of an indexed column, totally ordered.
 #[derive(Debug, Clone)]
-enum IdxKey {
+pub(crate) enum IdxKey {
     Int(i64),
     Float(f64),
     Str(Box<str>),
@@ -203,7 +203,7 @@ impl IdxKey {
         }
     }
 
-    fn heap_size(&self) -> usize {
+    pub(crate) fn heap_size(&self) -> usize {
         match self {
             IdxKey::Str(s) => s.len(),
             _ => 0,
@@ -267,7 +267,7 @@ impl std::hash::Hash for IdxKey {
 }
 
 /// The key at row `i` of `col`, or `None` for NULL.
-fn key_at(col: &Column, i: usize) -> Option<IdxKey> {
+pub(crate) fn key_at(col: &Column, i: usize) -> Option<IdxKey> {
     if col.is_null(i) {
         return None;
     }
@@ -283,7 +283,7 @@ fn key_at(col: &Column, i: usize) -> Option<IdxKey> {
 }
 
 /// How a lookup value relates to keys of a column type.
-enum Probe {
+pub(crate) enum Probe {
     /// Exactly this key.
     Key(IdxKey),
     /// Matches nothing (NULL, or a fractional float against an integer column).
@@ -291,7 +291,7 @@ enum Probe {
 }
 
 /// Converts an equality lookup value into a key of column type `dt`.
-fn eq_probe(v: &Value, dt: DataType) -> Result<Probe> {
+pub(crate) fn eq_probe(v: &Value, dt: DataType) -> Result<Probe> {
     Ok(match (v, dt) {
         (Value::Null, _) => Probe::Nothing,
         (Value::Int(i), DataType::Int64) => Probe::Key(IdxKey::Int(*i)),
@@ -327,7 +327,7 @@ fn eq_probe(v: &Value, dt: DataType) -> Result<Probe> {
 }
 
 /// A range bound converted to column type `dt`: `Ok(None)` means "matches nothing".
-fn range_bound(
+pub(crate) fn range_bound(
     v: &Value,
     inclusive: bool,
     dt: DataType,
@@ -723,7 +723,7 @@ impl PartitionData {
     }
 
     /// Full rows for sorted row ids.
-    fn gather(&self, rows: &[u32]) -> Result<Batch> {
+    pub fn gather(&self, rows: &[u32]) -> Result<Batch> {
         if rows.is_empty() {
             return Ok(Batch::empty(&self.types));
         }
@@ -749,7 +749,7 @@ impl PartitionData {
     }
 }
 
-fn range_is_empty(lo: &Bound<IdxKey>, hi: &Bound<IdxKey>) -> bool {
+pub(crate) fn range_is_empty(lo: &Bound<IdxKey>, hi: &Bound<IdxKey>) -> bool {
     let (l, l_incl) = match lo {
         Bound::Included(k) => (k, true),
         Bound::Excluded(k) => (k, false),

@@ -11,14 +11,14 @@ use actix::Addr;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
-use weir_operators::storage::PartitionData;
+use weir_operators::table_store::TableStore;
 use weir_operators::Reservation;
 
 /// The partitions of every table that a node stores.
 #[derive(Debug, Default)]
 pub struct NodeStorage {
-    /// Table name (lowercase) → partition id → rows.
-    pub tables: HashMap<String, HashMap<u32, PartitionData>>,
+    /// Table name (lowercase) → its partitions stored here, with their node-wide indexes.
+    pub tables: HashMap<String, TableStore>,
     /// Table name (lowercase) → partition id → version of this copy: the write sequence
     /// number of the last write it applied (see [`crate::replication`]).
     versions: HashMap<String, HashMap<u32, u64>>,

@@ -32,6 +32,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use weir_operators::storage::PartitionData;
+use weir_operators::table_store::TableStore;
 use weir_operators::Batch;
 
 /// Replies to writes in progress, which the client node hands to the waiting writer.
@@ -143,7 +144,7 @@ impl WriteParticipant {
                     version - 1
                 ))));
             }
-            let check = match storage.tables.get(table).and_then(|t| t.get(p)) {
+            let check = match storage.tables.get(table).and_then(|t| t.get(*p)) {
                 Some(part) => part.check_insert(rows),
                 None => new_partition(&req.layout).check_insert(rows),
             };
@@ -176,13 +177,11 @@ impl WriteParticipant {
         let mut storage = shared.storage.write().unwrap_or_else(|e| e.into_inner());
         let table = req.layout.table.clone();
         for (p, version, rows) in req.parts {
-            let part = storage
+            let store = storage
                 .tables
                 .entry(table.clone())
-                .or_default()
-                .entry(p)
-                .or_insert_with(|| new_partition(&req.layout));
-            if let Err(e) = part.insert(&rows) {
+                .or_insert_with(|| new_store(&req.layout));
+            if let Err(e) = store.insert(p, &rows, || new_partition(&req.layout)) {
                 return reply(Some(WriteRefusal::Other(format!("{}: {e}", shared.name))));
             }
             storage.set_version(&table, p, version);
@@ -200,6 +199,10 @@ impl WriteParticipant {
     pub fn crashed(&mut self) {
         self.held.clear();
     }
+}
+
+fn new_store(layout: &TableLayout) -> TableStore {
+    TableStore::new(&layout.schema.types(), &layout.indexed)
 }
 
 fn new_partition(layout: &TableLayout) -> PartitionData {
@@ -427,25 +430,34 @@ pub fn repair(
                     book.set_stale(table, p, n, true);
                     continue;
                 };
-                let fresh = nodes[src as usize]
-                    .storage
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .tables
-                    .get(table)
-                    .and_then(|t| t.get(&p))
-                    .cloned();
+                let (fresh, indexed) = {
+                    let source = nodes[src as usize]
+                        .storage
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner());
+                    let store = source.tables.get(table);
+                    (
+                        store.and_then(|t| t.get(p)).cloned(),
+                        store.map(TableStore::indexed_columns).unwrap_or_default(),
+                    )
+                };
                 let mut storage = nodes[n as usize]
                     .storage
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
-                let parts = storage.tables.entry(table.clone()).or_default();
                 match fresh {
                     Some(part) => {
-                        parts.insert(p, part);
+                        let types = part.schema().types();
+                        storage
+                            .tables
+                            .entry(table.clone())
+                            .or_insert_with(|| TableStore::new(&types, &indexed))
+                            .put(p, part);
                     }
                     None => {
-                        parts.remove(&p);
+                        if let Some(store) = storage.tables.get_mut(table) {
+                            store.remove(p);
+                        }
                     }
                 }
                 storage.set_version(table, p, want);

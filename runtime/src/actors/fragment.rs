@@ -262,33 +262,27 @@ impl FragmentActor {
             .storage
             .read()
             .unwrap_or_else(|e| e.into_inner());
-        let Some(parts) = storage.tables.get(&table.to_lowercase()) else {
+        let Some(store) = storage.tables.get(&table.to_lowercase()) else {
             return Ok(SourceKind::Batches(VecDeque::new()));
         };
-        let mut ids: Vec<u32> = match &spec.partitions {
+        let ids: Vec<u32> = match &spec.partitions {
             Some(map) => map.partitions_of(self.node.id()),
-            None => parts.keys().copied().collect(),
+            None => store.partition_ids(),
         };
-        ids.sort_unstable();
-        let mut chunks = Vec::new();
-        for p in ids {
-            let Some(part) = parts.get(&p) else { continue };
-            match index {
-                Some((column, lookup)) => {
-                    let rows = part.index_lookup(*column, lookup, &spec.params)?;
-                    if rows.num_rows() > 0 {
-                        chunks.push(Arc::new(rows));
-                    }
-                }
-                None => chunks.extend(part.chunks()),
-            }
-        }
-        Ok(SourceKind::Scan(ScanSource::new(
+        let chunks = match index {
+            Some((column, lookup)) => store.lookup(*column, lookup, &spec.params, &ids)?,
+            None => ids
+                .iter()
+                .filter_map(|&p| store.get(p))
+                .flat_map(|part| part.chunks())
+                .collect(),
+        };
+        Ok(SourceKind::Scan(Box::new(ScanSource::new(
             chunks,
             filter.clone(),
             projection.clone(),
             exec.clone(),
-        )))
+        ))))
     }
 }
 

@@ -15,7 +15,7 @@ use weir_operators::Batch;
 /// Where a source's batches come from.
 pub enum SourceKind {
     /// A (filtered, projected) scan of stored chunks.
-    Scan(ScanSource),
+    Scan(Box<ScanSource>),
     /// Batches computed up front (index lookups, constant rows).
     Batches(VecDeque<Batch>),
 }

@@ -85,8 +85,8 @@ impl Cluster {
         };
         let storage = node.storage.read().unwrap_or_else(|e| e.into_inner());
         let mut rows = Vec::new();
-        if let Some(parts) = storage.tables.get(&table.to_lowercase()) {
-            for part in parts.values() {
+        if let Some(store) = storage.tables.get(&table.to_lowercase()) {
+            for (_, part) in store.partitions() {
                 for chunk in part.chunks() {
                     rows.extend(chunk.rows());
                 }

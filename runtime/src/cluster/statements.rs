@@ -58,12 +58,15 @@ impl Cluster {
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
                 catalog.add_index(&table, weir_planner::IndexDef { name, column })?;
+                let data_type = catalog
+                    .table(&table)
+                    .and_then(|d| d.schema.fields.get(column))
+                    .map(|f| f.data_type)
+                    .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
                 for node in &self.inner.nodes {
                     let mut storage = node.storage.write().unwrap_or_else(|e| e.into_inner());
-                    if let Some(parts) = storage.tables.get_mut(&table.to_lowercase()) {
-                        for part in parts.values_mut() {
-                            part.add_index(column);
-                        }
+                    if let Some(store) = storage.tables.get_mut(&table.to_lowercase()) {
+                        store.add_index(column, data_type);
                     }
                 }
                 Ok(0)

@@ -5,7 +5,7 @@ use crate::breaker::{BreakerTotals, Health};
 use crate::network::MessageStats;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use weir_operators::storage::PartitionData;
+use weir_operators::table_store::TableStore;
 
 /// One node's figures.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,13 +96,7 @@ impl Cluster {
                 rows_stored: n
                     .storage
                     .read()
-                    .map(|s| {
-                        s.tables
-                            .values()
-                            .flat_map(|t| t.values())
-                            .map(PartitionData::num_rows)
-                            .sum()
-                    })
+                    .map(|s| s.tables.values().map(TableStore::num_rows).sum())
                     .unwrap_or(0),
                 edge_high_water: n.edge_high_water.load(Ordering::Relaxed),
                 decode_errors: c.decode_errors.load(Ordering::Relaxed),
