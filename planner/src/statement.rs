@@ -82,9 +82,25 @@ pub struct QueryPlan {
     pub param_types: Vec<Option<DataType>>,
     /// For `EXPLAIN VERBOSE`: the logical plan as bound and as optimized, rendered.
     pub verbose: Option<String>,
+    /// The key under which data nodes cache each fragment's operator tree (indexed like
+    /// `fragments`): a stable hash of its encoding, computed once by [`QueryPlan::seal`] when
+    /// the plan is made rather than on every run. Empty until sealed.
+    #[serde(default)]
+    pub fragment_keys: Vec<u64>,
 }
 
 impl QueryPlan {
+    /// Computes [`QueryPlan::fragment_keys`] from the fragments as they are now (again after
+    /// the fragments were changed by hand).
+    pub fn seal(&mut self) {
+        self.fragment_keys = self.fragments.iter().map(|f| plan_key(&f.plan)).collect();
+    }
+
+    /// Whether [`QueryPlan::fragment_keys`] has one key per fragment.
+    pub fn is_sealed(&self) -> bool {
+        self.fragment_keys.len() == self.fragments.len()
+    }
+
     /// The root fragment (id 0).
     pub fn root(&self) -> &Fragment {
         self.fragment(0)
@@ -170,4 +186,14 @@ pub enum Distribution {
     Hash(Vec<Expr>),
     /// Every row to every receiving instance.
     Broadcast,
+}
+
+/// A stable 64-bit hash of a fragment's operator tree: FNV-1a over its bincode encoding, the
+/// same in every process (unlike the standard library's seeded hashers).
+pub fn plan_key(plan: &PhysicalPlan) -> u64 {
+    let bytes =
+        bincode::serde::encode_to_vec(plan, bincode::config::standard()).unwrap_or_default();
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }

@@ -27,6 +27,7 @@ fn explain(plan: PhysicalPlan) -> String {
         output_schema: Schema::new(vec![]),
         param_types: vec![],
         verbose: None,
+        fragment_keys: vec![],
     };
     qp.explain(&|_| "node-0".to_string())
 }

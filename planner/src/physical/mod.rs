@@ -164,12 +164,15 @@ pub(crate) fn plan_query(
             o.target = renumber[&o.target];
         }
     }
-    Ok(QueryPlan {
+    let mut plan = QueryPlan {
         fragments: fr.fragments,
         output_schema: Schema::new(fields),
         param_types,
         verbose: None,
-    })
+        fragment_keys: Vec::new(),
+    };
+    plan.seal();
+    Ok(plan)
 }
 
 fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, PlanError> {

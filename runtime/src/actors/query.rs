@@ -65,8 +65,6 @@ pub struct QuerySetup {
     pub instances: Vec<Vec<NodeId>>,
     /// Partition assignment of each fragment's scans.
     pub partitions: Vec<Option<PartitionMap>>,
-    /// Cache key of each fragment's encoded plan.
-    pub plan_keys: Vec<u64>,
     /// Whether each node already holds each fragment's plan (send only the key then).
     pub cached: Vec<Vec<bool>>,
     /// Display names of nodes, by id.
@@ -398,11 +396,11 @@ impl QueryActor {
             .count() as u32;
         let plan = if full {
             PlanPayload::Full {
-                key: self.setup.plan_keys[idx],
+                key: self.setup.plan.fragment_keys[idx],
                 plan: Box::new(f.plan.clone()),
             }
         } else {
-            PlanPayload::Cached(self.setup.plan_keys[idx])
+            PlanPayload::Cached(self.setup.plan.fragment_keys[idx])
         };
         Some(StartRequest {
             query: self.setup.id,

@@ -14,15 +14,6 @@ use std::sync::Arc;
 use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 use weir_planner::{CachedStatement, QueryPlan};
 
-/// The node-side cache key of a fragment plan: a hash of its encoded bytes.
-pub(super) fn fragment_key(plan: &weir_operators::PhysicalPlan) -> u64 {
-    let bytes = crate::codec::encode(plan).unwrap_or_default();
-    // FNV-1a: stable across processes, unlike the standard library's seeded hashers.
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// Most `(node, fragment plan)` pairs the client remembers as sent.
 const KNOWN_PLANS_LIMIT: usize = 1 << 16;
 
@@ -73,8 +64,10 @@ impl Cluster {
 
     /// Runs a distributed plan (from [`Cluster::plan_query`], possibly adjusted, or built by
     /// hand) and returns all of its rows.
-    pub fn run_plan(&self, plan: QueryPlan, params: &[Value]) -> Result<QueryResult> {
+    pub fn run_plan(&self, mut plan: QueryPlan, params: &[Value]) -> Result<QueryResult> {
         self.check_up()?;
+        // The fragments may have been changed since the plan was made.
+        plan.seal();
         self.run(Arc::new(plan), params)?.collect_all()
     }
 
@@ -86,15 +79,13 @@ impl Cluster {
         self.inner.schedule(plan, params)
     }
 
-    pub(super) fn run(&self, plan: Arc<QueryPlan>, params: &[Value]) -> Result<QueryStream> {
+    pub(super) fn run(&self, mut plan: Arc<QueryPlan>, params: &[Value]) -> Result<QueryStream> {
+        if !plan.is_sealed() {
+            Arc::make_mut(&mut plan).seal();
+        }
         let schedule = self.schedule(&plan, params)?;
         let id = self.inner.ids.fetch_add(1, Ordering::Relaxed);
         self.inner.next_query.fetch_add(1, Ordering::Relaxed);
-        let plan_keys: Vec<u64> = plan
-            .fragments
-            .iter()
-            .map(|f| fragment_key(&f.plan))
-            .collect();
         let cached: Vec<Vec<bool>> = {
             let mut known = self
                 .inner
@@ -109,7 +100,7 @@ impl Cluster {
             schedule
                 .instances
                 .iter()
-                .zip(&plan_keys)
+                .zip(&plan.fragment_keys)
                 .map(|(nodes, key)| nodes.iter().map(|&n| !known.insert((n, *key))).collect())
                 .collect()
         };
@@ -130,7 +121,6 @@ impl Cluster {
             params: Arc::new(params.to_vec()),
             instances: schedule.instances,
             partitions: schedule.partitions,
-            plan_keys,
             cached,
             node_names: self.inner.names.clone(),
             protocol: self.inner.config.protocol,
