@@ -20,7 +20,7 @@ use actix::prelude::*;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use std::time::Instant;
@@ -116,6 +116,8 @@ pub struct Network {
     pools: RwLock<Vec<Option<Arc<NodePool>>>>,
     crash: RwLock<Vec<Option<Recipient<CrashNode>>>>,
     faults: Mutex<Option<Faults>>,
+    /// Whether `faults` is set: the fault-free path reads this flag, not the lock.
+    faulty: AtomicBool,
     delayer: Mutex<Option<Delayer>>,
     totals: MessageCounters,
     per_query: Mutex<HashMap<QueryId, Arc<MessageCounters>>>,
@@ -171,6 +173,7 @@ impl Network {
     /// Injects faults from now on (`None`: a healthy network again).
     pub fn set_faults(&self, plan: Option<FaultPlan>) {
         let mut f = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        self.faulty.store(plan.is_some(), Ordering::SeqCst);
         *f = plan.map(|plan| Faults {
             rng: StdRng::seed_from_u64(plan.seed),
             plan,
@@ -247,6 +250,10 @@ impl Network {
             return false;
         };
         let bytes = codec::seal(bytes);
+        if !self.faulty.load(Ordering::SeqCst) {
+            target.do_send(Deliver { from, bytes, mem });
+            return true;
+        }
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
         let Some(f) = faults.as_mut() else {
             drop(faults);

@@ -68,9 +68,25 @@ impl PartitionMap {
 
     /// The partitions served by `node`, ascending.
     pub fn partitions_of(&self, node: NodeId) -> Vec<u32> {
-        (0..self.partitions)
-            .filter(|&p| self.owner(p) == Some(node))
-            .collect()
+        let Ok(i) = self.nodes.binary_search(&node) else {
+            return Vec::new();
+        };
+        if self.bits == 0 || self.bits > 32 {
+            return Vec::new();
+        }
+        let (bits, code) = (self.bits as usize, i as u64 + 1);
+        let (per_word, mask) = (64 / bits, (1u64 << bits) - 1);
+        let mut out = Vec::new();
+        // Word by word: a word with no assigned partition (all codes 0) is skipped at once.
+        for (w, &word) in self.packed.iter().enumerate().filter(|(_, &w)| w != 0) {
+            for slot in 0..per_word {
+                let p = (w * per_word + slot) as u32;
+                if p < self.partitions && (word >> (slot * bits)) & mask == code {
+                    out.push(p);
+                }
+            }
+        }
+        out
     }
 
     /// Unpacks to one optional owner per partition.
