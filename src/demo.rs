@@ -86,6 +86,21 @@ pub const SEED_QUERIES: [SeedQuery; 9] = [
     },
 ];
 
+/// A primary-key point lookup on `Item`: not one of the seed's nine, but the case a key-value
+/// workload runs most (it touches one partition on one node).
+pub const PRIMARY_KEY_QUERY: SeedQuery = SeedQuery {
+    name: "queryPrimaryKey",
+    sql: "SELECT name FROM Item WHERE id=?",
+    param: SeedParam::Key,
+};
+
+/// The cases of `weir bench jmh`: the nine seed queries, then [`PRIMARY_KEY_QUERY`].
+pub fn bench_queries() -> Vec<SeedQuery> {
+    let mut all = SEED_QUERIES.to_vec();
+    all.push(PRIMARY_KEY_QUERY);
+    all
+}
+
 impl SeedQuery {
     /// Parameters for one call with random key `key`.
     pub fn params(&self, key: i64) -> Vec<Value> {
@@ -100,7 +115,10 @@ impl SeedQuery {
     /// 1000), as the original benchmark checks.
     pub fn expected_rows(&self, rows: usize) -> usize {
         match self.name {
-            "querySimpleUnique" | "querySimpleUniqueIndexed" | "querySumIndexed" => 1,
+            "querySimpleUnique"
+            | "querySimpleUniqueIndexed"
+            | "querySumIndexed"
+            | "queryPrimaryKey" => 1,
             "querySimpleBatch" | "querySimpleBatchIndexed" | "queryOrderByBatch" => 1000.min(rows),
             "queryGroupBy" | "queryGroupByIndexed" => rows.div_ceil(1000),
             _ => rows,
@@ -117,6 +135,20 @@ pub fn create_item(cluster: &Cluster) -> Result<()> {
     cluster.execute("CREATE INDEX item_fldIdx ON Item(fldIdx)")?;
     cluster.execute("CREATE INDEX item_fldIdxBatch ON Item(fldIdxBatch)")?;
     Ok(())
+}
+
+/// The columns of `Item`, as [`create_item`] declares them and [`item_batch`] fills them.
+pub fn item_schema() -> weir_operators::Schema {
+    use weir_operators::{DataType, Field};
+    let int = |n: &str| Field::new(n, DataType::Int64);
+    weir_operators::Schema::new(vec![
+        int("id"),
+        Field::new("name", DataType::Utf8),
+        int("fld"),
+        int("fldBatch"),
+        int("fldIdx"),
+        int("fldIdxBatch"),
+    ])
 }
 
 /// `Item` rows for `val` in `range`.

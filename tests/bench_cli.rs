@@ -107,6 +107,53 @@ fn jmh_prints_a_table_and_rejects_unknown_cases() {
 }
 
 #[test]
+fn jmh_primary_key_case_costs_two_messages_and_floors_run_alone() {
+    let out = weir(&[
+        "bench",
+        "jmh",
+        "--seconds",
+        "0.05",
+        "--query",
+        "queryPrimaryKey",
+        "--protocol",
+        "lean",
+        "--json",
+    ]);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["rows"], 1);
+    // One remote fragment whose result fits a batch: start request and batch.
+    assert_eq!(
+        lines[0]["messages_per_query"].as_f64(),
+        Some(2.0),
+        "{}",
+        lines[0]
+    );
+
+    for floor in ["floorIndexLookup", "floorPingPong"] {
+        let out = weir(&[
+            "bench",
+            "jmh",
+            "--seconds",
+            "0.05",
+            "--query",
+            floor,
+            "--json",
+        ]);
+        let lines = json_lines(&out);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0]["case"], floor);
+        assert_eq!(lines[0]["protocol"], "floor");
+        assert!(
+            lines[0]["ops_per_s"].as_f64().unwrap() > 0.0,
+            "{}",
+            lines[0]
+        );
+        assert_eq!(lines[0]["messages_per_query"].as_f64(), Some(0.0));
+    }
+}
+
+#[test]
 fn overload_reports_both_modes_and_writes_charts() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli_overload");
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,7 +1,7 @@
 //! `weir bench jmh`: the Ignite experiment (IGNITE-16315's `JmhSqlBenchmark`) on weir.
 //!
 //! 3 data nodes plus the client node, `Item` with 100,000 rows in 1024 partitions, the nine
-//! seed queries with a fresh uniform random key per call, `threads` client threads each in a
+//! seed queries and a primary-key lookup with a fresh uniform random key per call, `threads` client threads each in a
 //! closed loop. Per query and protocol: 3 warm-up and 3 measured iterations of `seconds`
 //! each, as JMH runs them; the score is the mean ops/s of the measured iterations with its
 //! 99.9% confidence half-width.
@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::demo::{self, SeedQuery, SEED_QUERIES};
+use crate::demo::{self, SeedQuery};
 use crate::{Cluster, Protocol, Value};
 
 /// Warm-up iterations per query and protocol.
@@ -52,8 +52,10 @@ impl ProtocolChoice {
 /// The long help of `weir bench jmh`.
 pub const JMH_ABOUT: &str =
     "The Ignite JMH experiment (IGNITE-16315): 3 data nodes plus a client node, \
-`Item` with 100,000 rows in 1024 partitions, the nine seed queries with a fresh uniform random \
-key in 0..100000 per call. Per query and protocol: 3 warm-up and 3 measured iterations of \
+`Item` with 100,000 rows in 1024 partitions, the nine seed queries plus a primary-key lookup \
+(queryPrimaryKey) with a fresh uniform random key in 0..100000 per call, then two floors: \
+floorIndexLookup (the fldIdx lookup done directly on one node's storage) and floorPingPong \
+(a round trip between two threads), with each row's p50 in round trips. Per query and protocol: 3 warm-up and 3 measured iterations of \
 --seconds each, --threads client threads each in a closed loop. Reports ops/s ± the 99.9% \
 confidence half-width (Student's t over the measured iterations, as JMH does), p50 and p99 \
 latency over all measured calls, and messages and bytes between nodes per query. Every call \
@@ -113,18 +115,18 @@ pub fn protocol_name(p: Protocol) -> &'static str {
     }
 }
 
-/// The cases `--query` selects (all nine without it).
+/// The cases `--query` selects (all of [`demo::bench_queries`] without it).
 pub fn select_queries(name: Option<&str>) -> Result<Vec<SeedQuery>, String> {
+    let all = demo::bench_queries();
     match name {
-        None => Ok(SEED_QUERIES.to_vec()),
+        None => Ok(all),
         Some(n) => {
             let n = n.strip_prefix("JmhSqlBenchmark.").unwrap_or(n);
-            SEED_QUERIES
-                .iter()
+            all.iter()
                 .find(|q| q.name.eq_ignore_ascii_case(n))
                 .map(|q| vec![*q])
                 .ok_or_else(|| {
-                    let names: Vec<&str> = SEED_QUERIES.iter().map(|q| q.name).collect();
+                    let names: Vec<&str> = all.iter().map(|q| q.name).collect();
                     format!("unknown query '{n}'; the cases are {}", names.join(", "))
                 })
         }
@@ -278,7 +280,15 @@ pub fn run(args: &JmhArgs) -> Result<Vec<JmhRow>, String> {
     if args.threads == 0 {
         return Err("--threads must be at least 1".into());
     }
-    let queries = select_queries(args.query.as_deref())?;
+    let floor_only = args
+        .query
+        .as_deref()
+        .filter(|q| q.starts_with("floor"))
+        .map(str::to_string);
+    let queries = match &floor_only {
+        Some(_) => Vec::new(),
+        None => select_queries(args.query.as_deref())?,
+    };
     let protocols = args.protocol.protocols();
     let per_case = (WARMUP_ITERATIONS + MEASURED_ITERATIONS) as u64;
     let pb = progress(per_case * (queries.len() * protocols.len()) as u64);
@@ -340,16 +350,42 @@ pub fn run(args: &JmhArgs) -> Result<Vec<JmhRow>, String> {
     }
     pb.finish_and_clear();
     rows.sort_by_key(|(qi, pi, _)| (*qi, *pi));
-    Ok(rows.into_iter().map(|(_, _, r)| r).collect())
+    let mut rows: Vec<JmhRow> = rows.into_iter().map(|(_, _, r)| r).collect();
+    if args.query.is_none() || floor_only.is_some() {
+        let wanted = |name: &str| {
+            floor_only
+                .as_deref()
+                .is_none_or(|q| q.eq_ignore_ascii_case(name))
+        };
+        if wanted("floorIndexLookup") {
+            rows.push(super::floor::index_lookup(args.seconds, args.seed)?);
+        }
+        if wanted("floorPingPong") {
+            rows.push(super::floor::ping_pong(args.seconds)?);
+        }
+    }
+    if rows.is_empty() {
+        return Err(format!(
+            "unknown query '{}'; the floors are floorIndexLookup, floorPingPong",
+            args.query.as_deref().unwrap_or_default()
+        ));
+    }
+    Ok(rows)
 }
 
-/// The rows as a JMH-style text table.
+/// The rows as a JMH-style text table. With the `floorPingPong` row present, the last column
+/// gives each row's median latency in thread round trips.
 pub fn table(rows: &[JmhRow]) -> String {
     let mut out = String::new();
     let w = rows.iter().map(|r| r.case.len()).max().unwrap_or(9).max(9);
+    let rtt = rows
+        .iter()
+        .find(|r| r.case == "floorPingPong")
+        .map(|r| r.p50_us)
+        .filter(|&p| p > 0.0);
     let _ = writeln!(
         out,
-        "{:<w$}  {:<8} {:>4} {:>12}   {:>10}  {:<5} {:>10} {:>10} {:>10} {:>12} {:>7}",
+        "{:<w$}  {:<8} {:>4} {:>12}   {:>10}  {:<5} {:>10} {:>10} {:>10} {:>12} {:>7} {:>9}",
         "Benchmark",
         "protocol",
         "Cnt",
@@ -361,11 +397,13 @@ pub fn table(rows: &[JmhRow]) -> String {
         "msgs/query",
         "bytes/query",
         "rows",
+        "p50/rtt",
     );
     for r in rows {
+        let trips = rtt.map_or("-".to_string(), |t| format!("{:.1}", r.p50_us / t));
         let _ = writeln!(
             out,
-            "{:<w$}  {:<8} {:>4} {:>12.3} ± {:>10.3}  {:<5} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>7}",
+            "{:<w$}  {:<8} {:>4} {:>12.3} ± {:>10.3}  {:<5} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>7} {:>9}",
             r.case,
             r.protocol,
             MEASURED_ITERATIONS,
@@ -377,6 +415,7 @@ pub fn table(rows: &[JmhRow]) -> String {
             r.messages_per_query,
             r.bytes_per_query,
             r.rows,
+            trips,
         );
     }
     out

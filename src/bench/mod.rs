@@ -11,11 +11,13 @@
 //! - [`tpch`]: the 22 TPC-H queries on data generated in memory at a scale factor, with the
 //!   answers checked against the TPC-H kit's at SF 1.
 //!
-//! Statistics helpers live in [`stats`], the charts in [`chart`].
+//! Statistics helpers live in [`stats`], the charts in [`chart`], and the floors `jmh` prints
+//! beside its cases in [`floor`].
 
 use clap::Subcommand;
 
 pub mod chart;
+pub mod floor;
 pub mod jmh;
 pub mod overload;
 pub mod stats;
