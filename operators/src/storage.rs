@@ -12,6 +12,7 @@ use crate::column::{Column, ColumnData};
 use crate::error::{Error, Result};
 use crate::eval::{evaluate_predicate, evaluate_scalar};
 use crate::expr::{BinaryOp, Expr};
+use crate::kernels::ScanChunk;
 use crate::plan::IndexLookup;
 use crate::types::{DataType, Schema};
 use crate::value::Value;
@@ -720,6 +721,29 @@ impl PartitionData {
             return Ok(Batch::empty(&self.types));
         }
         Batch::concat(&parts)
+    }
+
+    /// The stored chunks holding sorted row ids `rows`, each with the row numbers within it:
+    /// the rows without copying them.
+    pub fn locate(&self, rows: &[u32]) -> Result<Vec<ScanChunk>> {
+        let mut out: Vec<ScanChunk> = Vec::new();
+        let mut i = 0;
+        while i < rows.len() {
+            let chunk = rows[i] as usize / DEFAULT_BATCH_SIZE;
+            let mut local = Vec::new();
+            while i < rows.len() && rows[i] as usize / DEFAULT_BATCH_SIZE == chunk {
+                local.push((rows[i] as usize % DEFAULT_BATCH_SIZE) as u32);
+                i += 1;
+            }
+            let Some(c) = self.chunks.get(chunk) else {
+                return Err(Error::Internal("index points past the stored rows".into()));
+            };
+            out.push(ScanChunk {
+                rows: c.clone(),
+                selection: Some(local),
+            });
+        }
+        Ok(out)
     }
 
     /// Full rows for sorted row ids.

@@ -4,6 +4,7 @@
 
 use crate::batch::Batch;
 use crate::error::{Error, Result};
+use crate::kernels::ScanChunk;
 use crate::plan::IndexLookup;
 use crate::secondary_index::SecondaryIndex;
 use crate::storage::PartitionData;
@@ -128,16 +129,16 @@ impl TableStore {
         parts + indexes
     }
 
-    /// Full table rows of partitions `partitions` (sorted ids) matching `lookup` on indexed
-    /// `column`, as one batch per partition that has matches, in partition order. A secondary
-    /// index answers with one probe for the whole node; a primary key is probed per partition.
+    /// The rows of partitions `partitions` (sorted ids) matching `lookup` on indexed `column`,
+    /// as stored chunks with the matching rows selected, in partition order. A secondary index
+    /// answers with one probe for the whole node; a primary key is probed per partition.
     pub fn lookup(
         &self,
         column: usize,
         lookup: &IndexLookup,
         params: &[Value],
         partitions: &[u32],
-    ) -> Result<Vec<Arc<Batch>>> {
+    ) -> Result<Vec<ScanChunk>> {
         let mut out = Vec::new();
         if let Some(index) = self.indexes.iter().find(|i| i.column() == column) {
             let hits = index.lookup(lookup, params, |p| partitions.binary_search(&p).is_ok())?;
@@ -155,7 +156,7 @@ impl TableStore {
                         "index entry for partition {p}, which is not stored"
                     )));
                 };
-                out.push(Arc::new(part.gather(&rows)?));
+                out.extend(part.locate(&rows)?);
             }
             return Ok(out);
         }
@@ -165,7 +166,7 @@ impl TableStore {
             };
             let rows = part.index_lookup(column, lookup, params)?;
             if rows.num_rows() > 0 {
-                out.push(Arc::new(rows));
+                out.push(ScanChunk::from(Arc::new(rows)));
             }
         }
         Ok(out)
@@ -197,8 +198,14 @@ mod tests {
         PartitionData::new(schema(), Some(0), &[])
     }
 
-    fn ids(batches: &[Arc<Batch>]) -> Vec<Vec<Value>> {
-        batches.iter().flat_map(|b| b.rows()).collect()
+    fn ids(chunks: &[ScanChunk]) -> Vec<Vec<Value>> {
+        chunks
+            .iter()
+            .flat_map(|c| match &c.selection {
+                Some(rows) => c.rows.take(rows).rows(),
+                None => c.rows.rows(),
+            })
+            .collect()
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub mod single_row;
 pub mod sort;
 pub mod union;
 
-pub use scan::ScanSource;
+pub use scan::{ScanChunk, ScanSource};
 
 /// How an operator wants its inputs fed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

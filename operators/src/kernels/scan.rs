@@ -101,12 +101,21 @@ impl RowFilter {
         }
     }
 
-    /// Fills `sel` with the rows of `chunk` to keep, ascending; returns false for "every row"
-    /// (leaving `sel` empty).
-    fn select(&self, chunk: &Batch, params: &[Value], sel: &mut Vec<u32>) -> Result<bool> {
+    /// Fills `sel` with the rows of `chunk` to keep, ascending, out of `pre` (the rows an index
+    /// lookup found) or out of every row; returns false for "every row" (leaving `sel` empty).
+    fn select(
+        &self,
+        chunk: &Batch,
+        pre: Option<&[u32]>,
+        params: &[Value],
+        sel: &mut Vec<u32>,
+    ) -> Result<bool> {
         sel.clear();
         match self {
-            RowFilter::All => Ok(false),
+            RowFilter::All => {
+                sel.extend(pre.unwrap_or_default());
+                Ok(pre.is_some())
+            }
             RowFilter::Nothing => Ok(true),
             RowFilter::Ints {
                 comparisons,
@@ -116,15 +125,18 @@ impl RowFilter {
                     c.column < chunk.num_columns() && chunk.column(c.column).as_i64().is_some()
                 });
                 if !ints {
-                    return general_selection(general, chunk, params, sel);
+                    return general_selection(general, chunk, pre, params, sel);
+                }
+                if let Some(pre) = pre {
+                    sel.extend(pre);
                 }
                 for (k, c) in comparisons.iter().enumerate() {
                     let col = chunk.column(c.column);
-                    select_ints(col, *c, k == 0, sel);
+                    select_ints(col, *c, k == 0 && pre.is_none(), sel);
                 }
                 Ok(true)
             }
-            RowFilter::General(e) => general_selection(e, chunk, params, sel),
+            RowFilter::General(e) => general_selection(e, chunk, pre, params, sel),
         }
     }
 }
@@ -132,16 +144,39 @@ impl RowFilter {
 fn general_selection(
     e: &Expr,
     chunk: &Batch,
+    pre: Option<&[u32]>,
     params: &[Value],
     sel: &mut Vec<u32>,
 ) -> Result<bool> {
     let mask = evaluate_predicate(e, chunk, params)?;
-    sel.extend(
-        mask.iter()
-            .enumerate()
-            .filter_map(|(i, &m)| m.then_some(i as u32)),
-    );
+    match pre {
+        Some(pre) => sel.extend(pre.iter().filter(|&&i| mask[i as usize])),
+        None => sel.extend(
+            mask.iter()
+                .enumerate()
+                .filter_map(|(i, &m)| m.then_some(i as u32)),
+        ),
+    }
     Ok(true)
+}
+
+/// A stored chunk for a scan to read, with the rows of it an index lookup selected (`None`:
+/// every row).
+#[derive(Debug, Clone)]
+pub struct ScanChunk {
+    /// Full table rows.
+    pub rows: Arc<Batch>,
+    /// Row numbers within `rows`, ascending.
+    pub selection: Option<Vec<u32>>,
+}
+
+impl From<Arc<Batch>> for ScanChunk {
+    fn from(rows: Arc<Batch>) -> Self {
+        ScanChunk {
+            rows,
+            selection: None,
+        }
+    }
 }
 
 /// Applies `c` to integer column `col`: over every row when `first`, else narrowing `sel`.
@@ -189,7 +224,7 @@ impl Current {
 
 /// Reads stored chunks: filter, then projection, coalescing output to the batch size.
 pub struct ScanSource {
-    chunks: std::vec::IntoIter<Arc<Batch>>,
+    chunks: std::vec::IntoIter<ScanChunk>,
     filter: RowFilter,
     projection: Vec<usize>,
     ctx: ExecContext,
@@ -210,6 +245,18 @@ impl ScanSource {
         projection: Vec<usize>,
         ctx: ExecContext,
     ) -> Self {
+        let chunks = chunks.into_iter().map(ScanChunk::from).collect();
+        ScanSource::of_selections(chunks, filter, projection, ctx)
+    }
+
+    /// A scan over chunks with preselected rows (from an index lookup): keeps the selected
+    /// rows where `filter` is TRUE, then outputs the table columns listed in `projection`.
+    pub fn of_selections(
+        chunks: Vec<ScanChunk>,
+        filter: Option<Expr>,
+        projection: Vec<usize>,
+        ctx: ExecContext,
+    ) -> Self {
         ScanSource {
             chunks: chunks.into_iter(),
             filter: RowFilter::new(filter, &ctx.params),
@@ -224,7 +271,11 @@ impl ScanSource {
 
     /// Reads chunks until one has selected rows, making it current; false at the end.
     fn advance(&mut self) -> Result<bool> {
-        for chunk in self.chunks.by_ref() {
+        for ScanChunk {
+            rows: chunk,
+            selection,
+        } in self.chunks.by_ref()
+        {
             if chunk.num_rows() == 0 {
                 continue;
             }
@@ -234,9 +285,20 @@ impl ScanSource {
                     chunk.num_columns()
                 )));
             }
-            let some = self
-                .filter
-                .select(&chunk, &self.ctx.params, &mut self.scratch)?;
+            if selection
+                .as_ref()
+                .is_some_and(|s| s.iter().any(|&r| r as usize >= chunk.num_rows()))
+            {
+                return Err(crate::Error::Internal(
+                    "scan selection points past its chunk".into(),
+                ));
+            }
+            let some = self.filter.select(
+                &chunk,
+                selection.as_deref(),
+                &self.ctx.params,
+                &mut self.scratch,
+            )?;
             if some && self.scratch.is_empty() {
                 continue;
             }
@@ -458,5 +520,34 @@ mod tests {
             .collect();
         assert_eq!(names, vec!["s3", "s6", "s7", "s8"]);
         assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn preselected_rows_are_narrowed_by_the_filter() {
+        let pieces = |sel: Vec<u32>| {
+            vec![ScanChunk {
+                rows: chunks(&[10]).remove(0),
+                selection: Some(sel),
+            }]
+        };
+        let ctx = ExecContext::new(vec![]);
+        let run = |filter: Option<Expr>| {
+            let s =
+                ScanSource::of_selections(pieces(vec![1, 4, 5, 8]), filter, vec![0], ctx.clone());
+            drain(s)
+                .iter()
+                .flat_map(|b| b.column(0).as_i64().unwrap().to_vec())
+                .collect::<Vec<i64>>()
+        };
+        assert_eq!(run(None), vec![1, 4, 5, 8]);
+        let ints = Expr::col(0).binary(BinaryOp::GtEq, Expr::lit(5));
+        assert_eq!(run(Some(ints)), vec![5, 8]);
+        let general = Expr::col(1).eq(Expr::lit("s4"));
+        assert_eq!(run(Some(general)), vec![4]);
+        let mut bad = ScanSource::of_selections(pieces(vec![10]), None, vec![0], ctx.clone());
+        assert!(
+            bad.next_batch().is_err(),
+            "a selection past the chunk is an error"
+        );
     }
 }

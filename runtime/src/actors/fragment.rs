@@ -14,7 +14,7 @@ use crate::partition_map::PartitionMap;
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use weir_operators::kernels::{create_operator, ExecContext, ScanSource};
+use weir_operators::kernels::{create_operator, ExecContext, ScanChunk, ScanSource};
 use weir_operators::{Batch, Error as OpError, PhysicalPlan, Reservation, Value};
 
 /// Where a fragment's output goes.
@@ -275,9 +275,10 @@ impl FragmentActor {
                 .iter()
                 .filter_map(|&p| store.get(p))
                 .flat_map(|part| part.chunks())
+                .map(ScanChunk::from)
                 .collect(),
         };
-        Ok(SourceKind::Scan(Box::new(ScanSource::new(
+        Ok(SourceKind::Scan(Box::new(ScanSource::of_selections(
             chunks,
             filter.clone(),
             projection.clone(),
