@@ -56,7 +56,7 @@ enum Command {
         sql: String,
     },
     /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
-    /// the soak, and TPC-H.
+    /// the soak, TPC-H, and a hash join against a hand-written one.
     Bench {
         #[command(subcommand)]
         command: weir::bench::BenchCommand,

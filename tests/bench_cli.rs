@@ -271,3 +271,67 @@ fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
         assert!(err.contains("0.01, 0.1 or 1"), "--sf {bad}: {err}");
     }
 }
+
+#[test]
+fn join_reports_both_rates_with_the_header_and_matching_answers() {
+    let out = weir(&[
+        "bench", "join", "--build", "50", "--probe", "700", "--nodes", "2", "--reps", "1", "--json",
+    ]);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let l = &lines[0];
+    assert_eq!(
+        keys(l),
+        sorted(&[
+            "machine",
+            "cores",
+            "profile",
+            "date",
+            "build_rows",
+            "probe_rows",
+            "nodes",
+            "weir_rows_per_s",
+            "hand_rows_per_s",
+            "ratio",
+            "answer_matches",
+        ]),
+        "{l}"
+    );
+    assert_eq!(l["build_rows"], 50);
+    assert_eq!(l["probe_rows"], 700);
+    assert_eq!(l["nodes"], 2);
+    assert_eq!(l["answer_matches"], true);
+    assert!(l["weir_rows_per_s"].as_f64().unwrap() > 0.0, "{l}");
+    assert!(l["hand_rows_per_s"].as_f64().unwrap() > 0.0, "{l}");
+    assert!(l["cores"].as_u64().unwrap() >= 1, "{l}");
+    assert!(["release", "debug"].contains(&l["profile"].as_str().unwrap()));
+    let date = l["date"].as_str().unwrap();
+    assert!(date.len() == 20 && date.ends_with('Z') && date.as_bytes()[10] == b'T');
+
+    let out = weir(&["bench", "join", "--build", "0"]);
+    assert!(!out.status.success(), "--build 0 was accepted");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--build"));
+}
+
+#[test]
+fn join_prints_the_header_and_the_ratio() {
+    let out = weir(&[
+        "bench", "join", "--build", "20", "--probe", "100", "--reps", "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in [
+        "machine:",
+        "cores:",
+        "profile:",
+        "date:",
+        "probe rows/s",
+        "ratio",
+    ] {
+        assert!(text.contains(part), "no {part:?} in {text}");
+    }
+}

@@ -198,6 +198,22 @@ impl Batch {
         Ok(Batch { columns, num_rows })
     }
 
+    /// Appends the rows of `other`, which must have this batch's column types, in place.
+    pub fn append(&mut self, other: &Batch) -> Result<()> {
+        if other.num_columns() != self.num_columns() {
+            return Err(Error::Internal(format!(
+                "cannot append a batch of {} columns to one of {}",
+                other.num_columns(),
+                self.num_columns()
+            )));
+        }
+        for (c, o) in self.columns.iter_mut().zip(&other.columns) {
+            c.append(o)?;
+        }
+        self.num_rows += other.num_rows;
+        Ok(())
+    }
+
     /// Splits the batch into batches of at most `size` rows.
     pub fn split(self, size: usize) -> Vec<Batch> {
         if self.num_rows <= size {
@@ -207,5 +223,71 @@ impl Batch {
             .step_by(size)
             .map(|start| self.slice(start, size))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(rows: &[(Option<i64>, &str)]) -> Batch {
+        let rows: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|(k, s)| vec![k.map_or(Value::Null, Value::Int), (*s).into()])
+            .collect();
+        Batch::from_rows(&[DataType::Int64, DataType::Utf8], &rows).unwrap()
+    }
+
+    #[test]
+    fn append_keeps_values_nulls_and_exact_sizes() {
+        let mut a = sample(&[(Some(1), "a"), (Some(2), "bb")]);
+        let b = sample(&[(None, ""), (Some(4), "dddd")]);
+        let (a_bytes, b_bytes) = (a.memory_size(), b.memory_size());
+        a.append(&b).unwrap();
+        assert_eq!(a.num_rows(), 4);
+        assert_eq!(
+            a.rows(),
+            sample(&[
+                (Some(1), "a"),
+                (Some(2), "bb"),
+                (None, ""),
+                (Some(4), "dddd")
+            ])
+            .rows()
+        );
+        assert!(a.memory_size() <= a_bytes + b_bytes);
+        // A batch without NULLs after one with them, and the other way round.
+        let mut c = sample(&[(None, "x")]);
+        c.append(&sample(&[(Some(5), "y")])).unwrap();
+        assert_eq!(c.column(0).null_count(), 1);
+        assert_eq!(c.row(1), vec![Value::Int(5), "y".into()]);
+    }
+
+    #[test]
+    fn append_rejects_other_types_and_widths() {
+        let mut a = sample(&[(Some(1), "a")]);
+        let wrong =
+            Batch::try_new(vec![Column::from_strs(&["x"]), Column::from_strs(&["y"])]).unwrap();
+        assert!(matches!(a.append(&wrong), Err(Error::Type(_))));
+        let narrow = Batch::try_new(vec![Column::from_i64(vec![1])]).unwrap();
+        assert!(a.append(&narrow).is_err());
+        assert_eq!(a.num_rows(), 1);
+    }
+
+    #[test]
+    fn concat_equals_appending_and_drops_an_all_valid_bitmap() {
+        let parts = [
+            sample(&[(Some(1), "a")]),
+            sample(&[(None, "b"), (Some(3), "")]),
+            sample(&[(Some(4), "dd")]),
+        ];
+        let c = Batch::concat(&parts).unwrap();
+        let mut a = parts[0].clone();
+        a.append(&parts[1]).unwrap();
+        a.append(&parts[2]).unwrap();
+        assert_eq!(c.rows(), a.rows());
+        assert_eq!(c.column(0).null_count(), 1);
+        let valid = Batch::concat(&[parts[0].clone(), parts[2].clone()]).unwrap();
+        assert!(valid.column(0).validity.is_none());
     }
 }

@@ -75,6 +75,13 @@ impl Bitmap {
         self.set(self.len - 1, v);
     }
 
+    /// Makes room for `additional` more bits without over-allocating.
+    pub fn reserve_exact(&mut self, additional: usize) {
+        let words = (self.len + additional).div_ceil(64);
+        self.words
+            .reserve_exact(words.saturating_sub(self.words.len()));
+    }
+
     /// Number of set bits.
     pub fn count_ones(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()

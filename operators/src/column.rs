@@ -389,19 +389,101 @@ impl Column {
             return Err(Error::Internal("concat of no columns".into()));
         };
         let dt = first.data_type();
-        let total: usize = cols.iter().map(|c| c.len()).sum();
-        let mut b = ColumnBuilder::new(dt, total);
-        for c in cols {
-            if c.data_type() != dt {
-                return Err(Error::Type(format!(
-                    "cannot concatenate {} and {}",
-                    dt,
-                    c.data_type()
-                )));
-            }
-            b.extend_from(c);
+        if let Some(c) = cols.iter().find(|c| c.data_type() != dt) {
+            return Err(Error::Type(format!(
+                "cannot concatenate {} and {}",
+                dt,
+                c.data_type()
+            )));
         }
-        Ok(b.finish())
+        // Sized once for all the parts, so that every append copies without reallocating.
+        let total: usize = cols.iter().map(|c| c.len()).sum();
+        let mut data = ColumnData::with_capacity(dt, total);
+        if let ColumnData::Utf8 { bytes, .. } = &mut data {
+            let text: usize = cols
+                .iter()
+                .map(|c| match &c.data {
+                    ColumnData::Utf8 { bytes, .. } => bytes.len(),
+                    _ => 0,
+                })
+                .sum();
+            *bytes = Vec::with_capacity(text);
+        }
+        let mut out = Column::new(data);
+        if cols.iter().any(|c| c.validity.is_some()) {
+            let mut v = Bitmap::new(0, false);
+            v.reserve_exact(total);
+            out.validity = Some(v);
+        }
+        for c in cols {
+            out.append(c)?;
+        }
+        // As a built column: no bitmap when nothing is NULL.
+        out.validity = out.validity.filter(|v| !v.all_set());
+        Ok(out)
+    }
+}
+
+impl Column {
+    /// Appends the rows of `other`, which must have this column's type, in place. The
+    /// vectors grow to exactly the rows they hold (so a column's [`Column::memory_size`] after
+    /// an append is at most the sum of both before).
+    pub fn append(&mut self, other: &Column) -> Result<()> {
+        fn extend<T: Copy>(d: &mut Vec<T>, s: &[T]) {
+            d.reserve_exact(s.len());
+            d.extend_from_slice(s);
+        }
+        let (dt, ot) = (self.data_type(), other.data_type());
+        let same = match (dt, ot) {
+            // Decimals of one scale hold the same unscaled values whatever their precision.
+            (DataType::Decimal { scale: a, .. }, DataType::Decimal { scale: b, .. }) => a == b,
+            _ => dt == ot,
+        };
+        if !same {
+            return Err(Error::Type(format!(
+                "cannot append {ot} rows to a {dt} column"
+            )));
+        }
+        let before = self.len();
+        match (&mut self.data, &other.data) {
+            (ColumnData::Int64(d), ColumnData::Int64(s))
+            | (ColumnData::Timestamp(d), ColumnData::Timestamp(s)) => extend(d, s),
+            (ColumnData::Float64(d), ColumnData::Float64(s)) => extend(d, s),
+            (ColumnData::Boolean(d), ColumnData::Boolean(s)) => extend(d, s),
+            (ColumnData::Decimal { values: d, .. }, ColumnData::Decimal { values: s, .. }) => {
+                extend(d, s)
+            }
+            (ColumnData::Date(d), ColumnData::Date(s)) => extend(d, s),
+            (
+                ColumnData::Utf8 { offsets, bytes },
+                ColumnData::Utf8 {
+                    offsets: so,
+                    bytes: sb,
+                },
+            ) => {
+                let base = bytes.len() as u32;
+                extend(bytes, sb);
+                offsets.reserve_exact(so.len() - 1);
+                offsets.extend(so[1..].iter().map(|o| o + base));
+            }
+            _ => {
+                return Err(Error::Internal(
+                    "column types changed while appending".into(),
+                ))
+            }
+        }
+        if self.validity.is_some() || other.validity.is_some() {
+            let mut v = self
+                .validity
+                .take()
+                .unwrap_or_else(|| Bitmap::new(before, true));
+            v.reserve_exact(other.len());
+            for i in 0..other.len() {
+                v.push(other.is_valid(i));
+            }
+            self.validity = Some(v);
+        }
+        Ok(())
     }
 }
 

@@ -816,6 +816,47 @@ fn arith_sides<T: Copy + Default, F: Fn(T, T) -> Option<T>>(
     Ok(out)
 }
 
+/// BIGINT `+` (`add`) or `-` over every row in one branch-free pass: wrapping results, with
+/// the rows' overflow bits ORed together. `None` when any row overflowed (NULL rows
+/// included: the caller then looks for a non-NULL one).
+fn add_sub_i64(add: bool, n: usize, l: &Side<i64>, r: &Side<i64>) -> Option<Vec<i64>> {
+    // Overflow iff the result's sign differs from both addends' (for `a - b`: from `a`'s and
+    // from `-b`'s); the sign bit of the flag is then set.
+    #[inline(always)]
+    fn step(add: bool, a: i64, b: i64) -> (i64, i64) {
+        if add {
+            let r = a.wrapping_add(b);
+            (r, (a ^ r) & (b ^ r))
+        } else {
+            let r = a.wrapping_sub(b);
+            (r, (a ^ b) & (a ^ r))
+        }
+    }
+    fn run(n: usize, f: impl Fn(usize) -> (i64, i64)) -> (Vec<i64>, i64) {
+        let mut out = vec![0i64; n];
+        let mut flags = 0i64;
+        for (i, o) in out.iter_mut().enumerate() {
+            let (r, f) = f(i);
+            *o = r;
+            flags |= f;
+        }
+        (out, flags)
+    }
+    let short = |c: &[i64]| c.len() < n;
+    let (out, flags) = match (l, r) {
+        (Side::Col(a), _) if short(a) => return None,
+        (_, Side::Col(b)) if short(b) => return None,
+        (Side::Col(a), Side::Col(b)) => run(n, |i| step(add, a[i], b[i])),
+        (Side::Col(a), Side::Scalar(s)) => run(n, |i| step(add, a[i], *s)),
+        (Side::Scalar(s), Side::Col(b)) => run(n, |i| step(add, *s, b[i])),
+        (Side::Scalar(a), Side::Scalar(b)) => {
+            let (r, f) = step(add, *a, *b);
+            (vec![r; n], f)
+        }
+    };
+    (flags >= 0).then_some(out)
+}
+
 /// Float operations; a zero divisor's row is NULL (the caller clears its validity).
 fn f64_op(op: BinaryOp) -> fn(f64, f64) -> Option<f64> {
     match op {
@@ -1022,8 +1063,12 @@ fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<
         let (ls, rs) = (i64_side(&l), i64_side(&r));
         let v = validity.as_ref();
         let res = match op {
-            BinaryOp::Add => arith_sides(n, &ls, &rs, v, i64::checked_add),
-            BinaryOp::Sub => arith_sides(n, &ls, &rs, v, i64::checked_sub),
+            BinaryOp::Add | BinaryOp::Sub => match add_sub_i64(op == BinaryOp::Add, n, &ls, &rs) {
+                Some(v) => Ok(v),
+                // Some row overflowed: find the first one that is not NULL, if any.
+                None if op == BinaryOp::Add => arith_sides(n, &ls, &rs, v, i64::checked_add),
+                None => arith_sides(n, &ls, &rs, v, i64::checked_sub),
+            },
             BinaryOp::Mul => arith_sides(n, &ls, &rs, v, i64::checked_mul),
             BinaryOp::Div => arith_sides(n, &ls, &rs, v, |a, b| {
                 if b == 0 {

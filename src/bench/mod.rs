@@ -11,6 +11,10 @@
 //! - [`tpch`]: the 22 TPC-H queries on data generated in memory at a scale factor, with the
 //!   answers checked against the TPC-H kit's at SF 1.
 //!
+//! - [`join`]: one equi-join on the cluster against a hand-written hashbrown join over the
+//!   same columns, in probe rows per second.
+//!
+//! Every benchmark's header (machine, cores, profile, date) comes from [`header`].
 //! Statistics helpers live in [`stats`], the charts in [`chart`], and the floors `jmh` prints
 //! beside its cases in [`floor`].
 
@@ -18,7 +22,9 @@ use clap::Subcommand;
 
 pub mod chart;
 pub mod floor;
+pub mod header;
 pub mod jmh;
+pub mod join;
 pub mod overload;
 pub mod stats;
 pub mod tpch;
@@ -43,6 +49,10 @@ pub enum BenchCommand {
     /// rows, time and (at SF 1) whether each answer matches the TPC-H kit's.
     #[command(long_about = tpch::TPCH_ABOUT)]
     Tpch(tpch::TpchArgs),
+    /// A hash join on weir against a hand-written hashbrown join over the same columns, in
+    /// probe rows per second.
+    #[command(long_about = join::JOIN_ABOUT)]
+    Join(join::JoinArgs),
 }
 
 /// Flags of `weir bench soak`.
@@ -90,5 +100,6 @@ pub fn run(command: &BenchCommand) -> Result<(), String> {
         BenchCommand::Overload(args) => overload::main(args),
         BenchCommand::Soak(args) => soak(args),
         BenchCommand::Tpch(args) => tpch::main(args),
+        BenchCommand::Join(args) => join::main(args),
     }
 }

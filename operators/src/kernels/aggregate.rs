@@ -54,6 +54,18 @@ fn wide_at(col: &Column, i: usize) -> Option<i128> {
     }
 }
 
+/// The exact sum of the values present (per `valid`): no slice of `i64`s can overflow an
+/// `i128`.
+fn masked_sum_i64(v: &[i64], valid: Option<&Bitmap>) -> i128 {
+    match valid {
+        None => v.iter().map(|&x| i128::from(x)).sum(),
+        Some(m) => (0..v.len())
+            .filter(|&i| m.get(i))
+            .map(|i| i128::from(v[i]))
+            .sum(),
+    }
+}
+
 /// Wide values back into a column of type `dt` (a DECIMAL, DATE or TIMESTAMP).
 fn from_wide(dt: DataType, v: &[i128]) -> ColumnData {
     match dt {
@@ -451,10 +463,49 @@ impl Acc {
     /// `COUNT(*)`: every row counts.
     fn count_rows(&mut self, ids: &[u32]) {
         if let Acc::Count(c) = self {
+            if let [single] = &mut c[..] {
+                *single += ids.len() as i64;
+                return;
+            }
             for &g in ids {
                 c[g as usize] += 1;
             }
         }
+    }
+
+    /// [`Acc::update`] for a single group (no GROUP BY), in one pass over the column without
+    /// group ids, for COUNT and integer or float SUM; returns false (having done nothing) for
+    /// the other aggregates. An integer sum fails only if the sum itself leaves BIGINT.
+    fn update_single(&mut self, col: &Column, merge_counts: bool) -> Result<bool> {
+        let valid = col.validity.as_ref();
+        let overflow = || Error::Arithmetic("BIGINT overflow in SUM".into());
+        match (self, &col.data) {
+            (Acc::Count(c), ColumnData::Int64(v)) if merge_counts => {
+                let add = masked_sum_i64(v, valid);
+                c[0] = i64::try_from(i128::from(c[0]) + add).map_err(|_| overflow())?;
+            }
+            (Acc::Count(c), _) => c[0] += (col.len() - col.null_count()) as i64,
+            (Acc::SumInt { sum, seen }, ColumnData::Int64(v)) => {
+                if col.null_count() == col.len() {
+                    return Ok(true);
+                }
+                let add = masked_sum_i64(v, valid);
+                sum[0] = i64::try_from(i128::from(sum[0]) + add).map_err(|_| overflow())?;
+                seen[0] = true;
+            }
+            (Acc::SumFloat { sum, seen }, ColumnData::Float64(v)) => {
+                if col.null_count() == col.len() {
+                    return Ok(true);
+                }
+                sum[0] += match valid {
+                    None => v.iter().sum::<f64>(),
+                    Some(m) => (0..v.len()).filter(|&i| m.get(i)).map(|i| v[i]).sum(),
+                };
+                seen[0] = true;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     /// Updates with the values of `col` (for SUM/MIN/MAX also the Final-mode merge, since
@@ -914,6 +965,8 @@ impl Operator for HashAggregateOp {
             self.groups.assign(&keys, n, &mut ids);
         }
         let groups = self.groups.len;
+        // Without GROUP BY every row is group 0.
+        let single = self.group_types.is_empty();
         let result = (|| -> Result<()> {
             let mut col = self.group_types.len();
             for a in 0..self.aggs.len() {
@@ -925,7 +978,9 @@ impl Operator for HashAggregateOp {
                             self.accs[a].count_rows(&ids);
                         } else {
                             let c = self.arg_column(agg, &batch)?;
-                            self.accs[a].update(&ids, &c, false)?;
+                            if !(single && self.accs[a].update_single(&c, false)?) {
+                                self.accs[a].update(&ids, &c, false)?;
+                            }
                         }
                     }
                     AggMode::Final => {
@@ -949,7 +1004,9 @@ impl Operator for HashAggregateOp {
                             } else {
                                 std::borrow::Cow::Owned(cast_column(c, want)?)
                             };
-                            self.accs[a].update(&ids, &c, true)?;
+                            if !(single && self.accs[a].update_single(&c, true)?) {
+                                self.accs[a].update(&ids, &c, true)?;
+                            }
                         }
                         col += width;
                     }

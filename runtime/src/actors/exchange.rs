@@ -1,7 +1,11 @@
 //! Both ends of an exchange between fragments.
 //!
-//! The sending end holds back its newest batch so that the final one travels flagged `last`:
-//! a fragment whose result fits one batch sends exactly one message. Each channel has credits
+//! The sending end holds back its newest batch per channel so that the final one travels
+//! flagged `last`: a fragment whose result fits one batch sends exactly one message. Small
+//! parts (a hash exchange splits every input batch among its targets) are appended to the held
+//! batch while it stays within the batch row target, so a receiver gets batches of about the
+//! plan's batch size, not a fraction of it; what is held goes when the next part would not
+//! fit, or at the end of the input. Each channel has credits
 //! of batches and of bytes, as a local edge has (see [`crate::flow`]): the sender starts with
 //! the whole window, and the receiving end acks every batch it hands on (under Lean, all but
 //! the last), giving back one batch and the batch's bytes ([`Batch::data_size`], the same on
@@ -410,6 +414,9 @@ pub struct SenderSpec {
     pub window: Window,
     /// Workflow.
     pub protocol: Protocol,
+    /// Rows a coalesced batch may reach (the plan's batch size): smaller parts for one target
+    /// are appended to each other up to this.
+    pub batch_rows: usize,
     /// Where the channels' edges are registered.
     pub edges: Arc<crate::flow::EdgeRegistry>,
 }
@@ -558,7 +565,7 @@ impl ExchangeSendActor {
                 };
                 for (i, part) in stash.parts {
                     let r = mem.split(part.memory_size());
-                    self.hold(i, part, r);
+                    self.hold(i, part, r)?;
                 }
                 Ok(true)
             }
@@ -574,10 +581,28 @@ impl ExchangeSendActor {
         }
     }
 
-    fn hold(&mut self, i: usize, batch: Batch, mem: Reservation) {
+    /// Holds `batch` (accounted by `mem`) as channel `i`'s newest: appended to the batch held
+    /// there if both fit [`SenderSpec::batch_rows`], else sending the held one on its way.
+    fn hold(&mut self, i: usize, batch: Batch, mem: Reservation) -> weir_operators::Result<()> {
+        let target = self.spec.batch_rows;
         let ch = &mut self.channels[i];
         if ch.stopped {
-            return;
+            return Ok(());
+        }
+        if let Some((held, held_mem)) = &mut ch.held {
+            if held.num_rows() + batch.num_rows() <= target {
+                held.append(&batch)?;
+                held_mem.merge(mem);
+                // Appending sizes the vectors exactly, so the two batches' bytes cover the
+                // result (the allocator's rounding aside, which is taken as it is).
+                let size = held.memory_size();
+                if held_mem.size() > size {
+                    held_mem.shrink(held_mem.size() - size);
+                } else {
+                    held_mem.force_grow(size - held_mem.size());
+                }
+                return Ok(());
+            }
         }
         if let Some((prev, prev_mem)) = ch.held.replace((batch, mem)) {
             ch.queue.push_back(Queued {
@@ -586,6 +611,7 @@ impl ExchangeSendActor {
                 mem: Some(prev_mem),
             });
         }
+        Ok(())
     }
 
     fn fail(&mut self, e: OpError, ctx: &mut Context<Self>) {

@@ -128,6 +128,7 @@ impl FragmentActor {
                         params: spec.params.clone(),
                         window: spec.window,
                         protocol: spec.protocol,
+                        batch_rows: spec.batch_size,
                         edges: spec.edges.clone(),
                     },
                     self.node.clone(),

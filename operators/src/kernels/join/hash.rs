@@ -18,19 +18,15 @@
 //! probed one at a time after it. NULL keys never match; a null-aware anti join applies the
 //! `NOT IN` rules on top (see [`JoinType::Anti`](crate::plan::JoinType::Anti)).
 
-use super::keys::{align_key, hash_table_bytes, null_key_rows};
+use super::index::{BuildIndex, Cursor, Matches, ProbeKeys, NONE};
+use super::keys::{null_key_rows, KeyColumns};
 use super::output::JoinCore;
 use super::JoinSpec;
-use crate::eval::evaluate;
-use crate::kernels::hash::{hash_rows, rows_equal, IdentityBuild};
+use crate::kernels::hash::hash_rows;
 use crate::kernels::{output_pending, ExecContext, InputOrder, Operator};
 use crate::plan::{JoinSide, JoinType};
-use crate::{Batch, Column, Error, Expr, Reservation, Result};
-use hashbrown::HashMap;
+use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
 use std::collections::VecDeque;
-
-/// End of a hash chain.
-const NONE: u32 = u32::MAX;
 
 /// Hash join.
 pub struct HashJoinOp {
@@ -71,14 +67,11 @@ struct NullAware {
 /// A probe batch being joined and where its output stopped.
 struct Probe {
     batch: Batch,
-    keys: Vec<Column>,
+    keys: KeyColumns,
     hashes: Vec<u64>,
     null_rows: Option<Vec<bool>>,
-    /// The probe row whose matches are being gathered.
-    row: usize,
-    /// The next build row to compare in `row`'s chain, or [`NONE`] if `row`'s chain has not
-    /// been looked up yet.
-    chain: u32,
+    /// Where the walk of the build index stands.
+    cursor: Cursor,
     /// "Has a match" per row, when the join type records it.
     matched: Vec<bool>,
     /// Once every chain is walked: the next row to look at for unmatched output.
@@ -90,9 +83,11 @@ struct Probe {
 
 /// The finished build side's index (the rows themselves are in the [`JoinCore`]).
 struct BuildTable {
-    keys: Vec<Column>,
-    heads: HashMap<u64, u32, IdentityBuild>,
-    next: Vec<u32>,
+    /// The build batch's key columns.
+    keys: KeyColumns,
+    /// Their types (the probe keys are converted to them).
+    key_types: Vec<DataType>,
+    index: BuildIndex,
     /// NULL-key rows, kept only by a null-aware anti join building the left side.
     null_rows: Option<Vec<bool>>,
 }
@@ -224,7 +219,7 @@ impl HashJoinOp {
 
     /// Whether no build row can match (empty build side, or only NULL keys).
     fn unmatchable(&self) -> bool {
-        self.table.as_ref().is_some_and(|t| t.heads.is_empty())
+        self.table.as_ref().is_some_and(|t| t.index.is_empty())
     }
 
     /// Builds the hash table from the buffered build batches.
@@ -236,39 +231,25 @@ impl HashJoinOp {
         let batch = self.concat_build()?;
         let n = batch.num_rows();
         let keys = if n == 0 {
-            Vec::new()
+            KeyColumns::Owned(Vec::new())
         } else {
-            self.build_keys()
-                .iter()
-                .map(|e| evaluate(e, &batch, &self.ctx.params))
-                .collect::<Result<Vec<_>>>()?
+            KeyColumns::of(self.build_keys(), &batch, &self.ctx.params, None)?
         };
-        let key_bytes: usize = keys.iter().map(Column::memory_size).sum();
-        // The chains, the hash table, the row hashes and NULL mask used while building, and
-        // the match flags.
-        let estimate = key_bytes
-            + n * std::mem::size_of::<u32>()
-            + hash_table_bytes(n, std::mem::size_of::<(u64, u32)>())
-            + n * (std::mem::size_of::<u64>() + 2);
+        let key_bytes = keys.memory_size();
+        // The index, the row hashes and NULL mask used while building, and the match flags.
+        let estimate = key_bytes + BuildIndex::estimate(n) + n * (std::mem::size_of::<u64>() + 2);
         self.reservation.try_grow(estimate)?;
-        let mut heads: HashMap<u64, u32, IdentityBuild> =
-            HashMap::with_capacity_and_hasher(n, IdentityBuild::default());
-        let mut next = vec![NONE; n];
-        let mut null_rows = None;
-        if n > 0 {
-            hash_rows(&keys, &mut self.hashes);
-            null_rows = null_key_rows(&keys, n);
-            // Insert in reverse so chains list rows in input order.
-            for row in (0..n).rev() {
-                if null_rows.as_ref().is_some_and(|m| m[row]) {
-                    continue;
-                }
-                let h = self.hashes[row];
-                let head = heads.entry(h).or_insert(NONE);
-                next[row] = *head;
-                *head = row as u32;
+        let key_cols = keys.get(&batch);
+        let key_types = key_cols.iter().map(Column::data_type).collect();
+        let mut null_rows = null_key_rows(key_cols, n);
+        let built = BuildIndex::build(key_cols, n, null_rows.as_deref(), &mut self.hashes);
+        let index = match built {
+            Ok(index) => index,
+            Err(e) => {
+                self.reservation.shrink(estimate);
+                return Err(e);
             }
-        }
+        };
         // The build-sized scratch is not needed for probing (probe batches are small).
         self.hashes = Vec::new();
         let any_null = null_rows.as_ref().is_some_and(|m| m.iter().any(|&x| x));
@@ -280,15 +261,14 @@ impl HashJoinOp {
         }
         let flag_bytes = self.core.set_build(batch);
         let kept = key_bytes
-            + heads.allocation_size()
-            + next.capacity() * std::mem::size_of::<u32>()
+            + index.memory_size()
             + null_rows.as_ref().map_or(0, Vec::capacity)
             + flag_bytes;
         self.adjust(estimate, kept)?;
         self.table = Some(BuildTable {
             keys,
-            heads,
-            next,
+            key_types,
+            index,
             null_rows,
         });
         Ok(())
@@ -348,18 +328,19 @@ impl HashJoinOp {
             return Err(Error::Internal("hash join probed before its build".into()));
         };
         let n = batch.num_rows();
-        let matchable = !table.heads.is_empty();
+        let matchable = !table.index.is_empty();
         let counts_right = self.null_aware_probes_right();
         if n == 0 || self.blocked() || !(matchable || counts_right || self.core.roles.probe_alone())
         {
             return Ok(None);
         }
         let keys = if matchable || counts_right {
-            self.probe_key_columns(table, &batch)?
+            let exprs = self.probe_keys();
+            KeyColumns::of(exprs, &batch, &self.ctx.params, Some(&table.key_types))?
         } else {
-            Vec::new()
+            KeyColumns::Owned(Vec::new())
         };
-        let null_rows = null_key_rows(&keys, n);
+        let null_rows = null_key_rows(keys.get(&batch), n);
         if counts_right {
             self.null_aware.right_rows += n;
             if null_rows.as_ref().is_some_and(|m| m.iter().any(|&x| x)) {
@@ -375,34 +356,26 @@ impl HashJoinOp {
         } else {
             Vec::new()
         };
-        let bytes = keys.iter().map(Column::memory_size).sum::<usize>() + matched.capacity();
+        let bytes = keys.memory_size() + matched.capacity();
         self.reservation.try_grow(bytes)?;
         let mut hashes = std::mem::take(&mut self.hashes);
-        hash_rows(&keys, &mut hashes);
+        hashes.clear();
+        if table.index.needs_hashes() {
+            hash_rows(keys.get(&batch), &mut hashes);
+        }
         Ok(Some(Probe {
             batch,
             keys,
             hashes,
             null_rows,
-            row: if matchable { 0 } else { n },
-            chain: NONE,
+            cursor: Cursor {
+                row: if matchable { 0 } else { n },
+                chain: NONE,
+            },
             matched,
             tail: None,
             accounted: bytes,
         }))
-    }
-
-    /// The probe batch's key columns, converted to the build keys' types.
-    fn probe_key_columns(&self, table: &BuildTable, batch: &Batch) -> Result<Vec<Column>> {
-        let mut keys = self
-            .probe_keys()
-            .iter()
-            .map(|e| evaluate(e, batch, &self.ctx.params))
-            .collect::<Result<Vec<_>>>()?;
-        for (k, b) in keys.iter_mut().zip(&table.keys) {
-            align_key(k, b.data_type())?;
-        }
-        Ok(keys)
     }
 
     /// Drops the current probe, returning its bytes and keeping its hash buffer for reuse.
@@ -420,25 +393,44 @@ impl HashJoinOp {
             return Ok(None);
         };
         let n = p.batch.num_rows();
-        if p.row < n {
-            let size = self.core.batch_size;
+        if p.cursor.row < n {
             let first_only = self.core.roles.probe_first_only;
-            if first_only && p.chain != NONE && p.matched.get(p.row).copied().unwrap_or(false) {
+            let c = &mut p.cursor;
+            if first_only && c.chain != NONE && p.matched.get(c.row).copied().unwrap_or(false) {
                 // Resuming inside the chain of a row that already has its match.
-                p.chain = NONE;
-                p.row += 1;
+                c.chain = NONE;
+                c.row += 1;
             }
             let skip_build = self.core.roles.skip_matched_build;
             let (pi, bi) = (&mut self.probe_idx, &mut self.build_idx);
-            let matched = &self.core.build_matched[..];
+            let keys = ProbeKeys {
+                keys: p.keys.get(&p.batch),
+                hashes: &p.hashes,
+                null_rows: p.null_rows.as_deref(),
+            };
+            let m = Matches {
+                size: self.core.batch_size,
+                build_matched: &self.core.build_matched,
+                probe_idx: &mut *pi,
+                build_idx: &mut *bi,
+            };
+            let (index, bk) = (&table.index, table.keys.get(&self.core.build_batch));
             match (first_only && self.core.spec.filter.is_none(), skip_build) {
-                (false, false) => find_matches::<false, false>(p, table, matched, size, pi, bi),
-                (true, false) => find_matches::<true, false>(p, table, matched, size, pi, bi),
-                (false, true) => find_matches::<false, true>(p, table, matched, size, pi, bi),
-                (true, true) => find_matches::<true, true>(p, table, matched, size, pi, bi),
+                (false, false) => index.find_matches::<false, false>(c, &keys, bk, m),
+                (true, false) => index.find_matches::<true, false>(c, &keys, bk, m),
+                (false, true) => index.find_matches::<false, true>(c, &keys, bk, m),
+                (true, true) => index.find_matches::<true, true>(c, &keys, bk, m),
             }
             if pi.is_empty() {
                 return Ok(None);
+            }
+            let whole =
+                c.row == n && pi.len() == n && pi.iter().enumerate().all(|(k, &i)| i as usize == k);
+            if whole && self.core.pairs_only() {
+                // Every probe row matched once, in order, and nothing reads the batch after
+                // this: its columns move into the output.
+                let batch = std::mem::replace(&mut p.batch, Batch::empty(&[]));
+                return self.core.pair_batch_moving(batch, bi).map(Some);
             }
             return self.core.resolve(&p.batch, pi, bi, &mut p.matched);
         }
@@ -484,70 +476,6 @@ impl HashJoinOp {
         };
         self.core.next_final(exclude)
     }
-}
-
-/// Walks the chains of probe `p` from its cursor and collects up to `size` key-matching
-/// pairs into `probe_idx`/`build_idx`, leaving the cursor after the last one. `FIRST_ONLY`:
-/// one match per probe row suffices (no residual filter can reject it); `SKIP_BUILD`:
-/// build rows already matched are not compared again.
-fn find_matches<const FIRST_ONLY: bool, const SKIP_BUILD: bool>(
-    p: &mut Probe,
-    table: &BuildTable,
-    build_matched: &[bool],
-    size: usize,
-    probe_idx: &mut Vec<u32>,
-    build_idx: &mut Vec<u32>,
-) {
-    probe_idx.clear();
-    build_idx.clear();
-    let n = p.batch.num_rows();
-    let mut i = p.row;
-    let mut j = p.chain;
-    let (keys, hashes, null_rows) = (&p.keys[..], &p.hashes[..n], p.null_rows.as_deref());
-    let (heads, next, build_keys) = (&table.heads, &table.next[..], &table.keys[..]);
-    let mut full = false;
-    while i < n {
-        if j == NONE {
-            if null_rows.is_some_and(|m| m[i]) {
-                i += 1;
-                continue;
-            }
-            match heads.get(&hashes[i]) {
-                Some(&head) => j = head,
-                None => {
-                    i += 1;
-                    continue;
-                }
-            }
-        }
-        while j != NONE {
-            let cur = j;
-            j = next[cur as usize];
-            if SKIP_BUILD && build_matched[cur as usize] {
-                continue;
-            }
-            if rows_equal(keys, i, build_keys, cur as usize) {
-                probe_idx.push(i as u32);
-                build_idx.push(cur);
-                if FIRST_ONLY {
-                    j = NONE;
-                }
-                if probe_idx.len() == size {
-                    full = true;
-                    break;
-                }
-            }
-        }
-        if j == NONE {
-            // `i`'s chain is exhausted.
-            i += 1;
-        }
-        if full {
-            break;
-        }
-    }
-    p.row = i;
-    p.chain = j;
 }
 
 impl Operator for HashJoinOp {
@@ -767,14 +695,12 @@ mod tests {
         op.finish(0).unwrap();
         assert!(!op.has_output());
         let t = op.table.as_ref().unwrap();
-        let expected = op.core.build_batch.memory_size()
-            + t.keys.iter().map(Column::memory_size).sum::<usize>()
-            + t.heads.allocation_size()
-            + t.next.capacity() * 4;
+        let expected =
+            op.core.build_batch.memory_size() + t.keys.memory_size() + t.index.memory_size();
         assert_eq!(pool.used(), expected);
-        // The hash table alone is bigger than the 10,000 keys (the old estimate missed that
-        // entries are padded to 16 bytes).
-        assert!(t.heads.allocation_size() > 10_000 * 16);
+        // The index alone is bigger than the 10,000 keys (the old estimate missed that
+        // hash table entries are padded to 16 bytes).
+        assert!(t.index.memory_size() > 10_000 * 16);
         assert!(pool.used() > batch_bytes);
         drop(op);
         assert_eq!(pool.used(), 0);

@@ -1,9 +1,63 @@
-//! Join keys: NULL-key masks, converting probe keys to the build keys' type, and the heap
-//! size of a hash table (for accounting before it is allocated).
+//! Join keys: a side's key columns (read in place when the key is a plain column), NULL-key
+//! masks, converting probe keys to the build keys' type, and the heap size of a hash table
+//! (for accounting before it is allocated).
 
 use crate::column::ColumnData;
-use crate::eval::cast_column;
-use crate::{Column, DataType, Error, Result};
+use crate::eval::{cast_column, evaluate};
+use crate::{Batch, Column, DataType, Error, Expr, Result, Value};
+
+/// One batch's join key columns.
+pub(crate) enum KeyColumns {
+    /// The only key is column `i` of the batch, as it is (no copy).
+    Input(usize),
+    /// Keys evaluated into columns of their own.
+    Owned(Vec<Column>),
+}
+
+impl KeyColumns {
+    /// The key columns of `batch` for key expressions `exprs`, of the types `want` when given
+    /// (converted with [`align_key`]). A single plain column reference of the wanted type is
+    /// read in place.
+    pub fn of(
+        exprs: &[Expr],
+        batch: &Batch,
+        params: &[Value],
+        want: Option<&[DataType]>,
+    ) -> Result<KeyColumns> {
+        if let [Expr::Column(i)] = exprs {
+            let fits = |c: &Column| want.is_none_or(|w| w.first() == Some(&c.data_type()));
+            if batch.columns().get(*i).is_some_and(fits) {
+                return Ok(KeyColumns::Input(*i));
+            }
+        }
+        let mut keys = exprs
+            .iter()
+            .map(|e| evaluate(e, batch, params))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(want) = want {
+            for (k, &t) in keys.iter_mut().zip(want) {
+                align_key(k, t)?;
+            }
+        }
+        Ok(KeyColumns::Owned(keys))
+    }
+
+    /// The key columns, given the batch they were made from.
+    pub fn get<'a>(&'a self, batch: &'a Batch) -> &'a [Column] {
+        match self {
+            KeyColumns::Input(i) => std::slice::from_ref(batch.column(*i)),
+            KeyColumns::Owned(v) => v,
+        }
+    }
+
+    /// Heap bytes held apart from the batch.
+    pub fn memory_size(&self) -> usize {
+        match self {
+            KeyColumns::Input(_) => 0,
+            KeyColumns::Owned(v) => v.iter().map(Column::memory_size).sum(),
+        }
+    }
+}
 
 /// Heap bytes of a hashbrown table with room for `capacity` entries of `entry` bytes: a
 /// power-of-two number of buckets at up to 7/8 load, each an entry plus one control byte,

@@ -12,6 +12,7 @@
 //! the build side, semi and anti joins building the left side).
 
 mod hash;
+mod index;
 mod keys;
 mod nested_loop;
 mod output;

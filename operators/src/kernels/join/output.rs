@@ -119,6 +119,29 @@ impl JoinCore {
         Batch::with_row_count(cols, probe_idx.len())
     }
 
+    /// Whether a block of key-matching pairs outputs just those pairs and records nothing
+    /// (an inner join without residual filter).
+    pub fn pairs_only(&self) -> bool {
+        self.spec.filter.is_none()
+            && self.roles.pairs
+            && !self.roles.track_probe
+            && !self.roles.track_build
+    }
+
+    /// The pairs `(row k of probe, build_idx[k])` for every row of `probe`, as
+    /// [`JoinCore::pair_batch`] makes them, but with the probe columns moved in, not gathered.
+    pub fn pair_batch_moving(&self, probe: Batch, build_idx: &[u32]) -> Result<Batch> {
+        let rows = probe.num_rows();
+        let p = probe.into_columns();
+        let b = self.build_batch.columns().iter().map(|c| c.take(build_idx));
+        let cols: Vec<Column> = if self.probe_is_left() {
+            p.into_iter().chain(b).collect()
+        } else {
+            b.chain(p).collect()
+        };
+        Batch::with_row_count(cols, rows)
+    }
+
     /// Joins one block of candidate pairs (key matches, or any pairs for a nested-loop join):
     /// keeps those passing the residual filter, records their matches, and returns what the
     /// block outputs (the pairs, or probe rows at their first match), if anything. The index
