@@ -133,7 +133,7 @@ pub(crate) fn plan_with_constants(
         .map(|i| binder.params.value(i).cloned().unwrap_or(Value::Null))
         .collect();
     let plan = logical::bind_parameters(bound.plan, &values);
-    let optimized = optimizer::optimize(plan)?;
+    let optimized = optimizer::optimize(plan, catalog)?;
     physical::plan_query(optimized, bound.fields, catalog, Vec::new())
 }
 
@@ -156,7 +156,7 @@ fn plan_query_explained(
     let bound = binder.query(q)?;
     binder.params.check_types()?;
     let logical = verbose.then(|| bound.plan.display_indent());
-    let optimized = optimizer::optimize(bound.plan)?;
+    let optimized = optimizer::optimize(bound.plan, catalog)?;
     let text = logical.map(|l| {
         format!(
             "Logical plan:\n{l}Optimized logical plan:\n{}Physical plan:\n",
