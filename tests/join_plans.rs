@@ -105,7 +105,12 @@ fn outer_joins_run_through_the_cluster() {
     let inner = cluster.plan_query(sql, &[]).unwrap();
     let got = sorted_rows(cluster.run_plan(inner.clone(), &[]).unwrap().rows());
     assert_eq!(got, reference(JoinType::Full, &l, &r));
-    for jt in [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full] {
+    for jt in [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Full,
+    ] {
         for side in [JoinSide::Left, JoinSide::Right] {
             let mut plan = inner.clone();
             let changed: usize = plan
