@@ -1126,20 +1126,48 @@ fn deep_nesting_fails_cleanly() {
     assert_idle(&c);
 }
 
-/// Long flat chains parse without recursion into deep trees: the planner refuses them before
-/// anything recurses over them (a 5,000-term chain used to overflow the caller's stack).
+/// Long flat chains parse without recursion into deep trees. A chain of ANDs or ORs is one
+/// level of nesting and runs, however long; any other chain is as deep as it is long (as in
+/// SQLite), so 5,000 terms are refused with the nesting limit (a 5,000-term chain used to
+/// overflow the caller's stack).
 #[test]
 fn long_operator_chains() {
     let c = build(2);
     create_tables(&c);
     let n = 5_000;
     let ors: Vec<String> = (0..n).map(|i| format!("x = {i}")).collect();
-    let ands: Vec<String> = (0..n).map(|i| format!("id <> {}", i + 1000)).collect();
+    let ands: Vec<String> = (0..n).map(|i| format!("id <> {}", i + 100)).collect();
+    let x_not_null = (0..T_ROWS).filter(|i| i % 11 != 0).count() as i64;
+    assert_eq!(
+        rows(
+            &c,
+            &format!("SELECT COUNT(*) FROM t WHERE {}", ors.join(" OR "))
+        ),
+        vec![vec![Value::Int(x_not_null)]]
+    );
+    assert_eq!(
+        rows(
+            &c,
+            &format!("SELECT COUNT(*) FROM t WHERE {}", ands.join(" AND "))
+        ),
+        vec![vec![Value::Int(100)]]
+    );
+    // The same chain through a join.
+    let joined = rows(
+        &c,
+        &format!(
+            "SELECT COUNT(*) FROM t JOIN u ON t.id = u.t_id WHERE ({}) OR u.y = -1",
+            ors.join(" OR ")
+        ),
+    );
+    let matched = (0..100i64)
+        .map(|i| i * 3 % 250)
+        .filter(|t_id| *t_id < T_ROWS && t_id % 11 != 0)
+        .count() as i64;
+    assert_eq!(joined, vec![vec![Value::Int(matched)]]);
     for sql in [
         format!("SELECT {} FROM t WHERE id = 3", vec!["1"; n].join(" + ")),
         format!("SELECT {} FROM t WHERE id = 3", vec!["x"; n].join(" * ")),
-        format!("SELECT COUNT(*) FROM t WHERE {}", ors.join(" OR ")),
-        format!("SELECT COUNT(*) FROM t WHERE {}", ands.join(" AND ")),
         format!("SELECT {} FROM t", vec!["name"; n].join(" || ")),
         format!("SELECT id FROM t WHERE x{}", " IS NULL".repeat(n)),
         format!("SELECT x{} FROM t", "::BIGINT".repeat(n)),
@@ -1238,13 +1266,25 @@ fn check_nesting_within_limits(c: &TestCluster) {
         ")".repeat(depth)
     );
     assert_eq!(ints(&rows(c, &sql)), vec![vec![5 + depth as i64]]);
-    // sqlparser's recursion limit (50) counts every parenthesis and NOT.
+    // Every parenthesis and NOT is a level.
     let sql = format!(
         "SELECT COUNT(*) FROM t WHERE {}b{}",
-        "(NOT (".repeat(12),
-        "))".repeat(12)
+        "(NOT (".repeat(250),
+        "))".repeat(250)
     );
     assert_eq!(rows(c, &sql), vec![vec![Value::Int(T_ROWS / 2)]]);
+    // The limit: 1,000 levels of parentheses plan and run, 1,001 are refused naming it.
+    let parens = |n: usize| {
+        format!(
+            "SELECT {}x{} FROM t WHERE id = 5",
+            "(".repeat(n),
+            ")".repeat(n)
+        )
+    };
+    let limit = weir::planner::MAX_EXPR_DEPTH;
+    assert_eq!(ints(&rows(c, &parens(limit))), vec![vec![5]]);
+    let e = plan_error(c, &parens(limit + 1));
+    assert!(e.contains("nested too deeply") && e.contains("1000"), "{e}");
 }
 
 fn check_healthy_on(c: &TestCluster) {

@@ -1,5 +1,5 @@
-//! Join types through the actors: a planned inner join's plan is changed by hand into a LEFT,
-//! RIGHT or FULL join (building either side) and run on a 3-node cluster with hash exchanges;
+//! Join types through the actors: a planned FULL join's plan is changed by hand into an INNER,
+//! LEFT, RIGHT or FULL join (building either side) and run on a 3-node cluster with hash exchanges;
 //! the rows must equal a nested-loop reference, NULL keys and unmatched rows included.
 
 mod common;
@@ -99,11 +99,18 @@ fn outer_joins_run_through_the_cluster() {
         }
     }
     let cluster = c.shared();
-    let sql = "SELECT l.id, l.k, l.v, r.id, r.k, r.w FROM l JOIN r ON l.k = r.k";
+    // A FULL JOIN is planned with both sides hashed (neither may be broadcast), a plan that
+    // is right for every join type.
+    let sql = "SELECT l.id, l.k, l.v, r.id, r.k, r.w FROM l FULL JOIN r ON l.k = r.k";
     let inner = cluster.plan_query(sql, &[]).unwrap();
     let got = sorted_rows(cluster.run_plan(inner.clone(), &[]).unwrap().rows());
-    assert_eq!(got, reference(JoinType::Inner, &l, &r));
-    for jt in [JoinType::Left, JoinType::Right, JoinType::Full] {
+    assert_eq!(got, reference(JoinType::Full, &l, &r));
+    for jt in [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Full,
+    ] {
         for side in [JoinSide::Left, JoinSide::Right] {
             let mut plan = inner.clone();
             let changed: usize = plan

@@ -734,6 +734,13 @@ impl<'a> Binder<'a> {
                 }
             }
         }
+        if let E::BinaryOp {
+            op: op @ (sql::BinaryOperator::And | sql::BinaryOperator::Or),
+            ..
+        } = e
+        {
+            return self.logical_chain(e, op, scope, agg);
+        }
         let span = e.span();
         match e {
             E::Identifier(id) => self.column(std::slice::from_ref(id), id.span, scope),
@@ -984,6 +991,41 @@ impl<'a> Binder<'a> {
                 Err(unsupported(format!("expression '{text}'"), span))
             }
         }
+    }
+
+    /// A chain of `AND`s (or of `OR`s) `e`: its terms are collected without recursion and
+    /// bound one by one, and the result is a shallow tree (see [`crate::logical::chain`]), so
+    /// that thousands of terms neither recurse deeply here nor make a deep expression.
+    fn logical_chain(
+        &mut self,
+        e: &sql::Expr,
+        op: &sql::BinaryOperator,
+        scope: &Scope,
+        mut agg: Option<&mut AggCtx>,
+    ) -> Result<B, PlanError> {
+        let mut terms = Vec::new();
+        let mut pending = vec![e];
+        while let Some(x) = pending.pop() {
+            match x {
+                sql::Expr::BinaryOp { left, op: o, right } if o == op => {
+                    pending.push(right);
+                    pending.push(left);
+                }
+                term => terms.push(term),
+            }
+        }
+        let mut bound = Vec::with_capacity(terms.len());
+        for t in terms {
+            let b = self.expr(t, scope, agg.as_deref_mut())?;
+            bound.push(self.boolean(b, e)?);
+        }
+        let bop = if *op == sql::BinaryOperator::And {
+            BinaryOp::And
+        } else {
+            BinaryOp::Or
+        };
+        let expr = crate::logical::chain(bop, bound).expect("a chain has terms");
+        Ok(B::new(expr, Some(DataType::Boolean)))
     }
 
     fn binary(

@@ -1,24 +1,51 @@
-//! A guard against statements whose syntax tree would be too deep to handle.
+//! Limits on how deeply a statement nests, and the stack to plan deep statements on.
 //!
-//! sqlparser limits its own recursion (parentheses, prefix operators, subqueries), but it
-//! parses a chain of infix operators (`1 + 1 + ... + 1`, `a = 1 OR a = 2 OR ...`, `x IS NULL
-//! IS NULL ...`, `SELECT 1 UNION SELECT 1 UNION ...`) in a loop into a left-deep tree of any
-//! depth. Everything after the parser walks that tree recursively: computing spans, binding,
-//! dropping, displaying, serializing and evaluating the expression. A deep enough chain
-//! overflows a thread's stack and aborts the whole process.
+//! A statement may nest [`MAX_EXPR_DEPTH`] levels (SQLite's limit): every parenthesis,
+//! subquery, function call, `CASE`, `CAST`, prefix or postfix operator and binary operator
+//! is a level, except that a chain of `AND`s (or of `OR`s) is one level however long it is —
+//! the binder makes it a shallow tree — so `x = 1 OR x = 2 OR ... OR x = 5000` plans. A chain
+//! of set operations counts its length. [`check_nesting`] measures the parsed statement and
+//! refuses a deeper one with an error naming the limit and where it was crossed.
 //!
-//! So before parsing, [`check`] computes from the tokens an upper bound of every expression's
-//! depth and refuses statements above [`MAX_EXPR_DEPTH`] with a clean [`PlanError`]. The bound
-//! counts operator tokens; within parentheses, brackets and `CASE ... END` only the deepest
-//! comma- or clause-separated part counts (so a long `IN` list or select list is fine), plus
-//! one level for the enclosing node.
+//! Before parsing, [`tree_bound`] bounds from the tokens how deep the syntax tree can be (the
+//! parser builds a chain of infix operators in a loop into a left-deep tree of any depth).
+//! Every pass after the parser recurses over that tree — spans, the nesting check, binding,
+//! dropping — so a statement whose bound passes [`SHALLOW`] is planned on a thread with a
+//! stack of [`DEEP_STACK`] bytes ([`on_deep_stack`]), and one whose bound passes
+//! [`MAX_TREE_DEPTH`] is refused outright. The bound counts operator tokens; within
+//! parentheses, brackets and `CASE ... END` only the deepest comma- or clause-separated part
+//! counts (so a long `IN` list or select list is fine), plus one level for the enclosing node.
 
+use crate::bind::at;
 use crate::error::PlanError;
+use sqlparser::ast::{self as sql, Spanned, Visit, Visitor};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
+use std::ops::ControlFlow;
 
-/// Deepest expression (by the token bound) a statement may hold.
-pub const MAX_EXPR_DEPTH: usize = 256;
+/// Levels of nesting a statement may hold.
+pub const MAX_EXPR_DEPTH: usize = 1000;
+
+/// The deepest syntax tree (by the token bound) planned at all.
+pub(crate) const MAX_TREE_DEPTH: usize = 200_000;
+
+/// Token bounds up to this are planned on the caller's stack.
+pub(crate) const SHALLOW: usize = 100;
+
+/// The stack of the thread that plans deeper statements (reserved address space; only the
+/// pages a statement uses are touched).
+pub(crate) const DEEP_STACK: usize = 1 << 30;
+
+/// The parser's own recursion limit: above [`MAX_EXPR_DEPTH`], which [`check_nesting`]
+/// applies exactly (the parser spends more than one unit on some levels).
+pub(crate) const PARSER_RECURSION_LIMIT: usize = 4 * MAX_EXPR_DEPTH;
+
+/// The error for a statement nested deeper than [`MAX_EXPR_DEPTH`].
+pub(crate) fn too_deep(where_: &str) -> PlanError {
+    PlanError::Syntax(format!(
+        "statement nested too deeply: more than {MAX_EXPR_DEPTH} levels{where_} (at most {MAX_EXPR_DEPTH} levels of parentheses, subqueries, function calls and operators are allowed)"
+    ))
+}
 
 /// What a token does to the depth bound.
 enum Role {
@@ -108,14 +135,50 @@ fn role(t: &Token) -> Role {
     }
 }
 
-/// An upper bound of the depth of the deepest expression the tokens can parse into, and of
-/// the length of the longest chain of set operations.
-pub(crate) fn depth_bound(tokens: &[TokenWithSpan]) -> usize {
+/// Upper bounds from the tokens: of the depth of the syntax tree, and of the length of the
+/// longest chain of set operations.
+pub(crate) struct Bound {
+    /// The syntax tree's depth.
+    pub tree: usize,
+    /// Set operations in the statement.
+    pub set_ops: usize,
+    /// A lower bound of the nesting (open brackets and prefix operators in a row), so that
+    /// the parser never recurses through more levels than are allowed.
+    pub nesting: usize,
+    /// The token at which `nesting` passes [`MAX_EXPR_DEPTH`], if it does.
+    pub crossed_at: Option<sqlparser::tokenizer::Span>,
+}
+
+/// Bounds the syntax tree the tokens can parse into.
+pub(crate) fn tree_bound(tokens: &[TokenWithSpan]) -> Bound {
     // Per open level: (operators in the current part, deepest finished part).
     let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
     let mut deepest = 0usize;
     let mut set_ops = 0usize;
+    // Open brackets plus the prefix operators in a row before them: levels for certain.
+    let mut prefix_run = 0usize;
+    let mut after_operand = false;
+    let mut nesting = 0usize;
+    let mut crossed_at = None;
     for t in tokens {
+        if matches!(t.token, Token::Whitespace(_)) {
+            continue;
+        }
+        let prefix = match &t.token {
+            Token::Word(w) => w.keyword == Keyword::NOT,
+            Token::Minus | Token::Plus => !after_operand,
+            _ => false,
+        };
+        match role(&t.token) {
+            _ if prefix => prefix_run += 1,
+            Role::Open => {}
+            _ => prefix_run = 0,
+        }
+        after_operand = matches!(role(&t.token), Role::Leaf | Role::Close);
+        nesting = nesting.max(stack.len() - 1 + prefix_run);
+        if nesting > MAX_EXPR_DEPTH && crossed_at.is_none() {
+            crossed_at = Some(t.span);
+        }
         let Some(top) = stack.last_mut() else {
             break;
         };
@@ -144,18 +207,153 @@ pub(crate) fn depth_bound(tokens: &[TokenWithSpan]) -> usize {
     }
     // Levels left open (unbalanced input) still count.
     let open: usize = stack.iter().map(|&(cur, max)| cur.max(max)).sum::<usize>() + stack.len() - 1;
-    deepest.max(open).max(set_ops)
+    nesting = nesting.max(stack.len() - 1 + prefix_run);
+    Bound {
+        tree: deepest.max(open).max(set_ops),
+        set_ops,
+        nesting,
+        crossed_at,
+    }
 }
 
-/// Fails with a syntax error naming the limit when the statement nests too deeply.
-pub(crate) fn check(tokens: &[TokenWithSpan]) -> Result<(), PlanError> {
-    let depth = depth_bound(tokens);
-    if depth > MAX_EXPR_DEPTH {
-        return Err(PlanError::Syntax(format!(
-            "expression nested too deeply (about {depth} levels; at most {MAX_EXPR_DEPTH} are allowed)"
-        )));
+/// Refuses, before parsing, a statement whose syntax tree could be too deep to plan at all,
+/// or that chains more set operations than the nesting limit; returns the tree bound.
+pub(crate) fn check_tokens(tokens: &[TokenWithSpan]) -> Result<usize, PlanError> {
+    let bound = tree_bound(tokens);
+    if bound.set_ops > MAX_EXPR_DEPTH {
+        return Err(too_deep(&format!(" ({} set operations)", bound.set_ops)));
+    }
+    if bound.nesting > MAX_EXPR_DEPTH {
+        return Err(too_deep(&bound.crossed_at.map(at).unwrap_or_default()));
+    }
+    if bound.tree > MAX_TREE_DEPTH {
+        return Err(too_deep(&format!(" (about {} operators)", bound.tree)));
+    }
+    Ok(bound.tree)
+}
+
+/// Runs `f` on a thread with a [`DEEP_STACK`]-byte stack and returns what it returns.
+pub(crate) fn on_deep_stack<T: Send>(
+    f: impl FnOnce() -> Result<T, PlanError> + Send,
+) -> Result<T, PlanError> {
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .name("weir-plan-deep".into())
+            .stack_size(DEEP_STACK)
+            .spawn_scoped(s, f)
+            .map_err(|e| {
+                PlanError::Invalid(format!(
+                    "cannot start a thread to plan a deep statement: {e}"
+                ))
+            })?;
+        handle
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// Measures how deeply a parsed statement nests (see the module comment).
+#[derive(Default)]
+struct Nesting {
+    /// Per expression or query being visited: whether it counts as a level, and the chain
+    /// operator (`AND`/`OR`) it continues, if any.
+    open: Vec<(bool, Option<bool>)>,
+    depth: usize,
+    /// Where the limit was crossed, once it is.
+    crossed_at: Option<sqlparser::tokenizer::Span>,
+}
+
+impl Nesting {
+    fn enter(&mut self, counts: bool, chain: Option<bool>) -> ControlFlow<()> {
+        self.open.push((counts, chain));
+        if counts {
+            self.depth += 1;
+        }
+        if self.depth > MAX_EXPR_DEPTH {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    fn leave(&mut self) -> ControlFlow<()> {
+        if let Some((true, _)) = self.open.pop() {
+            self.depth -= 1;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// `Some(true)` for AND, `Some(false)` for OR, `None` for anything else.
+fn chain_op(e: &sql::Expr) -> Option<bool> {
+    match e {
+        sql::Expr::BinaryOp {
+            op: sql::BinaryOperator::And,
+            ..
+        } => Some(true),
+        sql::Expr::BinaryOp {
+            op: sql::BinaryOperator::Or,
+            ..
+        } => Some(false),
+        _ => None,
+    }
+}
+
+impl Visitor for Nesting {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _q: &sql::Query) -> ControlFlow<()> {
+        // The statement's own query is no level; every nested one is.
+        let nested = !self.open.is_empty();
+        self.enter(nested, None)
+    }
+
+    fn post_visit_query(&mut self, _q: &sql::Query) -> ControlFlow<()> {
+        self.leave()
+    }
+
+    fn pre_visit_expr(&mut self, e: &sql::Expr) -> ControlFlow<()> {
+        use sql::Expr as E;
+        let chain = chain_op(e);
+        let leaf = matches!(
+            e,
+            E::Identifier(_) | E::CompoundIdentifier(_) | E::Value(_) | E::TypedString(_)
+        );
+        let continues_chain =
+            chain.is_some() && self.open.last().is_some_and(|&(_, parent)| parent == chain);
+        let r = self.enter(!leaf && !continues_chain, chain);
+        if r.is_break() && self.crossed_at.is_none() {
+            self.crossed_at = Some(leftmost(e).span());
+        }
+        r
+    }
+
+    fn post_visit_expr(&mut self, _e: &sql::Expr) -> ControlFlow<()> {
+        self.leave()
+    }
+}
+
+/// Refuses a statement nested deeper than [`MAX_EXPR_DEPTH`] levels, naming where.
+pub(crate) fn check_nesting(stmt: &sql::Statement) -> Result<(), PlanError> {
+    let mut n = Nesting::default();
+    if stmt.visit(&mut n).is_break() {
+        let where_ = n.crossed_at.map(at).unwrap_or_default();
+        return Err(too_deep(&where_));
     }
     Ok(())
+}
+
+/// The first leaf at the left end of `e`'s chains (its span is cheap and marks where `e`
+/// starts closely enough).
+fn leftmost(e: &sql::Expr) -> &sql::Expr {
+    let mut e = e;
+    loop {
+        e = match e {
+            sql::Expr::BinaryOp { left, .. } => left,
+            sql::Expr::Nested(x) | sql::Expr::UnaryOp { expr: x, .. } => x,
+            _ => return e,
+        };
+    }
 }
 
 #[cfg(test)]
@@ -168,26 +366,54 @@ mod tests {
         let tokens = Tokenizer::new(&GenericDialect {}, sql)
             .tokenize_with_location()
             .unwrap();
-        depth_bound(&tokens)
+        tree_bound(&tokens).tree
+    }
+
+    fn plan(sql: &str) -> Result<crate::Statement, PlanError> {
+        crate::plan_statement(sql, &crate::Catalog::new(), &[], 4)
+    }
+
+    fn assert_too_deep(sql: &str) {
+        let e = plan(sql).unwrap_err();
+        assert!(
+            matches!(&e, PlanError::Syntax(m) if m.contains("nested too deeply")
+                && m.contains(&MAX_EXPR_DEPTH.to_string())),
+            "{e}"
+        );
     }
 
     #[test]
-    fn long_chains_are_refused_before_parsing() {
-        // 100,000 terms used to become a tree whose span computation overflowed the stack.
-        let catalog = crate::Catalog::new();
-        for sql in [
-            format!("SELECT {}", vec!["1"; 100_000].join(" + ")),
-            format!("SELECT 1 WHERE {}", vec!["TRUE"; 100_000].join(" OR ")),
-            "SELECT 1 UNION ".repeat(50_000) + "SELECT 1",
-        ] {
-            let e = crate::plan_statement(&sql, &catalog, &[], 4).unwrap_err();
-            assert!(
-                matches!(&e, PlanError::Syntax(m) if m.contains("nested too deeply")),
-                "{e}"
-            );
-        }
-        let ok = format!("SELECT {}", vec!["1"; MAX_EXPR_DEPTH + 1].join(" + "));
-        assert!(crate::plan_statement(&ok, &catalog, &[], 4).is_ok());
+    fn nesting_is_counted_up_to_the_limit() {
+        let parens = |n: usize| format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n));
+        plan(&parens(MAX_EXPR_DEPTH)).unwrap();
+        assert_too_deep(&parens(MAX_EXPR_DEPTH + 1));
+        let calls = |n: usize| format!("SELECT {}1{}", "abs(".repeat(n), ")".repeat(n));
+        plan(&calls(MAX_EXPR_DEPTH)).unwrap();
+        assert_too_deep(&calls(MAX_EXPR_DEPTH + 1));
+        // A chain of n terms is n - 1 operators deep.
+        let sum = |n: usize| format!("SELECT {}", vec!["1"; n].join(" + "));
+        plan(&sum(MAX_EXPR_DEPTH + 1)).unwrap();
+        assert_too_deep(&sum(MAX_EXPR_DEPTH + 2));
+        let subqueries = |n: usize| format!("SELECT {}1{}", "(SELECT ".repeat(n), ")".repeat(n));
+        plan(&subqueries(MAX_EXPR_DEPTH / 2)).unwrap();
+        assert_too_deep(&subqueries(MAX_EXPR_DEPTH + 1));
+        // The error says where: the innermost levels are at the end of the line.
+        let e = plan(&parens(MAX_EXPR_DEPTH + 1)).unwrap_err().to_string();
+        assert!(e.contains("line 1, column"), "{e}");
+    }
+
+    #[test]
+    fn and_or_chains_are_one_level() {
+        let ors: Vec<String> = (0..20_000).map(|i| format!("{i} = 1")).collect();
+        plan(&format!("SELECT 1 WHERE {}", ors.join(" OR "))).unwrap();
+        let ands = vec!["TRUE"; 20_000].join(" AND ");
+        plan(&format!("SELECT 1 WHERE ({ands}) OR ({ands})")).unwrap();
+    }
+
+    #[test]
+    fn huge_chains_and_set_operations_are_refused_before_parsing() {
+        assert_too_deep(&format!("SELECT {}", vec!["1"; 300_000].join(" + ")));
+        assert_too_deep(&("SELECT 1 UNION ".repeat(MAX_EXPR_DEPTH + 1) + "SELECT 1"));
     }
 
     #[test]

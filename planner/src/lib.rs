@@ -57,22 +57,43 @@ pub fn plan_statement(
     let tokens = Tokenizer::new(&dialect, sql)
         .tokenize_with_location()
         .map_err(|e| PlanError::Syntax(e.to_string()))?;
-    // Before parsing: a long operator chain parses into a tree too deep for the recursive
-    // passes after the parser (and the parser's own recursion limit does not catch it).
-    depth::check(&tokens)?;
-    let mut stmts = Parser::parse_sql(&dialect, sql).map_err(|e| {
-        PlanError::Syntax(match e {
-            ParserError::ParserError(s) | ParserError::TokenizerError(s) => s,
-            ParserError::RecursionLimitExceeded => "expression nested too deeply".to_string(),
-        })
-    })?;
+    // Before parsing: a long operator chain parses into a tree that every later pass recurses
+    // over; a deep one is planned on a stack big enough for it.
+    let bound = depth::check_tokens(&tokens)?;
+    if bound <= depth::SHALLOW {
+        plan_tokens(sql, &tokens, catalog, params, partitions_default)
+    } else {
+        depth::on_deep_stack(|| plan_tokens(sql, &tokens, catalog, params, partitions_default))
+    }
+}
+
+/// [`plan_statement`] after tokenizing.
+fn plan_tokens(
+    sql: &str,
+    tokens: &[sqlparser::tokenizer::TokenWithSpan],
+    catalog: &Catalog,
+    params: &[Value],
+    partitions_default: u32,
+) -> Result<Statement, PlanError> {
+    let dialect = GenericDialect {};
+    let mut stmts = Parser::new(&dialect)
+        .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| match e {
+            ParserError::ParserError(s) | ParserError::TokenizerError(s) => PlanError::Syntax(s),
+            ParserError::RecursionLimitExceeded => depth::too_deep(""),
+        })?;
+    if let Some(first) = stmts.first() {
+        depth::check_nesting(first)?;
+    }
     if stmts.len() > 1 {
         return Err(unsupported("multiple statements", stmts[1].span()));
     }
     let Some(stmt) = stmts.pop() else {
         return Err(PlanError::Syntax("empty statement".to_string()));
     };
-    let params = Params::from_tokens(&tokens, params)?;
+    let params = Params::from_tokens(tokens, params)?;
     params.check_count()?;
     let mut binder = Binder::new(params, catalog);
     match &stmt {
@@ -133,7 +154,7 @@ pub(crate) fn plan_with_constants(
         .map(|i| binder.params.value(i).cloned().unwrap_or(Value::Null))
         .collect();
     let plan = logical::bind_parameters(bound.plan, &values);
-    let optimized = optimizer::optimize(plan)?;
+    let optimized = optimizer::optimize(plan, catalog)?;
     physical::plan_query(optimized, bound.fields, catalog, Vec::new())
 }
 
@@ -156,7 +177,7 @@ fn plan_query_explained(
     let bound = binder.query(q)?;
     binder.params.check_types()?;
     let logical = verbose.then(|| bound.plan.display_indent());
-    let optimized = optimizer::optimize(bound.plan)?;
+    let optimized = optimizer::optimize(bound.plan, catalog)?;
     let text = logical.map(|l| {
         format!(
             "Logical plan:\n{l}Optimized logical plan:\n{}Physical plan:\n",

@@ -167,3 +167,67 @@ fn a_key_shared_by_every_branch_of_an_or_becomes_a_join_key() {
     assert!(p.contains("Join INNER on fld = cid"), "{p}");
     assert!(!p.contains(" OR "), "{p}");
 }
+
+/// The joins of a plan, one per line, top down.
+fn joins(plan: &str) -> Vec<&str> {
+    plan.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("Join"))
+        .collect()
+}
+
+#[test]
+fn comma_joins_are_reordered_to_avoid_a_cross_join() {
+    // As written, Item and Category share no condition: their join would be a cross join.
+    let p = optimized(
+        "SELECT i.name, c.label, t.score FROM Item i, Category c, Tag t \
+         WHERE i.id = t.item_id AND t.cat_id = c.cid",
+    );
+    let js = joins(&p);
+    assert_eq!(js.len(), 2, "{p}");
+    assert!(js.iter().all(|j| j.contains(" on ")), "no cross join:\n{p}");
+    // The select list still reads name, label, score.
+    let top = p.lines().nth(1).expect("a projection on top");
+    assert!(top.contains("Project name, label, score"), "{p}");
+}
+
+#[test]
+fn the_join_order_follows_the_filtered_estimates() {
+    // Written Item ⋈ Tag ⋈ Category; Item filtered on its key to one row is the smallest
+    // input, so it joins Tag first and Category after.
+    let p = optimized(
+        "SELECT c.label FROM Category c JOIN Tag t ON t.cat_id = c.cid \
+         JOIN Item i ON i.id = t.item_id WHERE i.id = 7",
+    );
+    let js = joins(&p);
+    assert_eq!(js.len(), 2, "{p}");
+    let key = |j: &str, a: &str, b: &str| {
+        j.contains(&format!("on {a} = {b}")) || j.contains(&format!("on {b} = {a}"))
+    };
+    assert!(key(js[0], "cat_id", "cid"), "{p}");
+    assert!(key(js[1], "item_id", "id"), "{p}");
+    assert!(
+        line_of(&p, "Scan Item") > line_of(&p, js[1]),
+        "Item is in the lower join:\n{p}"
+    );
+}
+
+#[test]
+fn outer_and_semi_joins_are_barriers_to_reordering() {
+    // The LEFT JOIN stays where it is: the inner joins above it reorder around it as one
+    // relation.
+    let p = optimized(
+        "SELECT i.name FROM Item i LEFT JOIN Tag t ON i.id = t.item_id, Category c, Tag t2 \
+         WHERE i.fld = c.cid AND t2.cat_id = c.cid \
+         AND EXISTS (SELECT 1 FROM Tag t3 WHERE t3.item_id = i.id)",
+    );
+    let left = line_of(&p, "Join LEFT on id = item_id");
+    let semi = line_of(&p, "Join SEMI on id = item_id");
+    assert!(
+        semi < left,
+        "the semi join sits above the left join it filters:\n{p}"
+    );
+    let js = joins(&p);
+    assert_eq!(js.len(), 4, "{p}");
+    assert!(js.iter().all(|j| j.contains(" on ")), "no cross join:\n{p}");
+}

@@ -3,7 +3,7 @@ mod common;
 use common::*;
 use weir_operators::plan::{AggFunc, AggMode, IndexLookup, JoinSide};
 use weir_operators::{BinaryOp, DataType, Expr, PhysicalPlan, Value};
-use weir_planner::{Distribution, Placement, Pruning, QueryPlan};
+use weir_planner::{Catalog, Distribution, Placement, Pruning, QueryPlan};
 
 fn find<'a>(p: &'a PhysicalPlan, name: &str, out: &mut Vec<&'a PhysicalPlan>) {
     if p.name() == name || (name == "Scan" && matches!(p, PhysicalPlan::Scan { .. })) {
@@ -493,9 +493,21 @@ fn default_null_ordering() {
     }
 }
 
+/// The fixture catalog with every table a million rows, so that no join input is small
+/// enough to broadcast.
+fn large_catalog() -> Catalog {
+    let mut cat = catalog();
+    for t in ["Item", "Category", "Tag"] {
+        cat.set_row_count(t, 1_000_000);
+    }
+    cat
+}
+
 #[test]
 fn join_shape() {
-    let cat = catalog();
+    let mut cat = large_catalog();
+    // Filtered, Category is the smaller side, but too big to broadcast.
+    cat.set_row_count("Category", 200_000);
     let q = query(
         &cat,
         "SELECT i.name, c.label FROM Item AS i INNER JOIN Category c ON i.fld = c.cid WHERE c.weight > 1.5 AND i.fldIdx = 4",
@@ -620,7 +632,7 @@ fn join_build_side_follows_row_counts() {
 
 #[test]
 fn three_way_join_with_aggregate() {
-    let cat = catalog();
+    let cat = large_catalog();
     let q = query(
         &cat,
         "SELECT c.label, SUM(t.score), COUNT(*) FROM Item i JOIN Tag t ON i.id = t.item_id JOIN Category c ON t.cat_id = c.cid AND c.weight > i.fld GROUP BY c.label",
@@ -832,7 +844,7 @@ fn explain_text() {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
     let q = query(
-        &cat,
+        &large_catalog(),
         "SELECT i.name FROM Item i JOIN Category c ON i.fld = c.cid WHERE c.label LIKE 'x%'",
         &[],
     );
@@ -905,4 +917,90 @@ fn small_right_side_of_a_keyless_or_not_in_join_is_broadcast() {
         .output
         .as_ref()
         .is_some_and(|o| o.distribution == Distribution::Broadcast)));
+}
+
+/// The distributions of the exchanges feeding the fragment that holds the one hash join, and
+/// that join's build side.
+fn join_inputs(q: &QueryPlan) -> (Vec<Distribution>, JoinSide) {
+    let host = q
+        .fragments
+        .iter()
+        .find(|f| shape(&f.plan).contains("HashJoin"))
+        .expect("a hash join");
+    let inputs = q
+        .fragments
+        .iter()
+        .filter_map(|f| f.output.as_ref())
+        .filter(|o| o.target == host.id)
+        .map(|o| o.distribution.clone())
+        .collect();
+    let build = match nodes(q, "HashJoin")[..] {
+        [PhysicalPlan::HashJoin { build, .. }] => *build,
+        ref other => panic!("{other:?}"),
+    };
+    (inputs, build)
+}
+
+#[test]
+fn a_small_join_side_is_broadcast_to_the_big_one() {
+    let cat = catalog();
+    // Category (100 rows) goes whole to each node scanning Item (100,000 rows), which does
+    // not move; the hash table holds Category.
+    for sql in [
+        "SELECT i.name, c.label FROM Item i JOIN Category c ON i.fld = c.cid",
+        "SELECT i.name, c.label FROM Category c JOIN Item i ON i.fld = c.cid",
+        "SELECT i.name FROM Item i LEFT JOIN Category c ON i.fld = c.cid",
+        "SELECT i.name FROM Category c RIGHT JOIN Item i ON i.fld = c.cid",
+    ] {
+        let q = query(&cat, sql, &[]);
+        let (inputs, build) = join_inputs(&q);
+        assert_eq!(inputs, vec![Distribution::Broadcast], "{sql}");
+        let host = q
+            .fragments
+            .iter()
+            .find(|f| shape(&f.plan).contains("HashJoin"))
+            .unwrap();
+        assert!(
+            matches!(&host.placement, Placement::Table { table, .. } if table == "Item"),
+            "{sql}: {:?}",
+            host.placement
+        );
+        let category_side = if sql.contains("FROM Category") {
+            JoinSide::Left
+        } else {
+            JoinSide::Right
+        };
+        assert_eq!(build, category_side, "{sql}");
+        assert!(explain(&q).contains("(broadcast)"), "{}", explain(&q));
+    }
+}
+
+#[test]
+fn a_preserved_side_is_never_broadcast() {
+    let cat = catalog();
+    // Category is small, but each of its rows must come out once: both sides are hashed,
+    // and the hash table still holds the smaller side.
+    for (sql, build) in [
+        (
+            "SELECT c.label FROM Category c LEFT JOIN Item i ON i.fld = c.cid",
+            JoinSide::Left,
+        ),
+        (
+            "SELECT c.label FROM Item i RIGHT JOIN Category c ON i.fld = c.cid",
+            JoinSide::Right,
+        ),
+        (
+            "SELECT c.label FROM Category c FULL JOIN Item i ON i.fld = c.cid",
+            JoinSide::Left,
+        ),
+    ] {
+        let q = query(&cat, sql, &[]);
+        let (inputs, got) = join_inputs(&q);
+        assert_eq!(inputs.len(), 2, "{sql}");
+        assert!(
+            inputs.iter().all(|d| matches!(d, Distribution::Hash(_))),
+            "{sql}: {inputs:?}"
+        );
+        assert_eq!(got, build, "{sql}");
+    }
 }

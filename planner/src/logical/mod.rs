@@ -483,9 +483,33 @@ pub fn bind_parameters(plan: LogicalPlan, values: &[Value]) -> LogicalPlan {
         .unwrap_or_else(|never| match never {})
 }
 
-/// The conjunction of `v` (`None` when empty).
+/// The conjunction of `v` (`None` when empty), as [`chain`] builds it.
 pub fn and_all(v: Vec<Expr>) -> Option<Expr> {
-    v.into_iter().reduce(Expr::and)
+    chain(weir_operators::BinaryOp::And, v)
+}
+
+/// Chains up to this long are built left-deep, as written; longer ones are balanced.
+const LEFT_DEEP_CHAIN: usize = 64;
+
+/// `v` joined by the associative `op` (`AND` or `OR`; `None` when empty): left-deep as SQL
+/// writes it when short, a balanced tree when long, so that a chain of thousands of terms is
+/// only a few levels deep for the passes that recurse over expressions.
+pub fn chain(op: weir_operators::BinaryOp, v: Vec<Expr>) -> Option<Expr> {
+    if v.len() <= LEFT_DEEP_CHAIN {
+        return v.into_iter().reduce(|a, b| a.binary(op, b));
+    }
+    fn build(op: weir_operators::BinaryOp, v: &mut Vec<Expr>, n: usize) -> Expr {
+        if n == 1 {
+            return v.pop().expect("n terms left");
+        }
+        // Terms come off the end: build the right half first.
+        let right = build(op, v, n / 2);
+        let left = build(op, v, n - n / 2);
+        left.binary(op, right)
+    }
+    let n = v.len();
+    let mut v = v;
+    Some(build(op, &mut v, n))
 }
 
 /// Splits `e` into its top-level AND conjuncts, appending to `out`.

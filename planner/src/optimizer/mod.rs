@@ -3,22 +3,29 @@
 //!
 //! Each rule is a small type with one job ([`Rule`]); the driver applies a rule at every node
 //! of the tree, top down, and repeats a list of rules until none changes anything (a fixed
-//! point, bounded by [`MAX_PASSES`]). Rules run in three phases:
+//! point, bounded by [`MAX_PASSES`]). Rules run in four phases:
 //! 1. subquery decorrelation ([`decorrelate`]): Applies become semi, anti and outer joins
 //!    while the subqueries' correlated predicates still sit where the binder put them;
 //! 2. simplification and pushdown to a fixed point: constant folding ([`simplify`]),
 //!    filter pushdown with join-key extraction and outer-to-inner conversion ([`pushdown`]),
 //!    and limit pushdown ([`limit`]);
-//! 3. column pruning ([`prune`]), once, so that every node reads only what is used above it.
+//! 3. join order ([`join_order`]), once, from the cardinality estimates of [`estimate`]
+//!    (the table row counts of the catalog), followed by the rules of phase 2 again to tidy
+//!    up the rebuilt joins;
+//! 4. column pruning ([`prune`]), once, so that every node reads only what is used above it.
 //!
-//! Join order and build sides are chosen from size estimates during physical planning.
+//! Build sides and broadcast joins are chosen from the same estimates during physical
+//! planning.
 
 pub(crate) mod decorrelate;
+pub(crate) mod estimate;
+pub(crate) mod join_order;
 pub(crate) mod limit;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
 pub(crate) mod simplify;
 
+use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::LogicalPlan;
 
@@ -65,8 +72,8 @@ pub(crate) fn fixed_point(
     Ok(plan)
 }
 
-/// The whole optimizer: the three phases in order.
-pub fn optimize(plan: LogicalPlan) -> Result<LogicalPlan, PlanError> {
+/// The whole optimizer: the phases in order; `catalog`'s row counts feed the estimates.
+pub fn optimize(plan: LogicalPlan, catalog: &Catalog) -> Result<LogicalPlan, PlanError> {
     let plan = fixed_point(
         &[
             &decorrelate::DecorrelateExistsIn,
@@ -76,16 +83,16 @@ pub fn optimize(plan: LogicalPlan) -> Result<LogicalPlan, PlanError> {
         plan,
     )?;
     decorrelate::check_no_apply(&plan)?;
-    let plan = fixed_point(
-        &[
-            &simplify::FoldConstants,
-            &simplify::MergeProjections,
-            &pushdown::PushDownFilters,
-            &pushdown::JoinConditions,
-            &pushdown::OuterToInner,
-            &limit::PushDownLimit,
-        ],
-        plan,
-    )?;
+    let simplify_and_push: [&dyn Rule; 6] = [
+        &simplify::FoldConstants,
+        &simplify::MergeProjections,
+        &pushdown::PushDownFilters,
+        &pushdown::JoinConditions,
+        &pushdown::OuterToInner,
+        &limit::PushDownLimit,
+    ];
+    let plan = fixed_point(&simplify_and_push, plan)?;
+    let plan = join_order::reorder(plan, catalog);
+    let plan = fixed_point(&simplify_and_push, plan)?;
     prune::prune_columns(plan)
 }

@@ -12,7 +12,7 @@
 
 use super::Rule;
 use crate::error::PlanError;
-use crate::logical::{and_all, columns_of, conjuncts, has_outer, JoinKind, LogicalPlan};
+use crate::logical::{and_all, chain, columns_of, conjuncts, has_outer, JoinKind, LogicalPlan};
 use weir_operators::{BinaryOp, Expr};
 
 /// Moves filters down.
@@ -88,10 +88,10 @@ fn factor_or(e: Expr) -> Vec<Expr> {
         .collect();
     let mut out = common;
     if rests.iter().all(|r| !r.is_empty()) {
-        let or = rests
-            .into_iter()
-            .filter_map(and_all)
-            .reduce(|a, b| a.binary(BinaryOp::Or, b));
+        let or = chain(
+            BinaryOp::Or,
+            rests.into_iter().filter_map(and_all).collect(),
+        );
         out.extend(or);
     }
     out

@@ -5,8 +5,9 @@
 //! being built (an [`Input`]) and cutting it where rows must move:
 //! - a scan starts a fragment on the nodes that own the table's partitions (with the index,
 //!   partition pruning and filters chosen in [`scan`]);
-//! - an equi-join hash-distributes both inputs on their keys into a join fragment on every
-//!   data node, building the side estimated smaller;
+//! - a join sends a small input whole to where the other one is (a broadcast join), or
+//!   hash-distributes both inputs on their keys into a join fragment on every data node,
+//!   building the side estimated smaller (estimates from `crate::optimizer::estimate`);
 //! - an aggregation runs a partial phase where its input is and a final phase after gathering
 //!   (DISTINCT is an aggregation on every column);
 //! - a sort keeps each node's top rows under a limit, then merges after gathering; a limit
@@ -21,6 +22,7 @@ pub(crate) mod scan;
 use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::{JoinKind, LogicalPlan, SetOpKind};
+use crate::optimizer::estimate::estimate;
 use crate::statement::{Distribution, Fragment, FragmentOutput, Placement, QueryPlan};
 use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, JoinType, SortKey};
 use weir_operators::{BinaryOp, DataType, Expr, Field, PhysicalPlan, Schema};
@@ -32,8 +34,6 @@ struct Input {
     placement: Placement,
     /// Pre-assigned fragment id (join and gather fragments), if any.
     fragment: Option<u32>,
-    /// Estimated output rows.
-    estimate: f64,
 }
 
 impl Input {
@@ -42,11 +42,10 @@ impl Input {
         self.placement == Placement::Initiator
     }
 
-    fn wrap(self, plan: PhysicalPlan, schema: Schema, estimate: f64) -> Input {
+    fn wrap(self, plan: PhysicalPlan, schema: Schema) -> Input {
         Input {
             plan,
             schema,
-            estimate,
             ..self
         }
     }
@@ -93,14 +92,12 @@ impl Frags {
     fn gather(&mut self, input: Input) -> Input {
         let id = self.alloc();
         let schema = input.schema.clone();
-        let estimate = input.estimate;
         let plan = self.emit(input, id, Distribution::Gather);
         Input {
             plan,
             schema,
             placement: Placement::Initiator,
             fragment: Some(id),
-            estimate,
         }
     }
 
@@ -184,10 +181,6 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             filters,
         } => {
             let pruning = scan::pk_pruning(&filters, table.primary_key);
-            let mut estimate = catalog.row_count(&table.name).max(1) as f64;
-            for c in &filters {
-                estimate *= scan::selectivity(c);
-            }
             let (index, rest) = scan::choose_index(filters, &table);
             Input {
                 plan: PhysicalPlan::Scan {
@@ -203,11 +196,9 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                     pruning,
                 },
                 fragment: None,
-                estimate,
             }
         }
         LogicalPlan::Values { schema, rows } => Input {
-            estimate: rows.len() as f64,
             plan: PhysicalPlan::Values {
                 schema: schema.clone(),
                 rows,
@@ -218,23 +209,17 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         },
         LogicalPlan::Filter { input, predicate } => {
             let input = lower(*input, catalog, fr)?;
-            let estimate = input.estimate * scan::selectivity(&predicate);
             let plan = PhysicalPlan::Filter {
                 input: Box::new(input.plan),
                 predicate,
             };
-            Input {
-                plan,
-                estimate,
-                ..input
-            }
+            Input { plan, ..input }
         }
         LogicalPlan::Project { input, exprs, .. } => {
             let input = lower(*input, catalog, fr)?;
             if is_identity(&exprs, input.schema.len()) {
                 return Ok(Input { schema, ..input });
             }
-            let estimate = input.estimate;
             let plan = PhysicalPlan::Project {
                 input: Box::new(input.plan),
                 exprs,
@@ -242,7 +227,6 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             Input {
                 plan,
                 schema,
-                estimate,
                 ..input
             }
         }
@@ -257,9 +241,13 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             on,
             filter,
         } => {
+            let sizes = (
+                estimate(&left, catalog).rows,
+                estimate(&right, catalog).rows,
+            );
             let left = lower(*left, catalog, fr)?;
             let right = lower(*right, catalog, fr)?;
-            join(left, right, kind, on, filter, schema, fr)?
+            join([left, right], sizes, kind, on, filter, schema, fr)
         }
         LogicalPlan::Aggregate {
             input,
@@ -302,10 +290,8 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         LogicalPlan::Union { inputs } => {
             let target = fr.alloc();
             let mut children = Vec::with_capacity(inputs.len());
-            let mut estimate = 0.0;
             for i in inputs {
                 let i = lower(i, catalog, fr)?;
-                estimate += i.estimate;
                 children.push(if i.is_single() && i.fragment.is_none() {
                     i.plan
                 } else {
@@ -317,7 +303,6 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                 schema,
                 placement: Placement::Initiator,
                 fragment: Some(target),
-                estimate,
             }
         }
         LogicalPlan::SetOp { left, right, kind } => {
@@ -331,7 +316,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                 input: Box::new(input.plan.clone()),
                 types,
             };
-            input.wrap(plan, schema, 1.0)
+            input.wrap(plan, schema)
         }
         LogicalPlan::Apply { .. } => {
             return Err(PlanError::unsupported("this subquery", ""));
@@ -377,58 +362,63 @@ fn single_fragment(inputs: Vec<Input>, fr: &mut Frags) -> (Vec<PhysicalPlan>, u3
     (plans, target)
 }
 
-/// A join of two lowered inputs: a hash join on every data node over inputs distributed on
-/// the keys; without keys (or for NOT IN, whose NULL rule needs the whole right side in each
-/// place) the right side broadcast to where the left side is, or both on the initiator.
+/// A join input at most this big (estimated rows) is broadcast to the other side's
+/// fragment rather than both sides being repartitioned.
+pub(crate) const BROADCAST_ROWS: f64 = 50_000.0;
+
+/// An input this many times smaller than the other is broadcast too, up to
+/// [`BROADCAST_MAX_ROWS`]: sending it to every node moves fewer rows than repartitioning both.
+const BROADCAST_RATIO: f64 = 8.0;
+
+/// The most rows broadcast because of [`BROADCAST_RATIO`] (each node holds them all).
+const BROADCAST_MAX_ROWS: f64 = 1_000_000.0;
+
+/// Whether an input of `small` rows joined with one of `big` rows is sent whole to `big`.
+fn broadcast_worthy(small: f64, big: f64) -> bool {
+    small <= big
+        && (small <= BROADCAST_ROWS
+            || (small * BROADCAST_RATIO <= big && small <= BROADCAST_MAX_ROWS))
+}
+
+/// Which side of a join a hash or nested-loop join operator is given.
+enum Strategy {
+    /// Both inputs already on the initiator (or to be gathered there): one instance.
+    Single,
+    /// One side (`JoinSide`) sent whole to every instance of the other side's fragment.
+    Broadcast(JoinSide),
+    /// Both sides hash-distributed on their keys into a join fragment on every data node.
+    Repartition,
+}
+
+/// A join of two lowered inputs whose estimated rows are `sizes`.
+///
+/// With equality keys: a side that is small (see [`broadcast_worthy`]) and not preserved by
+/// the join type goes whole to the other side's fragment, which does not move; otherwise
+/// both sides are hash-distributed on their keys into a join fragment on every data node.
+/// Without keys (or for NOT IN, whose NULL rule needs the whole right side in each place) the
+/// smaller unpreserved side is broadcast the same way, or both sides meet on the initiator.
+/// Two inputs already on the initiator join there. The hash table is built on the broadcast
+/// side, else on the side estimated smaller.
 fn join(
-    left: Input,
-    right: Input,
+    [left, right]: [Input; 2],
+    (left_rows, right_rows): (f64, f64),
     kind: JoinKind,
     on: Vec<(Expr, Expr)>,
     filter: Option<Expr>,
     schema: Schema,
     fr: &mut Frags,
-) -> Result<Input, PlanError> {
+) -> Input {
     let join_type = join_type(kind);
     let left_types = left.schema.types();
     let right_types = right.schema.types();
-    let build = if right.estimate <= left.estimate {
+    let smaller = if right_rows <= left_rows {
         JoinSide::Right
     } else {
         JoinSide::Left
     };
-    let estimate = match kind {
-        JoinKind::Semi | JoinKind::Anti | JoinKind::AntiNullAware => left.estimate,
-        _ if on.is_empty() => left.estimate * right.estimate,
-        _ => left.estimate.max(right.estimate),
-    };
-    let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
-    if !left_keys.is_empty() && kind != JoinKind::AntiNullAware {
-        let join_id = fr.alloc();
-        let l_ex = fr.emit(left, join_id, Distribution::Hash(left_keys.clone()));
-        let r_ex = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
-        return Ok(Input {
-            plan: PhysicalPlan::HashJoin {
-                left: Box::new(l_ex),
-                right: Box::new(r_ex),
-                left_keys,
-                right_keys,
-                join_type,
-                filter,
-                build,
-                left_types,
-                right_types,
-            },
-            schema,
-            placement: Placement::AllDataNodes,
-            fragment: Some(join_id),
-            estimate,
-        });
-    }
-    // The right side is not preserved (its rows only match): a distributed left side can stay
-    // where it is and receive the whole right side, when that is the smaller one. Otherwise
-    // both sides meet on the initiator.
-    let right_only_matches = matches!(
+    // A side can be sent whole to each instance of the other only when its rows just match:
+    // each preserved or probing row must be seen exactly once.
+    let right_may_go = matches!(
         kind,
         JoinKind::Inner
             | JoinKind::Left
@@ -436,48 +426,56 @@ fn join(
             | JoinKind::Anti
             | JoinKind::AntiNullAware
     );
-    if right_only_matches && !left.is_single() && right.estimate <= left.estimate {
-        let target = left.fragment.unwrap_or_else(|| fr.alloc());
-        let r_ex = Box::new(fr.emit(right, target, Distribution::Broadcast));
-        let l = Box::new(left.plan);
-        let plan = if left_keys.is_empty() {
-            PhysicalPlan::NestedLoopJoin {
-                left: l,
-                right: r_ex,
-                join_type,
-                filter,
-                build: JoinSide::Right,
-                left_types,
-                right_types,
-            }
+    let left_may_go = matches!(kind, JoinKind::Inner | JoinKind::Right);
+    let keyed = !on.is_empty() && kind != JoinKind::AntiNullAware;
+    let worthy = |small: f64, big: f64| {
+        if keyed {
+            broadcast_worthy(small, big)
         } else {
-            PhysicalPlan::HashJoin {
-                left: l,
-                right: r_ex,
-                left_keys,
-                right_keys,
-                join_type,
-                filter,
-                build: JoinSide::Right,
-                left_types,
-                right_types,
-            }
-        };
-        return Ok(Input {
-            plan,
-            schema,
-            placement: left.placement,
-            fragment: Some(target),
-            estimate,
-        });
-    }
-    let (mut plans, target) = single_fragment(vec![left, right], fr);
-    let r = Box::new(plans.pop().expect("two inputs"));
-    let l = Box::new(plans.pop().expect("two inputs"));
+            small <= big
+        }
+    };
+    let strategy = if left.is_single() && right.is_single() {
+        Strategy::Single
+    } else if right_may_go && !left.is_single() && worthy(right_rows, left_rows) {
+        Strategy::Broadcast(JoinSide::Right)
+    } else if left_may_go && !right.is_single() && worthy(left_rows, right_rows) {
+        Strategy::Broadcast(JoinSide::Left)
+    } else if keyed {
+        Strategy::Repartition
+    } else {
+        Strategy::Single
+    };
+    let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
+    let (l, r, build, placement, fragment) = match strategy {
+        Strategy::Repartition => {
+            let join_id = fr.alloc();
+            let l = fr.emit(left, join_id, Distribution::Hash(left_keys.clone()));
+            let r = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
+            (l, r, smaller, Placement::AllDataNodes, join_id)
+        }
+        Strategy::Broadcast(JoinSide::Right) => {
+            let target = left.fragment.unwrap_or_else(|| fr.alloc());
+            let r = fr.emit(right, target, Distribution::Broadcast);
+            (left.plan, r, JoinSide::Right, left.placement, target)
+        }
+        Strategy::Broadcast(JoinSide::Left) => {
+            let target = right.fragment.unwrap_or_else(|| fr.alloc());
+            let l = fr.emit(left, target, Distribution::Broadcast);
+            (l, right.plan, JoinSide::Left, right.placement, target)
+        }
+        Strategy::Single => {
+            let (mut plans, target) = single_fragment(vec![left, right], fr);
+            let r = plans.pop().expect("two inputs");
+            let l = plans.pop().expect("two inputs");
+            (l, r, smaller, Placement::Initiator, target)
+        }
+    };
+    let (left, right) = (Box::new(l), Box::new(r));
     let plan = if left_keys.is_empty() {
         PhysicalPlan::NestedLoopJoin {
-            left: l,
-            right: r,
+            left,
+            right,
             join_type,
             filter,
             build,
@@ -486,24 +484,23 @@ fn join(
         }
     } else {
         PhysicalPlan::HashJoin {
-            left: l,
-            right: r,
+            left,
+            right,
             left_keys,
             right_keys,
             join_type,
             filter,
-            build: JoinSide::Right,
+            build,
             left_types,
             right_types,
         }
     };
-    Ok(Input {
+    Input {
         plan,
         schema,
-        placement: Placement::Initiator,
-        fragment: Some(target),
-        estimate,
-    })
+        placement,
+        fragment: Some(fragment),
+    }
 }
 
 /// Grouping: one phase on a single instance, else partial where the rows are and final after
@@ -516,11 +513,6 @@ fn aggregate(
     schema: Schema,
     fr: &mut Frags,
 ) -> Input {
-    let estimate = if group_by.is_empty() {
-        1.0
-    } else {
-        (input.estimate / 10.0).max(1.0)
-    };
     if input.is_single() {
         let plan = PhysicalPlan::HashAggregate {
             input: Box::new(input.plan.clone()),
@@ -529,7 +521,7 @@ fn aggregate(
             aggs,
             mode: AggMode::Single,
         };
-        return input.wrap(plan, schema, estimate);
+        return input.wrap(plan, schema);
     }
     let input_names = crate::explain::names(&input.plan);
     let mut fields: Vec<Field> = group_by
@@ -553,7 +545,7 @@ fn aggregate(
         aggs: aggs.clone(),
         mode: AggMode::Partial,
     };
-    let partial = input.wrap(partial, Schema::new(fields), estimate);
+    let partial = input.wrap(partial, Schema::new(fields));
     let gathered = fr.gather(partial);
     let plan = PhysicalPlan::HashAggregate {
         input: Box::new(gathered.plan.clone()),
@@ -562,19 +554,18 @@ fn aggregate(
         aggs,
         mode: AggMode::Final,
     };
-    gathered.wrap(plan, schema, estimate)
+    gathered.wrap(plan, schema)
 }
 
 /// A sort (keeping the first `keep` rows): per node then merged, or once on a single instance.
 fn sort(input: Input, keys: Vec<SortKey>, keep: Option<usize>, fr: &mut Frags) -> Input {
     let schema = input.schema.clone();
-    let estimate = keep.map_or(input.estimate, |k| input.estimate.min(k as f64));
     let local = PhysicalPlan::Sort {
         input: Box::new(input.plan.clone()),
         keys: keys.clone(),
         limit: keep,
     };
-    let local = input.wrap(local, schema.clone(), estimate);
+    let local = input.wrap(local, schema.clone());
     if local.is_single() {
         return local;
     }
@@ -584,14 +575,13 @@ fn sort(input: Input, keys: Vec<SortKey>, keep: Option<usize>, fr: &mut Frags) -
         keys,
         limit: keep,
     };
-    gathered.wrap(plan, schema, estimate)
+    gathered.wrap(plan, schema)
 }
 
 /// OFFSET/LIMIT: each node passes at most `offset + limit` rows, then once more on the
 /// gathered rows.
 fn limit_rows(input: Input, offset: usize, limit: Option<usize>, fr: &mut Frags) -> Input {
     let schema = input.schema.clone();
-    let estimate = limit.map_or(input.estimate, |l| input.estimate.min(l as f64));
     let input = if input.is_single() {
         input
     } else {
@@ -602,7 +592,7 @@ fn limit_rows(input: Input, offset: usize, limit: Option<usize>, fr: &mut Frags)
                     offset: 0,
                     limit: Some(l.saturating_add(offset)),
                 };
-                input.wrap(plan, schema.clone(), estimate)
+                input.wrap(plan, schema.clone())
             }
             None => input,
         };
@@ -613,7 +603,7 @@ fn limit_rows(input: Input, offset: usize, limit: Option<usize>, fr: &mut Frags)
         offset,
         limit,
     };
-    input.wrap(plan, schema, estimate)
+    input.wrap(plan, schema)
 }
 
 /// `l INTERSECT r` / `l EXCEPT r` as `SELECT cols FROM (l tagged 1,0 UNION ALL r tagged 0,1)
