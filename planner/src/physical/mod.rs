@@ -180,7 +180,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             projection,
             filters,
         } => {
-            let pruning = scan::pk_pruning(&filters, table.primary_key);
+            let pruning = scan::pk_pruning(&filters, &table.primary_key);
             let mut estimate = catalog.row_count(&table.name).max(1) as f64;
             for c in &filters {
                 estimate *= scan::selectivity(c);
