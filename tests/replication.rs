@@ -75,6 +75,66 @@ fn an_acknowledged_insert_survives_both_copies_crashing_in_turn() {
     assert_idle(&c);
 }
 
+/// `(id, v)` of every row of `r`, by id.
+fn rows(c: &TestCluster) -> Vec<(i64, i64)> {
+    let r = c.query("SELECT id, v FROM r ORDER BY id", &[]).unwrap();
+    r.rows()
+        .iter()
+        .map(|r| (r[0].as_i64().unwrap(), r[1].as_i64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn deletes_and_updates_reach_the_backups_and_survive_a_crash() {
+    let c = cluster(3, 1);
+    let values: Vec<String> = (1..=40).map(|i| format!("({i}, {i})")).collect();
+    c.execute(&format!("INSERT INTO r VALUES {}", values.join(", ")))
+        .unwrap();
+    assert_eq!(c.execute("DELETE FROM r WHERE id % 4 = 0").unwrap(), 10);
+    assert_eq!(
+        c.execute("UPDATE r SET v = v * 100 WHERE id % 4 = 1")
+            .unwrap(),
+        10
+    );
+    // A key change moves the row to another partition, on its copies there.
+    assert_eq!(c.execute("UPDATE r SET id = 1000 WHERE id = 2").unwrap(), 1);
+    let mut want: Vec<(i64, i64)> = (1..=40)
+        .filter(|i| i % 4 != 0 && *i != 2)
+        .map(|i| (i, if i % 4 == 1 { i * 100 } else { i }))
+        .collect();
+    want.push((1000, 2));
+    assert_eq!(rows(&c), want);
+    // Whichever node dies, the copies left show the deletes and the new values.
+    for n in 0..3 {
+        c.crash_node(n).unwrap();
+        assert_eq!(rows(&c), want, "with node-{n} down");
+        c.restart_node(n).unwrap();
+    }
+    // A write while a node is down reaches it when it comes back.
+    c.crash_node(1).unwrap();
+    assert_eq!(c.execute("DELETE FROM r WHERE id < 10").unwrap(), 6);
+    assert_eq!(c.execute("UPDATE r SET v = -1 WHERE id = 1000").unwrap(), 1);
+    want.retain(|&(id, _)| id >= 10);
+    if let Some(last) = want.last_mut() {
+        last.1 = -1;
+    }
+    c.restart_node(1).unwrap();
+    c.crash_node(0).unwrap();
+    assert_eq!(rows(&c), want);
+    c.restart_node(0).unwrap();
+    c.crash_node(2).unwrap();
+    assert_eq!(rows(&c), want);
+    c.restart_node(2).unwrap();
+    // Every node holds only rows that still exist, with their new values.
+    for n in 0..3 {
+        for r in c.stored_rows(n, "r") {
+            let row = (r[0].as_i64().unwrap(), r[1].as_i64().unwrap());
+            assert!(want.contains(&row), "node-{n} still holds {row:?}");
+        }
+    }
+    assert_idle(&c);
+}
+
 #[test]
 fn writes_travel_as_messages_and_a_refused_row_writes_nothing() {
     let c = cluster(3, 1);

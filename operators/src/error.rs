@@ -3,6 +3,14 @@
 use crate::value::Value;
 use thiserror::Error;
 
+/// A duplicate key's value as SQL: a composite key's values are already SQL text.
+fn key_sql(column: &str, value: &Value) -> String {
+    match value {
+        Value::Str(s) if column.starts_with('(') => s.clone(),
+        v => v.to_sql(),
+    }
+}
+
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -38,11 +46,11 @@ pub enum Error {
     Cancelled(String),
     /// A row's primary key equals the key of a stored row, or of another row of the same
     /// insert.
-    #[error("duplicate primary key {column} = {}", .value.to_sql())]
+    #[error("duplicate primary key {column} = {}", key_sql(column, value))]
     DuplicateKey {
-        /// The primary-key column.
+        /// The primary-key column; for a composite key its columns, as `(a, b)`.
         column: String,
-        /// The key value.
+        /// The key value; for a composite key its values as SQL text, `(1, 'x')`.
         value: Value,
     },
     /// A row's primary key is NULL.

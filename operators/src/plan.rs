@@ -181,6 +181,13 @@ pub enum IndexLookup {
         /// Upper bound.
         high: Option<(Expr, bool)>,
     },
+    /// Every column of a composite primary key equal to a value: at most one row.
+    Key {
+        /// The key columns, in key order.
+        columns: Vec<usize>,
+        /// One value per key column.
+        values: Vec<Expr>,
+    },
 }
 
 /// A node of a fragment's operator tree.

@@ -137,6 +137,11 @@ impl SecondaryIndex {
                     probe_eq(v)?;
                 }
             }
+            IndexLookup::Key { .. } => {
+                return Err(crate::Error::Internal(
+                    "a primary-key lookup sent to a secondary index".into(),
+                ))
+            }
             IndexLookup::Range { low, high } => {
                 let bound = |b: &Option<(crate::Expr, bool)>, is_low: bool| -> Result<_> {
                     match b {
@@ -179,7 +184,7 @@ mod tests {
 
     fn partition(values: &[Option<i64>]) -> PartitionData {
         let schema = Schema::new(vec![Field::new("v", DataType::Int64)]);
-        let mut p = PartitionData::new(schema, None, &[]);
+        let mut p = PartitionData::new(schema, &[], &[]);
         let values: Vec<Value> = values
             .iter()
             .map(|v| v.map_or(Value::Null, Value::Int))

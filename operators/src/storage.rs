@@ -1,11 +1,13 @@
 //! In-memory partition storage: the rows of one table partition as immutable columnar chunks,
-//! a primary-key index (tables that declare a key) and ordered secondary indexes, plus the
-//! partition function and [`assign_partitions`], which places the rows of a load.
+//! a primary-key index (tables that declare a key, of one or more columns) and ordered
+//! secondary indexes, plus the partition function and [`assign_partitions`], which places the
+//! rows of a load.
 //!
 //! Rows live in `Arc<Batch>` chunks of at most [`DEFAULT_BATCH_SIZE`] rows; every chunk but the
 //! last is full, so row id `r` is row `r % DEFAULT_BATCH_SIZE` of chunk
 //! `r / DEFAULT_BATCH_SIZE`. Scans share the chunks; an insert rebuilds only the last,
-//! not-yet-full chunk and appends new ones, so running scans keep their snapshot.
+//! not-yet-full chunk and appends new ones, and a delete packs the remaining rows into new
+//! chunks (and rebuilds the indexes), so running scans keep their snapshot.
 
 use crate::batch::Batch;
 use crate::column::{Column, ColumnData};
@@ -83,14 +85,11 @@ pub fn hash_f64(f: f64) -> u64 {
     mix64(f.to_bits())
 }
 
-/// The partition (0..partitions) that owns primary key `key`. Stable across runs and machines.
-/// NULL keys (and `partitions == 0`) map to partition 0.
-pub fn partition_of(key: &Value, partitions: u32) -> u32 {
-    if partitions <= 1 {
-        return 0;
-    }
-    let h = match key {
-        Value::Null => return 0,
+/// The stable hash of one non-NULL key value (`None` for NULL), as [`partition_rows`] computes
+/// it for a column.
+fn hash_value(v: &Value) -> Option<u64> {
+    Some(match v {
+        Value::Null => return None,
         Value::Int(v) => mix64(*v as u64),
         Value::Float(f) => hash_f64(*f),
         Value::Str(s) => hash_bytes(s.as_bytes()),
@@ -98,40 +97,89 @@ pub fn partition_of(key: &Value, partitions: u32) -> u32 {
         Value::Decimal(v, s) => hash_decimal(*v, *s),
         Value::Date(d) => mix64(i64::from(*d) as u64),
         Value::Timestamp(t) => mix64(*t as u64),
-    };
-    (h % partitions as u64) as u32
+    })
+}
+
+/// Folds the hash of the next column of a composite key into `acc`.
+#[inline]
+fn combine(acc: u64, h: u64) -> u64 {
+    mix64(acc.rotate_left(23) ^ h)
+}
+
+/// The partition (0..partitions) that owns primary key `key`. Stable across runs and machines.
+/// NULL keys (and `partitions == 0`) map to partition 0.
+pub fn partition_of(key: &Value, partitions: u32) -> u32 {
+    partition_of_key(std::slice::from_ref(key), partitions)
+}
+
+/// The partition that owns the (possibly composite) primary key whose column values are
+/// `key`, in key order. A one-column key is placed as [`partition_of`] places it; a key with
+/// a NULL part maps to partition 0.
+pub fn partition_of_key(key: &[Value], partitions: u32) -> u32 {
+    if partitions <= 1 {
+        return 0;
+    }
+    let mut acc = None;
+    for v in key {
+        let Some(h) = hash_value(v) else {
+            return 0;
+        };
+        acc = Some(acc.map_or(h, |a| combine(a, h)));
+    }
+    acc.map_or(0, |h| (h % partitions as u64) as u32)
+}
+
+/// The stable hash of every row of `col` into `out` (cleared first); NULL rows hash to 0.
+fn hash_column(col: &Column, out: &mut Vec<u64>) {
+    out.clear();
+    match &col.data {
+        ColumnData::Int64(v) => out.extend(v.iter().map(|&x| mix64(x as u64))),
+        ColumnData::Float64(v) => out.extend(v.iter().map(|&x| hash_f64(x))),
+        ColumnData::Boolean(v) => out.extend(v.iter().map(|&x| mix64(x as u64))),
+        ColumnData::Decimal { values, scale, .. } => {
+            out.extend(values.iter().map(|&x| hash_decimal(x, *scale)))
+        }
+        ColumnData::Date(v) => out.extend(v.iter().map(|&x| mix64(i64::from(x) as u64))),
+        ColumnData::Timestamp(v) => out.extend(v.iter().map(|&x| mix64(x as u64))),
+        ColumnData::Utf8 { offsets, bytes } => out.extend(
+            offsets
+                .windows(2)
+                .map(|w| hash_bytes(&bytes[w[0] as usize..w[1] as usize])),
+        ),
+    }
 }
 
 /// Computes [`partition_of`] for every row of `col` into `out` (cleared first), vectorized.
 pub fn partition_rows(col: &Column, partitions: u32, out: &mut Vec<u32>) {
+    partition_key_rows(&[col], partitions, out);
+}
+
+/// Computes [`partition_of_key`] for every row of the key columns `cols` (in key order) into
+/// `out` (cleared first), vectorized.
+pub fn partition_key_rows(cols: &[&Column], partitions: u32, out: &mut Vec<u32>) {
     out.clear();
-    let n = col.len();
-    if partitions <= 1 {
+    let n = cols.first().map_or(0, |c| c.len());
+    if partitions <= 1 || cols.is_empty() {
         out.resize(n, 0);
         return;
     }
     let p = partitions as u64;
-    match &col.data {
-        ColumnData::Int64(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
-        ColumnData::Float64(v) => out.extend(v.iter().map(|&x| (hash_f64(x) % p) as u32)),
-        ColumnData::Boolean(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
-        ColumnData::Decimal { values, scale, .. } => {
-            out.extend(values.iter().map(|&x| (hash_decimal(x, *scale) % p) as u32))
+    let mut acc = Vec::new();
+    hash_column(cols[0], &mut acc);
+    let mut next = Vec::new();
+    for col in &cols[1..] {
+        hash_column(col, &mut next);
+        for (a, &h) in acc.iter_mut().zip(&next) {
+            *a = combine(*a, h);
         }
-        ColumnData::Date(v) => {
-            out.extend(v.iter().map(|&x| (mix64(i64::from(x) as u64) % p) as u32))
-        }
-        ColumnData::Timestamp(v) => out.extend(v.iter().map(|&x| (mix64(x as u64) % p) as u32)),
-        ColumnData::Utf8 { offsets, bytes } => out.extend(
-            offsets
-                .windows(2)
-                .map(|w| (hash_bytes(&bytes[w[0] as usize..w[1] as usize]) % p) as u32),
-        ),
     }
-    if let Some(valid) = &col.validity {
-        for (i, o) in out.iter_mut().enumerate() {
-            if !valid.get(i) {
-                *o = 0;
+    out.extend(acc.iter().map(|&h| (h % p) as u32));
+    for col in cols {
+        if let Some(valid) = &col.validity {
+            for (i, o) in out.iter_mut().enumerate() {
+                if !valid.get(i) {
+                    *o = 0;
+                }
             }
         }
     }
@@ -139,46 +187,49 @@ pub fn partition_rows(col: &Column, partitions: u32, out: &mut Vec<u32>) {
 
 /// The partition of every row of `batch`, into `out` (cleared first).
 ///
-/// A table with a primary key (`primary_key` is its column) places each row by its key, as
-/// [`partition_rows`] does. A table without one gives its rows hidden row ids, handed out
-/// consecutively and never reused (as SQLite's rowid): row `i` of this batch has row id
-/// `first_row_id + i` and goes to [`partition_of`]`(Value::Int(first_row_id + i))`, so rows
-/// that are equal in every column are all kept and spread over the partitions.
+/// A table with a primary key (`primary_key` holds its columns, in key order) places each row
+/// by its key, as [`partition_key_rows`] does. A table without one (`primary_key` empty)
+/// gives its rows hidden row ids, handed out consecutively and never reused (as SQLite's
+/// rowid): row `i` of this batch has row id `first_row_id + i` and goes to
+/// [`partition_of`]`(Value::Int(first_row_id + i))`, so rows that are equal in every column
+/// are all kept and spread over the partitions.
 ///
-/// Fails with [`Error::Internal`] when `primary_key` is not a column of `batch`.
+/// Fails with [`Error::Internal`] when a key column is not a column of `batch`.
 pub fn assign_partitions(
     batch: &Batch,
-    primary_key: Option<usize>,
+    primary_key: &[usize],
     first_row_id: u64,
     partitions: u32,
     out: &mut Vec<u32>,
 ) -> Result<()> {
-    match primary_key {
-        Some(k) => {
-            let Some(col) = batch.columns().get(k) else {
-                return Err(Error::Internal(format!(
-                    "primary key column #{k} out of range for a batch of {} columns",
-                    batch.num_columns()
-                )));
-            };
-            partition_rows(col, partitions, out);
+    if primary_key.is_empty() {
+        out.clear();
+        let n = batch.num_rows() as u64;
+        if partitions <= 1 {
+            out.resize(n as usize, 0);
+        } else {
+            let p = partitions as u64;
+            // As `partition_of(&Value::Int(id as i64))`: the same bits go to `mix64`.
+            out.extend((0..n).map(|i| (mix64(first_row_id.wrapping_add(i)) % p) as u32));
         }
-        None => {
-            out.clear();
-            let n = batch.num_rows() as u64;
-            if partitions <= 1 {
-                out.resize(n as usize, 0);
-            } else {
-                let p = partitions as u64;
-                // As `partition_of(&Value::Int(id as i64))`: the same bits go to `mix64`.
-                out.extend((0..n).map(|i| (mix64(first_row_id.wrapping_add(i)) % p) as u32));
-            }
-        }
+        return Ok(());
     }
+    let mut cols = Vec::with_capacity(primary_key.len());
+    for &k in primary_key {
+        let Some(col) = batch.columns().get(k) else {
+            return Err(Error::Internal(format!(
+                "primary key column #{k} out of range for a batch of {} columns",
+                batch.num_columns()
+            )));
+        };
+        cols.push(col);
+    }
+    partition_key_rows(&cols, partitions, out);
     Ok(())
 }
 
-/// An index key: one non-NULL value of an indexed column, totally ordered.
+/// An index key: one non-NULL value of an indexed column (or, for a composite primary key,
+/// the key's values in key order), totally ordered.
 #[derive(Debug, Clone)]
 pub(crate) enum IdxKey {
     Int(i64),
@@ -189,6 +240,8 @@ pub(crate) enum IdxKey {
     Dec(i128, u8),
     Date(i32),
     Ts(i64),
+    /// The values of a composite primary key, in key order.
+    Tuple(Box<[IdxKey]>),
 }
 
 impl IdxKey {
@@ -201,12 +254,17 @@ impl IdxKey {
             IdxKey::Dec(..) => 4,
             IdxKey::Date(_) => 5,
             IdxKey::Ts(_) => 6,
+            IdxKey::Tuple(_) => 7,
         }
     }
 
     pub(crate) fn heap_size(&self) -> usize {
         match self {
             IdxKey::Str(s) => s.len(),
+            IdxKey::Tuple(t) => {
+                t.iter().map(IdxKey::heap_size).sum::<usize>()
+                    + t.len() * std::mem::size_of::<IdxKey>()
+            }
             _ => 0,
         }
     }
@@ -220,8 +278,15 @@ impl IdxKey {
             IdxKey::Dec(v, s) => Value::Decimal(*v, *s),
             IdxKey::Date(v) => Value::Date(*v),
             IdxKey::Ts(v) => Value::Timestamp(*v),
+            IdxKey::Tuple(t) => Value::Str(tuple_sql(t)),
         }
     }
+}
+
+/// A composite key's values as SQL text, e.g. `(1, 'x')`.
+fn tuple_sql(t: &[IdxKey]) -> String {
+    let parts: Vec<String> = t.iter().map(|k| k.to_value().to_sql()).collect();
+    format!("({})", parts.join(", "))
 }
 
 impl Ord for IdxKey {
@@ -234,6 +299,7 @@ impl Ord for IdxKey {
             (IdxKey::Dec(a, _), IdxKey::Dec(b, _)) => a.cmp(b),
             (IdxKey::Date(a), IdxKey::Date(b)) => a.cmp(b),
             (IdxKey::Ts(a), IdxKey::Ts(b)) => a.cmp(b),
+            (IdxKey::Tuple(a), IdxKey::Tuple(b)) => a.cmp(b),
             (a, b) => a.rank().cmp(&b.rank()),
         }
     }
@@ -263,6 +329,7 @@ impl std::hash::Hash for IdxKey {
             IdxKey::Dec(v, _) => v.hash(state),
             IdxKey::Date(v) => v.hash(state),
             IdxKey::Ts(v) => v.hash(state),
+            IdxKey::Tuple(v) => v.hash(state),
         }
     }
 }
@@ -281,6 +348,24 @@ pub(crate) fn key_at(col: &Column, i: usize) -> Option<IdxKey> {
         ColumnData::Date(v) => IdxKey::Date(v[i]),
         ColumnData::Timestamp(v) => IdxKey::Ts(v[i]),
     })
+}
+
+/// The primary key of row `i` over key columns `cols`: one column's key, or a
+/// [`IdxKey::Tuple`] of several; `None` when any part is NULL.
+fn row_key(cols: &[&Column], i: usize) -> Option<IdxKey> {
+    match cols {
+        [one] => key_at(one, i),
+        _ => cols
+            .iter()
+            .map(|c| key_at(c, i))
+            .collect::<Option<Box<[IdxKey]>>>()
+            .map(IdxKey::Tuple),
+    }
+}
+
+/// A whole row's values, NULLs included, for matching rows of a table without a key.
+fn row_values(chunk: &Batch, i: usize) -> Vec<Option<IdxKey>> {
+    chunk.columns().iter().map(|c| key_at(c, i)).collect()
 }
 
 /// How a lookup value relates to keys of a column type.
@@ -380,12 +465,13 @@ pub(crate) fn range_bound(
 pub struct PartitionData {
     schema: Schema,
     types: Vec<DataType>,
-    /// The primary-key column; `None` for a table without a declared key, whose rows are
-    /// all kept (no uniqueness check, no key index).
-    primary_key: Option<usize>,
+    /// The primary-key columns, in key order; empty for a table without a declared key, whose
+    /// rows are all kept (no uniqueness check, no key index).
+    primary_key: Vec<usize>,
     chunks: Vec<Arc<Batch>>,
     num_rows: usize,
-    /// Primary key → row id (empty without a primary key).
+    /// Primary key → row id (empty without a primary key). A composite key is an
+    /// [`IdxKey::Tuple`].
     pk_index: HashMap<IdxKey, u32>,
     /// Secondary indexes: column → ordered (key, row id) pairs.
     secondary: Vec<(usize, BTreeSet<(IdxKey, u32)>)>,
@@ -394,15 +480,15 @@ pub struct PartitionData {
 }
 
 impl PartitionData {
-    /// An empty partition for a table with `schema`, primary key column `primary_key` (`None`:
+    /// An empty partition for a table with `schema`, primary key columns `primary_key` (empty:
     /// the table has no key and keeps every row, duplicates and NULLs included), and
     /// secondary indexes on `indexed` columns.
-    pub fn new(schema: Schema, primary_key: Option<usize>, indexed: &[usize]) -> Self {
+    pub fn new(schema: Schema, primary_key: &[usize], indexed: &[usize]) -> Self {
         let types = schema.types();
         let mut p = PartitionData {
             schema,
             types,
-            primary_key,
+            primary_key: primary_key.to_vec(),
             chunks: Vec::new(),
             num_rows: 0,
             pk_index: HashMap::new(),
@@ -420,11 +506,42 @@ impl PartitionData {
         &self.schema
     }
 
-    /// Checks that `batch` could be inserted without changing anything: the column count and
-    /// types, the row limit and, when the table has a primary key, that no key is NULL
-    /// ([`Error::NullKey`]) and none is already stored or repeated within `batch`
-    /// ([`Error::DuplicateKey`], naming the key column and the first duplicate value).
-    pub fn check_insert(&self, batch: &Batch) -> Result<()> {
+    /// The primary-key columns of `batch` (a batch of full table rows), in key order.
+    fn key_columns<'b>(&self, batch: &'b Batch) -> Result<Vec<&'b Column>> {
+        self.primary_key
+            .iter()
+            .map(|&k| {
+                batch
+                    .columns()
+                    .get(k)
+                    .ok_or_else(|| Error::Internal("primary key column out of range".into()))
+            })
+            .collect()
+    }
+
+    /// The key's name in errors: the column, or `(a, b)` for a composite key.
+    fn key_name(&self) -> String {
+        let names: Vec<&str> = self
+            .primary_key
+            .iter()
+            .map(|&k| self.schema.fields[k].name.as_str())
+            .collect();
+        match names.as_slice() {
+            [one] => one.to_string(),
+            _ => format!("({})", names.join(", ")),
+        }
+    }
+
+    /// The error for a duplicate key `k`.
+    fn duplicate(&self, k: &IdxKey) -> Error {
+        Error::DuplicateKey {
+            column: self.key_name(),
+            value: k.to_value(),
+        }
+    }
+
+    /// Checks the column count and types of `batch` and the row limit, for `extra` more rows.
+    fn check_shape(&self, batch: &Batch, extra: usize) -> Result<()> {
         if batch.num_columns() != self.types.len() {
             return Err(Error::Type(format!(
                 "insert has {} columns, table has {}",
@@ -441,63 +558,202 @@ impl PartitionData {
                 )));
             }
         }
-        if batch.num_rows() as u64 + self.num_rows as u64 > u32::MAX as u64 {
+        if extra as u64 + self.num_rows as u64 > u32::MAX as u64 {
             return Err(Error::Memory("partition row limit reached".into()));
         }
-        let Some(key) = self.primary_key else {
+        Ok(())
+    }
+
+    /// Checks that `batch` could be inserted without changing anything: the column count and
+    /// types, the row limit and, when the table has a primary key, that no key is NULL
+    /// ([`Error::NullKey`]) and none is already stored or repeated within `batch`
+    /// ([`Error::DuplicateKey`], naming the key column and the first duplicate value).
+    pub fn check_insert(&self, batch: &Batch) -> Result<()> {
+        self.check_replace(&Batch::empty(&[]), batch)
+    }
+
+    /// Checks that [`PartitionData::replace`]`(deleted, batch)` would succeed, without changing
+    /// anything: as [`PartitionData::check_insert`], where the keys of `deleted` (a batch of
+    /// key columns, in key order) count as free.
+    pub fn check_replace(&self, deleted: &Batch, batch: &Batch) -> Result<()> {
+        self.check_shape(batch, batch.num_rows())?;
+        if self.primary_key.is_empty() {
             return Ok(());
-        };
-        let (Some(pk), Some(field)) = (batch.columns().get(key), self.schema.fields.get(key))
-        else {
-            return Err(Error::Internal("primary key column out of range".into()));
-        };
-        if pk.null_count() > 0 {
-            return Err(Error::NullKey {
-                column: field.name.clone(),
-            });
         }
-        let dup = |value: Value| Error::DuplicateKey {
-            column: field.name.clone(),
-            value,
-        };
-        match &pk.data {
-            ColumnData::Int64(v) => {
+        let cols = self.key_columns(batch)?;
+        for (&k, col) in self.primary_key.iter().zip(&cols) {
+            if col.null_count() > 0 {
+                return Err(Error::NullKey {
+                    column: self.schema.fields[k].name.clone(),
+                });
+            }
+        }
+        let freed = self.deleted_keys(deleted)?;
+        let taken = |k: &IdxKey| self.pk_index.contains_key(k) && !freed.contains(k);
+        match (cols.as_slice(), freed.is_empty()) {
+            // The common case, an INSERT of integer keys: no key built per row.
+            ([one], true) if matches!(one.data, ColumnData::Int64(_)) => {
+                let ColumnData::Int64(v) = &one.data else {
+                    unreachable!("matched above")
+                };
                 let mut seen: HashSet<i64> = HashSet::with_capacity(v.len());
                 for &x in v {
                     if !seen.insert(x) || self.pk_index.contains_key(&IdxKey::Int(x)) {
-                        return Err(dup(Value::Int(x)));
+                        return Err(self.duplicate(&IdxKey::Int(x)));
                     }
                 }
             }
             _ => {
-                let mut seen: HashSet<IdxKey> = HashSet::with_capacity(pk.len());
-                for i in 0..pk.len() {
-                    let Some(k) = key_at(pk, i) else {
+                let mut seen: HashSet<IdxKey> = HashSet::with_capacity(batch.num_rows());
+                for i in 0..batch.num_rows() {
+                    let Some(k) = row_key(&cols, i) else {
                         continue;
                     };
-                    if self.pk_index.contains_key(&k) || !seen.insert(k) {
-                        return Err(dup(pk.value(i)));
+                    if taken(&k) || seen.contains(&k) {
+                        return Err(self.duplicate(&k));
                     }
+                    seen.insert(k);
                 }
             }
         }
         Ok(())
     }
 
+    /// The keys of `deleted` (key columns, in key order; no columns: none).
+    fn deleted_keys(&self, deleted: &Batch) -> Result<HashSet<IdxKey>> {
+        if deleted.num_columns() == 0 || deleted.num_rows() == 0 {
+            return Ok(HashSet::new());
+        }
+        if deleted.num_columns() != self.primary_key.len() {
+            return Err(Error::Internal(format!(
+                "a delete by key gives {} columns for a key of {}",
+                deleted.num_columns(),
+                self.primary_key.len()
+            )));
+        }
+        let cols: Vec<&Column> = deleted.columns().iter().collect();
+        Ok((0..deleted.num_rows())
+            .filter_map(|i| row_key(&cols, i))
+            .collect())
+    }
+
     /// Inserts the rows of `batch`; all or nothing.
     pub fn insert(&mut self, batch: &Batch) -> Result<()> {
         self.check_insert(batch)?;
+        self.append(batch)
+    }
+
+    /// Deletes the rows whose primary key is a row of `deleted` (key columns, in key order;
+    /// keys not stored are skipped), then inserts `batch`; all or nothing. Returns the number
+    /// of rows deleted. Only for a table with a primary key.
+    pub fn replace(&mut self, deleted: &Batch, batch: &Batch) -> Result<usize> {
+        if self.primary_key.is_empty() {
+            return Err(Error::Internal(
+                "delete by key on a table without one".into(),
+            ));
+        }
+        self.check_replace(deleted, batch)?;
+        let mut gone: Vec<u32> = self
+            .deleted_keys(deleted)?
+            .iter()
+            .filter_map(|k| self.pk_index.get(k).copied())
+            .collect();
+        gone.sort_unstable();
+        let n = gone.len();
+        self.remove_rows(&gone)?;
+        self.append(batch)?;
+        Ok(n)
+    }
+
+    /// For a table without a key: every stored row equal in every column (NULL matching NULL)
+    /// to row `i` of `old` is deleted and, when `new` is given, replaced by row `i` of `new`.
+    /// Returns the number of rows changed. Equal rows of `old` count once.
+    pub fn rewrite(&mut self, old: &Batch, new: Option<&Batch>) -> Result<usize> {
+        self.check_rewrite(old, new)?;
+        let mut wanted: HashMap<Vec<Option<IdxKey>>, u32> = HashMap::new();
+        for i in 0..old.num_rows() {
+            wanted.entry(row_values(old, i)).or_insert(i as u32);
+        }
+        let (mut gone, mut replacements) = (Vec::new(), Vec::new());
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            for i in 0..chunk.num_rows() {
+                if let Some(&j) = wanted.get(&row_values(chunk, i)) {
+                    gone.push((c * DEFAULT_BATCH_SIZE + i) as u32);
+                    replacements.push(j);
+                }
+            }
+        }
+        self.remove_rows(&gone)?;
+        if let Some(new) = new {
+            self.append(&new.take(&replacements))?;
+        }
+        Ok(gone.len())
+    }
+
+    /// Checks that [`PartitionData::rewrite`]`(old, new)` would succeed, without changing
+    /// anything: the column types of both batches, one new row per old row, the row limit.
+    pub fn check_rewrite(&self, old: &Batch, new: Option<&Batch>) -> Result<()> {
+        if !self.primary_key.is_empty() {
+            return Err(Error::Internal(
+                "a rewrite of whole rows on a keyed table".into(),
+            ));
+        }
+        self.check_shape(old, 0)?;
+        if let Some(new) = new {
+            self.check_shape(new, old.num_rows())?;
+            if new.num_rows() != old.num_rows() {
+                return Err(Error::Internal(
+                    "a rewrite needs one new row per old row".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the rows with these (sorted) row ids: the remaining rows are packed into new
+    /// chunks and every index is rebuilt. Chunks shared with running scans stay as they were.
+    fn remove_rows(&mut self, gone: &[u32]) -> Result<()> {
+        if gone.is_empty() {
+            return Ok(());
+        }
+        let indexed: Vec<usize> = self.secondary.iter().map(|(c, _)| *c).collect();
+        let mut fresh = PartitionData::new(self.schema.clone(), &self.primary_key, &indexed);
+        let mut next = gone.iter().peekable();
+        let mut kept = Vec::new();
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            let base = (c * DEFAULT_BATCH_SIZE) as u32;
+            let end = base + chunk.num_rows() as u32;
+            if next.peek().is_none_or(|&&r| r >= end) {
+                kept.push((**chunk).clone());
+                continue;
+            }
+            let mut mask = vec![true; chunk.num_rows()];
+            while let Some(&&r) = next.peek().filter(|&&&r| r < end) {
+                mask[(r - base) as usize] = false;
+                next.next();
+            }
+            kept.push(chunk.filter(&mask));
+        }
+        if !kept.is_empty() {
+            fresh.append(&Batch::concat(&kept)?)?;
+        }
+        *self = fresh;
+        Ok(())
+    }
+
+    /// Appends checked rows and indexes them.
+    fn append(&mut self, batch: &Batch) -> Result<()> {
         let n = batch.num_rows();
         if n == 0 {
             return Ok(());
         }
         // Index the new rows.
         let base = self.num_rows as u32;
-        if let Some(key) = self.primary_key {
-            let pk = batch.column(key);
+        if !self.primary_key.is_empty() {
+            let cols = self.key_columns(batch)?;
             self.pk_index.reserve(n);
             for i in 0..n {
-                if let Some(k) = key_at(pk, i) {
+                if let Some(k) = row_key(&cols, i) {
                     self.key_bytes += k.heap_size();
                     self.pk_index.insert(k, base + i as u32);
                 }
@@ -557,10 +813,10 @@ impl PartitionData {
         self.secondary.push((column, index));
     }
 
-    /// Whether `column` can be probed by [`PartitionData::index_lookup`]: it is the primary
-    /// key or has a secondary index.
+    /// Whether `column` can be probed by [`PartitionData::index_lookup`]: it is a one-column
+    /// primary key or has a secondary index.
     pub fn has_index(&self, column: usize) -> bool {
-        self.primary_key == Some(column) || self.secondary.iter().any(|(c, _)| *c == column)
+        self.primary_key == [column] || self.secondary.iter().any(|(c, _)| *c == column)
     }
 
     /// Number of rows.
@@ -588,13 +844,17 @@ impl PartitionData {
 
     /// Rows matching `lookup` on indexed `column`, as a batch of full table rows (empty, with
     /// the table's column types, when nothing matches). Bounds are evaluated against `params`;
-    /// a NULL bound matches nothing.
+    /// a NULL bound matches nothing. An [`IndexLookup::Key`] probes the whole primary key
+    /// (`column` is then its first column).
     pub fn index_lookup(
         &self,
         column: usize,
         lookup: &IndexLookup,
         params: &[Value],
     ) -> Result<Batch> {
+        if let IndexLookup::Key { values, .. } = lookup {
+            return self.key_lookup(values, params);
+        }
         let Some(&dt) = self.types.get(column) else {
             return Err(Error::Internal(format!(
                 "index column #{column} out of range"
@@ -605,7 +865,7 @@ impl PartitionData {
             .iter()
             .find(|(c, _)| *c == column)
             .map(|(_, s)| s);
-        let is_pk = self.primary_key == Some(column);
+        let is_pk = self.primary_key == [column];
         if !is_pk && secondary.is_none() {
             return Err(Error::Internal(format!(
                 "column {} has no index",
@@ -637,6 +897,7 @@ impl PartitionData {
                 rows.sort_unstable();
                 rows.dedup();
             }
+            IndexLookup::Key { .. } => unreachable!("handled above"),
             IndexLookup::Range { low, high } => {
                 let low_v = low
                     .as_ref()
@@ -682,6 +943,30 @@ impl PartitionData {
                 }
             }
         }
+        self.gather(&rows)
+    }
+
+    /// The row whose whole primary key equals `values` (in key order), if stored.
+    fn key_lookup(&self, values: &[Expr], params: &[Value]) -> Result<Batch> {
+        if values.len() != self.primary_key.len() {
+            return Err(Error::Internal(format!(
+                "a key lookup gives {} values for a key of {}",
+                values.len(),
+                self.primary_key.len()
+            )));
+        }
+        let mut parts = Vec::with_capacity(values.len());
+        for (e, &c) in values.iter().zip(&self.primary_key) {
+            match eq_probe(&evaluate_scalar(e, params)?, self.types[c])? {
+                Probe::Key(k) => parts.push(k),
+                Probe::Nothing => return Ok(Batch::empty(&self.types)),
+            }
+        }
+        let key = match parts.len() {
+            1 => parts.pop().expect("one part"),
+            _ => IdxKey::Tuple(parts.into()),
+        };
+        let rows: Vec<u32> = self.pk_index.get(&key).copied().into_iter().collect();
         self.gather(&rows)
     }
 
@@ -802,7 +1087,7 @@ mod tests {
             Field::new("name", DataType::Utf8),
             Field::new("score", DataType::Float64),
         ]);
-        PartitionData::new(schema, Some(0), &[2])
+        PartitionData::new(schema, &[0], &[2])
     }
 
     fn rows(range: std::ops::Range<i64>) -> Batch {
@@ -913,13 +1198,147 @@ mod tests {
         assert_eq!(t.num_rows(), 10);
 
         let schema = Schema::new(vec![Field::new("k", DataType::Utf8)]);
-        let mut s = PartitionData::new(schema, Some(0), &[]);
+        let mut s = PartitionData::new(schema, &[0], &[]);
         s.insert(&Batch::try_new(vec![Column::from_strs(&["a", "b"])]).unwrap())
             .unwrap();
         let err = s
             .insert(&Batch::try_new(vec![Column::from_strs(&["c", "b"])]).unwrap())
             .unwrap_err();
         assert!(err.to_string().contains("'b'"), "{err}");
+    }
+
+    #[test]
+    fn replace_deletes_by_key_and_keeps_indexes_right() {
+        let mut t = table();
+        t.insert(&rows(0..3000)).unwrap();
+        let keys = |v: &[i64]| Batch::try_new(vec![Column::from_i64(v.to_vec())]).unwrap();
+        // Delete 10 and 2000 (and a key not stored), and insert 10 again as another row.
+        let mut again = rows(10..11).rows();
+        again[0][1] = Value::from("moved");
+        let again = Batch::from_rows(&t.types.clone(), &again).unwrap();
+        assert_eq!(t.replace(&keys(&[10, 2000, 99_999]), &again).unwrap(), 2);
+        assert_eq!(t.num_rows(), 2999);
+        let eq = |c: usize, v: Value| (c, IndexLookup::Eq(Expr::lit(v)));
+        let (c, l) = eq(0, Value::Int(2000));
+        assert_eq!(t.index_lookup(c, &l, &[]).unwrap().num_rows(), 0);
+        let (c, l) = eq(0, Value::Int(10));
+        let got = t.index_lookup(c, &l, &[]).unwrap().rows();
+        assert_eq!(got[0][1], Value::from("moved"));
+        // The secondary index on score no longer finds the deleted row (score 1000).
+        let (c, l) = eq(2, Value::Float(1000.0));
+        assert_eq!(t.index_lookup(c, &l, &[]).unwrap().num_rows(), 0);
+        let (c, l) = eq(2, Value::Float(1000.5));
+        assert_eq!(
+            t.index_lookup(c, &l, &[]).unwrap().rows()[0][0],
+            Value::Int(2001)
+        );
+        // A stored key is taken unless the same write deletes it; nothing changes on refusal.
+        let dup = rows(11..12);
+        assert!(t.check_replace(&keys(&[]), &dup).is_err());
+        assert!(t.replace(&keys(&[5]), &dup).is_err());
+        assert_eq!(t.num_rows(), 2999);
+        assert_eq!(t.replace(&keys(&[11]), &dup).unwrap(), 1);
+        assert_eq!(t.num_rows(), 2999);
+        let sizes: Vec<usize> = t.chunks().iter().map(|c| c.num_rows()).collect();
+        assert_eq!(sizes, vec![1024, 1024, 951]);
+    }
+
+    #[test]
+    fn rewrite_matches_whole_rows_of_a_keyless_table() {
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Int64),
+            Field::new("b", DataType::Utf8),
+        ]);
+        let types = schema.types();
+        let mut t = PartitionData::new(schema, &[], &[0]);
+        let b = |r: &[(Option<i64>, &str)]| {
+            let r: Vec<Vec<Value>> = r
+                .iter()
+                .map(|(a, s)| vec![a.map_or(Value::Null, Value::Int), Value::from(*s)])
+                .collect();
+            Batch::from_rows(&types, &r).unwrap()
+        };
+        t.insert(&b(&[
+            (Some(1), "x"),
+            (None, "y"),
+            (Some(1), "x"),
+            (Some(2), "z"),
+        ]))
+        .unwrap();
+        // Both copies of (1, 'x') change; (NULL, 'y') matches itself.
+        let old = b(&[(Some(1), "x"), (None, "y")]);
+        let new = b(&[(Some(5), "x"), (Some(6), "y")]);
+        assert_eq!(t.rewrite(&old, Some(&new)).unwrap(), 3);
+        let mut all: Vec<Vec<Value>> = t.chunks().iter().flat_map(|c| c.rows()).collect();
+        all.sort_by(|x, y| x[0].sort_cmp(&y[0]));
+        assert_eq!(
+            all,
+            b(&[
+                (Some(2), "z"),
+                (Some(5), "x"),
+                (Some(5), "x"),
+                (Some(6), "y")
+            ])
+            .rows()
+        );
+        let five = t
+            .index_lookup(0, &IndexLookup::Eq(Expr::lit(5)), &[])
+            .unwrap();
+        assert_eq!(five.num_rows(), 2);
+        assert_eq!(t.rewrite(&b(&[(Some(5), "x")]), None).unwrap(), 2);
+        assert_eq!(t.num_rows(), 2);
+        assert_eq!(t.rewrite(&b(&[(Some(7), "q")]), None).unwrap(), 0);
+    }
+
+    #[test]
+    fn composite_keys() {
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Int64),
+            Field::new("b", DataType::Utf8),
+            Field::new("v", DataType::Int64),
+        ]);
+        let types = schema.types();
+        let mut t = PartitionData::new(schema, &[0, 1], &[]);
+        let row = |a: i64, b: &str, v: i64| vec![Value::Int(a), Value::from(b), Value::Int(v)];
+        let rows = vec![row(1, "x", 10), row(1, "y", 11), row(2, "x", 12)];
+        t.insert(&Batch::from_rows(&types, &rows).unwrap()).unwrap();
+        let err = t
+            .insert(&Batch::from_rows(&types, &[row(1, "y", 0)]).unwrap())
+            .unwrap_err();
+        assert_eq!(err.to_string(), "duplicate primary key (a, b) = (1, 'y')");
+        let null = vec![Value::Int(3), Value::Null, Value::Int(0)];
+        let err = t
+            .insert(&Batch::from_rows(&types, &[null]).unwrap())
+            .unwrap_err();
+        assert_eq!(err, Error::NullKey { column: "b".into() });
+        let key = IndexLookup::Key {
+            columns: vec![0, 1],
+            values: vec![Expr::lit(1), Expr::Param(0)],
+        };
+        let got = t.index_lookup(0, &key, &[Value::from("y")]).unwrap().rows();
+        assert_eq!(got, vec![row(1, "y", 11)]);
+        assert_eq!(
+            t.index_lookup(0, &key, &[Value::from("z")])
+                .unwrap()
+                .num_rows(),
+            0
+        );
+        assert!(!t.has_index(0));
+        // The whole key places a row: (1, 'x') and (1, 'y') may land apart.
+        let keys: Vec<u32> = (0..50)
+            .map(|i| partition_of_key(&[Value::Int(1), Value::Str(format!("k{i}"))], 16))
+            .collect();
+        assert!(keys.iter().any(|&p| p != keys[0]));
+        let b = Batch::from_rows(&types, &rows).unwrap();
+        let mut out = Vec::new();
+        assign_partitions(&b, &[0, 1], 0, 16, &mut out).unwrap();
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(out[i], partition_of_key(&r[..2], 16));
+        }
+        assert_eq!(
+            partition_of_key(&[Value::Int(4)], 16),
+            partition_of(&Value::Int(4), 16)
+        );
     }
 
     #[test]

@@ -81,6 +81,21 @@ impl TableStore {
         Ok(())
     }
 
+    /// Changes partition `p` (made by `new` if this node has no copy yet) with `change`, which
+    /// may delete and rewrite rows: the partition's index entries are taken out first and made
+    /// again from what it holds afterwards (also when `change` fails).
+    pub fn modify<R>(
+        &mut self,
+        p: u32,
+        new: impl FnOnce() -> PartitionData,
+        change: impl FnOnce(&mut PartitionData) -> Result<R>,
+    ) -> Result<R> {
+        let mut part = self.remove(p).unwrap_or_else(new);
+        let result = change(&mut part);
+        self.put(p, part);
+        result
+    }
+
     /// Replaces (or sets) partition `p` with `data`, as a repair copies a partition.
     pub fn put(&mut self, p: u32, data: PartitionData) {
         self.remove(p);
@@ -140,7 +155,11 @@ impl TableStore {
         partitions: &[u32],
     ) -> Result<Vec<ScanChunk>> {
         let mut out = Vec::new();
-        if let Some(index) = self.indexes.iter().find(|i| i.column() == column) {
+        let secondary = match lookup {
+            IndexLookup::Key { .. } => None,
+            _ => self.indexes.iter().find(|i| i.column() == column),
+        };
+        if let Some(index) = secondary {
             let hits = index.lookup(lookup, params, |p| partitions.binary_search(&p).is_ok())?;
             let mut rows: Vec<u32> = Vec::new();
             let mut i = 0;
@@ -195,7 +214,7 @@ mod tests {
     }
 
     fn new_part() -> PartitionData {
-        PartitionData::new(schema(), Some(0), &[])
+        PartitionData::new(schema(), &[0], &[])
     }
 
     fn ids(chunks: &[ScanChunk]) -> Vec<Vec<Value>> {

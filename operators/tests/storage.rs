@@ -58,7 +58,7 @@ proptest! {
         lo in proptest::option::of((-10i32..40, any::<bool>())),
         hi in proptest::option::of((-10i32..40, any::<bool>())),
     ) {
-        let mut p = PartitionData::new(schema(), Some(0), &[1]);
+        let mut p = PartitionData::new(schema(), &[0], &[1]);
         let mut present = BTreeSet::new();
         for ids in &inserts {
             let b = batch(ids);
@@ -128,7 +128,7 @@ proptest! {
 
 #[test]
 fn secondary_index_on_strings_and_params() {
-    let mut p = PartitionData::new(schema(), Some(0), &[]);
+    let mut p = PartitionData::new(schema(), &[0], &[]);
     p.insert(&batch(&(0..5000).collect::<Vec<_>>())).unwrap();
     p.add_index(2);
     let got = p
@@ -147,7 +147,7 @@ fn secondary_index_on_strings_and_params() {
 
 #[test]
 fn duplicate_and_null_keys_are_typed_errors_naming_column_and_value() {
-    let mut p = PartitionData::new(schema(), Some(0), &[1]);
+    let mut p = PartitionData::new(schema(), &[0], &[1]);
     p.insert(&batch(&[1, 2, 3])).unwrap();
     let before = all_rows(&p);
     // Against a stored row, and within one batch: nothing of the batch goes in.
@@ -177,7 +177,7 @@ fn duplicate_and_null_keys_are_typed_errors_naming_column_and_value() {
     assert_eq!(err.to_string(), "primary key id cannot be NULL");
     assert_eq!(all_rows(&p), before);
     // A string key is shown as a quoted literal.
-    let mut s = PartitionData::new(schema(), Some(2), &[]);
+    let mut s = PartitionData::new(schema(), &[2], &[]);
     s.insert(&batch(&[1])).unwrap();
     let err = s.insert(&batch(&[6])).unwrap_err();
     assert_eq!(err.to_string(), "duplicate primary key s = 's1'");
@@ -186,7 +186,7 @@ fn duplicate_and_null_keys_are_typed_errors_naming_column_and_value() {
 
 #[test]
 fn a_table_without_a_key_keeps_every_row() {
-    let mut p = PartitionData::new(schema(), None, &[2]);
+    let mut p = PartitionData::new(schema(), &[], &[2]);
     // Repeated ids, repeated whole rows and NULLs in every column.
     let mut rows = batch(&[1, 1, 2, 1]).rows();
     rows.push(vec![Value::Null, Value::Null, Value::Null]);
@@ -225,13 +225,13 @@ fn rows_are_placed_by_key_or_by_hidden_row_id() {
     let b = batch(&[5, 5, 9, 12, 5, 40]);
     let mut out = vec![99];
     // With a key: by the key column, exactly as partition_rows.
-    assign_partitions(&b, Some(0), 1000, 16, &mut out).unwrap();
+    assign_partitions(&b, &[0], 1000, 16, &mut out).unwrap();
     let mut by_key = Vec::new();
     partition_rows(b.column(0), 16, &mut by_key);
     assert_eq!(out, by_key);
     assert_eq!(out[0], out[1]);
     // Without: row i by the row id first_row_id + i, whatever the values.
-    assign_partitions(&b, None, 1000, 16, &mut out).unwrap();
+    assign_partitions(&b, &[], 1000, 16, &mut out).unwrap();
     let want: Vec<u32> = (0..6)
         .map(|i| partition_of(&Value::Int(1000 + i), 16))
         .collect();
@@ -239,12 +239,12 @@ fn rows_are_placed_by_key_or_by_hidden_row_id() {
     // Consecutive loads continue the ids, so 1000 equal rows spread over the partitions.
     let same = batch(&[7; 500]);
     let mut all = Vec::new();
-    assign_partitions(&same, None, 0, 8, &mut out).unwrap();
+    assign_partitions(&same, &[], 0, 8, &mut out).unwrap();
     all.extend(out.iter().copied());
-    assign_partitions(&same, None, 500, 8, &mut out).unwrap();
+    assign_partitions(&same, &[], 500, 8, &mut out).unwrap();
     all.extend(out.iter().copied());
     let mut whole = Vec::new();
-    assign_partitions(&batch(&[7; 1000]), None, 0, 8, &mut whole).unwrap();
+    assign_partitions(&batch(&[7; 1000]), &[], 0, 8, &mut whole).unwrap();
     assert_eq!(all, whole);
     let mut counts = [0; 8];
     for &p in &all {
@@ -252,12 +252,12 @@ fn rows_are_placed_by_key_or_by_hidden_row_id() {
     }
     assert!(counts.iter().all(|&c| c > 80), "{counts:?}");
     // One partition, an empty batch, and a key column that does not exist.
-    assign_partitions(&b, None, 3, 1, &mut out).unwrap();
+    assign_partitions(&b, &[], 3, 1, &mut out).unwrap();
     assert_eq!(out, vec![0; 6]);
-    assign_partitions(&batch(&[]), None, 3, 8, &mut out).unwrap();
+    assign_partitions(&batch(&[]), &[], 3, 8, &mut out).unwrap();
     assert!(out.is_empty());
     assert!(matches!(
-        assign_partitions(&b, Some(3), 0, 8, &mut out),
+        assign_partitions(&b, &[3], 0, 8, &mut out),
         Err(Error::Internal(_))
     ));
 }

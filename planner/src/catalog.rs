@@ -13,10 +13,12 @@ pub struct TableDef {
     pub name: String,
     /// Columns, in order.
     pub schema: Schema,
-    /// Position of the declared primary-key column: rows are hash-partitioned on it, and a
-    /// duplicate or NULL key is refused. `None` when the table declares no key: every row is
-    /// kept, and rows are placed by a hidden row id (see [`Catalog::reserve_row_ids`]).
-    pub primary_key: Option<usize>,
+    /// Positions of the declared primary-key columns, in key order (one for `id BIGINT PRIMARY
+    /// KEY`, several for `PRIMARY KEY (a, b)`): rows are hash-partitioned on the whole key, and
+    /// a duplicate key or a NULL in a key column is refused. Empty when the table declares no
+    /// key: every row is kept, and rows are placed by a hidden row id (see
+    /// [`Catalog::reserve_row_ids`]).
+    pub primary_key: Vec<usize>,
     /// Secondary indexes.
     pub indexes: Vec<IndexDef>,
     /// Columns declared `NOT NULL` (besides the primary key, which never is NULL): a row with
@@ -28,16 +30,22 @@ pub struct TableDef {
 }
 
 impl TableDef {
-    /// Whether `column` can be probed by an index: the primary key or a secondary index.
+    /// Whether `column` can be probed by an index on it alone: a one-column primary key or a
+    /// secondary index.
     pub fn is_indexed(&self, column: usize) -> bool {
-        self.primary_key == Some(column) || self.indexes.iter().any(|i| i.column == column)
+        self.primary_key == [column] || self.indexes.iter().any(|i| i.column == column)
     }
 
-    /// Name of the index on `column` (`"PRIMARY KEY"` for the key column), if any.
+    /// Whether the table declares a primary key.
+    pub fn has_key(&self) -> bool {
+        !self.primary_key.is_empty()
+    }
+
+    /// Name of the index on `column` (`"PRIMARY KEY"` for a one-column key), if any.
     pub fn index_name(&self, column: usize) -> Option<&str> {
         if let Some(i) = self.indexes.iter().find(|i| i.column == column) {
             Some(&i.name)
-        } else if self.primary_key == Some(column) {
+        } else if self.primary_key == [column] {
             Some("PRIMARY KEY")
         } else {
             None
@@ -139,7 +147,7 @@ impl Catalog {
         if self.views.contains_key(&key) {
             return Err(PlanError::TableExists(t.name));
         }
-        if let Some(pk) = t.primary_key.filter(|&pk| pk >= t.schema.len()) {
+        if let Some(pk) = t.primary_key.iter().find(|&&pk| pk >= t.schema.len()) {
             return Err(PlanError::Invalid(format!(
                 "primary key column {pk} out of range for table '{}'",
                 t.name

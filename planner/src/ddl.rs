@@ -11,7 +11,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Span;
 use weir_operators::{Batch, Expr, Field, Schema, Value};
 
-fn object_name(n: &sql::ObjectName) -> Result<String, PlanError> {
+pub(crate) fn object_name(n: &sql::ObjectName) -> Result<String, PlanError> {
     match n.0.last() {
         Some(sql::ObjectNamePart::Identifier(id)) => Ok(id.value.clone()),
         _ => Err(unsupported(format!("name {n}"), n.span())),
@@ -162,7 +162,7 @@ pub(crate) fn create_table(
     let more_than_one_key =
         || PlanError::Invalid(format!("table '{name}' has more than one primary key"));
     let mut fields: Vec<Field> = Vec::new();
-    let mut pk: Option<usize> = None;
+    let mut pk: Vec<usize> = Vec::new();
     // Columns declared NOT NULL, with where it was written.
     let mut not_null: Vec<(usize, Span)> = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
@@ -180,10 +180,10 @@ pub(crate) fn create_table(
         for o in &c.options {
             match &o.option {
                 sql::ColumnOption::PrimaryKey(p) if plain_primary_key(p) => {
-                    if pk.is_some() {
+                    if !pk.is_empty() {
                         return Err(more_than_one_key());
                     }
-                    pk = Some(i);
+                    pk = vec![i];
                 }
                 // Every column is nullable.
                 sql::ColumnOption::Null => {}
@@ -201,13 +201,19 @@ pub(crate) fn create_table(
     for c in &ct.constraints {
         match c {
             sql::TableConstraint::PrimaryKey(p) if plain_primary_key(p) => {
-                if pk.is_some() {
+                if !pk.is_empty() {
                     return Err(more_than_one_key());
                 }
-                let [col] = p.columns.as_slice() else {
-                    return Err(unsupported("composite primary keys", c.span()));
-                };
-                pk = Some(index_column(col, &schema, &name)?);
+                for col in &p.columns {
+                    let i = index_column(col, &schema, &name)?;
+                    if pk.contains(&i) {
+                        return Err(PlanError::Invalid(format!(
+                            "column '{}' appears twice in the primary key of table '{name}'",
+                            schema.fields[i].name
+                        )));
+                    }
+                    pk.push(i);
+                }
             }
             _ => return Err(unsupported(format!("{c} in CREATE TABLE"), c.span())),
         }
@@ -215,7 +221,7 @@ pub(crate) fn create_table(
     let not_null: Vec<usize> = not_null
         .into_iter()
         .map(|(i, _)| i)
-        .filter(|&i| Some(i) != pk)
+        .filter(|i| !pk.contains(i))
         .collect();
     // Only now, so that IF NOT EXISTS does not hide an unsupported clause.
     if let Some(existing) = catalog.table(&name) {
@@ -583,7 +589,7 @@ fn create_table_as(
     let def = TableDef {
         name,
         schema: weir_operators::Schema::new(bound.fields.clone()),
-        primary_key: None,
+        primary_key: Vec::new(),
         indexes: Vec::new(),
         not_null: Vec::new(),
         partitions: partitions.max(1),

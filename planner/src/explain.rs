@@ -143,6 +143,14 @@ fn fmt_lookup(col: &str, l: &IndexLookup, names: &[String]) -> String {
             }
             parts.join(" AND ")
         }
+        IndexLookup::Key { columns, values } => {
+            let cols: Vec<&str> = columns
+                .iter()
+                .map(|&c| names.get(c).map_or("?", |s| s.as_str()))
+                .collect();
+            let vals: Vec<String> = values.iter().map(|e| fmt_expr(e, names)).collect();
+            format!("({}) = ({})", cols.join(", "), vals.join(", "))
+        }
     }
 }
 
@@ -174,7 +182,10 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
             let mut s = format!("{} {table}", plan.name());
             if let Some((col, lookup)) = index {
                 let cname = all.get(*col).cloned().unwrap_or_else(|| format!("#{col}"));
-                let iname = qp_index_name(table_schema, *col, qp);
+                let iname = match lookup {
+                    IndexLookup::Key { .. } => "PRIMARY KEY".to_string(),
+                    _ => qp_index_name(table_schema, *col, qp),
+                };
                 let _ = write!(
                     s,
                     " using index {iname} ({})",
@@ -364,6 +375,14 @@ fn fmt_placement(p: &Placement) -> String {
             Pruning::Keys(keys) => format!(
                 "table {table}, partitions of keys ({})",
                 keys.iter()
+                    .map(|k| fmt_expr(k, &[]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Pruning::Key(values) => format!(
+                "table {table}, partition of key ({})",
+                values
+                    .iter()
                     .map(|k| fmt_expr(k, &[]))
                     .collect::<Vec<_>>()
                     .join(", ")

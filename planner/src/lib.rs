@@ -12,7 +12,7 @@
 //! `ORDER BY` (expressions, aliases, ordinals, `ASC/DESC`, `NULLS FIRST/LAST`), `LIMIT/OFFSET`,
 //! `OFFSET n ROWS` and `FETCH FIRST n ROWS ONLY`, `VALUES (...), (...)` as a query,
 //! `?` and `$n` parameters; `EXPLAIN`, `CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`,
-//! `INSERT ... VALUES`. Anything else is a [`PlanError::Unsupported`] naming the construct and
+//! `INSERT ... VALUES`, `UPDATE` and `DELETE`. Anything else is a [`PlanError::Unsupported`] naming the construct and
 //! its position.
 
 #![warn(missing_docs)]
@@ -22,6 +22,7 @@ pub mod cache;
 pub mod catalog;
 mod ddl;
 mod depth;
+mod dml;
 pub mod error;
 pub mod explain;
 pub mod logical;
@@ -32,6 +33,7 @@ pub mod statement;
 pub use cache::{CachedStatement, PlanCache};
 pub use catalog::{Catalog, IndexDef, TableDef, ViewDef};
 pub use depth::MAX_EXPR_DEPTH;
+pub use dml::identity_columns;
 pub use error::PlanError;
 pub use statement::{
     Distribution, Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Statement,
@@ -125,6 +127,8 @@ fn plan_tokens(
         }
         sql::Statement::CreateIndex(ci) => ddl::create_index(ci, catalog),
         sql::Statement::Insert(ins) => ddl::insert(ins, catalog, &mut binder),
+        sql::Statement::Update(u) => dml::update(u, catalog, &mut binder),
+        sql::Statement::Delete(d) => dml::delete(d, catalog, &mut binder),
         sql::Statement::Drop {
             object_type: sql::ObjectType::Table,
             if_exists,

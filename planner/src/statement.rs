@@ -40,6 +40,24 @@ pub enum Statement {
         /// The query (its parameters bound into it).
         query: Box<QueryPlan>,
     },
+    /// `DELETE FROM table [WHERE ...]`: the query gives the identity of every row to delete
+    /// (see [`crate::identity_columns`]: the primary-key columns, or every column of a table
+    /// without a key).
+    Delete {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// The query (its parameters bound into it).
+        query: Box<QueryPlan>,
+    },
+    /// `UPDATE table SET ... [WHERE ...]`: the query gives, for every row to change, its
+    /// identity (as for [`Statement::Delete`]) followed by the row's new values, in the table
+    /// schema's column order and types.
+    Update {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// The query (its parameters bound into it).
+        query: Box<QueryPlan>,
+    },
     /// `CREATE TABLE name AS SELECT ...`: the table (columns named and typed by the query,
     /// no key) and the rows to fill it with.
     CreateTableAs {
@@ -164,6 +182,9 @@ pub enum Pruning {
     /// Only the partitions owning these primary-key values (literal or parameter
     /// expressions, column-free), from `pk = v` or `pk IN (...)` in WHERE.
     Keys(Vec<Expr>),
+    /// Only the partition owning this composite primary key: one value per key column, in key
+    /// order, from `a = v AND b = w` in WHERE.
+    Key(Vec<Expr>),
 }
 
 /// Where a non-root fragment sends its output.

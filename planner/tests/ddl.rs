@@ -20,7 +20,7 @@ fn create_table() {
         panic!()
     };
     assert_eq!(t.name, "t");
-    assert_eq!(t.primary_key, Some(1));
+    assert_eq!(t.primary_key, vec![1]);
     assert_eq!(t.partitions, 8);
     assert_eq!(
         t.schema.types(),
@@ -43,7 +43,7 @@ fn create_table() {
     .unwrap() else {
         panic!()
     };
-    assert_eq!(t.primary_key, Some(1));
+    assert_eq!(t.primary_key, vec![1]);
     let cat = catalog();
     assert_eq!(
         plan_statement("CREATE TABLE item (x INT)", &cat, &[], 2).unwrap_err(),
@@ -254,7 +254,7 @@ fn a_table_without_a_declared_key_has_none() {
     else {
         panic!()
     };
-    assert_eq!(t.primary_key, None);
+    assert!(t.primary_key.is_empty());
     assert!(!t.is_indexed(0));
     assert_eq!(t.index_name(0), None);
     cat.add_table(t).unwrap();
@@ -562,10 +562,12 @@ fn create_table_forms_that_are_enforced() {
         "CREATE TABLE n (a INT, b INT, CONSTRAINT n_pk PRIMARY KEY (a))",
     ] {
         let t = def(sql);
-        assert_eq!(t.primary_key, Some(0), "{sql}");
+        assert_eq!(t.primary_key, vec![0], "{sql}");
         assert_eq!(t.schema.len(), 2, "{sql}");
     }
-    assert_eq!(def("CREATE TABLE n (a INT NULL, b INT)").primary_key, None);
+    assert!(def("CREATE TABLE n (a INT NULL, b INT)")
+        .primary_key
+        .is_empty());
     // IF NOT EXISTS on an existing table is the existing definition, whatever the new one.
     let t = def("CREATE TABLE IF NOT EXISTS item (x VARCHAR)");
     assert_eq!(&t, cat.table("Item").unwrap());

@@ -138,8 +138,8 @@ fn unsupported_with_position() {
             "SELECT * FROM Item WHERE fld = (SELECT cid FROM Category WHERE cid > Item.id)",
             "a correlated scalar subquery that does not compute an aggregate",
         ),
-        ("UPDATE Item SET fld = 1", "UPDATE"),
-        ("DELETE FROM Item", "DELETE"),
+        ("UPDATE Item SET fld = 1 FROM Item2", "UPDATE ... FROM"),
+        ("DELETE FROM Item USING Item2", "DELETE ... USING"),
         ("SELECT to_char(name) FROM Item", "function to_char"),
         (
             "SELECT COUNT(DISTINCT name), SUM(fld) FROM Item",

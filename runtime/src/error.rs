@@ -51,13 +51,16 @@ pub enum Error {
     Codec(String),
     /// A row's primary key equals the key of a stored row or of another row of the same
     /// statement. Nothing of the statement was stored.
-    #[error("duplicate primary key {column} = {} in table {table}", .value.to_sql())]
+    #[error(
+        "duplicate primary key {column} = {} in table {table}",
+        key_sql(column, value)
+    )]
     DuplicateKey {
         /// Table name as stored in the catalog.
         table: String,
-        /// The primary-key column.
+        /// The primary-key column; for a composite key its columns, as `(a, b)`.
         column: String,
-        /// The duplicate key value.
+        /// The duplicate key value; for a composite key its values as SQL text, `(1, 'x')`.
         value: Value,
     },
     /// A row's primary key is NULL. Nothing of the statement was stored.
@@ -130,5 +133,14 @@ impl Error {
             },
             other => Error::Invalid(other.to_string()),
         }
+    }
+}
+
+/// A duplicate key's value as SQL: a composite key's values (its column is `(a, b)`) are SQL
+/// text already.
+fn key_sql(column: &str, value: &Value) -> String {
+    match value {
+        Value::Str(s) if column.starts_with('(') => s.clone(),
+        v => v.to_sql(),
     }
 }

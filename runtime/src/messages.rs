@@ -217,13 +217,13 @@ pub struct TableLayout {
     pub table: String,
     /// Columns.
     pub schema: Schema,
-    /// Primary key column (`None`: the table has no declared key).
-    pub primary_key: Option<usize>,
+    /// Primary-key columns, in key order (empty: the table has no declared key).
+    pub primary_key: Vec<usize>,
     /// Columns with a secondary index.
     pub indexed: Vec<usize>,
 }
 
-/// Client → data node, phase one of a write: check that `rows` can be added to the node's
+/// Client → data node, phase one of a write: check that the changes can be made to the node's
 /// copies of these partitions, and hold them until [`WriteCommit`] or [`WriteAbort`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WritePrepare {
@@ -231,8 +231,34 @@ pub struct WritePrepare {
     pub write: u64,
     /// The table.
     pub layout: TableLayout,
-    /// `(partition, version the copy will have after this write, rows)`.
-    pub parts: Vec<(u32, u64, Batch)>,
+    /// The change to each partition.
+    pub parts: Vec<PartitionWrite>,
+    /// For a table without a key: rows to change in every partition of `parts`, sent once
+    /// per node rather than once per partition.
+    pub rewrite: Option<Rewrite>,
+}
+
+/// The change one write makes to one partition copy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionWrite {
+    /// The partition.
+    pub partition: u32,
+    /// The version the copy has after this write.
+    pub version: u64,
+    /// Keys of the rows to delete first (the key columns, in key order); `None`: none.
+    pub delete: Option<Batch>,
+    /// Rows to insert.
+    pub insert: Batch,
+}
+
+/// A change of a table without a key, by whole rows: every stored row equal (NULL matching
+/// NULL) to a row of `old` is deleted, or, with `new`, replaced by the matching row of `new`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rewrite {
+    /// The rows to change (every column).
+    pub old: Batch,
+    /// Their new values, one row per row of `old`; `None` deletes them.
+    pub new: Option<Batch>,
 }
 
 /// Client → data node, phase two: apply the rows held for `write`.

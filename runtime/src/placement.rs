@@ -7,7 +7,7 @@ use crate::messages::NodeId;
 use crate::partition_map::PartitionMap;
 use std::collections::{HashMap, HashSet};
 use weir_operators::eval::evaluate_scalar;
-use weir_operators::storage::partition_of;
+use weir_operators::storage::{partition_of, partition_of_key};
 use weir_operators::Value;
 use weir_planner::{Placement, Pruning, QueryPlan};
 
@@ -115,6 +115,21 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                         ps.sort_unstable();
                         ps.dedup();
                         Some(ps)
+                    }
+                    Pruning::Key(values) => {
+                        let mut key = Vec::with_capacity(values.len());
+                        for e in values {
+                            key.push(evaluate_scalar(e, params).map_err(|e| Error::Execution {
+                                node: "client".into(),
+                                message: e.to_string(),
+                            })?);
+                        }
+                        // A NULL key part matches no row.
+                        if key.iter().any(Value::is_null) {
+                            Some(Vec::new())
+                        } else {
+                            Some(vec![partition_of_key(&key, count)])
+                        }
                     }
                 };
                 let mut assigned: Vec<Option<NodeId>> = vec![None; count as usize];

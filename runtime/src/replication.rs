@@ -5,11 +5,14 @@
 //! phases, coordinated by the client node while it holds the catalog's write lock (so writes
 //! are serialized):
 //! 1. [`WritePrepare`] to every node holding a live, current copy of a written partition: the
-//!    node checks the rows against its copy (duplicate keys, NULL keys) and that its copy is
-//!    at the version before this write, then holds them. Any refusal aborts the write on
-//!    every node ([`WriteAbort`]): a multi-row INSERT is all or nothing.
-//! 2. [`WriteCommit`]: every prepared node applies the rows and sets each copy's version. The
-//!    write is acknowledged once every copy that is still live has applied it.
+//!    node checks the change against its copy (duplicate keys, NULL keys) and that its copy is
+//!    at the version before this write, then holds it. Any refusal aborts the write on every
+//!    node ([`WriteAbort`]): a multi-row INSERT, UPDATE or DELETE is all or nothing.
+//! 2. [`WriteCommit`]: every prepared node applies the change and sets each copy's version.
+//!    The write is acknowledged once every copy that is still live has applied it.
+//!
+//! A change to a partition deletes rows by key, then inserts rows ([`PartitionWrite`]); a
+//! change to a table without a key rewrites whole rows ([`Rewrite`]) in every partition.
 //!
 //! Every partition has a committed version (its write sequence) on the client, and every copy
 //! the version of the last write it applied. A copy that missed a write (its node was down, or
@@ -20,8 +23,8 @@
 
 use crate::error::{Error, Result};
 use crate::messages::{
-    NetMessage, NodeId, TableLayout, WriteAbort, WriteCommit, WritePhase, WritePrepare,
-    WriteRefusal, WriteReply,
+    NetMessage, NodeId, PartitionWrite, Rewrite, TableLayout, WriteAbort, WriteCommit, WritePhase,
+    WritePrepare, WriteRefusal, WriteReply,
 };
 use crate::network::Network;
 use crate::node::NodeShared;
@@ -33,7 +36,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use weir_operators::storage::PartitionData;
 use weir_operators::table_store::TableStore;
-use weir_operators::Batch;
 
 /// Replies to writes in progress, which the client node hands to the waiting writer.
 #[derive(Debug, Default)]
@@ -135,20 +137,32 @@ impl WriteParticipant {
         }
         let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
         let table = &req.layout.table;
-        for (p, version, rows) in &req.parts {
-            let have = storage.version(table, *p);
-            if have + 1 != *version {
+        let empty = new_partition(&req.layout);
+        for w in &req.parts {
+            let p = w.partition;
+            let have = storage.version(table, p);
+            if have + 1 != w.version {
                 return reply(Some(WriteRefusal::Other(format!(
                     "{}: copy of partition {p} of {table} is at version {have}, not {}",
                     shared.name,
-                    version - 1
+                    w.version - 1
                 ))));
             }
-            let check = match storage.tables.get(table).and_then(|t| t.get(*p)) {
-                Some(part) => part.check_insert(rows),
-                None => new_partition(&req.layout).check_insert(rows),
+            let part = storage
+                .tables
+                .get(table)
+                .and_then(|t| t.get(p))
+                .unwrap_or(&empty);
+            let check = match &w.delete {
+                Some(keys) => part.check_replace(keys, &w.insert),
+                None => part.check_insert(&w.insert),
             };
             if let Err(e) = check {
+                return reply(Some(WriteRefusal::of(e)));
+            }
+        }
+        if let Some(r) = &req.rewrite {
+            if let Err(e) = empty.check_rewrite(&r.old, r.new.as_ref()) {
                 return reply(Some(WriteRefusal::of(e)));
             }
         }
@@ -176,15 +190,27 @@ impl WriteParticipant {
         self.finished.insert(write);
         let mut storage = shared.storage.write().unwrap_or_else(|e| e.into_inner());
         let table = req.layout.table.clone();
-        for (p, version, rows) in req.parts {
+        for w in req.parts {
+            let p = w.partition;
             let store = storage
                 .tables
                 .entry(table.clone())
                 .or_insert_with(|| new_store(&req.layout));
-            if let Err(e) = store.insert(p, &rows, || new_partition(&req.layout)) {
+            let new = || new_partition(&req.layout);
+            let applied = match (&w.delete, &req.rewrite) {
+                (Some(keys), _) => {
+                    store.modify(p, new, |part| part.replace(keys, &w.insert).map(|_| ()))
+                }
+                (None, Some(r)) => store.modify(p, new, |part| {
+                    part.rewrite(&r.old, r.new.as_ref())
+                        .and_then(|_| part.insert(&w.insert))
+                }),
+                (None, None) => store.insert(p, &w.insert, new),
+            };
+            if let Err(e) = applied {
                 return reply(Some(WriteRefusal::Other(format!("{}: {e}", shared.name))));
             }
-            storage.set_version(&table, p, version);
+            storage.set_version(&table, p, w.version);
         }
         reply(None)
     }
@@ -206,7 +232,7 @@ fn new_store(layout: &TableLayout) -> TableStore {
 }
 
 fn new_partition(layout: &TableLayout) -> PartitionData {
-    PartitionData::new(layout.schema.clone(), layout.primary_key, &layout.indexed)
+    PartitionData::new(layout.schema.clone(), &layout.primary_key, &layout.indexed)
 }
 
 /// What a writer needs to reach the data nodes.
@@ -270,21 +296,24 @@ impl Coordinator<'_> {
         Ok(answered)
     }
 
-    /// Writes `parts` (rows by partition) of the table laid out as `layout` to every live,
-    /// current copy (`copies[p]`, primary first), as write `id`. All or nothing: a refusal by
-    /// any copy aborts the write everywhere.
+    /// Writes `parts` (the change to each partition; their versions are set here) of the
+    /// table laid out as `layout`, and `rewrite` (a table without a key: applied in every
+    /// partition of `parts`), to every live, current copy (`copies[p]`, primary first), as
+    /// write `id`. All or nothing: a refusal by any copy aborts the write everywhere.
     pub fn write(
         &self,
         book: &mut ReplicaBook,
         id: u64,
         layout: &TableLayout,
         copies: &[Vec<NodeId>],
-        parts: Vec<(u32, Batch)>,
+        parts: Vec<PartitionWrite>,
+        rewrite: Option<Rewrite>,
     ) -> Result<()> {
         let table = layout.table.as_str();
-        let mut per_node: BTreeMap<NodeId, Vec<(u32, u64, Batch)>> = BTreeMap::new();
+        let mut per_node: BTreeMap<NodeId, Vec<PartitionWrite>> = BTreeMap::new();
         let mut targets_of: Vec<(u32, Vec<NodeId>)> = Vec::with_capacity(parts.len());
-        for (p, rows) in parts {
+        for mut w in parts {
+            let p = w.partition;
             let copies = &copies[p as usize];
             let targets: Vec<NodeId> = copies
                 .iter()
@@ -294,20 +323,26 @@ impl Coordinator<'_> {
             if targets.is_empty() {
                 return Err(Error::NodeDown(self.name(copies[0])));
             }
-            let version = book.committed(table, p) + 1;
+            w.version = book.committed(table, p) + 1;
             // Every copy but the last gets a clone; the last takes the rows.
             let (&last, others) = targets.split_last().expect("targets is not empty");
             for &n in others {
-                per_node
-                    .entry(n)
-                    .or_default()
-                    .push((p, version, rows.clone()));
+                per_node.entry(n).or_default().push(w.clone());
             }
-            per_node.entry(last).or_default().push((p, version, rows));
+            per_node.entry(last).or_default().push(w);
             targets_of.push((p, targets));
         }
         let rx = self.replies.register(id);
-        let result = self.run(book, id, layout, per_node, &targets_of, copies, &rx);
+        let result = self.run(
+            book,
+            id,
+            layout,
+            per_node,
+            rewrite,
+            &targets_of,
+            copies,
+            &rx,
+        );
         self.replies.unregister(id);
         result
     }
@@ -318,7 +353,8 @@ impl Coordinator<'_> {
         book: &mut ReplicaBook,
         id: u64,
         layout: &TableLayout,
-        per_node: BTreeMap<NodeId, Vec<(u32, u64, Batch)>>,
+        per_node: BTreeMap<NodeId, Vec<PartitionWrite>>,
+        rewrite: Option<Rewrite>,
         targets_of: &[(u32, Vec<NodeId>)],
         copies: &[Vec<NodeId>],
         rx: &Receiver<(NodeId, WriteReply)>,
@@ -330,6 +366,7 @@ impl Coordinator<'_> {
                 write: id,
                 layout: layout.clone(),
                 parts,
+                rewrite: rewrite.clone(),
             };
             self.send(n, NetMessage::WritePrepare(Box::new(msg)));
         }

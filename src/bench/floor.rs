@@ -76,7 +76,7 @@ fn node_share(rows: usize) -> Result<(TableStore, Vec<u32>), String> {
     let batch = demo::item_batch(0..rows as i64);
     let schema = demo::item_schema();
     let mut parts = Vec::new();
-    assign_partitions(&batch, Some(0), 0, PARTITIONS, &mut parts).map_err(|e| e.to_string())?;
+    assign_partitions(&batch, &[0], 0, PARTITIONS, &mut parts).map_err(|e| e.to_string())?;
     let owners = placement::owners(PARTITIONS, NODES);
     let mine: Vec<u32> = (0..PARTITIONS)
         .filter(|&p| owners[p as usize] == 0)
@@ -89,7 +89,7 @@ fn node_share(rows: usize) -> Result<(TableStore, Vec<u32>), String> {
     let mut store = TableStore::new(&schema.types(), &indexed);
     for &p in &mine {
         let rows: Batch = batch.take(&by_partition[p as usize]);
-        let new = || PartitionData::new(schema.clone(), Some(0), &[]);
+        let new = || PartitionData::new(schema.clone(), &[0], &[]);
         store.insert(p, &rows, new).map_err(|e| e.to_string())?;
     }
     Ok((store, mine))

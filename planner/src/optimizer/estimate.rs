@@ -68,9 +68,13 @@ impl Estimate {
     }
 }
 
-/// The column of `table` whose values are all distinct: its one-column primary key.
+/// The column of `table` whose values are all distinct: its primary key when that is one
+/// column (no single column of a composite key is unique).
 fn unique_column(table: &TableDef) -> Option<usize> {
-    table.primary_key
+    match table.primary_key.as_slice() {
+        [k] => Some(*k),
+        _ => None,
+    }
 }
 
 /// How many keys `c` looks up when it is `key = constant` or `key IN (constants)` on the

@@ -180,7 +180,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             projection,
             filters,
         } => {
-            let pruning = scan::pk_pruning(&filters, table.primary_key);
+            let pruning = scan::pk_pruning(&filters, &table.primary_key);
             let (index, rest) = scan::choose_index(filters, &table);
             Input {
                 plan: PhysicalPlan::Scan {

@@ -65,12 +65,34 @@ fn in_list(c: &Expr) -> Option<(usize, &[Expr])> {
     }
 }
 
-/// `Pruning::Keys` from a `pk = v` or `pk IN (...)` conjunct. A table without a primary key
-/// is never pruned: its rows are placed by a hidden row id, so any partition may hold any
-/// value.
-pub(crate) fn pk_pruning(conj: &[Expr], pk: Option<usize>) -> Pruning {
-    let Some(pk) = pk else {
-        return Pruning::All;
+/// The values of `col = v` conjuncts for every column of a composite key, in key order.
+fn key_values(conj: &[Expr], key: &[usize]) -> Option<(Vec<Expr>, Vec<usize>)> {
+    let mut values = Vec::with_capacity(key.len());
+    let mut used = Vec::with_capacity(key.len());
+    for &k in key {
+        let (i, v) = conj
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| match column_cmp(c) {
+                Some((col, BinaryOp::Eq, v)) if col == k => Some((i, v.clone())),
+                _ => None,
+            })?;
+        values.push(v);
+        used.push(i);
+    }
+    Some((values, used))
+}
+
+/// `Pruning::Keys` from a `pk = v` or `pk IN (...)` conjunct, or `Pruning::Key` from equality
+/// on every column of a composite key. A table without a primary key is never pruned: its
+/// rows are placed by a hidden row id, so any partition may hold any value.
+pub(crate) fn pk_pruning(conj: &[Expr], key: &[usize]) -> Pruning {
+    let pk = match key {
+        [] => return Pruning::All,
+        [one] => *one,
+        _ => {
+            return key_values(conj, key).map_or(Pruning::All, |(v, _)| Pruning::Key(v));
+        }
     };
     for c in conj {
         if let Some((col, BinaryOp::Eq, v)) = column_cmp(c) {
@@ -87,7 +109,7 @@ pub(crate) fn pk_pruning(conj: &[Expr], pk: Option<usize>) -> Pruning {
     Pruning::All
 }
 
-/// Picks the best index probe among the conjuncts (equality on the key, equality on a
+/// Picks the best index probe among the conjuncts (equality on the whole key, equality on a
 /// secondary index, IN lists, then ranges) and returns it with the conjuncts it does not cover.
 #[allow(clippy::type_complexity)]
 pub(crate) fn choose_index(
@@ -101,7 +123,22 @@ pub(crate) fn choose_index(
             best = Some(cand);
         }
     };
-    let pk_bonus = |col: usize| u8::from(def.primary_key != Some(col));
+    if def.primary_key.len() > 1 {
+        if let Some((values, used)) = key_values(&conj, &def.primary_key) {
+            let rest = conj
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !used.contains(i))
+                .map(|(_, c)| c)
+                .collect();
+            let lookup = IndexLookup::Key {
+                columns: def.primary_key.clone(),
+                values,
+            };
+            return (Some((def.primary_key[0], lookup)), rest);
+        }
+    }
+    let pk_bonus = |col: usize| u8::from(def.primary_key != [col]);
     let mut ranges: Vec<(
         usize,
         Option<(Expr, bool)>,
@@ -209,7 +246,7 @@ mod tests {
                 Field::new("a", DataType::Int64),
                 Field::new("b", DataType::Int64),
             ]),
-            primary_key: Some(0),
+            primary_key: vec![0],
             not_null: vec![],
             indexes: vec![IndexDef {
                 name: "ia".into(),
@@ -271,7 +308,7 @@ mod tests {
     #[test]
     fn keyless_table_has_no_key_index() {
         let keyless = TableDef {
-            primary_key: None,
+            primary_key: vec![],
             ..def()
         };
         let conj = vec![cmp(0, BinaryOp::Eq, 2), cmp(1, BinaryOp::Eq, 1)];
@@ -287,14 +324,40 @@ mod tests {
         assert_eq!(
             pk_pruning(
                 &[cmp(1, BinaryOp::Eq, 1), Expr::lit(4).eq(Expr::Column(0))],
-                Some(0)
+                &[0]
             ),
             Pruning::Keys(vec![Expr::lit(4)])
         );
+        assert_eq!(pk_pruning(&[cmp(0, BinaryOp::Lt, 1)], &[0]), Pruning::All);
+        assert_eq!(pk_pruning(&[cmp(0, BinaryOp::Eq, 1)], &[]), Pruning::All);
+    }
+
+    #[test]
+    fn composite_key_equality_is_one_lookup() {
+        let composite = TableDef {
+            primary_key: vec![2, 0],
+            ..def()
+        };
+        let conj = vec![
+            cmp(0, BinaryOp::Eq, 1),
+            cmp(1, BinaryOp::Eq, 7),
+            cmp(2, BinaryOp::Eq, 3),
+        ];
         assert_eq!(
-            pk_pruning(&[cmp(0, BinaryOp::Lt, 1)], Some(0)),
-            Pruning::All
+            pk_pruning(&conj, &composite.primary_key),
+            Pruning::Key(vec![Expr::lit(3), Expr::lit(1)])
         );
-        assert_eq!(pk_pruning(&[cmp(0, BinaryOp::Eq, 1)], None), Pruning::All);
+        let (idx, rest) = choose_index(conj, &composite);
+        let key = IndexLookup::Key {
+            columns: vec![2, 0],
+            values: vec![Expr::lit(3), Expr::lit(1)],
+        };
+        assert_eq!(idx, Some((2, key)));
+        assert_eq!(rest, vec![cmp(1, BinaryOp::Eq, 7)]);
+        // Part of the key is not enough: the secondary index on `a` is used instead.
+        let part = vec![cmp(0, BinaryOp::Eq, 1), cmp(1, BinaryOp::Eq, 7)];
+        assert_eq!(pk_pruning(&part, &composite.primary_key), Pruning::All);
+        let (idx, _) = choose_index(part, &composite);
+        assert_eq!(idx, Some((1, IndexLookup::Eq(Expr::lit(7)))));
     }
 }

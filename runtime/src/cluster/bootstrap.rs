@@ -144,6 +144,7 @@ impl Cluster {
                 supervisors,
                 replicas: Mutex::new(ReplicaBook::default()),
                 write_replies,
+                writer: Mutex::new(()),
             }),
             system: Some((system, thread)),
         };

@@ -93,6 +93,9 @@ struct Inner {
     supervisors: Vec<Addr<SupervisorActor>>,
     replicas: Mutex<ReplicaBook>,
     write_replies: Arc<WriteReplies>,
+    /// Held by every statement that writes, from reading the rows it changes to the end of
+    /// its write, so that no other write slips in between.
+    writer: Mutex<()>,
 }
 
 /// A cluster of data nodes plus one client node, simulated in this process.

@@ -7,8 +7,9 @@ use weir_operators::Value;
 use weir_planner::{CachedStatement, QueryPlan, Statement};
 
 impl Cluster {
-    /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`, or a
-    /// query. Returns rows inserted, or rows returned by a query; 0 for DDL.
+    /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`,
+    /// `UPDATE`, `DELETE`, or a query. Returns rows inserted, updated or deleted, or rows
+    /// returned by a query; 0 for DDL.
     pub fn execute(&self, sql: &str) -> Result<u64> {
         self.execute_with(sql, &[])
     }
@@ -119,6 +120,8 @@ impl Cluster {
                 }
             }
             Statement::InsertSelect { table, query } => self.insert_query(&table, *query),
+            Statement::Delete { table, query } => self.delete_rows(&table, *query),
+            Statement::Update { table, query } => self.update_rows(&table, *query),
             Statement::CreateTableAs { def, query } => {
                 let name = def.name.clone();
                 self.apply(Statement::CreateTable(def))?;
@@ -138,13 +141,14 @@ impl Cluster {
 
     /// Runs `query` (whose columns are `table`'s) and inserts all of its rows, all or nothing.
     fn insert_query(&self, table: &str, query: QueryPlan) -> Result<u64> {
+        let _writing = self.writing();
         let result = self.run(std::sync::Arc::new(query), &[])?.collect_all()?;
         if result.batches.is_empty() {
             return Ok(0);
         }
         let batch = weir_operators::Batch::concat(&result.batches)
             .map_err(|e| Error::Invalid(e.to_string()))?;
-        self.load(table, batch).map(|n| n as u64)
+        self.load_locked(table, batch).map(|n| n as u64)
     }
 
     /// The plan of a query, with the nodes each fragment would run on.

@@ -1,15 +1,68 @@
 //! The write path: rows of a load or INSERT are checked, assigned to partitions (by key, or
 //! by hidden row id for tables without one) and replicated to every copy through
-//! [`crate::replication`].
+//! [`crate::replication`]; UPDATE and DELETE run their query for the affected rows, then
+//! write deletes (by key) and inserts the same way, or, for a table without a key, rewrite
+//! whole rows in every partition.
 
 use super::Cluster;
 use crate::error::{Error, Result};
-use crate::messages::TableLayout;
+use crate::messages::{PartitionWrite, Rewrite, TableLayout};
 use crate::replication::Coordinator;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard};
 use weir_operators::storage::assign_partitions;
 use weir_operators::Batch;
+use weir_planner::{PlanError, QueryPlan, TableDef};
+
+/// What a write does to each partition, before versions are assigned.
+#[derive(Default)]
+struct Changes {
+    /// Per partition: (keys to delete, rows to insert).
+    parts: BTreeMap<u32, (Vec<Batch>, Vec<Batch>)>,
+}
+
+impl Changes {
+    /// Groups the rows of `batch` by the partitions `of_row` gives them.
+    fn split(batch: &Batch, of_row: &[u32]) -> Vec<(u32, Batch)> {
+        let mut by_partition: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for (row, p) in of_row.iter().enumerate() {
+            by_partition.entry(*p).or_default().push(row as u32);
+        }
+        by_partition
+            .into_iter()
+            .map(|(p, idx)| {
+                let rows = if idx.len() == batch.num_rows() {
+                    batch.clone()
+                } else {
+                    batch.take(&idx)
+                };
+                (p, rows)
+            })
+            .collect()
+    }
+
+    fn into_writes(self, def: &TableDef) -> Result<Vec<PartitionWrite>> {
+        let types = def.schema.types();
+        let concat = |mut b: Vec<Batch>| -> Result<Option<Batch>> {
+            Ok(match b.len() {
+                0 => None,
+                1 => b.pop(),
+                _ => Some(Batch::concat(&b).map_err(|e| Error::Invalid(e.to_string()))?),
+            })
+        };
+        let mut out = Vec::with_capacity(self.parts.len());
+        for (p, (delete, insert)) in self.parts {
+            out.push(PartitionWrite {
+                partition: p,
+                version: 0,
+                delete: concat(delete)?,
+                insert: concat(insert)?.unwrap_or_else(|| Batch::empty(&types)),
+            });
+        }
+        Ok(out)
+    }
+}
 
 impl Cluster {
     /// Bulk-loads rows into `table`. The batch must have the table's column types, in order.
@@ -17,6 +70,17 @@ impl Cluster {
     /// ([`Error::NullKey`], [`Error::DuplicateKey`]). A table without a primary key keeps
     /// every row; its rows are placed by hidden row ids.
     pub fn load(&self, table: &str, batch: Batch) -> Result<usize> {
+        let _writing = self.writing();
+        self.load_locked(table, batch)
+    }
+
+    /// Holds the write lock (see `Inner::writer`).
+    pub(super) fn writing(&self) -> MutexGuard<'_, ()> {
+        self.inner.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// [`Cluster::load`], with the write lock held.
+    pub(super) fn load_locked(&self, table: &str, batch: Batch) -> Result<usize> {
         self.check_up()?;
         let mut catalog = self
             .inner
@@ -26,7 +90,7 @@ impl Cluster {
         let def = catalog
             .table(table)
             .cloned()
-            .ok_or_else(|| Error::Plan(weir_planner::PlanError::UnknownTable(table.into())))?;
+            .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.into())))?;
         if batch.types() != def.schema.types() {
             return Err(Error::Invalid(format!(
                 "rows for '{}' must have types {:?}, got {:?}",
@@ -35,38 +99,150 @@ impl Cluster {
                 batch.types()
             )));
         }
-        for &c in &def.not_null {
-            if batch.column(c).null_count() > 0 {
-                return Err(Error::Plan(weir_planner::PlanError::Invalid(format!(
-                    "column '{}' of table '{}' is NOT NULL and cannot take NULL",
-                    def.schema.fields[c].name, def.name
-                ))));
-            }
-        }
+        check_not_null(&def, &batch)?;
         let rows = batch.num_rows();
         let mut parts_of_row = Vec::with_capacity(rows);
         let first_row_id = catalog.reserve_row_ids(&def.name, rows as u64);
         assign_partitions(
             &batch,
-            def.primary_key,
+            &def.primary_key,
             first_row_id,
             def.partitions,
             &mut parts_of_row,
         )
         .map_err(|e| Error::from_storage(&def.name, e))?;
-        let mut by_partition: HashMap<u32, Vec<u32>> = HashMap::new();
-        for (row, p) in parts_of_row.iter().enumerate() {
-            by_partition.entry(*p).or_default().push(row as u32);
+        let mut changes = Changes::default();
+        for (p, rows) in Changes::split(&batch, &parts_of_row) {
+            changes.parts.entry(p).or_default().1.push(rows);
         }
-        let mut parts: Vec<(u32, Batch)> = by_partition
-            .into_iter()
-            .map(|(p, idx)| (p, batch.take(&idx)))
-            .collect();
-        parts.sort_unstable_by_key(|(p, _)| *p);
+        self.write_changes(&def, changes, None)?;
+        let before = catalog.row_count(&def.name);
+        catalog.set_row_count(&def.name, before + rows as u64);
+        Ok(rows)
+    }
+
+    /// Runs a DELETE's `query` (the identity of every row to delete) and deletes the rows,
+    /// all or nothing. Returns the number of rows deleted.
+    pub(super) fn delete_rows(&self, table: &str, query: QueryPlan) -> Result<u64> {
+        let _writing = self.writing();
+        let Some(ids) = self.rows_of(query)? else {
+            return Ok(0);
+        };
+        let n = ids.num_rows();
+        self.change(table, n, |def, changes| {
+            if def.has_key() {
+                for (p, keys) in by_key(def, &ids)? {
+                    changes.parts.entry(p).or_default().0.push(keys);
+                }
+                Ok(None)
+            } else {
+                Ok(Some(Rewrite {
+                    old: ids,
+                    new: None,
+                }))
+            }
+        })?;
+        Ok(n as u64)
+    }
+
+    /// Runs an UPDATE's `query` (per row: its identity, then its new values) and writes the
+    /// changes, all or nothing. A row whose key changes moves to its new key's partition.
+    /// Returns the number of rows updated.
+    pub(super) fn update_rows(&self, table: &str, query: QueryPlan) -> Result<u64> {
+        let _writing = self.writing();
+        let Some(rows) = self.rows_of(query)? else {
+            return Ok(0);
+        };
+        let n = rows.num_rows();
+        self.change(table, 0, |def, changes| {
+            let id_len = weir_planner::identity_columns(def).len();
+            let ids: Vec<usize> = (0..id_len).collect();
+            let values: Vec<usize> = (id_len..rows.num_columns()).collect();
+            let new = rows.project(&values);
+            if new.types() != def.schema.types() {
+                return Err(Error::Invalid(format!(
+                    "the new rows of '{}' do not have its column types",
+                    def.name
+                )));
+            }
+            check_not_null(def, &new)?;
+            if def.has_key() {
+                for (p, keys) in by_key(def, &rows.project(&ids))? {
+                    changes.parts.entry(p).or_default().0.push(keys);
+                }
+                let mut of_row = Vec::with_capacity(n);
+                assign_partitions(&new, &def.primary_key, 0, def.partitions, &mut of_row)
+                    .map_err(|e| Error::from_storage(&def.name, e))?;
+                for (p, rows) in Changes::split(&new, &of_row) {
+                    changes.parts.entry(p).or_default().1.push(rows);
+                }
+                Ok(None)
+            } else {
+                Ok(Some(Rewrite {
+                    old: rows.project(&ids),
+                    new: Some(new),
+                }))
+            }
+        })?;
+        Ok(n as u64)
+    }
+
+    /// Runs `query` and returns its rows as one batch (`None` when there are none).
+    fn rows_of(&self, query: QueryPlan) -> Result<Option<Batch>> {
+        let result = self.run(Arc::new(query), &[])?.collect_all()?;
+        match result.batches.len() {
+            0 => Ok(None),
+            _ => {
+                let b =
+                    Batch::concat(&result.batches).map_err(|e| Error::Invalid(e.to_string()))?;
+                Ok((b.num_rows() > 0).then_some(b))
+            }
+        }
+    }
+
+    /// Writes the changes `plan` makes to `table` (a rewrite of a table without a key touches
+    /// every partition), under the catalog's write lock; `deleted` rows leave the row count.
+    fn change(
+        &self,
+        table: &str,
+        deleted: usize,
+        plan: impl FnOnce(&TableDef, &mut Changes) -> Result<Option<Rewrite>>,
+    ) -> Result<()> {
+        self.check_up()?;
+        let mut catalog = self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let def = catalog
+            .table(table)
+            .cloned()
+            .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.into())))?;
+        let mut changes = Changes::default();
+        let rewrite = plan(&def, &mut changes)?;
+        if rewrite.is_some() {
+            for p in 0..def.partitions {
+                changes.parts.entry(p).or_default();
+            }
+        }
+        self.write_changes(&def, changes, rewrite)?;
+        let before = catalog.row_count(&def.name);
+        catalog.set_row_count(&def.name, before.saturating_sub(deleted as u64));
+        Ok(())
+    }
+
+    /// Replicates `changes` (and `rewrite`) of table `def` to every copy, as one write.
+    fn write_changes(
+        &self,
+        def: &TableDef,
+        changes: Changes,
+        rewrite: Option<Rewrite>,
+    ) -> Result<()> {
+        let parts = changes.into_writes(def)?;
         let layout = TableLayout {
             table: def.name.to_lowercase(),
             schema: def.schema.clone(),
-            primary_key: def.primary_key,
+            primary_key: def.primary_key.clone(),
             indexed: def.indexes.iter().map(|i| i.column).collect(),
         };
         let copies = self.inner.copies(def.partitions);
@@ -77,11 +253,7 @@ impl Cluster {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         self.coordinator()
-            .write(&mut book, id, &layout, &copies, parts)?;
-        drop(book);
-        let before = catalog.row_count(&def.name);
-        catalog.set_row_count(&def.name, before + rows as u64);
-        Ok(rows)
+            .write(&mut book, id, &layout, &copies, parts, rewrite)
     }
 
     pub(super) fn coordinator(&self) -> Coordinator<'_> {
@@ -94,4 +266,29 @@ impl Cluster {
             timeout: self.inner.config.query_timeout,
         }
     }
+}
+
+/// Fails naming the first NOT NULL column of `def` that `batch` (full rows) has a NULL in.
+fn check_not_null(def: &TableDef, batch: &Batch) -> Result<()> {
+    match def
+        .not_null
+        .iter()
+        .find(|&&c| batch.column(c).null_count() > 0)
+    {
+        Some(&c) => Err(Error::Plan(PlanError::Invalid(format!(
+            "column '{}' of table '{}' is NOT NULL and cannot take NULL",
+            def.schema.fields[c].name, def.name
+        )))),
+        None => Ok(()),
+    }
+}
+
+/// The rows of `keys` (the key columns of `def`, in key order) grouped by the partition owning
+/// each key.
+fn by_key(def: &TableDef, keys: &Batch) -> Result<Vec<(u32, Batch)>> {
+    let cols: Vec<usize> = (0..def.primary_key.len()).collect();
+    let mut of_row = Vec::with_capacity(keys.num_rows());
+    assign_partitions(keys, &cols, 0, def.partitions, &mut of_row)
+        .map_err(|e| Error::from_storage(&def.name, e))?;
+    Ok(Changes::split(keys, &of_row))
 }

@@ -1,0 +1,268 @@
+//! `UPDATE` and `DELETE`: each is planned as a query over the target table that finds the
+//! affected rows (with whatever WHERE the SELECT path supports, subqueries included) and gives,
+//! per row, what the write needs: the row's identity (its primary-key columns, or every column
+//! for a table without a key) and, for an UPDATE, the row's new values.
+
+use crate::bind::{implicit_cast, unsupported, Binder, BoundQuery};
+use crate::catalog::{Catalog, TableDef};
+use crate::ddl::object_name;
+use crate::error::PlanError;
+use crate::statement::Statement;
+use sqlparser::ast::{self as sql, Spanned};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Span;
+use weir_operators::{DataType, Expr, Field, Value};
+
+/// The columns that identify a stored row of `t`: its primary key, or every column when it
+/// has none (rows equal in every column are indistinguishable, so they change together).
+pub fn identity_columns(t: &TableDef) -> Vec<usize> {
+    if t.has_key() {
+        t.primary_key.clone()
+    } else {
+        (0..t.schema.len()).collect()
+    }
+}
+
+/// The table a DML statement writes: a plain table name, maybe aliased, without joins.
+fn target<'c>(
+    twj: &sql::TableWithJoins,
+    what: &str,
+    catalog: &'c Catalog,
+) -> Result<&'c TableDef, PlanError> {
+    if let Some(j) = twj.joins.first() {
+        return Err(unsupported(
+            format!("{what} with a JOIN"),
+            j.relation.span(),
+        ));
+    }
+    let sql::TableFactor::Table { name, args, .. } = &twj.relation else {
+        return Err(unsupported(
+            format!("{what} of '{}' (only a table)", twj.relation),
+            twj.relation.span(),
+        ));
+    };
+    if args.is_some() {
+        return Err(unsupported(
+            format!("{what} of a table function"),
+            name.span(),
+        ));
+    }
+    let tname = object_name(name)?;
+    match catalog.table(&tname) {
+        Some(t) => Ok(t),
+        None if catalog.view(&tname).is_some() => Err(unsupported(
+            format!("{what} of view '{tname}'"),
+            name.span(),
+        )),
+        None => Err(PlanError::UnknownTable(tname)),
+    }
+}
+
+/// A quoted column reference, so that any column name resolves as written.
+fn column_ref(name: &str) -> sql::Expr {
+    sql::Expr::Identifier(sql::Ident::with_quote('"', name))
+}
+
+/// Binds `SELECT items FROM twj [WHERE selection]` (the statement's own table and WHERE, so
+/// errors point into the statement).
+fn bind_select(
+    items: Vec<sql::Expr>,
+    twj: &sql::TableWithJoins,
+    selection: Option<&sql::Expr>,
+    binder: &mut Binder<'_>,
+) -> Result<BoundQuery, PlanError> {
+    let template = Parser::parse_sql(&GenericDialect {}, "SELECT 1 FROM t")
+        .ok()
+        .and_then(|mut v| v.pop());
+    let Some(sql::Statement::Query(mut q)) = template else {
+        return Err(PlanError::Invalid(
+            "cannot build the query of a DML statement".into(),
+        ));
+    };
+    let sql::SetExpr::Select(select) = q.body.as_mut() else {
+        return Err(PlanError::Invalid(
+            "cannot build the query of a DML statement".into(),
+        ));
+    };
+    select.projection = items
+        .into_iter()
+        .map(sql::SelectItem::UnnamedExpr)
+        .collect();
+    select.from = vec![twj.clone()];
+    select.selection = selection.cloned();
+    binder.query(&q)
+}
+
+/// The bound column `i` converted to `f`'s type, or a type error naming the column.
+fn convert(i: usize, given: DataType, f: &Field, t: &TableDef) -> Result<Expr, PlanError> {
+    if given == f.data_type {
+        Ok(Expr::Column(i))
+    } else if (given.is_numeric() && f.data_type.is_numeric()) || implicit_cast(given, f.data_type)
+    {
+        Ok(Expr::Cast {
+            expr: Box::new(Expr::Column(i)),
+            to: f.data_type,
+        })
+    } else {
+        Err(PlanError::Type(format!(
+            "column '{}' of table '{}' is {} but UPDATE sets it to a {given} value",
+            f.name, t.name, f.data_type
+        )))
+    }
+}
+
+fn is_null_literal(e: &sql::Expr) -> bool {
+    matches!(e, sql::Expr::Value(v) if v.value == sql::Value::Null)
+}
+
+/// `DELETE FROM t [WHERE cond]`.
+pub(crate) fn delete(
+    d: &sql::Delete,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+) -> Result<Statement, PlanError> {
+    let at = d.delete_token.0.span;
+    let refuse = |what: &str| Err(unsupported(what, at));
+    if !d.tables.is_empty() {
+        return refuse("multi-table DELETE");
+    }
+    if d.using.is_some() {
+        return refuse("DELETE ... USING");
+    }
+    if d.returning.is_some() {
+        return refuse("RETURNING");
+    }
+    if d.output.is_some() {
+        return refuse("OUTPUT");
+    }
+    if !d.order_by.is_empty() {
+        return refuse("ORDER BY in DELETE");
+    }
+    if d.limit.is_some() {
+        return refuse("LIMIT in DELETE");
+    }
+    if d.on_cluster.is_some() || d.settings.is_some() || !d.optimizer_hints.is_empty() {
+        return refuse("this DELETE form (only DELETE FROM t [WHERE ...])");
+    }
+    let (sql::FromTable::WithFromKeyword(from) | sql::FromTable::WithoutKeyword(from)) = &d.from;
+    let [twj] = from.as_slice() else {
+        return refuse("DELETE from several tables");
+    };
+    let t = target(twj, "DELETE", catalog)?;
+    let items = identity_columns(t)
+        .iter()
+        .map(|&c| column_ref(&t.schema.fields[c].name))
+        .collect();
+    let bound = bind_select(items, twj, d.selection.as_ref(), binder)?;
+    let query = crate::plan_with_constants(bound, catalog, binder)?;
+    Ok(Statement::Delete {
+        table: t.name.clone(),
+        query: Box::new(query),
+    })
+}
+
+/// The column an assignment sets.
+fn assigned_column(a: &sql::Assignment, t: &TableDef) -> Result<usize, PlanError> {
+    let name = match &a.target {
+        sql::AssignmentTarget::ColumnName(n) => n,
+        sql::AssignmentTarget::Tuple(_) => {
+            return Err(unsupported(
+                "assigning a tuple of columns in UPDATE",
+                a.target.span(),
+            ))
+        }
+    };
+    let cname = object_name(name)?;
+    t.schema
+        .index_of(&cname)
+        .ok_or_else(|| PlanError::UnknownColumn {
+            name: cname,
+            position: crate::bind::pos(name.span()),
+        })
+}
+
+/// `UPDATE t SET col = expr [, ...] [WHERE cond]`.
+pub(crate) fn update(
+    u: &sql::Update,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+) -> Result<Statement, PlanError> {
+    let at: Span = u.update_token.0.span;
+    let refuse = |what: &str| Err(unsupported(what, at));
+    if u.from.is_some() {
+        return refuse("UPDATE ... FROM");
+    }
+    if u.returning.is_some() {
+        return refuse("RETURNING");
+    }
+    if u.output.is_some() {
+        return refuse("OUTPUT");
+    }
+    if let Some(or) = &u.or {
+        return refuse(&format!("UPDATE {or}"));
+    }
+    if !u.order_by.is_empty() {
+        return refuse("ORDER BY in UPDATE");
+    }
+    if u.limit.is_some() {
+        return refuse("LIMIT in UPDATE");
+    }
+    if u.on_cluster.is_some() || u.settings.is_some() || !u.optimizer_hints.is_empty() {
+        return refuse("this UPDATE form (only UPDATE t SET ... [WHERE ...])");
+    }
+    let t = target(&u.table, "UPDATE", catalog)?;
+    // The new value of every column: its assignment, or the column itself.
+    let mut values: Vec<Option<&sql::Expr>> = vec![None; t.schema.len()];
+    for a in &u.assignments {
+        let c = assigned_column(a, t)?;
+        if values[c].is_some() {
+            return Err(PlanError::Invalid(format!(
+                "column '{}' is assigned more than once",
+                t.schema.fields[c].name
+            )));
+        }
+        values[c] = Some(&a.value);
+    }
+    let identity = identity_columns(t);
+    let mut items: Vec<sql::Expr> = identity
+        .iter()
+        .map(|&c| column_ref(&t.schema.fields[c].name))
+        .collect();
+    for (c, v) in values.iter().enumerate() {
+        items.push(match v {
+            Some(e) if !is_null_literal(e) => (*e).clone(),
+            _ => column_ref(&t.schema.fields[c].name),
+        });
+    }
+    let bound = bind_select(items, &u.table, u.selection.as_ref(), binder)?;
+    let mut exprs = Vec::with_capacity(identity.len() + t.schema.len());
+    let mut fields = Vec::with_capacity(identity.len() + t.schema.len());
+    for (i, &c) in identity.iter().enumerate() {
+        exprs.push(Expr::Column(i));
+        fields.push(t.schema.fields[c].clone());
+    }
+    for (c, f) in t.schema.fields.iter().enumerate() {
+        let i = identity.len() + c;
+        let e = match values[c] {
+            Some(v) if is_null_literal(v) => {
+                if t.not_null.contains(&c) || t.primary_key.contains(&c) {
+                    return Err(crate::ddl::null_in_not_null(t, c));
+                }
+                Expr::Cast {
+                    expr: Box::new(Expr::Literal(Value::Null)),
+                    to: f.data_type,
+                }
+            }
+            _ => convert(i, bound.fields[i].data_type, f, t)?,
+        };
+        exprs.push(e);
+        fields.push(f.clone());
+    }
+    let plan = bound.plan.project(exprs, fields.clone());
+    let query = crate::plan_with_constants(BoundQuery { plan, fields }, catalog, binder)?;
+    Ok(Statement::Update {
+        table: t.name.clone(),
+        query: Box::new(query),
+    })
+}
