@@ -231,8 +231,10 @@ fn new_store(layout: &TableLayout) -> TableStore {
     TableStore::new(&layout.schema.types(), &layout.indexed)
 }
 
+/// A new partition copy: its primary-key index only. Secondary indexes are kept once per node
+/// and table, across partitions, by the partition's [`TableStore`].
 fn new_partition(layout: &TableLayout) -> PartitionData {
-    PartitionData::new(layout.schema.clone(), &layout.primary_key, &layout.indexed)
+    PartitionData::new(layout.schema.clone(), &layout.primary_key, &[])
 }
 
 /// What a writer needs to reach the data nodes.
