@@ -69,6 +69,10 @@ pub enum ScalarFunc {
     /// TIMESTAMP, of `x`'s type (a DATE takes only months and days). Months clamp to the
     /// month's end, as PostgreSQL. Bound from `x ± INTERVAL '...'`, not callable by name.
     AddInterval,
+    /// `too_many_rows(x)`: the error "scalar subquery returned more than one row" for any row
+    /// it is evaluated on, typed as `x`. The branch a correlated scalar subquery takes for a
+    /// row with more than one match; not callable by name.
+    TooManyRows,
 }
 
 impl ScalarFunc {
@@ -100,6 +104,7 @@ impl ScalarFunc {
             ScalarFunc::Extract => "date_part",
             ScalarFunc::DateTrunc => "date_trunc",
             ScalarFunc::AddInterval => "add_interval",
+            ScalarFunc::TooManyRows => "too_many_rows",
         }
     }
 
@@ -272,6 +277,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Extract | F::DateTrunc => args.len() == 2,
         F::AddInterval => args.len() == 4,
         F::Concat | F::Coalesce => !args.is_empty(),
+        F::TooManyRows => args.len() == 1,
     };
     if !arity_ok || args.iter().any(|c| c.len() != n) {
         return Err(Error::Internal(format!(
@@ -571,6 +577,10 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::NullIf => Err(Error::Internal(
             "nullif is evaluated by the expression evaluator".into(),
         )),
+        F::TooManyRows if n > 0 => Err(Error::Cardinality(
+            crate::kernels::single_row::TOO_MANY_ROWS.into(),
+        )),
+        F::TooManyRows => Ok(Column::nulls(out, 0)),
     }
 }
 

@@ -297,6 +297,12 @@ pub enum PhysicalPlan {
         /// Keep at most this many rows.
         limit: Option<usize>,
     },
+    /// Each input row as many times as its last column (a BIGINT count) says, without that
+    /// column: the last step of `INTERSECT ALL` and `EXCEPT ALL`.
+    Repeat {
+        /// Input.
+        input: Box<PhysicalPlan>,
+    },
     /// Skips `offset` rows, then passes at most `limit` rows.
     Limit {
         /// Input.
@@ -341,6 +347,7 @@ impl PhysicalPlan {
             | PhysicalPlan::HashAggregate { input, .. }
             | PhysicalPlan::Sort { input, .. }
             | PhysicalPlan::Limit { input, .. }
+            | PhysicalPlan::Repeat { input }
             | PhysicalPlan::SingleRow { input, .. } => vec![input],
             PhysicalPlan::HashJoin { left, right, .. }
             | PhysicalPlan::NestedLoopJoin { left, right, .. } => vec![left, right],
@@ -371,6 +378,7 @@ impl PhysicalPlan {
             PhysicalPlan::HashAggregate { .. } => "HashAggregate",
             PhysicalPlan::Sort { .. } => "Sort",
             PhysicalPlan::Limit { .. } => "Limit",
+            PhysicalPlan::Repeat { .. } => "Repeat",
             PhysicalPlan::Exchange { .. } => "Exchange",
             PhysicalPlan::Values { .. } => "Values",
             PhysicalPlan::Union { .. } => "Union",

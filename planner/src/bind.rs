@@ -525,6 +525,8 @@ pub(crate) struct PendingApply {
     pub subquery: LogicalPlan,
     pub kind: ApplyKind,
     pub field: Field,
+    /// The subquery's position in the statement.
+    pub position: String,
 }
 
 /// The subqueries met while binding one SELECT: over its FROM row (`pre`) and over its
@@ -944,12 +946,12 @@ impl<'a> Binder<'a> {
             | E::Position { .. }
             | E::Ceil { .. }
             | E::Floor { .. } => self.special(e, scope, agg),
-            E::Subquery(q) => self.scalar_subquery(q, scope, agg.is_some()),
+            E::Subquery(q) => self.scalar_subquery(q, scope, agg.map(|a| a.groups.as_slice())),
             E::Exists { subquery, negated } => {
                 let mark = self.subquery_apply(
                     subquery,
                     scope,
-                    agg.is_some(),
+                    agg.map(|a| a.groups.as_slice()),
                     ApplyKind::Exists,
                     Field::new("exists", DataType::Boolean),
                 )?;

@@ -78,4 +78,18 @@ impl PlanError {
             position: position.into(),
         }
     }
+
+    /// The same error, placed at `position` when it is an [`PlanError::Unsupported`] that does
+    /// not know where it is (the optimizer's errors, raised far from the statement's text).
+    pub fn or_at(self, position: &str) -> Self {
+        match self {
+            PlanError::Unsupported { what, position: p } if p.is_empty() => {
+                PlanError::Unsupported {
+                    what,
+                    position: position.to_string(),
+                }
+            }
+            other => other,
+        }
+    }
 }

@@ -49,6 +49,11 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
         | PhysicalPlan::Sort { input, .. }
         | PhysicalPlan::Limit { input, .. }
         | PhysicalPlan::SingleRow { input, .. } => names(input),
+        PhysicalPlan::Repeat { input } => {
+            let mut n = names(input);
+            n.pop();
+            n
+        }
         PhysicalPlan::Project { input, exprs } => {
             let n = names(input);
             exprs.iter().map(|e| fmt_expr(e, &n)).collect()
@@ -260,6 +265,7 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
             )
         }
         PhysicalPlan::SingleRow { .. } => "SingleRow".to_string(),
+        PhysicalPlan::Repeat { .. } => "Repeat (by count)".to_string(),
         PhysicalPlan::HashAggregate {
             input,
             group_by,

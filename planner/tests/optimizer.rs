@@ -120,6 +120,29 @@ fn correlated_scalar_subquery_is_a_grouped_left_join() {
 }
 
 #[test]
+fn exists_and_in_as_values_become_counts_over_left_joins() {
+    // EXISTS in the select list: a count of the matching rows per key, joined LEFT.
+    let p =
+        optimized("SELECT id, EXISTS (SELECT 1 FROM Tag WHERE Tag.item_id = Item.id) FROM Item");
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("Join LEFT on id = item_id"), "{p}");
+    assert!(p.contains("aggs=[COUNT(*)]"), "{p}");
+    // IN inside OR: the matches are grouped by the subquery's value and joined on it; the
+    // row and NULL counts of the uncorrelated subquery are single rows.
+    let p = optimized("SELECT id FROM Item WHERE id = 1 OR fld IN (SELECT cid FROM Category)");
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("Join LEFT on fld = cid"), "{p}");
+    assert_eq!(p.matches("SingleRow").count(), 2, "{p}");
+}
+
+#[test]
+fn correlated_scalar_subquery_without_an_aggregate_checks_for_one_row() {
+    let p = optimized("SELECT id, (SELECT label FROM Category WHERE cid = Item.fld) FROM Item");
+    assert!(p.contains("Join LEFT on fld = cid"), "{p}");
+    assert!(p.contains("too_many_rows"), "{p}");
+}
+
+#[test]
 fn uncorrelated_scalar_subquery_is_one_row() {
     let p = optimized("SELECT id FROM Item WHERE fld > (SELECT MAX(weight) FROM Category)");
     assert!(p.contains("SingleRow"), "{p}");

@@ -22,6 +22,7 @@ pub mod hash;
 pub mod join;
 pub mod limit;
 pub mod project;
+pub mod repeat;
 pub mod scan;
 pub mod single_row;
 pub mod sort;
@@ -125,7 +126,7 @@ impl ExecContext {
 }
 
 /// Builds the kernel for a non-leaf plan node (`Filter`, `Project`, `HashJoin`,
-/// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`). Stateful kernels account their memory in `reservation`
+/// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`, `Union`, `Repeat`). Stateful kernels account their memory in `reservation`
 /// and fail with [`crate::Error::Memory`] when it refuses to grow. Leaf nodes (`Scan`,
 /// `Exchange`, `Values`) are sources handled by the runtime; asking for one here is an error.
 pub fn create_operator(
@@ -201,6 +202,7 @@ pub fn create_operator(
             Ok(Box::new(limit::LimitOp::new(*offset, *limit)))
         }
         PhysicalPlan::Union { .. } => Ok(Box::new(union::UnionOp::new())),
+        PhysicalPlan::Repeat { .. } => Ok(Box::new(repeat::RepeatOp::new(ctx.batch_size))),
         other => Err(crate::Error::Internal(format!(
             "{} is a source, not an operator",
             other.name()

@@ -59,6 +59,7 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         // Checked by `date_part_args`.
         F::Extract | F::DateTrunc => (2, 2, &[]),
         F::AddInterval => (4, 4, &[]),
+        F::TooManyRows => (1, 1, &[]),
     }
 }
 

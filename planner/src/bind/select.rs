@@ -132,17 +132,24 @@ impl Binder<'_> {
             (sql::SetOperator::Union, false) => LogicalPlan::Distinct {
                 input: Box::new(union_all(l, r)),
             },
-            (sql::SetOperator::Intersect, false) => LogicalPlan::SetOp {
+            (sql::SetOperator::Intersect, all) => LogicalPlan::SetOp {
                 left: Box::new(l),
                 right: Box::new(r),
-                kind: SetOpKind::Intersect,
+                kind: if all {
+                    SetOpKind::IntersectAll
+                } else {
+                    SetOpKind::Intersect
+                },
             },
-            (sql::SetOperator::Except | sql::SetOperator::Minus, false) => LogicalPlan::SetOp {
+            (sql::SetOperator::Except | sql::SetOperator::Minus, all) => LogicalPlan::SetOp {
                 left: Box::new(l),
                 right: Box::new(r),
-                kind: SetOpKind::Except,
+                kind: if all {
+                    SetOpKind::ExceptAll
+                } else {
+                    SetOpKind::Except
+                },
             },
-            (op, _) => return Err(unsupported(format!("{op} ALL"), span)),
         };
         Ok(BoundQuery { plan, fields })
     }
@@ -1071,8 +1078,11 @@ impl Binder<'_> {
 }
 
 /// The Aggregate of a SELECT. With `COUNT(DISTINCT x)`-style aggregates (all over the same
-/// `x`), two levels: grouping on the keys and `x` removes duplicates, then the aggregates run
-/// over the distinct values.
+/// `x`), two levels: the first groups on the keys and `x`, which removes the duplicates of
+/// `x`, and computes each plain aggregate's part per `(keys, x)`; the second groups on the
+/// keys, runs the DISTINCT aggregates over the distinct values of `x` and combines the parts
+/// (COUNT as a sum of counts, SUM as a sum of sums, MIN and MAX of minima and maxima, AVG as
+/// the sum of sums over the sum of counts).
 fn aggregate_plan(
     input: LogicalPlan,
     groups: Vec<Expr>,
@@ -1082,7 +1092,7 @@ fn aggregate_plan(
     agg_names: Vec<String>,
     span: Span,
 ) -> Result<LogicalPlan, PlanError> {
-    if !distinct.iter().any(|d| *d) {
+    let Some(first) = distinct.iter().position(|d| *d) else {
         return Ok(LogicalPlan::Aggregate {
             input: Box::new(input),
             groups,
@@ -1090,18 +1100,17 @@ fn aggregate_plan(
             aggs,
             agg_names,
         });
-    }
-    if distinct.iter().any(|d| !d) {
-        return Err(unsupported(
-            "DISTINCT and plain aggregates in the same SELECT",
-            span,
-        ));
-    }
-    let arg = aggs[0]
+    };
+    let arg = aggs[first]
         .arg
         .clone()
         .expect("DISTINCT aggregates have an argument");
-    if aggs.iter().any(|a| a.arg.as_ref() != Some(&arg)) {
+    let distinct_type = aggs[first].input_type;
+    if aggs
+        .iter()
+        .zip(distinct)
+        .any(|(a, d)| *d && a.arg.as_ref() != Some(&arg))
+    {
         return Err(unsupported(
             "DISTINCT aggregates over different expressions",
             span,
@@ -1111,27 +1120,111 @@ fn aggregate_plan(
     let mut inner_groups = groups;
     inner_groups.push(arg);
     let mut inner_fields = group_fields.clone();
-    inner_fields.push(Field::new("__distinct", aggs[0].input_type));
+    inner_fields.push(Field::new("__distinct", distinct_type));
+    let mut parts: Vec<AggregateExpr> = Vec::new();
+    let mut outer_aggs: Vec<AggregateExpr> = Vec::new();
+    // Per aggregate of the SELECT, its result over the second level's output.
+    let mut results: Vec<Expr> = Vec::new();
+    let part = |a: AggregateExpr, parts: &mut Vec<AggregateExpr>| {
+        parts.push(a);
+        k + parts.len()
+    };
+    for (a, d) in aggs.iter().zip(distinct) {
+        let at = k + outer_aggs.len();
+        let combine = |func: AggFunc, column: usize, input_type: DataType| AggregateExpr {
+            func,
+            arg: Some(Expr::Column(column)),
+            input_type,
+        };
+        if *d {
+            outer_aggs.push(combine(a.func, k, a.input_type));
+            results.push(Expr::Column(at));
+            continue;
+        }
+        match a.func {
+            AggFunc::CountStar | AggFunc::Count => {
+                let c = part(a.clone(), &mut parts);
+                outer_aggs.push(combine(AggFunc::Sum, c, DataType::Int64));
+                results.push(zero_if_null(Expr::Column(at)));
+            }
+            AggFunc::Sum => {
+                let c = part(a.clone(), &mut parts);
+                outer_aggs.push(combine(AggFunc::Sum, c, a.output_type()));
+                results.push(Expr::Column(at));
+            }
+            AggFunc::Min | AggFunc::Max => {
+                let c = part(a.clone(), &mut parts);
+                outer_aggs.push(combine(a.func, c, a.input_type));
+                results.push(Expr::Column(at));
+            }
+            AggFunc::Avg => {
+                let sum = AggregateExpr {
+                    func: AggFunc::Sum,
+                    ..a.clone()
+                };
+                let sum_type = sum.output_type();
+                let s = part(sum, &mut parts);
+                let c = part(
+                    AggregateExpr {
+                        func: AggFunc::Count,
+                        ..a.clone()
+                    },
+                    &mut parts,
+                );
+                outer_aggs.push(combine(AggFunc::Sum, s, sum_type));
+                outer_aggs.push(combine(AggFunc::Sum, c, DataType::Int64));
+                let as_double = |e: Expr| Expr::Cast {
+                    expr: Box::new(e),
+                    to: DataType::Float64,
+                };
+                // NULL over no values: the summed count is then NULL or 0.
+                results.push(Expr::Case {
+                    operand: None,
+                    branches: vec![(
+                        zero_if_null(Expr::Column(at + 1)).eq(Expr::lit(0)),
+                        Expr::Cast {
+                            expr: Box::new(Expr::Literal(Value::Null)),
+                            to: DataType::Float64,
+                        },
+                    )],
+                    else_result: Some(Box::new(
+                        as_double(Expr::Column(at))
+                            .binary(BinaryOp::Div, as_double(Expr::Column(at + 1))),
+                    )),
+                });
+            }
+        }
+    }
+    let part_names = (0..parts.len()).map(|i| format!("__part{i}")).collect();
     let deduplicated = LogicalPlan::Aggregate {
         input: Box::new(input),
         groups: inner_groups,
         group_fields: inner_fields,
-        aggs: vec![],
-        agg_names: vec![],
+        aggs: parts,
+        agg_names: part_names,
     };
-    Ok(LogicalPlan::Aggregate {
+    let outer_names = (0..outer_aggs.len()).map(|i| format!("__agg{i}")).collect();
+    let combined = LogicalPlan::Aggregate {
         input: Box::new(deduplicated),
         groups: (0..k).map(Expr::Column).collect(),
-        group_fields,
-        aggs: aggs
-            .into_iter()
-            .map(|a| AggregateExpr {
-                arg: Some(Expr::Column(k)),
-                ..a
-            })
-            .collect(),
-        agg_names,
-    })
+        group_fields: group_fields.clone(),
+        aggs: outer_aggs,
+        agg_names: outer_names,
+    };
+    let mut fields = group_fields;
+    for (a, name) in aggs.iter().zip(agg_names) {
+        fields.push(Field::new(name, a.output_type()));
+    }
+    let exprs = (0..k).map(Expr::Column).chain(results).collect();
+    Ok(combined.project(exprs, fields))
+}
+
+/// `COALESCE(e, 0)`: a count combined from no parts is 0, not NULL.
+fn zero_if_null(e: Expr) -> Expr {
+    Expr::Function {
+        func: ScalarFunc::Coalesce,
+        args: vec![e, Expr::lit(0)],
+    }
 }
 
 /// The type two columns of one result meet at: the same type, or the wider of two numeric

@@ -56,23 +56,23 @@ impl Binder<'_> {
         }
     }
 
-    /// Binds the body of a subquery of an expression over `scope` (`post`: over aggregated
-    /// rows, where it may not be correlated).
+    /// Binds the body of a subquery of an expression over `scope`. With `groups`, the
+    /// subquery is over aggregated rows (in HAVING or an aggregating select list): its outer
+    /// references may name only GROUP BY columns, and read them in the aggregate's output.
     fn subquery_body(
         &mut self,
         q: &sql::Query,
         scope: &Scope,
-        post: bool,
+        groups: Option<&[B]>,
     ) -> Result<BoundQuery, PlanError> {
-        self.outer.push((!post).then(|| scope.clone()));
+        self.outer.push(Some(scope.clone()));
         let bound = self.query(q);
         self.outer.pop();
-        let bound = bound?;
-        if post && bound.plan.is_correlated() {
-            return Err(unsupported(
-                "correlated subqueries over aggregated rows (in HAVING or an aggregating select list)",
-                q.span(),
-            ));
+        let mut bound = bound?;
+        if let Some(groups) = groups {
+            if bound.plan.is_correlated() {
+                bound.plan = outer_over_groups(bound.plan, groups, scope, q.span())?;
+            }
         }
         Ok(bound)
     }
@@ -98,16 +98,18 @@ impl Binder<'_> {
         &mut self,
         q: &sql::Query,
         scope: &Scope,
-        post: bool,
+        groups: Option<&[B]>,
         kind: ApplyKind,
         field: Field,
     ) -> Result<Expr, PlanError> {
-        let bound = self.subquery_body(q, scope, post)?;
+        let post = groups.is_some();
+        let bound = self.subquery_body(q, scope, groups)?;
         self.register(
             PendingApply {
                 subquery: bound.plan,
                 kind,
                 field,
+                position: pos(q.span()),
             },
             post,
         )
@@ -118,9 +120,10 @@ impl Binder<'_> {
         &mut self,
         q: &sql::Query,
         scope: &Scope,
-        post: bool,
+        groups: Option<&[B]>,
     ) -> Result<B, PlanError> {
-        let bound = self.subquery_body(q, scope, post)?;
+        let post = groups.is_some();
+        let bound = self.subquery_body(q, scope, groups)?;
         let [field] = bound.fields.as_slice() else {
             return Err(PlanError::Invalid(format!(
                 "a scalar subquery must return one column, not {}{}",
@@ -135,6 +138,7 @@ impl Binder<'_> {
                 subquery: bound.plan,
                 kind: ApplyKind::Scalar,
                 field,
+                position: pos(q.span()),
             },
             post,
         )?;
@@ -149,11 +153,12 @@ impl Binder<'_> {
         q: &sql::Query,
         negated: bool,
         scope: &Scope,
-        agg: Option<&mut AggCtx>,
+        mut agg: Option<&mut AggCtx>,
     ) -> Result<B, PlanError> {
         let post = agg.is_some();
-        let x = self.expr(x, scope, agg)?;
-        let mut bound = self.subquery_body(q, scope, post)?;
+        let x = self.expr(x, scope, agg.as_deref_mut())?;
+        let groups = agg.map(|a| a.groups.as_slice());
+        let mut bound = self.subquery_body(q, scope, groups)?;
         let [field] = bound.fields.as_slice() else {
             return Err(PlanError::Invalid(format!(
                 "the subquery of IN must return one column, not {}{}",
@@ -174,6 +179,7 @@ impl Binder<'_> {
                 subquery: bound.plan,
                 kind: ApplyKind::In(x),
                 field: Field::new("in", DataType::Boolean),
+                position: pos(q.span()),
             },
             post,
         )?;
@@ -203,10 +209,68 @@ impl Binder<'_> {
                 subquery: Box::new(p.subquery),
                 kind: p.kind,
                 field: p.field,
+                position: p.position,
             }
         });
         (plan, positions)
     }
+}
+
+/// A subquery over aggregated rows with its outer references moved from the FROM row to the
+/// aggregate's output, where GROUP BY column `i` is column `i`; an outer reference to any
+/// other column is an error (it has no single value per group).
+fn outer_over_groups(
+    plan: LogicalPlan,
+    groups: &[B],
+    scope: &Scope,
+    span: Span,
+) -> Result<LogicalPlan, PlanError> {
+    let mut missing = None;
+    let mut remap = |e: &Expr| {
+        e.transform(&mut |x| match x {
+            Expr::OuterColumn(g) => {
+                let at = groups.iter().position(|b| b.expr == Expr::Column(*g));
+                if at.is_none() {
+                    missing.get_or_insert(*g);
+                }
+                Some(Expr::OuterColumn(at.unwrap_or(*g)))
+            }
+            _ => None,
+        })
+    };
+    let plan = map_outer_references(plan, &mut remap);
+    match missing {
+        None => Ok(plan),
+        Some(g) => Err(PlanError::Invalid(format!(
+            "a subquery over grouped rows reads '{}', which is not a GROUP BY column{}",
+            scope.names[g],
+            at(span)
+        ))),
+    }
+}
+
+/// `plan` with `f` applied to every expression that can hold this level's outer references:
+/// all nodes, but not the subqueries of nested Applies (theirs are the Apply's input's).
+fn map_outer_references(plan: LogicalPlan, f: &mut dyn FnMut(&Expr) -> Expr) -> LogicalPlan {
+    let node = plan.map_exprs(f);
+    if let LogicalPlan::Apply {
+        input,
+        subquery,
+        kind,
+        field,
+        position,
+    } = node
+    {
+        return LogicalPlan::Apply {
+            input: Box::new(map_outer_references(*input, f)),
+            subquery,
+            kind,
+            field,
+            position,
+        };
+    }
+    node.map_inputs(&mut |i| Ok::<_, std::convert::Infallible>(map_outer_references(i, f)))
+        .unwrap_or_else(|never| match never {})
 }
 
 /// Rewrites placeholders `Column(placeholder_base + k)` to `Column(positions[k])`.

@@ -109,6 +109,8 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
         LogicalPlan::SetOp { kind, .. } => match kind {
             SetOpKind::Intersect => "Intersect".to_string(),
             SetOpKind::Except => "Except".to_string(),
+            SetOpKind::IntersectAll => "Intersect all".to_string(),
+            SetOpKind::ExceptAll => "Except all".to_string(),
         },
         LogicalPlan::SubqueryAlias { alias, .. } => format!("SubqueryAlias {alias}"),
         LogicalPlan::Apply { kind, field, .. } => match kind {

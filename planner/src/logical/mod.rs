@@ -76,6 +76,11 @@ pub enum SetOpKind {
     Intersect,
     /// Distinct rows of the left input that the right input lacks.
     Except,
+    /// `INTERSECT ALL`: a row `min(l, r)` times, where the left input has it `l` times and
+    /// the right `r` times.
+    IntersectAll,
+    /// `EXCEPT ALL`: a row `l - r` times (when positive).
+    ExceptAll,
 }
 
 /// A node of the logical plan.
@@ -167,7 +172,7 @@ pub enum LogicalPlan {
         /// Inputs.
         inputs: Vec<LogicalPlan>,
     },
-    /// `INTERSECT` or `EXCEPT` (distinct; NULLs compare equal).
+    /// `INTERSECT` or `EXCEPT`, distinct or `ALL` (NULLs compare equal).
     SetOp {
         /// Left input.
         left: Box<LogicalPlan>,
@@ -195,6 +200,9 @@ pub enum LogicalPlan {
         kind: ApplyKind,
         /// The appended column.
         field: Field,
+        /// Where the subquery is in the statement (`"line L, column C"`, or empty), for the
+        /// errors of the shapes decorrelation cannot turn into joins.
+        position: String,
     },
     /// Exactly one row: the input's only row, or NULLs if it has none (more rows are an
     /// error at execution). An uncorrelated scalar subquery.
@@ -361,11 +369,13 @@ impl LogicalPlan {
                 subquery,
                 kind,
                 field,
+                position,
             } => LogicalPlan::Apply {
                 input: b(input)?,
                 subquery: b(subquery)?,
                 kind,
                 field,
+                position,
             },
             LogicalPlan::SingleRow { input } => LogicalPlan::SingleRow { input: b(input)? },
         })

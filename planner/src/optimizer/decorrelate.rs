@@ -16,7 +16,7 @@
 use super::Rule;
 use crate::error::PlanError;
 use crate::logical::{and_all, columns_of, conjuncts, has_outer, ApplyKind, JoinKind, LogicalPlan};
-use weir_operators::plan::AggFunc;
+use weir_operators::plan::{AggFunc, AggregateExpr};
 use weir_operators::{DataType, Expr, Field, ScalarFunc, Value};
 
 /// `Filter(.. AND [NOT] mark, Apply EXISTS|IN)` → semi or anti join.
@@ -39,6 +39,7 @@ impl Rule for DecorrelateExistsIn {
             subquery,
             kind,
             field,
+            position,
         } = input.as_ref()
         else {
             return Ok(None);
@@ -56,7 +57,8 @@ impl Rule for DecorrelateExistsIn {
         if rest.iter().any(|c| columns_of(c).contains(&mark)) {
             return Ok(None);
         }
-        let join = semi_join((**rows).clone(), (**subquery).clone(), kind, negated)?;
+        let join = semi_join((**rows).clone(), (**subquery).clone(), kind, negated)
+            .map_err(|e| e.or_at(position))?;
         // The mark column stays, as the constant the filter required, so the rewritten node
         // keeps the Apply's width: a join above it (TPC-H Q21's NOT EXISTS over its EXISTS)
         // addresses its right side's columns after this node's, and must not see them shift.
@@ -112,6 +114,7 @@ impl Rule for DecorrelateScalar {
             subquery,
             kind: ApplyKind::Scalar,
             field,
+            position,
         } = plan
         else {
             return Ok(None);
@@ -127,7 +130,9 @@ impl Rule for DecorrelateScalar {
                 filter: None,
             }));
         }
-        correlated_scalar((**input).clone(), (**subquery).clone(), field.clone()).map(Some)
+        correlated_scalar((**input).clone(), (**subquery).clone(), field.clone())
+            .map(Some)
+            .map_err(|e| e.or_at(position))
     }
 }
 
@@ -204,7 +209,7 @@ fn semi_join(
 
 /// The part of an EXISTS subquery that decides whether it has rows: its select list,
 /// ORDER BY and aliases do not matter.
-fn strip_for_exists(plan: LogicalPlan) -> LogicalPlan {
+pub(crate) fn strip_for_exists(plan: LogicalPlan) -> LogicalPlan {
     match plan {
         LogicalPlan::Project { input, exprs, .. } if !exprs.iter().any(has_outer) => {
             strip_for_exists(*input)
@@ -355,11 +360,7 @@ fn correlated_scalar(
             (exprs, *input)
         }
         agg @ LogicalPlan::Aggregate { .. } => (vec![Expr::Column(0)], agg),
-        _ => {
-            return Err(unsupported(
-                "that does not compute an aggregate (such as SELECT max(x) ...)",
-            ))
-        }
+        rows => at_most_one_row(rows),
     };
     let LogicalPlan::Aggregate {
         input: body,
@@ -396,6 +397,7 @@ fn correlated_scalar(
         .iter()
         .map(|a| matches!(a.func, AggFunc::Count | AggFunc::CountStar))
         .collect();
+    let agg_types: Vec<DataType> = aggs.iter().map(|a| a.output_type()).collect();
     let grouped = LogicalPlan::Aggregate {
         input: Box::new(body),
         groups: inner_keys.iter().map(|&c| Expr::Column(c)).collect(),
@@ -434,7 +436,10 @@ fn correlated_scalar(
             Expr::Column(c) if *c >= k => Some(if count_like[c - k] {
                 Expr::Literal(Value::Int(0))
             } else {
-                Expr::Literal(Value::Null)
+                Expr::Cast {
+                    expr: Box::new(Expr::Literal(Value::Null)),
+                    to: agg_types[c - k],
+                }
             }),
             _ => None,
         });
@@ -459,19 +464,52 @@ fn correlated_scalar(
     Ok(joined.project(exprs, fields))
 }
 
+/// `(SELECT x FROM ...)` without an aggregate as one: `x` of the only row, NULL without rows,
+/// and an error where a row of the outer query has more than one (`MIN(x)` and `COUNT(*)`
+/// per correlation key tell which).
+fn at_most_one_row(rows: LogicalPlan) -> (Vec<Expr>, LogicalPlan) {
+    let input_type = rows.schema().fields[0].data_type;
+    let agg = LogicalPlan::Aggregate {
+        input: Box::new(rows),
+        groups: vec![],
+        group_fields: vec![],
+        aggs: vec![
+            AggregateExpr {
+                func: AggFunc::Min,
+                arg: Some(Expr::Column(0)),
+                input_type,
+            },
+            AggregateExpr {
+                func: AggFunc::CountStar,
+                arg: None,
+                input_type: DataType::Int64,
+            },
+        ],
+        agg_names: vec!["__value".to_string(), "__rows".to_string()],
+    };
+    let value = Expr::Case {
+        operand: None,
+        branches: vec![(
+            Expr::col(1).binary(weir_operators::BinaryOp::Gt, Expr::lit(1)),
+            Expr::Function {
+                func: ScalarFunc::TooManyRows,
+                args: vec![Expr::Column(0)],
+            },
+        )],
+        else_result: Some(Box::new(Expr::Column(0))),
+    };
+    (vec![value], agg)
+}
+
 /// The error for an Apply that no rule could turn into a join.
 pub(crate) fn check_no_apply(plan: &LogicalPlan) -> Result<(), PlanError> {
-    if let LogicalPlan::Apply { kind, .. } = plan {
+    if let LogicalPlan::Apply { kind, position, .. } = plan {
         let what = match kind {
-            ApplyKind::Exists => {
-                "EXISTS outside of a WHERE conjunct (inside OR, CASE or a select list)"
-            }
-            ApplyKind::In(_) => {
-                "IN (SELECT ...) outside of a WHERE conjunct (inside OR, CASE or a select list)"
-            }
+            ApplyKind::Exists => "this EXISTS subquery",
+            ApplyKind::In(_) => "this IN (SELECT ...) subquery",
             ApplyKind::Scalar => "this scalar subquery",
         };
-        return Err(PlanError::unsupported(what, ""));
+        return Err(PlanError::unsupported(what, position.clone()));
     }
     plan.inputs().into_iter().try_for_each(check_no_apply)
 }

@@ -5,7 +5,8 @@
 //! of the tree, top down, and repeats a list of rules until none changes anything (a fixed
 //! point, bounded by [`MAX_PASSES`]). Rules run in four phases:
 //! 1. subquery decorrelation ([`decorrelate`]): Applies become semi, anti and outer joins
-//!    while the subqueries' correlated predicates still sit where the binder put them;
+//!    while the subqueries' correlated predicates still sit where the binder put them; the
+//!    EXISTS and IN left over, used as values, become counts ([`mark`]) and left joins;
 //! 2. simplification and pushdown to a fixed point: constant folding ([`simplify`]),
 //!    filter pushdown with join-key extraction and outer-to-inner conversion ([`pushdown`]),
 //!    and limit pushdown ([`limit`]);
@@ -21,6 +22,7 @@ pub(crate) mod decorrelate;
 pub(crate) mod estimate;
 pub(crate) mod join_order;
 pub(crate) mod limit;
+pub(crate) mod mark;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
 pub(crate) mod simplify;
@@ -80,6 +82,10 @@ pub fn optimize(plan: LogicalPlan, catalog: &Catalog) -> Result<LogicalPlan, Pla
             &decorrelate::FilterIntoSemiJoin,
             &decorrelate::DecorrelateScalar,
         ],
+        plan,
+    )?;
+    let plan = fixed_point(
+        &[&mark::MarkAsCounts, &decorrelate::DecorrelateScalar],
         plan,
     )?;
     decorrelate::check_no_apply(&plan)?;

@@ -203,6 +203,7 @@ impl Rule for PushDownFilters {
                 subquery,
                 kind,
                 field,
+                position,
             } => {
                 let m = inner.width();
                 let (below, above): (Vec<Expr>, Vec<Expr>) =
@@ -216,6 +217,7 @@ impl Rule for PushDownFilters {
                         subquery: subquery.clone(),
                         kind: kind.clone(),
                         field: field.clone(),
+                        position: position.clone(),
                     }
                     .filter_all(above),
                 )

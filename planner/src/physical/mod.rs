@@ -306,7 +306,15 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             }
         }
         LogicalPlan::SetOp { left, right, kind } => {
-            lower(set_op_as_aggregate(*left, *right, kind), catalog, fr)?
+            let counted = lower(set_op_as_aggregate(*left, *right, kind), catalog, fr)?;
+            if matches!(kind, SetOpKind::IntersectAll | SetOpKind::ExceptAll) {
+                let plan = PhysicalPlan::Repeat {
+                    input: Box::new(counted.plan.clone()),
+                };
+                counted.wrap(plan, schema)
+            } else {
+                counted
+            }
         }
         LogicalPlan::SingleRow { input } => {
             let input = lower(*input, catalog, fr)?;
@@ -318,8 +326,8 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             };
             input.wrap(plan, schema)
         }
-        LogicalPlan::Apply { .. } => {
-            return Err(PlanError::unsupported("this subquery", ""));
+        LogicalPlan::Apply { position, .. } => {
+            return Err(PlanError::unsupported("this subquery", position));
         }
     })
 }
@@ -636,9 +644,27 @@ fn set_op_as_aggregate(l: LogicalPlan, r: LogicalPlan, kind: SetOpKind) -> Logic
         agg_names: vec!["__left".into(), "__right".into()],
     };
     let positive = |c: usize| Expr::col(c).binary(BinaryOp::Gt, Expr::lit(0));
+    let (left, right) = (Expr::col(n), Expr::col(n + 1));
     let keep = match kind {
         SetOpKind::Intersect => positive(n).and(positive(n + 1)),
-        SetOpKind::Except => positive(n).and(Expr::col(n + 1).eq(Expr::lit(0))),
+        SetOpKind::Except => positive(n).and(right.eq(Expr::lit(0))),
+        SetOpKind::IntersectAll | SetOpKind::ExceptAll => {
+            // The rows with their number of copies last, for the Repeat above.
+            let copies = if kind == SetOpKind::IntersectAll {
+                Expr::Case {
+                    operand: None,
+                    branches: vec![(left.clone().binary(BinaryOp::Lt, right.clone()), left)],
+                    else_result: Some(Box::new(right)),
+                }
+            } else {
+                left.binary(BinaryOp::Sub, right)
+            };
+            let mut exprs: Vec<Expr> = (0..n).map(Expr::Column).collect();
+            exprs.push(copies);
+            let mut with_copies = fields;
+            with_copies.push(Field::new("__copies", DataType::Int64));
+            return counted.project(exprs, with_copies);
+        }
     };
     let filtered = LogicalPlan::Filter {
         input: Box::new(counted),
