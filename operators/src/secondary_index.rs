@@ -184,7 +184,7 @@ mod tests {
 
     fn partition(values: &[Option<i64>]) -> PartitionData {
         let schema = Schema::new(vec![Field::new("v", DataType::Int64)]);
-        let mut p = PartitionData::new(schema, &[], &[]);
+        let mut p = PartitionData::new(schema, &[]);
         let values: Vec<Value> = values
             .iter()
             .map(|v| v.map_or(Value::Null, Value::Int))

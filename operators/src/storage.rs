@@ -21,7 +21,6 @@ use crate::value::Value;
 use crate::DEFAULT_BATCH_SIZE;
 use hashbrown::{HashMap, HashSet};
 use std::cmp::Ordering;
-use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -473,32 +472,26 @@ pub struct PartitionData {
     /// Primary key → row id (empty without a primary key). A composite key is an
     /// [`IdxKey::Tuple`].
     pk_index: HashMap<IdxKey, u32>,
-    /// Secondary indexes: column → ordered (key, row id) pairs.
-    secondary: Vec<(usize, BTreeSet<(IdxKey, u32)>)>,
-    /// Heap bytes of string keys held by the indexes.
+    /// Heap bytes of string keys held by the key index.
     key_bytes: usize,
 }
 
 impl PartitionData {
-    /// An empty partition for a table with `schema`, primary key columns `primary_key` (empty:
-    /// the table has no key and keeps every row, duplicates and NULLs included), and
-    /// secondary indexes on `indexed` columns.
-    pub fn new(schema: Schema, primary_key: &[usize], indexed: &[usize]) -> Self {
+    /// An empty partition for a table with `schema` and primary key columns `primary_key`
+    /// (empty: the table has no key and keeps every row, duplicates and NULLs included).
+    /// Secondary indexes are not a partition's: they span a node's partitions
+    /// ([`crate::table_store::TableStore`]).
+    pub fn new(schema: Schema, primary_key: &[usize]) -> Self {
         let types = schema.types();
-        let mut p = PartitionData {
+        PartitionData {
             schema,
             types,
             primary_key: primary_key.to_vec(),
             chunks: Vec::new(),
             num_rows: 0,
             pk_index: HashMap::new(),
-            secondary: Vec::new(),
             key_bytes: 0,
-        };
-        for &c in indexed {
-            p.add_index(c);
         }
-        p
     }
 
     /// The table schema.
@@ -716,8 +709,7 @@ impl PartitionData {
         if gone.is_empty() {
             return Ok(());
         }
-        let indexed: Vec<usize> = self.secondary.iter().map(|(c, _)| *c).collect();
-        let mut fresh = PartitionData::new(self.schema.clone(), &self.primary_key, &indexed);
+        let mut fresh = PartitionData::new(self.schema.clone(), &self.primary_key);
         let mut next = gone.iter().peekable();
         let mut kept = Vec::new();
         for (c, chunk) in self.chunks.iter().enumerate() {
@@ -759,15 +751,6 @@ impl PartitionData {
                 }
             }
         }
-        for (c, index) in &mut self.secondary {
-            let col = batch.column(*c);
-            for i in 0..n {
-                if let Some(k) = key_at(col, i) {
-                    self.key_bytes += k.heap_size();
-                    index.insert((k, base + i as u32));
-                }
-            }
-        }
         // Fill the last chunk, then append full chunks.
         let mut start = 0;
         if let Some(last) = self.chunks.last_mut() {
@@ -793,30 +776,10 @@ impl PartitionData {
         Ok(())
     }
 
-    /// Adds a secondary index on `column`, indexing the rows present.
-    pub fn add_index(&mut self, column: usize) {
-        if self.has_index(column) || column >= self.types.len() {
-            return;
-        }
-        let mut index = BTreeSet::new();
-        let mut row = 0u32;
-        for chunk in &self.chunks {
-            let col = chunk.column(column);
-            for i in 0..col.len() {
-                if let Some(k) = key_at(col, i) {
-                    self.key_bytes += k.heap_size();
-                    index.insert((k, row + i as u32));
-                }
-            }
-            row += chunk.num_rows() as u32;
-        }
-        self.secondary.push((column, index));
-    }
-
-    /// Whether `column` can be probed by [`PartitionData::index_lookup`]: it is a one-column
-    /// primary key or has a secondary index.
+    /// Whether `column` can be probed by [`PartitionData::index_lookup`]: it is the whole
+    /// (one-column) primary key.
     pub fn has_index(&self, column: usize) -> bool {
-        self.primary_key == [column] || self.secondary.iter().any(|(c, _)| *c == column)
+        self.primary_key == [column]
     }
 
     /// Number of rows.
@@ -829,12 +792,7 @@ impl PartitionData {
         let data: usize = self.chunks.iter().map(|c| c.memory_size()).sum();
         let key = std::mem::size_of::<IdxKey>();
         let pk = self.pk_index.capacity() * (key + 4 + 1);
-        let sec: usize = self
-            .secondary
-            .iter()
-            .map(|(_, s)| s.len() * (key + 8) * 3 / 2)
-            .sum();
-        data + pk + sec + self.key_bytes + self.chunks.capacity() * 8
+        data + pk + self.key_bytes + self.chunks.capacity() * 8
     }
 
     /// The stored chunks (cheap: shares them).
@@ -842,10 +800,11 @@ impl PartitionData {
         self.chunks.clone()
     }
 
-    /// Rows matching `lookup` on indexed `column`, as a batch of full table rows (empty, with
-    /// the table's column types, when nothing matches). Bounds are evaluated against `params`;
-    /// a NULL bound matches nothing. An [`IndexLookup::Key`] probes the whole primary key
-    /// (`column` is then its first column).
+    /// Rows matching `lookup` on the primary key, as a batch of full table rows (empty, with
+    /// the table's column types, when nothing matches). `column` is the one-column key
+    /// (equality and IN probe the key index, a range filters the stored rows); an
+    /// [`IndexLookup::Key`] probes a whole (composite) key, `column` being its first column.
+    /// Bounds are evaluated against `params`; a NULL bound matches nothing.
     pub fn index_lookup(
         &self,
         column: usize,
@@ -860,27 +819,16 @@ impl PartitionData {
                 "index column #{column} out of range"
             )));
         };
-        let secondary = self
-            .secondary
-            .iter()
-            .find(|(c, _)| *c == column)
-            .map(|(_, s)| s);
-        let is_pk = self.primary_key == [column];
-        if !is_pk && secondary.is_none() {
+        if !self.has_index(column) {
             return Err(Error::Internal(format!(
-                "column {} has no index",
+                "column {} is not the partition's key",
                 self.schema.fields[column].name
             )));
         }
         let mut rows: Vec<u32> = Vec::new();
         let probe_eq = |v: &Value, rows: &mut Vec<u32>| -> Result<()> {
-            let Probe::Key(k) = eq_probe(v, dt)? else {
-                return Ok(());
-            };
-            if is_pk {
+            if let Probe::Key(k) = eq_probe(v, dt)? {
                 rows.extend(self.pk_index.get(&k).copied());
-            } else if let Some(idx) = secondary {
-                rows.extend(idx.range((k.clone(), 0)..=(k, u32::MAX)).map(|(_, r)| *r));
             }
             Ok(())
         };
@@ -899,48 +847,19 @@ impl PartitionData {
             }
             IndexLookup::Key { .. } => unreachable!("handled above"),
             IndexLookup::Range { low, high } => {
-                let low_v = low
-                    .as_ref()
-                    .map(|(e, incl)| evaluate_scalar(e, params).map(|v| (v, *incl)))
-                    .transpose()?;
-                let high_v = high
-                    .as_ref()
-                    .map(|(e, incl)| evaluate_scalar(e, params).map(|v| (v, *incl)))
-                    .transpose()?;
-                let lo = match &low_v {
-                    None => Bound::Unbounded,
-                    Some((v, incl)) => match range_bound(v, *incl, dt, true)? {
-                        Some(b) => b,
-                        None => return Ok(Batch::empty(&self.types)),
-                    },
-                };
-                let hi = match &high_v {
-                    None => Bound::Unbounded,
-                    Some((v, incl)) => match range_bound(v, *incl, dt, false)? {
-                        Some(b) => b,
-                        None => return Ok(Batch::empty(&self.types)),
-                    },
-                };
-                match secondary {
-                    Some(idx) => {
-                        if range_is_empty(&lo, &hi) {
-                            return Ok(Batch::empty(&self.types));
+                let bound =
+                    |b: &Option<(Expr, bool)>, low: bool| -> Result<Option<Bound<IdxKey>>> {
+                        match b {
+                            None => Ok(Some(Bound::Unbounded)),
+                            Some((e, incl)) => {
+                                range_bound(&evaluate_scalar(e, params)?, *incl, dt, low)
+                            }
                         }
-                        let lo = match lo {
-                            Bound::Included(k) => Bound::Included((k, 0)),
-                            Bound::Excluded(k) => Bound::Excluded((k, u32::MAX)),
-                            Bound::Unbounded => Bound::Unbounded,
-                        };
-                        let hi = match hi {
-                            Bound::Included(k) => Bound::Included((k, u32::MAX)),
-                            Bound::Excluded(k) => Bound::Excluded((k, 0)),
-                            Bound::Unbounded => Bound::Unbounded,
-                        };
-                        rows.extend(idx.range((lo, hi)).map(|(_, r)| *r));
-                        rows.sort_unstable();
-                    }
-                    None => return self.scan_range(column, &lo, &hi),
-                }
+                    };
+                let (Some(lo), Some(hi)) = (bound(low, true)?, bound(high, false)?) else {
+                    return Ok(Batch::empty(&self.types));
+                };
+                return self.scan_range(column, &lo, &hi);
             }
         }
         self.gather(&rows)
@@ -1081,13 +1000,33 @@ mod tests {
     use super::*;
     use crate::types::Field;
 
+    /// Rows matching `lookup` through a node-wide secondary index on `column` over `t` (a
+    /// partition keeps only its key index).
+    fn by_index(t: &PartitionData, column: usize, lookup: &IndexLookup) -> Result<Batch> {
+        let mut store = crate::table_store::TableStore::new(&t.types, &[column]);
+        store.put(0, t.clone());
+        let parts: Vec<Batch> = store
+            .lookup(column, lookup, &[], &[0])?
+            .iter()
+            .map(|c| match &c.selection {
+                Some(rows) => c.rows.take(rows),
+                None => (*c.rows).clone(),
+            })
+            .collect();
+        if parts.is_empty() {
+            Ok(Batch::empty(&t.types))
+        } else {
+            Batch::concat(&parts)
+        }
+    }
+
     fn table() -> PartitionData {
         let schema = Schema::new(vec![
             Field::new("id", DataType::Int64),
             Field::new("name", DataType::Utf8),
             Field::new("score", DataType::Float64),
         ]);
-        PartitionData::new(schema, &[0], &[2])
+        PartitionData::new(schema, &[0])
     }
 
     fn rows(range: std::ops::Range<i64>) -> Batch {
@@ -1198,7 +1137,7 @@ mod tests {
         assert_eq!(t.num_rows(), 10);
 
         let schema = Schema::new(vec![Field::new("k", DataType::Utf8)]);
-        let mut s = PartitionData::new(schema, &[0], &[]);
+        let mut s = PartitionData::new(schema, &[0]);
         s.insert(&Batch::try_new(vec![Column::from_strs(&["a", "b"])]).unwrap())
             .unwrap();
         let err = s
@@ -1226,12 +1165,9 @@ mod tests {
         assert_eq!(got[0][1], Value::from("moved"));
         // The secondary index on score no longer finds the deleted row (score 1000).
         let (c, l) = eq(2, Value::Float(1000.0));
-        assert_eq!(t.index_lookup(c, &l, &[]).unwrap().num_rows(), 0);
+        assert_eq!(by_index(&t, c, &l).unwrap().num_rows(), 0);
         let (c, l) = eq(2, Value::Float(1000.5));
-        assert_eq!(
-            t.index_lookup(c, &l, &[]).unwrap().rows()[0][0],
-            Value::Int(2001)
-        );
+        assert_eq!(by_index(&t, c, &l).unwrap().rows()[0][0], Value::Int(2001));
         // A stored key is taken unless the same write deletes it; nothing changes on refusal.
         let dup = rows(11..12);
         assert!(t.check_replace(&keys(&[]), &dup).is_err());
@@ -1250,7 +1186,7 @@ mod tests {
             Field::new("b", DataType::Utf8),
         ]);
         let types = schema.types();
-        let mut t = PartitionData::new(schema, &[], &[0]);
+        let mut t = PartitionData::new(schema, &[]);
         let b = |r: &[(Option<i64>, &str)]| {
             let r: Vec<Vec<Value>> = r
                 .iter()
@@ -1281,9 +1217,7 @@ mod tests {
             ])
             .rows()
         );
-        let five = t
-            .index_lookup(0, &IndexLookup::Eq(Expr::lit(5)), &[])
-            .unwrap();
+        let five = by_index(&t, 0, &IndexLookup::Eq(Expr::lit(5))).unwrap();
         assert_eq!(five.num_rows(), 2);
         assert_eq!(t.rewrite(&b(&[(Some(5), "x")]), None).unwrap(), 2);
         assert_eq!(t.num_rows(), 2);
@@ -1298,7 +1232,7 @@ mod tests {
             Field::new("v", DataType::Int64),
         ]);
         let types = schema.types();
-        let mut t = PartitionData::new(schema, &[0, 1], &[]);
+        let mut t = PartitionData::new(schema, &[0, 1]);
         let row = |a: i64, b: &str, v: i64| vec![Value::Int(a), Value::from(b), Value::Int(v)];
         let rows = vec![row(1, "x", 10), row(1, "y", 11), row(2, "x", 12)];
         t.insert(&Batch::from_rows(&types, &rows).unwrap()).unwrap();
@@ -1382,42 +1316,31 @@ mod tests {
             high: Some((Expr::lit(6), false)),
         };
         assert_eq!(ids(t.index_lookup(0, &r, &[]).unwrap()), vec![3, 4, 5]);
-        // Secondary ordered index on score = id / 2 (NULL when id % 5 == 0).
+        // An ordered secondary index on score = id / 2 (NULL when id % 5 == 0).
         let r = IndexLookup::Range {
             low: Some((Expr::lit(10), false)),
             high: Some((Expr::lit(12.5), true)),
         };
-        assert_eq!(
-            ids(t.index_lookup(2, &r, &[]).unwrap()),
-            vec![21, 22, 23, 24]
-        );
+        assert_eq!(ids(by_index(&t, 2, &r).unwrap()), vec![21, 22, 23, 24]);
         let r = IndexLookup::Range {
             low: Some((Expr::lit(Value::Null), false)),
             high: None,
         };
-        assert_eq!(t.index_lookup(2, &r, &[]).unwrap().num_rows(), 0);
+        assert_eq!(by_index(&t, 2, &r).unwrap().num_rows(), 0);
         assert_eq!(
-            ids(t
-                .index_lookup(2, &IndexLookup::Eq(Expr::lit(999)), &[])
-                .unwrap()),
+            ids(by_index(&t, 2, &IndexLookup::Eq(Expr::lit(999))).unwrap()),
             vec![1998]
         );
-        // Index added later on a string column.
+        // A string column.
         assert!(!t.has_index(1));
-        t.add_index(1);
-        assert!(t.has_index(1));
-        let b = t
-            .index_lookup(1, &IndexLookup::Eq(Expr::lit("n3")), &[])
-            .unwrap();
+        let b = by_index(&t, 1, &IndexLookup::Eq(Expr::lit("n3"))).unwrap();
         assert_eq!(b.num_rows(), (0..2000).filter(|i| i % 7 == 3).count());
         assert_eq!(b.num_columns(), 3);
         t.insert(&rows(2000..2001)).unwrap();
-        let b = t
-            .index_lookup(1, &IndexLookup::Eq(Expr::lit("n5")), &[])
-            .unwrap();
+        let b = by_index(&t, 1, &IndexLookup::Eq(Expr::lit("n5"))).unwrap();
         assert!(ids(b).contains(&2000));
         assert!(matches!(
-            t.index_lookup(1, &IndexLookup::Eq(Expr::lit(1)), &[]),
+            by_index(&t, 1, &IndexLookup::Eq(Expr::lit(1))),
             Err(Error::Type(_))
         ));
     }

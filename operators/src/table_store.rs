@@ -214,7 +214,7 @@ mod tests {
     }
 
     fn new_part() -> PartitionData {
-        PartitionData::new(schema(), &[0], &[])
+        PartitionData::new(schema(), &[0])
     }
 
     fn ids(chunks: &[ScanChunk]) -> Vec<Vec<Value>> {

@@ -234,7 +234,7 @@ fn new_store(layout: &TableLayout) -> TableStore {
 /// A new partition copy: its primary-key index only. Secondary indexes are kept once per node
 /// and table, across partitions, by the partition's [`TableStore`].
 fn new_partition(layout: &TableLayout) -> PartitionData {
-    PartitionData::new(layout.schema.clone(), &layout.primary_key, &[])
+    PartitionData::new(layout.schema.clone(), &layout.primary_key)
 }
 
 /// What a writer needs to reach the data nodes.

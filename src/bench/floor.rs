@@ -89,7 +89,7 @@ fn node_share(rows: usize) -> Result<(TableStore, Vec<u32>), String> {
     let mut store = TableStore::new(&schema.types(), &indexed);
     for &p in &mine {
         let rows: Batch = batch.take(&by_partition[p as usize]);
-        let new = || PartitionData::new(schema.clone(), &[0], &[]);
+        let new = || PartitionData::new(schema.clone(), &[0]);
         store.insert(p, &rows, new).map_err(|e| e.to_string())?;
     }
     Ok((store, mine))
