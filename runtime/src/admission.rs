@@ -9,8 +9,9 @@
 //!
 //! A query is admitted on a node when the node's breaker is closed and its estimated memory
 //! (its hash joins on the node times the node's running estimate of a join's build memory,
-//! [`NodePool::join_estimate`]) fits under the breaker's limit together with what the node
-//! holds now and what the queries admitted before it are still expected to build. A node
+//! [`NodePool::join_estimate`]) fits under the breaker's reset mark together with what the
+//! node holds now and what the queries admitted before it are still expected to build (the
+//! room between the reset mark and the limit is left to batches in flight). A node
 //! with no admitted query admits the head of its queue whatever the estimate (progress).
 //!
 //! The queue is looked at again whenever memory comes back (an admitted query ends, a hash
@@ -271,9 +272,11 @@ impl Admission {
         if bytes == 0 || committed == 0 {
             return true;
         }
-        // What the admitted queries have not built yet is still coming.
+        // What the admitted queries have not built yet is still coming. Joins are admitted up
+        // to the breaker's reset mark, not its limit: the room between the two is for the
+        // batches in flight, so that they do not trip the breaker.
         let coming = committed.saturating_sub(pool.join_held());
-        pool.used() + coming + bytes <= pool.limit()
+        pool.used() + coming + bytes <= pool.reset()
     }
 
     fn leave(&self, ticket: u64) {
@@ -449,10 +452,10 @@ mod tests {
         let a = Admission::new(nodes, 16);
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
-        // The limit is 85 MiB: two queries of 40 MiB fit, a third does not.
-        let q1 = a.enter(vec![(0, 40 * MIB)], false, w("q1")).unwrap();
-        let q2 = a.enter(vec![(0, 40 * MIB)], false, w("q2")).unwrap();
-        let q3 = a.enter(vec![(0, 40 * MIB)], false, w("q3")).unwrap();
+        // The reset mark is 70 MiB: two queries of 35 MiB fit, a third does not.
+        let q1 = a.enter(vec![(0, 35 * MIB)], false, w("q1")).unwrap();
+        let q2 = a.enter(vec![(0, 35 * MIB)], false, w("q2")).unwrap();
+        let q3 = a.enter(vec![(0, 35 * MIB)], false, w("q3")).unwrap();
         // Asks for nothing, but comes after q3 on the same node.
         let q4 = a.enter(vec![(0, 0)], false, w("q4")).unwrap();
         assert!(q1.is_admitted() && q2.is_admitted());
@@ -460,7 +463,7 @@ mod tests {
         assert!(taken(&log).is_empty(), "admitted at once: nobody is woken");
         drop(q1);
         assert_eq!(taken(&log), vec!["q3", "q4"]);
-        assert_eq!(a.committed(0), 80 * MIB);
+        assert_eq!(a.committed(0), 70 * MIB);
         drop((q2, q3, q4));
         assert_eq!(a.committed(0), 0);
     }

@@ -163,6 +163,11 @@ impl NodePool {
         self.limit
     }
 
+    /// Bytes below which the breaker closes again.
+    pub fn reset(&self) -> usize {
+        self.reset
+    }
+
     /// Bytes accounted now.
     pub fn used(&self) -> usize {
         self.used.load(Ordering::SeqCst)

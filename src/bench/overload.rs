@@ -606,7 +606,7 @@ pub fn markdown(rows: &[OverloadRow]) -> String {
         .enumerate()
         .map(|(i, w)| {
             if i == last {
-                format!("{}", "-".repeat(*w))
+                "-".repeat(*w)
             } else {
                 format!("{}:", "-".repeat(w - 1))
             }
@@ -648,7 +648,7 @@ fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(d);
