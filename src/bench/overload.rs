@@ -3,9 +3,10 @@
 //! Closed-loop clients (each sends a query, waits for its answer, sends the next) run a hash
 //! join against a cluster whose nodes have small memory budgets, in both join modes:
 //! [`JoinMode::Legacy`] (joins never consult the breaker; a node whose accounted memory goes
-//! over its budget runs out of memory and goes down) and [`JoinMode::Guarded`] (the memory
-//! circuit breaker rejects new joins, kills half of the running ones and retries them with
-//! backoff). Each client level starts a fresh cluster and loads the same generated data.
+//! over its budget runs out of memory and goes down) and [`JoinMode::Guarded`] (queries wait
+//! their turn in a fair admission queue until their joins fit in memory; if the memory
+//! circuit breaker trips anyway it kills half of the running joins that hold memory, and
+//! they run again ahead of new queries). Each client level starts a fresh cluster and loads the same generated data.
 //!
 //! The workload: `customers` (the build side, [`CUSTOMERS`] rows) joined with `orders` (the
 //! probe side, [`ORDERS`] rows) on the customer id, grouped by region. The planner
@@ -126,8 +127,9 @@ hash-shuffled, so for every running query each node builds a hash table over its
 customers: about 100 KB accounted with 10 nodes. With the default 10 nodes and 8 MiB per node, \
 a few dozen joins held at once exceed a node's budget, and Legacy runs nodes out of memory \
 around 100-130 clients on a 2-core machine (in the middle of the default sweep). The Legacy \
-sweep stops after the first level that crashes a node. Guarded rejects, kills and retries \
-instead. Clients start evenly over the first quarter of a level; requests still running at its \
+sweep stops after the first level that crashes a node. Guarded instead queues queries in a \
+fair admission queue until their joins fit (and kills and re-runs joins if the breaker trips \
+anyway). Clients start evenly over the first quarter of a level; requests still running at its \
 end finish and count.
 
 Per mode and level: requests, errors, error rate (percent), throughput min / median / max \
