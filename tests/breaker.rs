@@ -1,6 +1,8 @@
-//! The memory circuit breaker: admission with binary exponential backoff, kill rounds that
-//! stop half of the running hash joins, and the Legacy join mode that runs nodes out of
-//! memory. Deterministic: seeded, small budgets.
+//! The memory circuit breaker: a fair admission queue (first come, first served, woken when
+//! memory comes back, backoff as a fallback, failing only at a query's deadline or when the
+//! queue is full), kill rounds that stop half of the running hash joins that hold memory,
+//! and the Legacy join mode that runs nodes out of memory. Deterministic: seeded, small
+//! budgets.
 
 mod common;
 
@@ -22,6 +24,16 @@ fn breaker(attempts: u32, retry_killed: bool) -> BreakerConfig {
 }
 
 fn join_cluster(nodes: usize, budget: usize, mode: JoinMode, cfg: BreakerConfig) -> TestCluster {
+    join_cluster_timeout(nodes, budget, mode, cfg, Duration::from_secs(30))
+}
+
+fn join_cluster_timeout(
+    nodes: usize,
+    budget: usize,
+    mode: JoinMode,
+    cfg: BreakerConfig,
+    timeout: Duration,
+) -> TestCluster {
     let c = Cluster::builder()
         .nodes(nodes)
         .partitions(32)
@@ -29,6 +41,7 @@ fn join_cluster(nodes: usize, budget: usize, mode: JoinMode, cfg: BreakerConfig)
         .join_mode(mode)
         .breaker(cfg)
         .seed(7)
+        .query_timeout(timeout)
         .build()
         .unwrap();
     c.execute("CREATE TABLE big (id BIGINT PRIMARY KEY, k BIGINT)")
@@ -112,30 +125,63 @@ fn open_breaker_delays_admission_with_exponential_backoff() {
     }
     let s = c.stats();
     assert!(
-        s.breaker.rejections >= 2 && s.nodes[0].trips >= 1,
+        s.breaker.rejections == 1 && s.breaker.retries >= 2 && s.nodes[0].trips >= 1,
         "{:?}",
         s.breaker
     );
 
-    // Held for good: the query gives up after its last attempt, with a clear error.
-    let c2 = join_cluster(1, budget, JoinMode::Guarded, breaker(4, true));
+    // Held for good: the query waits in the queue until its own deadline (the query timeout,
+    // 400 ms here: this part waits that long on purpose), then fails saying so.
+    let timeout = Duration::from_millis(400);
+    let c2 = join_cluster_timeout(1, budget, JoinMode::Guarded, breaker(4, true), timeout);
     let hold = c2.hold_memory(0, budget * 9 / 10).unwrap();
     let err = c2.query("SELECT COUNT(*) FROM big", &[]).unwrap_err();
-    assert_eq!(
-        err,
-        Error::BreakerOpen {
-            node: "node-0".into(),
-            attempts: 4
+    match &err {
+        Error::AdmissionTimeout {
+            node,
+            waited,
+            position,
+        } => {
+            assert_eq!((node.as_str(), *position), ("node-0", 1), "{err}");
+            assert!(*waited >= timeout / 2, "{err}");
         }
-    );
+        other => panic!("expected an admission timeout, got {other:?}"),
+    }
+    let msg = err.to_string();
     assert!(
-        err.to_string().contains("memory circuit breaker open")
-            && err.to_string().contains("4 attempts")
+        msg.contains("waiting for admission") && msg.contains("position 1"),
+        "{msg}"
     );
     assert_eq!(c2.stats().breaker.retries_exhausted, 1);
     drop(hold);
     assert_idle(&c);
     assert_idle(&c2);
+}
+
+#[test]
+fn queries_over_budget_wait_in_order_and_all_complete() {
+    let budget = 64 * MIB;
+    let c = join_cluster(1, budget, JoinMode::Guarded, breaker(8, true));
+    let hold = c.hold_memory(0, budget * 9 / 10).unwrap();
+    // Twelve queries queue up one after another behind the open breaker.
+    let mut streams = Vec::new();
+    for i in 0..12u64 {
+        streams.push(c.query_stream(JOIN, &[]).unwrap());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while c.stats().breaker.rejections < i + 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    assert_eq!(c.stats().breaker.kills, 0);
+    // Memory comes back: every one of them runs and answers, none fails.
+    drop(hold);
+    let outcomes: Vec<Result<usize, Error>> = streams.into_iter().map(drain).collect();
+    assert!(
+        outcomes.iter().all(|o| matches!(o, Ok(60_000))),
+        "{outcomes:?}"
+    );
+    assert_eq!(c.stats().breaker.retries_exhausted, 0);
+    assert_idle(&c);
 }
 
 /// Starts 8 join streams on a 1-node cluster and waits until their joins hold memory.

@@ -22,7 +22,9 @@ fn guarded_overload_stays_within_every_budget_and_answers_right() {
         .node_memory(DEFAULT_NODE_MEMORY)
         .join_mode(JoinMode::Guarded)
         .seed(42)
-        .query_timeout(Duration::from_secs(10))
+        // Queries wait their turn in the admission queue: the deadline is far enough for a
+        // slow test build on a loaded machine; reaching it would fail the test below.
+        .query_timeout(Duration::from_secs(60))
         .build()
         .unwrap();
     data.load(&c).unwrap();
@@ -76,7 +78,7 @@ fn guarded_overload_stays_within_every_budget_and_answers_right() {
     );
     let ok = all.get("ok").copied().unwrap_or(0);
     let total: u64 = all.values().sum();
-    assert!(ok * 2 > total, "most queries are answered: {all:?}");
+    assert_eq!(ok, total, "every query is answered, none fails: {all:?}");
     for n in &s.nodes {
         assert!(
             n.memory_peak <= n.memory_budget,

@@ -35,13 +35,16 @@ pub struct BreakerConfig {
     pub limit: f64,
     /// Fraction of the budget below which it closes again (default 0.70).
     pub reset: f64,
-    /// First backoff delay (default 20 ms); attempt `n` waits about `base × 2^n`.
+    /// First backoff delay (default 20 ms): a query waiting for admission looks at the queue
+    /// again after about `base × 2^n` on its `n`th look (sooner when memory comes back).
     pub base: Duration,
     /// Longest backoff delay (default 2 s).
     pub cap: Duration,
-    /// Attempts before a query fails (default 8).
+    /// Runs of a query on other copies after a node it used was lost (default 8). Waiting
+    /// for admission has no attempt limit: it ends at the query's deadline.
     pub attempts: u32,
-    /// Queries that may wait for admission at once (default 4096).
+    /// Queries that may wait for admission at once (default 4096); one more fails at once
+    /// as overloaded.
     pub queue: usize,
     /// Re-enqueue queries whose join was killed (default true).
     pub retry_killed: bool,
@@ -118,13 +121,13 @@ impl fmt::Display for Health {
 /// Cluster-wide breaker counters.
 #[derive(Debug, Default)]
 pub struct BreakerCounters {
-    /// Admissions refused because a breaker was open.
+    /// Queries refused admission when they asked (they then wait in the queue).
     pub rejections: AtomicU64,
-    /// Hash joins killed.
+    /// Hash joins killed (kills delivered to running joins).
     pub kills: AtomicU64,
-    /// Queries re-enqueued (after a rejection or a kill).
+    /// Looks at the admission queue after a backoff, and re-runs after a kill.
     pub retries: AtomicU64,
-    /// Queries that failed after their last attempt.
+    /// Queries whose deadline passed while they waited for admission.
     pub retries_exhausted: AtomicU64,
     /// Nodes that ran out of memory.
     pub oom_crashes: AtomicU64,

@@ -26,7 +26,9 @@ pub enum Error {
     /// A node ran out of memory while running this query.
     #[error("{0} ran out of memory")]
     OutOfMemory(String),
-    /// The memory circuit breaker kept refusing the query.
+    /// The memory circuit breaker kept refusing the query. (No longer returned: a query
+    /// waiting for admission fails only at its deadline, [`Error::AdmissionTimeout`], or when
+    /// the queue is full, [`Error::Overloaded`].)
     #[error("memory circuit breaker open on {node}: query rejected after {attempts} attempts")]
     BreakerOpen {
         /// Node whose breaker was open.
@@ -77,6 +79,21 @@ pub enum Error {
     /// The cluster was shut down.
     #[error("cluster is shut down")]
     Shutdown,
+    /// The query's deadline (the query timeout) passed while it waited in the admission
+    /// queue for memory.
+    #[error(
+        "query timed out waiting for admission: waited {} ms for memory on {node}, \
+         at position {position} of the admission queue",
+        waited.as_millis()
+    )]
+    AdmissionTimeout {
+        /// The node that last refused it.
+        node: String,
+        /// How long it waited.
+        waited: std::time::Duration,
+        /// Its place in the queue when it gave up (1 is the head).
+        position: usize,
+    },
 }
 
 impl Error {
@@ -97,6 +114,7 @@ impl Error {
             Error::NullKey { .. } => "null_key",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
+            Error::AdmissionTimeout { .. } => "admission_timeout",
         }
     }
 

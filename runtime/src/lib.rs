@@ -8,6 +8,7 @@
 //! Start with [`Cluster::builder`].
 
 pub mod actors;
+pub mod admission;
 pub mod breaker;
 pub mod cluster;
 pub mod codec;

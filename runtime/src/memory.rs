@@ -56,6 +56,15 @@ impl Wake for Recipient<MemoryFreed> {
     }
 }
 
+/// The hook told when memory comes back (see [`NodePool::on_release`]).
+struct Released(Arc<dyn Wake>);
+
+impl std::fmt::Debug for Released {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Released")
+    }
+}
+
 /// A producer in a pool's queue of waiters.
 struct Waiter {
     bytes: usize,
@@ -101,8 +110,9 @@ pub struct NodePool {
     crashed: AtomicBool,
     check_pending: AtomicBool,
     join_estimate: AtomicUsize,
-    admitting: AtomicUsize,
+    join_held: AtomicUsize,
     trips: AtomicU64,
+    released: OnceLock<Released>,
     supervisor: OnceLock<Recipient<CheckMemory>>,
     node: OnceLock<Recipient<OutOfMemory>>,
     waiters: Mutex<Waiters>,
@@ -126,8 +136,9 @@ impl NodePool {
             crashed: AtomicBool::new(false),
             check_pending: AtomicBool::new(false),
             join_estimate: AtomicUsize::new(0),
-            admitting: AtomicUsize::new(0),
+            join_held: AtomicUsize::new(0),
             trips: AtomicU64::new(0),
+            released: OnceLock::new(),
             supervisor: OnceLock::new(),
             node: OnceLock::new(),
             waiters: Mutex::new(Waiters::default()),
@@ -150,6 +161,11 @@ impl NodePool {
     /// Bytes at which the breaker opens.
     pub fn limit(&self) -> usize {
         self.limit
+    }
+
+    /// Bytes below which the breaker closes again.
+    pub fn reset(&self) -> usize {
+        self.reset
     }
 
     /// Bytes accounted now.
@@ -201,25 +217,48 @@ impl NodePool {
             });
     }
 
-    /// Whether one more hash join (of the size joins have had here lately) fits under the
-    /// breaker's limit. Admission asks this so that the breaker rarely has to trip.
-    pub fn has_room_for_join(&self) -> bool {
-        let estimate = self.join_estimate.load(Ordering::Relaxed);
-        // Joins admitted a moment ago have not reserved their build sides yet: count them.
-        let coming = self.admitting.load(Ordering::Relaxed) + 1;
-        self.mode == JoinMode::Legacy || self.used() + coming * estimate < self.limit
+    /// The running estimate of one hash join's build memory on this node (0 before any
+    /// join finished here).
+    pub fn join_estimate(&self) -> usize {
+        self.join_estimate.load(Ordering::Relaxed)
     }
 
-    /// A query with a join was admitted on this node; its build side is coming.
-    pub fn join_admitted(&self) {
-        self.admitting.fetch_add(1, Ordering::Relaxed);
+    /// Bytes the running hash joins of this node hold now.
+    pub fn join_held(&self) -> usize {
+        self.join_held.load(Ordering::Relaxed)
     }
 
-    /// An admitted join has had time to reserve its build side (or its query ended).
-    pub fn join_settled(&self) {
-        let _ = self
-            .admitting
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    /// A running hash join's memory went from `old` to `new` bytes.
+    pub fn join_resized(&self, old: usize, new: usize) {
+        if new > old {
+            self.join_held.fetch_add(new - old, Ordering::Relaxed);
+        } else if old > new {
+            self.join_held.fetch_sub(old - new, Ordering::Relaxed);
+        }
+    }
+
+    /// A hash join that held `bytes` stopped (its memory is released): memory came back.
+    pub fn join_stopped(&self, bytes: usize) {
+        self.join_resized(bytes, 0);
+        self.notify_released();
+    }
+
+    /// `wake` is told whenever memory comes back on this node in a way that may admit a
+    /// waiting query: a hash join stopped, or the breaker closed. Set once.
+    pub fn on_release(&self, wake: Arc<dyn Wake>) {
+        let _ = self.released.set(Released(wake));
+    }
+
+    fn notify_released(&self) {
+        if let Some(r) = self.released.get() {
+            r.0.wake();
+        }
+    }
+
+    fn close(&self) {
+        if self.open.swap(false, Ordering::SeqCst) {
+            self.notify_released();
+        }
     }
 
     /// The supervisor has looked at the pool (see [`CheckMemory`]).
@@ -239,7 +278,7 @@ impl NodePool {
                 self.trips.fetch_add(1, Ordering::Relaxed);
             }
         } else if used < self.reset {
-            self.open.store(false, Ordering::SeqCst);
+            self.close();
         }
         self.is_open()
     }
@@ -353,7 +392,7 @@ impl MemoryPool for NodePool {
     fn shrink(&self, bytes: usize) {
         let now = self.used.fetch_sub(bytes, Ordering::SeqCst) - bytes;
         if self.mode == JoinMode::Guarded && now < self.reset && self.is_open() {
-            self.open.store(false, Ordering::SeqCst);
+            self.close();
         }
         if self.waiting.load(Ordering::SeqCst) > 0 {
             self.wake_waiters();

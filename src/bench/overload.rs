@@ -3,9 +3,10 @@
 //! Closed-loop clients (each sends a query, waits for its answer, sends the next) run a hash
 //! join against a cluster whose nodes have small memory budgets, in both join modes:
 //! [`JoinMode::Legacy`] (joins never consult the breaker; a node whose accounted memory goes
-//! over its budget runs out of memory and goes down) and [`JoinMode::Guarded`] (the memory
-//! circuit breaker rejects new joins, kills half of the running ones and retries them with
-//! backoff). Each client level starts a fresh cluster and loads the same generated data.
+//! over its budget runs out of memory and goes down) and [`JoinMode::Guarded`] (queries wait
+//! their turn in a fair admission queue until their joins fit in memory; if the memory
+//! circuit breaker trips anyway it kills half of the running joins that hold memory, and
+//! they run again ahead of new queries). Each client level starts a fresh cluster and loads the same generated data.
 //!
 //! The workload: `customers` (the build side, [`CUSTOMERS`] rows) joined with `orders` (the
 //! probe side, [`ORDERS`] rows) on the customer id, grouped by region. The planner
@@ -27,6 +28,7 @@ use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -44,8 +46,9 @@ pub const DEFAULT_NODE_MEMORY: usize = 8 * 1024 * 1024;
 /// Clients start one after another over this fraction of the level (a ramp-up), so that
 /// their requests do not all start, share the nodes and finish at the same moments.
 pub const RAMP_UP: f64 = 0.25;
-/// Length of a throughput window.
-pub const WINDOW: Duration = Duration::from_millis(250);
+/// Length of a throughput window: at least a second, so that a window does not read 0 while
+/// requests that take longer than a short window complete.
+pub const WINDOW: Duration = Duration::from_secs(1);
 
 /// The query every client sends.
 pub const OVERLOAD_QUERY: &str = "SELECT c.region, COUNT(*) AS n FROM orders o \
@@ -124,17 +127,21 @@ hash-shuffled, so for every running query each node builds a hash table over its
 customers: about 100 KB accounted with 10 nodes. With the default 10 nodes and 8 MiB per node, \
 a few dozen joins held at once exceed a node's budget, and Legacy runs nodes out of memory \
 around 100-130 clients on a 2-core machine (in the middle of the default sweep). The Legacy \
-sweep stops after the first level that crashes a node. Guarded rejects, kills and retries \
-instead. Clients start evenly over the first quarter of a level; requests still running at its \
+sweep stops after the first level that crashes a node. Guarded instead queues queries in a \
+fair admission queue until their joins fit (and kills and re-runs joins if the breaker trips \
+anyway). Clients start evenly over the first quarter of a level; requests still running at its \
 end finish and count.
 
 Per mode and level: requests, errors, error rate (percent), throughput min / median / max \
-(successful requests per second in 250 ms windows from the level's start to its last answer), \
+(successful requests per second in windows of about 1 s from the level's start to its last \
+answer), \
 service time p50 / p90 / p100 (ms, every request, failed ones included), data nodes out of \
 memory (down) at the end, health, breaker trips, rejections, kills and retries, and the \
 highest accounted memory peak of a data node against the budget (JSON only). Writes \
 error_rate.svg, throughput_median.svg, throughput_max.svg, latency_p90.svg and \
-latency_p100.svg (both modes on each chart), results.jsonl and table.md to --out.";
+latency_p100.svg (both modes on each chart, log-scale client axis, a marker at the level where \
+Legacy ran out of memory), results.jsonl and table.md to --out. When stderr is not a terminal, \
+a plain progress line per level replaces the progress bar.";
 
 /// One mode at one client level.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -149,7 +156,7 @@ pub struct OverloadRow {
     pub errors: u64,
     /// Errors as a percentage of requests.
     pub error_rate: f64,
-    /// Lowest successful requests per second over the 250 ms windows.
+    /// Lowest successful requests per second over the windows of about 1 s.
     pub throughput_min: f64,
     /// Median of the windows.
     pub throughput_median: f64,
@@ -327,7 +334,7 @@ fn drive(cluster: &Cluster, clients: usize, seconds: f64, orders: usize) -> Driv
     all
 }
 
-/// Successful requests per second in windows of about [`WINDOW`] covering the level from its
+/// Successful requests per second in windows of at least [`WINDOW`] covering the level from its
 /// start to the end of its last request (the requests in flight at the deadline included:
 /// under load a request can take longer than the level).
 fn window_throughputs(samples: &[Sample]) -> Vec<f64> {
@@ -338,7 +345,8 @@ fn window_throughputs(samples: &[Sample]) -> Vec<f64> {
     if span <= 0.0 {
         return vec![0.0];
     }
-    let n = ((span / WINDOW.as_secs_f64()).round() as usize).max(1);
+    // Whole windows: each at least WINDOW long (one window when the level was shorter).
+    let n = ((span / WINDOW.as_secs_f64()).floor() as usize).max(1);
     let len = span / n as f64;
     let mut counts = vec![0u64; n];
     for s in samples.iter().filter(|s| s.ok) {
@@ -449,9 +457,14 @@ pub fn run(args: &OverloadArgs) -> Result<Vec<OverloadRow>, String> {
     }
     let modes = args.mode.modes();
     let data = JoinData::generate(CUSTOMERS, ORDERS, args.seed);
+    let terminal = std::io::stderr().is_terminal();
     let pb = ProgressBar::with_draw_target(
         Some((args.clients.len() * modes.len()) as u64),
-        ProgressDrawTarget::stderr(),
+        if terminal {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
     );
     pb.set_style(
         ProgressStyle::with_template(
@@ -465,6 +478,9 @@ pub fn run(args: &OverloadArgs) -> Result<Vec<OverloadRow>, String> {
     for &mode in &modes {
         for (i, &clients) in args.clients.iter().enumerate() {
             let row = level(args, &data, mode, clients, &pb)?;
+            if !terminal {
+                eprintln!("{}", progress_line(&row));
+            }
             let crashed = mode == JoinMode::Legacy && row.oom_nodes > 0;
             rows.push(row);
             pb.inc(1);
@@ -476,6 +492,24 @@ pub fn run(args: &OverloadArgs) -> Result<Vec<OverloadRow>, String> {
     }
     pb.finish_and_clear();
     Ok(rows)
+}
+
+/// The line printed per level when stderr is not a terminal.
+pub fn progress_line(r: &OverloadRow) -> String {
+    format!(
+        "{}, {} clients: {} requests, {} errors ({}%), median {} ops/s, p90 {} ms, \
+         {} nodes out of memory, {} trips, {} kills",
+        r.mode,
+        r.clients,
+        r.requests,
+        r.errors,
+        num(r.error_rate),
+        num(r.throughput_median),
+        num(r.p90_ms),
+        r.oom_nodes,
+        r.trips,
+        r.kills
+    )
 }
 
 /// Formats a figure for the table: integers without decimals, others with up to 2.
@@ -512,17 +546,23 @@ pub fn markdown(rows: &[OverloadRow]) -> String {
             .collect::<Vec<_>>()
             .join("/")
     };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| clients ({}) | error rate (%) | Min Throughput | Median Throughput | Max Throughput \
-         | 50th percentile service time(ms) | 90th percentile service time(ms) \
-         | 100th percentile service time(ms) | OOM nodes | health |",
-        modes.join("/")
-    );
-    let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let header: Vec<String> = [
+        format!("clients ({})", modes.join("/")),
+        "error rate (%)".into(),
+        "Min Throughput".into(),
+        "Median Throughput".into(),
+        "Max Throughput".into(),
+        "50th percentile service time(ms)".into(),
+        "90th percentile service time(ms)".into(),
+        "100th percentile service time(ms)".into(),
+        "OOM nodes".into(),
+        "health".into(),
+    ]
+    .into();
+    let mut table: Vec<Vec<String>> = Vec::new();
     for &c in &levels {
-        let cells = [
+        table.push(vec![
+            c.to_string(),
             cell(c, &|r| num(r.error_rate)),
             cell(c, &|r| num(r.throughput_min)),
             cell(c, &|r| num(r.throughput_median)),
@@ -532,8 +572,51 @@ pub fn markdown(rows: &[OverloadRow]) -> String {
             cell(c, &|r| num(r.p100_ms)),
             cell(c, &|r| r.oom_nodes.to_string()),
             cell(c, &|r| r.health.clone()),
-        ];
-        let _ = writeln!(out, "| {c} | {} |", cells.join(" | "));
+        ]);
+    }
+    // Columns padded to their widest cell, so that the table reads in a terminal too;
+    // figures right-aligned, the health column left-aligned.
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            table
+                .iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count(), 3])
+                .max()
+                .unwrap_or(3)
+        })
+        .collect();
+    let last = header.len() - 1;
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == last {
+                    format!("{c:<w$}", w = widths[i])
+                } else {
+                    format!("{c:>w$}", w = widths[i])
+                }
+            })
+            .collect();
+        format!("| {} |", padded.join(" | "))
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", line(&header));
+    let rule: Vec<String> = widths
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i == last {
+                "-".repeat(*w)
+            } else {
+                format!("{}:", "-".repeat(w - 1))
+            }
+        })
+        .collect();
+    let _ = writeln!(out, "| {} |", rule.join(" | "));
+    for r in &table {
+        let _ = writeln!(out, "{}", line(r));
     }
     out
 }
@@ -547,8 +630,51 @@ pub const CHARTS: [&str; 5] = [
     "latency_p100.svg",
 ];
 
+/// The charts' caption: what ran (nodes, memory per node, data sizes), where and when.
+pub fn caption(args: &OverloadArgs) -> String {
+    format!(
+        "{} data nodes, {} MiB per node, customers {} rows joined with orders {} rows, \
+         {} partitions, {} s per level; {}",
+        args.nodes,
+        num(args.node_memory as f64 / (1024.0 * 1024.0)),
+        thousands(CUSTOMERS),
+        thousands(ORDERS),
+        PARTITIONS,
+        num(args.seconds),
+        super::header::Header::current()
+    )
+}
+
+/// `n` with a comma between each group of three digits.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
 /// Writes the five SVG charts, `results.jsonl` and `table.md` to `dir`.
 pub fn write_outputs(dir: &Path, rows: &[OverloadRow]) -> Result<(), String> {
+    let budget = rows.iter().map(|r| r.memory_budget).max().unwrap_or(0);
+    let caption = format!(
+        "{} MiB per node; {}",
+        num(budget as f64 / (1024.0 * 1024.0)),
+        super::header::Header::current()
+    );
+    write_outputs_captioned(dir, rows, &caption)
+}
+
+/// [`write_outputs`] with `caption` under every chart.
+pub fn write_outputs_captioned(
+    dir: &Path,
+    rows: &[OverloadRow],
+    caption: &str,
+) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     type Metric = fn(&OverloadRow) -> f64;
     let charts: [(&str, &str, &str, Metric); 5] = [
@@ -558,13 +684,13 @@ pub fn write_outputs(dir: &Path, rows: &[OverloadRow]) -> Result<(), String> {
         (
             CHARTS[1],
             "SQL request median throughput",
-            "ops/s (median of 250 ms windows)",
+            "ops/s (median of 1 s windows)",
             |r| r.throughput_median,
         ),
         (
             CHARTS[2],
             "SQL request max throughput",
-            "ops/s (max of 250 ms windows)",
+            "ops/s (max of 1 s windows)",
             |r| r.throughput_max,
         ),
         (
@@ -586,6 +712,19 @@ pub fn write_outputs(dir: &Path, rows: &[OverloadRow]) -> Result<(), String> {
             modes.push(&r.mode);
         }
     }
+    let oom = rows
+        .iter()
+        .find(|r| r.mode == mode_name(JoinMode::Legacy) && r.oom_nodes > 0);
+    let extras = chart::Extras {
+        log_x: true,
+        marker: oom.map(|r| {
+            (
+                r.clients as f64,
+                format!("legacy out of memory ({} clients)", r.clients),
+            )
+        }),
+        caption: caption.to_string(),
+    };
     for (file, title, y_label, metric) in charts {
         let series: Vec<Series> = modes
             .iter()
@@ -600,7 +739,14 @@ pub fn write_outputs(dir: &Path, rows: &[OverloadRow]) -> Result<(), String> {
                     .collect(),
             })
             .collect();
-        chart::line_chart(&dir.join(file), title, "clients", y_label, &series)?;
+        chart::line_chart_with(
+            &dir.join(file),
+            title,
+            "clients (log scale)",
+            y_label,
+            &series,
+            &extras,
+        )?;
     }
     let mut jsonl = String::new();
     for r in rows {
@@ -619,7 +765,7 @@ pub fn write_outputs(dir: &Path, rows: &[OverloadRow]) -> Result<(), String> {
 /// Runs `weir bench overload` and prints its output.
 pub fn main(args: &OverloadArgs) -> Result<(), String> {
     let rows = run(args)?;
-    write_outputs(&args.out, &rows)?;
+    write_outputs_captioned(&args.out, &rows, &caption(args))?;
     if args.json {
         for r in &rows {
             println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
@@ -655,11 +801,21 @@ mod tests {
             sample(300, true),
             sample(500, true),
         ];
-        // 0.5 s of requests → two windows of 250 ms; the last request falls in the last one.
-        assert_eq!(window_throughputs(&s), vec![8.0, 8.0]);
+        // 2 s of requests → two windows of 1 s; the last request falls in the last one.
+        let s2 = [s[0], s[1], s[2], sample(1300, true), sample(2000, true)];
+        assert_eq!(window_throughputs(&s2), vec![2.0, 2.0]);
         // Shorter than a window: one window as long as the requests took.
         assert_eq!(window_throughputs(&s[..2]), vec![100.0]);
+        assert_eq!(window_throughputs(&s), vec![8.0]);
         assert_eq!(window_throughputs(&[]), vec![0.0]);
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(
+            [0, 999, 1000, 20_000, 1_234_567].map(thousands),
+            ["0", "999", "1,000", "20,000", "1,234,567"]
+        );
     }
 
     #[test]
@@ -691,8 +847,13 @@ mod tests {
             row("legacy", 1, 0.0),
         ];
         let md = markdown(&rows);
-        assert!(md.contains("| clients (guarded/legacy) |"), "{md}");
-        assert!(md.contains("| 1 | 0/0 | 1/1 | 2.5/2.5 |"), "{md}");
-        assert!(md.contains("| 2 | 1.5/ | 1/ |"), "{md}");
+        let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let flat = squash(&md);
+        assert!(flat.contains("| clients (guarded/legacy) |"), "{md}");
+        assert!(flat.contains("| 1 | 0/0 | 1/1 | 2.5/2.5 |"), "{md}");
+        assert!(flat.contains("| 2 | 1.5/ | 1/ |"), "{md}");
+        // Padded: every line as long as the first.
+        let lens: Vec<usize> = md.lines().map(|l| l.chars().count()).collect();
+        assert!(lens.iter().all(|&l| l == lens[0]), "{md}");
     }
 }

@@ -222,8 +222,10 @@ impl OperatorActor {
                 return self.fail(e, ctx);
             }
         }
-        if let Some((_, _, size)) = &self.supervisor {
-            size.store(self.op.memory_size(), Ordering::Relaxed);
+        if let (Some((_, _, size)), Some(pool)) = (&self.supervisor, &self.pool) {
+            let now = self.op.memory_size();
+            let old = size.swap(now, Ordering::Relaxed);
+            pool.join_resized(old, now);
         }
         let pending = self.op.has_output() || self.out.has_held();
         if !pending {
@@ -267,13 +269,24 @@ impl Actor for OperatorActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
-        if let (Some(pool), Some((_, _, size))) = (&self.pool, &self.supervisor) {
-            pool.record_join(size.load(Ordering::Relaxed).max(self.op.memory_size()));
+        // What the pool counts as this join's (see `flush`), and the most it held.
+        let tracked = self
+            .supervisor
+            .as_ref()
+            .map_or(0, |(_, _, size)| size.swap(0, Ordering::Relaxed));
+        let held = tracked.max(self.op.memory_size());
+        if let Some(pool) = &self.pool {
+            if held > 0 {
+                pool.record_join(held);
+            }
         }
         // Free the kernel's memory before anyone hears that the actor stopped.
         self.op = Box::new(weir_operators::kernels::limit::LimitOp::new(0, Some(0)));
         self.inbox.clear();
         self.out.discard();
+        if let Some(pool) = &self.pool {
+            pool.join_stopped(tracked);
+        }
         if let Some((id, sup, _)) = &self.supervisor {
             sup.do_send(UnregisterJoin(*id));
         }
@@ -357,13 +370,16 @@ impl Handler<MemoryFreed> for OperatorActor {
 }
 
 impl Handler<Kill> for OperatorActor {
-    type Result = ();
+    type Result = bool;
 
-    fn handle(&mut self, _msg: Kill, ctx: &mut Context<Self>) {
-        if !self.finished {
-            let e = weir_operators::Error::Cancelled("killed by memory circuit breaker".into());
-            self.fail(e, ctx);
+    /// Whether the kill was delivered to a running join (one that had finished is not killed).
+    fn handle(&mut self, _msg: Kill, ctx: &mut Context<Self>) -> bool {
+        if self.finished {
+            return false;
         }
+        let e = weir_operators::Error::Cancelled("killed by memory circuit breaker".into());
+        self.fail(e, ctx);
+        true
     }
 }
 

@@ -5,9 +5,11 @@
 
 use super::fragment::{FragmentActor, FragmentSink, FragmentSpec};
 use super::protocol::{CloseFragment, QueryRegistration, RemoteEvent};
+use crate::admission::{Admission, Demand, Place};
 use crate::breaker::{BreakerConfig, BreakerCounters};
 use crate::error::Error;
 use crate::flow::{Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream, Window};
+use crate::memory::Wake;
 use crate::messages::{
     CloseMessage, ErrorKind, ExchangeInput, NetMessage, NodeId, OutputTarget, PlanPayload,
     Protocol, QueryId, StartRequest,
@@ -20,9 +22,9 @@ use crossbeam_channel::Sender;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use weir_operators::{Batch, PhysicalPlan, Reservation, Value};
 use weir_planner::QueryPlan;
 
@@ -91,8 +93,8 @@ pub struct QuerySetup {
     pub breaker: BreakerConfig,
     /// Cluster-wide breaker counters.
     pub breaker_counters: Arc<BreakerCounters>,
-    /// Queries waiting for admission now (the bounded admission queue).
-    pub waiting: Arc<AtomicUsize>,
+    /// The cluster's admission queue.
+    pub admission: Arc<Admission>,
     /// Source of query ids (a retried query runs under a new id).
     pub ids: Arc<AtomicU64>,
     /// Seed of the backoff jitter.
@@ -126,6 +128,21 @@ fn root_feeders(setup: &QuerySetup) -> Vec<(u32, NodeId)> {
 #[rtype(result = "()")]
 pub struct ConsumerCredit(pub u64);
 
+/// Admission → query: the query was admitted; start it.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct AdmissionReady;
+
+impl Wake for Recipient<AdmissionReady> {
+    fn wake(&self) {
+        self.do_send(AdmissionReady);
+    }
+
+    fn alive(&self) -> bool {
+        self.connected()
+    }
+}
+
 /// The caller dropped its stream: cancel the query.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
@@ -153,8 +170,14 @@ pub struct QueryActor {
     port: usize,
     attempt: u32,
     delays: Vec<Duration>,
-    queued: bool,
-    admitted: Vec<Arc<NodeShared>>,
+    /// Its place in the admission queue, then its admission (given back when it ends).
+    place: Option<Place>,
+    /// Bumped whenever the query leaves the queue: older backoff timers are stale.
+    generation: u64,
+    /// When the query first asked for admission.
+    asked: Option<Instant>,
+    /// Whether the next entry into the queue is the re-run of a killed query.
+    rerun: bool,
     /// Byte credits of each batch in the caller's channel, oldest first (the channel is FIFO,
     /// so each batch the caller takes gives back the front one).
     in_channel: VecDeque<usize>,
@@ -182,8 +205,10 @@ impl QueryActor {
             port: 0,
             attempt: 0,
             delays: Vec::new(),
-            queued: false,
-            admitted: Vec::new(),
+            place: None,
+            generation: 0,
+            asked: None,
+            rerun: false,
             in_channel: VecDeque::new(),
             rng,
             _live: live,
@@ -199,88 +224,122 @@ impl QueryActor {
         nodes
     }
 
+    /// Gives back the query's place in the queue, or its admission.
     fn leave_queue(&mut self) {
-        if self.queued {
-            self.queued = false;
-            self.setup.waiting.fetch_sub(1, Ordering::SeqCst);
-        }
+        self.generation += 1;
+        self.place = None;
     }
 
-    /// Admission: runs the query unless a node it needs has its breaker open; then waits with
-    /// binary exponential backoff, and fails after the last attempt.
+    /// What the query asks of each node: its hash joins there times the node's running
+    /// estimate of a join's build memory.
+    fn demand(&self) -> Demand {
+        let mut joins = vec![0usize; self.setup.nodes.len()];
+        for (i, f) in self.setup.plan.fragments.iter().enumerate() {
+            let n = count_joins(&f.plan);
+            if n == 0 {
+                continue;
+            }
+            let nodes: Vec<NodeId> = if i == 0 {
+                vec![self.node.id()]
+            } else {
+                self.setup.instances[i].clone()
+            };
+            for node in nodes {
+                if let Some(j) = joins.get_mut(node as usize) {
+                    *j += n;
+                }
+            }
+        }
+        self.involved()
+            .into_iter()
+            .map(|n| {
+                let per_join = self.setup.nodes[n as usize].pool.join_estimate();
+                (n, joins[n as usize] * per_join)
+            })
+            .collect()
+    }
+
+    /// Admission: enters the admission queue and runs the query once it is admitted on all
+    /// of its nodes. While it waits it looks again after a binary exponential backoff (and at
+    /// once whenever memory comes back); it fails only when the queue is full or its deadline
+    /// passes.
     fn try_admit(&mut self, ctx: &mut Context<Self>) {
-        if self.state != State::Running {
+        if self.state != State::Running || self.root.is_some() {
             return;
         }
-        let joins = self.setup.plan.fragments.iter().any(|f| has_join(&f.plan));
-        let open = self.involved().into_iter().find(|&n| {
-            let pool = &self.setup.nodes[n as usize].pool;
-            pool.is_open() || (joins && !pool.has_room_for_join())
-        });
-        let Some(node) = open else {
-            self.leave_queue();
-            if joins {
-                self.settle_admission();
-                let nodes: Vec<Arc<NodeShared>> = self
-                    .involved()
-                    .into_iter()
-                    .map(|n| self.setup.nodes[n as usize].clone())
-                    .collect();
-                for n in &nodes {
-                    n.pool.join_admitted();
+        let entering = self.place.is_none();
+        if entering {
+            self.asked.get_or_insert_with(Instant::now);
+            let wake: Arc<dyn Wake> = Arc::new(ctx.address().recipient::<AdmissionReady>());
+            let rerun = std::mem::take(&mut self.rerun);
+            match self.setup.admission.enter(self.demand(), rerun, wake) {
+                Ok(place) => self.place = Some(place),
+                Err(full) => {
+                    self.setup
+                        .breaker_counters
+                        .overloaded
+                        .fetch_add(1, Ordering::Relaxed);
+                    let e = Error::Overloaded(format!(
+                        "admission queue full: {} queries already wait; refused at once,                          it would have been at position {}",
+                        full.waiting,
+                        full.waiting + 1
+                    ));
+                    self.finish(Err(e), false, ctx);
+                    return;
                 }
-                self.admitted = nodes;
-                // Long enough for the build sides to be reserved (or sooner, when the query
-                // ends: see `stopped`).
-                ctx.run_later(Duration::from_millis(250), |act, _| act.settle_admission());
             }
+        }
+        if self.place.as_ref().is_some_and(Place::is_admitted) {
             self.launch(ctx);
             return;
-        };
-        self.setup
-            .breaker_counters
-            .rejections
-            .fetch_add(1, Ordering::Relaxed);
-        self.retry_later(ctx, node);
+        }
+        if entering {
+            // Refused on entry: it waits in the queue.
+            self.setup
+                .breaker_counters
+                .rejections
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        self.retry_later(ctx);
     }
 
-    /// The joins admitted for this query no longer count as coming.
-    fn settle_admission(&mut self) {
-        for n in self.admitted.drain(..) {
-            n.pool.join_settled();
-        }
-    }
-
-    /// Waits for the next attempt, or fails when attempts are used up. `node` is the node
-    /// whose breaker refused (or killed) the query.
-    fn retry_later(&mut self, ctx: &mut Context<Self>, node: NodeId) {
-        let cfg = self.setup.breaker.clone();
-        let counters = self.setup.breaker_counters.clone();
-        if self.attempt + 1 >= cfg.attempts {
-            counters.retries_exhausted.fetch_add(1, Ordering::Relaxed);
-            let e = Error::BreakerOpen {
-                node: self.node_name(node),
-                attempts: self.attempt + 1,
-            };
-            self.finish(Err(e), false, ctx);
-            return;
-        }
-        if !self.queued {
-            if self.setup.waiting.load(Ordering::SeqCst) >= cfg.queue {
-                counters.overloaded.fetch_add(1, Ordering::Relaxed);
-                let e =
-                    Error::Overloaded(format!("{} queries already wait for admission", cfg.queue));
-                self.finish(Err(e), false, ctx);
-                return;
-            }
-            self.setup.waiting.fetch_add(1, Ordering::SeqCst);
-            self.queued = true;
-        }
-        let delay = cfg.backoff(self.attempt, &mut self.rng);
+    /// Looks at the queue again after the next backoff delay (unless admitted before).
+    fn retry_later(&mut self, ctx: &mut Context<Self>) {
+        let delay = self.setup.breaker.backoff(self.attempt, &mut self.rng);
         self.attempt += 1;
         self.delays.push(delay);
-        counters.retries.fetch_add(1, Ordering::Relaxed);
-        ctx.run_later(delay, |act, ctx| act.try_admit(ctx));
+        self.setup
+            .breaker_counters
+            .retries
+            .fetch_add(1, Ordering::Relaxed);
+        let generation = self.generation;
+        ctx.run_later(delay, move |act, ctx| {
+            if act.generation == generation && act.root.is_none() {
+                act.setup.admission.pump();
+                act.try_admit(ctx);
+            }
+        });
+    }
+
+    /// The error of a query whose deadline passed: where it waited, if it was waiting.
+    fn deadline_error(&self) -> Error {
+        match &self.place {
+            Some(place) if self.root.is_none() && !place.is_admitted() => {
+                self.setup
+                    .breaker_counters
+                    .retries_exhausted
+                    .fetch_add(1, Ordering::Relaxed);
+                let node = place
+                    .blocker()
+                    .map_or_else(|| "the cluster".to_string(), |n| self.node_name(n));
+                Error::AdmissionTimeout {
+                    node,
+                    waited: self.asked.map_or(Duration::ZERO, |t| t.elapsed()),
+                    position: place.position().unwrap_or(0),
+                }
+            }
+            _ => Error::Timeout(self.setup.timeout),
+        }
     }
 
     /// A node this attempt uses is gone: if the caller has seen no rows yet and the plan maps
@@ -319,6 +378,7 @@ impl QueryActor {
             .breaker_counters
             .retries
             .fetch_add(1, Ordering::Relaxed);
+        self.leave_queue();
         self.try_admit(ctx);
         true
     }
@@ -569,8 +629,9 @@ impl QueryActor {
     }
 }
 
-fn has_join(plan: &PhysicalPlan) -> bool {
-    plan.holds_build_side() || plan.children().into_iter().any(has_join)
+fn count_joins(plan: &PhysicalPlan) -> usize {
+    usize::from(plan.holds_build_side())
+        + plan.children().into_iter().map(count_joins).sum::<usize>()
 }
 
 fn collect_exchanges(plan: &PhysicalPlan, out: &mut Vec<u32>) {
@@ -588,13 +649,13 @@ impl Actor for QueryActor {
     fn started(&mut self, ctx: &mut Self::Context) {
         let timeout = self.setup.timeout;
         ctx.run_later(timeout, move |act, ctx| {
-            act.finish(Err(Error::Timeout(timeout)), false, ctx)
+            let e = act.deadline_error();
+            act.finish(Err(e), false, ctx)
         });
         self.try_admit(ctx);
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
-        self.settle_admission();
         self.leave_queue();
         self.node
             .addr
@@ -661,6 +722,17 @@ impl Handler<ConsumerCredit> for QueryActor {
         }
         if let Some(up) = &self.upstream {
             up.credit.do_send(Credit { batches: 1, bytes });
+        }
+    }
+}
+
+impl Handler<AdmissionReady> for QueryActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: AdmissionReady, ctx: &mut Context<Self>) {
+        if self.root.is_none() && self.place.as_ref().is_some_and(Place::is_admitted) {
+            self.generation += 1;
+            self.launch(ctx);
         }
     }
 }
@@ -749,9 +821,16 @@ impl Handler<RemoteEvent> for QueryActor {
                         )
                         .is_ok();
                 if retry {
-                    // Re-enqueue: stop this attempt, wait, then try again under a new id.
+                    // Re-enqueue, ahead of new queries: stop this attempt, give back its
+                    // admission, and wait for a new one under a new id.
                     self.abort_attempt();
-                    self.retry_later(ctx, node);
+                    self.leave_queue();
+                    self.rerun = true;
+                    self.setup
+                        .breaker_counters
+                        .retries
+                        .fetch_add(1, Ordering::Relaxed);
+                    self.try_admit(ctx);
                     return;
                 }
                 let name = self.node_name(node);

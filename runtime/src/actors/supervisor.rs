@@ -1,7 +1,9 @@
 //! The memory circuit breaker's actor: one per node. It keeps the node's running hash joins,
-//! and when the node's accounted memory crosses the breaker's limit it kills half of them
-//! (at random, seeded, or the largest half), then starts no new kill round until the
-//! victims' memory has been released. A periodic tick re-evaluates the breaker.
+//! and when the node's accounted memory crosses the breaker's limit it kills half of those
+//! that hold build memory (at random, seeded, or the largest half). It starts no new kill
+//! round until the victims have stopped and their memory is back; then, if the node is still
+//! over its limit, it kills half of the rest. Only kills delivered to a running join count.
+//! A periodic tick re-evaluates the breaker.
 
 use crate::breaker::{BreakerConfig, BreakerCounters, KillPolicy};
 use crate::memory::CheckMemory;
@@ -21,9 +23,10 @@ pub fn next_join_id() -> u64 {
     NEXT_JOIN.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Supervisor → join: stop now, the breaker killed you.
+/// Supervisor → join: stop now, the breaker killed you. Answers whether the join was still
+/// running (a join that had finished is not killed).
 #[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
+#[rtype(result = "bool")]
 pub struct Kill;
 
 /// A hash join starts running on the node.
@@ -56,7 +59,6 @@ pub struct SupervisorActor {
     rng: StdRng,
     joins: HashMap<u64, Join>,
     victims: HashSet<u64>,
-    killed_in_trip: Option<u64>,
     _live: LiveGuard,
 }
 
@@ -76,25 +78,31 @@ impl SupervisorActor {
             counters,
             joins: HashMap::new(),
             victims: HashSet::new(),
-            killed_in_trip: None,
             _live: live,
         }
     }
 
-    fn check(&mut self) {
+    fn check(&mut self, ctx: &mut Context<Self>) {
         let pool = &self.shared.pool;
         pool.checked();
         if !pool.evaluate() || pool.used() < pool.limit() {
             return;
         }
-        // No kill cascades: one round per trip, and never before the last round's victims
-        // are gone. Admission keeps the breaker from tripping again while it is open.
-        let trip = pool.trips();
-        if !self.victims.is_empty() || self.joins.is_empty() || self.killed_in_trip == Some(trip) {
+        // No kill cascades: never before the last round's victims are gone (their memory
+        // back); admission keeps new queries out while the breaker is open.
+        if !self.victims.is_empty() {
             return;
         }
-        self.killed_in_trip = Some(trip);
-        let mut ids: Vec<u64> = self.joins.keys().copied().collect();
+        // Only joins that hold build memory: killing one that holds none frees nothing.
+        let mut ids: Vec<u64> = self
+            .joins
+            .iter()
+            .filter(|(_, j)| j.size.load(Ordering::Relaxed) > 0)
+            .map(|(id, _)| *id)
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
         ids.sort_unstable();
         match self.config.kill_policy {
             KillPolicy::RandomHalf => ids.shuffle(&mut self.rng),
@@ -105,15 +113,23 @@ impl SupervisorActor {
         let half = ids.len().div_ceil(2);
         for id in ids.into_iter().take(half) {
             if let Some(j) = self.joins.get(&id) {
-                j.kill.do_send(Kill);
                 self.victims.insert(id);
+                let counters = self.counters.clone();
+                let sent = j.kill.send(Kill);
+                ctx.spawn(
+                    fut::wrap_future(sent).map(move |delivered, act: &mut Self, ctx| {
+                        if delivered == Ok(true) {
+                            counters.kills.fetch_add(1, Ordering::Relaxed);
+                        } else if act.victims.remove(&id) && act.victims.is_empty() {
+                            // It had finished (or stopped) before the kill reached it.
+                            act.check(ctx);
+                        }
+                    }),
+                );
             }
         }
-        self.counters
-            .kills
-            .fetch_add(half as u64, Ordering::Relaxed);
         tracing::info!(
-            "{}: breaker open at {} of {} bytes, killed {half} hash joins",
+            "{}: breaker open at {} of {} bytes, killing {half} hash joins",
             self.shared.name,
             pool.used(),
             pool.budget()
@@ -125,15 +141,15 @@ impl Actor for SupervisorActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(self.config.tick, |act, _| act.check());
+        ctx.run_interval(self.config.tick, |act, ctx| act.check(ctx));
     }
 }
 
 impl Handler<CheckMemory> for SupervisorActor {
     type Result = ();
 
-    fn handle(&mut self, _msg: CheckMemory, _ctx: &mut Context<Self>) {
-        self.check();
+    fn handle(&mut self, _msg: CheckMemory, ctx: &mut Context<Self>) {
+        self.check(ctx);
     }
 }
 
@@ -154,10 +170,10 @@ impl Handler<RegisterJoin> for SupervisorActor {
 impl Handler<UnregisterJoin> for SupervisorActor {
     type Result = ();
 
-    fn handle(&mut self, msg: UnregisterJoin, _ctx: &mut Context<Self>) {
+    fn handle(&mut self, msg: UnregisterJoin, ctx: &mut Context<Self>) {
         self.joins.remove(&msg.0);
         if self.victims.remove(&msg.0) && self.victims.is_empty() {
-            self.check();
+            self.check(ctx);
         }
     }
 }

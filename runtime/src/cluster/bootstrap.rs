@@ -5,6 +5,7 @@ use super::{Cluster, ClusterBuilder, Inner};
 use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
 use crate::actors::protocol::SetClient;
 use crate::actors::supervisor::SupervisorActor;
+use crate::admission::Admission;
 use crate::breaker::BreakerCounters;
 use crate::error::{Error, Result};
 use crate::memory::NodePool;
@@ -121,6 +122,7 @@ impl Cluster {
         }
         let plans = PlanCache::new(config.plan_cache);
         let shared_nodes = Arc::new(nodes.clone());
+        let breaker_queue = config.breaker.queue;
         let cluster = Cluster {
             inner: Arc::new(Inner {
                 config,
@@ -138,7 +140,7 @@ impl Cluster {
                 max_high_water: AtomicUsize::new(0),
                 down: AtomicBool::new(false),
                 breaker,
-                waiting: Arc::new(AtomicUsize::new(0)),
+                admission: Admission::new(shared_nodes.clone(), breaker_queue),
                 ids: Arc::new(AtomicU64::new(1)),
                 shared_nodes,
                 supervisors,

@@ -87,7 +87,7 @@ struct Inner {
     max_high_water: AtomicUsize,
     down: AtomicBool,
     breaker: Arc<BreakerCounters>,
-    waiting: Arc<AtomicUsize>,
+    admission: Arc<crate::admission::Admission>,
     ids: Arc<AtomicU64>,
     shared_nodes: Arc<Vec<Arc<NodeShared>>>,
     supervisors: Vec<Addr<SupervisorActor>>,

@@ -134,7 +134,7 @@ impl Cluster {
             nodes: self.inner.shared_nodes.clone(),
             breaker: self.inner.config.breaker.clone(),
             breaker_counters: self.inner.breaker.clone(),
-            waiting: self.inner.waiting.clone(),
+            admission: self.inner.admission.clone(),
             ids: self.inner.ids.clone(),
             seed: self.inner.config.seed,
             epoch: epoch.clone(),
