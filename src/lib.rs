@@ -3,8 +3,9 @@
 //! An embeddable, actor-based dataflow runtime that runs SQL queries across a cluster of
 //! nodes simulated in one process, and stays up when memory runs short.
 //!
-//! This facade re-exports the pieces a service needs and adds the demo data set and the
-//! output formats used by the `weir` command.
+//! This facade re-exports the pieces a service needs and adds the demo data set. The `weir`
+//! command, its output formats and the benchmarks live in the `weir-cli` crate (`cli/`), so
+//! a service that embeds weir compiles no command-line, plotting or progress-bar crates.
 //!
 //! ```
 //! use weir::{Cluster, Value};
@@ -15,10 +16,7 @@
 //! assert_eq!(r.rows(), vec![vec![Value::from("two")]]);
 //! ```
 
-pub mod bench;
 pub mod demo;
-pub mod format;
-pub mod soak;
 
 pub use weir_operators as operators;
 pub use weir_planner as planner;

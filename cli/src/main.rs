@@ -4,8 +4,8 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 use std::time::Instant;
-use weir::demo::{self, SeedParam, JOIN_QUERY, SEED_QUERIES};
-use weir::{format, Cluster, Protocol, Value};
+use weir_cli::demo::{self, SeedParam, JOIN_QUERY, SEED_QUERIES};
+use weir_cli::{format, Cluster, Protocol, Value};
 
 #[derive(Parser)]
 #[command(
@@ -59,7 +59,7 @@ enum Command {
     /// the soak, TPC-H, and a hash join against a hand-written one.
     Bench {
         #[command(subcommand)]
-        command: weir::bench::BenchCommand,
+        command: weir_cli::bench::BenchCommand,
     },
 }
 
@@ -210,7 +210,7 @@ fn main() -> ExitCode {
             params,
             sql,
         } => run_sql(nodes, format, protocol, stats, orders, &params, &sql),
-        Command::Bench { command } => weir::bench::run(&command),
+        Command::Bench { command } => weir_cli::bench::run(&command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
