@@ -24,6 +24,18 @@ pub use weir_runtime as runtime;
 
 pub use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 pub use weir_runtime::{
-    Cluster, ClusterBuilder, ClusterStats, Error, MessageKind, MessageStats, Protocol, QueryResult,
-    QueryStats, QueryStream, Result,
+    Cluster, ClusterBuilder, ClusterStats, CopyProgress, Error, MessageKind, MessageStats,
+    ProgressUnit, Protocol, QueryResult, QueryStats, QueryStream, Result,
 };
+
+/// Arrow interchange (cargo feature `arrow`): [`QueryResult::to_arrow`],
+/// [`Cluster::load_arrow`], and the Arrow crates they use.
+#[cfg(feature = "arrow")]
+pub mod arrow {
+    /// Conversions between weir batches and Arrow record batches.
+    pub use weir_io::arrow::{arrow_schema, arrow_type, from_record_batch, to_record_batch};
+    /// Arrow's record batch.
+    pub use weir_io::arrow_array::RecordBatch;
+    /// The Arrow crates the conversions use (`arrow-array`, `arrow-schema`).
+    pub use weir_io::{arrow_array, arrow_schema};
+}

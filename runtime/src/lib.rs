@@ -8,6 +8,8 @@
 //! Start with [`Cluster::builder`].
 
 pub mod actors;
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod breaker;
 pub mod cluster;
 pub mod codec;
@@ -26,7 +28,7 @@ pub mod result;
 
 pub use actors::query::QueryStats;
 pub use breaker::{BreakerConfig, BreakerTotals, Health, JoinMode, KillPolicy};
-pub use cluster::{Cluster, ClusterBuilder, ClusterStats, NodeStats};
+pub use cluster::{Cluster, ClusterBuilder, ClusterStats, CopyProgress, NodeStats, ProgressUnit};
 pub use error::{Error, Result};
 pub use faults::FaultPlan;
 pub use messages::{MessageKind, Protocol};
