@@ -1,11 +1,16 @@
-//! The `weir` command: run the demo, run one SQL statement against the demo data, or run the
-//! benchmarks.
+//! The `weir` command: run the demo, run SQL statements (an argument, a file or standard
+//! input) on one cluster, an interactive shell, or the benchmarks.
+//!
+//! `RUST_LOG` (for example `RUST_LOG=weir=debug`) sets what the runtime's tracing shows on
+//! standard error.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Read;
 use std::process::ExitCode;
 use std::time::Instant;
 use weir_cli::demo::{self, SeedParam, JOIN_QUERY, SEED_QUERIES};
-use weir_cli::{format, Cluster, Protocol, Value};
+use weir_cli::session::{Mode, Session};
+use weir_cli::{format, logging, progress, script, shell, Cluster, Protocol, Value};
 
 #[derive(Parser)]
 #[command(
@@ -32,28 +37,50 @@ enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
-    /// Run one SQL statement against the demo data.
+    /// Run SQL statements in order on one cluster: those of FILE (`-f FILE`), of standard
+    /// input (`-f -` or `-`), or the argument. The cluster starts empty unless `--demo`.
     Sql {
         /// Data nodes.
         #[arg(long, default_value_t = 3)]
         nodes: usize,
-        /// Output format.
+        /// Output format: `json` prints one object per statement, on its own line.
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         format: OutputFormat,
         /// Message workflow.
         #[arg(long, value_enum, default_value_t = ProtocolArg::Lean)]
         protocol: ProtocolArg,
-        /// Print the query's messages by type, their total and bytes.
+        /// Print each query's messages by type, their total and bytes.
         #[arg(long)]
         stats: bool,
+        /// Load the demo data (`Item`, `customers`, `orders`) first.
+        #[arg(long)]
+        demo: bool,
         /// Rows of the `orders` table loaded with the demo data.
         #[arg(long, default_value_t = 1_000_000)]
         orders: usize,
-        /// Parameter values for `?` / `$n` placeholders (integers, decimals, or text).
+        /// Parameter values for `?` / `$n` placeholders (integers, decimals, or text); for
+        /// one statement only.
         #[arg(long = "param", short = 'p')]
         params: Vec<String>,
-        /// The statement.
-        sql: String,
+        /// A file of statements separated by `;` (`-` for standard input).
+        #[arg(short = 'f', long = "file", conflicts_with = "sql")]
+        file: Option<String>,
+        /// The statements (`-` for standard input).
+        #[arg(required_unless_present = "file")]
+        sql: Option<String>,
+    },
+    /// An interactive shell on one cluster (`.help` lists its commands); reads a piped
+    /// script too.
+    Shell {
+        /// Data nodes.
+        #[arg(long, default_value_t = 3)]
+        nodes: usize,
+        /// Load the demo data (`Item`, `customers`, `orders`) first.
+        #[arg(long)]
+        demo: bool,
+        /// Rows of the `orders` table loaded with the demo data.
+        #[arg(long, default_value_t = 1_000_000)]
+        orders: usize,
     },
     /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
     /// the soak, TPC-H, and a hash join against a hand-written one.
@@ -67,6 +94,17 @@ enum Command {
 enum OutputFormat {
     Table,
     Json,
+    Csv,
+}
+
+impl From<OutputFormat> for Mode {
+    fn from(f: OutputFormat) -> Self {
+        match f {
+            OutputFormat::Table => Mode::Table,
+            OutputFormat::Json => Mode::Json,
+            OutputFormat::Csv => Mode::Csv,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -158,43 +196,108 @@ fn run_demo(nodes: usize, orders: usize, seed: u64) -> Result<(), String> {
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_sql(
+/// What `weir sql` was asked to do.
+struct SqlArgs {
     nodes: usize,
     format: OutputFormat,
     protocol: ProtocolArg,
     stats: bool,
+    demo: bool,
     orders: usize,
-    params: &[String],
-    sql: &str,
-) -> Result<(), String> {
+    params: Vec<String>,
+    file: Option<String>,
+    sql: Option<String>,
+}
+
+/// The script's text: the file, standard input, or the argument.
+fn script_text(file: Option<&str>, sql: Option<&str>) -> Result<String, String> {
+    let read_stdin = || {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("reading standard input: {e}"))?;
+        Ok(text)
+    };
+    match (file, sql) {
+        (Some("-"), _) | (None, Some("-")) => read_stdin(),
+        (Some(path), _) => std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}")),
+        (None, Some(sql)) => Ok(sql.to_string()),
+        (None, None) => Err("give statements, -f FILE, or - for standard input".into()),
+    }
+}
+
+fn build_session(
+    nodes: usize,
+    protocol: Protocol,
+    demo: bool,
+    orders: usize,
+) -> Result<Session, String> {
     let cluster = Cluster::builder()
         .nodes(nodes)
-        .protocol(protocol.into())
+        .protocol(protocol)
         .build()
         .map_err(|e| e.to_string())?;
-    load_demo(&cluster, orders, 42).map_err(|e| e.to_string())?;
-    let params: Vec<Value> = params.iter().map(|p| parse_param(p)).collect();
-    let result = cluster.query(sql, &params).map_err(|e| e.to_string())?;
-    let messages = &result.stats.messages;
-    match format {
-        OutputFormat::Table => {
-            println!("{}", format::table(&result));
-            println!("({} rows)", result.num_rows());
-            if stats {
-                print!("{}", format::stats_text(messages));
-            }
+    if demo {
+        progress::step("loading the demo data", || load_demo(&cluster, orders, 42))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(Session::new(cluster))
+}
+
+/// Runs every statement of the script in order; stops at the first error (in JSON, after
+/// printing it as `{"error": ...}`).
+fn run_sql(a: SqlArgs) -> Result<(), String> {
+    let json = matches!(a.format, OutputFormat::Json);
+    let fail = |e: String| {
+        if json {
+            println!("{}", format::error_json(&e));
+            Err(String::new())
+        } else {
+            Err(e)
         }
-        OutputFormat::Json => {
-            println!("{}", format::json(&result, stats.then_some(messages)));
+    };
+    let stmts = match script_text(a.file.as_deref(), a.sql.as_deref())
+        .and_then(|text| script::split_statements(&text))
+    {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if stmts.is_empty() {
+        return fail("no statement to run".into());
+    }
+    if !a.params.is_empty() && stmts.len() > 1 {
+        return fail("-p/--param works with one statement only".into());
+    }
+    let mut session = match build_session(a.nodes, a.protocol.into(), a.demo, a.orders) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    session.mode = a.format.into();
+    session.stats = a.stats;
+    let params: Vec<Value> = a.params.iter().map(|p| parse_param(p)).collect();
+    let mut outcome = Ok(());
+    for stmt in &stmts {
+        if let Err(e) = session.run(stmt, &params) {
+            outcome = fail(e.to_string());
+            break;
         }
     }
-    cluster.shutdown();
+    session.cluster.shutdown();
+    outcome
+}
+
+fn run_shell(nodes: usize, demo: bool, orders: usize) -> Result<(), String> {
+    let session = build_session(nodes, Protocol::Lean, demo, orders)?;
+    let errors = shell::run(session);
+    if errors > 0 && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return Err(format!("{errors} statements or commands failed"));
+    }
     Ok(())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logging::init();
     let outcome = match cli.command {
         Command::Demo {
             nodes,
@@ -206,16 +309,35 @@ fn main() -> ExitCode {
             format,
             protocol,
             stats,
+            demo,
             orders,
             params,
+            file,
             sql,
-        } => run_sql(nodes, format, protocol, stats, orders, &params, &sql),
+        } => run_sql(SqlArgs {
+            nodes,
+            format,
+            protocol,
+            stats,
+            demo,
+            orders,
+            params,
+            file,
+            sql,
+        }),
+        Command::Shell {
+            nodes,
+            demo,
+            orders,
+        } => run_shell(nodes, demo, orders),
         Command::Bench { command } => weir_cli::bench::run(&command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            if !e.is_empty() {
+                eprintln!("error: {e}");
+            }
             ExitCode::FAILURE
         }
     }
