@@ -26,7 +26,11 @@ fn main() -> weir::Result<()> {
         "SELECT kind, COUNT(*) AS n, AVG(ms) AS avg_ms FROM events GROUP BY kind ORDER BY kind",
         &[],
     )?;
-    println!("{}", weir::format::table(&r));
+    println!("{}", r.column_names().join(" | "));
+    for row in r.rows() {
+        let cells: Vec<String> = row.iter().map(ToString::to_string).collect();
+        println!("{}", cells.join(" | "));
+    }
 
     // Stream a large result: the cluster never runs more than a few batches ahead.
     let mut rows = 0;

@@ -3,8 +3,9 @@
 //! An embeddable, actor-based dataflow runtime that runs SQL queries across a cluster of
 //! nodes simulated in one process, and stays up when memory runs short.
 //!
-//! This facade re-exports the pieces a service needs and adds the demo data set and the
-//! output formats used by the `weir` command.
+//! This facade re-exports the pieces a service needs and adds the demo data set. The `weir`
+//! command, its output formats and the benchmarks live in the `weir-cli` crate (`cli/`), so
+//! a service that embeds weir compiles no command-line, plotting or progress-bar crates.
 //!
 //! ```
 //! use weir::{Cluster, Value};
@@ -15,10 +16,7 @@
 //! assert_eq!(r.rows(), vec![vec![Value::from("two")]]);
 //! ```
 
-pub mod bench;
 pub mod demo;
-pub mod format;
-pub mod soak;
 
 pub use weir_operators as operators;
 pub use weir_planner as planner;
@@ -26,6 +24,18 @@ pub use weir_runtime as runtime;
 
 pub use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 pub use weir_runtime::{
-    Cluster, ClusterBuilder, ClusterStats, Error, MessageKind, MessageStats, Protocol, QueryResult,
-    QueryStats, QueryStream, Result,
+    Cluster, ClusterBuilder, ClusterStats, CopyProgress, Error, MessageKind, MessageStats,
+    ProgressUnit, Protocol, QueryResult, QueryStats, QueryStream, Result,
 };
+
+/// Arrow interchange (cargo feature `arrow`): [`QueryResult::to_arrow`],
+/// [`Cluster::load_arrow`], and the Arrow crates they use.
+#[cfg(feature = "arrow")]
+pub mod arrow {
+    /// Conversions between weir batches and Arrow record batches.
+    pub use weir_io::arrow::{arrow_schema, arrow_type, from_record_batch, to_record_batch};
+    /// Arrow's record batch.
+    pub use weir_io::arrow_array::RecordBatch;
+    /// The Arrow crates the conversions use (`arrow-array`, `arrow-schema`).
+    pub use weir_io::{arrow_array, arrow_schema};
+}

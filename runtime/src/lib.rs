@@ -9,6 +9,8 @@
 
 pub mod actors;
 pub mod admission;
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod breaker;
 pub mod cluster;
 pub mod codec;
@@ -27,7 +29,7 @@ pub mod result;
 
 pub use actors::query::QueryStats;
 pub use breaker::{BreakerConfig, BreakerTotals, Health, JoinMode, KillPolicy};
-pub use cluster::{Cluster, ClusterBuilder, ClusterStats, NodeStats};
+pub use cluster::{Cluster, ClusterBuilder, ClusterStats, CopyProgress, NodeStats, ProgressUnit};
 pub use error::{Error, Result};
 pub use faults::FaultPlan;
 pub use messages::{MessageKind, Protocol};

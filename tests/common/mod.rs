@@ -7,10 +7,8 @@
 //! perhaps passing on a timeout error.
 #![allow(dead_code)]
 
-use std::io::Read;
 use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
-use std::process::{Command, Output, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -76,47 +74,6 @@ where
         Err(RecvTimeoutError::Disconnected) => {
             panic!("watchdog: {what} ended without a result")
         }
-    }
-}
-
-/// How long a run of the `weir` command may take in the tests (each takes a second or two).
-pub const COMMAND_LIMIT: Duration = Duration::from_secs(60);
-
-/// Runs the `weir` command with `args` and returns its output; kills it and fails, naming
-/// the command, when it has not exited within [`COMMAND_LIMIT`].
-pub fn weir(args: &[&str]) -> Output {
-    let what = format!("`weir {}`", args.join(" "));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("weir runs");
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            bytes
-        })
-    };
-    let stdout = drain(Box::new(child.stdout.take().expect("piped stdout")));
-    let stderr = drain(Box::new(child.stderr.take().expect("piped stderr")));
-    let deadline = Instant::now() + COMMAND_LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for weir") {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("watchdog: {what} did not exit within {COMMAND_LIMIT:?}; killed it");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
     }
 }
 

@@ -2,12 +2,13 @@
 //! its statistics, and shut it down.
 //!
 //! [`Cluster`] is a thin facade; each job has its module: [`builder`] (configuration),
-//! `bootstrap` (starting the actors), `statements` (SQL, DDL, EXPLAIN), `writes` (loading
-//! and INSERT), `queries` (running queries), [`stats`] (figures and health) and `recovery`
+//! `bootstrap` (starting the actors), `statements` (SQL, DDL, EXPLAIN), [`copy`] (COPY to and from
+//! files), `writes` (loading and INSERT), `queries` (running queries), [`stats`] (figures and health) and `recovery`
 //! (crashes, restarts, faults).
 
 mod bootstrap;
 pub mod builder;
+pub mod copy;
 mod queries;
 mod recovery;
 mod statements;
@@ -15,6 +16,7 @@ pub mod stats;
 mod writes;
 
 pub use builder::ClusterBuilder;
+pub use copy::{CopyProgress, ProgressUnit};
 pub use stats::{ClusterStats, NodeStats};
 
 use crate::actors::node::{NodeActor, NodeCounters};

@@ -8,7 +8,7 @@ use weir_planner::{CachedStatement, QueryPlan, Statement};
 
 impl Cluster {
     /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`,
-    /// `UPDATE`, `DELETE`, or a query. Returns rows inserted, updated or deleted, or rows
+    /// `UPDATE`, `DELETE`, `COPY` (see [`Cluster::execute_with_progress`]), or a query. Returns rows inserted, updated or deleted, or rows
     /// returned by a query; 0 for DDL.
     pub fn execute(&self, sql: &str) -> Result<u64> {
         self.execute_with(sql, &[])
@@ -26,6 +26,9 @@ impl Cluster {
     /// [`Cluster::execute`] with parameters.
     pub fn execute_with(&self, sql: &str, params: &[Value]) -> Result<u64> {
         self.check_up()?;
+        if let Some(copied) = self.copy(sql, &mut |_| {}) {
+            return copied;
+        }
         let stmt = self.plan_statement(sql, params)?;
         match stmt {
             CachedStatement::Query(plan) => {

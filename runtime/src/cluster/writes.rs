@@ -81,6 +81,12 @@ impl Cluster {
 
     /// [`Cluster::load`], with the write lock held.
     pub(super) fn load_locked(&self, table: &str, batch: Batch) -> Result<usize> {
+        self.load_all_locked(table, vec![batch])
+    }
+
+    /// Loads several batches into `table` as one write, all or nothing (a COPY's batches),
+    /// with the write lock held.
+    pub(super) fn load_all_locked(&self, table: &str, batches: Vec<Batch>) -> Result<usize> {
         self.check_up()?;
         let mut catalog = self
             .inner
@@ -91,29 +97,34 @@ impl Cluster {
             .table(table)
             .cloned()
             .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.into())))?;
-        if batch.types() != def.schema.types() {
-            return Err(Error::Invalid(format!(
-                "rows for '{}' must have types {:?}, got {:?}",
-                def.name,
-                def.schema.types(),
-                batch.types()
-            )));
-        }
-        check_not_null(&def, &batch)?;
-        let rows = batch.num_rows();
-        let mut parts_of_row = Vec::with_capacity(rows);
-        let first_row_id = catalog.reserve_row_ids(&def.name, rows as u64);
-        assign_partitions(
-            &batch,
-            &def.primary_key,
-            first_row_id,
-            def.partitions,
-            &mut parts_of_row,
-        )
-        .map_err(|e| Error::from_storage(&def.name, e))?;
         let mut changes = Changes::default();
-        for (p, rows) in Changes::split(&batch, &parts_of_row) {
-            changes.parts.entry(p).or_default().1.push(rows);
+        let mut rows = 0;
+        let mut parts_of_row = Vec::new();
+        for batch in batches {
+            if batch.types() != def.schema.types() {
+                return Err(Error::Invalid(format!(
+                    "rows for '{}' must have types {:?}, got {:?}",
+                    def.name,
+                    def.schema.types(),
+                    batch.types()
+                )));
+            }
+            check_not_null(&def, &batch)?;
+            let n = batch.num_rows();
+            parts_of_row.clear();
+            let first_row_id = catalog.reserve_row_ids(&def.name, n as u64);
+            assign_partitions(
+                &batch,
+                &def.primary_key,
+                first_row_id,
+                def.partitions,
+                &mut parts_of_row,
+            )
+            .map_err(|e| Error::from_storage(&def.name, e))?;
+            for (p, part) in Changes::split(&batch, &parts_of_row) {
+                changes.parts.entry(p).or_default().1.push(part);
+            }
+            rows += n;
         }
         self.write_changes(&def, changes, None)?;
         let before = catalog.row_count(&def.name);

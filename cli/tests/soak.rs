@@ -6,7 +6,9 @@ mod common;
 
 use common::run_bounded;
 use std::time::Duration;
-use weir::soak::{run, SoakOptions, SoakReport, CANCELLED_BY_CALLER, OK, TOLERATED_WITH_FAULTS};
+use weir_cli::soak::{
+    run, SoakOptions, SoakReport, CANCELLED_BY_CALLER, OK, TOLERATED_WITH_FAULTS,
+};
 
 /// Far above what either soak needs (a few seconds without faults, under 20 s with them),
 /// so only a soak that hangs trips it.

@@ -8,11 +8,11 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use weir::bench::overload::{
-    JoinData, CUSTOMERS, DEFAULT_NODE_MEMORY, ORDERS, OVERLOAD_QUERY, PARTITIONS,
-};
 use weir::runtime::JoinMode;
 use weir::Cluster;
+use weir_cli::bench::overload::{
+    JoinData, CUSTOMERS, DEFAULT_NODE_MEMORY, ORDERS, OVERLOAD_QUERY, PARTITIONS,
+};
 
 fn main() -> weir::Result<()> {
     let args: Vec<String> = std::env::args().collect();

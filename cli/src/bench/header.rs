@@ -2,7 +2,7 @@
 //! when, as a text line and as JSON fields.
 //!
 //! ```
-//! let h = weir::bench::header::Header::current();
+//! let h = weir_cli::bench::header::Header::current();
 //! println!("{h}"); // machine: ..., cores: 2, profile: release, date: 2026-12-01T14:05:00Z
 //! let json = serde_json::to_value(&h).unwrap();
 //! assert!(json["cores"].as_u64().unwrap() >= 1);

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use tpchgen::generators::{
     CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, SupplierGenerator,
 };
-use weir::bench::tpch::{self, schema};
 use weir::{Cluster, Value};
+use weir_cli::bench::tpch::{self, schema};
 
 /// The scale factor of this test.
 const SF: f64 = 0.01;

@@ -7,9 +7,9 @@ mod common;
 use common::{assert_idle, sorted_rows};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use weir::bench::overload::{JoinData, CUSTOMERS, DEFAULT_NODE_MEMORY, ORDERS, OVERLOAD_QUERY};
 use weir::runtime::JoinMode;
 use weir::{Batch, Cluster, Column, Value};
+use weir_cli::bench::overload::{JoinData, CUSTOMERS, DEFAULT_NODE_MEMORY, ORDERS, OVERLOAD_QUERY};
 
 /// `weir bench overload` in small: 10 nodes of 8 MiB, the join of orders and customers
 /// grouped by region, many closed-loop clients for a few seconds, Guarded mode.

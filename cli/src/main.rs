@@ -1,0 +1,344 @@
+//! The `weir` command: run the demo, run SQL statements (an argument, a file or standard
+//! input) on one cluster, an interactive shell, or the benchmarks.
+//!
+//! `RUST_LOG` (for example `RUST_LOG=weir=debug`) sets what the runtime's tracing shows on
+//! standard error.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Instant;
+use weir_cli::demo::{self, SeedParam, JOIN_QUERY, SEED_QUERIES};
+use weir_cli::session::{Mode, Session};
+use weir_cli::{format, logging, progress, script, shell, Cluster, Protocol, Value};
+
+#[derive(Parser)]
+#[command(
+    name = "weir",
+    version,
+    about = "An actor-based SQL dataflow runtime on a simulated cluster"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start a cluster, load the demo data and run the seed queries and a join.
+    Demo {
+        /// Data nodes.
+        #[arg(long, default_value_t = 3)]
+        nodes: usize,
+        /// Rows of the `orders` table (the join's probe side).
+        #[arg(long, default_value_t = 1_000_000)]
+        orders: usize,
+        /// Seed of the data and parameter generators.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
+    /// Run SQL statements in order on one cluster: those of FILE (`-f FILE`), of standard
+    /// input (`-f -` or `-`), or the argument. The cluster starts empty unless `--demo`.
+    Sql {
+        /// Data nodes.
+        #[arg(long, default_value_t = 3)]
+        nodes: usize,
+        /// Output format: `json` prints one object per statement, on its own line.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+        /// Message workflow.
+        #[arg(long, value_enum, default_value_t = ProtocolArg::Lean)]
+        protocol: ProtocolArg,
+        /// Print each query's messages by type, their total and bytes.
+        #[arg(long)]
+        stats: bool,
+        /// Load the demo data (`Item`, `customers`, `orders`) first.
+        #[arg(long)]
+        demo: bool,
+        /// Rows of the `orders` table loaded with the demo data.
+        #[arg(long, default_value_t = 1_000_000)]
+        orders: usize,
+        /// Parameter values for `?` / `$n` placeholders (integers, decimals, or text); for
+        /// one statement only.
+        #[arg(long = "param", short = 'p')]
+        params: Vec<String>,
+        /// A file of statements separated by `;` (`-` for standard input).
+        #[arg(short = 'f', long = "file", conflicts_with = "sql")]
+        file: Option<String>,
+        /// The statements (`-` for standard input).
+        #[arg(required_unless_present = "file")]
+        sql: Option<String>,
+    },
+    /// An interactive shell on one cluster (`.help` lists its commands); reads a piped
+    /// script too.
+    Shell {
+        /// Data nodes.
+        #[arg(long, default_value_t = 3)]
+        nodes: usize,
+        /// Load the demo data (`Item`, `customers`, `orders`) first.
+        #[arg(long)]
+        demo: bool,
+        /// Rows of the `orders` table loaded with the demo data.
+        #[arg(long, default_value_t = 1_000_000)]
+        orders: usize,
+    },
+    /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
+    /// the soak, TPC-H, and a hash join against a hand-written one.
+    Bench {
+        #[command(subcommand)]
+        command: weir_cli::bench::BenchCommand,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    Table,
+    Json,
+    Csv,
+}
+
+impl From<OutputFormat> for Mode {
+    fn from(f: OutputFormat) -> Self {
+        match f {
+            OutputFormat::Table => Mode::Table,
+            OutputFormat::Json => Mode::Json,
+            OutputFormat::Csv => Mode::Csv,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ProtocolArg {
+    Lean,
+    Legacy,
+}
+
+impl From<ProtocolArg> for Protocol {
+    fn from(p: ProtocolArg) -> Self {
+        match p {
+            ProtocolArg::Lean => Protocol::Lean,
+            ProtocolArg::Legacy => Protocol::Legacy,
+        }
+    }
+}
+
+/// A `--param` value: an integer, a numeral with a point as an exact DECIMAL (as in SQL), a
+/// DOUBLE with an exponent, `null`, or text (text also fills DATE and TIMESTAMP parameters).
+fn parse_param(s: &str) -> Value {
+    if let Ok(i) = s.parse::<i64>() {
+        Value::Int(i)
+    } else if let Some((v, _, scale)) = weir_operators::decimal::parse_literal(s) {
+        Value::Decimal(v, scale)
+    } else if let Ok(f) = s.parse::<f64>() {
+        Value::Float(f)
+    } else if s.eq_ignore_ascii_case("null") {
+        Value::Null
+    } else {
+        Value::Str(s.to_string())
+    }
+}
+
+fn load_demo(cluster: &Cluster, orders: usize, seed: u64) -> weir::Result<()> {
+    demo::load_item(cluster, demo::ITEM_ROWS)?;
+    demo::load_join_tables(cluster, 100_000, orders, seed)
+}
+
+fn run_demo(nodes: usize, orders: usize, seed: u64) -> Result<(), String> {
+    let cluster = Cluster::builder()
+        .nodes(nodes)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    load_demo(&cluster, orders, seed).map_err(|e| e.to_string())?;
+    println!(
+        "loaded Item ({} rows), customers (100000 rows), orders ({orders} rows) on {nodes} nodes in {:.2?}",
+        demo::ITEM_ROWS,
+        t.elapsed()
+    );
+    println!("{:<28} {:>8} {:>12}", "query", "rows", "time");
+    let key = (seed as i64 * 7919) % demo::ITEM_ROWS as i64;
+    for q in SEED_QUERIES {
+        let params = q.params(key);
+        let t = Instant::now();
+        let r = cluster
+            .query(q.sql, &params)
+            .map_err(|e| format!("{}: {e}", q.name))?;
+        let took = t.elapsed();
+        let expected = q.expected_rows(demo::ITEM_ROWS);
+        if r.num_rows() != expected {
+            return Err(format!(
+                "{} returned {} rows, expected {expected}",
+                q.name,
+                r.num_rows()
+            ));
+        }
+        let shown = match q.param {
+            SeedParam::None => String::new(),
+            _ => format!(" (param {})", params[0]),
+        };
+        println!("{:<28} {:>8} {:>12.2?}{shown}", q.name, r.num_rows(), took);
+    }
+    let t = Instant::now();
+    let r = cluster.query(JOIN_QUERY, &[]).map_err(|e| e.to_string())?;
+    println!(
+        "{:<28} {:>8} {:>12.2?}",
+        "joinGroupBy",
+        r.num_rows(),
+        t.elapsed()
+    );
+    println!("{}", format::table(&r));
+    let s = cluster.stats();
+    println!(
+        "messages between nodes: {} ({} bytes); plan cache {} hits / {} misses",
+        s.messages.total, s.messages.bytes, s.plan_cache_hits, s.plan_cache_misses
+    );
+    cluster.shutdown();
+    Ok(())
+}
+
+/// What `weir sql` was asked to do.
+struct SqlArgs {
+    nodes: usize,
+    format: OutputFormat,
+    protocol: ProtocolArg,
+    stats: bool,
+    demo: bool,
+    orders: usize,
+    params: Vec<String>,
+    file: Option<String>,
+    sql: Option<String>,
+}
+
+/// The script's text: the file, standard input, or the argument.
+fn script_text(file: Option<&str>, sql: Option<&str>) -> Result<String, String> {
+    let read_stdin = || {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("reading standard input: {e}"))?;
+        Ok(text)
+    };
+    match (file, sql) {
+        (Some("-"), _) | (None, Some("-")) => read_stdin(),
+        (Some(path), _) => std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}")),
+        (None, Some(sql)) => Ok(sql.to_string()),
+        (None, None) => Err("give statements, -f FILE, or - for standard input".into()),
+    }
+}
+
+fn build_session(
+    nodes: usize,
+    protocol: Protocol,
+    demo: bool,
+    orders: usize,
+) -> Result<Session, String> {
+    let cluster = Cluster::builder()
+        .nodes(nodes)
+        .protocol(protocol)
+        .build()
+        .map_err(|e| e.to_string())?;
+    if demo {
+        progress::step("loading the demo data", || load_demo(&cluster, orders, 42))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(Session::new(cluster))
+}
+
+/// Runs every statement of the script in order; stops at the first error (in JSON, after
+/// printing it as `{"error": ...}`).
+fn run_sql(a: SqlArgs) -> Result<(), String> {
+    let json = matches!(a.format, OutputFormat::Json);
+    let fail = |e: String| {
+        if json {
+            println!("{}", format::error_json(&e));
+            Err(String::new())
+        } else {
+            Err(e)
+        }
+    };
+    let stmts = match script_text(a.file.as_deref(), a.sql.as_deref())
+        .and_then(|text| script::split_statements(&text))
+    {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if stmts.is_empty() {
+        return fail("no statement to run".into());
+    }
+    if !a.params.is_empty() && stmts.len() > 1 {
+        return fail("-p/--param works with one statement only".into());
+    }
+    let mut session = match build_session(a.nodes, a.protocol.into(), a.demo, a.orders) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    session.mode = a.format.into();
+    session.stats = a.stats;
+    let params: Vec<Value> = a.params.iter().map(|p| parse_param(p)).collect();
+    let mut outcome = Ok(());
+    for stmt in &stmts {
+        if let Err(e) = session.run(stmt, &params) {
+            outcome = fail(e.to_string());
+            break;
+        }
+    }
+    session.cluster.shutdown();
+    outcome
+}
+
+fn run_shell(nodes: usize, demo: bool, orders: usize) -> Result<(), String> {
+    let session = build_session(nodes, Protocol::Lean, demo, orders)?;
+    let errors = shell::run(session);
+    if errors > 0 && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return Err(format!("{errors} statements or commands failed"));
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init();
+    let outcome = match cli.command {
+        Command::Demo {
+            nodes,
+            orders,
+            seed,
+        } => run_demo(nodes, orders, seed),
+        Command::Sql {
+            nodes,
+            format,
+            protocol,
+            stats,
+            demo,
+            orders,
+            params,
+            file,
+            sql,
+        } => run_sql(SqlArgs {
+            nodes,
+            format,
+            protocol,
+            stats,
+            demo,
+            orders,
+            params,
+            file,
+            sql,
+        }),
+        Command::Shell {
+            nodes,
+            demo,
+            orders,
+        } => run_shell(nodes, demo, orders),
+        Command::Bench { command } => weir_cli::bench::run(&command),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("error: {e}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! `weir shell`: an interactive session on one cluster, in the manner of the sqlite3 shell.
+//!
+//! Statements may span lines and run when a line ends one with `;`. Lines starting with `.`
+//! (at the start of a statement) are dot-commands; `.help` lists them. An error is printed
+//! and the session goes on. On a terminal, lines are edited with rustyline and kept in
+//! `~/.weir_history`; when standard input is not a terminal (a piped script) lines are read
+//! as they come, without prompts, and the command exits with status 1 if any statement
+//! failed.
+//!
+//! `.explain` with a statement prints that statement's plan; `.explain` alone makes the
+//! next statement print its plan instead of running.
+
+use crate::script;
+use crate::session::{Mode, Session};
+use std::io::{BufRead, IsTerminal};
+use std::path::PathBuf;
+
+const HELP: &str = "\
+.tables               list the tables
+.schema [TABLE]       the CREATE statements of every table, or of TABLE
+.mode table|json|csv  how answers are printed
+.timer on|off         print each statement's run time
+.read FILE            run the statements of FILE
+.stats                messages of the last query and the cluster's figures
+.explain [SQL]        print the plan of SQL; alone, the next statement prints its plan instead of running
+.help                 this text
+.quit                 leave (also .exit, or end of input)
+Statements end with ';' and may span lines.";
+
+/// What the loop does after a line.
+enum Next {
+    Go,
+    Quit,
+}
+
+/// The shell's state: the session and what the dot-commands set.
+struct Shell {
+    session: Session,
+    explain_next: bool,
+    errors: usize,
+}
+
+/// Runs the shell on `session` until `.quit` or the end of input. Returns the number of
+/// statements and commands that failed.
+pub fn run(session: Session) -> usize {
+    let mut shell = Shell {
+        session,
+        explain_next: false,
+        errors: 0,
+    };
+    if std::io::stdin().is_terminal() {
+        shell.interactive();
+    } else {
+        shell.piped();
+    }
+    shell.errors
+}
+
+fn history_file() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".weir_history"))
+}
+
+impl Shell {
+    fn interactive(&mut self) {
+        let mut editor = match rustyline::DefaultEditor::new() {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("error: no line editor ({e}); reading lines as they come");
+                return self.piped();
+            }
+        };
+        let history = history_file();
+        if let Some(h) = &history {
+            let _ = editor.load_history(h);
+        }
+        println!("weir shell: statements end with ';', .help for commands, .quit to leave");
+        let mut buffer = String::new();
+        loop {
+            let prompt = if buffer.is_empty() {
+                "weir> "
+            } else {
+                "  ...> "
+            };
+            match editor.readline(prompt) {
+                Ok(line) => {
+                    let _ = editor.add_history_entry(line.as_str());
+                    if let Next::Quit = self.line(&mut buffer, &line) {
+                        break;
+                    }
+                }
+                // Ctrl-C drops the statement being typed.
+                Err(rustyline::error::ReadlineError::Interrupted) => buffer.clear(),
+                Err(rustyline::error::ReadlineError::Eof) => break,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    break;
+                }
+            }
+        }
+        self.rest(&buffer);
+        if let Some(h) = &history {
+            let _ = editor.save_history(h);
+        }
+    }
+
+    fn piped(&mut self) {
+        let mut buffer = String::new();
+        for line in std::io::stdin().lock().lines() {
+            let line = match line {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("error: reading standard input: {e}");
+                    self.errors += 1;
+                    break;
+                }
+            };
+            if let Next::Quit = self.line(&mut buffer, &line) {
+                return;
+            }
+        }
+        self.rest(&buffer);
+    }
+
+    /// A statement left without its `;` at the end of input runs too.
+    fn rest(&mut self, buffer: &str) {
+        if !buffer.trim().is_empty() {
+            self.sql(buffer);
+        }
+    }
+
+    fn line(&mut self, buffer: &mut String, line: &str) -> Next {
+        if buffer.trim().is_empty() && line.trim_start().starts_with('.') {
+            buffer.clear();
+            return self.dot(line.trim());
+        }
+        buffer.push_str(line);
+        buffer.push('\n');
+        if script::is_complete(buffer) {
+            let text = std::mem::take(buffer);
+            self.sql(&text);
+        }
+        Next::Go
+    }
+
+    fn fail(&mut self, message: impl std::fmt::Display) {
+        eprintln!("error: {message}");
+        self.errors += 1;
+    }
+
+    /// Runs every statement of `text`, going on after errors.
+    fn sql(&mut self, text: &str) {
+        let stmts = match script::split_statements(text) {
+            Ok(s) => s,
+            Err(e) => return self.fail(e),
+        };
+        for stmt in stmts {
+            if self.explain_next {
+                self.explain_next = false;
+                self.explain(&stmt);
+                continue;
+            }
+            if let Err(e) = self.session.run(&stmt, &[]) {
+                self.fail(e);
+            }
+        }
+    }
+
+    fn explain(&mut self, stmt: &str) {
+        match self.session.cluster.explain(stmt, &[]) {
+            Ok(plan) => println!("{plan}"),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn dot(&mut self, command: &str) -> Next {
+        let (name, arg) = match command.split_once(char::is_whitespace) {
+            Some((n, a)) => (n, a.trim()),
+            None => (command, ""),
+        };
+        match name {
+            ".quit" | ".exit" | ".q" => return Next::Quit,
+            ".help" => println!("{HELP}"),
+            ".tables" => {
+                let mut names: Vec<String> = self
+                    .session
+                    .cluster
+                    .tables()
+                    .into_iter()
+                    .map(|t| t.name)
+                    .collect();
+                names.sort_by_key(|n| n.to_lowercase());
+                for n in names {
+                    println!("{n}");
+                }
+            }
+            ".schema" => self.schema(arg),
+            ".mode" => match arg {
+                "table" => self.session.mode = Mode::Table,
+                "json" => self.session.mode = Mode::Json,
+                "csv" => self.session.mode = Mode::Csv,
+                other => self.fail(format!(".mode takes table, json or csv, not '{other}'")),
+            },
+            ".timer" => match arg {
+                "on" => self.session.timer = true,
+                "off" => self.session.timer = false,
+                other => self.fail(format!(".timer takes on or off, not '{other}'")),
+            },
+            ".read" if !arg.is_empty() => match std::fs::read_to_string(arg) {
+                Ok(text) => self.sql(&text),
+                Err(e) => self.fail(format!("{arg}: {e}")),
+            },
+            ".stats" => {
+                if let Some(m) = &self.session.last_stats {
+                    println!("last query:");
+                    print!("{}", crate::format::stats_text(m));
+                }
+                let s = self.session.cluster.stats();
+                println!(
+                    "cluster: {} messages ({} bytes); plan cache {} hits / {} misses",
+                    s.messages.total, s.messages.bytes, s.plan_cache_hits, s.plan_cache_misses
+                );
+            }
+            ".explain" if arg.is_empty() => self.explain_next = true,
+            ".explain" => {
+                let stmt = arg.trim_end().trim_end_matches(';');
+                self.explain(stmt);
+            }
+            _ => self.fail(format!("unknown command '{command}' (.help lists them)")),
+        }
+        Next::Go
+    }
+
+    fn schema(&mut self, table: &str) {
+        let mut tables = self.session.cluster.tables();
+        tables.sort_by_key(|t| t.name.to_lowercase());
+        if !table.is_empty() {
+            tables.retain(|t| t.name.eq_ignore_ascii_case(table));
+            if tables.is_empty() {
+                return self.fail(format!("no table named '{table}'"));
+            }
+        }
+        for t in tables {
+            let f = &t.schema.fields;
+            let mut cols: Vec<String> = f
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let nn = if t.not_null.contains(&i) && !t.primary_key.contains(&i) {
+                        " NOT NULL"
+                    } else {
+                        ""
+                    };
+                    format!("{} {}{nn}", c.name, c.data_type)
+                })
+                .collect();
+            if !t.primary_key.is_empty() {
+                let key: Vec<&str> = t.primary_key.iter().map(|&k| f[k].name.as_str()).collect();
+                cols.push(format!("PRIMARY KEY ({})", key.join(", ")));
+            }
+            println!("CREATE TABLE {} ({});", t.name, cols.join(", "));
+            for i in &t.indexes {
+                println!(
+                    "CREATE INDEX {} ON {}({});",
+                    i.name, t.name, f[i.column].name
+                );
+            }
+        }
+    }
+}

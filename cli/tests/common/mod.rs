@@ -1,0 +1,81 @@
+//! Helpers shared by the command's integration tests: the library tests' helpers
+//! (`tests/common` at the repository root) and running the `weir` binary under a watchdog.
+#![allow(dead_code)]
+
+#[path = "../../../tests/common/mod.rs"]
+mod shared;
+
+#[allow(unused_imports)]
+pub use shared::*;
+
+use std::io::{Read, Write};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a run of the `weir` command may take in the tests (each takes a second or two).
+pub const COMMAND_LIMIT: Duration = Duration::from_secs(60);
+
+/// Runs the `weir` command with `args` and returns its output; kills it and fails, naming
+/// the command, when it has not exited within [`COMMAND_LIMIT`].
+pub fn weir(args: &[&str]) -> Output {
+    weir_with_input(args, None)
+}
+
+/// Runs the `weir` command with `args`, writing `input` (when given) to its standard input
+/// and then closing it; the same watchdog as [`weir`].
+pub fn weir_with_input(args: &[&str], input: Option<&str>) -> Output {
+    weir_with_env(args, input, &[])
+}
+
+/// [`weir_with_input`] with extra environment variables.
+pub fn weir_with_env(args: &[&str], input: Option<&str>, env: &[(&str, &str)]) -> Output {
+    let what = format!("`weir {}`", args.join(" "));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("weir runs");
+    let feeder = input.map(|text| {
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let text = text.to_string();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(text.as_bytes());
+        })
+    });
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let deadline = Instant::now() + COMMAND_LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for weir") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("watchdog: {what} did not exit within {COMMAND_LIMIT:?}; killed it");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    if let Some(f) = feeder {
+        let _ = f.join();
+    }
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}

@@ -1,0 +1,448 @@
+//! `COPY`: loading a table from a CSV or Parquet file and writing a query's (or a table's)
+//! rows to one. The file formats live in `weir-io`; this module parses the statement, streams
+//! the file a batch at a time and hands the rows to the write path as one write, so a COPY
+//! that fails (a bad value, a duplicate key) keeps nothing.
+//!
+//! ```text
+//! COPY table FROM 'path' [WITH] (FORMAT csv|parquet, HEADER [true|false], DELIMITER 'c', NULL 'text')
+//! COPY (query) TO 'path' [WITH] (FORMAT csv|parquet, HEADER [true|false], DELIMITER 'c', NULL 'text')
+//! COPY table TO 'path' ...
+//! ```
+//!
+//! The format defaults to the file's extension (`.parquet` / `.pq` is Parquet, anything else
+//! CSV); `HEADER` defaults to false. Progress of a load goes to the callback of
+//! [`Cluster::execute_with_progress`].
+
+use super::Cluster;
+use crate::error::{Error, Result};
+use sqlparser::ast::{
+    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget,
+    Statement as SqlStatement,
+};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+use std::path::{Path, PathBuf};
+use weir_io::csv::{CsvOptions, CsvReader, CsvWriter};
+use weir_io::parquet::{ParquetReader, ParquetWriter};
+use weir_io::DEFAULT_BATCH_ROWS;
+use weir_operators::{Batch, Schema};
+
+/// How far a COPY has come, given to the callback of [`Cluster::execute_with_progress`]
+/// after every batch and once more at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyProgress {
+    /// Rows read (COPY FROM) or written (COPY TO) so far.
+    pub rows: u64,
+    /// Work done so far, in [`CopyProgress::unit`]s.
+    pub done: u64,
+    /// All the work, in the same unit, when known (a file's size or row count).
+    pub total: Option<u64>,
+    /// What `done` and `total` count.
+    pub unit: ProgressUnit,
+    /// Whether the COPY has finished (the last call).
+    pub finished: bool,
+}
+
+/// What a [`CopyProgress`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressUnit {
+    /// Bytes of the file (CSV).
+    Bytes,
+    /// Rows (Parquet, and COPY TO).
+    Rows,
+}
+
+/// A file format of COPY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Csv,
+    Parquet,
+}
+
+/// A parsed COPY statement.
+#[derive(Debug)]
+struct Copy {
+    /// COPY FROM: the table; COPY TO: the query's SQL.
+    source: CopyFrom,
+    path: PathBuf,
+    format: Format,
+    csv: CsvOptions,
+}
+
+#[derive(Debug)]
+enum CopyFrom {
+    /// Load the file into this table.
+    IntoTable(String),
+    /// Write the rows of this query to the file.
+    Query(String),
+}
+
+/// Whether `sql` is a COPY statement (its first word, past whitespace and comments, is
+/// COPY).
+fn is_copy(sql: &str) -> bool {
+    let mut t = sql.trim_start();
+    loop {
+        if let Some(rest) = t.strip_prefix("--") {
+            t = rest
+                .split_once('\n')
+                .map_or("", |(_, after)| after)
+                .trim_start();
+        } else if let Some(rest) = t.strip_prefix("/*") {
+            t = rest
+                .split_once("*/")
+                .map_or("", |(_, after)| after)
+                .trim_start();
+        } else {
+            break;
+        }
+    }
+    t.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("copy"))
+        && t[4..].starts_with(|c: char| c.is_whitespace() || c == '(')
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::Invalid(message.into())
+}
+
+fn parse(sql: &str) -> Result<Copy> {
+    let mut stmts =
+        Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| invalid(format!("COPY: {e}")))?;
+    if stmts.len() != 1 {
+        return Err(invalid("expected one statement"));
+    }
+    let SqlStatement::Copy {
+        source,
+        to,
+        target,
+        options,
+        legacy_options,
+        ..
+    } = stmts.remove(0)
+    else {
+        return Err(invalid("expected a COPY statement"));
+    };
+    let path = match target {
+        CopyTarget::File { filename } => PathBuf::from(filename),
+        other => {
+            return Err(invalid(format!(
+                "COPY {other} is not supported: name a file ('path')"
+            )))
+        }
+    };
+    let source = match (source, to) {
+        (
+            CopySource::Table {
+                table_name,
+                columns,
+            },
+            false,
+        ) => {
+            if !columns.is_empty() {
+                return Err(invalid(
+                    "COPY FROM with a column list is not supported: the file has every column of the table, in order",
+                ));
+            }
+            CopyFrom::IntoTable(table_name.to_string())
+        }
+        (
+            CopySource::Table {
+                table_name,
+                columns,
+            },
+            true,
+        ) => {
+            let cols = if columns.is_empty() {
+                "*".to_string()
+            } else {
+                columns
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            CopyFrom::Query(format!("SELECT {cols} FROM {table_name}"))
+        }
+        (CopySource::Query(q), true) => CopyFrom::Query(q.to_string()),
+        (CopySource::Query(_), false) => {
+            return Err(invalid(
+                "COPY (query) FROM is not possible: load into a table",
+            ))
+        }
+    };
+    let mut format = None;
+    let mut csv = CsvOptions::default();
+    let delimiter = |c: char| {
+        u8::try_from(c)
+            .ok()
+            .filter(u8::is_ascii)
+            .ok_or_else(|| invalid(format!("DELIMITER '{c}' must be one ASCII character")))
+    };
+    for o in options {
+        match o {
+            CopyOption::Format(name) => {
+                format = Some(match name.value.to_ascii_lowercase().as_str() {
+                    "csv" => Format::Csv,
+                    "parquet" => Format::Parquet,
+                    other => {
+                        return Err(invalid(format!(
+                            "unknown COPY FORMAT '{other}' (use csv or parquet)"
+                        )))
+                    }
+                })
+            }
+            CopyOption::Header(h) => csv.header = h,
+            CopyOption::Delimiter(c) => csv.delimiter = delimiter(c)?,
+            CopyOption::Null(n) => csv.null = n,
+            other => return Err(invalid(format!("COPY option {other} is not supported"))),
+        }
+    }
+    for o in legacy_options {
+        match o {
+            CopyLegacyOption::Csv(csv_options) => {
+                format = Some(Format::Csv);
+                for c in csv_options {
+                    match c {
+                        CopyLegacyCsvOption::Header => csv.header = true,
+                        other => {
+                            return Err(invalid(format!("COPY option {other} is not supported")))
+                        }
+                    }
+                }
+            }
+            CopyLegacyOption::Parquet => format = Some(Format::Parquet),
+            CopyLegacyOption::Header => csv.header = true,
+            CopyLegacyOption::Delimiter(c) => csv.delimiter = delimiter(c)?,
+            CopyLegacyOption::Null(n) => csv.null = n,
+            other => return Err(invalid(format!("COPY option {other} is not supported"))),
+        }
+    }
+    let format = format.unwrap_or_else(|| format_of(&path));
+    Ok(Copy {
+        source,
+        path,
+        format,
+        csv,
+    })
+}
+
+/// The format a file's extension names: Parquet for `.parquet` and `.pq`, else CSV.
+fn format_of(path: &Path) -> Format {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq") => {
+            Format::Parquet
+        }
+        _ => Format::Csv,
+    }
+}
+
+impl Cluster {
+    /// Runs `sql` as [`Cluster::execute`] does, calling `progress` as a `COPY` goes (after
+    /// every batch read or written, and once at the end); other statements never call it.
+    ///
+    /// ```
+    /// use weir_runtime::Cluster;
+    /// let dir = std::env::temp_dir().join(format!("weir-copy-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let csv = dir.join("kv.csv");
+    /// std::fs::write(&csv, "k,v\n1,one\n2,\"two, too\"\n").unwrap();
+    /// let cluster = Cluster::builder().nodes(2).build().unwrap();
+    /// cluster.execute("CREATE TABLE kv (k BIGINT PRIMARY KEY, v VARCHAR)").unwrap();
+    /// let sql = format!("COPY kv FROM '{}' (FORMAT csv, HEADER true)", csv.display());
+    /// let mut calls = 0;
+    /// let loaded = cluster.execute_with_progress(&sql, &mut |_| calls += 1).unwrap();
+    /// assert_eq!(loaded, 2);
+    /// assert!(calls >= 1);
+    /// let out = dir.join("kv.parquet");
+    /// let sql = format!("COPY (SELECT * FROM kv WHERE k = 2) TO '{}'", out.display());
+    /// assert_eq!(cluster.execute(&sql).unwrap(), 1);
+    /// # cluster.shutdown();
+    /// ```
+    pub fn execute_with_progress(
+        &self,
+        sql: &str,
+        progress: &mut dyn FnMut(&CopyProgress),
+    ) -> Result<u64> {
+        match self.copy(sql, progress) {
+            Some(done) => done,
+            None => self.execute(sql),
+        }
+    }
+
+    /// The columns of `table`.
+    pub(crate) fn table_schema(&self, table: &str) -> Result<Schema> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        catalog
+            .table(table)
+            .map(|d| d.schema.clone())
+            .ok_or_else(|| Error::Plan(weir_planner::PlanError::UnknownTable(table.to_string())))
+    }
+
+    /// Runs `sql` if it is a COPY statement (`None` if it is not).
+    pub(super) fn copy(
+        &self,
+        sql: &str,
+        progress: &mut dyn FnMut(&CopyProgress),
+    ) -> Option<Result<u64>> {
+        if !is_copy(sql) {
+            return None;
+        }
+        Some(parse(sql).and_then(|c| match &c.source {
+            CopyFrom::IntoTable(table) => self.copy_from(table, &c, progress),
+            CopyFrom::Query(query) => self.copy_to(query, &c, progress),
+        }))
+    }
+
+    /// Reads the whole file into batches of the table's types (nothing is written while a
+    /// row can still be bad), then loads them as one write.
+    fn copy_from(
+        &self,
+        table: &str,
+        c: &Copy,
+        progress: &mut dyn FnMut(&CopyProgress),
+    ) -> Result<u64> {
+        let schema = self.table_schema(table)?;
+        let io = |e: weir_io::IoError| Error::Invalid(e.to_string());
+        let mut batches: Vec<Batch> = Vec::new();
+        let mut rows = 0u64;
+        let mut report = |rows: u64, done: u64, total: u64, unit, finished| {
+            progress(&CopyProgress {
+                rows,
+                done,
+                total: Some(total),
+                unit,
+                finished,
+            })
+        };
+        match c.format {
+            Format::Csv => {
+                let mut r = CsvReader::open(&c.path, &schema, &c.csv).map_err(io)?;
+                while let Some(b) = r.next_batch(DEFAULT_BATCH_ROWS).map_err(io)? {
+                    rows += b.num_rows() as u64;
+                    batches.push(b);
+                    report(
+                        rows,
+                        r.bytes_read(),
+                        r.bytes_total(),
+                        ProgressUnit::Bytes,
+                        false,
+                    );
+                }
+                report(
+                    rows,
+                    r.bytes_total(),
+                    r.bytes_total(),
+                    ProgressUnit::Bytes,
+                    false,
+                );
+            }
+            Format::Parquet => {
+                let mut r =
+                    ParquetReader::open(&c.path, &schema, DEFAULT_BATCH_ROWS).map_err(io)?;
+                while let Some(b) = r.next_batch().map_err(io)? {
+                    rows += b.num_rows() as u64;
+                    batches.push(b);
+                    report(
+                        rows,
+                        r.rows_read(),
+                        r.rows_total(),
+                        ProgressUnit::Rows,
+                        false,
+                    );
+                }
+            }
+        }
+        tracing::debug!(
+            "COPY {table} FROM {}: {rows} rows in {} batches parsed; loading",
+            c.path.display(),
+            batches.len()
+        );
+        let _writing = self.writing();
+        let loaded = self.load_all_locked(table, batches)? as u64;
+        report(loaded, rows, rows, ProgressUnit::Rows, true);
+        Ok(loaded)
+    }
+
+    /// Streams the query's batches into the file.
+    fn copy_to(
+        &self,
+        query: &str,
+        c: &Copy,
+        progress: &mut dyn FnMut(&CopyProgress),
+    ) -> Result<u64> {
+        let stream = self.query_stream(query, &[])?;
+        let schema = stream.schema().clone();
+        let io = |e: weir_io::IoError| Error::Invalid(e.to_string());
+        let mut rows = 0u64;
+        let mut step = |rows: u64, finished| {
+            progress(&CopyProgress {
+                rows,
+                done: rows,
+                total: None,
+                unit: ProgressUnit::Rows,
+                finished,
+            })
+        };
+        match c.format {
+            Format::Csv => {
+                let names: Vec<String> = schema.fields.iter().map(|f| f.name.clone()).collect();
+                let mut w = CsvWriter::create(&c.path, &names, &c.csv).map_err(io)?;
+                for b in stream {
+                    let b = b?;
+                    rows += b.num_rows() as u64;
+                    w.write(&b).map_err(io)?;
+                    step(rows, false);
+                }
+                w.finish().map_err(io)?;
+            }
+            Format::Parquet => {
+                let mut w = ParquetWriter::create(&c.path, &schema).map_err(io)?;
+                for b in stream {
+                    let b = b?;
+                    rows += b.num_rows() as u64;
+                    w.write(b).map_err(io)?;
+                    step(rows, false);
+                }
+                w.finish().map_err(io)?;
+            }
+        }
+        step(rows, true);
+        tracing::debug!("COPY TO {}: {rows} rows written", c.path.display());
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_statements_parse_with_their_options() {
+        assert!(is_copy("  copy t FROM 'x'") && is_copy("COPY(SELECT 1) TO 'x'"));
+        assert!(!is_copy("COPYRIGHT") && !is_copy("SELECT 1"));
+        assert!(is_copy("-- load\n/* the file */ COPY t FROM 'x'"));
+        assert!(!is_copy("-- COPY t FROM 'x'\nSELECT 1"));
+        let c = parse(
+            "COPY t FROM '/tmp/a.txt' WITH (FORMAT csv, HEADER true, DELIMITER ';', NULL 'NA')",
+        )
+        .unwrap();
+        assert!(matches!(c.source, CopyFrom::IntoTable(ref t) if t == "t"));
+        assert_eq!(c.format, Format::Csv);
+        assert_eq!(
+            c.csv,
+            CsvOptions {
+                header: true,
+                delimiter: b';',
+                null: "NA".into()
+            }
+        );
+        let c = parse("COPY (SELECT a FROM t) TO '/tmp/a.parquet'").unwrap();
+        assert_eq!(c.format, Format::Parquet);
+        assert!(matches!(c.source, CopyFrom::Query(ref q) if q.contains("SELECT a FROM t")));
+        let err = parse("COPY t FROM '/tmp/a' (FORMAT xml)").unwrap_err();
+        assert!(
+            err.to_string().contains("unknown COPY FORMAT 'xml'"),
+            "{err}"
+        );
+        assert!(parse("COPY t FROM STDIN").is_err());
+    }
+}
