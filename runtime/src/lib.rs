@@ -26,12 +26,16 @@ pub mod placement;
 pub mod recent;
 pub mod replication;
 pub mod result;
+pub mod rows;
 
 pub use actors::query::QueryStats;
 pub use breaker::{BreakerConfig, BreakerTotals, Health, JoinMode, KillPolicy};
+pub use cluster::Prepared;
 pub use cluster::{Cluster, ClusterBuilder, ClusterStats, CopyProgress, NodeStats, ProgressUnit};
 pub use error::{Error, Result};
 pub use faults::FaultPlan;
 pub use messages::{MessageKind, Protocol};
 pub use network::MessageStats;
 pub use result::{QueryResult, QueryStream};
+pub use rows::{ColumnIndex, Decimal, FromValue, IntoParams, Row};
+pub use weir_operators::Value;

@@ -79,7 +79,7 @@ enum CopyFrom {
 
 /// Whether `sql` is a COPY statement (its first word, past whitespace and comments, is
 /// COPY).
-fn is_copy(sql: &str) -> bool {
+pub(super) fn is_copy(sql: &str) -> bool {
     let mut t = sql.trim_start();
     loop {
         if let Some(rest) = t.strip_prefix("--") {

@@ -9,6 +9,7 @@
 mod bootstrap;
 pub mod builder;
 pub mod copy;
+mod prepared;
 mod queries;
 mod recovery;
 mod statements;
@@ -17,6 +18,7 @@ mod writes;
 
 pub use builder::ClusterBuilder;
 pub use copy::{CopyProgress, ProgressUnit};
+pub use prepared::Prepared;
 pub use stats::{ClusterStats, NodeStats};
 
 use crate::actors::node::{NodeActor, NodeCounters};
