@@ -5,16 +5,16 @@
 //! chain holds just that row is marked ([`SINGLE`]), so the common case of unique build keys
 //! never reads `next`.
 //!
-//! One key of a 64-bit integer type (BIGINT, TIMESTAMP) is indexed by the value itself: every
-//! row of a chain has the probe row's key, so no key comparison is needed and no hashes are
-//! computed beforehand. Any other keys are indexed by their [`hash_rows`] hash, and each
+//! One key of a 64-bit integer type (BIGINT, TIMESTAMP) is indexed by the value itself, in an
+//! [`IntTable`]: every row of a chain has the probe row's key, so no key comparison is needed,
+//! no hashes are computed beforehand, and the walk prefetches the slots of rows ahead. Any other keys are indexed by their [`hash_rows`] hash, and each
 //! candidate of a chain is compared with the probe row key by key.
 
+use super::int_table::IntTable;
 use crate::column::ColumnData;
 use crate::kernels::hash::{hash_rows, rows_equal, IdentityBuild};
 use crate::{Column, Error, Result};
 use hashbrown::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// End of a chain (and a probe cursor whose row's chain was not looked up yet).
 pub(crate) const NONE: u32 = u32::MAX;
@@ -25,35 +25,13 @@ const SINGLE: u32 = 1 << 31;
 /// The most build rows an index takes (row numbers leave the top bit for [`SINGLE`]).
 const MAX_ROWS: usize = (SINGLE - 1) as usize;
 
-/// A hasher for one integer: a folded multiply, enough for hashbrown (it uses the top bits
-/// for its tags and the low bits for the bucket).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        let m = u128::from(self.0) * 0x9E37_79B9_7F4A_7C15;
-        (m as u64) ^ ((m >> 64) as u64)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-    fn write_i64(&mut self, v: i64) {
-        self.0 = v as u64;
-    }
-}
-
-type IntBuild = BuildHasherDefault<IntHasher>;
+/// How many probe rows ahead the walk prefetches a slot of an [`IntTable`].
+const PREFETCH_AHEAD: usize = 16;
 
 /// Key → first build row, with the [`SINGLE`] mark.
 enum Heads {
     /// One 64-bit integer key, by value.
-    Int(HashMap<i64, u32, IntBuild>),
+    Int(IntTable),
     /// Any keys, by row hash.
     Hashed(HashMap<u64, u32, IdentityBuild>),
 }
@@ -113,8 +91,8 @@ impl BuildIndex {
     /// Heap bytes of the index of `n` rows, before it is built (hashbrown's sizing for
     /// `n` distinct keys, and the chains).
     pub fn estimate(n: usize) -> usize {
-        super::keys::hash_table_bytes(n, std::mem::size_of::<(u64, u32)>())
-            + n * std::mem::size_of::<u32>()
+        let hashed = super::keys::hash_table_bytes(n, std::mem::size_of::<(u64, u32)>());
+        hashed.max(IntTable::bytes_for(n)) + n * std::mem::size_of::<u32>()
     }
 
     /// Indexes the `n` build rows of `keys`, leaving out rows marked in `null_rows`; `hashes`
@@ -135,14 +113,11 @@ impl BuildIndex {
         // Rows go in in reverse, so that chains list them in input order.
         let heads = match keys.first().and_then(int_values) {
             Some(values) if by_value(keys) => {
-                let mut heads: HashMap<i64, u32, IntBuild> =
-                    HashMap::with_capacity_and_hasher(n, IntBuild::default());
+                let mut heads = IntTable::with_capacity(n);
                 for row in (0..n).rev().filter(|&r| !skip(r)) {
-                    let head = heads.entry(values[row]).or_insert(NONE);
-                    next[row] = *head;
-                    *head = row as u32;
+                    next[row] = heads.push_front(values[row], row as u32);
                 }
-                mark_single(heads.values_mut(), &next);
+                mark_single(heads.heads_mut(), &next);
                 Heads::Int(heads)
             }
             _ => {
@@ -166,7 +141,7 @@ impl BuildIndex {
     /// Whether no build row is indexed (none, or all with NULL keys).
     pub fn is_empty(&self) -> bool {
         match &self.heads {
-            Heads::Int(h) => h.is_empty(),
+            Heads::Int(h) => h.len() == 0,
             Heads::Hashed(h) => h.is_empty(),
         }
     }
@@ -174,7 +149,7 @@ impl BuildIndex {
     /// Heap bytes held.
     pub fn memory_size(&self) -> usize {
         let heads = match &self.heads {
-            Heads::Int(h) => h.allocation_size(),
+            Heads::Int(h) => h.memory_size(),
             Heads::Hashed(h) => h.allocation_size(),
         };
         heads + self.next.capacity() * std::mem::size_of::<u32>()
@@ -202,16 +177,16 @@ impl BuildIndex {
                 let Some(values) = probe.keys.first().and_then(int_values) else {
                     return;
                 };
-                let lookup = |i: usize| heads.get(&values[i]).copied();
-                walk::<FIRST_ONLY, SKIP_BUILD>(
-                    cursor,
-                    values.len(),
-                    probe,
-                    &self.next,
-                    m,
-                    lookup,
-                    |_, _| true,
-                );
+                let n = values.len();
+                let lookup = |i: usize| {
+                    if let Some(&ahead) = values.get(i + PREFETCH_AHEAD) {
+                        heads.prefetch(ahead);
+                    }
+                    heads.get(values[i])
+                };
+                walk::<FIRST_ONLY, SKIP_BUILD>(cursor, n, probe, &self.next, m, lookup, |_, _| {
+                    true
+                });
             }
             Heads::Hashed(heads) => {
                 let hashes = probe.hashes;

@@ -13,6 +13,7 @@
 
 mod hash;
 mod index;
+mod int_table;
 mod keys;
 mod nested_loop;
 mod output;
