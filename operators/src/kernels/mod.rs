@@ -19,6 +19,7 @@ use std::sync::Arc;
 pub mod aggregate;
 pub mod filter;
 pub mod hash;
+pub(crate) mod int_table;
 pub mod join;
 pub mod limit;
 pub mod project;

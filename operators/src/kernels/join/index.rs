@@ -10,23 +10,20 @@
 //! no hashes are computed beforehand, and the walk prefetches the slots of rows ahead. Any other keys are indexed by their [`hash_rows`] hash, and each
 //! candidate of a chain is compared with the probe row key by key.
 
-use super::int_table::IntTable;
 use crate::column::ColumnData;
 use crate::kernels::hash::{hash_rows, rows_equal, IdentityBuild};
+use crate::kernels::int_table::{IntTable, PREFETCH_AHEAD, VACANT};
 use crate::{Column, Error, Result};
 use hashbrown::HashMap;
 
 /// End of a chain (and a probe cursor whose row's chain was not looked up yet).
-pub(crate) const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = VACANT;
 
 /// Marks a head whose chain has no other row.
 const SINGLE: u32 = 1 << 31;
 
 /// The most build rows an index takes (row numbers leave the top bit for [`SINGLE`]).
 const MAX_ROWS: usize = (SINGLE - 1) as usize;
-
-/// How many probe rows ahead the walk prefetches a slot of an [`IntTable`].
-const PREFETCH_AHEAD: usize = 16;
 
 /// Key → first build row, with the [`SINGLE`] mark.
 enum Heads {
@@ -115,9 +112,12 @@ impl BuildIndex {
             Some(values) if by_value(keys) => {
                 let mut heads = IntTable::with_capacity(n);
                 for row in (0..n).rev().filter(|&r| !skip(r)) {
-                    next[row] = heads.push_front(values[row], row as u32);
+                    if let Some(ahead) = row.checked_sub(PREFETCH_AHEAD) {
+                        heads.prefetch(values[ahead]);
+                    }
+                    next[row] = heads.replace(values[row], row as u32);
                 }
-                mark_single(heads.heads_mut(), &next);
+                mark_single(heads.values_mut(), &next);
                 Heads::Int(heads)
             }
             _ => {

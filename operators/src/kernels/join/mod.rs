@@ -13,7 +13,6 @@
 
 mod hash;
 mod index;
-mod int_table;
 mod keys;
 mod nested_loop;
 mod output;

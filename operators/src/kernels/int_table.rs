@@ -1,12 +1,18 @@
-//! The hash join's table for one 64-bit integer key: open addressing with linear probing
-//! over `(key, head)` slots, placed by a Fibonacci hash of the key.
+//! A hash table for one 64-bit integer key, as the hash join (key → head of its chain of rows) and the hash
+//! aggregation (key → group id) use it: open addressing with linear probing over
+//! `(key, value)` slots, placed by a Fibonacci hash of the key.
 //!
-//! Made for the probe loop: a lookup reads one slot (rarely the next few, in the same cache
-//! line), and [`IntTable::prefetch`] lets the loop ask for the slot of a row several rows
-//! ahead, so that the cache misses of a large build side overlap instead of following one
+//! Made for loops over a column: a lookup reads one slot (rarely the next few, in the same
+//! cache line), and [`IntTable::prefetch`] lets the loop ask for the slot of a row several
+//! rows ahead, so that the cache misses of a large table overlap instead of following one
 //! another.
 
-use super::index::NONE;
+/// The value no slot holds: it marks an empty slot, and [`IntTable::replace`] returns it for
+/// a new key.
+pub(crate) const VACANT: u32 = u32::MAX;
+
+/// How many rows ahead a loop over a column should prefetch.
+pub(crate) const PREFETCH_AHEAD: usize = 16;
 
 /// Fibonacci hashing's multiplier (2^64 / φ).
 const FIB: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -14,16 +20,19 @@ const FIB: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Fewest slots a table has.
 const MIN_SLOTS: usize = 16;
 
-/// One slot: a key and the head of its chain ([`NONE`] when the slot is empty).
+/// One slot: a key and its value ([`VACANT`] when the slot is empty).
 #[derive(Clone, Copy)]
 struct Slot {
     key: i64,
-    head: u32,
+    value: u32,
 }
 
-const EMPTY: Slot = Slot { key: 0, head: NONE };
+const EMPTY: Slot = Slot {
+    key: 0,
+    value: VACANT,
+};
 
-/// Key → chain head, for keys of one 64-bit integer column.
+/// Key → `u32` value (never [`VACANT`]), for keys of one 64-bit integer column.
 pub(crate) struct IntTable {
     slots: Vec<Slot>,
     /// `64 - log2(slots.len())`: the hash's top bits pick the home slot.
@@ -59,12 +68,10 @@ impl IntTable {
         ((key as u64).wrapping_mul(FIB) >> self.shift) as usize
     }
 
-    /// Makes `row` the head of `key`'s chain and returns the previous head ([`NONE`] for a new
-    /// key). `row` must not be [`NONE`].
-    pub fn push_front(&mut self, key: i64, row: u32) -> u32 {
-        debug_assert!(row != NONE);
-        // Never full: there are more slots than keys (see `slots_for`); grow if a caller
-        // inserts more keys than it asked room for.
+    /// The index of `key`'s slot, or of the empty slot where it goes (taken as the key's,
+    /// so the caller must give it a value). Grows the table first when it is 7/8 full.
+    #[inline(always)]
+    fn slot_of(&mut self, key: i64) -> usize {
         if (self.len + 1) * 8 > self.slots.len() * 7 {
             self.grow();
         }
@@ -72,37 +79,58 @@ impl IntTable {
         let mut i = self.home(key);
         loop {
             let slot = &mut self.slots[i];
-            if slot.head == NONE {
-                *slot = Slot { key, head: row };
+            if slot.value == VACANT {
+                slot.key = key;
                 self.len += 1;
-                return NONE;
+                return i;
             }
             if slot.key == key {
-                return std::mem::replace(&mut slot.head, row);
+                return i;
             }
             i = (i + 1) & mask;
         }
     }
 
+    /// Gives `key` the value `value` and returns its previous one ([`VACANT`] for a new
+    /// key). `value` must not be [`VACANT`].
+    pub fn replace(&mut self, key: i64, value: u32) -> u32 {
+        debug_assert!(value != VACANT);
+        let i = self.slot_of(key);
+        std::mem::replace(&mut self.slots[i].value, value)
+    }
+
+    /// The value of `key`, after giving it `value` if it had none. `value` must not be
+    /// [`VACANT`].
+    #[inline(always)]
+    pub fn get_or_insert(&mut self, key: i64, value: u32) -> u32 {
+        debug_assert!(value != VACANT);
+        let i = self.slot_of(key);
+        let slot = &mut self.slots[i];
+        if slot.value == VACANT {
+            slot.value = value;
+        }
+        slot.value
+    }
+
     fn grow(&mut self) {
         let old = std::mem::replace(self, IntTable::with_capacity(self.slots.len()));
-        for s in old.slots.into_iter().filter(|s| s.head != NONE) {
-            self.push_front(s.key, s.head);
+        for s in old.slots.into_iter().filter(|s| s.value != VACANT) {
+            self.replace(s.key, s.value);
         }
     }
 
-    /// The head of `key`'s chain.
+    /// The value of `key`.
     #[inline(always)]
     pub fn get(&self, key: i64) -> Option<u32> {
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
             let slot = self.slots[i];
-            if slot.head == NONE {
+            if slot.value == VACANT {
                 return None;
             }
             if slot.key == key {
-                return Some(slot.head);
+                return Some(slot.value);
             }
             i = (i + 1) & mask;
         }
@@ -128,12 +156,12 @@ impl IntTable {
         self.len
     }
 
-    /// The heads of every key, to update in place.
-    pub fn heads_mut(&mut self) -> impl Iterator<Item = &mut u32> {
+    /// The values of every key, to update in place.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut u32> {
         self.slots
             .iter_mut()
-            .filter(|s| s.head != NONE)
-            .map(|s| &mut s.head)
+            .filter(|s| s.value != VACANT)
+            .map(|s| &mut s.value)
     }
 
     /// Heap bytes held.
@@ -160,22 +188,27 @@ mod tests {
             .collect();
         let mut t = IntTable::with_capacity(100);
         let mut want: HashMap<i64, u32> = HashMap::new();
-        // Every third key comes again: its chain gets a new head.
+        // Every third key comes again: it gets a new value.
         let again = keys.iter().step_by(3);
         for (row, &k) in keys.iter().chain(again).enumerate() {
-            let prev = t.push_front(k, row as u32);
-            assert_eq!(prev, want.get(&k).copied().unwrap_or(NONE), "key {k}");
+            let prev = t.replace(k, row as u32);
+            assert_eq!(prev, want.get(&k).copied().unwrap_or(VACANT), "key {k}");
             want.insert(k, row as u32);
         }
         assert_eq!(t.len(), want.len());
-        for (&k, &head) in &want {
-            assert_eq!(t.get(k), Some(head));
+        for (&k, &value) in &want {
+            assert_eq!(t.get(k), Some(value));
             t.prefetch(k);
         }
         for k in [1i64, 3, -(1 << 40), 12345678] {
             assert_eq!(t.get(k), want.get(&k).copied());
         }
-        assert_eq!(t.heads_mut().count(), want.len());
+        assert_eq!(t.values_mut().count(), want.len());
+        // Existing keys keep their value; a new one takes the given value.
+        let k = keys[0];
+        assert_eq!(t.get_or_insert(k, 7), want[&k]);
+        assert_eq!(t.get_or_insert(424242, 7), 7);
+        assert_eq!(t.get(424242), Some(7));
         assert!(t.memory_size() >= IntTable::bytes_for(t.len()));
     }
 
