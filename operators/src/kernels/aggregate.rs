@@ -2,7 +2,8 @@
 //!
 //! Each input batch is processed in two vectorized steps: first the group key columns are
 //! hashed with [`hash_rows`] and every row is mapped to a dense group id through a hash table
-//! (new keys are appended to typed key stores); then every aggregate updates its typed
+//! (new keys are appended to typed key stores; one BIGINT key is looked up by value in an
+//! [`IntTable`] instead, without hashing the column first); then every aggregate updates its typed
 //! accumulator vectors (indexed by group id) in one loop over the argument column.
 //!
 //! * [`AggMode::Single`]: input rows in, final values out.
@@ -18,6 +19,7 @@
 //! the last group has been emitted.
 
 use super::hash::hash_rows;
+use super::int_table::{IntTable, PREFETCH_AHEAD};
 use super::{ExecContext, Operator};
 use crate::bitmap::Bitmap;
 use crate::column::ColumnData;
@@ -179,26 +181,48 @@ impl KeyStore {
     }
 }
 
-/// The distinct group keys seen so far and the hash table over them.
+/// How the groups are found by key.
+enum GroupIndex {
+    /// One BIGINT key: by value, with the NULL key's group apart.
+    Int {
+        table: IntTable,
+        null_group: Option<u32>,
+    },
+    /// Any other keys: `(hash, group id)` by row hash, compared key by key.
+    Hashed {
+        table: HashTable<(u64, u32)>,
+        hashes: Vec<u64>,
+    },
+}
+
+/// The distinct group keys seen so far and the index over them.
 struct Groups {
     types: Vec<DataType>,
     stores: Vec<KeyStore>,
     /// Per key column, per group: whether the key is non-NULL.
     valid: Vec<Vec<bool>>,
-    /// `(hash, group id)`.
-    table: HashTable<(u64, u32)>,
-    hashes: Vec<u64>,
+    index: GroupIndex,
     len: usize,
 }
 
 impl Groups {
     fn new(types: &[DataType]) -> Self {
+        let index = if types == [DataType::Int64] {
+            GroupIndex::Int {
+                table: IntTable::with_capacity(0),
+                null_group: None,
+            }
+        } else {
+            GroupIndex::Hashed {
+                table: HashTable::new(),
+                hashes: Vec::new(),
+            }
+        };
         Groups {
             types: types.to_vec(),
             stores: types.iter().map(|&t| KeyStore::new(t)).collect(),
             valid: types.iter().map(|_| Vec::new()).collect(),
-            table: HashTable::new(),
-            hashes: Vec::new(),
+            index,
             len: 0,
         }
     }
@@ -216,40 +240,111 @@ impl Groups {
             })
     }
 
+    /// Appends row `i` of `keys` as a new group and returns its id.
+    fn add(&mut self, keys: &[Column], i: usize) -> u32 {
+        for ((store, valid), col) in self.stores.iter_mut().zip(&mut self.valid).zip(keys) {
+            store.push(col, i);
+            valid.push(col.is_valid(i));
+        }
+        self.len += 1;
+        (self.len - 1) as u32
+    }
+
     /// Maps every row of `keys` to a group id, adding new groups.
-    fn assign(&mut self, keys: &[Column], n: usize, ids: &mut Vec<u32>) {
+    fn assign(&mut self, keys: &[Column], n: usize, ids: &mut Vec<u32>) -> Result<()> {
         ids.clear();
-        let mut hashes = std::mem::take(&mut self.hashes);
+        let int_values = match (&self.index, keys) {
+            (GroupIndex::Int { .. }, [k]) => match &k.data {
+                ColumnData::Int64(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(values) = int_values {
+            return self.assign_int(&keys[0], values, n, ids);
+        }
+        let GroupIndex::Hashed { table, hashes } = &mut self.index else {
+            return Err(Error::Internal(format!(
+                "a BIGINT group key came as {:?}",
+                keys.iter().map(Column::data_type).collect::<Vec<_>>()
+            )));
+        };
+        let mut table = std::mem::take(table);
+        let mut hashes = std::mem::take(hashes);
         hash_rows(keys, &mut hashes);
         for (i, &h) in hashes.iter().enumerate().take(n) {
-            let found = self
-                .table
-                .find(h, |&(gh, g)| gh == h && self.group_eq(g as usize, keys, i));
+            let found = table.find(h, |&(gh, g)| gh == h && self.group_eq(g as usize, keys, i));
             let g = match found {
                 Some(&(_, g)) => g,
                 None => {
-                    let g = self.len as u32;
-                    for ((store, valid), col) in
-                        self.stores.iter_mut().zip(&mut self.valid).zip(keys)
-                    {
-                        store.push(col, i);
-                        valid.push(col.is_valid(i));
-                    }
-                    self.len += 1;
-                    self.table.insert_unique(h, (h, g), |&(gh, _)| gh);
+                    let g = self.add(keys, i);
+                    table.insert_unique(h, (h, g), |&(gh, _)| gh);
                     g
                 }
             };
             ids.push(g);
         }
-        self.hashes = hashes;
+        self.index = GroupIndex::Hashed { table, hashes };
+        Ok(())
+    }
+
+    /// [`Groups::assign`] for one BIGINT key column (`values` are its values).
+    fn assign_int(
+        &mut self,
+        col: &Column,
+        values: &[i64],
+        n: usize,
+        ids: &mut Vec<u32>,
+    ) -> Result<()> {
+        let Groups {
+            stores,
+            valid,
+            len,
+            index,
+            ..
+        } = self;
+        let (GroupIndex::Int { table, null_group }, [KeyStore::Int(store)], [valid]) =
+            (index, stores.as_mut_slice(), valid.as_mut_slice())
+        else {
+            return Err(Error::Internal(
+                "BIGINT groups without their key store".into(),
+            ));
+        };
+        ids.reserve(n);
+        for (i, &v) in values.iter().enumerate().take(n) {
+            if let Some(&ahead) = values.get(i + PREFETCH_AHEAD) {
+                table.prefetch(ahead);
+            }
+            let g = if col.is_valid(i) {
+                let g = table.get_or_insert(v, *len as u32);
+                if g as usize == *len {
+                    store.push(v);
+                    valid.push(true);
+                    *len += 1;
+                }
+                g
+            } else {
+                *null_group.get_or_insert_with(|| {
+                    store.push(0);
+                    valid.push(false);
+                    *len += 1;
+                    (*len - 1) as u32
+                })
+            };
+            ids.push(g);
+        }
+        Ok(())
     }
 
     fn memory_size(&self) -> usize {
         self.stores.iter().map(KeyStore::memory_size).sum::<usize>()
             + self.valid.iter().map(Vec::capacity).sum::<usize>()
-            + self.table.allocation_size()
-            + self.hashes.capacity() * 8
+            + match &self.index {
+                GroupIndex::Int { table, .. } => table.memory_size(),
+                GroupIndex::Hashed { table, hashes } => {
+                    table.allocation_size() + hashes.capacity() * 8
+                }
+            }
     }
 }
 
@@ -962,7 +1057,7 @@ impl Operator for HashAggregateOp {
             ids.resize(n, 0);
         } else {
             let keys = self.key_columns(&batch)?;
-            self.groups.assign(&keys, n, &mut ids);
+            self.groups.assign(&keys, n, &mut ids)?;
         }
         let groups = self.groups.len;
         // Without GROUP BY every row is group 0.
@@ -1169,6 +1264,47 @@ mod tests {
                 ],
             ]
         );
+    }
+
+    /// One BIGINT key (looked up by value): many groups over several batches, NULL keys in
+    /// one group of their own, counts and sums as a plain map computes them.
+    #[test]
+    fn grouped_by_one_bigint_key() {
+        let mut op = HashAggregateOp::new(
+            vec![Expr::col(0)],
+            vec![DataType::Int64],
+            vec![
+                agg(AggFunc::CountStar, None, DataType::Int64),
+                agg(AggFunc::Sum, Some(1), DataType::Int64),
+            ],
+            AggMode::Single,
+            ExecContext::new(vec![]),
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        let mut want: std::collections::BTreeMap<Option<i64>, (i64, i64)> = Default::default();
+        let mut batches = Vec::new();
+        for b in 0..4i64 {
+            let rows: Vec<Vec<Value>> = (0..5000i64)
+                .map(|i| {
+                    let r = b * 5000 + i;
+                    // Keys far apart and negative, every 97th row NULL.
+                    let key = (r % 97 != 0).then(|| (r * 7919 % 3001 - 1500) << 33);
+                    let e = want.entry(key).or_default();
+                    e.0 += 1;
+                    e.1 += r;
+                    vec![key.map_or(Value::Null, Value::Int), Value::Int(r)]
+                })
+                .collect();
+            batches.push(Batch::from_rows(&[DataType::Int64, DataType::Int64], &rows).unwrap());
+        }
+        let got = run(&mut op, &batches);
+        let want: Vec<Vec<Value>> = want
+            .into_iter()
+            .map(|(k, (c, s))| vec![k.map_or(Value::Null, Value::Int), c.into(), s.into()])
+            .collect();
+        assert_eq!(got.len(), 3002);
+        assert_eq!(got, want);
     }
 
     #[test]
