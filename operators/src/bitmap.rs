@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// A fixed-length packed bit vector.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bitmap {
+    #[serde(with = "crate::wire")]
     words: Vec<u64>,
     len: usize,
 }

@@ -11,21 +11,24 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ColumnData {
     /// 64-bit integers.
-    Int64(Vec<i64>),
+    Int64(#[serde(with = "crate::wire")] Vec<i64>),
     /// 64-bit floats.
-    Float64(Vec<f64>),
+    Float64(#[serde(with = "crate::wire")] Vec<f64>),
     /// UTF-8 strings: row `i` is `bytes[offsets[i]..offsets[i + 1]]`; `offsets.len() == rows + 1`.
     Utf8 {
         /// Start offset of every row, plus the end of the last one.
+        #[serde(with = "crate::wire")]
         offsets: Vec<u32>,
         /// The concatenated string bytes.
+        #[serde(with = "crate::wire::bytes")]
         bytes: Vec<u8>,
     },
     /// Booleans, one byte each.
-    Boolean(Vec<bool>),
+    Boolean(#[serde(with = "crate::wire::bools")] Vec<bool>),
     /// Exact decimals: unscaled values of a `DECIMAL(precision, scale)`.
     Decimal {
         /// The unscaled values (`1250` at scale 2 is `12.50`).
+        #[serde(with = "crate::wire")]
         values: Vec<i128>,
         /// The type's precision.
         precision: u8,
@@ -33,9 +36,9 @@ pub enum ColumnData {
         scale: u8,
     },
     /// Dates: days since 1970-01-01.
-    Date(Vec<i32>),
+    Date(#[serde(with = "crate::wire")] Vec<i32>),
     /// Timestamps: microseconds since 1970-01-01 00:00:00.
-    Timestamp(Vec<i64>),
+    Timestamp(#[serde(with = "crate::wire")] Vec<i64>),
 }
 
 impl ColumnData {

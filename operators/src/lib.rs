@@ -27,6 +27,7 @@ pub mod table_store;
 pub mod temporal;
 pub mod types;
 pub mod value;
+mod wire;
 
 pub use batch::Batch;
 pub use bitmap::Bitmap;
