@@ -15,6 +15,7 @@ pub mod arrow;
 pub mod breaker;
 pub mod cluster;
 pub mod codec;
+pub mod data_node;
 pub mod error;
 pub mod faults;
 pub mod flow;

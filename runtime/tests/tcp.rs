@@ -1,6 +1,7 @@
 //! The TCP carrier on 127.0.0.1: endpoints in one process exchange encoded messages, refuse
 //! peers without the secret and malformed frames, report a silent peer dead within the
-//! heartbeat bound and reconnect to a peer that comes back. Every wait is bounded.
+//! heartbeat bound and reconnect to a peer that comes back; a data node takes frames from an
+//! authenticated peer. Every wait is bounded.
 
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
@@ -412,4 +413,22 @@ fn a_peer_that_goes_away_is_reported_down_and_reconnected_when_it_comes_back() {
     assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(1));
     wait_for("b sees a", || b.is_up(0));
     ping_pong(&a, &a_rx, &b, &b_rx, 3);
+}
+
+#[test]
+fn a_data_node_takes_frames_from_an_authenticated_peer_and_its_peers_see_it_stop() {
+    use weir_runtime::data_node::DataNode;
+    let node = DataNode::start_with(config(1, secret(), true), 64 << 20).unwrap();
+    let (a, _a_rx) = endpoint(config(0, secret(), true));
+    a.add_peer(1, node.local_addr());
+    let events = a.events();
+    assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(1));
+    assert!(a.send(1, sealed(&ack(1))));
+    // The frame reached the node actor's mailbox.
+    wait_for("the node took the frame", || {
+        node.transport().stats().frames_received == 1
+    });
+    assert_eq!(node.transport().peers_up(), vec![0]);
+    node.shutdown();
+    assert!(matches!(next_event(&events, LIMIT), PeerEvent::Down(1, _)));
 }

@@ -165,7 +165,7 @@ pub struct TcpTransport {
     local_addr: Option<SocketAddr>,
     handle: tokio::runtime::Handle,
     events: crossbeam_channel::Receiver<PeerEvent>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl TcpTransport {
@@ -220,7 +220,7 @@ impl TcpTransport {
             local_addr,
             handle,
             events,
-            thread: Some(thread),
+            thread: Mutex::new(Some(thread)),
         })
     }
 
@@ -334,13 +334,17 @@ impl TcpTransport {
     }
 
     /// Stops the endpoint: closes every connection and the listener, and waits for its thread.
-    pub fn shutdown(mut self) {
-        self.stop_now();
+    pub fn shutdown(self) {
+        self.close();
     }
 
-    fn stop_now(&mut self) {
+    /// [`TcpTransport::shutdown`] through a shared reference (the endpoint may be held by a
+    /// [`Network`](super::Network) too); sends fail from then on.
+    pub fn close(&self) {
         self.shared.shutdown.cancel();
-        if let Some(t) = self.thread.take() {
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // Not from the endpoint's own thread (an inbound callback): it ends by itself.
+        if let Some(t) = thread.filter(|t| t.thread().id() != std::thread::current().id()) {
             let _ = t.join();
         }
     }
@@ -348,7 +352,7 @@ impl TcpTransport {
 
 impl Drop for TcpTransport {
     fn drop(&mut self) {
-        self.stop_now();
+        self.close();
     }
 }
 
