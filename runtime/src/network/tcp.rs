@@ -7,7 +7,7 @@
 //! so a pair has one connection; a node that does not listen dials everyone. A newer
 //! authenticated connection from a peer replaces an older one (a restarted peer).
 //!
-//! Every connection starts with the handshake of [`framing`](super::framing); a peer that
+//! Every connection starts with the handshake of [`framing`]; a peer that
 //! fails it is refused and logged, and nothing it sent is deserialized. After it:
 //! - each side sends a heartbeat (an empty frame) every [`TcpConfig::heartbeat_interval`], and
 //!   a connection on which nothing arrived for [`TcpConfig::dead_after`] is closed and its
