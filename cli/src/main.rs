@@ -1,5 +1,5 @@
 //! The `weir` command: run the demo, run SQL statements (an argument, a file or standard
-//! input) on one cluster, an interactive shell, or the benchmarks.
+//! input) on one cluster, an interactive shell, the benchmarks, or one data node over TCP.
 //!
 //! `RUST_LOG` (for example `RUST_LOG=weir=debug`) sets what the runtime's tracing shows on
 //! standard error.
@@ -88,6 +88,24 @@ enum Command {
         #[command(subcommand)]
         command: weir_cli::bench::BenchCommand,
     },
+    /// Run one data node over TCP: listen on ADDR (port 0 picks one), print the address it
+    /// bound on a line `listening on ADDR`, and serve peers that know the secret until
+    /// killed.
+    Node {
+        /// Address to listen on, e.g. 127.0.0.1:0.
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+        /// This node's id in the cluster.
+        #[arg(long)]
+        id: u32,
+        /// A file holding the cluster's shared secret (at least 16 bytes; a trailing line
+        /// break is ignored).
+        #[arg(long)]
+        secret_file: std::path::PathBuf,
+        /// The node's memory budget in bytes.
+        #[arg(long, default_value_t = weir_runtime::memory::DEFAULT_NODE_MEMORY)]
+        memory: usize,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -135,6 +153,26 @@ fn parse_param(s: &str) -> Value {
         Value::Null
     } else {
         Value::Str(s.to_string())
+    }
+}
+
+/// `weir node`: serves until the process is killed.
+fn run_node(
+    listen: std::net::SocketAddr,
+    id: u32,
+    secret_file: &std::path::Path,
+    memory: usize,
+) -> Result<(), String> {
+    use std::io::Write;
+    let secret = weir_runtime::network::framing::Secret::from_file(secret_file)?;
+    let node = weir_runtime::data_node::DataNode::start(id, listen, secret, memory)
+        .map_err(|e| format!("node {id}: {e}"))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on {}", node.local_addr()).map_err(|e| e.to_string())?;
+    out.flush().map_err(|e| e.to_string())?;
+    drop(out);
+    loop {
+        std::thread::park();
     }
 }
 
@@ -331,6 +369,12 @@ fn main() -> ExitCode {
             orders,
         } => run_shell(nodes, demo, orders),
         Command::Bench { command } => weir_cli::bench::run(&command),
+        Command::Node {
+            listen,
+            id,
+            secret_file,
+            memory,
+        } => run_node(listen, id, &secret_file, memory),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

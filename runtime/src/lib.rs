@@ -3,7 +3,8 @@
 //! The actor runtime of weir: a cluster of nodes simulated in one process, each node an actix
 //! arbiter with a [`NodeActor`](actors::node::NodeActor), every fragment and every operator of
 //! a query an actor, batches flowing between them under credit-based flow control, and
-//! messages between nodes serialized through a simulated [`network`].
+//! messages between nodes serialized through the [`network`], which hands the bytes to a
+//! carrier: simulated in process (with fault injection), or TCP between processes.
 //!
 //! Start with [`Cluster::builder`].
 
@@ -14,6 +15,7 @@ pub mod arrow;
 pub mod breaker;
 pub mod cluster;
 pub mod codec;
+pub mod data_node;
 pub mod error;
 pub mod faults;
 pub mod flow;

@@ -1,0 +1,434 @@
+//! The TCP carrier on 127.0.0.1: endpoints in one process exchange encoded messages, refuse
+//! peers without the secret and malformed frames, report a silent peer dead within the
+//! heartbeat bound and reconnect to a peer that comes back; a data node takes frames from an
+//! authenticated peer. Every wait is bounded.
+
+use crossbeam_channel::Receiver;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::bytes::Bytes;
+use weir_runtime::codec;
+use weir_runtime::messages::{
+    BatchAck, BatchStop, CloseMessage, MessageKind, NetMessage, NodeId, WriteAbort, WriteCommit,
+};
+use weir_runtime::network::framing::{self, Secret, HANDSHAKE_MAX_FRAME};
+use weir_runtime::network::tcp::{PeerEvent, TcpConfig, TcpTransport};
+use weir_runtime::network::{Deliver, Network, Transport};
+
+/// Longest any single wait in these tests may take.
+const LIMIT: Duration = Duration::from_secs(5);
+const HEARTBEAT: Duration = Duration::from_millis(50);
+const DEAD_AFTER: Duration = Duration::from_millis(300);
+
+fn secret() -> Secret {
+    Secret::new(b"a shared secret for the tests".to_vec()).unwrap()
+}
+
+fn config(id: NodeId, secret: Secret, listen: bool) -> TcpConfig {
+    let mut c = TcpConfig::new(id, secret).heartbeat(HEARTBEAT, DEAD_AFTER);
+    c.handshake_timeout = Duration::from_secs(1);
+    c.reconnect_min = Duration::from_millis(10);
+    c.reconnect_max = Duration::from_millis(100);
+    c.max_frame_bytes = 64 * 1024;
+    if listen {
+        c = c.listen("127.0.0.1:0".parse().unwrap());
+    }
+    c
+}
+
+/// An endpoint whose arriving frames land in the returned channel.
+fn endpoint(config: TcpConfig) -> (TcpTransport, Receiver<(NodeId, Vec<u8>)>) {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let t = TcpTransport::start(
+        config,
+        Arc::new(move |from, bytes| tx.send((from, bytes)).is_ok()),
+    )
+    .unwrap();
+    (t, rx)
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < LIMIT, "{what}: not within {LIMIT:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn sealed(msg: &NetMessage) -> Vec<u8> {
+    codec::seal(codec::encode(msg).unwrap())
+}
+
+fn decoded(bytes: &[u8]) -> NetMessage {
+    codec::decode(codec::unseal(bytes).unwrap()).unwrap()
+}
+
+fn ack(query: u64) -> NetMessage {
+    NetMessage::QueryBatchAck(BatchAck {
+        query,
+        fragment: 1,
+        exchange: 2,
+        batch_id: query * 10,
+        credits: 3,
+        bytes: 4096,
+    })
+}
+
+/// Sends one message each way between `a` and `b` and checks both arrive intact.
+fn ping_pong(
+    a: &TcpTransport,
+    a_rx: &Receiver<(NodeId, Vec<u8>)>,
+    b: &TcpTransport,
+    b_rx: &Receiver<(NodeId, Vec<u8>)>,
+    query: u64,
+) {
+    assert!(a.send(b.id(), sealed(&ack(query))));
+    assert!(b.send(a.id(), sealed(&ack(query + 1))));
+    let (from, bytes) = b_rx.recv_timeout(LIMIT).expect("a's message to b");
+    assert_eq!((from, decoded(&bytes)), (a.id(), ack(query)));
+    let (from, bytes) = a_rx.recv_timeout(LIMIT).expect("b's message to a");
+    assert_eq!((from, decoded(&bytes)), (b.id(), ack(query + 1)));
+}
+
+/// Next event of `events` other than heartbeat noise, within `limit`.
+fn next_event(events: &Receiver<PeerEvent>, limit: Duration) -> PeerEvent {
+    events.recv_timeout(limit).expect("an event in time")
+}
+
+/// Actix mailboxes for the nodes of a test, on a system thread of their own; stopped on drop.
+struct Mailboxes {
+    system: actix::System,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The mailboxes, their recipients, and what each received.
+type Started = (
+    Mailboxes,
+    Vec<actix::Recipient<Deliver>>,
+    Vec<Receiver<(NodeId, NetMessage)>>,
+);
+
+struct Collector(crossbeam_channel::Sender<(NodeId, NetMessage)>);
+
+impl actix::Actor for Collector {
+    type Context = actix::Context<Self>;
+}
+
+impl actix::Handler<Deliver> for Collector {
+    type Result = ();
+    fn handle(&mut self, msg: Deliver, _: &mut Self::Context) {
+        let _ = self.0.send((msg.from, decoded(&msg.bytes)));
+    }
+}
+
+impl Mailboxes {
+    /// `n` collectors; returns their recipients and what each received.
+    fn start(n: usize) -> Started {
+        let (back, started) = crossbeam_channel::bounded(1);
+        let thread = std::thread::spawn(move || {
+            let sys = actix::System::new();
+            sys.block_on(async move {
+                use actix::Actor;
+                let mut recipients = Vec::new();
+                let mut received = Vec::new();
+                for _ in 0..n {
+                    let (tx, rx) = crossbeam_channel::unbounded();
+                    recipients.push(Collector(tx).start().recipient());
+                    received.push(rx);
+                }
+                back.send((actix::System::current(), recipients, received))
+                    .unwrap();
+            });
+            let _ = sys.run();
+        });
+        let (system, recipients, received) = started.recv_timeout(LIMIT).unwrap();
+        (
+            Mailboxes {
+                system,
+                thread: Some(thread),
+            },
+            recipients,
+            received,
+        )
+    }
+}
+
+impl Drop for Mailboxes {
+    fn drop(&mut self) {
+        self.system.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn three_nodes_exchange_messages_over_tcp_and_the_counters_agree() {
+    // Three "processes": each a network with one node attached and a TCP carrier.
+    let (_system, recipients, received) = Mailboxes::start(3);
+    let mut nets = Vec::new();
+    let mut carriers = Vec::new();
+    for (i, r) in recipients.into_iter().enumerate() {
+        let id = i as NodeId;
+        let net = Network::new();
+        net.attach(id, Some(r));
+        let t = Arc::new(TcpTransport::start(config(id, secret(), true), net.inbound(id)).unwrap());
+        assert!(net.set_remote(t.clone()));
+        nets.push(net);
+        carriers.push(t);
+    }
+    let addrs: Vec<SocketAddr> = carriers.iter().map(|t| t.local_addr().unwrap()).collect();
+    for t in &carriers {
+        for (j, addr) in addrs.iter().enumerate() {
+            t.add_peer(j as NodeId, *addr);
+        }
+    }
+    for t in &carriers {
+        wait_for("every pair connected", || t.peers_up().len() == 2);
+    }
+    // Every node sends every other node a mix of kinds.
+    let mix = |q: u64| {
+        vec![
+            ack(q),
+            NetMessage::QueryBatchStop(BatchStop {
+                query: q,
+                exchange: 1,
+            }),
+            NetMessage::QueryClose(CloseMessage {
+                query: q,
+                fragment: None,
+            }),
+            NetMessage::WriteCommit(WriteCommit { write: q }),
+            NetMessage::WriteAbort(WriteAbort { write: q }),
+        ]
+    };
+    let mut bytes_sent = [0u64; 3];
+    for from in 0..3u32 {
+        for to in (0..3u32).filter(|t| *t != from) {
+            for m in mix(u64::from(from * 10 + to)) {
+                assert!(nets[from as usize].send(from, to, &m), "{from} -> {to}");
+                bytes_sent[from as usize] += codec::encode(&m).unwrap().len() as u64;
+            }
+        }
+    }
+    for (to, rx) in received.iter().enumerate() {
+        let mut got: Vec<(NodeId, NetMessage)> = (0..10)
+            .map(|_| rx.recv_timeout(LIMIT).expect("ten messages at each node"))
+            .collect();
+        got.sort_by_key(|(from, _)| *from);
+        let mut want = Vec::new();
+        for from in (0..3u32).filter(|f| *f as usize != to) {
+            want.extend(
+                mix(u64::from(from * 10 + to as u32))
+                    .into_iter()
+                    .map(|m| (from, m)),
+            );
+        }
+        assert_eq!(got, want, "what node {to} received");
+        assert!(rx.try_recv().is_err(), "node {to} got more than was sent");
+    }
+    for (i, net) in nets.iter().enumerate() {
+        let stats = net.totals();
+        assert_eq!(stats.total, 10);
+        assert_eq!(stats.bytes, bytes_sent[i]);
+        for kind in [
+            MessageKind::QueryBatchAck,
+            MessageKind::QueryBatchStop,
+            MessageKind::QueryClose,
+            MessageKind::WriteCommit,
+            MessageKind::WriteAbort,
+        ] {
+            assert_eq!(stats.count(kind), 2, "node {i}: {kind:?}");
+        }
+        assert_eq!(stats.count(MessageKind::QueryBatch), 0);
+        // On the wire: ten frames out and in, each message plus its 4-byte checksum.
+        let wire = carriers[i].stats();
+        assert_eq!((wire.frames_sent, wire.frames_received), (10, 10));
+        assert_eq!(wire.bytes_sent, bytes_sent[i] + 10 * 4);
+        assert_eq!(wire.refused_connections + wire.refused_frames, 0);
+    }
+    // A node nobody knows is not reachable.
+    assert!(!nets[0].send(0, 9, &ack(1)));
+    assert!(!carriers[0].reaches(9));
+}
+
+#[test]
+fn a_peer_with_a_wrong_secret_is_refused_and_the_others_keep_exchanging() {
+    let (a, a_rx) = endpoint(config(0, secret(), true));
+    let (b, b_rx) = endpoint(config(1, secret(), true));
+    a.add_peer(1, b.local_addr().unwrap());
+    b.add_peer(0, a.local_addr().unwrap());
+    wait_for("a and b connected", || a.is_up(1) && b.is_up(0));
+    ping_pong(&a, &a_rx, &b, &b_rx, 1);
+    // An intruder (dial only) with another secret tries both.
+    let wrong = Secret::new(b"not the shared secret at all".to_vec()).unwrap();
+    let (intruder, intruder_rx) = endpoint(config(2, wrong, false));
+    intruder.add_peer(0, a.local_addr().unwrap());
+    intruder.add_peer(1, b.local_addr().unwrap());
+    wait_for("the intruder refused by both", || {
+        a.stats().refused_connections >= 1 && b.stats().refused_connections >= 1
+    });
+    assert!(intruder.peers_up().is_empty());
+    assert!(intruder.stats().refused_connections >= 2);
+    assert!(
+        !intruder.send(0, sealed(&ack(9))),
+        "no connection to send on"
+    );
+    assert_eq!((a.peers_up(), b.peers_up()), (vec![1], vec![0]));
+    ping_pong(&a, &a_rx, &b, &b_rx, 3);
+    assert!(intruder_rx.try_recv().is_err());
+    assert_eq!(a.stats().frames_received + b.stats().frames_received, 4);
+}
+
+/// An authenticated connection to `addr` as node `me`, made by hand.
+async fn dial_by_hand(
+    addr: SocketAddr,
+    me: NodeId,
+) -> tokio_util::codec::Framed<tokio::net::TcpStream, tokio_util::codec::LengthDelimitedCodec> {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut framed = tokio_util::codec::Framed::new(stream, framing::codec(HANDSHAKE_MAX_FRAME));
+    framing::dial(&mut framed, &secret(), me, Some(0), LIMIT)
+        .await
+        .unwrap();
+    framed
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn garbage_and_oversized_frames_are_refused_and_the_endpoint_keeps_serving() {
+    use futures_util::SinkExt;
+    use tokio::io::AsyncWriteExt;
+    let (a, a_rx) = endpoint(config(0, secret(), true));
+    let (b, b_rx) = endpoint(config(1, secret(), true));
+    let addr = a.local_addr().unwrap();
+    a.add_peer(1, b.local_addr().unwrap());
+    wait_for("a and b connected", || a.is_up(1) && b.is_up(0));
+    let events = a.events();
+    assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(1));
+    let rt = runtime();
+    rt.block_on(async {
+        // Before authenticating: a garbage frame, then a frame announcing 2 GiB.
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(&[0, 0, 0, 5, 1, 2, 3, 4, 5]).await.unwrap();
+        let mut s2 = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s2.write_all(&[0x7F, 0xFF, 0xFF, 0xFF, 0]).await.unwrap();
+        wait_for("both unauthenticated peers refused", || {
+            a.stats().refused_connections == 2
+        });
+        // After authenticating (as node 7): a frame with a wrong checksum is dropped, the
+        // connection stays and carries the next good frame.
+        let mut peer = dial_by_hand(addr, 7).await;
+        wait_for("node 7 up at a", || a.is_up(7));
+        peer.send(Bytes::from(vec![0xAB; 40])).await.unwrap();
+        peer.send(Bytes::from(sealed(&ack(70)))).await.unwrap();
+        let (from, bytes) = a_rx.recv_timeout(LIMIT).expect("node 7's good frame");
+        assert_eq!((from, decoded(&bytes)), (7, ack(70)));
+        assert_eq!(a.stats().refused_frames, 1);
+        assert!(a.is_up(7));
+        // A frame over the limit (64 KiB) closes node 7's connection.
+        peer.get_mut()
+            .write_all(&(1u32 << 20).to_be_bytes())
+            .await
+            .unwrap();
+        assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(7));
+        match next_event(&events, LIMIT) {
+            PeerEvent::Down(7, why) => assert!(why.contains("refused frame"), "{why}"),
+            e => panic!("expected node 7 down, got {e:?}"),
+        }
+        assert_eq!(a.stats().refused_frames, 2);
+    });
+    // Node 1 never noticed.
+    assert_eq!(a.peers_up(), vec![1]);
+    ping_pong(&a, &a_rx, &b, &b_rx, 1);
+    assert!(
+        events.try_recv().is_err(),
+        "b's connection was not disturbed"
+    );
+}
+
+/// A test of the heartbeat timeout: a peer that authenticates and then goes silent (its
+/// socket open, nothing sent) is reported dead after `DEAD_AFTER` and well within a second
+/// more.
+#[test]
+fn a_silent_peer_is_reported_dead_within_the_heartbeat_bound() {
+    let (a, _a_rx) = endpoint(config(0, secret(), true));
+    let events = a.events();
+    let rt = runtime();
+    rt.block_on(async {
+        let _silent = dial_by_hand(a.local_addr().unwrap(), 5).await;
+        assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(5));
+        let up = Instant::now();
+        let event = tokio::task::spawn_blocking({
+            let events = events.clone();
+            move || next_event(&events, DEAD_AFTER + Duration::from_secs(1))
+        })
+        .await
+        .unwrap();
+        let took = up.elapsed();
+        match event {
+            PeerEvent::Down(5, why) => assert!(why.contains("no heartbeat"), "{why}"),
+            e => panic!("expected node 5 down, got {e:?}"),
+        }
+        assert!(
+            took >= DEAD_AFTER - HEARTBEAT,
+            "declared dead too early: {took:?}"
+        );
+        assert!(
+            took < DEAD_AFTER + Duration::from_secs(1),
+            "too late: {took:?}"
+        );
+        assert!(!a.is_up(5));
+    });
+    assert!(a.stats().heartbeats_sent >= 1);
+}
+
+#[test]
+fn a_peer_that_goes_away_is_reported_down_and_reconnected_when_it_comes_back() {
+    let (a, a_rx) = endpoint(config(0, secret(), true));
+    let (b, b_rx) = endpoint(config(1, secret(), true));
+    let b_addr = b.local_addr().unwrap();
+    a.add_peer(1, b_addr);
+    let events = a.events();
+    assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(1));
+    ping_pong(&a, &a_rx, &b, &b_rx, 1);
+    let gone = Instant::now();
+    b.shutdown();
+    assert!(matches!(next_event(&events, LIMIT), PeerEvent::Down(1, _)));
+    assert!(gone.elapsed() < DEAD_AFTER + Duration::from_secs(1));
+    assert!(
+        !a.send(1, sealed(&ack(2))),
+        "nothing to send on while b is away"
+    );
+    // b comes back on the same address; a keeps dialing it.
+    let mut again = config(1, secret(), false);
+    again.listen = Some(b_addr);
+    let (b, b_rx) = endpoint(again);
+    assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(1));
+    wait_for("b sees a", || b.is_up(0));
+    ping_pong(&a, &a_rx, &b, &b_rx, 3);
+}
+
+#[test]
+fn a_data_node_takes_frames_from_an_authenticated_peer_and_its_peers_see_it_stop() {
+    use weir_runtime::data_node::DataNode;
+    let node = DataNode::start_with(config(1, secret(), true), 64 << 20).unwrap();
+    let (a, _a_rx) = endpoint(config(0, secret(), true));
+    a.add_peer(1, node.local_addr());
+    let events = a.events();
+    assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(1));
+    assert!(a.send(1, sealed(&ack(1))));
+    // The frame reached the node actor's mailbox.
+    wait_for("the node took the frame", || {
+        node.transport().stats().frames_received == 1
+    });
+    assert_eq!(node.transport().peers_up(), vec![0]);
+    node.shutdown();
+    assert!(matches!(next_event(&events, LIMIT), PeerEvent::Down(1, _)));
+}
