@@ -26,9 +26,9 @@ pub use weir_runtime as runtime;
 pub use chrono::{NaiveDate, NaiveDateTime};
 pub use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 pub use weir_runtime::{
-    params, Cluster, ClusterBuilder, ClusterStats, ColumnIndex, CopyProgress, Decimal, Error,
-    FromValue, IntoParams, MessageKind, MessageStats, Prepared, ProgressUnit, Protocol,
-    QueryResult, QueryStats, QueryStream, Result, Row,
+    params, AsyncQueryStream, Cluster, ClusterBuilder, ClusterStats, ColumnIndex, CopyProgress,
+    Decimal, Error, FromValue, IntoParams, MessageKind, MessageStats, Prepared, ProgressUnit,
+    Protocol, QueryResult, QueryStats, QueryStream, Result, Row,
 };
 
 /// Arrow interchange (cargo feature `arrow`): [`QueryResult::to_arrow`],

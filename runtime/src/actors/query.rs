@@ -7,6 +7,7 @@ use super::fragment::{FragmentActor, FragmentSink, FragmentSpec};
 use super::protocol::{CloseFragment, QueryRegistration, RemoteEvent};
 use crate::admission::{Admission, Demand, Place};
 use crate::breaker::{BreakerConfig, BreakerCounters};
+use crate::channel::ResultSender;
 use crate::error::Error;
 use crate::flow::{Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream, Window};
 use crate::memory::Wake;
@@ -18,7 +19,6 @@ use crate::network::{MessageCounters, MessageStats};
 use crate::node::{LiveGuard, NodeHandle, NodeShared};
 use crate::partition_map::PartitionMap;
 use actix::prelude::*;
-use crossbeam_channel::Sender;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::collections::{HashSet, VecDeque};
@@ -82,7 +82,7 @@ pub struct QuerySetup {
     /// Give up after this long.
     pub timeout: Duration,
     /// The caller's channel (capacity `window + 1`: a terminal item always fits).
-    pub tx: Sender<StreamItem>,
+    pub tx: ResultSender,
     /// This query's message counters.
     pub counters: Arc<MessageCounters>,
     /// Edges of the initiator's fragments.

@@ -21,9 +21,14 @@ impl Cluster {
     /// Runs a query and returns all of its rows.
     pub fn query(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
         let result = self.query_stream(sql, params)?.collect_all()?;
+        self.note_high_water(&result);
+        Ok(result)
+    }
+
+    /// Keeps the highest edge high-water mark a finished query saw, for the cluster's stats.
+    pub(super) fn note_high_water(&self, result: &QueryResult) {
         let hw = result.stats.edges.iter().map(|e| e.1).max().unwrap_or(0);
         self.inner.max_high_water.fetch_max(hw, Ordering::Relaxed);
-        Ok(result)
     }
 
     /// Starts a query and returns its batches as they come. The consumer's pace holds the
@@ -105,7 +110,7 @@ impl Cluster {
                 .collect()
         };
         let window = self.inner.config.window;
-        let (tx, rx) = crossbeam_channel::bounded(window + 1);
+        let (tx, rx) = crate::channel::bounded(window + 1);
         let epoch = Arc::new(AtomicU64::new(0));
         let counters = self.inner.network.track_query(id);
         let client = self.client();
