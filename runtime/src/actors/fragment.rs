@@ -304,7 +304,12 @@ impl Actor for FragmentActor {
             }
         });
         if let Err(e) = self.build(&spec, ctx) {
-            self.report(ErrorKind::Execution, e.to_string());
+            // A refused reservation while building is no kill: the query just fails.
+            let kind = match error_kind(&e) {
+                ErrorKind::Killed => ErrorKind::Execution,
+                kind => kind,
+            };
+            self.report(kind, e.to_string());
             self.close_all();
         }
         if self.running == 0 {
@@ -342,15 +347,23 @@ impl Handler<OpStopped> for FragmentActor {
     }
 }
 
+/// How the initiator is told of a kernel's failure `e`: typed where the user can tell the
+/// kinds apart (overflow, division by zero, cast), a kill for a refused reservation.
+fn error_kind(e: &OpError) -> ErrorKind {
+    match e {
+        OpError::Cancelled(_) | OpError::Memory(_) => ErrorKind::Killed,
+        OpError::Overflow(_) => ErrorKind::Overflow,
+        OpError::DivisionByZero(_) => ErrorKind::DivisionByZero,
+        OpError::Cast { .. } => ErrorKind::Cast,
+        _ => ErrorKind::Execution,
+    }
+}
+
 impl Handler<OpFailed> for FragmentActor {
     type Result = ();
 
     fn handle(&mut self, msg: OpFailed, _ctx: &mut Context<Self>) {
-        let kind = match &msg.0 {
-            OpError::Cancelled(_) | OpError::Memory(_) => ErrorKind::Killed,
-            _ => ErrorKind::Execution,
-        };
-        self.report(kind, msg.0.to_string());
+        self.report(error_kind(&msg.0), msg.0.to_string());
         self.close_all();
     }
 }

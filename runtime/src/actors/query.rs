@@ -834,14 +834,7 @@ impl Handler<RemoteEvent> for QueryActor {
                     return;
                 }
                 let name = self.node_name(node);
-                let e = match err.kind {
-                    ErrorKind::Killed => Error::Killed(name),
-                    ErrorKind::OutOfMemory => Error::OutOfMemory(name),
-                    _ => Error::Execution {
-                        node: name,
-                        message: err.message,
-                    },
-                };
+                let e = Error::of_kind(err.kind, name, err.message);
                 self.finish(Err(e), false, ctx);
             }
         }
