@@ -67,6 +67,8 @@ pub struct FragmentActor {
     running: usize,
     failed: bool,
     edges: Arc<EdgeRegistry>,
+    /// The `fragment` span (query id, fragment id, node).
+    span: tracing::Span,
     _live: LiveGuard,
 }
 
@@ -74,7 +76,15 @@ impl FragmentActor {
     /// A fragment actor for `spec` on `node`.
     pub fn new(spec: FragmentSpec, node: NodeHandle) -> Self {
         let live = LiveGuard::new(&node.shared);
+        let span = tracing::debug_span!(
+            parent: None,
+            "fragment",
+            query = spec.query,
+            fragment = spec.fragment,
+            node = %node.shared.name
+        );
         FragmentActor {
+            span,
             edges: spec.edges.clone(),
             query: spec.query,
             fragment: spec.fragment,
@@ -93,6 +103,10 @@ impl FragmentActor {
             return;
         }
         self.failed = true;
+        match kind {
+            ErrorKind::Killed => tracing::debug!(parent: &self.span, %message, "fragment killed"),
+            _ => tracing::debug!(parent: &self.span, ?kind, %message, "fragment failed"),
+        }
         self.node.send(
             self.initiator,
             NetMessage::QueryError(ErrorMessage {
@@ -295,6 +309,7 @@ impl Actor for FragmentActor {
         let Some(spec) = self.spec.take() else {
             return;
         };
+        tracing::debug!(parent: &self.span, "fragment started");
         let grace = spec.timeout + std::time::Duration::from_millis(500);
         ctx.run_later(grace, |act, ctx| {
             act.failed = true;
@@ -318,6 +333,7 @@ impl Actor for FragmentActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        tracing::debug!(parent: &self.span, "fragment stopped");
         let hw = self
             .edges
             .high_waters()
