@@ -53,6 +53,21 @@ impl Cluster {
 
     /// Starts a query and returns its batches as an async stream. The consumer's pace holds
     /// the producers back; dropping the stream cancels the query.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use futures::StreamExt;
+    /// use weir_runtime::Cluster;
+    /// let cluster = Cluster::builder().nodes(1).partitions(4).batch_size(1).build().unwrap();
+    /// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
+    /// cluster.execute("INSERT INTO t VALUES (1), (2), (3)").unwrap();
+    /// let mut stream = cluster.query_stream_async("SELECT id FROM t", &[]).await.unwrap();
+    /// let first = stream.next().await.unwrap().unwrap();
+    /// assert_eq!(first.num_rows(), 1);
+    /// drop(stream); // cancels the query
+    /// assert!(cluster.wait_idle(std::time::Duration::from_secs(5)));
+    /// # });
+    /// ```
     pub async fn query_stream_async(
         &self,
         sql: &str,
