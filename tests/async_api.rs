@@ -10,6 +10,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use weir::runtime::FaultPlan;
 use weir::{Batch, Cluster, Column, Error, MessageKind, Value};
 
 /// Awaits `f`, failing the test (naming `what`) when it takes longer than [`QUERY_LIMIT`].
@@ -227,10 +228,17 @@ async fn a_slow_consumer_holds_the_producers_back() {
 
 /// On a single-threaded runtime, a task waiting for batches leaves the thread to the
 /// others: a ticker task spawned on the same thread runs while the query streams (it could
-/// not if waiting for a batch blocked the thread).
+/// not if waiting for a batch blocked the thread). Every network message is delayed by
+/// 20-30 ms, so the consumer does have to wait for its batches.
 #[test]
 fn waiting_for_batches_does_not_block_the_thread() {
-    let c = loaded(20_000, 128, 2);
+    let n = 3_000i64;
+    let c = loaded(n, 128, 2);
+    c.network().set_faults(Some(FaultPlan {
+        seed: 7,
+        delay: Some((Duration::from_millis(20), Duration::from_millis(30))),
+        ..FaultPlan::default()
+    }));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -258,7 +266,7 @@ fn waiting_for_batches_does_not_block_the_thread() {
         ticker.abort();
         (rows, seen)
     });
-    assert_eq!(rows, (0..20_000).filter(|v| v % 3 == 0).count());
+    assert_eq!(rows, (0..n).filter(|v| v % 3 == 0).count());
     assert!(
         ticks_while_streaming > 0,
         "the consumer never let the ticker run"
