@@ -15,6 +15,12 @@
 //! let r = cluster.query("SELECT v FROM kv WHERE k = ?", &[Value::Int(2)]).unwrap();
 //! assert_eq!(r.rows(), vec![vec![Value::from("two")]]);
 //! ```
+//!
+//! Entry points: [`Cluster::builder`], [`Cluster::execute`], [`Cluster::query`],
+//! [`Cluster::query_stream`], [`Cluster::prepare`], [`Cluster::query_async`] and
+//! [`Cluster::query_stream_async`] for async callers, COPY through
+//! [`Cluster::execute`] ([`Cluster::execute_with_progress`]), and the `arrow` module
+//! (cargo feature `arrow`). Errors are typed: see [`Error`].
 
 pub mod demo;
 
@@ -26,13 +32,31 @@ pub use weir_runtime as runtime;
 pub use chrono::{NaiveDate, NaiveDateTime};
 pub use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 pub use weir_runtime::{
-    params, Cluster, ClusterBuilder, ClusterStats, ColumnIndex, CopyProgress, Decimal, Error,
-    FromValue, IntoParams, MessageKind, MessageStats, Prepared, ProgressUnit, Protocol,
-    QueryResult, QueryStats, QueryStream, Result, Row,
+    params, AsyncQueryStream, Cluster, ClusterBuilder, ClusterStats, ColumnIndex, CopyProgress,
+    Decimal, Error, FromValue, IntoParams, MessageKind, MessageStats, Prepared, ProgressUnit,
+    Protocol, QueryResult, QueryStats, QueryStream, Result, Row,
 };
 
 /// Arrow interchange (cargo feature `arrow`): [`QueryResult::to_arrow`],
 /// [`Cluster::load_arrow`], and the Arrow crates they use.
+///
+/// ```
+/// use weir::arrow::{arrow_array::Int64Array, RecordBatch};
+/// use weir::Cluster;
+/// let cluster = Cluster::builder().nodes(1).partitions(4).build().unwrap();
+/// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)").unwrap();
+/// cluster.execute("INSERT INTO t VALUES (1, 10), (2, 20)").unwrap();
+/// let batches: Vec<RecordBatch> = cluster
+///     .query("SELECT id, x * 2 AS x2 FROM t ORDER BY id", &[])
+///     .unwrap()
+///     .into_arrow()
+///     .unwrap();
+/// let x2 = batches[0].column_by_name("x2").unwrap();
+/// let x2 = x2.as_any().downcast_ref::<Int64Array>().unwrap();
+/// assert_eq!(x2.values(), &[20, 40]);
+/// cluster.execute("CREATE TABLE u (id BIGINT PRIMARY KEY, x2 BIGINT)").unwrap();
+/// assert_eq!(cluster.load_arrow("u", &batches[0]).unwrap(), 2);
+/// ```
 #[cfg(feature = "arrow")]
 pub mod arrow {
     /// Conversions between weir batches and Arrow record batches.

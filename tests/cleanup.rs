@@ -55,7 +55,7 @@ fn success_error_and_cancel_leave_nothing_behind() {
     let err = c
         .query("SELECT id * 0 + 9223372036854775807 + 1 FROM t", &[])
         .unwrap_err();
-    assert!(matches!(err, Error::Execution { .. }), "{err}");
+    assert!(matches!(err, Error::Overflow { .. }), "{err}");
     assert!(err.to_string().contains("node-"), "{err}");
     assert_idle(&c);
 

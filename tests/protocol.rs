@@ -150,11 +150,11 @@ fn failing_fragment_fails_the_query_and_closes_the_rest() {
             )
             .unwrap_err();
         match &err {
-            Error::Execution { node, message } => {
+            Error::Overflow { node, message } => {
                 assert_eq!(node, &owner, "{err}");
                 assert!(message.contains("overflow"), "{err}");
             }
-            other => panic!("expected an execution error, got {other}"),
+            other => panic!("expected an overflow error, got {other}"),
         }
         assert_idle(&c);
         let after = c.stats().messages;

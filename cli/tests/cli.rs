@@ -416,3 +416,59 @@ fn shell_runs_a_piped_script_and_goes_on_after_errors() {
     assert!(text.contains(".read FILE"), ".help: {text}");
     assert!(!text.contains("\n1\n"), "nothing runs after .quit: {text}");
 }
+
+/// `RUST_LOG=weir=debug` (the `weir` prefix matches every `weir_*` crate's target) shows a
+/// query's start, where its fragments were placed and each fragment's start, all tagged with
+/// the query's id; at `warn` none of it shows.
+#[test]
+fn rust_log_shows_query_and_fragment_events_with_the_query_id() {
+    let sql = "SELECT fldBatch, COUNT(*) AS n FROM Item WHERE fldBatch < 3 GROUP BY fldBatch";
+    let args = ["sql", "--demo", "--orders", "2000", sql];
+    let out = weir_with_env(&args, None, &[("RUST_LOG", "weir=debug")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = stderr(&out);
+    let started = log
+        .lines()
+        .find(|l| l.contains("query started"))
+        .unwrap_or_else(|| panic!("no query start in:\n{log}"));
+    assert!(
+        started.contains("DEBUG") && started.contains("fragments="),
+        "{started}"
+    );
+    // `query{id=N}`: the span carries the id.
+    let id: u64 = started
+        .split("query{id=")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no query id in {started}"));
+    let placed: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("fragment placed") && l.contains(&format!("query{{id={id}}}")))
+        .collect();
+    assert!(
+        placed.len() >= 2 && placed.iter().any(|l| l.contains("nodes=[\"node-")),
+        "a distributed aggregate places a fragment on the client and one on the data nodes: \
+         {placed:?}\n{log}"
+    );
+    let fragment_tag = format!("fragment{{query={id} ");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("fragment started") && l.contains(&fragment_tag)),
+        "no fragment start of query {id}:\n{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("query finished") && l.contains(&format!("query{{id={id}}}"))),
+        "{log}"
+    );
+    // The answer is the same with the logging on.
+    let quiet = weir_with_env(&args, None, &[("RUST_LOG", "warn")]);
+    assert!(quiet.status.success(), "{}", stderr(&quiet));
+    assert_eq!(stdout(&quiet), stdout(&out));
+    let quiet_log = stderr(&quiet);
+    assert!(
+        !quiet_log.contains("query started") && !quiet_log.contains("fragment placed"),
+        "{quiet_log}"
+    );
+}

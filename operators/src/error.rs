@@ -20,9 +20,17 @@ pub enum Error {
     /// Operands of incompatible types met in an expression.
     #[error("type error: {0}")]
     Type(String),
-    /// Arithmetic overflow or division by zero.
+    /// An arithmetic operation without an answer (square root of a negative number, a
+    /// negative substring length, ...).
     #[error("arithmetic error: {0}")]
     Arithmetic(String),
+    /// A result too large for its type (BIGINT, DECIMAL, DOUBLE, a date out of range); the
+    /// text names the operation, e.g. `BIGINT overflow in 9223372036854775807 + 1`.
+    #[error("arithmetic error: {0}")]
+    Overflow(String),
+    /// A division by zero that has no NULL answer (`power(0, -1)`); plain `x / 0` is NULL.
+    #[error("arithmetic error: {0}")]
+    DivisionByZero(String),
     /// A CAST that cannot convert its value.
     #[error("cannot cast {value} to {to}")]
     Cast {

@@ -912,7 +912,7 @@ fn date_arithmetic<'a>(
     }
     let validity = and_validity(l.validity(), r.validity());
     let v = validity.as_ref();
-    let overflow = || Error::Arithmetic("DATE out of range".into());
+    let overflow = || Error::Overflow("DATE out of range".into());
     let data = if out == DataType::Int64 {
         let (a, b) = (date_side(&l), date_side(&r));
         let res = arith_sides(n, &a, &b, v, |x, y| x.checked_sub(y));
@@ -975,8 +975,7 @@ fn decimal_arithmetic<'a>(
     } else {
         (scale, scale)
     };
-    let overflow =
-        || Error::Arithmetic(format!("DECIMAL overflow in {} {} {}", lt, op.symbol(), rt));
+    let overflow = || Error::Overflow(format!("DECIMAL overflow in {} {} {}", lt, op.symbol(), rt));
     let a = i128_side(l, ls).map_err(|_| overflow())?;
     let b = i128_side(r, rs).map_err(|_| overflow())?;
     let res = match op {
@@ -997,7 +996,7 @@ fn decimal_arithmetic<'a>(
             precision,
             scale,
         }),
-        Err(i) => Err(Error::Arithmetic(format!(
+        Err(i) => Err(Error::Overflow(format!(
             "DECIMAL overflow in {} {} {}",
             decimal::format(a.at(i), ls),
             op.symbol(),
@@ -1090,7 +1089,7 @@ fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> Result<Val<
             Ok(v) => ColumnData::Int64(v),
             Err(i) => {
                 let (a, b) = (ls.at(i), rs.at(i));
-                return Err(Error::Arithmetic(format!(
+                return Err(Error::Overflow(format!(
                     "BIGINT overflow in {a} {} {b}",
                     op.symbol()
                 )));
@@ -1124,7 +1123,7 @@ fn negate<'a>(v: Val<'a>) -> Result<Val<'a>> {
                         match x.checked_neg() {
                             Some(y) => out.push(y),
                             None if c.is_valid(i) => {
-                                return Err(Error::Arithmetic(format!("BIGINT overflow in -({x})")))
+                                return Err(Error::Overflow(format!("BIGINT overflow in -({x})")))
                             }
                             None => out.push(0),
                         }
@@ -1723,12 +1722,9 @@ mod tests {
     fn arithmetic_errors() {
         let b = batch();
         let e = Expr::col(0).binary(BinaryOp::Add, Expr::lit(i64::MAX));
-        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Arithmetic(_))));
+        assert!(matches!(evaluate(&e, &b, &[]), Err(Error::Overflow(_))));
         let e = Expr::lit(i64::MIN).binary(BinaryOp::Div, Expr::lit(-1));
-        assert!(matches!(
-            evaluate_scalar(&e, &[]),
-            Err(Error::Arithmetic(_))
-        ));
+        assert!(matches!(evaluate_scalar(&e, &[]), Err(Error::Overflow(_))));
         let e = Expr::Param(3);
         assert_eq!(evaluate(&e, &b, &[]), Err(Error::MissingParameter(4)));
         let e = Expr::col(2).binary(BinaryOp::Add, Expr::lit(1));
@@ -2112,7 +2108,7 @@ mod tests {
         let big = dec(10i128.pow(37), 0);
         let e = big.clone().binary(BinaryOp::Mul, Expr::lit(100));
         let err = run(&e).unwrap_err();
-        assert!(matches!(err, Error::Arithmetic(_)), "{err:?}");
+        assert!(matches!(err, Error::Overflow(_)), "{err:?}");
         assert!(err.to_string().contains("DECIMAL overflow"), "{err}");
         let e = dec(i128::MAX / 2, 0).binary(BinaryOp::Add, dec(i128::MAX / 2 + 2, 0));
         assert!(run(&e).is_err());

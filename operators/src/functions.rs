@@ -226,7 +226,7 @@ fn round_i(x: i64, d: i64) -> Result<i64> {
     } else {
         Some(base)
     };
-    r.ok_or_else(|| Error::Arithmetic(format!("BIGINT overflow in round({x}, {d})")))
+    r.ok_or_else(|| Error::Overflow(format!("BIGINT overflow in round({x}, {d})")))
 }
 
 /// Characters to strip for trim functions: `chars` or a space.
@@ -317,7 +317,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             n,
             |x| {
                 x.checked_abs()
-                    .ok_or_else(|| Error::Arithmetic(format!("BIGINT overflow in abs({x})")))
+                    .ok_or_else(|| Error::Overflow(format!("BIGINT overflow in abs({x})")))
             },
             f64::abs,
         ),
@@ -402,7 +402,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                     None => x.sqrt(),
                     Some(e) => {
                         if x == 0.0 && e[i] < 0.0 {
-                            return Err(Error::Arithmetic(
+                            return Err(Error::DivisionByZero(
                                 "zero raised to a negative power is undefined".into(),
                             ));
                         }
@@ -415,7 +415,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                     }
                 };
                 if !r.is_finite() && x.is_finite() {
-                    return Err(Error::Arithmetic(format!(
+                    return Err(Error::Overflow(format!(
                         "DOUBLE overflow in {}",
                         func.name()
                     )));
@@ -596,7 +596,7 @@ fn decimal_call(
     use ScalarFunc as F;
 
     let overflow = |v: i128| {
-        Error::Arithmetic(format!(
+        Error::Overflow(format!(
             "DECIMAL overflow in {}({})",
             func.name(),
             decimal::format(v, scale)
@@ -676,8 +676,7 @@ fn date_part(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
         let part = temporal::DatePart::from_name(name).ok_or_else(|| {
             Error::Type(format!("{} does not know the field '{name}'", func.name()))
         })?;
-        let t =
-            datetime_at(x, i).ok_or_else(|| Error::Arithmetic(format!("{} out of range", dt)))?;
+        let t = datetime_at(x, i).ok_or_else(|| Error::Overflow(format!("{} out of range", dt)))?;
         if func == ScalarFunc::Extract {
             b.push_i64(temporal::extract(part, t));
             continue;
@@ -704,7 +703,7 @@ fn add_interval(args: &[Column], n: usize) -> Result<Column> {
         .collect::<Result<_>>()?;
     let (months, days, micros) = (parts[0], parts[1], parts[2]);
     let out = x.data_type();
-    let range = || Error::Arithmetic(format!("{out} out of range in date arithmetic"));
+    let range = || Error::Overflow(format!("{out} out of range in date arithmetic"));
     let mut b = ColumnBuilder::new(out, n);
     for i in 0..n {
         if !all_valid(args, i) {

@@ -1,5 +1,6 @@
 //! Errors returned to users of the runtime.
 
+use crate::messages::ErrorKind;
 use thiserror::Error;
 use weir_operators::Value;
 
@@ -7,17 +8,61 @@ use weir_operators::Value;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// What went wrong with a statement.
+///
+/// Execution failures are typed, so that a caller can tell them apart with `matches!`:
+/// [`Error::Overflow`], [`Error::DivisionByZero`], [`Error::Cast`] (each with the node and
+/// the kernel's text, which names the operation: `BIGINT overflow in 9223372036854775807 +
+/// 1`), [`Error::DuplicateKey`], [`Error::OutOfMemory`], [`Error::Killed`],
+/// [`Error::BreakerOpen`], [`Error::NodeDown`], [`Error::Timeout`]; other kernel failures are
+/// [`Error::Execution`]. New kinds may be added: match with a `_` arm.
+///
+/// ```
+/// use weir_runtime::{Cluster, Error};
+/// let cluster = Cluster::builder().nodes(1).partitions(4).build().unwrap();
+/// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
+/// cluster.execute("INSERT INTO t VALUES (1)").unwrap();
+/// let err = cluster.query("SELECT id + 9223372036854775807 FROM t", &[]).unwrap_err();
+/// assert!(matches!(err, Error::Overflow { .. }), "{err}");
+/// assert_eq!(err.node(), Some("node-0"));
+/// ```
 #[derive(Debug, Clone, Error, PartialEq)]
+#[non_exhaustive]
 pub enum Error {
     /// The SQL could not be planned (syntax, unknown names, unsupported constructs, parameters).
     #[error(transparent)]
     Plan(#[from] weir_planner::PlanError),
-    /// A kernel failed while executing (type, arithmetic, cast, memory).
+    /// A kernel failed while executing, in a way not typed below (type error, a function
+    /// outside its domain, a scalar subquery with more than one row, ...).
     #[error("execution failed on {node}: {message}")]
     Execution {
         /// Node that failed, e.g. `node-1`.
         node: String,
         /// What the kernel reported.
+        message: String,
+    },
+    /// A result too large for its type (BIGINT, DECIMAL, DOUBLE, a date out of range).
+    #[error("execution failed on {node}: {message}")]
+    Overflow {
+        /// Node that failed, e.g. `node-1`.
+        node: String,
+        /// What the kernel reported, naming the operation and its operands:
+        /// `arithmetic error: BIGINT overflow in 9223372036854775807 + 1`.
+        message: String,
+    },
+    /// A division by zero that has no NULL answer (`power(0, -1)`; `x / 0` is NULL).
+    #[error("execution failed on {node}: {message}")]
+    DivisionByZero {
+        /// Node that failed, e.g. `node-1`.
+        node: String,
+        /// What the kernel reported, naming the operation.
+        message: String,
+    },
+    /// A value that does not convert to a CAST's type (or to a column's type).
+    #[error("execution failed on {node}: {message}")]
+    Cast {
+        /// Node that failed, e.g. `node-1`.
+        node: String,
+        /// What the kernel reported: `cannot cast 'abc' to DATE`.
         message: String,
     },
     /// A node the query needed is down.
@@ -102,6 +147,9 @@ impl Error {
         match self {
             Error::Plan(_) => "plan",
             Error::Execution { .. } => "execution",
+            Error::Overflow { .. } => "overflow",
+            Error::DivisionByZero { .. } => "division_by_zero",
+            Error::Cast { .. } => "cast",
             Error::NodeDown(_) => "node_down",
             Error::OutOfMemory(_) => "out_of_memory",
             Error::BreakerOpen { .. } => "breaker_open",
@@ -115,6 +163,45 @@ impl Error {
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
             Error::AdmissionTimeout { .. } => "admission_timeout",
+        }
+    }
+
+    /// The node the failure happened on, where one is known (`node-1`, or `client` for
+    /// work done on the client node).
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            Error::Execution { node, .. }
+            | Error::Overflow { node, .. }
+            | Error::DivisionByZero { node, .. }
+            | Error::Cast { node, .. }
+            | Error::BreakerOpen { node, .. }
+            | Error::AdmissionTimeout { node, .. } => Some(node),
+            Error::NodeDown(node) | Error::OutOfMemory(node) | Error::Killed(node) => Some(node),
+            _ => None,
+        }
+    }
+
+    /// The typed error for kernel failure `e` on `node`.
+    pub(crate) fn kernel(node: String, e: &weir_operators::Error) -> Self {
+        use weir_operators::Error as Op;
+        let kind = match e {
+            Op::Overflow(_) => ErrorKind::Overflow,
+            Op::DivisionByZero(_) => ErrorKind::DivisionByZero,
+            Op::Cast { .. } => ErrorKind::Cast,
+            _ => ErrorKind::Execution,
+        };
+        Error::of_kind(kind, node, e.to_string())
+    }
+
+    /// The error a fragment reported as `kind` with text `message`, on `node`.
+    pub(crate) fn of_kind(kind: ErrorKind, node: String, message: String) -> Self {
+        match kind {
+            ErrorKind::Overflow => Error::Overflow { node, message },
+            ErrorKind::DivisionByZero => Error::DivisionByZero { node, message },
+            ErrorKind::Cast => Error::Cast { node, message },
+            ErrorKind::Killed => Error::Killed(node),
+            ErrorKind::OutOfMemory => Error::OutOfMemory(node),
+            ErrorKind::Execution | ErrorKind::Cancelled => Error::Execution { node, message },
         }
     }
 

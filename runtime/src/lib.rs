@@ -13,6 +13,7 @@ pub mod admission;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod breaker;
+pub mod channel;
 pub mod cluster;
 pub mod codec;
 pub mod data_node;
@@ -38,6 +39,6 @@ pub use error::{Error, Result};
 pub use faults::FaultPlan;
 pub use messages::{MessageKind, Protocol};
 pub use network::MessageStats;
-pub use result::{QueryResult, QueryStream};
+pub use result::{AsyncQueryStream, QueryResult, QueryStream};
 pub use rows::{ColumnIndex, Decimal, FromValue, IntoParams, Row};
 pub use weir_operators::Value;

@@ -276,8 +276,12 @@ impl NodePool {
         if used >= self.limit {
             if !self.open.swap(true, Ordering::SeqCst) {
                 self.trips.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(node = %self.name, used, limit = self.limit, "breaker tripped");
             }
         } else if used < self.reset {
+            if self.is_open() {
+                tracing::debug!(node = %self.name, used, reset = self.reset, "breaker closed");
+            }
             self.close();
         }
         self.is_open()

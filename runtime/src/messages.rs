@@ -354,6 +354,12 @@ pub struct ErrorMessage {
 pub enum ErrorKind {
     /// A kernel failed.
     Execution,
+    /// A result too large for its type.
+    Overflow,
+    /// A division by zero without a NULL answer.
+    DivisionByZero,
+    /// A value that does not convert to a CAST's type.
+    Cast,
     /// The fragment was closed on request (Legacy's reply to a close).
     Cancelled,
     /// The breaker killed it.

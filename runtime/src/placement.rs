@@ -104,10 +104,8 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                     Pruning::Keys(keys) => {
                         let mut ps = Vec::with_capacity(keys.len());
                         for k in keys {
-                            let v = evaluate_scalar(k, params).map_err(|e| Error::Execution {
-                                node: "client".into(),
-                                message: e.to_string(),
-                            })?;
+                            let v = evaluate_scalar(k, params)
+                                .map_err(|e| Error::kernel("client".into(), &e))?;
                             if !v.is_null() {
                                 ps.push(partition_of(&v, count));
                             }
@@ -119,10 +117,10 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                     Pruning::Key(values) => {
                         let mut key = Vec::with_capacity(values.len());
                         for e in values {
-                            key.push(evaluate_scalar(e, params).map_err(|e| Error::Execution {
-                                node: "client".into(),
-                                message: e.to_string(),
-                            })?);
+                            key.push(
+                                evaluate_scalar(e, params)
+                                    .map_err(|e| Error::kernel("client".into(), &e))?,
+                            );
                         }
                         // A NULL key part matches no row.
                         if key.iter().any(Value::is_null) {

@@ -1,17 +1,21 @@
-//! What callers get back: a streaming iterator of batches, or all of them at once.
+//! What callers get back: a streaming iterator of batches (or an async stream of them), or
+//! all of them at once.
 
 use crate::actors::query::{CancelQuery, ConsumerCredit, QueryActor, QueryStats, StreamItem};
+use crate::channel::ResultReceiver;
 use crate::error::{Error, Result};
 use actix::Addr;
-use crossbeam_channel::Receiver;
+use futures::ready;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use weir_operators::{Batch, Schema, Value};
 
 /// A query's result batches, as the cluster produces them. The producers never run more than
 /// a credit window ahead of the consumer; dropping the stream cancels the query.
 pub struct QueryStream {
-    pub(crate) rx: Receiver<StreamItem>,
+    pub(crate) rx: ResultReceiver,
     pub(crate) query: Option<Addr<QueryActor>>,
     pub(crate) schema: Schema,
     pub(crate) finished: bool,
@@ -23,9 +27,9 @@ impl QueryStream {
     /// A stream that holds one batch computed up front (EXPLAIN text, rows affected), with
     /// no query behind it.
     pub(crate) fn of_batch(schema: Schema, batch: Batch) -> Self {
-        let (tx, rx) = crossbeam_channel::bounded(2);
-        let _ = tx.send(StreamItem::Batch(batch, None, 0));
-        let _ = tx.send(StreamItem::Done(Default::default()));
+        let (tx, rx) = crate::channel::bounded(2);
+        let _ = tx.try_send(StreamItem::Batch(batch, None, 0));
+        let _ = tx.try_send(StreamItem::Done(Default::default()));
         QueryStream {
             rx,
             query: None,
@@ -82,42 +86,104 @@ impl QueryStream {
     }
 }
 
+impl QueryStream {
+    /// What the caller sees of one item from the channel (`None` when the sender is gone):
+    /// `None` to skip it (rows of an aborted attempt), else the stream's next answer.
+    fn accept(&mut self, item: Option<StreamItem>) -> Option<Option<Result<Batch>>> {
+        match item {
+            Some(StreamItem::Batch(b, _mem, epoch)) => {
+                // `_mem` returns the batch's bytes to the initiator's pool here.
+                if let Some(q) = &self.query {
+                    q.do_send(ConsumerCredit(epoch));
+                }
+                if !self.take_attempt(epoch) {
+                    // Rows of an attempt that was aborted and retried.
+                    return None;
+                }
+                Some(Some(Ok(b)))
+            }
+            Some(StreamItem::Done(stats)) => {
+                self.finished = true;
+                self.stats = Some(stats);
+                Some(None)
+            }
+            Some(StreamItem::Failed(e)) => {
+                self.finished = true;
+                Some(Some(Err(e)))
+            }
+            None => {
+                self.finished = true;
+                Some(Some(Err(Error::Shutdown)))
+            }
+        }
+    }
+
+    /// The async form of this stream: the same batches, read without blocking a thread.
+    pub fn into_async(self) -> AsyncQueryStream {
+        AsyncQueryStream { inner: self }
+    }
+}
+
 impl Iterator for QueryStream {
     type Item = Result<Batch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.finished {
-            return None;
-        }
-        loop {
+        while !self.finished {
             let item = self.rx.recv();
-            return match item {
-                Ok(StreamItem::Batch(b, _mem, epoch)) => {
-                    // `_mem` returns the batch's bytes to the initiator's pool here.
-                    if let Some(q) = &self.query {
-                        q.do_send(ConsumerCredit(epoch));
-                    }
-                    if !self.take_attempt(epoch) {
-                        // Rows of an attempt that was aborted and retried.
-                        continue;
-                    }
-                    Some(Ok(b))
-                }
-                Ok(StreamItem::Done(stats)) => {
-                    self.finished = true;
-                    self.stats = Some(stats);
-                    None
-                }
-                Ok(StreamItem::Failed(e)) => {
-                    self.finished = true;
-                    Some(Err(e))
-                }
-                Err(_) => {
-                    self.finished = true;
-                    Some(Err(Error::Shutdown))
-                }
-            };
+            if let Some(answer) = self.accept(item) {
+                return answer;
+            }
         }
+        None
+    }
+}
+
+/// A query's result batches as a [`futures::Stream`], for async callers
+/// ([`Cluster::query_stream_async`](crate::Cluster::query_stream_async)). Polling never
+/// blocks: the query actor wakes the task when a batch arrives. As with [`QueryStream`],
+/// the producers never run more than a credit window ahead of the consumer, and dropping
+/// the stream cancels the query.
+pub struct AsyncQueryStream {
+    inner: QueryStream,
+}
+
+impl AsyncQueryStream {
+    /// Result columns.
+    pub fn schema(&self) -> &Schema {
+        self.inner.schema()
+    }
+
+    /// Statistics, available once the stream has ended successfully.
+    pub fn stats(&self) -> Option<&QueryStats> {
+        self.inner.stats()
+    }
+
+    /// Reads the rest of the stream into a [`QueryResult`].
+    pub async fn collect_all(mut self) -> Result<QueryResult> {
+        let mut batches = Vec::new();
+        while let Some(b) = futures::StreamExt::next(&mut self).await {
+            batches.push(b?);
+        }
+        Ok(QueryResult {
+            schema: self.inner.schema.clone(),
+            batches,
+            stats: self.inner.stats.take().unwrap_or_default(),
+        })
+    }
+}
+
+impl futures::Stream for AsyncQueryStream {
+    type Item = Result<Batch>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let stream = &mut self.get_mut().inner;
+        while !stream.finished {
+            let item = ready!(stream.rx.poll_recv(cx));
+            if let Some(answer) = stream.accept(item) {
+                return Poll::Ready(answer);
+            }
+        }
+        Poll::Ready(None)
     }
 }
 

@@ -573,7 +573,7 @@ impl Acc {
     /// the other aggregates. An integer sum fails only if the sum itself leaves BIGINT.
     fn update_single(&mut self, col: &Column, merge_counts: bool) -> Result<bool> {
         let valid = col.validity.as_ref();
-        let overflow = || Error::Arithmetic("BIGINT overflow in SUM".into());
+        let overflow = || Error::Overflow("BIGINT overflow in SUM".into());
         match (self, &col.data) {
             (Acc::Count(c), ColumnData::Int64(v)) if merge_counts => {
                 let add = masked_sum_i64(v, valid);
@@ -631,7 +631,7 @@ impl Acc {
                         let g = g as usize;
                         sum[g] = sum[g]
                             .checked_add(v[i])
-                            .ok_or_else(|| Error::Arithmetic("BIGINT overflow in SUM".into()))?;
+                            .ok_or_else(|| Error::Overflow("BIGINT overflow in SUM".into()))?;
                         seen[g] = true;
                     }
                 }
@@ -722,7 +722,7 @@ impl Acc {
                         let g = g as usize;
                         sum[g] = sum[g]
                             .checked_add(values[i])
-                            .ok_or_else(|| Error::Arithmetic("DECIMAL overflow in SUM".into()))?;
+                            .ok_or_else(|| Error::Overflow("DECIMAL overflow in SUM".into()))?;
                         seen[g] = true;
                     }
                 }
@@ -733,7 +733,7 @@ impl Acc {
                         let g = g as usize;
                         sum[g] = sum[g]
                             .checked_add(values[i])
-                            .ok_or_else(|| Error::Arithmetic("DECIMAL overflow in AVG".into()))?;
+                            .ok_or_else(|| Error::Overflow("DECIMAL overflow in AVG".into()))?;
                         count[g] += 1;
                     }
                 }
@@ -781,7 +781,7 @@ impl Acc {
                 if sums.is_valid(i) {
                     sum[g] = sum[g]
                         .checked_add(s[i])
-                        .ok_or_else(|| Error::Arithmetic("DECIMAL overflow in AVG".into()))?;
+                        .ok_or_else(|| Error::Overflow("DECIMAL overflow in AVG".into()))?;
                 }
                 if counts.is_valid(i) {
                     count[g] += c[i];
@@ -1386,7 +1386,7 @@ mod tests {
         )
         .unwrap();
         let b = Batch::try_new(vec![Column::from_i64(vec![i64::MAX, 1])]).unwrap();
-        assert!(matches!(op.push(0, b), Err(Error::Arithmetic(_))));
+        assert!(matches!(op.push(0, b), Err(Error::Overflow(_))));
         assert!(HashAggregateOp::new(
             vec![],
             vec![],

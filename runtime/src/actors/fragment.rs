@@ -67,6 +67,8 @@ pub struct FragmentActor {
     running: usize,
     failed: bool,
     edges: Arc<EdgeRegistry>,
+    /// The `fragment` span (query id, fragment id, node).
+    span: tracing::Span,
     _live: LiveGuard,
 }
 
@@ -74,7 +76,15 @@ impl FragmentActor {
     /// A fragment actor for `spec` on `node`.
     pub fn new(spec: FragmentSpec, node: NodeHandle) -> Self {
         let live = LiveGuard::new(&node.shared);
+        let span = tracing::debug_span!(
+            parent: None,
+            "fragment",
+            query = spec.query,
+            fragment = spec.fragment,
+            node = %node.shared.name
+        );
         FragmentActor {
+            span,
             edges: spec.edges.clone(),
             query: spec.query,
             fragment: spec.fragment,
@@ -93,6 +103,10 @@ impl FragmentActor {
             return;
         }
         self.failed = true;
+        match kind {
+            ErrorKind::Killed => tracing::debug!(parent: &self.span, %message, "fragment killed"),
+            _ => tracing::debug!(parent: &self.span, ?kind, %message, "fragment failed"),
+        }
         self.node.send(
             self.initiator,
             NetMessage::QueryError(ErrorMessage {
@@ -295,6 +309,7 @@ impl Actor for FragmentActor {
         let Some(spec) = self.spec.take() else {
             return;
         };
+        tracing::debug!(parent: &self.span, "fragment started");
         let grace = spec.timeout + std::time::Duration::from_millis(500);
         ctx.run_later(grace, |act, ctx| {
             act.failed = true;
@@ -304,7 +319,12 @@ impl Actor for FragmentActor {
             }
         });
         if let Err(e) = self.build(&spec, ctx) {
-            self.report(ErrorKind::Execution, e.to_string());
+            // A refused reservation while building is no kill: the query just fails.
+            let kind = match error_kind(&e) {
+                ErrorKind::Killed => ErrorKind::Execution,
+                kind => kind,
+            };
+            self.report(kind, e.to_string());
             self.close_all();
         }
         if self.running == 0 {
@@ -313,6 +333,7 @@ impl Actor for FragmentActor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        tracing::debug!(parent: &self.span, "fragment stopped");
         let hw = self
             .edges
             .high_waters()
@@ -342,15 +363,23 @@ impl Handler<OpStopped> for FragmentActor {
     }
 }
 
+/// How the initiator is told of a kernel's failure `e`: typed where the user can tell the
+/// kinds apart (overflow, division by zero, cast), a kill for a refused reservation.
+fn error_kind(e: &OpError) -> ErrorKind {
+    match e {
+        OpError::Cancelled(_) | OpError::Memory(_) => ErrorKind::Killed,
+        OpError::Overflow(_) => ErrorKind::Overflow,
+        OpError::DivisionByZero(_) => ErrorKind::DivisionByZero,
+        OpError::Cast { .. } => ErrorKind::Cast,
+        _ => ErrorKind::Execution,
+    }
+}
+
 impl Handler<OpFailed> for FragmentActor {
     type Result = ();
 
     fn handle(&mut self, msg: OpFailed, _ctx: &mut Context<Self>) {
-        let kind = match &msg.0 {
-            OpError::Cancelled(_) | OpError::Memory(_) => ErrorKind::Killed,
-            _ => ErrorKind::Execution,
-        };
-        self.report(kind, msg.0.to_string());
+        self.report(error_kind(&msg.0), msg.0.to_string());
         self.close_all();
     }
 }

@@ -7,6 +7,7 @@ use super::fragment::{FragmentActor, FragmentSink, FragmentSpec};
 use super::protocol::{CloseFragment, QueryRegistration, RemoteEvent};
 use crate::admission::{Admission, Demand, Place};
 use crate::breaker::{BreakerConfig, BreakerCounters};
+use crate::channel::ResultSender;
 use crate::error::Error;
 use crate::flow::{Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream, Window};
 use crate::memory::Wake;
@@ -18,7 +19,6 @@ use crate::network::{MessageCounters, MessageStats};
 use crate::node::{LiveGuard, NodeHandle, NodeShared};
 use crate::partition_map::PartitionMap;
 use actix::prelude::*;
-use crossbeam_channel::Sender;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::collections::{HashSet, VecDeque};
@@ -82,7 +82,7 @@ pub struct QuerySetup {
     /// Give up after this long.
     pub timeout: Duration,
     /// The caller's channel (capacity `window + 1`: a terminal item always fits).
-    pub tx: Sender<StreamItem>,
+    pub tx: ResultSender,
     /// This query's message counters.
     pub counters: Arc<MessageCounters>,
     /// Edges of the initiator's fragments.
@@ -182,6 +182,8 @@ pub struct QueryActor {
     /// so each batch the caller takes gives back the front one).
     in_channel: VecDeque<usize>,
     rng: StdRng,
+    /// The `query` span (its id): every event of the query is recorded in it.
+    span: tracing::Span,
     _live: LiveGuard,
 }
 
@@ -191,6 +193,7 @@ impl QueryActor {
         let live = LiveGuard::new(&node.shared);
         let root_feeders = root_feeders(&setup);
         let rng = StdRng::seed_from_u64(setup.seed ^ setup.id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let span = tracing::debug_span!(parent: None, "query", id = setup.id);
         QueryActor {
             setup,
             node,
@@ -211,6 +214,7 @@ impl QueryActor {
             rerun: false,
             in_channel: VecDeque::new(),
             rng,
+            span,
             _live: live,
         }
     }
@@ -294,6 +298,7 @@ impl QueryActor {
             return;
         }
         if entering {
+            tracing::debug!(parent: &self.span, "query waits for admission");
             // Refused on entry: it waits in the queue.
             self.setup
                 .breaker_counters
@@ -485,6 +490,15 @@ impl QueryActor {
 
     /// Sends the start requests and runs the root fragment.
     fn launch(&mut self, ctx: &mut Context<Self>) {
+        for (idx, f) in self.setup.plan.fragments.iter().enumerate() {
+            tracing::debug!(
+                parent: &self.span,
+                fragment = f.id,
+                attempt = self.port,
+                nodes = ?self.setup.instances[idx].iter().map(|&n| self.node_name(n)).collect::<Vec<_>>(),
+                "fragment placed"
+            );
+        }
         self.node
             .network
             .track_query_as(self.setup.id, self.setup.counters.clone());
@@ -554,6 +568,13 @@ impl QueryActor {
     fn finish(&mut self, outcome: Result<(), Error>, natural: bool, ctx: &mut Context<Self>) {
         if self.state != State::Running {
             return;
+        }
+        match &outcome {
+            Ok(()) => {
+                tracing::debug!(parent: &self.span, attempts = self.port + 1, "query finished")
+            }
+            Err(Error::Cancelled) => tracing::debug!(parent: &self.span, "query cancelled"),
+            Err(e) => tracing::debug!(parent: &self.span, error = %e, "query failed"),
         }
         self.outcome = Some(outcome);
         self.leave_queue();
@@ -647,6 +668,13 @@ impl Actor for QueryActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        tracing::debug!(
+            parent: &self.span,
+            fragments = self.setup.plan.fragments.len(),
+            nodes = ?self.involved().iter().map(|&n| self.node_name(n)).collect::<Vec<_>>(),
+            protocol = ?self.setup.protocol,
+            "query started"
+        );
         let timeout = self.setup.timeout;
         ctx.run_later(timeout, move |act, ctx| {
             let e = act.deadline_error();
@@ -821,6 +849,11 @@ impl Handler<RemoteEvent> for QueryActor {
                         )
                         .is_ok();
                 if retry {
+                    tracing::debug!(
+                        parent: &self.span,
+                        node = %self.node_name(node),
+                        "hash join killed by the memory breaker; the query runs again"
+                    );
                     // Re-enqueue, ahead of new queries: stop this attempt, give back its
                     // admission, and wait for a new one under a new id.
                     self.abort_attempt();
@@ -834,14 +867,7 @@ impl Handler<RemoteEvent> for QueryActor {
                     return;
                 }
                 let name = self.node_name(node);
-                let e = match err.kind {
-                    ErrorKind::Killed => Error::Killed(name),
-                    ErrorKind::OutOfMemory => Error::OutOfMemory(name),
-                    _ => Error::Execution {
-                        node: name,
-                        message: err.message,
-                    },
-                };
+                let e = Error::of_kind(err.kind, name, err.message);
                 self.finish(Err(e), false, ctx);
             }
         }

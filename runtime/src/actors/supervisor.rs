@@ -120,6 +120,7 @@ impl SupervisorActor {
                     fut::wrap_future(sent).map(move |delivered, act: &mut Self, ctx| {
                         if delivered == Ok(true) {
                             counters.kills.fetch_add(1, Ordering::Relaxed);
+                            tracing::debug!(node = %act.shared.name, join = id, "hash join killed");
                         } else if act.victims.remove(&id) && act.victims.is_empty() {
                             // It had finished (or stopped) before the kill reached it.
                             act.check(ctx);
@@ -129,10 +130,11 @@ impl SupervisorActor {
             }
         }
         tracing::info!(
-            "{}: breaker open at {} of {} bytes, killing {half} hash joins",
-            self.shared.name,
-            pool.used(),
-            pool.budget()
+            node = %self.shared.name,
+            used = pool.used(),
+            budget = pool.budget(),
+            killing = half,
+            "breaker open: killing hash joins"
         );
     }
 }

@@ -8,6 +8,21 @@ use crate::messages::Protocol;
 use std::time::Duration;
 
 /// Configures and starts a [`Cluster`].
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_runtime::{Cluster, Protocol};
+/// let cluster = Cluster::builder()
+///     .nodes(2) // data nodes, plus the client node
+///     .partitions(8) // per table
+///     .batch_size(1024) // rows per batch
+///     .window(4) // credit window per edge, in batches
+///     .protocol(Protocol::Lean)
+///     .query_timeout(Duration::from_secs(10))
+///     .build()
+///     .unwrap();
+/// assert_eq!(cluster.data_nodes(), 2);
+/// ```
 #[derive(Debug, Clone)]
 pub struct ClusterBuilder {
     pub(super) nodes: usize,

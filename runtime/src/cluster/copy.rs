@@ -4,7 +4,7 @@
 //! that fails (a bad value, a duplicate key) keeps nothing.
 //!
 //! ```text
-//! COPY table FROM 'path' [WITH] (FORMAT csv|parquet, HEADER [true|false], DELIMITER 'c', NULL 'text')
+//! COPY table [(column, ...)] FROM 'path' [WITH] (FORMAT csv|parquet, HEADER [true|false], DELIMITER 'c', NULL 'text')
 //! COPY (query) TO 'path' [WITH] (FORMAT csv|parquet, HEADER [true|false], DELIMITER 'c', NULL 'text')
 //! COPY table TO 'path' ...
 //! ```
@@ -71,8 +71,10 @@ struct Copy {
 
 #[derive(Debug)]
 enum CopyFrom {
-    /// Load the file into this table.
-    IntoTable(String),
+    /// Load the file into this table: into the listed columns (the file holds those, in
+    /// that order; the table's other columns are NULL), or into all of them when none are
+    /// listed.
+    IntoTable(String, Vec<String>),
     /// Write the rows of this query to the file.
     Query(String),
 }
@@ -136,14 +138,10 @@ fn parse(sql: &str) -> Result<Copy> {
                 columns,
             },
             false,
-        ) => {
-            if !columns.is_empty() {
-                return Err(invalid(
-                    "COPY FROM with a column list is not supported: the file has every column of the table, in order",
-                ));
-            }
-            CopyFrom::IntoTable(table_name.to_string())
-        }
+        ) => CopyFrom::IntoTable(
+            table_name.to_string(),
+            columns.iter().map(|c| c.value.clone()).collect(),
+        ),
         (
             CopySource::Table {
                 table_name,
@@ -225,6 +223,43 @@ fn parse(sql: &str) -> Result<Copy> {
     })
 }
 
+/// The table positions of a COPY FROM's column list (`None` without one); an unknown or
+/// repeated name is an error naming it.
+fn listed_columns(table: &str, schema: &Schema, columns: &[String]) -> Result<Option<Vec<usize>>> {
+    if columns.is_empty() {
+        return Ok(None);
+    }
+    let mut indices = Vec::with_capacity(columns.len());
+    for name in columns {
+        let i = schema
+            .index_of(name)
+            .ok_or_else(|| invalid(format!("COPY {table}: table {table} has no column {name}")))?;
+        if indices.contains(&i) {
+            return Err(invalid(format!(
+                "COPY {table}: column {name} is listed twice"
+            )));
+        }
+        indices.push(i);
+    }
+    Ok(Some(indices))
+}
+
+/// A batch of the listed columns (at table positions `indices`) as a batch of every column
+/// of the table, the others NULL.
+fn widen(batch: Batch, indices: &[usize], table: &Schema) -> Result<Batch> {
+    let n = batch.num_rows();
+    let mut columns: Vec<Option<weir_operators::Column>> = vec![None; table.len()];
+    for (column, &i) in batch.into_columns().into_iter().zip(indices) {
+        columns[i] = Some(column);
+    }
+    let columns = columns
+        .into_iter()
+        .zip(&table.fields)
+        .map(|(c, f)| c.unwrap_or_else(|| weir_operators::Column::nulls(f.data_type, n)))
+        .collect();
+    Batch::with_row_count(columns, n).map_err(|e| Error::Invalid(e.to_string()))
+}
+
 /// The format a file's extension names: Parquet for `.parquet` and `.pq`, else CSV.
 fn format_of(path: &Path) -> Format {
     match path.extension().and_then(|e| e.to_str()) {
@@ -287,20 +322,32 @@ impl Cluster {
             return None;
         }
         Some(parse(sql).and_then(|c| match &c.source {
-            CopyFrom::IntoTable(table) => self.copy_from(table, &c, progress),
+            CopyFrom::IntoTable(table, columns) => self.copy_from(table, columns, &c, progress),
             CopyFrom::Query(query) => self.copy_to(query, &c, progress),
         }))
     }
 
     /// Reads the whole file into batches of the table's types (nothing is written while a
-    /// row can still be bad), then loads them as one write.
+    /// row can still be bad), then loads them as one write. With a column list the file
+    /// holds those columns, and the table's others are NULL.
     fn copy_from(
         &self,
         table: &str,
+        columns: &[String],
         c: &Copy,
         progress: &mut dyn FnMut(&CopyProgress),
     ) -> Result<u64> {
-        let schema = self.table_schema(table)?;
+        let table_schema = self.table_schema(table)?;
+        let listed = listed_columns(table, &table_schema, columns)?;
+        let schema = match &listed {
+            Some(indices) => Schema::new(
+                indices
+                    .iter()
+                    .map(|&i| table_schema.fields[i].clone())
+                    .collect(),
+            ),
+            None => table_schema.clone(),
+        };
         let io = |e: weir_io::IoError| Error::Invalid(e.to_string());
         let mut batches: Vec<Batch> = Vec::new();
         let mut rows = 0u64;
@@ -356,6 +403,12 @@ impl Cluster {
             c.path.display(),
             batches.len()
         );
+        if let Some(indices) = &listed {
+            batches = batches
+                .into_iter()
+                .map(|b| widen(b, indices, &table_schema))
+                .collect::<Result<_>>()?;
+        }
         let _writing = self.writing();
         let loaded = self.load_all_locked(table, batches)? as u64;
         report(loaded, rows, rows, ProgressUnit::Rows, true);
@@ -425,7 +478,9 @@ mod tests {
             "COPY t FROM '/tmp/a.txt' WITH (FORMAT csv, HEADER true, DELIMITER ';', NULL 'NA')",
         )
         .unwrap();
-        assert!(matches!(c.source, CopyFrom::IntoTable(ref t) if t == "t"));
+        assert!(
+            matches!(c.source, CopyFrom::IntoTable(ref t, ref cols) if t == "t" && cols.is_empty())
+        );
         assert_eq!(c.format, Format::Csv);
         assert_eq!(
             c.csv,
@@ -434,6 +489,10 @@ mod tests {
                 delimiter: b';',
                 null: "NA".into()
             }
+        );
+        let c = parse("COPY t (b, a) FROM '/tmp/a.csv'").unwrap();
+        assert!(
+            matches!(c.source, CopyFrom::IntoTable(ref t, ref cols) if t == "t" && cols == &["b", "a"])
         );
         let c = parse("COPY (SELECT a FROM t) TO '/tmp/a.parquet'").unwrap();
         assert_eq!(c.format, Format::Parquet);

@@ -3,9 +3,10 @@
 //!
 //! [`Cluster`] is a thin facade; each job has its module: [`builder`] (configuration),
 //! `bootstrap` (starting the actors), `statements` (SQL, DDL, EXPLAIN), [`copy`] (COPY to and from
-//! files), `writes` (loading and INSERT), `queries` (running queries), [`stats`] (figures and health) and `recovery`
+//! files), `writes` (loading and INSERT), `queries` (running queries), `asynchronous` (the same for async callers), [`stats`] (figures and health) and `recovery`
 //! (crashes, restarts, faults).
 
+mod asynchronous;
 mod bootstrap;
 pub mod builder;
 pub mod copy;

@@ -49,6 +49,19 @@ impl Cluster {
     /// Prepares `sql` (one statement, with `?` or `$n` placeholders). Syntax errors and
     /// unknown names are reported now when the statement can be planned without its
     /// parameter values; otherwise at its first run.
+    ///
+    /// ```
+    /// use weir_runtime::Cluster;
+    /// let cluster = Cluster::builder().nodes(1).partitions(4).build().unwrap();
+    /// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x DOUBLE)").unwrap();
+    /// let insert = cluster.prepare("INSERT INTO t VALUES (?, ?)").unwrap();
+    /// insert.execute((1i64, 0.5)).unwrap();
+    /// insert.execute((2i64, 1.5)).unwrap();
+    /// let total = cluster.prepare("SELECT SUM(x) FROM t WHERE id <= ?").unwrap();
+    /// let sum: f64 = total.query((2i64,)).unwrap().row(0).unwrap().get(0).unwrap();
+    /// assert_eq!(sum, 2.0);
+    /// assert!(cluster.prepare("SELECT * FROM nope").is_err());
+    /// ```
     pub fn prepare(&self, sql: &str) -> Result<Prepared<'_>> {
         self.check_up()?;
         let prepared = Prepared {

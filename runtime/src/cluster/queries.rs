@@ -18,16 +18,49 @@ use weir_planner::{CachedStatement, QueryPlan};
 const KNOWN_PLANS_LIMIT: usize = 1 << 16;
 
 impl Cluster {
-    /// Runs a query and returns all of its rows.
+    /// Runs a query and returns all of its rows. `params` fill the `?` (or `$n`)
+    /// placeholders in order.
+    ///
+    /// ```
+    /// use weir_runtime::{Cluster, Value};
+    /// let cluster = Cluster::builder().nodes(1).partitions(4).build().unwrap();
+    /// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, name VARCHAR)").unwrap();
+    /// cluster.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, NULL)").unwrap();
+    /// let r = cluster.query("SELECT id, name FROM t WHERE id >= ? ORDER BY id", &[2.into()]).unwrap();
+    /// assert_eq!(r.column_names(), ["id", "name"]);
+    /// assert_eq!(r.rows(), vec![vec![Value::Int(2), "b".into()], vec![Value::Int(3), Value::Null]]);
+    /// ```
     pub fn query(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
         let result = self.query_stream(sql, params)?.collect_all()?;
+        self.note_high_water(&result);
+        Ok(result)
+    }
+
+    /// Keeps the highest edge high-water mark a finished query saw, for the cluster's stats.
+    pub(super) fn note_high_water(&self, result: &QueryResult) {
         let hw = result.stats.edges.iter().map(|e| e.1).max().unwrap_or(0);
         self.inner.max_high_water.fetch_max(hw, Ordering::Relaxed);
-        Ok(result)
     }
 
     /// Starts a query and returns its batches as they come. The consumer's pace holds the
     /// producers back; dropping the stream cancels the query.
+    ///
+    /// ```
+    /// use weir_runtime::Cluster;
+    /// let cluster = Cluster::builder().nodes(1).partitions(4).batch_size(2).build().unwrap();
+    /// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
+    /// cluster.execute("INSERT INTO t VALUES (1), (2), (3), (4), (5)").unwrap();
+    /// let mut rows = 0;
+    /// for batch in cluster.query_stream("SELECT id FROM t", &[]).unwrap() {
+    ///     rows += batch.unwrap().num_rows();
+    /// }
+    /// assert_eq!(rows, 5);
+    /// // Dropping a stream part way cancels its query: its actors stop, its memory returns.
+    /// let mut stream = cluster.query_stream("SELECT id FROM t", &[]).unwrap();
+    /// let _first = stream.next().unwrap().unwrap();
+    /// drop(stream);
+    /// assert!(cluster.wait_idle(std::time::Duration::from_secs(5)));
+    /// ```
     pub fn query_stream(&self, sql: &str, params: &[Value]) -> Result<QueryStream> {
         self.check_up()?;
         match self.plan_statement(sql, params)? {
@@ -105,7 +138,7 @@ impl Cluster {
                 .collect()
         };
         let window = self.inner.config.window;
-        let (tx, rx) = crossbeam_channel::bounded(window + 1);
+        let (tx, rx) = crate::channel::bounded(window + 1);
         let epoch = Arc::new(AtomicU64::new(0));
         let counters = self.inner.network.track_query(id);
         let client = self.client();

@@ -10,6 +10,15 @@ impl Cluster {
     /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`,
     /// `UPDATE`, `DELETE`, `COPY` (see [`Cluster::execute_with_progress`]), or a query. Returns rows inserted, updated or deleted, or rows
     /// returned by a query; 0 for DDL.
+    ///
+    /// ```
+    /// use weir_runtime::Cluster;
+    /// let cluster = Cluster::builder().nodes(1).partitions(4).build().unwrap();
+    /// assert_eq!(cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)").unwrap(), 0);
+    /// assert_eq!(cluster.execute("INSERT INTO t VALUES (1, 10), (2, 20)").unwrap(), 2);
+    /// assert_eq!(cluster.execute("UPDATE t SET x = x + 1 WHERE id = 2").unwrap(), 1);
+    /// assert_eq!(cluster.execute("SELECT * FROM t").unwrap(), 2);
+    /// ```
     pub fn execute(&self, sql: &str) -> Result<u64> {
         self.execute_with(sql, &[])
     }
