@@ -422,7 +422,7 @@ fn shell_runs_a_piped_script_and_goes_on_after_errors() {
 /// the query's id; at `warn` none of it shows.
 #[test]
 fn rust_log_shows_query_and_fragment_events_with_the_query_id() {
-    let sql = "SELECT fldBatch, COUNT(*) AS n FROM Item WHERE fldBatch < 3 GROUP BY fldBatch";
+    let sql = "SELECT fldBatch, COUNT(*) AS n FROM Item WHERE fldBatch < 3 GROUP BY fldBatch ORDER BY fldBatch";
     let args = ["sql", "--demo", "--orders", "2000", sql];
     let out = weir_with_env(&args, None, &[("RUST_LOG", "weir=debug")]);
     assert!(out.status.success(), "{}", stderr(&out));
