@@ -43,6 +43,10 @@ fn jmh_reports_one_case_under_both_protocols() {
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 2, "{lines:?}");
     let fields = sorted(&[
+        "machine",
+        "cores",
+        "profile",
+        "date",
         "case",
         "protocol",
         "ops_per_s",
@@ -251,10 +255,17 @@ fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
     let l = &lines[0];
     assert_eq!(
         keys(l),
-        sorted(&["query", "rows", "ms", "checked", "matches"]),
+        sorted(&[
+            "machine", "cores", "profile", "date", "query", "rows", "ms", "checked", "matches"
+        ]),
         "{l}"
     );
     assert_eq!(l["query"], 6);
+    assert!(l["cores"].as_u64().is_some_and(|c| c >= 1), "{l}");
+    assert!(
+        ["debug", "release"].contains(&l["profile"].as_str().unwrap_or("")),
+        "{l}"
+    );
     assert_eq!(l["rows"], 1);
     // SF 0.01 has no reference answer.
     assert_eq!(l["checked"], false);

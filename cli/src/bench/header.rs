@@ -9,7 +9,7 @@
 //! ```
 //!
 //! To put the fields into a benchmark's JSON object, embed the header with
-//! `#[serde(flatten)]`.
+//! `#[serde(flatten)]`, or serialize a row [`WithHeader`].
 
 use serde::Serialize;
 use std::fmt;
@@ -44,6 +44,31 @@ impl Header {
             },
             date: iso_8601(secs),
         }
+    }
+}
+
+/// A benchmark's row with the header's fields beside its own, for one JSON object per row.
+#[derive(Debug, Serialize)]
+pub struct WithHeader<'a, T: Serialize> {
+    /// Where and how the benchmark ran.
+    #[serde(flatten)]
+    pub header: &'a Header,
+    /// The row's own fields.
+    #[serde(flatten)]
+    pub row: &'a T,
+}
+
+impl Header {
+    /// One JSON line per row, each with this header's fields.
+    pub fn json_lines<T: Serialize>(&self, rows: &[T]) -> Result<String, String> {
+        let mut out = String::new();
+        for row in rows {
+            let line = serde_json::to_string(&WithHeader { header: self, row })
+                .map_err(|e| e.to_string())?;
+            out.push_str(&line);
+            out.push('\n');
+        }
+        Ok(out)
     }
 }
 

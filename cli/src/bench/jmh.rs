@@ -424,11 +424,11 @@ pub fn table(rows: &[JmhRow]) -> String {
 /// Runs `weir bench jmh` and prints its output.
 pub fn main(args: &JmhArgs) -> Result<(), String> {
     let rows = run(args)?;
+    let header = super::header::Header::current();
     if args.json {
-        for r in &rows {
-            println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
-        }
+        print!("{}", header.json_lines(&rows)?);
     } else {
+        println!("{header}");
         print!("{}", table(&rows));
     }
     Ok(())

@@ -289,11 +289,11 @@ pub fn render(rows: &[TpchRow]) -> String {
 /// did not match.
 pub fn main(args: &TpchArgs) -> Result<(), String> {
     let rows = run(args)?;
+    let header = super::header::Header::current();
     if args.json {
-        for r in &rows {
-            println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
-        }
+        print!("{}", header.json_lines(&rows)?);
     } else {
+        println!("{header}");
         print!("{}", render(&rows));
     }
     let failed: Vec<String> = rows
