@@ -222,30 +222,47 @@ fn bench_kernels(c: &mut Criterion) {
         });
     }
 
-    for (name, limit) in [("sort", None), ("sort_top_100", Some(100))] {
+    let sort_op = |limit: Option<usize>| {
+        SortOp::new(
+            vec![
+                SortKey {
+                    expr: Expr::col(1),
+                    descending: true,
+                    nulls_first: false,
+                },
+                SortKey {
+                    expr: Expr::col(2),
+                    descending: false,
+                    nulls_first: false,
+                },
+            ],
+            limit,
+            ctx(),
+            Reservation::unbounded(),
+        )
+    };
+    // What a gather of sorted fragments hands the initiator's sort: each batch sorted on its
+    // own, the batches interleaved.
+    let sorted_runs: Vec<Batch> = input
+        .iter()
+        .map(|b| {
+            let mut out = Vec::new();
+            let mut op = sort_op(None);
+            op.push(0, b.clone()).expect("push");
+            op.finish(0).expect("finish");
+            drain(&mut op, &mut out).expect("pull");
+            Batch::concat(&out).expect("concat")
+        })
+        .collect();
+    for (name, limit, batches) in [
+        ("sort", None, &input),
+        ("sort_top_100", Some(100), &input),
+        ("sort_sorted_runs", None, &sorted_runs),
+    ] {
         g.bench_function(name, |b| {
             b.iter_batched(
-                || input.clone(),
-                |batches| {
-                    let mut op = SortOp::new(
-                        vec![
-                            SortKey {
-                                expr: Expr::col(1),
-                                descending: true,
-                                nulls_first: false,
-                            },
-                            SortKey {
-                                expr: Expr::col(2),
-                                descending: false,
-                                nulls_first: false,
-                            },
-                        ],
-                        limit,
-                        ctx(),
-                        Reservation::unbounded(),
-                    );
-                    black_box(run(&mut op, 0, batches))
-                },
+                || batches.clone(),
+                |batches| black_box(run(&mut sort_op(limit), 0, batches)),
                 BatchSize::PerIteration,
             )
         });

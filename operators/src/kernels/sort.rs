@@ -168,7 +168,9 @@ pub(crate) fn sort_indices(
                 pairs.select_nth_unstable_by(k - 1, pcmp);
                 pairs.truncate(k);
             }
-            pairs.sort_unstable_by(pcmp);
+            // A stable sort: it finds and merges the sorted runs its input often holds (a
+            // gather of sorted fragments interleaves their batches).
+            pairs.sort_by(pcmp);
             // Rows whose first key is NULL tie on it: order them by every other key (the
             // inline-encoded second key included).
             let after_first = |a: &u32, b: &u32| {
@@ -204,7 +206,7 @@ pub(crate) fn sort_indices(
             idx.truncate(k);
             idx.sort_unstable_by(cmp);
         }
-        _ => idx.sort_unstable_by(cmp),
+        _ => idx.sort_by(cmp),
     }
     idx
 }
