@@ -8,9 +8,11 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use futures::task::AtomicWaker;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
-/// A bounded channel of `capacity` items.
-pub(crate) fn bounded(capacity: usize) -> (ResultSender, ResultReceiver) {
+/// A bounded channel of `capacity` items, whose blocking reader spins for up to `spin`
+/// before it sleeps (see [`crate::idle`]).
+pub(crate) fn bounded(capacity: usize, spin: Duration) -> (ResultSender, ResultReceiver) {
     let (tx, rx) = crossbeam_channel::bounded(capacity);
     let waker = Arc::new(AtomicWaker::new());
     (
@@ -18,7 +20,7 @@ pub(crate) fn bounded(capacity: usize) -> (ResultSender, ResultReceiver) {
             tx: Some(tx),
             waker: waker.clone(),
         },
-        ResultReceiver { rx, waker },
+        ResultReceiver { rx, waker, spin },
     )
 }
 
@@ -51,12 +53,21 @@ impl Drop for ResultSender {
 pub(crate) struct ResultReceiver {
     rx: Receiver<StreamItem>,
     waker: Arc<AtomicWaker>,
+    spin: Duration,
 }
 
 impl ResultReceiver {
     /// Waits for the next item; `None` once the sender is gone and the channel empty.
     pub(crate) fn recv(&self) -> Option<StreamItem> {
-        self.rx.recv().ok()
+        let ready = crate::idle::spin_for(self.spin, || match self.rx.try_recv() {
+            Ok(item) => Some(Some(item)),
+            Err(TryRecvError::Disconnected) => Some(None),
+            Err(TryRecvError::Empty) => None,
+        });
+        match ready {
+            Some(item) => item,
+            None => self.rx.recv().ok(),
+        }
     }
 
     /// The next item if there is one, else registers `cx`'s waker and returns `Pending`;

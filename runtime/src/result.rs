@@ -27,7 +27,7 @@ impl QueryStream {
     /// A stream that holds one batch computed up front (EXPLAIN text, rows affected), with
     /// no query behind it.
     pub(crate) fn of_batch(schema: Schema, batch: Batch) -> Self {
-        let (tx, rx) = crate::channel::bounded(2);
+        let (tx, rx) = crate::channel::bounded(2, std::time::Duration::ZERO);
         let _ = tx.try_send(StreamItem::Batch(batch, None, 0));
         let _ = tx.try_send(StreamItem::Done(Default::default()));
         QueryStream {

@@ -462,6 +462,7 @@ impl Handler<Deliver> for NodeActor {
     type Result = ();
 
     fn handle(&mut self, msg: Deliver, ctx: &mut Context<Self>) {
+        crate::idle::note_work();
         if !self.up() {
             return;
         }

@@ -668,6 +668,7 @@ impl Actor for QueryActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        crate::idle::note_work();
         tracing::debug!(
             parent: &self.span,
             fragments = self.setup.plan.fragments.len(),
@@ -743,6 +744,7 @@ impl Handler<ConsumerCredit> for QueryActor {
     type Result = ();
 
     fn handle(&mut self, _msg: ConsumerCredit, _ctx: &mut Context<Self>) {
+        crate::idle::note_work();
         let bytes = self.in_channel.pop_front().unwrap_or(0);
         // The batch left the edge when the caller took it from the channel.
         if let Some(e) = &self.edge {

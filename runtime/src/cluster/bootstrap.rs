@@ -65,6 +65,7 @@ impl Cluster {
             let seed = config.seed;
             let fragment_cache = config.fragment_cache;
             let write_replies = write_replies.clone();
+            let idle_spin = config.idle_spin;
             std::thread::Builder::new()
                 .name("weir-system".into())
                 .spawn(move || {
@@ -74,7 +75,7 @@ impl Cluster {
                         let mut addrs = Vec::new();
                         let mut supervisors = Vec::new();
                         for (node, counters) in nodes.into_iter().zip(counters) {
-                            let arbiter = Arbiter::new();
+                            let arbiter = crate::idle::arbiter(idle_spin);
                             let net = network.clone();
                             let (shared, cfg, totals) =
                                 (node.clone(), breaker_config.clone(), breaker.clone());

@@ -39,6 +39,7 @@ pub struct ClusterBuilder {
     pub(super) breaker: BreakerConfig,
     pub(super) seed: u64,
     pub(super) backups: usize,
+    pub(super) idle_spin: Duration,
 }
 
 impl Default for ClusterBuilder {
@@ -58,6 +59,11 @@ impl Default for ClusterBuilder {
             breaker: BreakerConfig::default(),
             seed: 0x5eed,
             backups: 0,
+            idle_spin: std::env::var("WEIR_IDLE_SPIN_US")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(Duration::from_micros)
+                .unwrap_or(crate::idle::DEFAULT_IDLE_SPIN), // EXPERIMENT
         }
     }
 }
@@ -166,6 +172,16 @@ impl ClusterBuilder {
     /// Seed of every random choice (kill victims, backoff jitter).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// How long a node's thread, and a caller waiting for rows, look for work before they
+    /// sleep (default [`DEFAULT_IDLE_SPIN`](crate::idle::DEFAULT_IDLE_SPIN); zero sleeps at
+    /// once). Spinning yields the CPU to any thread that wants it; it makes the hand-offs of a
+    /// short query cheap, at the price of up to this much CPU each time a thread runs out of
+    /// work. See [`crate::idle`].
+    pub fn idle_spin(mut self, spin: Duration) -> Self {
+        self.idle_spin = spin;
         self
     }
 

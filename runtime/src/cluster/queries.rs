@@ -138,7 +138,7 @@ impl Cluster {
                 .collect()
         };
         let window = self.inner.config.window;
-        let (tx, rx) = crate::channel::bounded(window + 1);
+        let (tx, rx) = crate::channel::bounded(window + 1, self.inner.config.idle_spin);
         let epoch = Arc::new(AtomicU64::new(0));
         let counters = self.inner.network.track_query(id);
         let client = self.client();
