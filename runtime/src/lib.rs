@@ -20,6 +20,7 @@ pub mod data_node;
 pub mod error;
 pub mod faults;
 pub mod flow;
+pub mod membership;
 pub mod memory;
 pub mod messages;
 pub mod network;

@@ -40,6 +40,10 @@ pub struct NodeStats {
     pub trips: u64,
     /// Whether the node ran out of memory (and was not restarted).
     pub out_of_memory: bool,
+    /// Whether the node runs in another process ([`crate::ClusterBuilder::connect`]): `up`
+    /// follows its connection; its actors, memory, rows and counters are not seen from here
+    /// and read 0 (`memory_budget` is this client's estimate, the builder's `node_memory`).
+    pub remote: bool,
 }
 
 /// A snapshot of the cluster's figures.
@@ -80,12 +84,18 @@ impl ClusterStats {
 impl Cluster {
     /// A snapshot of the cluster's figures.
     pub fn stats(&self) -> ClusterStats {
+        let data = self.inner.config.nodes;
+        let client = self.inner.client as usize;
+        let remote = self.inner.remote.is_some();
         let nodes = self
             .inner
             .nodes
             .iter()
             .zip(&self.inner.counters)
-            .map(|(n, c)| NodeStats {
+            .enumerate()
+            .filter(|(i, _)| *i < data || *i == client)
+            .map(|(i, (n, c))| NodeStats {
+                remote: remote && i < data,
                 name: n.name.clone(),
                 is_data: n.is_data,
                 up: n.up.load(Ordering::SeqCst),
