@@ -587,18 +587,15 @@ fn watch(
         };
         let Some(inner) = inner.upgrade() else { return };
         let data = inner.config.nodes as NodeId;
+        let up = |i: NodeId| inner.nodes[i as usize].up.load(Ordering::SeqCst);
         match event {
-            PeerEvent::Down(i, reason) if i < data => {
-                if inner.nodes[i as usize].up.swap(false, Ordering::SeqCst) {
-                    tracing::warn!("node-{i} is down: {reason}");
-                    inner.addrs[inner.local].do_send(NodeCrashed(i));
-                }
+            PeerEvent::Down(i, reason)
+                if i < data && inner.nodes[i as usize].up.swap(false, Ordering::SeqCst) =>
+            {
+                tracing::warn!("node-{i} is down: {reason}");
+                inner.addrs[inner.local].do_send(NodeCrashed(i));
             }
-            PeerEvent::Up(i) if i < data => {
-                if !inner.nodes[i as usize].up.load(Ordering::SeqCst) {
-                    inner.rejoin(i);
-                }
-            }
+            PeerEvent::Up(i) if i < data && !up(i) => inner.rejoin(i),
             _ => {}
         }
     }
