@@ -330,6 +330,40 @@ fn with_a_backup_a_killed_node_process_costs_no_answers() {
 }
 
 #[test]
+fn a_node_process_restarted_with_its_id_and_address_rejoins_and_answers_stay_right() {
+    let mut nodes = Nodes::start("restart", 3);
+    let remote = build(nodes.client(0).backups(1));
+    load(&remote);
+    let before: Vec<_> = statements()
+        .into_iter()
+        .map(|(name, sql, params)| (name, rows(&remote, sql, &params)))
+        .collect();
+    nodes.kill(1);
+    wait_for("node 1 seen down", || !remote.stats().nodes[1].up);
+    let (child, addr) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    assert_eq!(addr, nodes.addrs[1]);
+    wait_for("node 1 back", || remote.stats().nodes[1].up);
+    // The restarted process holds nothing: its copies are stale, reads use the others.
+    assert_eq!(remote.health(), weir_runtime::Health::Yellow);
+    for ((name, sql, params), (_, expected)) in statements().into_iter().zip(&before) {
+        assert_eq!(
+            &rows(&remote, sql, &params),
+            expected,
+            "{name} after node 1 came back"
+        );
+    }
+    assert_eq!(
+        remote.execute("DELETE FROM Item WHERE id < 10").unwrap(),
+        10
+    );
+    assert_eq!(
+        rows(&remote, "SELECT COUNT(*) FROM Item", &[]),
+        vec![vec![Value::Int(ITEM_ROWS as i64 - 10)]]
+    );
+}
+
+#[test]
 fn a_client_that_connects_later_sees_the_tables_and_their_rows() {
     let nodes = Nodes::start("later", 3);
     let first = build(nodes.client(0));

@@ -130,23 +130,29 @@ impl Cluster {
         }
     }
 
-    /// Green when every node is up; yellow when a data node is down but every partition is
-    /// still readable; red when some partition is not.
+    /// Green when every node is up (and, connected to node processes, every copy current);
+    /// yellow when a data node is down (or a copy stale) but every partition is still
+    /// readable; red when some partition is not.
     pub fn health(&self) -> Health {
         let data = self.inner.config.nodes;
         let up: Vec<bool> = self.inner.nodes[..data]
             .iter()
             .map(|n| n.up.load(Ordering::SeqCst))
             .collect();
-        if up.iter().all(|u| *u) {
-            return Health::Green;
-        }
+        // The catalog before the book, in the order writers and restarts take them.
+        let tables = self.tables();
         let book = self
             .inner
             .replicas
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let readable = self.tables().iter().all(|t| {
+        // A node process that came back has its lost copies stale (they are not rebuilt yet):
+        // every node is up, yet not every copy serves.
+        let stale = self.inner.remote.is_some() && !book.stale_copies().is_empty();
+        if up.iter().all(|u| *u) && !stale {
+            return Health::Green;
+        }
+        let readable = tables.iter().all(|t| {
             let key = t.name.to_lowercase();
             self.inner
                 .copies(t.partitions)
