@@ -62,6 +62,14 @@ enum Command {
         /// one statement only.
         #[arg(long = "param", short = 'p')]
         params: Vec<String>,
+        /// Connect to data nodes running in other processes (`weir node`) at these
+        /// addresses, node 0 first, instead of starting a cluster in this process.
+        #[arg(long, value_delimiter = ',', requires = "secret_file")]
+        connect: Vec<String>,
+        /// The cluster's shared secret, as `weir node --secret-file` reads it (with
+        /// `--connect`).
+        #[arg(long, requires = "connect")]
+        secret_file: Option<std::path::PathBuf>,
         /// A file of statements separated by `;` (`-` for standard input).
         #[arg(short = 'f', long = "file", conflicts_with = "sql")]
         file: Option<String>,
@@ -75,6 +83,14 @@ enum Command {
         /// Data nodes.
         #[arg(long, default_value_t = 3)]
         nodes: usize,
+        /// Connect to data nodes running in other processes (`weir node`) at these
+        /// addresses, node 0 first, instead of starting a cluster in this process.
+        #[arg(long, value_delimiter = ',', requires = "secret_file")]
+        connect: Vec<String>,
+        /// The cluster's shared secret, as `weir node --secret-file` reads it (with
+        /// `--connect`).
+        #[arg(long, requires = "connect")]
+        secret_file: Option<std::path::PathBuf>,
         /// Load the demo data (`Item`, `customers`, `orders`) first.
         #[arg(long)]
         demo: bool,
@@ -237,6 +253,7 @@ fn run_demo(nodes: usize, orders: usize, seed: u64) -> Result<(), String> {
 /// What `weir sql` was asked to do.
 struct SqlArgs {
     nodes: usize,
+    remote: Remote,
     format: OutputFormat,
     protocol: ProtocolArg,
     stats: bool,
@@ -264,15 +281,36 @@ fn script_text(file: Option<&str>, sql: Option<&str>) -> Result<String, String> 
     }
 }
 
+/// `--connect` and `--secret-file`: data nodes in other processes, if given.
+struct Remote {
+    connect: Vec<String>,
+    secret_file: Option<std::path::PathBuf>,
+}
+
+impl Remote {
+    /// `builder` connected to the data nodes of `--connect`, or unchanged without it.
+    fn apply(&self, builder: weir::ClusterBuilder) -> Result<weir::ClusterBuilder, String> {
+        if self.connect.is_empty() {
+            return Ok(builder);
+        }
+        let file = self
+            .secret_file
+            .as_deref()
+            .ok_or("--connect needs --secret-file")?;
+        let secret = weir_runtime::network::framing::Secret::from_file(file)?;
+        Ok(builder.connect(&self.connect).secret(secret))
+    }
+}
+
 fn build_session(
     nodes: usize,
+    remote: &Remote,
     protocol: Protocol,
     demo: bool,
     orders: usize,
 ) -> Result<Session, String> {
-    let cluster = Cluster::builder()
-        .nodes(nodes)
-        .protocol(protocol)
+    let cluster = remote
+        .apply(Cluster::builder().nodes(nodes).protocol(protocol))?
         .build()
         .map_err(|e| e.to_string())?;
     if demo {
@@ -306,7 +344,7 @@ fn run_sql(a: SqlArgs) -> Result<(), String> {
     if !a.params.is_empty() && stmts.len() > 1 {
         return fail("-p/--param works with one statement only".into());
     }
-    let mut session = match build_session(a.nodes, a.protocol.into(), a.demo, a.orders) {
+    let mut session = match build_session(a.nodes, &a.remote, a.protocol.into(), a.demo, a.orders) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -324,8 +362,8 @@ fn run_sql(a: SqlArgs) -> Result<(), String> {
     outcome
 }
 
-fn run_shell(nodes: usize, demo: bool, orders: usize) -> Result<(), String> {
-    let session = build_session(nodes, Protocol::Lean, demo, orders)?;
+fn run_shell(nodes: usize, remote: &Remote, demo: bool, orders: usize) -> Result<(), String> {
+    let session = build_session(nodes, remote, Protocol::Lean, demo, orders)?;
     let errors = shell::run(session);
     if errors > 0 && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         return Err(format!("{errors} statements or commands failed"));
@@ -350,10 +388,16 @@ fn main() -> ExitCode {
             demo,
             orders,
             params,
+            connect,
+            secret_file,
             file,
             sql,
         } => run_sql(SqlArgs {
             nodes,
+            remote: Remote {
+                connect,
+                secret_file,
+            },
             format,
             protocol,
             stats,
@@ -365,9 +409,19 @@ fn main() -> ExitCode {
         }),
         Command::Shell {
             nodes,
+            connect,
+            secret_file,
             demo,
             orders,
-        } => run_shell(nodes, demo, orders),
+        } => run_shell(
+            nodes,
+            &Remote {
+                connect,
+                secret_file,
+            },
+            demo,
+            orders,
+        ),
         Command::Bench { command } => weir_cli::bench::run(&command),
         Command::Node {
             listen,

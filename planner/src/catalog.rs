@@ -73,6 +73,22 @@ pub struct ViewDef {
     pub columns: Vec<String>,
 }
 
+/// A catalog in a form that travels between processes (see [`Catalog::snapshot`]): every
+/// table and view, the row-count hints, the next hidden row ids and the schema version.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CatalogSnapshot {
+    /// The schema version.
+    pub version: u64,
+    /// Table definitions.
+    pub tables: Vec<TableDef>,
+    /// View definitions.
+    pub views: Vec<ViewDef>,
+    /// Row-count hints, by lowercase table name.
+    pub row_counts: Vec<(String, u64)>,
+    /// The next hidden row id, by lowercase table name.
+    pub next_row_ids: Vec<(String, u64)>,
+}
+
 /// All tables, by lowercase name. Every schema change bumps [`Catalog::version`], which keys
 /// the plan cache; row-count hints and row ids do not.
 #[derive(Debug, Clone, Default)]
@@ -89,6 +105,46 @@ impl Catalog {
     /// An empty catalog at version 0.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Everything the catalog holds, to send to another process.
+    pub fn snapshot(&self) -> CatalogSnapshot {
+        CatalogSnapshot {
+            version: self.version,
+            tables: self.tables.values().cloned().collect(),
+            views: self.views.values().cloned().collect(),
+            row_counts: self
+                .row_counts
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+            next_row_ids: self
+                .next_row_ids
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+        }
+    }
+
+    /// The catalog of `snapshot`, at a schema version of at least `min_version` (so that a
+    /// plan cache keyed by the version of the catalog it replaces never serves a stale plan).
+    pub fn from_snapshot(snapshot: CatalogSnapshot, min_version: u64) -> Catalog {
+        let key = |n: &str| n.to_lowercase();
+        Catalog {
+            tables: snapshot
+                .tables
+                .into_iter()
+                .map(|t| (key(&t.name), t))
+                .collect(),
+            views: snapshot
+                .views
+                .into_iter()
+                .map(|v| (key(&v.name), v))
+                .collect(),
+            row_counts: snapshot.row_counts.into_iter().collect(),
+            next_row_ids: snapshot.next_row_ids.into_iter().collect(),
+            version: snapshot.version.max(min_version),
+        }
     }
 
     /// The schema version; bumped by every table or index change.

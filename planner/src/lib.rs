@@ -31,7 +31,7 @@ mod physical;
 pub mod statement;
 
 pub use cache::{CachedStatement, PlanCache};
-pub use catalog::{Catalog, IndexDef, TableDef, ViewDef};
+pub use catalog::{Catalog, CatalogSnapshot, IndexDef, TableDef, ViewDef};
 pub use depth::MAX_EXPR_DEPTH;
 pub use dml::identity_columns;
 pub use error::PlanError;

@@ -6,14 +6,18 @@
 //! from authenticated peers go to the node actor, which decodes them; its messages to other
 //! nodes go out through the same network, counted as in process.
 //!
-//! Only the serving side exists so far: no client connects to a node yet (issue 14's
-//! `Cluster::builder().connect(..)`), so a data node has no client and no peers until one is
-//! added with [`TcpTransport::add_peer`].
+//! A data node starts knowing nobody: a client ([`ClusterBuilder::connect`]) dials it and
+//! tells it where the other data nodes listen ([`crate::messages::Join`]); the node then
+//! connects to them (the lower id dials). It keeps the catalog the clients send it
+//! ([`crate::membership`]), so a client that connects later finds the tables.
+//!
+//! [`ClusterBuilder::connect`]: crate::ClusterBuilder::connect
 
 use crate::actors::node::{NodeActor, NodeCounters, NodeSetup, DEFAULT_FRAGMENT_CACHE};
 use crate::actors::supervisor::SupervisorActor;
 use crate::breaker::{BreakerConfig, BreakerCounters, JoinMode};
 use crate::error::{Error, Result};
+use crate::membership::Membership;
 use crate::memory::NodePool;
 use crate::messages::{NodeId, Protocol};
 use crate::network::framing::Secret;
@@ -24,7 +28,7 @@ use crate::replication::WriteReplies;
 use actix::prelude::*;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 /// A data node serving over TCP (see the module comment).
 pub struct DataNode {
@@ -62,6 +66,24 @@ impl DataNode {
             edge_high_water: AtomicUsize::new(0),
         });
         let network = Network::new();
+        // The node learns its peers from a client's `Join`; the endpoint starts below.
+        let endpoint: Arc<OnceLock<Weak<TcpTransport>>> = Arc::default();
+        let membership = {
+            let (dial, ask) = (endpoint.clone(), endpoint.clone());
+            Arc::new(Membership::data_node(
+                Box::new(move |peer, addr| {
+                    if let Some(t) = dial.get().and_then(Weak::upgrade) {
+                        t.add_peer(peer, addr);
+                    }
+                }),
+                Box::new(move || {
+                    ask.get()
+                        .and_then(Weak::upgrade)
+                        .map(|t| t.peers_up())
+                        .unwrap_or_default()
+                }),
+            ))
+        };
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = {
             let network = network.clone();
@@ -84,6 +106,7 @@ impl DataNode {
                             breaker: totals,
                             fragment_cache: DEFAULT_FRAGMENT_CACHE,
                             write_replies: Arc::new(WriteReplies::default()),
+                            membership,
                         })
                         .start();
                         pool.connect(supervisor.recipient(), addr.clone().recipient());
@@ -106,6 +129,7 @@ impl DataNode {
                 return Err(Error::Invalid(format!("cannot listen: {e}")));
             }
         };
+        let _ = endpoint.set(Arc::downgrade(&transport));
         network.set_remote(transport.clone());
         Ok(DataNode {
             network,

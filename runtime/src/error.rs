@@ -124,6 +124,11 @@ pub enum Error {
     /// The cluster was shut down.
     #[error("cluster is shut down")]
     Shutdown,
+    /// A client could not join the data nodes of another process
+    /// ([`crate::ClusterBuilder::connect`]): an address that does not resolve, a node that
+    /// cannot be reached in time, or one that refused the connection (a wrong secret or id).
+    #[error("cannot connect: {0}")]
+    Connect(String),
     /// The query's deadline (the query timeout) passed while it waited in the admission
     /// queue for memory.
     #[error(
@@ -162,6 +167,7 @@ impl Error {
             Error::NullKey { .. } => "null_key",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
+            Error::Connect(_) => "connect",
             Error::AdmissionTimeout { .. } => "admission_timeout",
         }
     }

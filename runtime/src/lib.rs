@@ -21,6 +21,7 @@ pub mod error;
 pub mod faults;
 pub mod flow;
 pub mod idle;
+pub mod membership;
 pub mod memory;
 pub mod messages;
 pub mod network;

@@ -5,7 +5,7 @@
 use crate::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
 use weir_operators::{Batch, PhysicalPlan, Schema, Value};
-use weir_planner::Distribution;
+use weir_planner::{CatalogSnapshot, Distribution};
 
 /// A node's index in the cluster (data nodes first, the client node last).
 pub type NodeId = u32;
@@ -48,11 +48,19 @@ pub enum MessageKind {
     WriteAbort,
     /// [`NetMessage::WriteReply`].
     WriteReply,
+    /// [`NetMessage::Join`].
+    Join,
+    /// [`NetMessage::CatalogPut`].
+    CatalogPut,
+    /// [`NetMessage::CatalogRequest`].
+    CatalogRequest,
+    /// [`NetMessage::CatalogReply`].
+    CatalogReply,
 }
 
 impl MessageKind {
     /// All kinds, in protocol order.
-    pub const ALL: [MessageKind; 11] = [
+    pub const ALL: [MessageKind; 15] = [
         MessageKind::QueryStartRequest,
         MessageKind::QueryStartResponse,
         MessageKind::QueryBatch,
@@ -64,6 +72,10 @@ impl MessageKind {
         MessageKind::WriteCommit,
         MessageKind::WriteAbort,
         MessageKind::WriteReply,
+        MessageKind::Join,
+        MessageKind::CatalogPut,
+        MessageKind::CatalogRequest,
+        MessageKind::CatalogReply,
     ];
 
     /// The message type's name.
@@ -80,6 +92,10 @@ impl MessageKind {
             MessageKind::WriteCommit => "WriteCommit",
             MessageKind::WriteAbort => "WriteAbort",
             MessageKind::WriteReply => "WriteReply",
+            MessageKind::Join => "Join",
+            MessageKind::CatalogPut => "CatalogPut",
+            MessageKind::CatalogRequest => "CatalogRequest",
+            MessageKind::CatalogReply => "CatalogReply",
         }
     }
 }
@@ -368,6 +384,58 @@ pub enum ErrorKind {
     OutOfMemory,
 }
 
+/// Client → data node of a cluster of processes: where every data node listens, so that the
+/// node connects to its peers, and the message workflow the client's queries use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Join {
+    /// Every data node (this one included) and the address it listens on.
+    pub peers: Vec<(NodeId, String)>,
+    /// The client's message workflow.
+    pub protocol: Protocol,
+}
+
+/// Client → data node: the cluster's catalog after a change. A node keeps the copy with the
+/// highest epoch, and applies what it says to its stored partitions (dropped tables go, new
+/// secondary indexes are built).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogPut {
+    /// Orders the copies: higher is newer.
+    pub epoch: u64,
+    /// The catalog.
+    pub catalog: CatalogSnapshot,
+}
+
+/// Client → data node: send me your catalog copy and the versions of your partition copies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogRequest {
+    /// Request id, echoed in the reply.
+    pub request: u64,
+}
+
+/// The versions of one table's partition copies on a node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableVersions {
+    /// Table name (lowercase, as stored).
+    pub table: String,
+    /// `(partition, version)` of every copy the node holds.
+    pub partitions: Vec<(u32, u64)>,
+}
+
+/// Data node → client: its catalog copy (if a client ever sent one) and copy versions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogReply {
+    /// The request answered.
+    pub request: u64,
+    /// The epoch of the catalog copy (0 with none).
+    pub epoch: u64,
+    /// The catalog copy.
+    pub catalog: Option<CatalogSnapshot>,
+    /// The versions of the node's partition copies.
+    pub versions: Vec<TableVersions>,
+    /// The peers the node has an authenticated connection to now.
+    pub peers: Vec<NodeId>,
+}
+
 /// Everything that crosses nodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum NetMessage {
@@ -393,6 +461,14 @@ pub enum NetMessage {
     WriteAbort(WriteAbort),
     /// A node's answer to a write phase.
     WriteReply(WriteReply),
+    /// Who the data nodes are (a cluster of processes).
+    Join(Join),
+    /// The catalog after a change.
+    CatalogPut(Box<CatalogPut>),
+    /// A client asks for the catalog and copy versions.
+    CatalogRequest(CatalogRequest),
+    /// A node's catalog and copy versions.
+    CatalogReply(Box<CatalogReply>),
 }
 
 impl NetMessage {
@@ -410,10 +486,15 @@ impl NetMessage {
             NetMessage::WriteCommit(_) => MessageKind::WriteCommit,
             NetMessage::WriteAbort(_) => MessageKind::WriteAbort,
             NetMessage::WriteReply(_) => MessageKind::WriteReply,
+            NetMessage::Join(_) => MessageKind::Join,
+            NetMessage::CatalogPut(_) => MessageKind::CatalogPut,
+            NetMessage::CatalogRequest(_) => MessageKind::CatalogRequest,
+            NetMessage::CatalogReply(_) => MessageKind::CatalogReply,
         }
     }
 
-    /// The query (or write) the message belongs to.
+    /// The query (or write, or catalog request) the message belongs to; 0 for [`Join`] and
+    /// [`CatalogPut`].
     pub fn query(&self) -> QueryId {
         match self {
             NetMessage::QueryStartRequest(m) => m.query,
@@ -427,6 +508,9 @@ impl NetMessage {
             NetMessage::WriteCommit(m) => m.write,
             NetMessage::WriteAbort(m) => m.write,
             NetMessage::WriteReply(m) => m.write,
+            NetMessage::Join(_) | NetMessage::CatalogPut(_) => 0,
+            NetMessage::CatalogRequest(m) => m.request,
+            NetMessage::CatalogReply(m) => m.request,
         }
     }
 }

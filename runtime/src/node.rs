@@ -42,6 +42,11 @@ impl NodeStorage {
             .insert(p, version);
     }
 
+    /// The versions of every copy this node holds, by table.
+    pub fn versions(&self) -> impl Iterator<Item = (&str, &HashMap<u32, u64>)> {
+        self.versions.iter().map(|(t, v)| (t.as_str(), v))
+    }
+
     /// Forgets a dropped table's rows and versions.
     pub fn drop_table(&mut self, table: &str) {
         self.tables.remove(table);

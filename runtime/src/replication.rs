@@ -100,6 +100,22 @@ impl ReplicaBook {
         self.stale.remove(table);
     }
 
+    /// Sets the committed version of `table`'s partition `p` (learnt from the copies' versions
+    /// on data nodes of other processes).
+    pub fn set_committed(&mut self, table: &str, p: u32, version: u64) {
+        if version > 0 {
+            self.committed
+                .entry(table.to_string())
+                .or_default()
+                .insert(p, version);
+        }
+    }
+
+    /// Counts node `n`'s copy of `table`'s partition `p` stale, or current again.
+    pub fn mark_stale(&mut self, table: &str, p: u32, n: NodeId, stale: bool) {
+        self.set_stale(table, p, n, stale);
+    }
+
     fn set_stale(&mut self, table: &str, p: u32, n: NodeId, stale: bool) {
         if stale {
             self.stale

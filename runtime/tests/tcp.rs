@@ -432,3 +432,27 @@ fn a_data_node_takes_frames_from_an_authenticated_peer_and_its_peers_see_it_stop
     node.shutdown();
     assert!(matches!(next_event(&events, LIMIT), PeerEvent::Down(1, _)));
 }
+
+#[test]
+fn connections_beyond_the_pending_handshake_cap_are_refused_at_once() {
+    use weir_runtime::network::tcp::MAX_PENDING_HANDSHAKES;
+    // No handshake times out during this test: a refusal can only be the cap's.
+    let mut c = config(0, secret(), true);
+    c.handshake_timeout = Duration::from_secs(60);
+    let (a, _a_rx) = endpoint(c);
+    let addr = a.local_addr().unwrap();
+    // Silent connections, each holding a handshake slot.
+    let silent: Vec<std::net::TcpStream> = (0..MAX_PENDING_HANDSHAKES + 3)
+        .map(|_| std::net::TcpStream::connect(addr).unwrap())
+        .collect();
+    wait_for("the three connections beyond the cap refused", || {
+        a.stats().refused_connections == 3
+    });
+    // Closed, they give their slots back; a peer with the secret gets in.
+    drop(silent);
+    let (b, _b_rx) = endpoint(config(1, secret(), false));
+    b.add_peer(0, addr);
+    wait_for("a peer with the secret connected", || {
+        b.is_up(0) && a.is_up(1)
+    });
+}

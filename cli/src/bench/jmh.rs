@@ -82,6 +82,36 @@ pub struct JmhArgs {
     /// Seed of the parameter generators.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Run against data nodes in other processes (`weir node`) at these addresses, node 0
+    /// first, instead of a cluster in this process (`Item` is dropped and loaded again).
+    #[arg(long, value_delimiter = ',', requires = "secret_file")]
+    pub connect: Vec<String>,
+    /// The cluster's shared secret, as `weir node --secret-file` reads it (with `--connect`).
+    #[arg(long, requires = "connect")]
+    pub secret_file: Option<std::path::PathBuf>,
+}
+
+impl JmhArgs {
+    /// The cluster to measure under `protocol`: 3 data nodes in process, or the nodes of
+    /// `--connect`.
+    fn cluster(&self, protocol: Protocol) -> Result<Cluster, String> {
+        let builder = Cluster::builder().nodes(3).protocol(protocol);
+        let builder = match (&self.connect[..], &self.secret_file) {
+            ([], _) => builder,
+            (addrs, Some(file)) => {
+                let secret = weir_runtime::network::framing::Secret::from_file(file)?;
+                builder.connect(addrs).secret(secret)
+            }
+            (_, None) => return Err("--connect needs --secret-file".into()),
+        };
+        let cluster = builder.build().map_err(|e| e.to_string())?;
+        if cluster.is_remote() {
+            cluster
+                .execute("DROP TABLE IF EXISTS Item")
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(cluster)
+    }
 }
 
 /// One query under one protocol.
@@ -296,11 +326,7 @@ pub fn run(args: &JmhArgs) -> Result<Vec<JmhRow>, String> {
     for (pi, &protocol) in protocols.iter().enumerate() {
         let pname = protocol_name(protocol);
         pb.set_message(format!("{pname}: loading Item"));
-        let cluster = Cluster::builder()
-            .nodes(3)
-            .protocol(protocol)
-            .build()
-            .map_err(|e| e.to_string())?;
+        let cluster = args.cluster(protocol)?;
         demo::load_item(&cluster, demo::ITEM_ROWS).map_err(|e| e.to_string())?;
         for (qi, q) in queries.iter().enumerate() {
             let mut rngs: Vec<StdRng> = (0..args.threads)

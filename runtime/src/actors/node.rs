@@ -14,6 +14,7 @@ use super::supervisor::SupervisorActor;
 use crate::breaker::BreakerCounters;
 use crate::codec;
 use crate::flow::{EdgeRegistry, Window};
+use crate::membership::Membership;
 use crate::memory::OutOfMemory;
 use crate::messages::{
     BatchMessage, BatchStop, ErrorKind, ErrorMessage, NetMessage, NodeId, PlanPayload, Protocol,
@@ -118,6 +119,8 @@ pub struct NodeActor {
     writes: WriteParticipant,
     /// Where write replies go (read on the client node).
     write_replies: Arc<WriteReplies>,
+    /// Peers, catalog copy and catalog replies (a cluster of processes).
+    membership: Arc<Membership>,
     supervisor: Addr<SupervisorActor>,
     breaker: Arc<BreakerCounters>,
     client: Option<Recipient<NodeCrashed>>,
@@ -142,6 +145,8 @@ pub struct NodeSetup {
     pub fragment_cache: usize,
     /// Where replies to writes go (read on the client node).
     pub write_replies: Arc<WriteReplies>,
+    /// What the node knows of a cluster of processes (a default one in process).
+    pub membership: Arc<Membership>,
 }
 
 impl NodeActor {
@@ -156,6 +161,7 @@ impl NodeActor {
             breaker,
             fragment_cache,
             write_replies,
+            membership,
         } = setup;
         // Senders on other nodes reserve room for their batches in this node's pool.
         network.attach_pool(shared.id, shared.pool.clone());
@@ -176,6 +182,7 @@ impl NodeActor {
             plans: FragmentCache::new(fragment_cache),
             writes: WriteParticipant::default(),
             write_replies,
+            membership,
             supervisor,
             breaker,
             client: None,
@@ -288,11 +295,10 @@ impl NodeActor {
     ) {
         match msg {
             NetMessage::QueryStartRequest(req) => self.start_fragment(from, *req, ctx),
-            NetMessage::QueryStartResponse(resp) => {
-                if let Some(q) = self.queries.get(&resp.query) {
-                    q.do_send(RemoteEvent::Started { node: from, resp });
-                }
-            }
+            NetMessage::QueryStartResponse(resp) => match self.queries.get(&resp.query) {
+                Some(q) => q.do_send(RemoteEvent::Started { node: from, resp }),
+                None => self.unknown_query(from, "QueryStartResponse", resp.query),
+            },
             NetMessage::QueryBatch(batch) => {
                 if batch.last {
                     if let Some(q) = self.queries.get(&batch.query) {
@@ -348,11 +354,62 @@ impl NodeActor {
                     self.send(from, reply, ctx);
                 }
             }
-            NetMessage::QueryError(err) => {
-                if let Some(q) = self.queries.get(&err.query) {
-                    q.do_send(RemoteEvent::Error { node: from, err });
+            NetMessage::QueryError(err) => match self.queries.get(&err.query) {
+                Some(q) => q.do_send(RemoteEvent::Error { node: from, err }),
+                None => self.unknown_query(from, "QueryError", err.query),
+            },
+            NetMessage::Join(join) => {
+                for (peer, addr) in &join.peers {
+                    if *peer != self.shared.id && !self.membership.add_peer(*peer, addr) {
+                        tracing::warn!(
+                            "{}: cannot connect to node {peer} at {addr:?} (from node {from})",
+                            self.shared.name
+                        );
+                    }
+                }
+                self.protocol = join.protocol;
+            }
+            NetMessage::CatalogPut(put) => {
+                let mut storage = self
+                    .shared
+                    .storage
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                self.membership.put_catalog(*put, &mut storage);
+            }
+            NetMessage::CatalogRequest(req) => {
+                let reply = {
+                    let storage = self
+                        .shared
+                        .storage
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner());
+                    self.membership.reply(req.request, &storage)
+                };
+                self.send(from, NetMessage::CatalogReply(Box::new(reply)), ctx);
+            }
+            NetMessage::CatalogReply(reply) => {
+                if !self.membership.deliver(from, *reply) {
+                    tracing::debug!("{}: a catalog reply nobody waits for", self.shared.name);
                 }
             }
+        }
+    }
+
+    /// A message of `kind` from node `from` about a query that does not run here: dropped.
+    /// One of a query that ended here lately is a straggler (debug); any other is logged as
+    /// a warning (a confused or forged sender).
+    fn unknown_query(&self, from: NodeId, kind: &str, query: QueryId) {
+        if self.closed.contains(&query) {
+            tracing::debug!(
+                "{}: a {kind} for ended query {query} from node {from}",
+                self.shared.name
+            );
+        } else {
+            tracing::warn!(
+                "{}: dropped a {kind} from node {from} for unknown query {query}",
+                self.shared.name
+            );
         }
     }
 
@@ -466,8 +523,15 @@ impl Handler<Deliver> for NodeActor {
         if !self.up() {
             return;
         }
-        match codec::unseal(&msg.bytes).and_then(codec::decode::<NetMessage>) {
-            Ok(m) => self.dispatch(msg.from, m, msg.mem, ctx),
+        let body = codec::unseal(&msg.bytes);
+        let len = body.as_ref().map_or(0, |b| b.len());
+        match body.and_then(codec::decode::<NetMessage>) {
+            Ok(m) => {
+                if msg.remote {
+                    self.network.count_arrival(m.query(), m.kind(), len);
+                }
+                self.dispatch(msg.from, m, msg.mem, ctx)
+            }
             Err(e) => {
                 self.counters.decode_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!("{}: dropped a malformed message: {e}", self.shared.name);

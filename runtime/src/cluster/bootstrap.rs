@@ -97,6 +97,7 @@ impl Cluster {
                                     breaker: totals,
                                     fragment_cache,
                                     write_replies: replies,
+                                    membership: Default::default(),
                                 })
                             });
                             pool.connect(supervisor.clone().recipient(), addr.clone().recipient());
@@ -126,6 +127,9 @@ impl Cluster {
         let breaker_queue = config.breaker.queue;
         let cluster = Cluster {
             inner: Arc::new(Inner {
+                client: config.nodes as NodeId,
+                local: config.nodes,
+                remote: None,
                 config,
                 nodes,
                 addrs,

@@ -5,6 +5,7 @@ use crate::breaker::{BreakerConfig, JoinMode, KillPolicy};
 use crate::error::Result;
 use crate::memory::DEFAULT_NODE_MEMORY;
 use crate::messages::Protocol;
+use crate::network::framing::Secret;
 use std::time::Duration;
 
 /// Configures and starts a [`Cluster`].
@@ -40,6 +41,9 @@ pub struct ClusterBuilder {
     pub(super) seed: u64,
     pub(super) backups: usize,
     pub(super) idle_spin: Duration,
+    pub(super) connect: Vec<String>,
+    pub(super) secret: Option<Secret>,
+    pub(super) client_slot: Option<u32>,
 }
 
 impl Default for ClusterBuilder {
@@ -59,11 +63,10 @@ impl Default for ClusterBuilder {
             breaker: BreakerConfig::default(),
             seed: 0x5eed,
             backups: 0,
-            idle_spin: std::env::var("WEIR_IDLE_SPIN_US")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .map(Duration::from_micros)
-                .unwrap_or(crate::idle::DEFAULT_IDLE_SPIN), // EXPERIMENT
+            idle_spin: crate::idle::DEFAULT_IDLE_SPIN,
+            connect: Vec::new(),
+            secret: None,
+            client_slot: None,
         }
     }
 }
@@ -185,8 +188,56 @@ impl ClusterBuilder {
         self
     }
 
-    /// Starts the actor system on background threads and the nodes on it.
+    /// Makes this process the client node of a cluster of data nodes running in other
+    /// processes (`weir node`), listening at `addrs`: the data node at `addrs[i]` is node `i`
+    /// and must have been started with `--id i`. Needs [`ClusterBuilder::secret`]; the number
+    /// of data nodes is the number of addresses. Every client of one cluster must be built
+    /// with the same [`ClusterBuilder::backups`] (the copies' placement depends on it).
+    ///
+    /// ```no_run
+    /// use weir_runtime::Cluster;
+    /// use weir_runtime::network::framing::Secret;
+    /// let secret = Secret::from_file("secret".as_ref()).unwrap();
+    /// let cluster = Cluster::builder()
+    ///     .connect(&["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"])
+    ///     .secret(secret)
+    ///     .build()
+    ///     .unwrap();
+    /// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)").unwrap();
+    /// ```
+    pub fn connect<A: ToString>(mut self, addrs: &[A]) -> Self {
+        self.connect = addrs.iter().map(ToString::to_string).collect();
+        self
+    }
+
+    /// The shared secret of the cluster of processes (as `weir node --secret-file` reads it:
+    /// [`Secret::from_file`]).
+    pub fn secret(mut self, secret: Secret) -> Self {
+        self.secret = Some(secret);
+        self
+    }
+
+    /// Pins the client's slot when connecting (its node id is the number of data nodes plus
+    /// the slot, below [`CLIENT_SLOTS`](super::remote::CLIENT_SLOTS)); by default it is drawn
+    /// at random. Two clients connected at once must have different slots.
+    pub fn client_slot(mut self, slot: u32) -> Self {
+        self.client_slot = Some(slot % super::remote::CLIENT_SLOTS);
+        self
+    }
+
+    /// The addresses given to [`ClusterBuilder::connect`] (empty: the cluster is simulated in
+    /// this process).
+    pub fn connect_addrs(&self) -> &[String] {
+        &self.connect
+    }
+
+    /// Starts the actor system on background threads and the nodes on it, or, after
+    /// [`ClusterBuilder::connect`], the client node and its connections to the data nodes.
     pub fn build(self) -> Result<Cluster> {
-        Cluster::start(self)
+        if self.connect.is_empty() {
+            Cluster::start(self)
+        } else {
+            Cluster::connect_remote(self)
+        }
     }
 }

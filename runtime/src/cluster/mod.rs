@@ -13,6 +13,7 @@ pub mod copy;
 mod prepared;
 mod queries;
 mod recovery;
+pub mod remote;
 mod statements;
 pub mod stats;
 mod writes;
@@ -65,7 +66,7 @@ impl Inner {
         let table_partitions = |t: &str| catalog.table(t).map(|d| d.partitions);
         let book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
         let view = ClusterView {
-            client: self.config.nodes as NodeId,
+            client: self.client,
             live: &live,
             names: &self.names,
             copies: &copies,
@@ -78,6 +79,13 @@ impl Inner {
 
 struct Inner {
     config: ClusterBuilder,
+    /// The client node's id: the number of data nodes in process; that plus a slot when
+    /// connected to data nodes in other processes (see [`remote`]).
+    client: NodeId,
+    /// Where the client's actors are in `addrs`, `arbiters` and `supervisors`.
+    local: usize,
+    /// The connections to data nodes in other processes, when connected.
+    remote: Option<remote::Remote>,
     nodes: Vec<Arc<NodeShared>>,
     addrs: Vec<Addr<NodeActor>>,
     counters: Vec<Arc<NodeCounters>>,
@@ -103,7 +111,8 @@ struct Inner {
     writer: Mutex<()>,
 }
 
-/// A cluster of data nodes plus one client node, simulated in this process.
+/// A cluster of data nodes plus one client node, simulated in this process, or the client
+/// node of data nodes running in other processes ([`ClusterBuilder::connect`]).
 ///
 /// ```
 /// use weir_runtime::Cluster;
@@ -135,13 +144,24 @@ impl Cluster {
         &self.inner.config
     }
 
-    /// Live actors when no query runs: a node actor and a supervisor per node.
+    /// Live actors when no query runs: a node actor and a supervisor per node (of this
+    /// process: only the client's when connected to data nodes elsewhere).
     pub fn baseline_actors(&self) -> usize {
-        2 * self.inner.nodes.len()
+        2 * self.inner.addrs.len()
+    }
+
+    /// The client node's id.
+    pub fn client_id(&self) -> NodeId {
+        self.inner.client
+    }
+
+    /// Whether the data nodes run in other processes ([`ClusterBuilder::connect`]).
+    pub fn is_remote(&self) -> bool {
+        self.inner.remote.is_some()
     }
 
     fn client(&self) -> NodeId {
-        self.inner.config.nodes as NodeId
+        self.inner.client
     }
 
     fn check_up(&self) -> Result<()> {
@@ -170,6 +190,9 @@ impl Cluster {
 
     fn stop(&mut self) {
         self.inner.down.store(true, Ordering::SeqCst);
+        if let Some(remote) = &self.inner.remote {
+            remote.close();
+        }
         if let Some((system, thread)) = self.system.take() {
             for a in &self.inner.arbiters {
                 a.stop();

@@ -144,9 +144,9 @@ impl Cluster {
         let client = self.client();
         let handle = NodeHandle {
             shared: self.inner.nodes[client as usize].clone(),
-            addr: self.inner.addrs[client as usize].clone(),
+            addr: self.inner.addrs[self.inner.local].clone(),
             network: self.inner.network.clone(),
-            supervisor: self.inner.supervisors[client as usize].clone(),
+            supervisor: self.inner.supervisors[self.inner.local].clone(),
         };
         let setup = QuerySetup {
             id,
@@ -176,9 +176,10 @@ impl Cluster {
                 Arc::new(move |plan: &QueryPlan, params: &[Value]| inner.schedule(plan, params))
             },
         };
-        let addr = QueryActor::start_in_arbiter(&self.inner.arbiters[client as usize], move |_| {
-            QueryActor::new(setup, handle)
-        });
+        let addr =
+            QueryActor::start_in_arbiter(&self.inner.arbiters[self.inner.local], move |_| {
+                QueryActor::new(setup, handle)
+            });
         Ok(QueryStream {
             rx,
             query: Some(addr),

@@ -53,15 +53,28 @@ impl Cluster {
     }
 
     pub(super) fn node_addr(&self, i: usize) -> Result<&Addr<NodeActor>> {
+        self.local_node(i)?;
         self.inner
             .addrs
             .get(i)
             .ok_or_else(|| Error::Invalid(format!("no node {i}")))
     }
 
+    /// Fails when node `i` runs in another process: what is asked of it cannot be done
+    /// from here (its process is crashed, restarted or loaded by other means).
+    fn local_node(&self, i: usize) -> Result<()> {
+        if self.inner.remote.is_some() && i != self.inner.client as usize {
+            return Err(Error::Invalid(format!(
+                "node {i} runs in another process: stop or start its process instead"
+            )));
+        }
+        Ok(())
+    }
+
     /// The version of node `i`'s copy of `table`'s partition `p`, and whether the cluster
-    /// counts it current (for tests of replication).
+    /// counts it current (for tests of replication). `None` for a node of another process.
     pub fn copy_version(&self, i: usize, table: &str, p: u32) -> Option<(u64, bool)> {
+        self.local_node(i).ok()?;
         let node = self.inner.nodes.get(i)?;
         let key = table.to_lowercase();
         let version = node
@@ -78,8 +91,11 @@ impl Cluster {
     }
 
     /// Rows of `table` stored on node `i` (every copy it holds, current or not), for tests of
-    /// replication.
+    /// replication. None for a node of another process.
     pub fn stored_rows(&self, i: usize, table: &str) -> Vec<Vec<Value>> {
+        if self.local_node(i).is_err() {
+            return Vec::new();
+        }
         let Some(node) = self.inner.nodes.get(i) else {
             return Vec::new();
         };
@@ -119,6 +135,7 @@ impl Cluster {
     /// (a Legacy node then runs out of memory; a Guarded one refuses all other growth until
     /// it is released).
     pub fn hold_memory(&self, i: usize, bytes: usize) -> Result<weir_operators::Reservation> {
+        self.local_node(i)?;
         let node = self
             .inner
             .nodes

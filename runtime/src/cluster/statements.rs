@@ -24,12 +24,20 @@ impl Cluster {
     }
 
     /// The statement of `sql`, from the plan cache or planned now.
+    /// Connected to data nodes of other processes, a statement naming a table this client
+    /// does not know fetches the catalog (another client may have made the table) and is
+    /// planned again.
     pub(super) fn plan_statement(&self, sql: &str, params: &[Value]) -> Result<CachedStatement> {
-        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
-        Ok(self
-            .inner
-            .plans
-            .get_or_plan(sql, &catalog, params, self.inner.config.partitions)?)
+        let plan = || {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            self.inner
+                .plans
+                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)
+        };
+        match plan() {
+            Err(weir_planner::PlanError::UnknownTable(_)) if self.refresh_catalog()? => Ok(plan()?),
+            planned => Ok(planned?),
+        }
     }
 
     /// [`Cluster::execute`] with parameters.
@@ -58,6 +66,7 @@ impl Cluster {
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
                 catalog.add_table(def)?;
+                self.publish(&catalog);
                 Ok(0)
             }
             Statement::CreateIndex {
@@ -76,6 +85,7 @@ impl Cluster {
                     .and_then(|d| d.schema.fields.get(column))
                     .map(|f| f.data_type)
                     .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
+                self.publish(&catalog);
                 for node in &self.inner.nodes {
                     let mut storage = node.storage.write().unwrap_or_else(|e| e.into_inner());
                     if let Some(store) = storage.tables.get_mut(&table.to_lowercase()) {
@@ -103,6 +113,7 @@ impl Cluster {
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .drop_table(&key);
+                        self.publish(&catalog);
                         Ok(0)
                     }
                     Err(_) if if_exists => Ok(0),
@@ -117,6 +128,7 @@ impl Cluster {
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
                 catalog.add_view(def, replace)?;
+                self.publish(&catalog);
                 Ok(0)
             }
             Statement::DropView { name, if_exists } => {
@@ -126,7 +138,10 @@ impl Cluster {
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
                 match catalog.drop_view(&name) {
-                    Ok(_) => Ok(0),
+                    Ok(_) => {
+                        self.publish(&catalog);
+                        Ok(0)
+                    }
                     Err(_) if if_exists => Ok(0),
                     Err(e) => Err(e.into()),
                 }

@@ -40,6 +40,10 @@ pub struct NodeStats {
     pub trips: u64,
     /// Whether the node ran out of memory (and was not restarted).
     pub out_of_memory: bool,
+    /// Whether the node runs in another process ([`crate::ClusterBuilder::connect`]): `up`
+    /// follows its connection; its actors, memory, rows and counters are not seen from here
+    /// and read 0 (`memory_budget` is this client's estimate, the builder's `node_memory`).
+    pub remote: bool,
 }
 
 /// A snapshot of the cluster's figures.
@@ -80,12 +84,18 @@ impl ClusterStats {
 impl Cluster {
     /// A snapshot of the cluster's figures.
     pub fn stats(&self) -> ClusterStats {
+        let data = self.inner.config.nodes;
+        let client = self.inner.client as usize;
+        let remote = self.inner.remote.is_some();
         let nodes = self
             .inner
             .nodes
             .iter()
             .zip(&self.inner.counters)
-            .map(|(n, c)| NodeStats {
+            .enumerate()
+            .filter(|(i, _)| *i < data || *i == client)
+            .map(|(i, (n, c))| NodeStats {
+                remote: remote && i < data,
                 name: n.name.clone(),
                 is_data: n.is_data,
                 up: n.up.load(Ordering::SeqCst),
@@ -120,23 +130,29 @@ impl Cluster {
         }
     }
 
-    /// Green when every node is up; yellow when a data node is down but every partition is
-    /// still readable; red when some partition is not.
+    /// Green when every node is up (and, connected to node processes, every copy current);
+    /// yellow when a data node is down (or a copy stale) but every partition is still
+    /// readable; red when some partition is not.
     pub fn health(&self) -> Health {
         let data = self.inner.config.nodes;
         let up: Vec<bool> = self.inner.nodes[..data]
             .iter()
             .map(|n| n.up.load(Ordering::SeqCst))
             .collect();
-        if up.iter().all(|u| *u) {
-            return Health::Green;
-        }
+        // The catalog before the book, in the order writers and restarts take them.
+        let tables = self.tables();
         let book = self
             .inner
             .replicas
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let readable = self.tables().iter().all(|t| {
+        // A node process that came back has its lost copies stale (they are not rebuilt yet):
+        // every node is up, yet not every copy serves.
+        let stale = self.inner.remote.is_some() && !book.stale_copies().is_empty();
+        if up.iter().all(|u| *u) && !stale {
+            return Health::Green;
+        }
+        let readable = tables.iter().all(|t| {
             let key = t.name.to_lowercase();
             self.inner
                 .copies(t.partitions)

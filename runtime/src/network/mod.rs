@@ -48,6 +48,10 @@ pub struct Deliver {
     pub bytes: Vec<u8>,
     /// A batch's bytes, accounted on the receiving node (not part of the encoded message).
     pub mem: Option<Reservation>,
+    /// Whether it came from another process (over a remote carrier): such a message was
+    /// counted by its sender's network, not this one, so the receiver counts it on arrival
+    /// ([`Network::count_arrival`]).
+    pub remote: bool,
 }
 
 /// One sealed message on its way to another node, as a carrier gets it.
@@ -177,6 +181,7 @@ impl Network {
                         from,
                         bytes,
                         mem: None,
+                        remote: true,
                     });
                     true
                 }
@@ -254,6 +259,14 @@ impl Network {
         }
     }
 
+    /// Counts a message that arrived from another process (its sender counted it there), so
+    /// that this process's counters hold every message to or from its nodes: a query's
+    /// counters on a client of remote data nodes then hold its messages both ways, as in
+    /// process. (Messages between two data nodes of other processes are not seen here.)
+    pub fn count_arrival(&self, query: QueryId, kind: MessageKind, bytes: usize) {
+        self.counters.record(query, kind, bytes);
+    }
+
     /// Messages sent again because a transmission was lost or arrived corrupted.
     pub fn retransmits(&self) -> u64 {
         self.simulated.retransmits()
@@ -271,6 +284,7 @@ impl Network {
                 from,
                 bytes,
                 mem: None,
+                remote: false,
             });
         }
     }

@@ -106,7 +106,12 @@ impl Simulated {
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
         let Some(f) = faults.as_mut() else {
             drop(faults);
-            target.do_send(Deliver { from, bytes, mem });
+            target.do_send(Deliver {
+                from,
+                bytes,
+                mem,
+                remote: false,
+            });
             return;
         };
         let lost = f.plan.cut_off.contains(&from)
@@ -173,7 +178,12 @@ impl Simulated {
             } else {
                 None
             };
-            let msg = Deliver { from, bytes, mem };
+            let msg = Deliver {
+                from,
+                bytes,
+                mem,
+                remote: false,
+            };
             match d {
                 Some(d) => self.later(base + d, {
                     let target = target.clone();
@@ -235,13 +245,23 @@ impl Simulated {
             return false;
         }
         if !self.faulty.load(Ordering::SeqCst) {
-            target.do_send(Deliver { from, bytes, mem });
+            target.do_send(Deliver {
+                from,
+                bytes,
+                mem,
+                remote: false,
+            });
             return true;
         }
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
         let Some(f) = faults.as_mut() else {
             drop(faults);
-            target.do_send(Deliver { from, bytes, mem });
+            target.do_send(Deliver {
+                from,
+                bytes,
+                mem,
+                remote: false,
+            });
             return true;
         };
         let mut crash = None;

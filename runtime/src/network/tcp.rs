@@ -374,17 +374,36 @@ impl Transport for TcpTransport {
     }
 }
 
+/// Most connections an endpoint handshakes with at once: one more is closed at once (and
+/// counted refused), so that a flood of silent connections cannot tie it up.
+pub const MAX_PENDING_HANDSHAKES: usize = 64;
+
 async fn accept_loop(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
     let me = shared.config.id;
+    let pending = Arc::new(tokio::sync::Semaphore::new(MAX_PENDING_HANDSHAKES));
     loop {
         match listener.accept().await {
             Ok((stream, addr)) => {
+                let Ok(permit) = pending.clone().try_acquire_owned() else {
+                    shared
+                        .counters
+                        .refused_connections
+                        .fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        "node {me}: refused a connection from {addr}: \
+                         {MAX_PENDING_HANDSHAKES} handshakes already pending"
+                    );
+                    continue;
+                };
                 let shared = shared.clone();
                 tokio::spawn(async move {
                     let _ = stream.set_nodelay(true);
                     let mut framed = Framed::new(stream, framing::codec(HANDSHAKE_MAX_FRAME));
                     let c = &shared.config;
-                    match framing::accept(&mut framed, &c.secret, me, c.handshake_timeout).await {
+                    let outcome =
+                        framing::accept(&mut framed, &c.secret, me, c.handshake_timeout).await;
+                    drop(permit);
+                    match outcome {
                         Ok(peer) => serve(shared, framed, peer).await,
                         Err(e) => {
                             shared

@@ -1,0 +1,603 @@
+//! The client node of data nodes that run in other processes (`weir node`), reached over TCP
+//! ([`ClusterBuilder::connect`]).
+//!
+//! The client runs only its own node actor and supervisor; the data nodes are known here by
+//! stand-ins ([`NodeShared`]) whose `up` flag follows the TCP connection
+//! ([`PeerEvent`]s), and whose storage, memory and actor figures stay empty: they are not seen
+//! from here. Everything else (planning, placement, replicated writes, query actors, the lean
+//! protocol and its counters) is the in-process code, its messages carried by a
+//! [`TcpTransport`].
+//!
+//! ## Ids
+//! Data node `i` is the node listening at the `i`-th address. The client's id is the number of
+//! data nodes plus a slot below [`CLIENT_SLOTS`] (random unless
+//! [`ClusterBuilder::client_slot`] pins it), so that clients connected at once have distinct
+//! ids (a data node keeps one connection per id). Query and write ids start at the client id
+//! times 2^48 plus a random offset, so that two clients' ids never meet on a data node.
+//!
+//! ## Joining
+//! Once connected, the client tells every data node where the others listen
+//! ([`Join`](crate::messages::Join)), waits until each reports a connection to every other
+//! ([`CatalogReply::peers`]), and fetches the catalog and the copies' versions from them: the
+//! newest catalog a client published ([`CatalogPut`]) and, per partition, the highest version
+//! of any copy as the committed one (copies behind it are stale and serve no reads). Every
+//! change of the catalog (DDL, and the row counts and row ids of a write) is published to every
+//! data node; a statement naming a table this client does not know fetches the catalog again.
+//!
+//! ## Failures
+//! A data node whose connection ends is marked down at once and its queries told
+//! ([`NodeCrashed`]): those that returned no rows yet run again on the copies, as in process.
+//! When its connection comes back (its process restarted with the same id and address), the
+//! client joins it again and fetches its versions before marking it up: copies it lost (a
+//! restarted process holds nothing) stay stale, so reads go to the copies that have the rows.
+//! Rebuilding those copies on the restarted node is not done yet.
+
+use super::{Cluster, ClusterBuilder, Inner};
+use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
+use crate::actors::protocol::NodeCrashed;
+use crate::actors::supervisor::SupervisorActor;
+use crate::admission::Admission;
+use crate::breaker::BreakerCounters;
+use crate::error::{Error, Result};
+use crate::membership::Membership;
+use crate::memory::NodePool;
+use crate::messages::{CatalogPut, CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
+use crate::network::tcp::{PeerEvent, TcpConfig, TcpTransport};
+use crate::network::Network;
+use crate::node::{NodeShared, NodeStorage};
+use crate::replication::{ReplicaBook, WriteReplies};
+use actix::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use weir_planner::{Catalog, PlanCache};
+
+/// Client slots: a client's id is the number of data nodes plus one of these.
+pub const CLIENT_SLOTS: u32 = 1024;
+
+/// Longest the client waits for its connections, and for the data nodes' connections to each
+/// other, when it starts.
+pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+
+/// Longest the client waits for the data nodes to answer a catalog request.
+const ASK_LIMIT: Duration = Duration::from_secs(5);
+
+/// The client's side of the connections to data nodes in other processes.
+pub struct Remote {
+    transport: Arc<TcpTransport>,
+    membership: Arc<Membership>,
+    addrs: Vec<SocketAddr>,
+    /// Epoch of the newest catalog this client published or fetched.
+    epoch: AtomicU64,
+    stop: Arc<AtomicBool>,
+    watcher: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Remote {
+    /// Closes the connections and stops watching them.
+    pub(super) fn close(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.transport.close();
+        let watcher = self
+            .watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(w) = watcher.filter(|w| w.thread().id() != std::thread::current().id()) {
+            let _ = w.join();
+        }
+    }
+
+    /// The client's TCP endpoint (wire counters, connections).
+    pub fn transport(&self) -> &Arc<TcpTransport> {
+        &self.transport
+    }
+}
+
+fn resolve(addrs: &[String]) -> Result<Vec<SocketAddr>> {
+    addrs
+        .iter()
+        .map(|a| {
+            a.to_socket_addrs()
+                .ok()
+                .and_then(|mut it| it.next())
+                .ok_or_else(|| Error::Connect(format!("cannot resolve {a:?}")))
+        })
+        .collect()
+}
+
+fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    rand::fill(&mut b[..]);
+    u64::from_le_bytes(b)
+}
+
+fn stand_in(
+    id: NodeId,
+    name: String,
+    is_data: bool,
+    up: bool,
+    config: &ClusterBuilder,
+) -> Arc<NodeShared> {
+    Arc::new(NodeShared {
+        id,
+        pool: NodePool::new(
+            name.clone(),
+            config.node_memory,
+            config.join_mode,
+            &config.breaker,
+        ),
+        name,
+        is_data,
+        storage: RwLock::new(NodeStorage::default()),
+        live_actors: AtomicUsize::new(0),
+        up: AtomicBool::new(up),
+        edge_high_water: AtomicUsize::new(0),
+    })
+}
+
+impl Cluster {
+    /// Starts the client node and connects it to the data nodes at `config.connect`.
+    pub(super) fn connect_remote(mut config: ClusterBuilder) -> Result<Cluster> {
+        let secret = config.secret.clone().ok_or_else(|| {
+            Error::Connect("connecting to data nodes needs the cluster's secret".into())
+        })?;
+        let addrs = resolve(&config.connect)?;
+        let n = addrs.len();
+        config.nodes = n;
+        let slot = config
+            .client_slot
+            .unwrap_or_else(|| (random_u64() % CLIENT_SLOTS as u64) as u32);
+        let client = n as NodeId + slot;
+        let total = client as usize + 1;
+        let names: Vec<String> = (0..total)
+            .map(|i| match i {
+                i if i < n => format!("node-{i}"),
+                i if i == client as usize => "client".to_string(),
+                _ => String::new(),
+            })
+            .collect();
+        // Ids between the data nodes and this client belong to other clients: one stand-in
+        // that is never up holds their places.
+        let absent = stand_in(NodeId::MAX, String::new(), false, false, &config);
+        let nodes: Vec<Arc<NodeShared>> = (0..total)
+            .map(|i| match i {
+                i if i < n => stand_in(i as NodeId, names[i].clone(), true, false, &config),
+                i if i == client as usize => {
+                    stand_in(client, names[i].clone(), false, true, &config)
+                }
+                _ => absent.clone(),
+            })
+            .collect();
+        let client_shared = nodes[client as usize].clone();
+        let no_counters = Arc::new(NodeCounters::default());
+        let mut counters: Vec<Arc<NodeCounters>> = vec![no_counters; total];
+        let client_counters = Arc::new(NodeCounters::default());
+        counters[client as usize] = client_counters.clone();
+        let network = Network::new();
+        let breaker = Arc::new(BreakerCounters::default());
+        let write_replies = Arc::new(WriteReplies::default());
+        let membership = Arc::new(Membership::default());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = {
+            let (network, breaker, write_replies) =
+                (network.clone(), breaker.clone(), write_replies.clone());
+            let membership = membership.clone();
+            let (protocol, cfg, seed) = (config.protocol, config.breaker.clone(), config.seed);
+            let fragment_cache = config.fragment_cache;
+            let idle_spin = config.idle_spin;
+            let shared = client_shared.clone();
+            std::thread::Builder::new()
+                .name("weir-client".into())
+                .spawn(move || {
+                    let sys = actix::System::new();
+                    sys.block_on(async move {
+                        let arbiter = crate::idle::arbiter(idle_spin);
+                        let (s, t) = (shared.clone(), breaker.clone());
+                        let supervisor =
+                            SupervisorActor::start_in_arbiter(&arbiter.handle(), move |_| {
+                                SupervisorActor::new(s, cfg, t, seed)
+                            });
+                        let sup = supervisor.clone();
+                        let pool = shared.pool.clone();
+                        let addr = NodeActor::start_in_arbiter(&arbiter.handle(), move |_| {
+                            NodeActor::new(NodeSetup {
+                                shared,
+                                network,
+                                protocol,
+                                counters: client_counters,
+                                supervisor: sup,
+                                breaker,
+                                fragment_cache,
+                                write_replies,
+                                membership,
+                            })
+                        });
+                        pool.connect(supervisor.clone().recipient(), addr.clone().recipient());
+                        let _ =
+                            tx.send((actix::System::current(), arbiter.handle(), addr, supervisor));
+                    });
+                    let _ = sys.run();
+                })
+                .map_err(|e| Error::Invalid(format!("cannot start the actor system: {e}")))?
+        };
+        let (system, arbiter, addr, supervisor) = rx
+            .recv()
+            .map_err(|_| Error::Invalid("the actor system failed to start".into()))?;
+        network.attach(client, Some(addr.clone().recipient()));
+        let stop_system = |system: actix::System, thread: JoinHandle<()>| {
+            arbiter.stop();
+            system.stop();
+            let _ = thread.join();
+        };
+        let transport =
+            match TcpTransport::start(TcpConfig::new(client, secret), network.inbound(client)) {
+                Ok(t) => Arc::new(t),
+                Err(e) => {
+                    stop_system(system, thread);
+                    return Err(Error::Connect(format!(
+                        "cannot start the TCP endpoint: {e}"
+                    )));
+                }
+            };
+        network.set_remote(transport.clone());
+        for (i, a) in addrs.iter().enumerate() {
+            transport.add_peer(i as NodeId, *a);
+        }
+        if let Err(e) = wait_connected(&transport, &addrs, config.backups) {
+            transport.close();
+            stop_system(system, thread);
+            return Err(e);
+        }
+        let plans = PlanCache::new(config.plan_cache);
+        let shared_nodes = Arc::new(nodes.clone());
+        let breaker_queue = config.breaker.queue;
+        let first_id = ((client as u64) << 48) | (random_u64() & ((1 << 47) - 1));
+        let stop = Arc::new(AtomicBool::new(false));
+        let events = transport.events();
+        let cluster = Cluster {
+            inner: Arc::new(Inner {
+                client,
+                local: 0,
+                remote: Some(Remote {
+                    transport,
+                    membership,
+                    addrs,
+                    epoch: AtomicU64::new(0),
+                    stop: stop.clone(),
+                    watcher: Mutex::new(None),
+                }),
+                config,
+                nodes,
+                addrs: vec![addr],
+                counters,
+                arbiters: vec![arbiter],
+                names: Arc::new(names),
+                network,
+                catalog: RwLock::new(Catalog::new()),
+                plans,
+                next_query: AtomicU64::new(1),
+                copies: Mutex::new(HashMap::new()),
+                known_plans: Mutex::new(HashSet::new()),
+                max_high_water: AtomicUsize::new(0),
+                down: AtomicBool::new(false),
+                breaker,
+                admission: Admission::new(shared_nodes.clone(), breaker_queue),
+                ids: Arc::new(AtomicU64::new(first_id)),
+                shared_nodes,
+                supervisors: vec![supervisor],
+                replicas: Mutex::new(ReplicaBook::default()),
+                write_replies,
+                writer: Mutex::new(()),
+            }),
+            system: Some((system, thread)),
+        };
+        let live: Vec<NodeId> = (0..n as NodeId)
+            .filter(|&i| cluster.remote().transport.is_up(i))
+            .collect();
+        cluster.join(&live)?;
+        for &i in &live {
+            cluster.inner.nodes[i as usize]
+                .up
+                .store(true, Ordering::SeqCst);
+        }
+        let weak = Arc::downgrade(&cluster.inner);
+        let watcher = std::thread::Builder::new()
+            .name("weir-client-peers".into())
+            .spawn(move || watch(weak, events, stop))
+            .map_err(|e| Error::Invalid(format!("cannot start the connection watcher: {e}")))?;
+        *cluster
+            .remote()
+            .watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(watcher);
+        Ok(cluster)
+    }
+
+    fn remote(&self) -> &Remote {
+        self.inner.remote.as_ref().expect("a connected cluster")
+    }
+
+    /// The client's TCP endpoint, when connected to data nodes in other processes.
+    pub fn transport(&self) -> Option<&Arc<TcpTransport>> {
+        self.inner.remote.as_ref().map(Remote::transport)
+    }
+
+    /// Publishes `catalog` to every data node that is up (a connected cluster; nothing in
+    /// process).
+    pub(super) fn publish(&self, catalog: &Catalog) {
+        if let Some(remote) = &self.inner.remote {
+            let epoch = remote.epoch.fetch_add(1, Ordering::SeqCst) + 1;
+            let put = CatalogPut {
+                epoch,
+                catalog: catalog.snapshot(),
+            };
+            for i in 0..self.inner.config.nodes {
+                if self.inner.nodes[i].up.load(Ordering::SeqCst) {
+                    let msg = NetMessage::CatalogPut(Box::new(put.clone()));
+                    self.inner
+                        .network
+                        .send(self.inner.client, i as NodeId, &msg);
+                }
+            }
+        }
+    }
+
+    /// Fetches the catalog and the copies' versions from the data nodes that are up, and
+    /// takes them if they are newer than this client's (a connected cluster). Returns whether
+    /// the catalog changed.
+    pub(super) fn refresh_catalog(&self) -> Result<bool> {
+        if self.inner.remote.is_none() {
+            return Ok(false);
+        }
+        let live: Vec<NodeId> = (0..self.inner.config.nodes as NodeId)
+            .filter(|&i| self.inner.nodes[i as usize].up.load(Ordering::SeqCst))
+            .collect();
+        let mut catalog = self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let replies = self.inner.ask(&live, ASK_LIMIT);
+        Ok(self.inner.learn(&mut catalog, &replies))
+    }
+
+    /// Tells data nodes `nodes` who their peers are, waits until they are connected to each
+    /// other, and learns the catalog and versions from them.
+    fn join(&self, nodes: &[NodeId]) -> Result<()> {
+        let inner = &self.inner;
+        for &i in nodes {
+            inner.send_join(i);
+        }
+        let deadline = Instant::now() + CONNECT_LIMIT;
+        loop {
+            let replies = inner.ask(nodes, ASK_LIMIT.min(CONNECT_LIMIT));
+            let missing = nodes.iter().find(|&&i| {
+                replies.iter().all(|(from, _)| *from != i)
+                    || replies.iter().any(|(from, r)| {
+                        *from == i && nodes.iter().any(|&j| j != i && !r.peers.contains(&j))
+                    })
+            });
+            match missing {
+                None => {
+                    let mut catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+                    inner.learn(&mut catalog, &replies);
+                    return Ok(());
+                }
+                Some(&i) if Instant::now() >= deadline => {
+                    return Err(Error::Connect(format!(
+                        "node-{i} at {} did not connect to the other data nodes within \
+                         {CONNECT_LIMIT:?}",
+                        self.remote().addrs[i as usize]
+                    )))
+                }
+                Some(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+}
+
+/// Waits until the client is connected to every data node (or, with backups, to at least
+/// one), failing at once when a node refuses the handshake.
+fn wait_connected(transport: &TcpTransport, addrs: &[SocketAddr], backups: usize) -> Result<()> {
+    let deadline = Instant::now() + CONNECT_LIMIT;
+    loop {
+        let up = transport.peers_up();
+        if up.len() == addrs.len() {
+            return Ok(());
+        }
+        let stats = transport.stats();
+        if stats.refused_connections > 0 {
+            let i = (0..addrs.len() as NodeId)
+                .find(|i| !up.contains(i))
+                .unwrap_or(0);
+            return Err(Error::Connect(format!(
+                "node-{i} at {} refused the connection (a wrong secret, or another node \
+                 listens there?)",
+                addrs[i as usize]
+            )));
+        }
+        if Instant::now() >= deadline {
+            let i = (0..addrs.len() as NodeId)
+                .find(|i| !up.contains(i))
+                .unwrap_or(0);
+            if backups > 0 && !up.is_empty() {
+                tracing::warn!(
+                    "node-{i} at {} is not reachable: it counts as down",
+                    addrs[i as usize]
+                );
+                return Ok(());
+            }
+            return Err(Error::Connect(format!(
+                "node-{i} at {} not reachable within {CONNECT_LIMIT:?}",
+                addrs[i as usize]
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+impl Inner {
+    fn remote(&self) -> &Remote {
+        self.remote.as_ref().expect("a connected cluster")
+    }
+
+    fn send_join(&self, to: NodeId) {
+        let remote = self.remote();
+        let join = Join {
+            peers: remote
+                .addrs
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (i as NodeId, a.to_string()))
+                .collect(),
+            protocol: self.config.protocol,
+        };
+        self.network.send(self.client, to, &NetMessage::Join(join));
+    }
+
+    /// Asks `nodes` for their catalog and versions; the replies that came within `limit`.
+    fn ask(&self, nodes: &[NodeId], limit: Duration) -> Vec<(NodeId, CatalogReply)> {
+        let remote = self.remote();
+        let request = self.ids.fetch_add(1, Ordering::Relaxed);
+        let rx = remote.membership.expect(request);
+        for &i in nodes {
+            self.network.send(
+                self.client,
+                i,
+                &NetMessage::CatalogRequest(CatalogRequest { request }),
+            );
+        }
+        let deadline = Instant::now() + limit;
+        let mut replies: Vec<(NodeId, CatalogReply)> = Vec::new();
+        while replies.len() < nodes.len() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            match rx.recv_timeout(deadline - now) {
+                Ok((from, reply)) => {
+                    if nodes.contains(&from) && replies.iter().all(|(f, _)| *f != from) {
+                        replies.push((from, reply));
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        remote.membership.forget(request);
+        replies
+    }
+
+    /// Takes the newest catalog of `replies` if it is newer than `catalog`, and the copies'
+    /// versions: a partition's committed version is the highest any copy has; a copy of a
+    /// node that replied and is behind it is stale. Returns whether the catalog changed.
+    fn learn(&self, catalog: &mut Catalog, replies: &[(NodeId, CatalogReply)]) -> bool {
+        let remote = self.remote();
+        let mut changed = false;
+        if let Some((_, newest)) = replies
+            .iter()
+            .filter(|(_, r)| r.catalog.is_some())
+            .max_by_key(|(_, r)| r.epoch)
+        {
+            if newest.epoch > remote.epoch.load(Ordering::SeqCst) {
+                if let Some(snapshot) = newest.catalog.clone() {
+                    *catalog = Catalog::from_snapshot(snapshot, catalog.version() + 1);
+                    remote.epoch.store(newest.epoch, Ordering::SeqCst);
+                    changed = true;
+                }
+            }
+        }
+        let mut book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        let version_of = |r: &CatalogReply, table: &str, p: u32| {
+            r.versions
+                .iter()
+                .find(|t| t.table == table)
+                .and_then(|t| t.partitions.iter().find(|(q, _)| *q == p))
+                .map_or(0, |(_, v)| *v)
+        };
+        for def in catalog.tables() {
+            let table = def.name.to_lowercase();
+            let copies = self.copies(def.partitions);
+            for (p, holders) in copies.iter().enumerate() {
+                let p = p as u32;
+                let newest = replies
+                    .iter()
+                    .map(|(_, r)| version_of(r, &table, p))
+                    .max()
+                    .unwrap_or(0)
+                    .max(book.committed(&table, p));
+                book.set_committed(&table, p, newest);
+                for &n in holders {
+                    if let Some((_, r)) = replies.iter().find(|(from, _)| *from == n) {
+                        book.mark_stale(&table, p, n, version_of(r, &table, p) < newest);
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// Data node `i`'s connection came back: join it again, learn its versions (copies it
+    /// lost stay stale), and mark it up. Holds the catalog so that no write slips in.
+    fn rejoin(&self, i: NodeId) {
+        let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+        self.send_join(i);
+        let remote = self.remote();
+        let put = CatalogPut {
+            epoch: remote.epoch.load(Ordering::SeqCst),
+            catalog: catalog.snapshot(),
+        };
+        self.network
+            .send(self.client, i, &NetMessage::CatalogPut(Box::new(put)));
+        let others: Vec<NodeId> = (0..self.config.nodes as NodeId)
+            .filter(|&j| j != i && self.nodes[j as usize].up.load(Ordering::SeqCst))
+            .collect();
+        let deadline = Instant::now() + CONNECT_LIMIT;
+        while Instant::now() < deadline && !remote.stop.load(Ordering::SeqCst) {
+            let replies = self.ask(&[i], ASK_LIMIT);
+            let Some((_, reply)) = replies.first() else {
+                continue;
+            };
+            if others.iter().all(|j| reply.peers.contains(j)) {
+                self.learn(&mut catalog, &replies);
+                self.nodes[i as usize].up.store(true, Ordering::SeqCst);
+                tracing::info!("node-{i} is back");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tracing::warn!(
+            "node-{i} reconnected but did not rejoin within {CONNECT_LIMIT:?}: it stays down"
+        );
+    }
+}
+
+/// Follows the client's connections: a data node whose connection ends is down (and its
+/// queries are told), one whose connection comes back rejoins.
+fn watch(
+    inner: Weak<Inner>,
+    events: crossbeam_channel::Receiver<PeerEvent>,
+    stop: Arc<AtomicBool>,
+) {
+    while !stop.load(Ordering::SeqCst) {
+        let Ok(event) = events.recv_timeout(Duration::from_millis(50)) else {
+            continue;
+        };
+        let Some(inner) = inner.upgrade() else { return };
+        let data = inner.config.nodes as NodeId;
+        let up = |i: NodeId| inner.nodes[i as usize].up.load(Ordering::SeqCst);
+        match event {
+            PeerEvent::Down(i, reason)
+                if i < data && inner.nodes[i as usize].up.swap(false, Ordering::SeqCst) =>
+            {
+                tracing::warn!("node-{i} is down: {reason}");
+                inner.addrs[inner.local].do_send(NodeCrashed(i));
+            }
+            PeerEvent::Up(i) if i < data && !up(i) => inner.rejoin(i),
+            _ => {}
+        }
+    }
+}
