@@ -198,6 +198,20 @@ impl Batch {
         Ok(Batch { columns, num_rows })
     }
 
+    /// What [`Batch::memory_size`] will be after [`Batch::append`] of `other` (see
+    /// [`Column::appended_memory_size`]), so that the growth can be accounted before it is made.
+    pub fn appended_memory_size(&self, other: &Batch) -> usize {
+        if other.num_columns() != self.num_columns() {
+            return self.memory_size();
+        }
+        self.columns
+            .iter()
+            .zip(&other.columns)
+            .map(|(c, o)| c.appended_memory_size(o))
+            .sum::<usize>()
+            + self.columns.capacity() * std::mem::size_of::<Column>()
+    }
+
     /// Appends the rows of `other`, which must have this batch's column types, in place.
     pub fn append(&mut self, other: &Batch) -> Result<()> {
         if other.num_columns() != self.num_columns() {
@@ -261,6 +275,43 @@ mod tests {
         c.append(&sample(&[(Some(5), "y")])).unwrap();
         assert_eq!(c.column(0).null_count(), 1);
         assert_eq!(c.row(1), vec![Value::Int(5), "y".into()]);
+    }
+
+    #[test]
+    fn appended_memory_size_is_what_an_append_makes() {
+        // Every combination of bitmaps, with many rows so that a bitmap takes several words,
+        // and spare capacity on either side.
+        let rows = |n: i64, nulls: bool| -> Batch {
+            let v: Vec<Vec<Value>> = (0..n)
+                .map(|i| {
+                    let k = if nulls && i % 3 == 0 {
+                        Value::Null
+                    } else {
+                        Value::Int(i)
+                    };
+                    vec![k, format!("row{i}").into()]
+                })
+                .collect();
+            Batch::from_rows(&[DataType::Int64, DataType::Utf8], &v).unwrap()
+        };
+        for (a_nulls, b_nulls) in [(false, false), (true, false), (false, true), (true, true)] {
+            for (na, nb) in [(1, 1), (130, 70), (64, 200)] {
+                let mut a = rows(na, a_nulls);
+                let b = rows(nb, b_nulls);
+                let predicted = a.appended_memory_size(&b);
+                a.append(&b).unwrap();
+                assert_eq!(a.memory_size(), predicted, "{a_nulls} {b_nulls} {na} {nb}");
+                // And once more onto the result.
+                let more = rows(1, b_nulls);
+                let predicted = a.appended_memory_size(&more);
+                a.append(&more).unwrap();
+                assert_eq!(a.memory_size(), predicted);
+            }
+        }
+        // Other widths: nothing changes.
+        let a = rows(2, false);
+        let narrow = Batch::try_new(vec![Column::from_i64(vec![1])]).unwrap();
+        assert_eq!(a.appended_memory_size(&narrow), a.memory_size());
     }
 
     #[test]

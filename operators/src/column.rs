@@ -428,9 +428,61 @@ impl Column {
 }
 
 impl Column {
+    /// What [`Column::memory_size`] will be after [`Column::append`] of `other` (this
+    /// column's size if the types differ and the append would fail): at most both sizes
+    /// together, and a bitmap's worth more when only `other` has one.
+    pub fn appended_memory_size(&self, other: &Column) -> usize {
+        /// Capacity after `reserve_exact(extra)` on a vector of `len` and `cap`.
+        fn grown(len: usize, cap: usize, extra: usize) -> usize {
+            cap.max(len + extra)
+        }
+        let rows = self.len();
+        let extra = other.len();
+        let data = match (&self.data, &other.data) {
+            (ColumnData::Int64(d), ColumnData::Int64(_))
+            | (ColumnData::Timestamp(d), ColumnData::Timestamp(_)) => {
+                grown(d.len(), d.capacity(), extra) * 8
+            }
+            (ColumnData::Float64(d), ColumnData::Float64(_)) => {
+                grown(d.len(), d.capacity(), extra) * 8
+            }
+            (ColumnData::Boolean(d), ColumnData::Boolean(_)) => grown(d.len(), d.capacity(), extra),
+            (ColumnData::Decimal { values: d, .. }, ColumnData::Decimal { values: o, .. }) => {
+                grown(d.len(), d.capacity(), o.len()) * 16
+            }
+            (ColumnData::Date(d), ColumnData::Date(_)) => grown(d.len(), d.capacity(), extra) * 4,
+            (
+                ColumnData::Utf8 { offsets, bytes },
+                ColumnData::Utf8 {
+                    offsets: so,
+                    bytes: sb,
+                },
+            ) => {
+                grown(
+                    offsets.len(),
+                    offsets.capacity(),
+                    so.len().saturating_sub(1),
+                ) * 4
+                    + grown(bytes.len(), bytes.capacity(), sb.len())
+            }
+            _ => return self.memory_size(),
+        };
+        let validity = if self.validity.is_some() || other.validity.is_some() {
+            let words = match &self.validity {
+                Some(v) => v.memory_size() / 8,
+                None => rows.div_ceil(64),
+            };
+            words.max((rows + extra).div_ceil(64)) * 8
+        } else {
+            0
+        };
+        data + validity
+    }
+
     /// Appends the rows of `other`, which must have this column's type, in place. The
     /// vectors grow to exactly the rows they hold (so a column's [`Column::memory_size`] after
-    /// an append is at most the sum of both before).
+    /// an append is [`Column::appended_memory_size`]: at most the sum of both before, unless
+    /// only `other` has a validity bitmap and one is made for this column's rows).
     pub fn append(&mut self, other: &Column) -> Result<()> {
         fn extend<T: Copy>(d: &mut Vec<T>, s: &[T]) {
             d.reserve_exact(s.len());

@@ -8,15 +8,21 @@
 //! it. Queries whose hash join was killed by the breaker wait ahead of new ones.
 //!
 //! A query is admitted on a node when the node's breaker is closed and its estimated memory
-//! (its hash joins on the node times the node's running estimate of a join's build memory,
-//! [`NodePool::join_estimate`]) fits under the breaker's reset mark together with what the
-//! node holds now and what the queries admitted before it are still expected to build (the
-//! room between the reset mark and the limit is left to batches in flight). A node
-//! with no admitted query admits the head of its queue whatever the estimate (progress).
+//! fits under the breaker's reset mark together with what the node holds now and what the
+//! queries admitted before it are still expected to build (the room between the reset mark
+//! and the limit is left to batches in flight). A node with no admitted query admits the head
+//! of its queue whatever the estimate (progress). The estimate of each hash join is predicted
+//! from table sizes ([`estimate`]) and corrected by how the joins that ran on the node held
+//! against their predictions ([`NodePool::calibrated`]), so it is right from a node's first
+//! query on.
 //!
 //! The queue is looked at again whenever memory comes back (an admitted query ends, a hash
 //! join stops, a breaker closes) and, as a fallback, when a waiter's own backoff timer fires.
 //! A waiter that is admitted is told through its [`Wake`].
+
+pub mod estimate;
+
+pub use estimate::BuildEstimate;
 
 use crate::memory::{NodePool, Wake};
 use crate::messages::NodeId;
@@ -28,6 +34,47 @@ use std::time::{Duration, Instant};
 
 /// Memory a query asks for on one node: `(node, estimated bytes)`.
 pub type Demand = Vec<(NodeId, usize)>;
+
+/// What a query asks of each of its `involved` nodes: the predicted build bytes of its joins
+/// there (`builds`, per fragment; fragment 0 runs on the `initiator`, the others on their
+/// `instances`), each corrected by the node's record ([`NodePool::calibrated`]). Each
+/// prediction is recorded on its node, for that correction.
+pub fn demand(
+    builds: &BuildEstimate,
+    instances: &[Vec<NodeId>],
+    initiator: NodeId,
+    involved: &[NodeId],
+    nodes: &[Arc<NodeShared>],
+) -> Demand {
+    let mut bytes: Demand = involved.iter().map(|&n| (n, 0)).collect();
+    for (i, joins) in builds.joins.iter().enumerate() {
+        if joins.is_empty() {
+            continue;
+        }
+        let on: &[NodeId] = if i == 0 {
+            std::slice::from_ref(&initiator)
+        } else {
+            instances.get(i).map_or(&[], Vec::as_slice)
+        };
+        for &node in on {
+            let Some(pool) = nodes.get(node as usize).map(|n| &n.pool) else {
+                continue;
+            };
+            let asked: usize = joins
+                .iter()
+                .map(|&predicted| {
+                    pool.record_prediction(predicted);
+                    pool.calibrated(predicted)
+                })
+                .fold(0, usize::saturating_add);
+            match bytes.iter_mut().find(|(n, _)| *n == node) {
+                Some((_, b)) => *b = b.saturating_add(asked),
+                None => bytes.push((node, asked)),
+            }
+        }
+    }
+    bytes
+}
 
 /// Where a waiter stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

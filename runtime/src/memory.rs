@@ -96,6 +96,17 @@ pub enum Reserve {
     TooLarge,
 }
 
+/// Folds `bytes` into the moving average `avg` (weight 1/8; the first value as it is).
+fn moving_average(avg: &AtomicUsize, bytes: usize) {
+    let _ = avg.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+        Some(if old == 0 {
+            bytes
+        } else {
+            ((old as u128 * 7 + bytes as u128) / 8) as usize
+        })
+    });
+}
+
 /// Accounted memory of one node, with its breaker.
 #[derive(Debug)]
 pub struct NodePool {
@@ -110,6 +121,8 @@ pub struct NodePool {
     crashed: AtomicBool,
     check_pending: AtomicBool,
     join_estimate: AtomicUsize,
+    /// Moving average of the build bytes predicted (from table sizes) for joins asked for here.
+    join_predicted: AtomicUsize,
     join_held: AtomicUsize,
     trips: AtomicU64,
     released: OnceLock<Released>,
@@ -136,6 +149,7 @@ impl NodePool {
             crashed: AtomicBool::new(false),
             check_pending: AtomicBool::new(false),
             join_estimate: AtomicUsize::new(0),
+            join_predicted: AtomicUsize::new(0),
             join_held: AtomicUsize::new(0),
             trips: AtomicU64::new(0),
             released: OnceLock::new(),
@@ -206,15 +220,30 @@ impl NodePool {
 
     /// A hash join on this node finished holding at most `bytes`: keeps a moving average.
     pub fn record_join(&self, bytes: usize) {
-        let _ = self
-            .join_estimate
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
-                Some(if old == 0 {
-                    bytes
-                } else {
-                    (old * 7 + bytes) / 8
-                })
-            });
+        moving_average(&self.join_estimate, bytes);
+    }
+
+    /// A query asks for a hash join here predicted (from table sizes) to build `bytes`: keeps
+    /// a moving average of the predictions, to set against what joins really held.
+    pub fn record_prediction(&self, bytes: usize) {
+        moving_average(&self.join_predicted, bytes);
+    }
+
+    /// A join predicted to build `predicted` bytes, corrected by this node's record: scaled by
+    /// the running estimate of what joins held here over the average of their predictions.
+    /// Before any join finished here, the prediction itself; without predictions to compare
+    /// (they were all 0), the running estimate.
+    pub fn calibrated(&self, predicted: usize) -> usize {
+        let held = self.join_estimate();
+        let asked = self.join_predicted.load(Ordering::Relaxed);
+        if held == 0 {
+            predicted
+        } else if asked == 0 {
+            held
+        } else {
+            let scaled = predicted as u128 * held as u128 / asked as u128;
+            scaled.min(usize::MAX as u128) as usize
+        }
     }
 
     /// The running estimate of one hash join's build memory on this node (0 before any
@@ -470,6 +499,14 @@ impl MemoryWait {
             self.done();
             return Reserve::TooLarge;
         }
+        // Nobody waits and there is room: no need for the queue's lock (a refusal goes the
+        // slow way below, which tries again once announced, so no wake-up is lost).
+        if self.ticket.is_none()
+            && pool.waiting.load(Ordering::SeqCst) == 0
+            && mem.try_grow(bytes).is_ok()
+        {
+            return Reserve::Granted;
+        }
         let mut w = pool.waiters.lock().unwrap_or_else(|e| e.into_inner());
         // Announced before trying, so that a shrink racing with this attempt either frees
         // memory the attempt sees or finds the producer queued (no lost wake-up).
@@ -635,6 +672,24 @@ mod tests {
         drop((ra, rb, rc, rd, held));
         assert_eq!(p.used(), 0);
         assert!(woken(&w).is_empty());
+    }
+
+    #[test]
+    fn predictions_are_taken_as_they_are_until_joins_have_held_memory_then_scaled() {
+        let p = pool(100 * MIB);
+        // Before any join ran here: the prediction itself.
+        p.record_prediction(MIB);
+        assert_eq!(p.calibrated(MIB), MIB);
+        assert_eq!(p.calibrated(3 * MIB), 3 * MIB);
+        // Joins predicted at 1 MiB held 2 MiB: every prediction counts double from now on.
+        p.record_join(2 * MIB);
+        assert_eq!(p.calibrated(MIB), 2 * MIB);
+        assert_eq!(p.calibrated(3 * MIB), 6 * MIB);
+        // Nothing predicted (no table sizes to go by): the running estimate.
+        let q = pool(100 * MIB);
+        q.record_prediction(0);
+        q.record_join(MIB);
+        assert_eq!(q.calibrated(0), MIB);
     }
 
     #[test]

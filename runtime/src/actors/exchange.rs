@@ -550,14 +550,13 @@ impl ExchangeSendActor {
             mem.shrink(mem.size() - total);
         }
         let need = total - mem.size();
-        let outcome = match &self.wake {
-            Some(wake) => self.memory.reserve(&mut mem, need, wake),
-            None => {
-                // Not started yet: nothing can wake it, so it does not wait.
-                mem.force_grow(need);
-                Reserve::Granted
-            }
+        let Some(wake) = &self.wake else {
+            // Not started yet, so nothing could wake it: it waits, with what it has, for
+            // `started`, which looks again.
+            stash.mem = Some(mem);
+            return Ok(false);
         };
+        let outcome = self.memory.reserve(&mut mem, need, wake);
         match outcome {
             Reserve::Granted => {
                 let Some(stash) = self.stash.take() else {
@@ -582,8 +581,9 @@ impl ExchangeSendActor {
     }
 
     /// Holds `batch` (accounted by `mem`) as channel `i`'s newest: appended to the batch held
-    /// there if both fit [`SenderSpec::batch_rows`], else sending the held one on its way.
-    fn hold(&mut self, i: usize, batch: Batch, mem: Reservation) -> weir_operators::Result<()> {
+    /// there if both fit [`SenderSpec::batch_rows`] and what the append makes can be accounted
+    /// on this node now, else sending the held one on its way.
+    fn hold(&mut self, i: usize, batch: Batch, mut mem: Reservation) -> weir_operators::Result<()> {
         let target = self.spec.batch_rows;
         let ch = &mut self.channels[i];
         if ch.stopped {
@@ -591,17 +591,22 @@ impl ExchangeSendActor {
         }
         if let Some((held, held_mem)) = &mut ch.held {
             if held.num_rows() + batch.num_rows() <= target {
-                held.append(&batch)?;
-                held_mem.merge(mem);
                 // Appending sizes the vectors exactly, so the two batches' bytes cover the
-                // result (the allocator's rounding aside, which is taken as it is).
-                let size = held.memory_size();
-                if held_mem.size() > size {
-                    held_mem.shrink(held_mem.size() - size);
-                } else {
-                    held_mem.force_grow(size - held_mem.size());
+                // result, but for a validity bitmap made for the held rows when only the new
+                // part has one: that growth is accounted before it is made. If the node has
+                // no room for it, the two batches travel apart instead (no wait: the sender
+                // may hold the very memory it would wait for).
+                let size = held.appended_memory_size(&batch);
+                let have = held_mem.size() + mem.size();
+                if size <= have || mem.try_grow(size - have).is_ok() {
+                    held.append(&batch)?;
+                    held_mem.merge(mem);
+                    let now = held.memory_size();
+                    if held_mem.size() > now {
+                        held_mem.shrink(held_mem.size() - now);
+                    }
+                    return Ok(());
                 }
-                return Ok(());
             }
         }
         if let Some((prev, prev_mem)) = ch.held.replace((batch, mem)) {
@@ -725,6 +730,10 @@ impl Actor for ExchangeSendActor {
             acks: ctx.address().recipient(),
             stops: ctx.address().recipient(),
         });
+        // Input that waited for the start (see `place_stash`) goes on now.
+        if self.stash.is_some() || !self.inbox.is_empty() {
+            self.process(ctx);
+        }
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {

@@ -5,7 +5,7 @@
 
 use super::fragment::{FragmentActor, FragmentSink, FragmentSpec};
 use super::protocol::{CloseFragment, QueryRegistration, RemoteEvent};
-use crate::admission::{Admission, Demand, Place};
+use crate::admission::{Admission, BuildEstimate, Demand, Place};
 use crate::breaker::{BreakerConfig, BreakerCounters};
 use crate::channel::ResultSender;
 use crate::error::Error;
@@ -95,6 +95,8 @@ pub struct QuerySetup {
     pub breaker_counters: Arc<BreakerCounters>,
     /// The cluster's admission queue.
     pub admission: Arc<Admission>,
+    /// The build memory of the plan's joins, predicted from table sizes.
+    pub builds: Arc<BuildEstimate>,
     /// Source of query ids (a retried query runs under a new id).
     pub ids: Arc<AtomicU64>,
     /// Seed of the backoff jitter.
@@ -234,33 +236,16 @@ impl QueryActor {
         self.place = None;
     }
 
-    /// What the query asks of each node: its hash joins there times the node's running
-    /// estimate of a join's build memory.
+    /// What the query asks of each node: the predicted build memory of its hash joins there
+    /// (see [`crate::admission::demand`]).
     fn demand(&self) -> Demand {
-        let mut joins = vec![0usize; self.setup.nodes.len()];
-        for (i, f) in self.setup.plan.fragments.iter().enumerate() {
-            let n = count_joins(&f.plan);
-            if n == 0 {
-                continue;
-            }
-            let nodes: Vec<NodeId> = if i == 0 {
-                vec![self.node.id()]
-            } else {
-                self.setup.instances[i].clone()
-            };
-            for node in nodes {
-                if let Some(j) = joins.get_mut(node as usize) {
-                    *j += n;
-                }
-            }
-        }
-        self.involved()
-            .into_iter()
-            .map(|n| {
-                let per_join = self.setup.nodes[n as usize].pool.join_estimate();
-                (n, joins[n as usize] * per_join)
-            })
-            .collect()
+        crate::admission::demand(
+            &self.setup.builds,
+            &self.setup.instances,
+            self.node.id(),
+            &self.involved(),
+            &self.setup.nodes,
+        )
     }
 
     /// Admission: enters the admission queue and runs the query once it is admitted on all
@@ -648,11 +633,6 @@ impl QueryActor {
     fn window(&self) -> Window {
         Window::new(self.setup.window, self.setup.window_bytes)
     }
-}
-
-fn count_joins(plan: &PhysicalPlan) -> usize {
-    usize::from(plan.holds_build_side())
-        + plan.children().into_iter().map(count_joins).sum::<usize>()
 }
 
 fn collect_exchanges(plan: &PhysicalPlan, out: &mut Vec<u32>) {

@@ -3,6 +3,7 @@
 
 use super::Cluster;
 use crate::actors::query::{QueryActor, QuerySetup};
+use crate::admission::BuildEstimate;
 use crate::error::{Error, Result};
 use crate::flow::EdgeRegistry;
 use crate::node::NodeHandle;
@@ -137,6 +138,12 @@ impl Cluster {
                 .map(|(nodes, key)| nodes.iter().map(|&n| !known.insert((n, *key))).collect())
                 .collect()
         };
+        let builds = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            Arc::new(BuildEstimate::of(&plan, &schedule.instances, &|t| {
+                catalog.row_count(t)
+            }))
+        };
         let window = self.inner.config.window;
         let (tx, rx) = crate::channel::bounded(window + 1, self.inner.config.idle_spin);
         let epoch = Arc::new(AtomicU64::new(0));
@@ -168,6 +175,7 @@ impl Cluster {
             breaker: self.inner.config.breaker.clone(),
             breaker_counters: self.inner.breaker.clone(),
             admission: self.inner.admission.clone(),
+            builds,
             ids: self.inner.ids.clone(),
             seed: self.inner.config.seed,
             epoch: epoch.clone(),

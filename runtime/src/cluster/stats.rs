@@ -38,6 +38,9 @@ pub struct NodeStats {
     pub breaker_open: bool,
     /// Times the breaker opened.
     pub trips: u64,
+    /// Bytes the queries admitted on it are expected to build (the admission queue's estimate
+    /// of their hash joins, from table sizes and what joins held here before).
+    pub admitted_memory: usize,
     /// Whether the node ran out of memory (and was not restarted).
     pub out_of_memory: bool,
     /// Whether the node runs in another process ([`crate::ClusterBuilder::connect`]): `up`
@@ -114,6 +117,7 @@ impl Cluster {
                 fragment_cache_misses: c.fragment_cache_misses.load(Ordering::Relaxed),
                 breaker_open: n.pool.is_open(),
                 trips: n.pool.trips(),
+                admitted_memory: self.inner.admission.committed(n.id),
                 out_of_memory: n.pool.crashed(),
             })
             .collect();
