@@ -89,13 +89,18 @@ pub struct JmhArgs {
     /// The cluster's shared secret, as `weir node --secret-file` reads it (with `--connect`).
     #[arg(long, requires = "connect")]
     pub secret_file: Option<std::path::PathBuf>,
+    /// Idle spinning of the cluster's threads.
+    #[command(flatten)]
+    pub spin: super::SpinArg,
 }
 
 impl JmhArgs {
     /// The cluster to measure under `protocol`: 3 data nodes in process, or the nodes of
     /// `--connect`.
     fn cluster(&self, protocol: Protocol) -> Result<Cluster, String> {
-        let builder = Cluster::builder().nodes(3).protocol(protocol);
+        let builder = self
+            .spin
+            .apply(Cluster::builder().nodes(3).protocol(protocol));
         let builder = match (&self.connect[..], &self.secret_file) {
             ([], _) => builder,
             (addrs, Some(file)) => {

@@ -58,6 +58,9 @@ pub struct JoinArgs {
     /// One JSON object on stdout instead of the text report.
     #[arg(long)]
     pub json: bool,
+    /// Idle spinning of the cluster's threads.
+    #[command(flatten)]
+    pub spin: super::SpinArg,
 }
 
 /// What `weir bench join` measured (its `--json` object).
@@ -169,8 +172,9 @@ fn weir_answer(cluster: &Cluster) -> Result<(i64, Option<i64>), String> {
 pub fn measure(args: &JoinArgs) -> Result<JoinReport, String> {
     let (build, probe) = (args.build as usize, args.probe as usize);
     let t = generate(build, probe, args.seed);
-    let cluster = Cluster::builder()
-        .nodes(args.nodes as usize)
+    let cluster = args
+        .spin
+        .apply(Cluster::builder().nodes(args.nodes as usize))
         .build()
         .map_err(|e| e.to_string())?;
     load(&cluster, &t)?;

@@ -19,6 +19,8 @@
 //! beside its cases in [`floor`].
 
 use clap::Subcommand;
+use std::time::Duration;
+use weir_runtime::ClusterBuilder;
 
 pub mod chart;
 pub mod floor;
@@ -101,5 +103,25 @@ pub fn run(command: &BenchCommand) -> Result<(), String> {
         BenchCommand::Soak(args) => soak(args),
         BenchCommand::Tpch(args) => tpch::main(args),
         BenchCommand::Join(args) => join::main(args),
+    }
+}
+
+/// The `--idle-spin-us` flag shared by the benchmarks that build a cluster: how long node
+/// threads and waiting callers spin after their last work before they sleep.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct SpinArg {
+    /// Microseconds node threads and waiting callers spin before they sleep (default: the
+    /// runtime's own, `ClusterBuilder::idle_spin`; 0 sleeps at once).
+    #[arg(long = "idle-spin-us")]
+    pub idle_spin_us: Option<u64>,
+}
+
+impl SpinArg {
+    /// `builder` with the flag's spin, if given.
+    pub fn apply(self, builder: ClusterBuilder) -> ClusterBuilder {
+        match self.idle_spin_us {
+            Some(us) => builder.idle_spin(Duration::from_micros(us)),
+            None => builder,
+        }
     }
 }

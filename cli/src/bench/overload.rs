@@ -113,6 +113,9 @@ pub struct OverloadArgs {
     /// A query still running after this many seconds fails.
     #[arg(long, default_value_t = 10.0)]
     pub query_timeout: f64,
+    /// Idle spinning of the cluster's threads.
+    #[command(flatten)]
+    pub spin: super::SpinArg,
 }
 
 /// The long help of `weir bench overload`.
@@ -371,7 +374,9 @@ fn level(
 ) -> Result<OverloadRow, String> {
     let name = mode_name(mode);
     pb.set_message(format!("{name}, {clients} clients: loading"));
-    let cluster = Cluster::builder()
+    let cluster = args
+        .spin
+        .apply(Cluster::builder())
         .nodes(args.nodes)
         .partitions(PARTITIONS)
         .node_memory(args.node_memory)
@@ -441,7 +446,8 @@ fn level(
 }
 
 /// Runs the sweep: every level in guarded mode, and in legacy mode up to and including the
-/// first level that runs a node out of memory.
+/// first level that runs a node out of memory; at each level the modes run one after the
+/// other.
 pub fn run(args: &OverloadArgs) -> Result<Vec<OverloadRow>, String> {
     if !(args.seconds.is_finite() && args.seconds > 0.0) {
         return Err(format!(
@@ -474,23 +480,31 @@ pub fn run(args: &OverloadArgs) -> Result<Vec<OverloadRow>, String> {
         .progress_chars("=> "),
     );
     pb.enable_steady_tick(Duration::from_millis(200));
+    // Level by level, each mode in turn: both modes see the machine as it is at that level
+    // (a sweep of one mode after the other would compare them at different times).
     let mut rows = Vec::new();
-    for &mode in &modes {
-        for (i, &clients) in args.clients.iter().enumerate() {
+    let mut legacy_crashed = false;
+    for (i, &clients) in args.clients.iter().enumerate() {
+        for &mode in &modes {
+            if mode == JoinMode::Legacy && legacy_crashed {
+                continue;
+            }
             let row = level(args, &data, mode, clients, &pb)?;
             if !terminal {
                 eprintln!("{}", progress_line(&row));
             }
-            let crashed = mode == JoinMode::Legacy && row.oom_nodes > 0;
+            if mode == JoinMode::Legacy && row.oom_nodes > 0 {
+                legacy_crashed = true;
+                pb.inc((args.clients.len() - i - 1) as u64);
+            }
             rows.push(row);
             pb.inc(1);
-            if crashed {
-                pb.inc((args.clients.len() - i - 1) as u64);
-                break;
-            }
         }
     }
     pb.finish_and_clear();
+    // Rows by mode, each mode's in level order (a stable sort), as the table and the charts
+    // read them.
+    rows.sort_by_key(|r| modes.iter().position(|m| mode_name(*m) == r.mode));
     Ok(rows)
 }
 

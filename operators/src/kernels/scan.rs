@@ -9,7 +9,7 @@
 //! evaluated without the general expression machinery; any other filter goes through it.
 
 use super::ExecContext;
-use crate::column::{Column, ColumnBuilder, ColumnData};
+use crate::column::{Column, ColumnBuilder};
 use crate::eval::{evaluate_predicate, evaluate_scalar};
 use crate::{Batch, BinaryOp, Expr, Result, Value};
 use std::sync::Arc;
@@ -336,8 +336,8 @@ impl ScanSource {
             let col = cur.chunk.column(i);
             match &cur.rows {
                 None if take == col.len() => builder.extend_from(col),
-                None => append_range(builder, col, range.clone()),
-                Some(rows) => append_rows(builder, col, &rows[range.clone()]),
+                None => builder.extend_range(col, range.clone()),
+                Some(rows) => builder.extend_rows(col, &rows[range.clone()]),
             }
         }
         cur.next += take;
@@ -378,24 +378,6 @@ impl ScanSource {
             }
             self.copy_rows(size - self.out_rows);
         }
-    }
-}
-
-/// Appends rows `range` of `col`.
-fn append_range(builder: &mut ColumnBuilder, col: &Column, range: std::ops::Range<usize>) {
-    match (&col.data, col.null_count()) {
-        (ColumnData::Int64(v), 0) => v[range].iter().for_each(|&x| builder.push_i64(x)),
-        _ => range.for_each(|i| builder.push_from(col, i)),
-    }
-}
-
-/// Appends the rows `rows` of `col`.
-fn append_rows(builder: &mut ColumnBuilder, col: &Column, rows: &[u32]) {
-    match (&col.data, col.null_count()) {
-        (ColumnData::Int64(v), 0) => rows.iter().for_each(|&i| builder.push_i64(v[i as usize])),
-        _ => rows
-            .iter()
-            .for_each(|&i| builder.push_from(col, i as usize)),
     }
 }
 
