@@ -457,6 +457,60 @@ mod tests {
     }
 
     #[test]
+    fn ties_keep_input_order_in_random_input_and_in_sorted_runs() {
+        // Keys with many ties; the second column numbers the rows. Once shuffled (the unstable
+        // path), once as sorted runs (the stable merge path).
+        let n = 5000i64;
+        let shuffled: Vec<i64> = (0..n).map(|i| (i * 7919) % 13).collect();
+        let mut runs: Vec<i64> = Vec::new();
+        for r in 0..4 {
+            runs.extend((0..n / 4).map(|i| (i * 13 / (n / 4)) + r % 2));
+        }
+        for (name, keys) in [("shuffled", shuffled), ("runs", runs)] {
+            for descending in [false, true] {
+                let rows: Vec<Vec<Value>> = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &k)| vec![k.into(), (i as i64).into()])
+                    .collect();
+                let b = Batch::from_rows(&[DataType::Int64, DataType::Int64], &rows).unwrap();
+                let mut op = SortOp::new(
+                    vec![key(0, descending, false)],
+                    None,
+                    ExecContext::new(vec![]),
+                    Reservation::unbounded(),
+                );
+                let mut out = Vec::new();
+                op.push(0, b).unwrap();
+                op.finish(0).unwrap();
+                drain(&mut op, &mut out).unwrap();
+                let got: Vec<(i64, i64)> = out
+                    .iter()
+                    .flat_map(|b| b.rows())
+                    .map(|r| match (&r[0], &r[1]) {
+                        (Value::Int(k), Value::Int(i)) => (*k, *i),
+                        other => panic!("{other:?}"),
+                    })
+                    .collect();
+                let mut want: Vec<(i64, i64)> = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &k)| (k, i as i64))
+                    .collect();
+                want.sort_by(|a, b| {
+                    let o = a.0.cmp(&b.0);
+                    if descending {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                });
+                assert_eq!(got, want, "{name}, descending {descending}");
+            }
+        }
+    }
+
+    #[test]
     fn emits_one_batch_per_call_and_frees_at_the_end() {
         let pool = crate::UnboundedPool::new();
         let mut ctx = ExecContext::new(vec![]);
