@@ -90,7 +90,7 @@ pub struct OverloadArgs {
     #[arg(long, value_delimiter = ',', default_value = DEFAULT_CLIENTS)]
     pub clients: Vec<usize>,
     /// Seconds each level runs.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 4.0)]
     pub seconds: f64,
     /// Join mode(s) to run.
     #[arg(long, value_enum, default_value_t = ModeChoice::Both)]
