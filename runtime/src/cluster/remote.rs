@@ -29,8 +29,12 @@
 //! ([`NodeCrashed`]): those that returned no rows yet run again on the copies, as in process.
 //! When its connection comes back (its process restarted with the same id and address), the
 //! client joins it again and fetches its versions before marking it up: copies it lost (a
-//! restarted process holds nothing) stay stale, so reads go to the copies that have the rows.
-//! Rebuilding those copies on the restarted node is not done yet.
+//! restarted process holds nothing) are stale, so reads go to the copies that have the rows.
+//! Still holding the catalog's write lock, the client then resyncs them
+//! ([`crate::resync`]): every stale copy on a live node is refreshed, by messages, from a
+//! live copy at the committed version, and counts current again once its node installed it.
+//! The same is done when the client connects and finds stale copies. A copy whose resync
+//! fails (its source goes away, no answer in time) stays stale; the next rejoin tries again.
 
 use super::{Cluster, ClusterBuilder, Inner};
 use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
@@ -41,11 +45,13 @@ use crate::breaker::BreakerCounters;
 use crate::error::{Error, Result};
 use crate::membership::Membership;
 use crate::memory::NodePool;
+use crate::messages::TableLayout;
 use crate::messages::{CatalogPut, CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
 use crate::network::tcp::{PeerEvent, TcpConfig, TcpTransport};
 use crate::network::Network;
 use crate::node::{NodeShared, NodeStorage};
 use crate::replication::{ReplicaBook, WriteReplies};
+use crate::resync::{Resync, ResyncOutcome};
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -304,6 +310,15 @@ impl Cluster {
                 .up
                 .store(true, Ordering::SeqCst);
         }
+        {
+            // Copies left stale before this client came (a node restarted meanwhile).
+            let catalog = cluster
+                .inner
+                .catalog
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            cluster.inner.resync(&catalog);
+        }
         let weak = Arc::downgrade(&cluster.inner);
         let watcher = std::thread::Builder::new()
             .name("weir-client-peers".into())
@@ -540,8 +555,56 @@ impl Inner {
         changed
     }
 
+    /// Refreshes every stale copy on a live data node from a live current copy, over the
+    /// network ([`crate::resync`]). The caller holds the catalog's write lock (`catalog`), so
+    /// that no write slips in.
+    fn resync(&self, catalog: &Catalog) -> ResyncOutcome {
+        let mut book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        if book.stale_copies().is_empty() {
+            return ResyncOutcome::default();
+        }
+        let tables: Vec<(TableLayout, Arc<Vec<Vec<NodeId>>>)> = catalog
+            .tables()
+            .map(|def| {
+                let layout = TableLayout {
+                    table: def.name.to_lowercase(),
+                    schema: def.schema.clone(),
+                    primary_key: def.primary_key.clone(),
+                    indexed: def.indexes.iter().map(|i| i.column).collect(),
+                };
+                (layout, self.copies(def.partitions))
+            })
+            .collect();
+        let remote = self.remote();
+        let up = |n: NodeId| {
+            (n as usize) < self.config.nodes
+                && self.nodes[n as usize].up.load(Ordering::SeqCst)
+                && remote.transport.is_up(n)
+        };
+        let resync = Resync {
+            network: &self.network,
+            client: self.client,
+            up: &up,
+            replies: remote.membership.resyncs(),
+            ids: &self.ids,
+            names: &self.names,
+        };
+        let started = Instant::now();
+        let outcome = resync.run(&mut book, &tables);
+        if outcome.refreshed > 0 || outcome.failed > 0 {
+            tracing::info!(
+                "resync: {} copies refreshed, {} still stale, in {:?}",
+                outcome.refreshed,
+                outcome.failed,
+                started.elapsed()
+            );
+        }
+        outcome
+    }
+
     /// Data node `i`'s connection came back: join it again, learn its versions (copies it
-    /// lost stay stale), and mark it up. Holds the catalog so that no write slips in.
+    /// lost are stale), mark it up, and resync the stale copies. Holds the catalog so that
+    /// no write slips in.
     fn rejoin(&self, i: NodeId) {
         let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
         self.send_join(i);
@@ -565,6 +628,7 @@ impl Inner {
                 self.learn(&mut catalog, &replies);
                 self.nodes[i as usize].up.store(true, Ordering::SeqCst);
                 tracing::info!("node-{i} is back");
+                self.resync(&catalog);
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
