@@ -436,6 +436,50 @@ fn a_node_process_restarted_with_its_id_and_address_resyncs_its_copies_from_the_
 }
 
 #[test]
+fn copies_without_a_live_source_stay_stale_and_the_rest_resync_without_waiting() {
+    let mut nodes = Nodes::start("nosource", 3);
+    let remote = build(nodes.client(0).backups(1));
+    demo::load_item(&remote, ITEM_ROWS).expect("Item loads");
+    let partitions = remote.tables()[0].partitions;
+    let copies = weir_runtime::placement::copies(partitions, 3, 1);
+    let key_held_by = |a: u32, b: u32| {
+        (0..ITEM_ROWS as i64)
+            .find(|&k| {
+                let p = weir_operators::storage::partition_of(&Value::Int(k), partitions);
+                let holders = &copies[p as usize];
+                holders.contains(&a) && holders.contains(&b)
+            })
+            .expect("a key on those two nodes")
+    };
+    let (on_0_1, on_1_2) = (key_held_by(0, 1), key_held_by(1, 2));
+    nodes.kill(1);
+    wait_for("node 1 seen down", || !remote.stats().nodes[1].up);
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !remote.stats().nodes[0].up);
+    let started = Instant::now();
+    let (child, _) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    wait_for("node 1 back", || remote.stats().nodes[1].up);
+    // The copies node 1 shares with node 2 come back from node 2; those it shares with the
+    // dead node 0 have no live source and stay stale: some partitions cannot be read.
+    assert_eq!(remote.health(), weir_runtime::Health::Red);
+    assert!(started.elapsed() < LIMIT, "{:?}", started.elapsed());
+    // With node 2 gone too, node 1 alone answers for what it resynced...
+    nodes.kill(2);
+    wait_for("node 2 seen down", || !remote.stats().nodes[2].up);
+    assert_eq!(
+        rows(&remote, PRIMARY_KEY_QUERY.sql, &[Value::Int(on_1_2)]),
+        vec![vec![Value::Str(format!("name{on_1_2}"))]]
+    );
+    // ...and refuses what it could not: its stale copy serves no reads.
+    let started = Instant::now();
+    assert!(remote
+        .query(PRIMARY_KEY_QUERY.sql, &[Value::Int(on_0_1)])
+        .is_err());
+    assert!(started.elapsed() < LIMIT, "{:?}", started.elapsed());
+}
+
+#[test]
 fn a_client_that_connects_later_sees_the_tables_and_their_rows() {
     let nodes = Nodes::start("later", 3);
     let first = build(nodes.client(0));

@@ -34,7 +34,9 @@
 //! ([`crate::resync`]): every stale copy on a live node is refreshed, by messages, from a
 //! live copy at the committed version, and counts current again once its node installed it.
 //! The same is done when the client connects and finds stale copies. A copy whose resync
-//! fails (its source goes away, no answer in time) stays stale; the next rejoin tries again.
+//! fails (its source goes away, no answer in time) stays stale; the next rejoin tries again,
+//! and so does the client by itself every 10 s while such a copy has a live current copy to
+//! come from.
 
 use super::{Cluster, ClusterBuilder, Inner};
 use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
@@ -70,6 +72,11 @@ pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 
 /// Longest the client waits for the data nodes to answer a catalog request.
 const ASK_LIMIT: Duration = Duration::from_secs(5);
+
+/// How long after the last resync attempt the client tries again by itself, when a stale copy
+/// on a live data node has a live current copy to come from (a resync that failed, a copy
+/// that missed a write its node refused).
+const RESYNC_RETRY: Duration = Duration::from_secs(10);
 
 /// The client's side of the connections to data nodes in other processes.
 pub struct Remote {
@@ -602,6 +609,28 @@ impl Inner {
         outcome
     }
 
+    /// Whether some stale copy on a live data node has a live current copy to be resynced
+    /// from.
+    fn resyncable(&self) -> bool {
+        let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        let up = |n: NodeId| self.nodes[n as usize].up.load(Ordering::SeqCst);
+        book.stale_copies().iter().any(|(table, stale)| {
+            let Some(def) = catalog.table(table) else {
+                return false;
+            };
+            let copies = self.copies(def.partitions);
+            stale.iter().any(|&(p, n)| {
+                up(n)
+                    && copies.get(p as usize).is_some_and(|holders| {
+                        holders
+                            .iter()
+                            .any(|&h| up(h) && !book.is_stale(table, p, h))
+                    })
+            })
+        })
+    }
+
     /// Data node `i`'s connection came back: join it again, learn its versions (copies it
     /// lost are stale), mark it up, and resync the stale copies. Holds the catalog so that
     /// no write slips in.
@@ -640,14 +669,24 @@ impl Inner {
 }
 
 /// Follows the client's connections: a data node whose connection ends is down (and its
-/// queries are told), one whose connection comes back rejoins.
+/// queries are told), one whose connection comes back rejoins. Every [`RESYNC_RETRY`], stale
+/// copies that can be resynced are.
 fn watch(
     inner: Weak<Inner>,
     events: crossbeam_channel::Receiver<PeerEvent>,
     stop: Arc<AtomicBool>,
 ) {
+    let mut last_try = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         let Ok(event) = events.recv_timeout(Duration::from_millis(50)) else {
+            if last_try.elapsed() >= RESYNC_RETRY {
+                last_try = Instant::now();
+                let Some(inner) = inner.upgrade() else { return };
+                if inner.resyncable() {
+                    let catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+                    inner.resync(&catalog);
+                }
+            }
             continue;
         };
         let Some(inner) = inner.upgrade() else { return };
