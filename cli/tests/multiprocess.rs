@@ -480,6 +480,74 @@ fn copies_without_a_live_source_stay_stale_and_the_rest_resync_without_waiting()
 }
 
 #[test]
+fn a_copy_larger_than_a_piece_resyncs_in_pieces() {
+    let mut nodes = Nodes::start("pieces", 3);
+    let remote = build(nodes.client(0).backups(1).partitions(2));
+    remote
+        .execute("CREATE TABLE big (id BIGINT PRIMARY KEY, s VARCHAR)")
+        .unwrap();
+    remote.execute("CREATE INDEX big_s ON big(s)").unwrap();
+    // 40 MB of rows: each partition's copy is several pieces of at most 8 MiB.
+    const ROWS: i64 = 400;
+    const BYTES: usize = 100_000;
+    let ids: Vec<i64> = (0..ROWS).collect();
+    let strs: Vec<String> = ids
+        .iter()
+        .map(|i| format!("{i:06}{}", "x".repeat(BYTES - 6)))
+        .collect();
+    let batch = weir_cli::Batch::try_new(vec![
+        weir_cli::Column::from_i64(ids),
+        weir_cli::Column::from_strs(&strs),
+    ])
+    .unwrap();
+    assert_eq!(remote.load("big", batch).unwrap(), ROWS as usize);
+    // Restart a backup of partition 0, then kill the other holder: it alone answers.
+    let copies = weir_runtime::placement::copies(2, 3, 1);
+    let (primary, restarted) = (copies[0][0] as usize, copies[0][1] as usize);
+    let before = remote.stats().messages.count(MessageKind::PartitionRows);
+    nodes.kill(restarted);
+    wait_for("the node seen down", || !remote.stats().nodes[restarted].up);
+    let (child, _) = start_node(
+        restarted,
+        &nodes.addrs[restarted].to_string(),
+        &nodes.secret,
+    );
+    nodes.children[restarted] = Some(child);
+    wait_for("the node back", || remote.stats().nodes[restarted].up);
+    wait_for("health green after the resync", || {
+        remote.health() == weir_runtime::Health::Green
+    });
+    let pieces = remote.stats().messages.count(MessageKind::PartitionRows) - before;
+    let held = copies
+        .iter()
+        .filter(|c| c.contains(&(restarted as u32)))
+        .count() as u64;
+    assert!(pieces >= 3 * held, "{pieces} pieces for {held} copies");
+    nodes.kill(primary);
+    wait_for("the other holder seen down", || {
+        !remote.stats().nodes[primary].up
+    });
+    let total = |sql: &str| rows(&remote, sql, &[]);
+    assert_eq!(
+        total("SELECT COUNT(*), SUM(LENGTH(s)), SUM(id) FROM big"),
+        vec![vec![
+            Value::Int(ROWS),
+            Value::Int(ROWS * BYTES as i64),
+            Value::Int(ROWS * (ROWS - 1) / 2)
+        ]]
+    );
+    let probe = &strs[7];
+    assert_eq!(
+        rows(
+            &remote,
+            "SELECT id FROM big WHERE s = ?",
+            &[Value::Str(probe.clone())]
+        ),
+        vec![vec![Value::Int(7)]]
+    );
+}
+
+#[test]
 fn a_client_that_connects_later_sees_the_tables_and_their_rows() {
     let nodes = Nodes::start("later", 3);
     let first = build(nodes.client(0));
