@@ -757,6 +757,134 @@ mod tests {
     }
 
     #[test]
+    fn the_resync_messages_round_trip_through_the_codec_with_their_kinds() {
+        use crate::messages::MessageKind;
+        let messages = [
+            NetMessage::PartitionFetch(PartitionFetch {
+                request: 11,
+                table: "t".into(),
+                partition: 2,
+            }),
+            NetMessage::PartitionRows(Box::new(PartitionRows {
+                request: 12,
+                version: 7,
+                indexed: vec![1],
+                piece: 0,
+                last: true,
+                rows: vec![rows(0..4)],
+                error: None,
+            })),
+            NetMessage::PartitionInstall(Box::new(piece(13, 0, true, vec![rows(0..4)]))),
+            NetMessage::PartitionInstalled(PartitionInstalled {
+                request: 14,
+                version: 7,
+                error: Some("no".into()),
+            }),
+        ];
+        let kinds = [
+            MessageKind::PartitionFetch,
+            MessageKind::PartitionRows,
+            MessageKind::PartitionInstall,
+            MessageKind::PartitionInstalled,
+        ];
+        for (i, (msg, kind)) in messages.iter().zip(kinds).enumerate() {
+            let bytes = codec::encode(msg).unwrap();
+            assert_eq!(&codec::decode::<NetMessage>(&bytes).unwrap(), msg);
+            assert_eq!(msg.kind(), kind);
+            assert_eq!(msg.query(), 11 + i as u64);
+            assert!(MessageKind::ALL.contains(&kind));
+            assert_eq!(kind.name(), format!("{kind:?}"));
+        }
+    }
+
+    /// A node that takes every message and never answers.
+    struct Silent;
+
+    impl actix::Actor for Silent {
+        type Context = actix::Context<Self>;
+    }
+
+    impl actix::Handler<crate::network::Deliver> for Silent {
+        type Result = ();
+
+        fn handle(&mut self, _: crate::network::Deliver, _: &mut actix::Context<Self>) {}
+    }
+
+    /// Resyncs node 1's stale copy of partition 0 of `t` from node 0 on a network where
+    /// every node takes messages and none answers; `up` says which nodes are up. Returns the
+    /// outcome, whether the copy is still stale, and how long it took.
+    fn resync_from_a_silent_source(up: &dyn Fn(NodeId) -> bool) -> (ResyncOutcome, bool, Duration) {
+        use actix::Actor;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let sys = actix::System::new();
+            sys.block_on(async {
+                let silent = Silent.start().recipient::<crate::network::Deliver>();
+                let _ = tx.send((actix::System::current(), silent));
+            });
+            let _ = sys.run();
+        });
+        let (system, silent) = rx.recv().unwrap();
+        let network = Network::new();
+        for n in [0, 1, 9] {
+            network.attach(n, Some(silent.clone()));
+        }
+        let replies = ResyncReplies::default();
+        let ids = AtomicU64::new(1);
+        let names = vec!["node-0".to_string(), "node-1".to_string()];
+        let resync = Resync {
+            network: &network,
+            client: 9,
+            up,
+            replies: &replies,
+            ids: &ids,
+            names: &names,
+        };
+        let mut book = ReplicaBook::default();
+        book.set_committed("t", 0, 3);
+        book.mark_stale("t", 0, 1, true);
+        let started = Instant::now();
+        let outcome = resync.run(&mut book, &[(layout(), Arc::new(vec![vec![0, 1]]))]);
+        let took = started.elapsed();
+        // Nothing is left waiting.
+        assert!(replies.lock().is_empty());
+        system.stop();
+        thread.join().unwrap();
+        (outcome, book.is_stale("t", 0, 1), took)
+    }
+
+    const FAILED: ResyncOutcome = ResyncOutcome {
+        refreshed: 0,
+        failed: 1,
+    };
+
+    #[test]
+    fn a_source_that_goes_down_mid_resync_leaves_the_copy_stale_without_waiting_out_the_limit() {
+        let source_up = Arc::new(AtomicBool::new(true));
+        {
+            let source_up = source_up.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                source_up.store(false, Ordering::SeqCst);
+            });
+        }
+        let up = |n: NodeId| n != 0 || source_up.load(Ordering::SeqCst);
+        let (outcome, stale, took) = resync_from_a_silent_source(&up);
+        assert_eq!((outcome, stale), (FAILED, true));
+        assert!(took < IDLE_LIMIT, "{took:?}");
+    }
+
+    #[test]
+    fn a_source_that_never_answers_times_out_and_the_copy_stays_stale() {
+        let (outcome, stale, took) = resync_from_a_silent_source(&|_| true);
+        assert_eq!((outcome, stale), (FAILED, true));
+        assert!(
+            took >= IDLE_LIMIT && took < IDLE_LIMIT + Duration::from_secs(2),
+            "{took:?}"
+        );
+    }
+
+    #[test]
     fn the_source_sends_its_rows_version_and_indexes() {
         let node = node();
         let mut installs = Installs::default();
