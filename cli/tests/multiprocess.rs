@@ -548,6 +548,35 @@ fn a_copy_larger_than_a_piece_resyncs_in_pieces() {
 }
 
 #[test]
+fn a_node_restarted_while_no_client_is_connected_is_resynced_by_the_next_client() {
+    let mut nodes = Nodes::start("unwatched", 3);
+    let local = TestCluster::new(
+        cluster_builder()
+            .nodes(3)
+            .backups(1)
+            .build()
+            .expect("a cluster"),
+    );
+    {
+        let first = build(nodes.client(0).backups(1));
+        for c in [&first, &local] {
+            load(c);
+            load_keyless(c);
+        }
+    }
+    nodes.kill(1);
+    let (child, _) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    // The next client finds node 1's copies empty, gives it the catalog and resyncs them
+    // before it serves.
+    let second = build(nodes.client(1).backups(1));
+    assert_eq!(second.health(), weir_runtime::Health::Green);
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !second.stats().nodes[0].up);
+    assert_same_answers(&second, &local, "from node 1's resynced copies");
+}
+
+#[test]
 fn a_client_that_connects_later_sees_the_tables_and_their_rows() {
     let nodes = Nodes::start("later", 3);
     let first = build(nodes.client(0));

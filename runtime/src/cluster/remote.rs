@@ -318,13 +318,24 @@ impl Cluster {
                 .store(true, Ordering::SeqCst);
         }
         {
-            // Copies left stale before this client came (a node restarted meanwhile).
+            // Copies left stale before this client came (a node restarted meanwhile, and
+            // holds no catalog either: it gets this one first).
             let catalog = cluster
                 .inner
                 .catalog
                 .write()
                 .unwrap_or_else(|e| e.into_inner());
-            cluster.inner.resync(&catalog);
+            if cluster.inner.has_stale() {
+                let put = CatalogPut {
+                    epoch: cluster.remote().epoch.load(Ordering::SeqCst),
+                    catalog: catalog.snapshot(),
+                };
+                for &i in &live {
+                    let msg = NetMessage::CatalogPut(Box::new(put.clone()));
+                    cluster.inner.network.send(client, i, &msg);
+                }
+                cluster.inner.resync(&catalog);
+            }
         }
         let weak = Arc::downgrade(&cluster.inner);
         let watcher = std::thread::Builder::new()
@@ -607,6 +618,12 @@ impl Inner {
             );
         }
         outcome
+    }
+
+    /// Whether any copy is stale.
+    fn has_stale(&self) -> bool {
+        let book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        !book.stale_copies().is_empty()
     }
 
     /// Whether some stale copy on a live data node has a live current copy to be resynced
