@@ -18,7 +18,11 @@
 //!
 //! A failure (the source or the target goes away, an error reply, no answer within
 //! [`IDLE_LIMIT`]) leaves the copy stale, logged as a warning; the client tries again when a
-//! node rejoins. Nothing waits without a bound.
+//! node rejoins or another client connects, and by itself every few seconds while a live
+//! current copy exists (`cluster/remote.rs`). Nothing waits without a bound.
+//!
+//! A target that crashes mid-install loses what it staged; one whose pieces stop coming drops
+//! them after [`STAGED_LIMIT`].
 //!
 //! This module holds the three sides: the source's [`pieces`], the target's [`Installs`], and
 //! the client's [`Resync`] with the [`ResyncReplies`] its node actor hands the answers to.
