@@ -37,7 +37,7 @@ use crate::node::{NodeShared, NodeStorage};
 use crate::recent::RecentSet;
 use crate::replication::ReplicaBook;
 use crossbeam_channel::{Receiver, Sender};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -421,6 +421,9 @@ impl Resync<'_> {
         tables: &[(TableLayout, Arc<Vec<Vec<NodeId>>>)],
     ) -> ResyncOutcome {
         let mut outcome = ResyncOutcome::default();
+        // Nodes that went down or stopped answering during this run are not asked again in
+        // it: one silent node costs one [`IDLE_LIMIT`], not one per copy.
+        let mut silent: HashSet<NodeId> = HashSet::new();
         for (layout, copies) in tables {
             let table = layout.table.as_str();
             for (p, holders) in copies.iter().enumerate() {
@@ -442,16 +445,23 @@ impl Resync<'_> {
                 for n in stale {
                     let mut done = false;
                     for &src in &sources {
+                        if silent.contains(&n) || silent.contains(&src) {
+                            continue;
+                        }
                         match self.copy(layout, p, version, src, n) {
                             Ok(()) => {
                                 done = true;
                                 break;
                             }
-                            Err(e) => tracing::warn!(
-                                "resync of partition {p} of {table} on {} from {}: {e}",
-                                self.name(n),
-                                self.name(src)
-                            ),
+                            Err(failure) => {
+                                tracing::warn!(
+                                    "resync of partition {p} of {table} on {} from {}: {}",
+                                    self.name(n),
+                                    self.name(src),
+                                    failure.message
+                                );
+                                silent.extend(failure.silent);
+                            }
                         }
                     }
                     if done {
@@ -482,7 +492,7 @@ impl Resync<'_> {
         version: u64,
         src: NodeId,
         dst: NodeId,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let request = self.ids.fetch_add(1, Ordering::Relaxed);
         let rx = self.replies.register(request);
         let result = self.exchange(&rx, request, layout, p, version, src, dst);
@@ -500,7 +510,7 @@ impl Resync<'_> {
         version: u64,
         src: NodeId,
         dst: NodeId,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let fetch = PartitionFetch {
             request,
             table: layout.table.clone(),
@@ -510,7 +520,7 @@ impl Resync<'_> {
             .network
             .send(self.client, src, &NetMessage::PartitionFetch(fetch))
         {
-            return Err("the fetch could not be sent".into());
+            return Err(Failure::of(Some(src), "the fetch could not be sent"));
         }
         let mut deadline = Instant::now() + IDLE_LIMIT;
         let mut next_piece = 0u32;
@@ -519,12 +529,19 @@ impl Resync<'_> {
             for n in [src, dst] {
                 // The source matters only until it sent every piece.
                 if !(self.up)(n) && (n == dst || !all_sent) {
-                    return Err(format!("{} went down", self.name(n)));
+                    return Err(Failure::of(Some(n), format!("{} went down", self.name(n))));
                 }
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(format!("no answer within {IDLE_LIMIT:?}"));
+                let waited_for = if all_sent { dst } else { src };
+                return Err(Failure::of(
+                    Some(waited_for),
+                    format!(
+                        "no answer from {} within {IDLE_LIMIT:?}",
+                        self.name(waited_for)
+                    ),
+                ));
             }
             let wait = (deadline - now).min(Duration::from_millis(20));
             let Ok((from, reply)) = rx.recv_timeout(wait) else {
@@ -533,18 +550,22 @@ impl Resync<'_> {
             match reply {
                 ResyncReply::Rows(rows) if from == src && !all_sent => {
                     if let Some(e) = rows.error {
-                        return Err(e);
+                        return Err(Failure::of(None, e));
                     }
                     if rows.version != version {
-                        return Err(format!(
-                            "the source's copy is at version {}, not the committed {version}",
-                            rows.version
+                        return Err(Failure::of(
+                            None,
+                            format!(
+                                "the source's copy is at version {}, not the committed \
+                                 {version}",
+                                rows.version
+                            ),
                         ));
                     }
                     if rows.piece != next_piece {
-                        return Err(format!(
-                            "piece {} came where {next_piece} was due",
-                            rows.piece
+                        return Err(Failure::of(
+                            None,
+                            format!("piece {} came where {next_piece} was due", rows.piece),
                         ));
                     }
                     next_piece += 1;
@@ -566,16 +587,18 @@ impl Resync<'_> {
                     };
                     let msg = NetMessage::PartitionInstall(Box::new(install));
                     if !self.network.send(self.client, dst, &msg) {
-                        return Err("a piece could not be sent".into());
+                        return Err(Failure::of(Some(dst), "a piece could not be sent"));
                     }
                 }
                 ResyncReply::Installed(done) if from == dst => {
                     return match done.error {
-                        Some(e) => Err(e),
-                        None if !all_sent => Err("installed before its last piece".into()),
-                        None if done.version != version => Err(format!(
-                            "installed at version {}, not {version}",
-                            done.version
+                        Some(e) => Err(Failure::of(None, e)),
+                        None if !all_sent => {
+                            Err(Failure::of(None, "installed before its last piece"))
+                        }
+                        None if done.version != version => Err(Failure::of(
+                            None,
+                            format!("installed at version {}, not {version}", done.version),
                         )),
                         None => Ok(()),
                     };
@@ -583,6 +606,24 @@ impl Resync<'_> {
                 _ => continue,
             }
             deadline = Instant::now() + IDLE_LIMIT;
+        }
+    }
+}
+
+/// Why one copy's resync failed.
+#[derive(Debug)]
+struct Failure {
+    /// A node that went down or did not answer (not asked again in this run).
+    silent: Option<NodeId>,
+    /// What happened.
+    message: String,
+}
+
+impl Failure {
+    fn of(silent: Option<NodeId>, message: impl Into<String>) -> Self {
+        Failure {
+            silent,
+            message: message.into(),
         }
     }
 }
@@ -814,9 +855,9 @@ mod tests {
         fn handle(&mut self, _: crate::network::Deliver, _: &mut actix::Context<Self>) {}
     }
 
-    /// Resyncs node 1's stale copy of partition 0 of `t` from node 0 on a network where
-    /// every node takes messages and none answers; `up` says which nodes are up. Returns the
-    /// outcome, whether the copy is still stale, and how long it took.
+    /// Resyncs node 1's stale copies of partitions 0 and 1 of `t` from node 0 on a network
+    /// where every node takes messages and none answers; `up` says which nodes are up.
+    /// Returns the outcome, whether both copies are still stale, and how long it took.
     fn resync_from_a_silent_source(up: &dyn Fn(NodeId) -> bool) -> (ResyncOutcome, bool, Duration) {
         use actix::Actor;
         let (tx, rx) = std::sync::mpsc::channel();
@@ -845,21 +886,25 @@ mod tests {
             names: &names,
         };
         let mut book = ReplicaBook::default();
-        book.set_committed("t", 0, 3);
-        book.mark_stale("t", 0, 1, true);
+        for p in 0..2 {
+            book.set_committed("t", p, 3);
+            book.mark_stale("t", p, 1, true);
+        }
         let started = Instant::now();
-        let outcome = resync.run(&mut book, &[(layout(), Arc::new(vec![vec![0, 1]]))]);
+        let copies = Arc::new(vec![vec![0, 1], vec![0, 1]]);
+        let outcome = resync.run(&mut book, &[(layout(), copies)]);
         let took = started.elapsed();
         // Nothing is left waiting.
         assert!(replies.lock().is_empty());
         system.stop();
         thread.join().unwrap();
-        (outcome, book.is_stale("t", 0, 1), took)
+        let stale = book.is_stale("t", 0, 1) && book.is_stale("t", 1, 1);
+        (outcome, stale, took)
     }
 
     const FAILED: ResyncOutcome = ResyncOutcome {
         refreshed: 0,
-        failed: 1,
+        failed: 2,
     };
 
     #[test]
@@ -879,7 +924,7 @@ mod tests {
     }
 
     #[test]
-    fn a_source_that_never_answers_times_out_and_the_copy_stays_stale() {
+    fn a_source_that_never_answers_times_out_once_and_the_copies_stay_stale() {
         let (outcome, stale, took) = resync_from_a_silent_source(&|_| true);
         assert_eq!((outcome, stale), (FAILED, true));
         assert!(
