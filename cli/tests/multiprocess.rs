@@ -329,38 +329,251 @@ fn with_a_backup_a_killed_node_process_costs_no_answers() {
     );
 }
 
+/// A table without a primary key (rows placed by hidden row ids, duplicates and NULLs kept).
+fn load_keyless(cluster: &Cluster) {
+    cluster
+        .execute("CREATE TABLE keyless (a BIGINT, b VARCHAR)")
+        .expect("keyless is made");
+    let values: Vec<String> = (0..300)
+        .map(|i| match i % 7 {
+            0 => "(NULL, 'none')".to_string(),
+            _ => format!("({}, 'b{}')", i % 50, i % 3),
+        })
+        .collect();
+    cluster
+        .execute(&format!("INSERT INTO keyless VALUES {}", values.join(", ")))
+        .expect("keyless loads");
+}
+
+/// Every statement of [`statements`], and the counts and contents of every table: each must
+/// answer on `remote` as on `local`.
+fn assert_same_answers(remote: &TestCluster, local: &TestCluster, when: &str) {
+    for (name, sql, params) in statements() {
+        assert_eq!(
+            rows(remote, sql, &params),
+            rows(local, sql, &params),
+            "{name} {when}"
+        );
+    }
+    for sql in [
+        "SELECT COUNT(*) FROM Item",
+        "SELECT COUNT(*), SUM(fld), SUM(fldIdx) FROM Item",
+        "SELECT COUNT(*) FROM customers",
+        "SELECT COUNT(*) FROM orders",
+        "SELECT COUNT(*), COUNT(a), SUM(a) FROM keyless",
+        "SELECT a, b FROM keyless",
+        "SELECT b, COUNT(*) FROM keyless GROUP BY b",
+        "SELECT id, name FROM Item WHERE fldIdx = 4321",
+        "SELECT id, fld FROM Item WHERE id < 60",
+    ] {
+        assert_eq!(
+            rows(remote, sql, &[]),
+            rows(local, sql, &[]),
+            "{sql} {when}"
+        );
+    }
+}
+
 #[test]
-fn a_node_process_restarted_with_its_id_and_address_rejoins_and_answers_stay_right() {
+fn a_node_process_restarted_with_its_id_and_address_resyncs_its_copies_from_the_live_ones() {
     let mut nodes = Nodes::start("restart", 3);
     let remote = build(nodes.client(0).backups(1));
-    load(&remote);
-    let before: Vec<_> = statements()
-        .into_iter()
-        .map(|(name, sql, params)| (name, rows(&remote, sql, &params)))
-        .collect();
+    let local = TestCluster::new(
+        cluster_builder()
+            .nodes(3)
+            .backups(1)
+            .build()
+            .expect("a cluster"),
+    );
+    for c in [&remote, &local] {
+        load(c);
+        load_keyless(c);
+    }
     nodes.kill(1);
     wait_for("node 1 seen down", || !remote.stats().nodes[1].up);
+    // Writes while node 1 is down: its copies miss them, and must get them from the others.
+    for c in [&remote, &local] {
+        assert_eq!(
+            c.execute("UPDATE Item SET fld = fld + 7 WHERE id < 50")
+                .unwrap(),
+            50
+        );
+        // i = 3, 53, 103, 153, 253 (203 has a NULL).
+        assert_eq!(c.execute("DELETE FROM keyless WHERE a = 3").unwrap(), 5);
+    }
     let (child, addr) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
     nodes.children[1] = Some(child);
     assert_eq!(addr, nodes.addrs[1]);
     wait_for("node 1 back", || remote.stats().nodes[1].up);
-    // The restarted process holds nothing: its copies are stale, reads use the others.
-    assert_eq!(remote.health(), weir_runtime::Health::Yellow);
-    for ((name, sql, params), (_, expected)) in statements().into_iter().zip(&before) {
+    // The restarted process held nothing; its copies are refreshed from the live ones.
+    wait_for("health green after the resync", || {
+        remote.health() == weir_runtime::Health::Green
+    });
+    assert_same_answers(&remote, &local, "after node 1 came back");
+    // Writes after the resync reach node 1's copies too.
+    for c in [&remote, &local] {
+        c.execute("INSERT INTO Item SELECT id + 10000, name, fld, fldBatch, fldIdx + 10000, fldIdxBatch FROM Item WHERE id < 200")
+            .unwrap();
+        c.execute("INSERT INTO keyless VALUES (1, 'late'), (NULL, 'late'), (1, 'late')")
+            .unwrap();
         assert_eq!(
-            &rows(&remote, sql, &params),
-            expected,
-            "{name} after node 1 came back"
+            c.execute("DELETE FROM Item WHERE id >= 4990 AND id < 5000")
+                .unwrap(),
+            10
         );
     }
+    // With node 0 gone, the only copies of the partitions it shared with node 1 are the
+    // resynced ones: every answer must still be right.
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !remote.stats().nodes[0].up);
+    assert_eq!(remote.health(), weir_runtime::Health::Yellow);
+    assert_same_answers(&remote, &local, "with node 0 down after the resync");
+    // And writes go on to the copies that are left.
+    for c in [&remote, &local] {
+        assert_eq!(c.execute("DELETE FROM Item WHERE id < 10").unwrap(), 10);
+    }
+    assert_same_answers(&remote, &local, "after a delete with node 0 down");
+}
+
+#[test]
+fn copies_without_a_live_source_stay_stale_and_the_rest_resync_without_waiting() {
+    let mut nodes = Nodes::start("nosource", 3);
+    let remote = build(nodes.client(0).backups(1));
+    demo::load_item(&remote, ITEM_ROWS).expect("Item loads");
+    let partitions = remote.tables()[0].partitions;
+    let copies = weir_runtime::placement::copies(partitions, 3, 1);
+    let key_held_by = |a: u32, b: u32| {
+        (0..ITEM_ROWS as i64)
+            .find(|&k| {
+                let p = weir_operators::storage::partition_of(&Value::Int(k), partitions);
+                let holders = &copies[p as usize];
+                holders.contains(&a) && holders.contains(&b)
+            })
+            .expect("a key on those two nodes")
+    };
+    let (on_0_1, on_1_2) = (key_held_by(0, 1), key_held_by(1, 2));
+    nodes.kill(1);
+    wait_for("node 1 seen down", || !remote.stats().nodes[1].up);
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !remote.stats().nodes[0].up);
+    let started = Instant::now();
+    let (child, _) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    wait_for("node 1 back", || remote.stats().nodes[1].up);
+    // The copies node 1 shares with node 2 come back from node 2; those it shares with the
+    // dead node 0 have no live source and stay stale: some partitions cannot be read.
+    assert_eq!(remote.health(), weir_runtime::Health::Red);
+    assert!(started.elapsed() < LIMIT, "{:?}", started.elapsed());
+    // With node 2 gone too, node 1 alone answers for what it resynced...
+    nodes.kill(2);
+    wait_for("node 2 seen down", || !remote.stats().nodes[2].up);
     assert_eq!(
-        remote.execute("DELETE FROM Item WHERE id < 10").unwrap(),
-        10
+        rows(&remote, PRIMARY_KEY_QUERY.sql, &[Value::Int(on_1_2)]),
+        vec![vec![Value::Str(format!("name{on_1_2}"))]]
     );
+    // ...and refuses what it could not: its stale copy serves no reads.
+    let started = Instant::now();
+    assert!(remote
+        .query(PRIMARY_KEY_QUERY.sql, &[Value::Int(on_0_1)])
+        .is_err());
+    assert!(started.elapsed() < LIMIT, "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_copy_larger_than_a_piece_resyncs_in_pieces() {
+    let mut nodes = Nodes::start("pieces", 3);
+    let remote = build(nodes.client(0).backups(1).partitions(2));
+    remote
+        .execute("CREATE TABLE big (id BIGINT PRIMARY KEY, s VARCHAR)")
+        .unwrap();
+    remote.execute("CREATE INDEX big_s ON big(s)").unwrap();
+    // 40 MB of rows: each partition's copy is several pieces of at most 8 MiB.
+    const ROWS: i64 = 400;
+    const BYTES: usize = 100_000;
+    let ids: Vec<i64> = (0..ROWS).collect();
+    let strs: Vec<String> = ids
+        .iter()
+        .map(|i| format!("{i:06}{}", "x".repeat(BYTES - 6)))
+        .collect();
+    let batch = weir_cli::Batch::try_new(vec![
+        weir_cli::Column::from_i64(ids),
+        weir_cli::Column::from_strs(&strs),
+    ])
+    .unwrap();
+    assert_eq!(remote.load("big", batch).unwrap(), ROWS as usize);
+    // Restart a backup of partition 0, then kill the other holder: it alone answers.
+    let copies = weir_runtime::placement::copies(2, 3, 1);
+    let (primary, restarted) = (copies[0][0] as usize, copies[0][1] as usize);
+    let before = remote.stats().messages.count(MessageKind::PartitionRows);
+    nodes.kill(restarted);
+    wait_for("the node seen down", || !remote.stats().nodes[restarted].up);
+    let (child, _) = start_node(
+        restarted,
+        &nodes.addrs[restarted].to_string(),
+        &nodes.secret,
+    );
+    nodes.children[restarted] = Some(child);
+    wait_for("the node back", || remote.stats().nodes[restarted].up);
+    wait_for("health green after the resync", || {
+        remote.health() == weir_runtime::Health::Green
+    });
+    let pieces = remote.stats().messages.count(MessageKind::PartitionRows) - before;
+    let held = copies
+        .iter()
+        .filter(|c| c.contains(&(restarted as u32)))
+        .count() as u64;
+    assert!(pieces >= 3 * held, "{pieces} pieces for {held} copies");
+    nodes.kill(primary);
+    wait_for("the other holder seen down", || {
+        !remote.stats().nodes[primary].up
+    });
+    let total = |sql: &str| rows(&remote, sql, &[]);
     assert_eq!(
-        rows(&remote, "SELECT COUNT(*) FROM Item", &[]),
-        vec![vec![Value::Int(ITEM_ROWS as i64 - 10)]]
+        total("SELECT COUNT(*), SUM(LENGTH(s)), SUM(id) FROM big"),
+        vec![vec![
+            Value::Int(ROWS),
+            Value::Int(ROWS * BYTES as i64),
+            Value::Int(ROWS * (ROWS - 1) / 2)
+        ]]
     );
+    let probe = &strs[7];
+    assert_eq!(
+        rows(
+            &remote,
+            "SELECT id FROM big WHERE s = ?",
+            &[Value::Str(probe.clone())]
+        ),
+        vec![vec![Value::Int(7)]]
+    );
+}
+
+#[test]
+fn a_node_restarted_while_no_client_is_connected_is_resynced_by_the_next_client() {
+    let mut nodes = Nodes::start("unwatched", 3);
+    let local = TestCluster::new(
+        cluster_builder()
+            .nodes(3)
+            .backups(1)
+            .build()
+            .expect("a cluster"),
+    );
+    {
+        let first = build(nodes.client(0).backups(1));
+        for c in [&first, &local] {
+            load(c);
+            load_keyless(c);
+        }
+    }
+    nodes.kill(1);
+    let (child, _) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    // The next client finds node 1's copies empty, gives it the catalog and resyncs them
+    // before it serves.
+    let second = build(nodes.client(1).backups(1));
+    assert_eq!(second.health(), weir_runtime::Health::Green);
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !second.stats().nodes[0].up);
+    assert_same_answers(&second, &local, "from node 1's resynced copies");
 }
 
 #[test]

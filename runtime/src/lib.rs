@@ -31,6 +31,7 @@ pub mod placement;
 pub mod recent;
 pub mod replication;
 pub mod result;
+pub mod resync;
 pub mod rows;
 
 pub use actors::query::QueryStats;

@@ -1,6 +1,6 @@
 //! What a node of a cluster of processes knows beyond its own partitions: how to reach its
 //! peers, the cluster's catalog as the last client sent it, and (on a client) where the
-//! answers to its catalog requests go.
+//! answers to its catalog requests and resyncs ([`crate::resync`]) go.
 //!
 //! In one process the catalog lives only on the client and every node sees every other; over
 //! TCP a data node learns its peers' addresses from a client's [`Join`] and keeps a copy of
@@ -9,11 +9,12 @@
 
 use crate::messages::{CatalogPut, CatalogReply, NodeId, TableVersions};
 use crate::node::NodeStorage;
+use crate::resync::ResyncReplies;
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use weir_planner::CatalogSnapshot;
+use weir_planner::{CatalogSnapshot, TableDef};
 
 /// How a node connects to a peer at an address (a data node's TCP endpoint).
 pub type Connect = Box<dyn Fn(NodeId, SocketAddr) + Send + Sync>;
@@ -28,6 +29,7 @@ pub struct Membership {
     peers_up: Option<PeersUp>,
     catalog: Mutex<Option<(u64, CatalogSnapshot)>>,
     replies: Mutex<HashMap<u64, Sender<(NodeId, CatalogReply)>>>,
+    resyncs: ResyncReplies,
 }
 
 impl std::fmt::Debug for Membership {
@@ -95,6 +97,22 @@ impl Membership {
         }
         *held = Some((put.epoch, put.catalog));
         true
+    }
+
+    /// The definition of `table` (any case) in the catalog copy held, if any.
+    pub fn table(&self, table: &str) -> Option<TableDef> {
+        let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
+        held.as_ref()?
+            .1
+            .tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(table))
+            .cloned()
+    }
+
+    /// Where the answers to this client's resyncs go.
+    pub fn resyncs(&self) -> &ResyncReplies {
+        &self.resyncs
     }
 
     /// The answer to catalog request `request`: the copy held and the versions of the

@@ -56,11 +56,19 @@ pub enum MessageKind {
     CatalogRequest,
     /// [`NetMessage::CatalogReply`].
     CatalogReply,
+    /// [`NetMessage::PartitionFetch`].
+    PartitionFetch,
+    /// [`NetMessage::PartitionRows`].
+    PartitionRows,
+    /// [`NetMessage::PartitionInstall`].
+    PartitionInstall,
+    /// [`NetMessage::PartitionInstalled`].
+    PartitionInstalled,
 }
 
 impl MessageKind {
     /// All kinds, in protocol order.
-    pub const ALL: [MessageKind; 15] = [
+    pub const ALL: [MessageKind; 19] = [
         MessageKind::QueryStartRequest,
         MessageKind::QueryStartResponse,
         MessageKind::QueryBatch,
@@ -76,6 +84,10 @@ impl MessageKind {
         MessageKind::CatalogPut,
         MessageKind::CatalogRequest,
         MessageKind::CatalogReply,
+        MessageKind::PartitionFetch,
+        MessageKind::PartitionRows,
+        MessageKind::PartitionInstall,
+        MessageKind::PartitionInstalled,
     ];
 
     /// The message type's name.
@@ -96,6 +108,10 @@ impl MessageKind {
             MessageKind::CatalogPut => "CatalogPut",
             MessageKind::CatalogRequest => "CatalogRequest",
             MessageKind::CatalogReply => "CatalogReply",
+            MessageKind::PartitionFetch => "PartitionFetch",
+            MessageKind::PartitionRows => "PartitionRows",
+            MessageKind::PartitionInstall => "PartitionInstall",
+            MessageKind::PartitionInstalled => "PartitionInstalled",
         }
     }
 }
@@ -436,6 +452,74 @@ pub struct CatalogReply {
     pub peers: Vec<NodeId>,
 }
 
+/// Client → data node holding a current copy: send me your copy of `table`'s partition
+/// `partition` ([`PartitionRows`], in one or more pieces). Part of a resync
+/// ([`crate::resync`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionFetch {
+    /// Request id, echoed in every piece of the reply.
+    pub request: u64,
+    /// Table name (lowercase, as stored).
+    pub table: String,
+    /// The partition.
+    pub partition: u32,
+}
+
+/// Data node → client: one piece of the rows of a partition copy, answering a
+/// [`PartitionFetch`]. The pieces of one copy are numbered from 0; the last says so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionRows {
+    /// The request answered.
+    pub request: u64,
+    /// The version of the copy the rows are from.
+    pub version: u64,
+    /// Columns the sending node keeps a secondary index on for this table.
+    pub indexed: Vec<usize>,
+    /// This piece's place among the copy's pieces, from 0.
+    pub piece: u32,
+    /// Whether this is the copy's last piece.
+    pub last: bool,
+    /// Rows, every column of the table (a copy without rows sends one piece with none).
+    pub rows: Vec<Batch>,
+    /// `Some` when the node cannot send the copy (it holds none, or a row is too large for
+    /// a message); then this is the only piece.
+    pub error: Option<String>,
+}
+
+/// Client → data node with a stale copy: replace your copy of `layout.table`'s partition
+/// `partition` by these rows, at `version`. Sent in pieces numbered from 0, in order; the node
+/// installs the copy when the last arrives and answers with [`PartitionInstalled`] (or at the
+/// first piece it refuses).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionInstall {
+    /// Request id (that of the fetch), echoed in the reply.
+    pub request: u64,
+    /// The table, as the client's catalog has it.
+    pub layout: TableLayout,
+    /// The partition.
+    pub partition: u32,
+    /// The version the copy has once installed.
+    pub version: u64,
+    /// This piece's place, from 0.
+    pub piece: u32,
+    /// Whether this is the last piece.
+    pub last: bool,
+    /// Rows, every column of the table.
+    pub rows: Vec<Batch>,
+}
+
+/// Data node → client: a [`PartitionInstall`] was installed, or why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionInstalled {
+    /// The request answered.
+    pub request: u64,
+    /// The version the copy is at now (when installed).
+    pub version: u64,
+    /// `Some` when the node refused (an unknown table, a layout that does not match its
+    /// catalog, rows that do not fit, a newer copy held).
+    pub error: Option<String>,
+}
+
 /// Everything that crosses nodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum NetMessage {
@@ -469,6 +553,14 @@ pub enum NetMessage {
     CatalogRequest(CatalogRequest),
     /// A node's catalog and copy versions.
     CatalogReply(Box<CatalogReply>),
+    /// A client asks for a partition copy's rows (a resync).
+    PartitionFetch(PartitionFetch),
+    /// A piece of a partition copy's rows.
+    PartitionRows(Box<PartitionRows>),
+    /// A piece of a partition copy to install.
+    PartitionInstall(Box<PartitionInstall>),
+    /// A node's answer to an install.
+    PartitionInstalled(PartitionInstalled),
 }
 
 impl NetMessage {
@@ -490,11 +582,15 @@ impl NetMessage {
             NetMessage::CatalogPut(_) => MessageKind::CatalogPut,
             NetMessage::CatalogRequest(_) => MessageKind::CatalogRequest,
             NetMessage::CatalogReply(_) => MessageKind::CatalogReply,
+            NetMessage::PartitionFetch(_) => MessageKind::PartitionFetch,
+            NetMessage::PartitionRows(_) => MessageKind::PartitionRows,
+            NetMessage::PartitionInstall(_) => MessageKind::PartitionInstall,
+            NetMessage::PartitionInstalled(_) => MessageKind::PartitionInstalled,
         }
     }
 
-    /// The query (or write, or catalog request) the message belongs to; 0 for [`Join`] and
-    /// [`CatalogPut`].
+    /// The query (or write, or catalog or partition request) the message belongs to; 0 for
+    /// [`Join`] and [`CatalogPut`].
     pub fn query(&self) -> QueryId {
         match self {
             NetMessage::QueryStartRequest(m) => m.query,
@@ -511,6 +607,10 @@ impl NetMessage {
             NetMessage::Join(_) | NetMessage::CatalogPut(_) => 0,
             NetMessage::CatalogRequest(m) => m.request,
             NetMessage::CatalogReply(m) => m.request,
+            NetMessage::PartitionFetch(m) => m.request,
+            NetMessage::PartitionRows(m) => m.request,
+            NetMessage::PartitionInstall(m) => m.request,
+            NetMessage::PartitionInstalled(m) => m.request,
         }
     }
 }

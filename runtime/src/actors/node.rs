@@ -24,6 +24,7 @@ use crate::network::Deliver;
 use crate::node::{LiveGuard, NodeHandle, NodeShared};
 use crate::recent::RecentSet;
 use crate::replication::{WriteParticipant, WriteReplies};
+use crate::resync::{self, Installs, ResyncReply};
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,6 +118,8 @@ pub struct NodeActor {
     plans: FragmentCache,
     /// This node's side of replicated writes.
     writes: WriteParticipant,
+    /// Partition copies being installed by a resync (a cluster of processes).
+    installs: Installs,
     /// Where write replies go (read on the client node).
     write_replies: Arc<WriteReplies>,
     /// Peers, catalog copy and catalog replies (a cluster of processes).
@@ -181,6 +184,7 @@ impl NodeActor {
             queries: HashMap::new(),
             plans: FragmentCache::new(fragment_cache),
             writes: WriteParticipant::default(),
+            installs: Installs::default(),
             write_replies,
             membership,
             supervisor,
@@ -226,6 +230,7 @@ impl NodeActor {
         }
         self.pending.clear();
         self.writes.crashed();
+        self.installs.crashed();
         for q in self.queries.values() {
             q.do_send(RemoteEvent::NodeDown {
                 node: self.shared.id,
@@ -393,6 +398,43 @@ impl NodeActor {
                     tracing::debug!("{}: a catalog reply nobody waits for", self.shared.name);
                 }
             }
+            NetMessage::PartitionFetch(fetch) => {
+                let pieces = {
+                    let storage = self
+                        .shared
+                        .storage
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner());
+                    resync::pieces(&storage, &fetch)
+                };
+                for piece in pieces {
+                    self.send(from, NetMessage::PartitionRows(Box::new(piece)), ctx);
+                }
+            }
+            NetMessage::PartitionInstall(install) => {
+                let def = self.membership.table(&install.layout.table);
+                if let Some(reply) = self.installs.take(&self.shared, def.as_ref(), *install) {
+                    self.send(from, NetMessage::PartitionInstalled(reply), ctx);
+                }
+            }
+            NetMessage::PartitionRows(rows) => {
+                let request = rows.request;
+                self.resync_reply(from, request, ResyncReply::Rows(rows));
+            }
+            NetMessage::PartitionInstalled(done) => {
+                let request = done.request;
+                self.resync_reply(from, request, ResyncReply::Installed(done));
+            }
+        }
+    }
+
+    /// Hands an answer to a resync to the client waiting for it (dropped when none does).
+    fn resync_reply(&self, from: NodeId, request: u64, reply: ResyncReply) {
+        if !self.membership.resyncs().deliver(from, request, reply) {
+            tracing::debug!(
+                "{}: a resync answer from node {from} nobody waits for",
+                self.shared.name
+            );
         }
     }
 
@@ -511,6 +553,7 @@ impl Actor for NodeActor {
             let horizon = std::time::Duration::from_secs(60);
             act.pending
                 .retain(|_, (since, _)| since.elapsed() < horizon);
+            act.installs.expire();
         });
     }
 }

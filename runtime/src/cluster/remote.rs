@@ -29,8 +29,14 @@
 //! ([`NodeCrashed`]): those that returned no rows yet run again on the copies, as in process.
 //! When its connection comes back (its process restarted with the same id and address), the
 //! client joins it again and fetches its versions before marking it up: copies it lost (a
-//! restarted process holds nothing) stay stale, so reads go to the copies that have the rows.
-//! Rebuilding those copies on the restarted node is not done yet.
+//! restarted process holds nothing) are stale, so reads go to the copies that have the rows.
+//! Still holding the catalog's write lock, the client then resyncs them
+//! ([`crate::resync`]): every stale copy on a live node is refreshed, by messages, from a
+//! live copy at the committed version, and counts current again once its node installed it.
+//! The same is done when the client connects and finds stale copies. A copy whose resync
+//! fails (its source goes away, no answer in time) stays stale; the next rejoin tries again,
+//! and so does the client by itself every 10 s while such a copy has a live current copy to
+//! come from.
 
 use super::{Cluster, ClusterBuilder, Inner};
 use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
@@ -41,11 +47,13 @@ use crate::breaker::BreakerCounters;
 use crate::error::{Error, Result};
 use crate::membership::Membership;
 use crate::memory::NodePool;
+use crate::messages::TableLayout;
 use crate::messages::{CatalogPut, CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
 use crate::network::tcp::{PeerEvent, TcpConfig, TcpTransport};
 use crate::network::Network;
 use crate::node::{NodeShared, NodeStorage};
 use crate::replication::{ReplicaBook, WriteReplies};
+use crate::resync::{Resync, ResyncOutcome};
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -64,6 +72,11 @@ pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 
 /// Longest the client waits for the data nodes to answer a catalog request.
 const ASK_LIMIT: Duration = Duration::from_secs(5);
+
+/// How long after the last resync attempt the client tries again by itself, when a stale copy
+/// on a live data node has a live current copy to come from (a resync that failed, a copy
+/// that missed a write its node refused).
+const RESYNC_RETRY: Duration = Duration::from_secs(10);
 
 /// The client's side of the connections to data nodes in other processes.
 pub struct Remote {
@@ -304,6 +317,26 @@ impl Cluster {
                 .up
                 .store(true, Ordering::SeqCst);
         }
+        {
+            // Copies left stale before this client came (a node restarted meanwhile, and
+            // holds no catalog either: it gets this one first).
+            let catalog = cluster
+                .inner
+                .catalog
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            if cluster.inner.has_stale() {
+                let put = CatalogPut {
+                    epoch: cluster.remote().epoch.load(Ordering::SeqCst),
+                    catalog: catalog.snapshot(),
+                };
+                for &i in &live {
+                    let msg = NetMessage::CatalogPut(Box::new(put.clone()));
+                    cluster.inner.network.send(client, i, &msg);
+                }
+                cluster.inner.resync(&catalog);
+            }
+        }
         let weak = Arc::downgrade(&cluster.inner);
         let watcher = std::thread::Builder::new()
             .name("weir-client-peers".into())
@@ -540,8 +573,84 @@ impl Inner {
         changed
     }
 
+    /// Refreshes every stale copy on a live data node from a live current copy, over the
+    /// network ([`crate::resync`]). The caller holds the catalog's write lock (`catalog`), so
+    /// that no write slips in.
+    fn resync(&self, catalog: &Catalog) -> ResyncOutcome {
+        let mut book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        if book.stale_copies().is_empty() {
+            return ResyncOutcome::default();
+        }
+        let tables: Vec<(TableLayout, Arc<Vec<Vec<NodeId>>>)> = catalog
+            .tables()
+            .map(|def| {
+                let layout = TableLayout {
+                    table: def.name.to_lowercase(),
+                    schema: def.schema.clone(),
+                    primary_key: def.primary_key.clone(),
+                    indexed: def.indexes.iter().map(|i| i.column).collect(),
+                };
+                (layout, self.copies(def.partitions))
+            })
+            .collect();
+        let remote = self.remote();
+        let up = |n: NodeId| {
+            (n as usize) < self.config.nodes
+                && self.nodes[n as usize].up.load(Ordering::SeqCst)
+                && remote.transport.is_up(n)
+        };
+        let resync = Resync {
+            network: &self.network,
+            client: self.client,
+            up: &up,
+            replies: remote.membership.resyncs(),
+            ids: &self.ids,
+            names: &self.names,
+        };
+        let started = Instant::now();
+        let outcome = resync.run(&mut book, &tables);
+        if outcome.refreshed > 0 || outcome.failed > 0 {
+            tracing::info!(
+                "resync: {} copies refreshed, {} still stale, in {:?}",
+                outcome.refreshed,
+                outcome.failed,
+                started.elapsed()
+            );
+        }
+        outcome
+    }
+
+    /// Whether any copy is stale.
+    fn has_stale(&self) -> bool {
+        let book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        !book.stale_copies().is_empty()
+    }
+
+    /// Whether some stale copy on a live data node has a live current copy to be resynced
+    /// from.
+    fn resyncable(&self) -> bool {
+        let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        let up = |n: NodeId| self.nodes[n as usize].up.load(Ordering::SeqCst);
+        book.stale_copies().iter().any(|(table, stale)| {
+            let Some(def) = catalog.table(table) else {
+                return false;
+            };
+            let copies = self.copies(def.partitions);
+            stale.iter().any(|&(p, n)| {
+                up(n)
+                    && copies.get(p as usize).is_some_and(|holders| {
+                        holders
+                            .iter()
+                            .any(|&h| up(h) && !book.is_stale(table, p, h))
+                    })
+            })
+        })
+    }
+
     /// Data node `i`'s connection came back: join it again, learn its versions (copies it
-    /// lost stay stale), and mark it up. Holds the catalog so that no write slips in.
+    /// lost are stale), mark it up, and resync the stale copies. Holds the catalog so that
+    /// no write slips in.
     fn rejoin(&self, i: NodeId) {
         let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
         self.send_join(i);
@@ -565,6 +674,7 @@ impl Inner {
                 self.learn(&mut catalog, &replies);
                 self.nodes[i as usize].up.store(true, Ordering::SeqCst);
                 tracing::info!("node-{i} is back");
+                self.resync(&catalog);
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -576,14 +686,24 @@ impl Inner {
 }
 
 /// Follows the client's connections: a data node whose connection ends is down (and its
-/// queries are told), one whose connection comes back rejoins.
+/// queries are told), one whose connection comes back rejoins. Every [`RESYNC_RETRY`], stale
+/// copies that can be resynced are.
 fn watch(
     inner: Weak<Inner>,
     events: crossbeam_channel::Receiver<PeerEvent>,
     stop: Arc<AtomicBool>,
 ) {
+    let mut last_try = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         let Ok(event) = events.recv_timeout(Duration::from_millis(50)) else {
+            if last_try.elapsed() >= RESYNC_RETRY {
+                last_try = Instant::now();
+                let Some(inner) = inner.upgrade() else { return };
+                if inner.resyncable() {
+                    let catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+                    inner.resync(&catalog);
+                }
+            }
             continue;
         };
         let Some(inner) = inner.upgrade() else { return };

@@ -134,8 +134,8 @@ impl Cluster {
         }
     }
 
-    /// Green when every node is up (and, connected to node processes, every copy current);
-    /// yellow when a data node is down (or a copy stale) but every partition is still
+    /// Green when every node is up and every copy current; yellow when a data node is down
+    /// (or a copy stale: a resync failed, or has not run yet) but every partition is still
     /// readable; red when some partition is not.
     pub fn health(&self) -> Health {
         let data = self.inner.config.nodes;
@@ -150,10 +150,7 @@ impl Cluster {
             .replicas
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        // A node process that came back has its lost copies stale (they are not rebuilt yet):
-        // every node is up, yet not every copy serves.
-        let stale = self.inner.remote.is_some() && !book.stale_copies().is_empty();
-        if up.iter().all(|u| *u) && !stale {
+        if up.iter().all(|u| *u) && book.stale_copies().is_empty() {
             return Health::Green;
         }
         let readable = tables.iter().all(|t| {
