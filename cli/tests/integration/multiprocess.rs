@@ -1,0 +1,676 @@
+//! A cluster of processes as a user runs one: three `weir node` processes on 127.0.0.1
+//! (ports picked by the system), and this test process as their client
+//! (`Cluster::builder().connect(..)`), or `weir sql --connect`. The answers are compared with
+//! the same statements run on a cluster in this process.
+//!
+//! Every node process is killed when its test ends, passed or failed ([`Nodes`] kills them
+//! on drop). Every wait is bounded: a node prints its address within [`LIMIT`], a client
+//! connects within the builder's own bound (10 s), and every query runs under the shared
+//! watchdog ([`TestCluster`], 10 s), well below the query timeout (30 s), so that no test
+//! can pass by waiting out a timeout.
+
+use crate::common;
+
+use common::{cluster_builder, weir, TestCluster};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use weir_cli::demo::{self, JOIN_QUERY, PRIMARY_KEY_QUERY, SEED_QUERIES};
+use weir_cli::{Cluster, ClusterBuilder, MessageKind, Protocol, Value};
+use weir_runtime::network::framing::Secret;
+
+/// Longest a node process may take to print its address, or a node to be seen down.
+const LIMIT: Duration = Duration::from_secs(10);
+const SECRET: &str = "the secret of the multiprocess tests";
+/// Rows of `Item` (a multiple of 1000, as the seed queries' expected counts want).
+const ITEM_ROWS: usize = 5_000;
+
+/// The node processes of one test, killed (SIGKILL) on drop.
+struct Nodes {
+    children: Vec<Option<Child>>,
+    addrs: Vec<SocketAddr>,
+    secret: PathBuf,
+}
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        for child in self.children.iter_mut().flatten() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn secret_file(test: &str, secret: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weir-mp-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join("secret");
+    std::fs::write(&path, format!("{secret}\n")).expect("the secret file");
+    path
+}
+
+/// Starts `weir node --id id --listen listen` and returns it with the address it printed.
+fn start_node(id: usize, listen: &str, secret: &PathBuf) -> (Child, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["node", "--listen", listen, "--id", &id.to_string()])
+        .arg("--secret-file")
+        .arg(secret)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("weir runs");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = match rx.recv_timeout(LIMIT) {
+        Ok(line) => line,
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("node {id} printed no address within {LIMIT:?}");
+        }
+    };
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|a| a.parse().ok());
+    match addr {
+        Some(addr) => (child, addr),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("node {id}: unexpected first line {line:?}");
+        }
+    }
+}
+
+impl Nodes {
+    /// `n` node processes with ids 0..n on 127.0.0.1, ports picked by the system.
+    fn start(test: &str, n: usize) -> Nodes {
+        let mut nodes = Nodes {
+            children: Vec::new(),
+            addrs: Vec::new(),
+            secret: secret_file(test, SECRET),
+        };
+        for id in 0..n {
+            let (child, addr) = start_node(id, "127.0.0.1:0", &nodes.secret);
+            nodes.children.push(Some(child));
+            nodes.addrs.push(addr);
+        }
+        nodes
+    }
+
+    /// A client builder connected to these nodes (test defaults: 64 partitions, 30 s
+    /// query timeout), in client slot `slot`.
+    fn client(&self, slot: u32) -> ClusterBuilder {
+        let secret = Secret::from_file(&self.secret).expect("the secret");
+        cluster_builder()
+            .connect(&self.addrs)
+            .secret(secret)
+            .client_slot(slot)
+    }
+
+    /// Kills node `i`'s process (SIGKILL) and waits for it.
+    fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.children[i].take() {
+            child.kill().expect("kill the node");
+            child.wait().expect("reap the node");
+        }
+    }
+
+    /// `a,b,c`, as `--connect` takes them.
+    fn connect_arg(&self) -> String {
+        self.addrs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+fn build(builder: ClusterBuilder) -> TestCluster {
+    TestCluster::new(builder.build().expect("the client connects"))
+}
+
+/// `Item` with [`ITEM_ROWS`] rows, and `customers` and `orders` for the join.
+fn load(cluster: &Cluster) {
+    demo::load_item(cluster, ITEM_ROWS).expect("Item loads");
+    demo::load_join_tables(cluster, 500, 4_000, 7).expect("the join tables load");
+}
+
+/// A query's rows, sorted (queries without ORDER BY may return them in any order).
+fn rows(cluster: &TestCluster, sql: &str, params: &[Value]) -> Vec<Vec<Value>> {
+    let mut rows = cluster
+        .query(sql, params)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .rows();
+    rows.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    rows
+}
+
+/// The seed queries (with a key and its batch as parameters), the primary-key lookup and
+/// the join: `(name, sql, params)`.
+fn statements() -> Vec<(&'static str, &'static str, Vec<Value>)> {
+    let key = 1234;
+    let mut all: Vec<_> = SEED_QUERIES
+        .iter()
+        .chain(std::iter::once(&PRIMARY_KEY_QUERY))
+        .map(|q| (q.name, q.sql, q.params(key)))
+        .collect();
+    all.push(("join", JOIN_QUERY, vec![]));
+    all
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < LIMIT, "{what}: not within {LIMIT:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn three_node_processes_answer_the_seed_queries_and_a_join_as_one_process_does() {
+    let nodes = Nodes::start("seed", 3);
+    let remote = build(nodes.client(0));
+    assert!(remote.is_remote());
+    assert_eq!(remote.data_nodes(), 3);
+    load(&remote);
+    let local = TestCluster::new(cluster_builder().nodes(3).build().expect("a cluster"));
+    load(&local);
+    for (name, sql, params) in statements() {
+        let got = rows(&remote, sql, &params);
+        assert!(!got.is_empty(), "{name} returned no rows over TCP");
+        assert_eq!(got, rows(&local, sql, &params), "{name}");
+    }
+    let q = SEED_QUERIES
+        .iter()
+        .find(|q| q.name == "querySimpleBatch")
+        .expect("a seed query");
+    assert_eq!(
+        remote.query(q.sql, &q.params(1234)).unwrap().num_rows(),
+        q.expected_rows(ITEM_ROWS)
+    );
+    // Writes after the load: UPDATE, DELETE and INSERT ... SELECT reach every node.
+    for c in [&remote, &local] {
+        assert_eq!(
+            c.execute("UPDATE Item SET fld = fld + 1 WHERE id < 10")
+                .unwrap(),
+            10
+        );
+        assert_eq!(c.execute("DELETE FROM Item WHERE id >= 4990").unwrap(), 10);
+        c.execute("CREATE TABLE few (id BIGINT PRIMARY KEY, fld BIGINT)")
+            .unwrap();
+        c.execute("INSERT INTO few SELECT id, fld FROM Item WHERE id < 100")
+            .unwrap();
+    }
+    for sql in [
+        "SELECT COUNT(*), SUM(fld) FROM Item",
+        "SELECT id, fld FROM few WHERE id < 12",
+        "SELECT i.name, f.fld FROM few f JOIN Item i ON f.id = i.id WHERE f.id < 5",
+    ] {
+        assert_eq!(rows(&remote, sql, &[]), rows(&local, sql, &[]), "{sql}");
+    }
+    let stats = remote.stats();
+    assert_eq!(stats.nodes.len(), 4, "three data nodes and the client");
+    assert!(stats.nodes.iter().all(|n| n.up));
+    assert!(stats.nodes[..3].iter().all(|n| n.remote));
+}
+
+#[test]
+fn a_primary_key_lookup_over_tcp_takes_two_messages_under_the_lean_protocol() {
+    let nodes = Nodes::start("lean", 3);
+    let remote = build(nodes.client(0).protocol(Protocol::Lean));
+    demo::load_item(&remote, ITEM_ROWS).expect("Item loads");
+    for key in [0i64, 17, 4_999] {
+        let r = remote
+            .query(PRIMARY_KEY_QUERY.sql, &[Value::Int(key)])
+            .expect("the lookup");
+        assert_eq!(r.rows(), vec![vec![Value::Str(format!("name{key}"))]]);
+        let m = &r.stats.messages;
+        assert_eq!(m.total, 2, "key {key}: {:?}", m.by_kind);
+        assert_eq!(m.count(MessageKind::QueryStartRequest), 1);
+        assert_eq!(m.count(MessageKind::QueryBatch), 1);
+    }
+    // The TCP endpoint carried them: frames went out and came back.
+    let wire = remote.transport().expect("a TCP endpoint").stats();
+    assert!(wire.frames_sent > 0 && wire.frames_received > 0, "{wire:?}");
+}
+
+#[test]
+fn a_wrong_secret_and_a_garbage_frame_are_refused_and_the_cluster_keeps_answering() {
+    let nodes = Nodes::start("refuse", 3);
+    let remote = build(nodes.client(0));
+    remote
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    remote
+        .execute("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+        .unwrap();
+    let wrong = Secret::new(b"not the secret of these nodes".to_vec()).unwrap();
+    let started = Instant::now();
+    let refused = cluster_builder()
+        .connect(&nodes.addrs)
+        .secret(wrong)
+        .client_slot(1)
+        .build();
+    match refused {
+        Err(weir_cli::Error::Connect(message)) => {
+            assert!(message.contains("refused"), "{message}")
+        }
+        Err(e) => panic!("expected a refused connection, got {e}"),
+        Ok(_) => panic!("a client with the wrong secret connected"),
+    }
+    assert!(
+        started.elapsed() < LIMIT,
+        "the refusal took {:?}",
+        started.elapsed()
+    );
+    // Garbage where a handshake should be, and a frame far over the handshake's limit.
+    for bytes in [
+        b"\x00\x00\x00\x05hello".to_vec(),
+        vec![0x7f, 0xff, 0xff, 0xff, 1, 2, 3],
+    ] {
+        for addr in &nodes.addrs {
+            let mut s = TcpStream::connect(addr).expect("the node accepts connections");
+            s.write_all(&bytes).expect("write garbage");
+        }
+    }
+    assert_eq!(
+        rows(&remote, "SELECT id, x FROM t", &[]),
+        vec![
+            vec![Value::Int(1), Value::Int(10)],
+            vec![Value::Int(2), Value::Int(20)],
+            vec![Value::Int(3), Value::Int(30)],
+        ]
+    );
+    assert_eq!(remote.execute("INSERT INTO t VALUES (4, 40)").unwrap(), 1);
+    assert_eq!(
+        rows(&remote, "SELECT SUM(x) FROM t", &[]),
+        vec![vec![Value::Int(100)]]
+    );
+}
+
+#[test]
+fn with_a_backup_a_killed_node_process_costs_no_answers() {
+    let mut nodes = Nodes::start("kill", 3);
+    let remote = build(nodes.client(0).backups(1));
+    load(&remote);
+    let before: Vec<_> = statements()
+        .into_iter()
+        .map(|(name, sql, params)| (name, rows(&remote, sql, &params)))
+        .collect();
+    nodes.kill(1);
+    // At once: a query that used node 1 runs again on the copies.
+    for ((name, sql, params), (_, expected)) in statements().into_iter().zip(&before) {
+        assert_eq!(
+            &rows(&remote, sql, &params),
+            expected,
+            "{name} after node 1 died"
+        );
+    }
+    wait_for("node 1 seen down", || !remote.stats().nodes[1].up);
+    assert_eq!(remote.health(), weir_runtime::Health::Yellow);
+    // Writes go on to the copies that are left.
+    assert_eq!(
+        remote.execute("DELETE FROM Item WHERE id < 100").unwrap(),
+        100
+    );
+    assert_eq!(
+        rows(&remote, "SELECT COUNT(*) FROM Item", &[]),
+        vec![vec![Value::Int(ITEM_ROWS as i64 - 100)]]
+    );
+}
+
+/// A table without a primary key (rows placed by hidden row ids, duplicates and NULLs kept).
+fn load_keyless(cluster: &Cluster) {
+    cluster
+        .execute("CREATE TABLE keyless (a BIGINT, b VARCHAR)")
+        .expect("keyless is made");
+    let values: Vec<String> = (0..300)
+        .map(|i| match i % 7 {
+            0 => "(NULL, 'none')".to_string(),
+            _ => format!("({}, 'b{}')", i % 50, i % 3),
+        })
+        .collect();
+    cluster
+        .execute(&format!("INSERT INTO keyless VALUES {}", values.join(", ")))
+        .expect("keyless loads");
+}
+
+/// Every statement of [`statements`], and the counts and contents of every table: each must
+/// answer on `remote` as on `local`.
+fn assert_same_answers(remote: &TestCluster, local: &TestCluster, when: &str) {
+    for (name, sql, params) in statements() {
+        assert_eq!(
+            rows(remote, sql, &params),
+            rows(local, sql, &params),
+            "{name} {when}"
+        );
+    }
+    for sql in [
+        "SELECT COUNT(*) FROM Item",
+        "SELECT COUNT(*), SUM(fld), SUM(fldIdx) FROM Item",
+        "SELECT COUNT(*) FROM customers",
+        "SELECT COUNT(*) FROM orders",
+        "SELECT COUNT(*), COUNT(a), SUM(a) FROM keyless",
+        "SELECT a, b FROM keyless",
+        "SELECT b, COUNT(*) FROM keyless GROUP BY b",
+        "SELECT id, name FROM Item WHERE fldIdx = 4321",
+        "SELECT id, fld FROM Item WHERE id < 60",
+    ] {
+        assert_eq!(
+            rows(remote, sql, &[]),
+            rows(local, sql, &[]),
+            "{sql} {when}"
+        );
+    }
+}
+
+#[test]
+fn a_node_process_restarted_with_its_id_and_address_resyncs_its_copies_from_the_live_ones() {
+    let mut nodes = Nodes::start("restart", 3);
+    let remote = build(nodes.client(0).backups(1));
+    let local = TestCluster::new(
+        cluster_builder()
+            .nodes(3)
+            .backups(1)
+            .build()
+            .expect("a cluster"),
+    );
+    for c in [&remote, &local] {
+        load(c);
+        load_keyless(c);
+    }
+    nodes.kill(1);
+    wait_for("node 1 seen down", || !remote.stats().nodes[1].up);
+    // Writes while node 1 is down: its copies miss them, and must get them from the others.
+    for c in [&remote, &local] {
+        assert_eq!(
+            c.execute("UPDATE Item SET fld = fld + 7 WHERE id < 50")
+                .unwrap(),
+            50
+        );
+        // i = 3, 53, 103, 153, 253 (203 has a NULL).
+        assert_eq!(c.execute("DELETE FROM keyless WHERE a = 3").unwrap(), 5);
+    }
+    let (child, addr) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    assert_eq!(addr, nodes.addrs[1]);
+    wait_for("node 1 back", || remote.stats().nodes[1].up);
+    // The restarted process held nothing; its copies are refreshed from the live ones.
+    wait_for("health green after the resync", || {
+        remote.health() == weir_runtime::Health::Green
+    });
+    assert_same_answers(&remote, &local, "after node 1 came back");
+    // Writes after the resync reach node 1's copies too.
+    for c in [&remote, &local] {
+        c.execute("INSERT INTO Item SELECT id + 10000, name, fld, fldBatch, fldIdx + 10000, fldIdxBatch FROM Item WHERE id < 200")
+            .unwrap();
+        c.execute("INSERT INTO keyless VALUES (1, 'late'), (NULL, 'late'), (1, 'late')")
+            .unwrap();
+        assert_eq!(
+            c.execute("DELETE FROM Item WHERE id >= 4990 AND id < 5000")
+                .unwrap(),
+            10
+        );
+    }
+    // With node 0 gone, the only copies of the partitions it shared with node 1 are the
+    // resynced ones: every answer must still be right.
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !remote.stats().nodes[0].up);
+    assert_eq!(remote.health(), weir_runtime::Health::Yellow);
+    assert_same_answers(&remote, &local, "with node 0 down after the resync");
+    // And writes go on to the copies that are left.
+    for c in [&remote, &local] {
+        assert_eq!(c.execute("DELETE FROM Item WHERE id < 10").unwrap(), 10);
+    }
+    assert_same_answers(&remote, &local, "after a delete with node 0 down");
+}
+
+#[test]
+fn copies_without_a_live_source_stay_stale_and_the_rest_resync_without_waiting() {
+    let mut nodes = Nodes::start("nosource", 3);
+    let remote = build(nodes.client(0).backups(1));
+    demo::load_item(&remote, ITEM_ROWS).expect("Item loads");
+    let partitions = remote.tables()[0].partitions;
+    let copies = weir_runtime::placement::copies(partitions, 3, 1);
+    let key_held_by = |a: u32, b: u32| {
+        (0..ITEM_ROWS as i64)
+            .find(|&k| {
+                let p = weir_operators::storage::partition_of(&Value::Int(k), partitions);
+                let holders = &copies[p as usize];
+                holders.contains(&a) && holders.contains(&b)
+            })
+            .expect("a key on those two nodes")
+    };
+    let (on_0_1, on_1_2) = (key_held_by(0, 1), key_held_by(1, 2));
+    nodes.kill(1);
+    wait_for("node 1 seen down", || !remote.stats().nodes[1].up);
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !remote.stats().nodes[0].up);
+    let started = Instant::now();
+    let (child, _) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    wait_for("node 1 back", || remote.stats().nodes[1].up);
+    // The copies node 1 shares with node 2 come back from node 2; those it shares with the
+    // dead node 0 have no live source and stay stale: some partitions cannot be read.
+    assert_eq!(remote.health(), weir_runtime::Health::Red);
+    assert!(started.elapsed() < LIMIT, "{:?}", started.elapsed());
+    // With node 2 gone too, node 1 alone answers for what it resynced...
+    nodes.kill(2);
+    wait_for("node 2 seen down", || !remote.stats().nodes[2].up);
+    assert_eq!(
+        rows(&remote, PRIMARY_KEY_QUERY.sql, &[Value::Int(on_1_2)]),
+        vec![vec![Value::Str(format!("name{on_1_2}"))]]
+    );
+    // ...and refuses what it could not: its stale copy serves no reads.
+    let started = Instant::now();
+    assert!(remote
+        .query(PRIMARY_KEY_QUERY.sql, &[Value::Int(on_0_1)])
+        .is_err());
+    assert!(started.elapsed() < LIMIT, "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_copy_larger_than_a_piece_resyncs_in_pieces() {
+    let mut nodes = Nodes::start("pieces", 3);
+    let remote = build(nodes.client(0).backups(1).partitions(2));
+    remote
+        .execute("CREATE TABLE big (id BIGINT PRIMARY KEY, s VARCHAR)")
+        .unwrap();
+    remote.execute("CREATE INDEX big_s ON big(s)").unwrap();
+    // 40 MB of rows: each partition's copy is several pieces of at most 8 MiB.
+    const ROWS: i64 = 400;
+    const BYTES: usize = 100_000;
+    let ids: Vec<i64> = (0..ROWS).collect();
+    let strs: Vec<String> = ids
+        .iter()
+        .map(|i| format!("{i:06}{}", "x".repeat(BYTES - 6)))
+        .collect();
+    let batch = weir_cli::Batch::try_new(vec![
+        weir_cli::Column::from_i64(ids),
+        weir_cli::Column::from_strs(&strs),
+    ])
+    .unwrap();
+    assert_eq!(remote.load("big", batch).unwrap(), ROWS as usize);
+    // Restart a backup of partition 0, then kill the other holder: it alone answers.
+    let copies = weir_runtime::placement::copies(2, 3, 1);
+    let (primary, restarted) = (copies[0][0] as usize, copies[0][1] as usize);
+    let before = remote.stats().messages.count(MessageKind::PartitionRows);
+    nodes.kill(restarted);
+    wait_for("the node seen down", || !remote.stats().nodes[restarted].up);
+    let (child, _) = start_node(
+        restarted,
+        &nodes.addrs[restarted].to_string(),
+        &nodes.secret,
+    );
+    nodes.children[restarted] = Some(child);
+    wait_for("the node back", || remote.stats().nodes[restarted].up);
+    wait_for("health green after the resync", || {
+        remote.health() == weir_runtime::Health::Green
+    });
+    let pieces = remote.stats().messages.count(MessageKind::PartitionRows) - before;
+    let held = copies
+        .iter()
+        .filter(|c| c.contains(&(restarted as u32)))
+        .count() as u64;
+    assert!(pieces >= 3 * held, "{pieces} pieces for {held} copies");
+    nodes.kill(primary);
+    wait_for("the other holder seen down", || {
+        !remote.stats().nodes[primary].up
+    });
+    let total = |sql: &str| rows(&remote, sql, &[]);
+    assert_eq!(
+        total("SELECT COUNT(*), SUM(LENGTH(s)), SUM(id) FROM big"),
+        vec![vec![
+            Value::Int(ROWS),
+            Value::Int(ROWS * BYTES as i64),
+            Value::Int(ROWS * (ROWS - 1) / 2)
+        ]]
+    );
+    let probe = &strs[7];
+    assert_eq!(
+        rows(
+            &remote,
+            "SELECT id FROM big WHERE s = ?",
+            &[Value::Str(probe.clone())]
+        ),
+        vec![vec![Value::Int(7)]]
+    );
+}
+
+#[test]
+fn a_node_restarted_while_no_client_is_connected_is_resynced_by_the_next_client() {
+    let mut nodes = Nodes::start("unwatched", 3);
+    let local = TestCluster::new(
+        cluster_builder()
+            .nodes(3)
+            .backups(1)
+            .build()
+            .expect("a cluster"),
+    );
+    {
+        let first = build(nodes.client(0).backups(1));
+        for c in [&first, &local] {
+            load(c);
+            load_keyless(c);
+        }
+    }
+    nodes.kill(1);
+    let (child, _) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    // The next client finds node 1's copies empty, gives it the catalog and resyncs them
+    // before it serves.
+    let second = build(nodes.client(1).backups(1));
+    assert_eq!(second.health(), weir_runtime::Health::Green);
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !second.stats().nodes[0].up);
+    assert_same_answers(&second, &local, "from node 1's resynced copies");
+}
+
+#[test]
+fn a_client_that_connects_later_sees_the_tables_and_their_rows() {
+    let nodes = Nodes::start("later", 3);
+    let first = build(nodes.client(0));
+    first
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    first.execute("CREATE INDEX t_x ON t(x)").unwrap();
+    first
+        .execute("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+        .unwrap();
+    let second = build(nodes.client(1));
+    let tables: Vec<String> = second.tables().into_iter().map(|t| t.name).collect();
+    assert_eq!(tables, ["t"]);
+    assert_eq!(
+        rows(&second, "SELECT id FROM t WHERE x = 20", &[]),
+        vec![vec![Value::Int(2)]]
+    );
+    // The second client writes on from where the first left off.
+    assert_eq!(second.execute("INSERT INTO t VALUES (4, 40)").unwrap(), 1);
+    assert_eq!(
+        rows(&first, "SELECT SUM(x) FROM t", &[]),
+        vec![vec![Value::Int(100)]]
+    );
+    // A table the second client makes is found by the first when it names it.
+    second
+        .execute("CREATE TABLE u (id BIGINT PRIMARY KEY)")
+        .unwrap();
+    second.execute("INSERT INTO u VALUES (7)").unwrap();
+    assert_eq!(
+        rows(&first, "SELECT id FROM u", &[]),
+        vec![vec![Value::Int(7)]]
+    );
+}
+
+#[test]
+fn weir_sql_connects_to_node_processes() {
+    let nodes = Nodes::start("cli", 3);
+    let connect = nodes.connect_arg();
+    let secret = nodes.secret.to_str().expect("a UTF-8 path").to_string();
+    let dir = nodes.secret.parent().expect("a directory").to_path_buf();
+    let script = dir.join("script.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, name VARCHAR);\n\
+         INSERT INTO t VALUES (1, 'one'), (2, 'two');\n\
+         SELECT name FROM t WHERE id = 2;\n",
+    )
+    .unwrap();
+    let out = weir(&[
+        "sql",
+        "--connect",
+        &connect,
+        "--secret-file",
+        &secret,
+        "--format",
+        "csv",
+        "-f",
+        script.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("two"), "{stdout}");
+    // A second run is a client that connects later: the table and its rows are there.
+    let out = weir(&[
+        "sql",
+        "--connect",
+        &connect,
+        "--secret-file",
+        &secret,
+        "--format",
+        "csv",
+        "SELECT COUNT(*) FROM t",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.lines().any(|l| l.trim() == "2"), "{stdout}");
+    // And the shell, on a piped script.
+    let out = common::weir_with_input(
+        &["shell", "--connect", &connect, "--secret-file", &secret],
+        Some("SELECT name FROM t WHERE id = 1;\n"),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("one"), "{stdout}");
+}

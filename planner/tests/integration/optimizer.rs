@@ -1,0 +1,256 @@
+//! The optimizer's rules, each checked on the optimized logical plan that `EXPLAIN VERBOSE`
+//! shows for a query that needs it.
+
+use crate::common;
+
+use common::catalog;
+use weir_planner::{plan_statement, Statement};
+
+/// The optimized logical plan of `sql`, one node per line.
+fn optimized(sql: &str) -> String {
+    let cat = catalog();
+    let text = match plan_statement(&format!("EXPLAIN VERBOSE {sql}"), &cat, &[], 4) {
+        Ok(Statement::Explain(p)) => p.verbose.expect("EXPLAIN VERBOSE keeps the logical plans"),
+        other => panic!("{sql}: {other:?}"),
+    };
+    let start = text
+        .find("Optimized logical plan:\n")
+        .expect("optimized section");
+    let end = text.find("Physical plan:").expect("physical section");
+    text[start..end].to_string()
+}
+
+fn line_of(plan: &str, needle: &str) -> usize {
+    plan.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in\n{plan}"))
+}
+
+#[test]
+fn constants_fold() {
+    let p = optimized("SELECT id FROM Item WHERE fld > 1 + 2 AND TRUE");
+    assert!(p.contains("filter=(fld > 3)"), "{p}");
+}
+
+#[test]
+fn filters_reach_the_scans_of_a_join() {
+    let p = optimized(
+        "SELECT i.name FROM Item i JOIN Category c ON i.fld = c.cid WHERE c.label = 'x' AND i.id > 5",
+    );
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+    assert!(p.contains("filter=(label = 'x')"), "{p}");
+    assert!(p.contains("filter=(id > 5)"), "{p}");
+    assert!(
+        !p.contains("Filter"),
+        "every conjunct went into a scan:\n{p}"
+    );
+}
+
+#[test]
+fn comma_joins_get_their_keys_from_where() {
+    let p = optimized("SELECT i.name FROM Item i, Category c WHERE i.fld = c.cid");
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+}
+
+#[test]
+fn outer_join_under_a_null_rejecting_filter_is_inner() {
+    let p = optimized(
+        "SELECT i.id FROM Item i LEFT JOIN Category c ON i.fld = c.cid WHERE c.weight > 1",
+    );
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+    let p = optimized(
+        "SELECT i.id FROM Item i LEFT JOIN Category c ON i.fld = c.cid WHERE c.weight IS NULL",
+    );
+    assert!(p.contains("Join LEFT on fld = cid"), "{p}");
+    // An ON conjunct over the right side filters the right side only.
+    let p =
+        optimized("SELECT i.id FROM Item i LEFT JOIN Category c ON i.fld = c.cid AND c.weight > 1");
+    assert!(p.contains("Join LEFT on fld = cid"), "{p}");
+    assert!(p.contains("filter=(weight > 1"), "{p}");
+}
+
+#[test]
+fn exists_becomes_a_semi_join_and_not_exists_an_anti_join() {
+    let p = optimized(
+        "SELECT name FROM Item WHERE EXISTS (SELECT 1 FROM Tag WHERE Tag.item_id = Item.id AND Tag.score > 2)",
+    );
+    assert!(p.contains("Join SEMI on id = item_id"), "{p}");
+    assert!(p.contains("filter=(score > 2"), "{p}");
+    let p = optimized(
+        "SELECT name FROM Item WHERE NOT EXISTS (SELECT * FROM Tag WHERE Tag.item_id = Item.id)",
+    );
+    assert!(p.contains("Join ANTI on id = item_id"), "{p}");
+}
+
+#[test]
+fn in_and_not_in_subqueries() {
+    let p = optimized("SELECT name FROM Item WHERE fld IN (SELECT cat_id FROM Tag)");
+    assert!(p.contains("Join SEMI on fld = cat_id"), "{p}");
+    let p = optimized("SELECT name FROM Item WHERE fld NOT IN (SELECT cat_id FROM Tag)");
+    assert!(p.contains("Join ANTI (NOT IN) on fld = cat_id"), "{p}");
+    // Correlated NOT IN: an unknown comparison counts as a match.
+    let p = optimized(
+        "SELECT name FROM Item WHERE fld NOT IN (SELECT cat_id FROM Tag WHERE Tag.item_id = Item.id)",
+    );
+    assert!(
+        p.contains("Join ANTI on id = item_id filter=coalesce((fld = cat_id), true)"),
+        "{p}"
+    );
+}
+
+#[test]
+fn correlated_scalar_subquery_is_a_grouped_left_join() {
+    let p = optimized(
+        "SELECT id FROM Item WHERE fld > (SELECT AVG(score) FROM Tag WHERE Tag.item_id = Item.id)",
+    );
+    // The comparison rejects the NULL of an unmatched row, so the left join became inner.
+    assert!(p.contains("Join INNER on id = item_id"), "{p}");
+    assert!(
+        p.contains("Aggregate groups=[item_id] aggs=[AVG(score)]"),
+        "{p}"
+    );
+    let p =
+        optimized("SELECT id, (SELECT AVG(score) FROM Tag WHERE Tag.item_id = Item.id) FROM Item");
+    assert!(p.contains("Join LEFT on id = item_id"), "{p}");
+    // COUNT over no rows is 0, not NULL.
+    let p = optimized(
+        "SELECT id FROM Item WHERE fld = (SELECT COUNT(*) FROM Tag WHERE Tag.item_id = Item.id)",
+    );
+    assert!(p.contains("CASE WHEN"), "{p}");
+}
+
+#[test]
+fn exists_and_in_as_values_become_counts_over_left_joins() {
+    // EXISTS in the select list: a count of the matching rows per key, joined LEFT.
+    let p =
+        optimized("SELECT id, EXISTS (SELECT 1 FROM Tag WHERE Tag.item_id = Item.id) FROM Item");
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("Join LEFT on id = item_id"), "{p}");
+    assert!(p.contains("aggs=[COUNT(*)]"), "{p}");
+    // IN inside OR: the matches are grouped by the subquery's value and joined on it; the
+    // row and NULL counts of the uncorrelated subquery are single rows.
+    let p = optimized("SELECT id FROM Item WHERE id = 1 OR fld IN (SELECT cid FROM Category)");
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("Join LEFT on fld = cid"), "{p}");
+    assert_eq!(p.matches("SingleRow").count(), 2, "{p}");
+}
+
+#[test]
+fn correlated_scalar_subquery_without_an_aggregate_checks_for_one_row() {
+    let p = optimized("SELECT id, (SELECT label FROM Category WHERE cid = Item.fld) FROM Item");
+    assert!(p.contains("Join LEFT on fld = cid"), "{p}");
+    assert!(p.contains("too_many_rows"), "{p}");
+}
+
+#[test]
+fn uncorrelated_scalar_subquery_is_one_row() {
+    let p = optimized("SELECT id FROM Item WHERE fld > (SELECT MAX(weight) FROM Category)");
+    assert!(p.contains("SingleRow"), "{p}");
+    assert!(p.contains("Join INNER"), "{p}");
+}
+
+#[test]
+fn scans_read_only_used_columns() {
+    let p = optimized("SELECT name FROM Item");
+    assert!(p.contains("Scan Item [name]"), "{p}");
+    let p = optimized("SELECT c.label FROM Item i JOIN Category c ON i.fld = c.cid");
+    assert!(p.contains("Scan Item [fld]"), "{p}");
+    assert!(p.contains("Scan Category [cid, label]"), "{p}");
+}
+
+#[test]
+fn limit_moves_below_the_projection() {
+    let p = optimized("SELECT name || 'x' FROM Item LIMIT 3");
+    assert!(line_of(&p, "Project") < line_of(&p, "Limit 3"), "{p}");
+}
+
+#[test]
+fn filters_pass_aggregates_on_group_keys_only() {
+    let p =
+        optimized("SELECT fld, COUNT(*) FROM Item GROUP BY fld HAVING fld > 3 AND COUNT(*) > 1");
+    assert!(p.contains("filter=(fld > 3)"), "{p}");
+    assert!(line_of(&p, "Filter") < line_of(&p, "Aggregate"), "{p}");
+}
+
+#[test]
+fn a_key_shared_by_every_branch_of_an_or_becomes_a_join_key() {
+    // TPC-H Q19's shape: the join key repeated in each disjunct.
+    let p = optimized(
+        "SELECT i.name FROM Item i, Category c \
+         WHERE (i.fld = c.cid AND c.label = 'x' AND i.id > 5) \
+         OR (i.fld = c.cid AND c.label = 'y' AND i.id < 3)",
+    );
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+    assert!(p.contains(" OR "), "the rest of the OR stays:\n{p}");
+    // A branch that is only the shared conjunct makes the rest of the OR redundant.
+    let p = optimized(
+        "SELECT i.name FROM Item i, Category c \
+         WHERE (i.fld = c.cid) OR (i.fld = c.cid AND c.label = 'y')",
+    );
+    assert!(p.contains("Join INNER on fld = cid"), "{p}");
+    assert!(!p.contains(" OR "), "{p}");
+}
+
+/// The joins of a plan, one per line, top down.
+fn joins(plan: &str) -> Vec<&str> {
+    plan.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("Join"))
+        .collect()
+}
+
+#[test]
+fn comma_joins_are_reordered_to_avoid_a_cross_join() {
+    // As written, Item and Category share no condition: their join would be a cross join.
+    let p = optimized(
+        "SELECT i.name, c.label, t.score FROM Item i, Category c, Tag t \
+         WHERE i.id = t.item_id AND t.cat_id = c.cid",
+    );
+    let js = joins(&p);
+    assert_eq!(js.len(), 2, "{p}");
+    assert!(js.iter().all(|j| j.contains(" on ")), "no cross join:\n{p}");
+    // The select list still reads name, label, score.
+    let top = p.lines().nth(1).expect("a projection on top");
+    assert!(top.contains("Project name, label, score"), "{p}");
+}
+
+#[test]
+fn the_join_order_follows_the_filtered_estimates() {
+    // Written Item ⋈ Tag ⋈ Category; Item filtered on its key to one row is the smallest
+    // input, so it joins Tag first and Category after.
+    let p = optimized(
+        "SELECT c.label FROM Category c JOIN Tag t ON t.cat_id = c.cid \
+         JOIN Item i ON i.id = t.item_id WHERE i.id = 7",
+    );
+    let js = joins(&p);
+    assert_eq!(js.len(), 2, "{p}");
+    let key = |j: &str, a: &str, b: &str| {
+        j.contains(&format!("on {a} = {b}")) || j.contains(&format!("on {b} = {a}"))
+    };
+    assert!(key(js[0], "cat_id", "cid"), "{p}");
+    assert!(key(js[1], "item_id", "id"), "{p}");
+    assert!(
+        line_of(&p, "Scan Item") > line_of(&p, js[1]),
+        "Item is in the lower join:\n{p}"
+    );
+}
+
+#[test]
+fn outer_and_semi_joins_are_barriers_to_reordering() {
+    // The LEFT JOIN stays where it is: the inner joins above it reorder around it as one
+    // relation.
+    let p = optimized(
+        "SELECT i.name FROM Item i LEFT JOIN Tag t ON i.id = t.item_id, Category c, Tag t2 \
+         WHERE i.fld = c.cid AND t2.cat_id = c.cid \
+         AND EXISTS (SELECT 1 FROM Tag t3 WHERE t3.item_id = i.id)",
+    );
+    let left = line_of(&p, "Join LEFT on id = item_id");
+    let semi = line_of(&p, "Join SEMI on id = item_id");
+    assert!(
+        semi < left,
+        "the semi join sits above the left join it filters:\n{p}"
+    );
+    let js = joins(&p);
+    assert_eq!(js.len(), 4, "{p}");
+    assert!(js.iter().all(|j| j.contains(" on ")), "no cross join:\n{p}");
+}

@@ -1,0 +1,89 @@
+//! After every query, finished, failed or cancelled, its actors stop and its memory
+//! reservations return to zero.
+
+use crate::common;
+
+use common::{assert_idle, cluster, TestCluster};
+use weir::{Batch, Column, Error, Value};
+
+fn setup() -> TestCluster {
+    let c = cluster(3);
+    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, k BIGINT, v BIGINT)")
+        .unwrap();
+    c.execute("CREATE TABLE u (id BIGINT PRIMARY KEY, w BIGINT)")
+        .unwrap();
+    let n = 20_000i64;
+    c.load(
+        "t",
+        Batch::try_new(vec![
+            Column::from_i64((0..n).collect()),
+            Column::from_i64((0..n).map(|i| i % 500).collect()),
+            Column::from_i64((0..n).map(|i| i % 13).collect()),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    c.load(
+        "u",
+        Batch::try_new(vec![
+            Column::from_i64((0..500).collect()),
+            Column::from_i64((0..500).collect()),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    c
+}
+
+#[test]
+fn success_error_and_cancel_leave_nothing_behind() {
+    let c = setup();
+    assert_idle(&c);
+    let baseline = c.stats().live_actors();
+
+    // Success: a join (holds a build side), an aggregate and a sort.
+    let r = c
+        .query(
+            "SELECT t.k, COUNT(*), SUM(u.w) FROM t JOIN u ON t.k = u.id GROUP BY t.k ORDER BY t.k DESC",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(r.num_rows(), 500);
+    assert_idle(&c);
+
+    // Failure in a data fragment: BIGINT overflow on every node (division by zero is NULL).
+    let err = c
+        .query("SELECT id * 0 + 9223372036854775807 + 1 FROM t", &[])
+        .unwrap_err();
+    assert!(matches!(err, Error::Overflow { .. }), "{err}");
+    assert!(err.to_string().contains("node-"), "{err}");
+    assert_idle(&c);
+
+    // Cancellation: drop a stream half way through.
+    let mut s = c
+        .query_stream("SELECT id, k FROM t ORDER BY id", &[])
+        .unwrap();
+    let _ = s.next().unwrap().unwrap();
+    drop(s);
+    assert_idle(&c);
+
+    // Cancellation before the first batch was read.
+    drop(
+        c.query_stream("SELECT t.id FROM t JOIN u ON t.k = u.id", &[])
+            .unwrap(),
+    );
+    assert_idle(&c);
+
+    // An early LIMIT stops the producers that still run.
+    let r = c.query("SELECT id FROM t LIMIT 3", &[]).unwrap();
+    assert_eq!(r.num_rows(), 3);
+    assert_idle(&c);
+
+    // Still usable afterwards.
+    let r = c
+        .query("SELECT COUNT(*) FROM t WHERE k = ?", &[Value::Int(7)])
+        .unwrap();
+    assert_eq!(r.rows(), vec![vec![Value::Int(40)]]);
+    assert_idle(&c);
+    assert_eq!(c.stats().live_actors(), baseline);
+}

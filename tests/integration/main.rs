@@ -1,0 +1,31 @@
+//! The workspace's integration tests, one module per subject, built as one test binary: one
+//! crate to compile and one executable to link instead of one per file. (`join_backpressure`
+//! stays a binary of its own: it counts the heap with its own global allocator.)
+//!
+//! Run one subject with `cargo test --test integration <module>::`, e.g. `slt::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod admission_estimate;
+mod async_api;
+mod backpressure;
+mod bad_input;
+mod breaker;
+mod caches;
+mod cleanup;
+mod copy_columns;
+mod ddl;
+mod distributed;
+mod faults;
+mod hostile;
+mod join_plans;
+mod join_properties;
+mod prepared;
+mod properties;
+mod protocol;
+mod replication;
+mod seed_queries;
+mod slt;
+mod transport;
+mod typed_errors;

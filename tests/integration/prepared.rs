@@ -1,0 +1,107 @@
+//! Prepared statements, typed rows and parameters from tuples, as an embedding service uses
+//! them.
+
+use crate::common;
+
+use common::{assert_idle, cluster};
+use weir::{params, Decimal, Error, NaiveDate, Value};
+
+#[test]
+fn a_prepared_statement_runs_again_with_new_parameters() {
+    let c = cluster(3);
+    c.execute(
+        "CREATE TABLE item (id BIGINT PRIMARY KEY, name VARCHAR, price DECIMAL(8, 2), day DATE)",
+    )
+    .unwrap();
+    let insert = c.prepare("INSERT INTO item VALUES (?, ?, ?, ?)").unwrap();
+    for i in 0..20i64 {
+        let name = (i % 3 != 0).then(|| format!("n{i}"));
+        let price = Value::Decimal(i128::from(i) * 125, 2);
+        let day = Value::Date(19_000 + i as i32);
+        assert_eq!(insert.execute((i, name, price, day)).unwrap(), 1);
+    }
+    let by_id = c
+        .prepare("SELECT name, price, day FROM item WHERE id = ?")
+        .unwrap();
+    for i in [1i64, 7, 19] {
+        let r = by_id.query((i,)).unwrap();
+        let row = r.row(0).expect("one row");
+        assert_eq!(
+            row.get::<Option<String>>("name").unwrap(),
+            Some(format!("n{i}"))
+        );
+        let price: Decimal = row.get(1).unwrap();
+        assert_eq!(price.unscaled, i128::from(i) * 125);
+        let day: NaiveDate = row.get("day").unwrap();
+        assert_eq!(
+            day,
+            NaiveDate::from_ymd_opt(2022, 1, 8).unwrap() + chrono_days(i)
+        );
+    }
+    // No row: an empty result, not an error.
+    assert!(by_id.query((1000i64,)).unwrap().row(0).is_none());
+    // A NULL read as a plain type says so, naming the column.
+    let e = by_id
+        .query((3i64,))
+        .unwrap()
+        .row(0)
+        .unwrap()
+        .get::<String>(0);
+    assert!(e.unwrap_err().to_string().contains("'name'"));
+    // query_map over every row.
+    let cheap: Vec<(i64, f64)> = c
+        .query_map(
+            "SELECT id, price FROM item WHERE price < ? ORDER BY id",
+            params![Value::Decimal(500, 2)],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(cheap, vec![(0, 0.0), (1, 1.25), (2, 2.5), (3, 3.75)]);
+    // Streamed.
+    let range = c.prepare("SELECT id FROM item WHERE id >= ?").unwrap();
+    let rows: usize = range
+        .query_stream((15i64,))
+        .unwrap()
+        .map(|b| b.unwrap().num_rows())
+        .sum();
+    assert_eq!(rows, 5);
+    assert_idle(&c);
+}
+
+fn chrono_days(i: i64) -> chrono::TimeDelta {
+    chrono::TimeDelta::days(i)
+}
+
+#[test]
+fn a_prepared_query_sees_ddl_made_after_it_and_checks_its_parameters() {
+    let c = cluster(2);
+    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    c.execute("INSERT INTO t VALUES (1, 10), (2, 20)").unwrap();
+    let q = c.prepare("SELECT * FROM t WHERE id = ?").unwrap();
+    assert_eq!(q.query((1i64,)).unwrap().schema.len(), 2);
+    // The table changes under the statement: it plans again and sees the new column.
+    c.execute("DROP TABLE t").unwrap();
+    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT, y VARCHAR)")
+        .unwrap();
+    c.execute("INSERT INTO t VALUES (1, 10, 'a')").unwrap();
+    let r = q.query((1i64,)).unwrap();
+    assert_eq!(
+        r.rows(),
+        vec![vec![Value::Int(1), Value::Int(10), Value::from("a")]]
+    );
+    // Wrong parameters are the planner's errors, as for an unprepared query.
+    assert!(matches!(
+        q.query(()).unwrap_err(),
+        Error::Plan(weir::planner::PlanError::ParamCount { .. })
+    ));
+    assert!(q.query(("one",)).is_err());
+    // Errors that need no parameter value come from prepare itself.
+    let e = c
+        .prepare("SELECT nosuch FROM t")
+        .err()
+        .expect("unknown column");
+    assert!(e.to_string().contains("nosuch"), "{e}");
+    assert!(c.prepare("SELEC 1").is_err());
+    assert_idle(&c);
+}

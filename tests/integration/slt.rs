@@ -1,0 +1,158 @@
+//! The project's sqllogictest suite: every `.slt` file under `tests/slt/` runs against a fresh
+//! cluster of 3 data nodes and 16 partitions per table, through the `sqllogictest` crate.
+//!
+//! Values are rendered as the SQLite corpus writes them: NULL as `NULL`, integers plainly,
+//! floats with 3 decimals, booleans as `true`/`false`, text as is and the empty string as
+//! `(empty)`; DECIMALs with exactly their scale's digits (type `R`), DATEs and TIMESTAMPs in
+//! ISO 8601 (type `T`). A statement whose first keyword is `SELECT`, `EXPLAIN`, `WITH` or `VALUES` is run
+//! as a query (rows); anything else as a statement (rows affected).
+//!
+//! Every failing record is reported with its file and line; the test fails after all files
+//! ran, listing them all.
+
+use crate::common;
+
+use common::{cluster_builder, TestCluster};
+use sqllogictest::{DBOutput, DefaultColumnType};
+use std::path::{Path, PathBuf};
+use weir::{DataType, Value};
+
+/// A `weir` cluster as a sqllogictest database.
+struct Weir {
+    cluster: TestCluster,
+}
+
+impl Weir {
+    fn new() -> Self {
+        let cluster = cluster_builder()
+            .nodes(3)
+            .partitions(16)
+            .build()
+            .expect("cluster starts");
+        Weir {
+            cluster: TestCluster::new(cluster),
+        }
+    }
+}
+
+/// Whether `sql` returns rows (decided by its first keyword).
+fn is_query(sql: &str) -> bool {
+    let first = sql
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    ["SELECT", "EXPLAIN", "WITH", "VALUES"]
+        .iter()
+        .any(|k| first.eq_ignore_ascii_case(k))
+}
+
+/// A value as the SQLite corpus writes it.
+fn render(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:.3}"),
+        Value::Str(s) if s.is_empty() => "(empty)".to_string(),
+        Value::Str(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        // Exact decimals with their scale's digits, dates and timestamps in ISO 8601.
+        Value::Decimal(..) | Value::Date(_) | Value::Timestamp(_) => v.to_string(),
+    }
+}
+
+fn column_type(t: DataType) -> DefaultColumnType {
+    match t {
+        DataType::Int64 => DefaultColumnType::Integer,
+        DataType::Float64 => DefaultColumnType::FloatingPoint,
+        DataType::Utf8 => DefaultColumnType::Text,
+        DataType::Boolean => DefaultColumnType::Any,
+        DataType::Decimal { .. } => DefaultColumnType::FloatingPoint,
+        DataType::Date | DataType::Timestamp => DefaultColumnType::Text,
+    }
+}
+
+impl sqllogictest::DB for Weir {
+    type Error = weir::Error;
+    type ColumnType = DefaultColumnType;
+
+    fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, weir::Error> {
+        let out = self.run_sql(sql);
+        // Whatever the outcome, the statement's actors stop and its memory is released.
+        common::assert_idle(&self.cluster);
+        out
+    }
+
+    fn engine_name(&self) -> &str {
+        "weir"
+    }
+}
+
+impl Weir {
+    fn run_sql(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, weir::Error> {
+        if !is_query(sql) {
+            return Ok(DBOutput::StatementComplete(self.cluster.execute(sql)?));
+        }
+        let r = self.cluster.query(sql, &[])?;
+        let types = r
+            .schema
+            .fields
+            .iter()
+            .map(|f| column_type(f.data_type))
+            .collect();
+        let rows = r
+            .rows()
+            .iter()
+            .map(|row| row.iter().map(render).collect())
+            .collect();
+        Ok(DBOutput::Rows { types, rows })
+    }
+}
+
+/// The `.slt` files under `tests/slt/`, sorted.
+fn slt_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "slt"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn sqllogictest_suite() {
+    let files = slt_files();
+    assert!(!files.is_empty(), "no .slt files in tests/slt");
+    let mut failures = Vec::new();
+    let mut failed_files = 0;
+    for file in &files {
+        let before = failures.len();
+        let records = match sqllogictest::parse_file::<DefaultColumnType>(file) {
+            Ok(r) => r,
+            Err(e) => {
+                failures.push(format!("{}: cannot parse: {e}", file.display()));
+                continue;
+            }
+        };
+        // One fresh cluster per file (files use no `connection` records). Every record runs,
+        // so one file reports all of its failures, each with its file and line.
+        let mut runner = sqllogictest::Runner::new(|| async { Ok(Weir::new()) });
+        runner.with_column_validator(sqllogictest::strict_column_validator);
+        for record in records {
+            if let Err(e) = runner.run(record) {
+                failures.push(format!("{}", e.display(false)));
+            }
+        }
+        failed_files += usize::from(failures.len() > before);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed records in {} of {} sqllogictest files:\n{}",
+        failures.len(),
+        failed_files,
+        files.len(),
+        failures.join("\n")
+    );
+}
