@@ -1,24 +1,21 @@
 //! Starting a cluster: the actor system, one arbiter per node with its node actor and
 //! memory supervisor, and the network between them.
 
-use super::{Cluster, ClusterBuilder, Inner};
+use super::{Cluster, ClusterBuilder, Inner, InnerParts};
 use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
 use crate::actors::protocol::SetClient;
 use crate::actors::supervisor::SupervisorActor;
-use crate::admission::Admission;
 use crate::breaker::BreakerCounters;
 use crate::error::{Error, Result};
 use crate::memory::NodePool;
 use crate::messages::NodeId;
 use crate::network::Network;
 use crate::node::{NodeShared, NodeStorage};
-use crate::replication::{ReplicaBook, WriteReplies};
+use crate::replication::WriteReplies;
 use actix::prelude::*;
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
-use weir_planner::{Catalog, PlanCache};
 
 impl Cluster {
     pub(super) fn start(config: ClusterBuilder) -> Result<Cluster> {
@@ -122,11 +119,8 @@ impl Cluster {
         for addr in &addrs {
             addr.do_send(SetClient(client_addr.clone().recipient()));
         }
-        let plans = PlanCache::new(config.plan_cache);
-        let shared_nodes = Arc::new(nodes.clone());
-        let breaker_queue = config.breaker.queue;
         let cluster = Cluster {
-            inner: Arc::new(Inner {
+            inner: Arc::new(Inner::new(InnerParts {
                 client: config.nodes as NodeId,
                 local: config.nodes,
                 remote: None,
@@ -135,24 +129,13 @@ impl Cluster {
                 addrs,
                 counters,
                 arbiters,
-                names: Arc::new(names),
+                names,
                 network,
-                catalog: RwLock::new(Catalog::new()),
-                plans,
-                next_query: AtomicU64::new(1),
-                copies: Mutex::new(HashMap::new()),
-                known_plans: Mutex::new(HashSet::new()),
-                max_high_water: AtomicUsize::new(0),
-                down: AtomicBool::new(false),
                 breaker,
-                admission: Admission::new(shared_nodes.clone(), breaker_queue),
-                ids: Arc::new(AtomicU64::new(1)),
-                shared_nodes,
+                first_id: 1,
                 supervisors,
-                replicas: Mutex::new(ReplicaBook::default()),
                 write_replies,
-                writer: Mutex::new(()),
-            }),
+            })),
             system: Some((system, thread)),
         };
         // Wait until every node actor runs, so the baseline is stable.

@@ -111,6 +111,61 @@ struct Inner {
     writer: Mutex<()>,
 }
 
+/// What a cluster in process and the client of node processes start [`Inner`] with; the rest
+/// of it (catalog, caches, counters, replica book) starts empty the same way for both.
+struct InnerParts {
+    config: ClusterBuilder,
+    client: NodeId,
+    local: usize,
+    remote: Option<remote::Remote>,
+    nodes: Vec<Arc<NodeShared>>,
+    addrs: Vec<Addr<NodeActor>>,
+    counters: Vec<Arc<NodeCounters>>,
+    arbiters: Vec<ArbiterHandle>,
+    names: Vec<String>,
+    network: Arc<Network>,
+    breaker: Arc<BreakerCounters>,
+    /// The first query (and write) id this client hands out.
+    first_id: u64,
+    supervisors: Vec<Addr<SupervisorActor>>,
+    write_replies: Arc<WriteReplies>,
+}
+
+impl Inner {
+    fn new(p: InnerParts) -> Inner {
+        let shared_nodes = Arc::new(p.nodes.clone());
+        let admission =
+            crate::admission::Admission::new(shared_nodes.clone(), p.config.breaker.queue);
+        Inner {
+            plans: PlanCache::new(p.config.plan_cache),
+            client: p.client,
+            local: p.local,
+            remote: p.remote,
+            config: p.config,
+            nodes: p.nodes,
+            addrs: p.addrs,
+            counters: p.counters,
+            arbiters: p.arbiters,
+            names: Arc::new(p.names),
+            network: p.network,
+            catalog: RwLock::new(Catalog::new()),
+            next_query: AtomicU64::new(1),
+            copies: Mutex::new(HashMap::new()),
+            known_plans: Mutex::new(HashSet::new()),
+            max_high_water: AtomicUsize::new(0),
+            down: AtomicBool::new(false),
+            breaker: p.breaker,
+            admission,
+            ids: Arc::new(AtomicU64::new(p.first_id)),
+            shared_nodes,
+            supervisors: p.supervisors,
+            replicas: Mutex::new(ReplicaBook::default()),
+            write_replies: p.write_replies,
+            writer: Mutex::new(()),
+        }
+    }
+}
+
 /// A cluster of data nodes plus one client node, simulated in this process, or the client
 /// node of data nodes running in other processes ([`ClusterBuilder::connect`]).
 ///

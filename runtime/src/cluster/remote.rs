@@ -38,11 +38,10 @@
 //! and so does the client by itself every 10 s while such a copy has a live current copy to
 //! come from.
 
-use super::{Cluster, ClusterBuilder, Inner};
+use super::{Cluster, ClusterBuilder, Inner, InnerParts};
 use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
 use crate::actors::protocol::NodeCrashed;
 use crate::actors::supervisor::SupervisorActor;
-use crate::admission::Admission;
 use crate::breaker::BreakerCounters;
 use crate::error::{Error, Result};
 use crate::membership::Membership;
@@ -52,16 +51,15 @@ use crate::messages::{CatalogPut, CatalogReply, CatalogRequest, Join, NetMessage
 use crate::network::tcp::{PeerEvent, TcpConfig, TcpTransport};
 use crate::network::Network;
 use crate::node::{NodeShared, NodeStorage};
-use crate::replication::{ReplicaBook, WriteReplies};
+use crate::replication::WriteReplies;
 use crate::resync::{Resync, ResyncOutcome};
 use actix::prelude::*;
-use std::collections::{HashMap, HashSet};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use weir_planner::{Catalog, PlanCache};
+use weir_planner::Catalog;
 
 /// Client slots: a client's id is the number of data nodes plus one of these.
 pub const CLIENT_SLOTS: u32 = 1024;
@@ -265,14 +263,11 @@ impl Cluster {
             stop_system(system, thread);
             return Err(e);
         }
-        let plans = PlanCache::new(config.plan_cache);
-        let shared_nodes = Arc::new(nodes.clone());
-        let breaker_queue = config.breaker.queue;
         let first_id = ((client as u64) << 48) | (random_u64() & ((1 << 47) - 1));
         let stop = Arc::new(AtomicBool::new(false));
         let events = transport.events();
         let cluster = Cluster {
-            inner: Arc::new(Inner {
+            inner: Arc::new(Inner::new(InnerParts {
                 client,
                 local: 0,
                 remote: Some(Remote {
@@ -288,24 +283,13 @@ impl Cluster {
                 addrs: vec![addr],
                 counters,
                 arbiters: vec![arbiter],
-                names: Arc::new(names),
+                names,
                 network,
-                catalog: RwLock::new(Catalog::new()),
-                plans,
-                next_query: AtomicU64::new(1),
-                copies: Mutex::new(HashMap::new()),
-                known_plans: Mutex::new(HashSet::new()),
-                max_high_water: AtomicUsize::new(0),
-                down: AtomicBool::new(false),
                 breaker,
-                admission: Admission::new(shared_nodes.clone(), breaker_queue),
-                ids: Arc::new(AtomicU64::new(first_id)),
-                shared_nodes,
+                first_id,
                 supervisors: vec![supervisor],
-                replicas: Mutex::new(ReplicaBook::default()),
                 write_replies,
-                writer: Mutex::new(()),
-            }),
+            })),
             system: Some((system, thread)),
         };
         let live: Vec<NodeId> = (0..n as NodeId)
