@@ -33,6 +33,7 @@ pub mod replication;
 pub mod result;
 pub mod resync;
 pub mod rows;
+pub mod waiters;
 
 pub use actors::query::QueryStats;
 pub use breaker::{BreakerConfig, BreakerTotals, Health, JoinMode, KillPolicy};

@@ -10,8 +10,7 @@
 use crate::messages::{CatalogPut, CatalogReply, NodeId, TableVersions};
 use crate::node::NodeStorage;
 use crate::resync::ResyncReplies;
-use crossbeam_channel::{Receiver, Sender};
-use std::collections::HashMap;
+use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use weir_planner::{CatalogSnapshot, TableDef};
@@ -28,7 +27,7 @@ pub struct Membership {
     connect: Option<Connect>,
     peers_up: Option<PeersUp>,
     catalog: Mutex<Option<(u64, CatalogSnapshot)>>,
-    replies: Mutex<HashMap<u64, Sender<(NodeId, CatalogReply)>>>,
+    replies: crate::waiters::Waiters<CatalogReply>,
     resyncs: ResyncReplies,
 }
 
@@ -146,27 +145,16 @@ impl Membership {
 
     /// Waits for the replies to catalog request `request` (a client).
     pub fn expect(&self, request: u64) -> Receiver<(NodeId, CatalogReply)> {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        self.lock_replies().insert(request, tx);
-        rx
+        self.replies.register(request)
     }
 
     /// Stops waiting for replies to `request`.
     pub fn forget(&self, request: u64) {
-        self.lock_replies().remove(&request);
+        self.replies.unregister(request);
     }
 
     /// Hands `reply` from node `from` to whoever waits for it; false when nobody does.
     pub fn deliver(&self, from: NodeId, reply: CatalogReply) -> bool {
-        match self.lock_replies().get(&reply.request) {
-            Some(tx) => tx.send((from, reply)).is_ok(),
-            None => false,
-        }
-    }
-
-    fn lock_replies(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<u64, Sender<(NodeId, CatalogReply)>>> {
-        self.replies.lock().unwrap_or_else(|e| e.into_inner())
+        self.replies.deliver(reply.request, from, reply)
     }
 }

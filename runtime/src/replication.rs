@@ -29,42 +29,17 @@ use crate::messages::{
 use crate::network::Network;
 use crate::node::NodeShared;
 use crate::recent::RecentSet;
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use weir_operators::storage::PartitionData;
 use weir_operators::table_store::TableStore;
 
-/// Replies to writes in progress, which the client node hands to the waiting writer.
-#[derive(Debug, Default)]
-pub struct WriteReplies {
-    waiting: Mutex<HashMap<u64, Sender<(NodeId, WriteReply)>>>,
-}
-
-impl WriteReplies {
-    fn register(&self, write: u64) -> Receiver<(NodeId, WriteReply)> {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        self.lock().insert(write, tx);
-        rx
-    }
-
-    fn unregister(&self, write: u64) {
-        self.lock().remove(&write);
-    }
-
-    /// Hands `reply` from node `from` to its writer (dropped when nobody waits any more).
-    pub fn deliver(&self, from: NodeId, reply: WriteReply) {
-        if let Some(tx) = self.lock().get(&reply.write) {
-            let _ = tx.send((from, reply));
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Sender<(NodeId, WriteReply)>>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+/// Replies to writes in progress, which the client node hands to the waiting writer (by
+/// write id).
+pub type WriteReplies = crate::waiters::Waiters<WriteReply>;
 
 /// The client's record of partition versions: the committed version of every written
 /// partition, and which copies are stale (behind it).

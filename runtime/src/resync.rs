@@ -36,10 +36,10 @@ use crate::network::Network;
 use crate::node::{NodeShared, NodeStorage};
 use crate::recent::RecentSet;
 use crate::replication::ReplicaBook;
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use weir_operators::storage::PartitionData;
 use weir_operators::table_store::TableStore;
@@ -348,35 +348,9 @@ pub enum ResyncReply {
     Installed(PartitionInstalled),
 }
 
-/// Answers to resyncs in progress, which the client node hands to the waiting client.
-#[derive(Debug, Default)]
-pub struct ResyncReplies {
-    waiting: Mutex<HashMap<u64, Sender<(NodeId, ResyncReply)>>>,
-}
-
-impl ResyncReplies {
-    fn register(&self, request: u64) -> Receiver<(NodeId, ResyncReply)> {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        self.lock().insert(request, tx);
-        rx
-    }
-
-    fn unregister(&self, request: u64) {
-        self.lock().remove(&request);
-    }
-
-    /// Hands `reply` to request `request`'s waiter; false when nobody waits any more.
-    pub fn deliver(&self, from: NodeId, request: u64, reply: ResyncReply) -> bool {
-        match self.lock().get(&request) {
-            Some(tx) => tx.send((from, reply)).is_ok(),
-            None => false,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Sender<(NodeId, ResyncReply)>>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+/// Answers to resyncs in progress, which the client node hands to the waiting client (by
+/// request id).
+pub type ResyncReplies = crate::waiters::Waiters<ResyncReply>;
 
 /// What the client needs to resync copies.
 pub struct Resync<'a> {
@@ -895,7 +869,7 @@ mod tests {
         let outcome = resync.run(&mut book, &[(layout(), copies)]);
         let took = started.elapsed();
         // Nothing is left waiting.
-        assert!(replies.lock().is_empty());
+        assert_eq!(replies.waiting(), 0);
         system.stop();
         thread.join().unwrap();
         let stale = book.is_stale("t", 0, 1) && book.is_stale("t", 1, 1);

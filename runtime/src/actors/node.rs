@@ -325,7 +325,9 @@ impl NodeActor {
                 self.send(from, NetMessage::WriteReply(reply), ctx);
             }
             NetMessage::WriteAbort(a) => self.writes.abort(a.write),
-            NetMessage::WriteReply(reply) => self.write_replies.deliver(from, reply),
+            NetMessage::WriteReply(reply) => {
+                self.write_replies.deliver(reply.write, from, reply);
+            }
             NetMessage::QueryBatchStop(stop) => {
                 if let Some((_, stops)) = self.senders.get(&(stop.query, stop.exchange)) {
                     stops.do_send(RemoteStop { from });
@@ -430,7 +432,7 @@ impl NodeActor {
 
     /// Hands an answer to a resync to the client waiting for it (dropped when none does).
     fn resync_reply(&self, from: NodeId, request: u64, reply: ResyncReply) {
-        if !self.membership.resyncs().deliver(from, request, reply) {
+        if !self.membership.resyncs().deliver(request, from, reply) {
             tracing::debug!(
                 "{}: a resync answer from node {from} nobody waits for",
                 self.shared.name
