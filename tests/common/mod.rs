@@ -12,7 +12,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use weir::{Batch, Cluster, ClusterBuilder, Protocol, QueryResult, QueryStream, Value};
+use weir::{Batch, Cluster, ClusterBuilder, Column, Protocol, QueryResult, QueryStream, Value};
 
 /// Query timeout of the clusters built by [`cluster_builder`].
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -280,6 +280,20 @@ pub fn assert_idle(cluster: &Cluster) {
         s.memory_reserved(),
         s.nodes
     );
+}
+
+/// Creates `t (id BIGINT PRIMARY KEY, v BIGINT)` on `cluster` and loads rows `id` in `0..n`,
+/// with `v` = `value(id)`.
+pub fn load_t(cluster: &Cluster, n: i64, value: impl Fn(i64) -> i64) {
+    cluster
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
+        .unwrap();
+    let batch = Batch::try_new(vec![
+        Column::from_i64((0..n).collect()),
+        Column::from_i64((0..n).map(value).collect()),
+    ])
+    .unwrap();
+    cluster.load("t", batch).unwrap();
 }
 
 /// Rows as integers (panics on other values).

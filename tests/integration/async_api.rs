@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use weir::runtime::FaultPlan;
-use weir::{Batch, Cluster, Column, Error, MessageKind, Value};
+use weir::{Cluster, Error, MessageKind, Value};
 
 /// Awaits `f`, failing the test (naming `what`) when it takes longer than [`QUERY_LIMIT`].
 async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> T {
@@ -31,17 +31,7 @@ fn loaded(n: i64, batch: usize, window: usize) -> Cluster {
         .query_timeout(Duration::from_secs(30))
         .build()
         .unwrap();
-    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
-        .unwrap();
-    c.load(
-        "t",
-        Batch::try_new(vec![
-            Column::from_i64((0..n).collect()),
-            Column::from_i64((0..n).collect()),
-        ])
-        .unwrap(),
-    )
-    .unwrap();
+    common::load_t(&c, n, |i| i);
     c
 }
 

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{assert_idle, TestCluster};
 use std::time::Duration;
-use weir::{Batch, Cluster, Column, MessageKind};
+use weir::{Cluster, MessageKind};
 
 #[test]
 fn slow_consumer_bounds_every_edge() {
@@ -19,18 +19,8 @@ fn slow_consumer_bounds_every_edge() {
             .build()
             .unwrap(),
     );
-    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
-        .unwrap();
     let n = 60_000i64;
-    c.load(
-        "t",
-        Batch::try_new(vec![
-            Column::from_i64((0..n).collect()),
-            Column::from_i64((0..n).collect()),
-        ])
-        .unwrap(),
-    )
-    .unwrap();
+    common::load_t(&c, n, |i| i);
     let total_batches = n as u64 / 256;
     let before = c.stats().messages.count(MessageKind::QueryBatch);
 

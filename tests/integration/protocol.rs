@@ -246,18 +246,8 @@ fn a_plan_lost_on_the_way_is_sent_again() {
             .unwrap(),
     )
     .with_limit(timeout + Duration::from_secs(5));
-    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
-        .unwrap();
     let n = 3000i64;
-    c.load(
-        "t",
-        Batch::try_new(vec![
-            Column::from_i64((0..n).collect()),
-            Column::from_i64((0..n).map(|i| i * 2).collect()),
-        ])
-        .unwrap(),
-    )
-    .unwrap();
+    common::load_t(&c, n, |i| i * 2);
     let sql = "SELECT COUNT(*), SUM(v) FROM t";
     let want = vec![vec![Value::Int(n), Value::Int(n * (n - 1))]];
     c.set_faults(Some(FaultPlan {
@@ -285,18 +275,8 @@ fn a_plan_lost_on_the_way_is_sent_again() {
 #[test]
 fn a_node_that_forgot_its_plans_is_sent_them_again() {
     let c = TestCluster::new(Cluster::builder().nodes(3).partitions(64).build().unwrap());
-    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
-        .unwrap();
     let n = 3000i64;
-    c.load(
-        "t",
-        Batch::try_new(vec![
-            Column::from_i64((0..n).collect()),
-            Column::from_i64((0..n).collect()),
-        ])
-        .unwrap(),
-    )
-    .unwrap();
+    common::load_t(&c, n, |i| i);
     // Distinct literals make distinct plans.
     let sql = |i: i64| format!("SELECT COUNT(*) FROM t WHERE v >= {i}");
     let distinct = 1100;
