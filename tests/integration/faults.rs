@@ -268,6 +268,51 @@ fn lost_and_corrupted_messages_are_retransmitted_and_every_answer_is_right() {
     assert_idle(&c);
 }
 
+/// A well-formed message about a query that does not run anywhere (a confused or forged
+/// sender) is dropped, logged and counted by the node it reaches; a query running meanwhile
+/// is not disturbed.
+#[test]
+fn messages_for_an_unknown_query_are_dropped_and_counted_while_a_query_runs() {
+    use weir::runtime::messages::{ErrorKind, ErrorMessage, NetMessage};
+    let c = cluster(0, Duration::from_secs(30));
+    let mut stream = c.query_stream("SELECT id, v FROM t", &[]).unwrap();
+    let mut rows = stream.next().unwrap().unwrap().num_rows();
+    let stranger = NetMessage::QueryError(ErrorMessage {
+        query: u64::MAX - 7,
+        fragment: 1,
+        kind: ErrorKind::Execution,
+        message: "not yours".into(),
+    });
+    let net = c.network();
+    // To a data node and to the client node (id 3), as if from data node 1.
+    assert!(net.send(1, 0, &stranger));
+    assert!(net.send(1, 3, &stranger));
+    let unknown = |c: &Cluster| -> u64 {
+        c.stats()
+            .nodes
+            .iter()
+            .map(|n| n.unknown_query_messages)
+            .sum()
+    };
+    let shared = c.shared();
+    run_bounded(
+        "two unknown-query messages counted",
+        QUERY_LIMIT,
+        move || {
+            while unknown(&shared) < 2 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        },
+    );
+    for batch in stream {
+        rows += batch.unwrap().num_rows();
+    }
+    assert_eq!(rows as i64, ROWS);
+    assert_eq!(unknown(&c), 2);
+    assert_eq!(total(&c).unwrap(), expected_total(0));
+    assert_idle(&c);
+}
+
 #[test]
 fn forged_messages_are_rejected_and_counted() {
     let c = cluster(0, Duration::from_secs(30));

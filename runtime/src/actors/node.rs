@@ -40,6 +40,9 @@ pub struct NodeCounters {
     pub fragment_cache_hits: AtomicU64,
     /// Start requests that named a plan the node did not hold.
     pub fragment_cache_misses: AtomicU64,
+    /// Messages about a query that neither runs nor lately ended here (confused or forged
+    /// senders): dropped, logged and counted.
+    pub unknown_query_messages: AtomicU64,
 }
 
 /// Batches that arrived for an exchange receiver not (yet) started here, with when the first
@@ -450,6 +453,9 @@ impl NodeActor {
                 self.shared.name
             );
         } else {
+            self.counters
+                .unknown_query_messages
+                .fetch_add(1, Ordering::Relaxed);
             tracing::warn!(
                 "{}: dropped a {kind} from node {from} for unknown query {query}",
                 self.shared.name

@@ -34,6 +34,8 @@ pub struct NodeStats {
     pub fragment_cache_hits: u64,
     /// Start requests that named a fragment the node did not hold.
     pub fragment_cache_misses: u64,
+    /// Messages about a query unknown here (neither running nor lately ended), dropped.
+    pub unknown_query_messages: u64,
     /// Whether the node's memory circuit breaker is open.
     pub breaker_open: bool,
     /// Times the breaker opened.
@@ -115,6 +117,7 @@ impl Cluster {
                 decode_errors: c.decode_errors.load(Ordering::Relaxed),
                 fragment_cache_hits: c.fragment_cache_hits.load(Ordering::Relaxed),
                 fragment_cache_misses: c.fragment_cache_misses.load(Ordering::Relaxed),
+                unknown_query_messages: c.unknown_query_messages.load(Ordering::Relaxed),
                 breaker_open: n.pool.is_open(),
                 trips: n.pool.trips(),
                 admitted_memory: self.inner.admission.committed(n.id),
