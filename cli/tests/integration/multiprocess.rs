@@ -11,7 +11,7 @@
 
 use crate::common;
 
-use common::{cluster_builder, weir, TestCluster};
+use common::{cluster_builder, TestCluster};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -625,52 +625,35 @@ fn weir_sql_connects_to_node_processes() {
          SELECT name FROM t WHERE id = 2;\n",
     )
     .unwrap();
-    let out = weir(&[
-        "sql",
-        "--connect",
-        &connect,
-        "--secret-file",
-        &secret,
-        "--format",
-        "csv",
-        "-f",
-        script.to_str().unwrap(),
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    // Runs `weir` with `args`, then the connection flags (and `extra`); its standard output,
+    // once it succeeded.
+    let run = |args: &[&str], extra: &[&str], input: Option<&str>| -> String {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--connect", &connect, "--secret-file", &secret]);
+        all.extend(extra);
+        let out = common::weir_with_input(&all, input);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "weir {all:?}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let stdout = run(
+        &["sql"],
+        &["--format", "csv", "-f", script.to_str().unwrap()],
+        None,
     );
     assert!(stdout.contains("two"), "{stdout}");
     // A second run is a client that connects later: the table and its rows are there.
-    let out = weir(&[
-        "sql",
-        "--connect",
-        &connect,
-        "--secret-file",
-        &secret,
-        "--format",
-        "csv",
-        "SELECT COUNT(*) FROM t",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = run(
+        &["sql"],
+        &["--format", "csv", "SELECT COUNT(*) FROM t"],
+        None,
     );
     assert!(stdout.lines().any(|l| l.trim() == "2"), "{stdout}");
     // And the shell, on a piped script.
-    let out = common::weir_with_input(
-        &["shell", "--connect", &connect, "--secret-file", &secret],
-        Some("SELECT name FROM t WHERE id = 1;\n"),
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = run(&["shell"], &[], Some("SELECT name FROM t WHERE id = 1;\n"));
     assert!(stdout.contains("one"), "{stdout}");
 }
