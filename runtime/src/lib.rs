@@ -1,7 +1,8 @@
 //! # weir-runtime
 //!
-//! The actor runtime of weir: a cluster of nodes simulated in one process, each node an actix
-//! arbiter with a [`NodeActor`](actors::node::NodeActor), every fragment and every operator of
+//! The actor runtime of weir: a cluster of nodes simulated in one process, each node with a
+//! [`NodeActor`](actors::node::NodeActor) on one of the actix arbiters (actor threads) the
+//! nodes share (one per core by default), every fragment and every operator of
 //! a query an actor, batches flowing between them under credit-based flow control, and
 //! messages between nodes serialized through the [`network`], which hands the bytes to a
 //! carrier: simulated in process (with fault injection), or TCP between processes.

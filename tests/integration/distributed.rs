@@ -1,9 +1,10 @@
-//! Joins, aggregates, ordering and limits give the same answers on 1, 3 and 5 nodes, and
-//! match a direct computation over the generated data.
+//! Joins, aggregates, ordering and limits give the same answers on 1, 3 and 5 nodes, on one
+//! actor thread for all nodes, one per node or in between, and match a direct computation
+//! over the generated data.
 
 use crate::common;
 
-use common::{assert_idle, cluster, ints};
+use common::{assert_idle, cluster_builder, ints, TestCluster};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
@@ -71,7 +72,7 @@ fn expected_join(d: &Data) -> Vec<Vec<i64>> {
 }
 
 #[test]
-fn same_answers_on_1_3_and_5_nodes() {
+fn same_answers_on_1_3_and_5_nodes_and_any_thread_count() {
     let d = data();
     let mut by_k: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
     for &(_, k, v) in &d.a {
@@ -101,14 +102,16 @@ fn same_answers_on_1_3_and_5_nodes() {
         .map(|(v, id)| vec![*id, *v])
         .collect();
 
-    for nodes in [1, 3, 5] {
-        let c = cluster(nodes);
+    for (nodes, threads) in [(1, 2), (3, 1), (3, usize::MAX), (5, 2)] {
+        let builder = cluster_builder().nodes(nodes).threads(threads);
+        assert_eq!(builder.node_threads(), threads.min(nodes + 1));
+        let c = TestCluster::new(builder.build().expect("cluster starts"));
         load(&c, &d);
         let q = |sql: &str| ints(&c.query(sql, &[]).unwrap().rows());
         assert_eq!(
             q("SELECT COUNT(*), SUM(v), MIN(v), MAX(v) FROM a WHERE v > 10"),
             totals,
-            "{nodes} nodes"
+            "{nodes} nodes on {threads} threads"
         );
         assert_eq!(
             q("SELECT k, COUNT(*), SUM(v) FROM a GROUP BY k ORDER BY k"),
@@ -121,7 +124,7 @@ fn same_answers_on_1_3_and_5_nodes() {
         assert_eq!(
             q("SELECT b.grp, COUNT(*), SUM(a.v) FROM a JOIN b ON a.k = b.id GROUP BY b.grp ORDER BY b.grp"),
             expected_join(&d),
-            "{nodes} nodes"
+            "{nodes} nodes on {threads} threads"
         );
         assert_eq!(
             q("SELECT b.grp, COUNT(*), SUM(a.v) FROM b INNER JOIN a ON b.id = a.k GROUP BY b.grp ORDER BY 1"),

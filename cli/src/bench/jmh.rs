@@ -89,9 +89,9 @@ pub struct JmhArgs {
     /// The cluster's shared secret, as `weir node --secret-file` reads it (with `--connect`).
     #[arg(long, requires = "connect")]
     pub secret_file: Option<std::path::PathBuf>,
-    /// Idle spinning of the cluster's threads.
+    /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub spin: super::SpinArg,
+    pub runtime: super::RuntimeArgs,
 }
 
 impl JmhArgs {
@@ -99,7 +99,7 @@ impl JmhArgs {
     /// `--connect`.
     fn cluster(&self, protocol: Protocol) -> Result<Cluster, String> {
         let builder = self
-            .spin
+            .runtime
             .apply(Cluster::builder().nodes(3).protocol(protocol));
         let builder = match (&self.connect[..], &self.secret_file) {
             ([], _) => builder,

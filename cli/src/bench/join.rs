@@ -58,9 +58,9 @@ pub struct JoinArgs {
     /// One JSON object on stdout instead of the text report.
     #[arg(long)]
     pub json: bool,
-    /// Idle spinning of the cluster's threads.
+    /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub spin: super::SpinArg,
+    pub runtime: super::RuntimeArgs,
 }
 
 /// What `weir bench join` measured (its `--json` object).
@@ -173,7 +173,7 @@ pub fn measure(args: &JoinArgs) -> Result<JoinReport, String> {
     let (build, probe) = (args.build as usize, args.probe as usize);
     let t = generate(build, probe, args.seed);
     let cluster = args
-        .spin
+        .runtime
         .apply(Cluster::builder().nodes(args.nodes as usize))
         .build()
         .map_err(|e| e.to_string())?;

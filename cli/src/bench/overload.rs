@@ -113,9 +113,9 @@ pub struct OverloadArgs {
     /// A query still running after this many seconds fails.
     #[arg(long, default_value_t = 10.0)]
     pub query_timeout: f64,
-    /// Idle spinning of the cluster's threads.
+    /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub spin: super::SpinArg,
+    pub runtime: super::RuntimeArgs,
 }
 
 /// The long help of `weir bench overload`.
@@ -375,7 +375,7 @@ fn level(
     let name = mode_name(mode);
     pb.set_message(format!("{name}, {clients} clients: loading"));
     let cluster = args
-        .spin
+        .runtime
         .apply(Cluster::builder())
         .nodes(args.nodes)
         .partitions(PARTITIONS)

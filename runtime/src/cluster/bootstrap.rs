@@ -1,5 +1,5 @@
-//! Starting a cluster: the actor system, one arbiter per node with its node actor and
-//! memory supervisor, and the network between them.
+//! Starting a cluster: the actor system, the actor threads (arbiters) the nodes share, each
+//! node's node actor and memory supervisor on its thread, and the network between them.
 
 use super::{Cluster, ClusterBuilder, Inner, InnerParts};
 use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
@@ -63,6 +63,7 @@ impl Cluster {
             let fragment_cache = config.fragment_cache;
             let write_replies = write_replies.clone();
             let idle_spin = config.idle_spin;
+            let threads = config.node_threads();
             std::thread::Builder::new()
                 .name("weir-system".into())
                 .spawn(move || {
@@ -71,8 +72,11 @@ impl Cluster {
                         let mut arbiters = Vec::new();
                         let mut addrs = Vec::new();
                         let mut supervisors = Vec::new();
-                        for (node, counters) in nodes.into_iter().zip(counters) {
-                            let arbiter = crate::idle::arbiter(idle_spin);
+                        let threads: Vec<actix::Arbiter> = (0..threads)
+                            .map(|_| crate::idle::arbiter(idle_spin))
+                            .collect();
+                        for (i, (node, counters)) in nodes.into_iter().zip(counters).enumerate() {
+                            let arbiter = &threads[i % threads.len()];
                             let net = network.clone();
                             let (shared, cfg, totals) =
                                 (node.clone(), breaker_config.clone(), breaker.clone());

@@ -41,6 +41,7 @@ pub struct ClusterBuilder {
     pub(super) seed: u64,
     pub(super) backups: usize,
     pub(super) idle_spin: Duration,
+    pub(super) threads: Option<usize>,
     pub(super) connect: Vec<String>,
     pub(super) secret: Option<Secret>,
     pub(super) client_slot: Option<u32>,
@@ -64,6 +65,7 @@ impl Default for ClusterBuilder {
             seed: 0x5eed,
             backups: 0,
             idle_spin: crate::idle::DEFAULT_IDLE_SPIN,
+            threads: None,
             connect: Vec::new(),
             secret: None,
             client_slot: None,
@@ -186,6 +188,30 @@ impl ClusterBuilder {
     pub fn idle_spin(mut self, spin: Duration) -> Self {
         self.idle_spin = spin;
         self
+    }
+
+    /// Actor threads the simulated nodes share (default: as many as the machine has cores,
+    /// at most one per node). Node `i` (the client node last) runs on thread `i % threads`;
+    /// each node still has its own actors, mailboxes, memory and failures, and a message
+    /// between two nodes is serialized whether or not they share a thread. Fewer threads than
+    /// nodes saves the thread wake-ups that hand-offs between nodes cost when the nodes
+    /// outnumber the cores; one thread per node is `threads(usize::MAX)`.
+    ///
+    /// ```
+    /// use weir_runtime::Cluster;
+    /// let builder = Cluster::builder().nodes(3).threads(2);
+    /// assert_eq!(builder.node_threads(), 2);
+    /// assert_eq!(builder.threads(usize::MAX).node_threads(), 4); // 3 data nodes + the client
+    /// ```
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads.max(1));
+        self
+    }
+
+    /// The actor threads a cluster in this process starts (see [`ClusterBuilder::threads`]).
+    pub fn node_threads(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        self.threads.unwrap_or(cores).clamp(1, self.nodes + 1)
     }
 
     /// Makes this process the client node of a cluster of data nodes running in other
