@@ -19,16 +19,28 @@ pub struct PartitionMap {
 impl PartitionMap {
     /// Packs `owners[p]` (the node serving partition `p`, or `None`).
     pub fn from_owners(owners: &[Option<NodeId>]) -> Self {
-        let mut nodes: Vec<NodeId> = owners.iter().flatten().copied().collect();
+        // The distinct nodes, sorted: few, so a linear look beats sorting every owner.
+        let mut nodes: Vec<NodeId> = Vec::new();
+        let mut last = None;
+        for &node in owners.iter().flatten() {
+            if last != Some(node) && !nodes.contains(&node) {
+                nodes.push(node);
+            }
+            last = Some(node);
+        }
         nodes.sort_unstable();
-        nodes.dedup();
         // Code 0 means unassigned; node i is code i + 1.
         let bits = (usize::BITS - nodes.len().leading_zeros()).max(1) as u8;
         let per_word = 64 / bits as usize;
         let mut packed = vec![0u64; owners.len().div_ceil(per_word)];
+        let mut last: Option<(NodeId, u64)> = None;
         for (p, owner) in owners.iter().enumerate() {
-            if let Some(node) = owner {
-                let code = nodes.binary_search(node).map_or(0, |i| i as u64 + 1);
+            if let Some(node) = *owner {
+                let code = match last {
+                    Some((n, code)) if n == node => code,
+                    _ => nodes.binary_search(&node).map_or(0, |i| i as u64 + 1),
+                };
+                last = Some((node, code));
                 packed[p / per_word] |= code << ((p % per_word) * bits as usize);
             }
         }
@@ -74,16 +86,28 @@ impl PartitionMap {
         if self.bits == 0 || self.bits > 32 {
             return Vec::new();
         }
-        let (bits, code) = (self.bits as usize, i as u64 + 1);
-        let (per_word, mask) = (64 / bits, (1u64 << bits) - 1);
-        let mut out = Vec::new();
-        // Word by word: a word with no assigned partition (all codes 0) is skipped at once.
-        for (w, &word) in self.packed.iter().enumerate().filter(|(_, &w)| w != 0) {
-            for slot in 0..per_word {
-                let p = (w * per_word + slot) as u32;
-                if p < self.partitions && (word >> (slot * bits)) & mask == code {
-                    out.push(p);
+        let bits = self.bits as usize;
+        let per_word = 64 / bits;
+        // The lowest bit of every field, and the node's code in every field.
+        let lows = (0..per_word).fold(0u64, |m, slot| m | 1 << (slot * bits));
+        let pattern = lows.wrapping_mul(i as u64 + 1);
+        let mut out = Vec::with_capacity(self.partitions as usize / self.nodes.len());
+        // Word by word, all fields at once: a field equals the code where `word ^ pattern`
+        // has no bit set in it; OR-ing the field's bits down onto its lowest bit finds those.
+        for (w, &word) in self.packed.iter().enumerate() {
+            let diff = word ^ pattern;
+            let mut set = diff;
+            for k in 1..bits {
+                set |= diff >> k;
+            }
+            let mut hits = !set & lows;
+            while hits != 0 {
+                let p = (w * per_word + hits.trailing_zeros() as usize / bits) as u32;
+                if p >= self.partitions {
+                    break;
                 }
+                out.push(p);
+                hits &= hits - 1;
             }
         }
         out
@@ -149,7 +173,7 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
         #[test]
-        fn round_trips_for_any_shape(
+        fn round_trips_and_lists_each_nodes_partitions_for_any_shape(
             nodes in 1u32..=64,
             partitions in 1usize..=65536,
             seed in proptest::prelude::any::<u64>(),
@@ -166,6 +190,18 @@ mod tests {
                 .collect();
             let map = PartitionMap::from_owners(&owners);
             proptest::prop_assert_eq!(map.to_owners(), owners.clone());
+            let mut served: std::collections::BTreeMap<NodeId, Vec<u32>> = Default::default();
+            for (p, owner) in owners.iter().enumerate() {
+                if let Some(n) = owner {
+                    served.entry(*n).or_default().push(p as u32);
+                }
+            }
+            proptest::prop_assert_eq!(map.nodes(), served.keys().copied().collect::<Vec<_>>());
+            for (node, ps) in &served {
+                proptest::prop_assert_eq!(&map.partitions_of(*node), ps, "node {}", node);
+            }
+            // Owners are 3, 10, 17, ...: node 4 serves nothing.
+            proptest::prop_assert!(map.partitions_of(4).is_empty());
             let decoded: PartitionMap =
                 crate::codec::decode(&crate::codec::encode(&map).unwrap()).unwrap();
             proptest::prop_assert_eq!(decoded.to_owners(), owners);

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::messages::NodeId;
 use crate::partition_map::PartitionMap;
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 use weir_operators::eval::evaluate_scalar;
 use weir_operators::storage::{partition_of, partition_of_key};
 use weir_operators::Value;
@@ -53,7 +54,7 @@ pub struct Schedule {
     /// Nodes of each fragment (indexed like `plan.fragments`).
     pub instances: Vec<Vec<NodeId>>,
     /// Partition assignment of each fragment that scans a table.
-    pub partitions: Vec<Option<PartitionMap>>,
+    pub partitions: Vec<Option<Arc<PartitionMap>>>,
 }
 
 /// What scheduling needs to know about the cluster.
@@ -65,12 +66,14 @@ pub struct ClusterView<'a> {
     /// Display names of nodes.
     pub names: &'a [String],
     /// Copies of each partition (primary first) of a table with the given partition count.
-    pub copies: &'a dyn Fn(u32) -> std::sync::Arc<Vec<Vec<NodeId>>>,
+    pub copies: &'a dyn Fn(u32) -> Arc<Vec<Vec<NodeId>>>,
     /// Partition count of a table.
     pub table_partitions: &'a dyn Fn(&str) -> Option<u32>,
     /// Copies `(partition, node)` that missed writes, by table (lowercase): they serve no
     /// reads until they caught up.
     pub stale: &'a HashMap<String, HashSet<(u32, NodeId)>>,
+    /// Whole-table maps made for earlier queries.
+    pub whole_tables: &'a WholeTableMaps,
 }
 
 /// Maps every fragment of `plan` onto nodes.
@@ -130,30 +133,16 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                         }
                     }
                 };
-                let mut assigned: Vec<Option<NodeId>> = vec![None; count as usize];
-                let all: Vec<u32> = (0..count).collect();
-                for &p in wanted.as_ref().unwrap_or(&all) {
-                    let copies = &copies[p as usize];
-                    let current = |n: NodeId| !stale.is_some_and(|s| s.contains(&(p, n)));
-                    let up = |n: NodeId| view.live.get(n as usize).copied().unwrap_or(false);
-                    // The first live, current copy serves the partition.
-                    let Some(owner) = copies.iter().copied().find(|&n| up(n) && current(n)) else {
-                        // Name a node whose copy is current but down, else the primary.
-                        let down = copies
-                            .iter()
-                            .copied()
-                            .find(|&n| current(n))
-                            .unwrap_or(copies[0]);
-                        let name = view
-                            .names
-                            .get(down as usize)
-                            .cloned()
-                            .unwrap_or_else(|| format!("node-{down}"));
-                        return Err(Error::NodeDown(name));
-                    };
-                    assigned[p as usize] = Some(owner);
-                }
-                let map = PartitionMap::from_owners(&assigned);
+                // Every partition of a table with no stale copy: the same map as last time
+                // while the same nodes are up.
+                let whole = wanted.is_none() && stale.is_none_or(HashSet::is_empty);
+                let map = if whole {
+                    view.whole_tables.get_or_assign(count, view.live, || {
+                        assign(None, count, &copies, stale, view)
+                    })?
+                } else {
+                    Arc::new(assign(wanted.as_deref(), count, &copies, stale, view)?)
+                };
                 instances.push(map.nodes().to_vec());
                 partitions.push(Some(map));
             }
@@ -163,6 +152,81 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
         instances,
         partitions,
     })
+}
+
+/// The node serving each partition of `wanted` (every partition when `None`) of a table with
+/// `count` partitions: its first live, current copy.
+fn assign(
+    wanted: Option<&[u32]>,
+    count: u32,
+    copies: &[Vec<NodeId>],
+    stale: Option<&HashSet<(u32, NodeId)>>,
+    view: &ClusterView,
+) -> Result<PartitionMap> {
+    let mut assigned: Vec<Option<NodeId>> = vec![None; count as usize];
+    let all: Vec<u32> = (0..count).collect();
+    for &p in wanted.unwrap_or(&all) {
+        let copies = &copies[p as usize];
+        let current = |n: NodeId| !stale.is_some_and(|s| s.contains(&(p, n)));
+        let up = |n: NodeId| view.live.get(n as usize).copied().unwrap_or(false);
+        // The first live, current copy serves the partition.
+        let Some(owner) = copies.iter().copied().find(|&n| up(n) && current(n)) else {
+            // Name a node whose copy is current but down, else the primary.
+            let down = copies
+                .iter()
+                .copied()
+                .find(|&n| current(n))
+                .unwrap_or(copies[0]);
+            let name = view
+                .names
+                .get(down as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("node-{down}"));
+            return Err(Error::NodeDown(name));
+        };
+        assigned[p as usize] = Some(owner);
+    }
+    Ok(PartitionMap::from_owners(&assigned))
+}
+
+/// Whole-table partition maps already made, by partition count and the data nodes up then: a
+/// query that reads every partition of a table with no stale copy (most of them) maps onto
+/// the same nodes each time, so the map is made once.
+#[derive(Debug, Default)]
+pub struct WholeTableMaps {
+    maps: Mutex<MapsByLayout>,
+}
+
+/// Whole-table maps by `(partition count, data nodes up)`.
+type MapsByLayout = HashMap<(u32, Vec<bool>), Arc<PartitionMap>>;
+
+impl WholeTableMaps {
+    /// Most maps kept (one per partition count and set of live nodes seen).
+    const LIMIT: usize = 64;
+
+    /// The map for `count` partitions with `live` nodes up, made by `assign` if not kept yet.
+    fn get_or_assign(
+        &self,
+        count: u32,
+        live: &[bool],
+        assign: impl FnOnce() -> Result<PartitionMap>,
+    ) -> Result<Arc<PartitionMap>> {
+        let key = (count, live.to_vec());
+        if let Some(map) = self.lock().get(&key) {
+            return Ok(map.clone());
+        }
+        let map = Arc::new(assign()?);
+        let mut maps = self.lock();
+        if maps.len() >= Self::LIMIT {
+            maps.clear();
+        }
+        maps.insert(key, map.clone());
+        Ok(map)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MapsByLayout> {
+        self.maps.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[cfg(test)]
@@ -179,5 +243,31 @@ mod tests {
         let four = owners(1024, 4);
         // Only partitions moving to the new node change owner.
         assert!(three.iter().zip(&four).all(|(a, b)| a == b || *b == 3));
+    }
+
+    #[test]
+    fn whole_table_maps_are_made_once_per_partition_count_and_live_nodes() {
+        let maps = WholeTableMaps::default();
+        let made = std::cell::Cell::new(0);
+        let make = |owner: NodeId| {
+            made.set(made.get() + 1);
+            Ok(PartitionMap::from_owners(&[Some(owner); 8]))
+        };
+        let a = maps.get_or_assign(8, &[true, true], || make(0)).unwrap();
+        let again = maps.get_or_assign(8, &[true, true], || make(0)).unwrap();
+        assert!(Arc::ptr_eq(&a, &again));
+        assert_eq!(made.get(), 1);
+        // Another node down, or another partition count: made anew.
+        let one_down = maps.get_or_assign(8, &[true, false], || make(1)).unwrap();
+        assert_eq!(one_down.nodes(), &[1]);
+        maps.get_or_assign(16, &[true, true], || make(0)).unwrap();
+        assert_eq!(made.get(), 3);
+        // A failed assignment is not kept.
+        let failed = maps.get_or_assign(4, &[false, false], || {
+            Err(Error::NodeDown("every data node".into()))
+        });
+        assert!(failed.is_err());
+        maps.get_or_assign(4, &[false, false], || make(0)).unwrap();
+        assert_eq!(made.get(), 4);
     }
 }

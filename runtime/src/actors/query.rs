@@ -66,7 +66,7 @@ pub struct QuerySetup {
     /// Nodes running each fragment (indexed like `plan.fragments`).
     pub instances: Vec<Vec<NodeId>>,
     /// Partition assignment of each fragment's scans.
-    pub partitions: Vec<Option<PartitionMap>>,
+    pub partitions: Vec<Option<Arc<PartitionMap>>>,
     /// Whether each node already holds each fragment's plan (send only the key then).
     pub cached: Vec<Vec<bool>>,
     /// Display names of nodes, by id.
@@ -464,7 +464,7 @@ impl QueryActor {
                 targets: self.setup.instances[target_idx].clone(),
             }),
             inputs: self.inputs_of(&f.plan),
-            partitions: self.setup.partitions[idx].clone(),
+            partitions: self.setup.partitions[idx].as_deref().cloned(),
             fragments_on_node,
             batch_size: self.setup.batch_size as u32,
             window: self.setup.window as u32,
@@ -518,7 +518,7 @@ impl QueryActor {
             params: self.setup.params.clone(),
             sink: FragmentSink::Local(Downstream::of(&ctx.address()), self.port),
             inputs: self.inputs_of(&root.plan),
-            partitions: self.setup.partitions[0].clone(),
+            partitions: self.setup.partitions[0].as_deref().cloned(),
             batch_size: self.setup.batch_size,
             window: self.window(),
             protocol: self.setup.protocol,

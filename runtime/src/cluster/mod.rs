@@ -72,6 +72,7 @@ impl Inner {
             copies: &copies,
             table_partitions: &table_partitions,
             stale: book.stale_copies(),
+            whole_tables: &self.whole_tables,
         };
         placement::schedule(plan, params, &view)
     }
@@ -96,6 +97,7 @@ struct Inner {
     plans: PlanCache,
     next_query: AtomicU64,
     copies: Mutex<HashMap<u32, Arc<Vec<Vec<NodeId>>>>>,
+    whole_tables: placement::WholeTableMaps,
     known_plans: Mutex<HashSet<(NodeId, u64)>>,
     max_high_water: AtomicUsize,
     down: AtomicBool,
@@ -151,6 +153,7 @@ impl Inner {
             catalog: RwLock::new(Catalog::new()),
             next_query: AtomicU64::new(1),
             copies: Mutex::new(HashMap::new()),
+            whole_tables: Default::default(),
             known_plans: Mutex::new(HashSet::new()),
             max_high_water: AtomicUsize::new(0),
             down: AtomicBool::new(false),
