@@ -23,10 +23,12 @@ pub(crate) mod int_table;
 pub mod join;
 pub mod limit;
 pub mod project;
+pub(crate) mod radix;
 pub mod repeat;
 pub mod scan;
 pub mod single_row;
 pub mod sort;
+pub(crate) mod sorted_runs;
 pub mod union;
 
 pub use scan::{ScanChunk, ScanSource};

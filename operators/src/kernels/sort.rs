@@ -7,7 +7,7 @@
 //! the buffer is periodically sorted and truncated to the first `limit` rows, so memory stays
 //! O(limit).
 
-use super::{ExecContext, Operator};
+use super::{radix, sorted_runs, ExecContext, Operator};
 use crate::column::ColumnData;
 use crate::eval::evaluate;
 use crate::plan::SortKey;
@@ -104,12 +104,15 @@ fn has_long_runs(pairs: &[(u64, u64, u32)]) -> bool {
 }
 
 /// Sorts the rows of `keys` (parallel key columns) and returns the permutation, keeping only
-/// the first `limit` entries when given. Ties keep input order.
+/// the first `limit` entries when given. Ties keep input order. `batch_starts` are the rows
+/// where the input's batches began (ascending; only a hint: a gather of sorted fragments has
+/// each batch sorted, see [`sorted_runs`]).
 pub(crate) fn sort_indices(
     keys: &[Column],
     specs: &[SortKey],
     n: usize,
     limit: Option<usize>,
+    batch_starts: &[usize],
 ) -> Vec<u32> {
     let cmps: Vec<KeyCmp> = keys
         .iter()
@@ -159,7 +162,13 @@ pub(crate) fn sort_indices(
             };
             let mut pairs: Vec<(u64, u64, u32)> = Vec::with_capacity(n);
             let mut nulls: Vec<u32> = Vec::new();
+            // Where each input batch begins among `pairs`.
+            let mut piece_starts = Vec::with_capacity(batch_starts.len());
+            let mut starts = batch_starts.iter().copied().peekable();
             for i in 0..n {
+                while starts.next_if(|&s| s <= i).is_some() {
+                    piece_starts.push(pairs.len());
+                }
                 if first.has_nulls && first.col.is_null(i) {
                     nulls.push(i as u32);
                 } else {
@@ -174,17 +183,30 @@ pub(crate) fn sort_indices(
             if k == 0 {
                 return Vec::new();
             }
-            if k < pairs.len() {
+            let in_row_order = k >= pairs.len();
+            if !in_row_order {
                 pairs.select_nth_unstable_by(k - 1, pcmp);
                 pairs.truncate(k);
             }
-            if skip >= cmps.len() && !has_long_runs(&pairs) {
-                // The inline keys and the row number decide the order alone: an unstable sort
-                // of the tuples is the stable order, and faster.
-                pairs.sort_unstable();
+            let runs = has_long_runs(&pairs);
+            if skip >= cmps.len() && !runs {
+                // The inline keys and the row number decide the order alone: a radix sort of
+                // the keys (stable, with the rows in order) or an unstable sort of the tuples
+                // is the stable order, and faster.
+                if in_row_order && pairs.len() >= radix::MIN_ROWS {
+                    radix::sort_keyed_rows(&mut pairs);
+                } else {
+                    pairs.sort_unstable();
+                }
             } else {
-                // A stable sort: it finds and merges the sorted runs its input often holds (a
-                // gather of sorted fragments interleaves their batches).
+                // A gather of sorted fragments interleaves their batches: regrouped by sender,
+                // they are a few long runs that the stable sort merges in a pass or two.
+                if runs {
+                    if let Some(regrouped) = sorted_runs::regroup(&pairs, &piece_starts, pcmp) {
+                        pairs = regrouped;
+                    }
+                }
+                // A stable sort: it finds and merges the sorted runs its input holds.
                 pairs.sort_by(pcmp);
             }
             // Rows whose first key is NULL tie on it: order them by every other key (the
@@ -293,7 +315,7 @@ impl SortOp {
     /// Sorts the buffer and keeps only the first `limit` rows.
     fn compact(&mut self, limit: usize) -> Result<()> {
         let (batch, keys) = self.consolidate()?;
-        let idx = sort_indices(&keys, &self.keys, batch.num_rows(), Some(limit));
+        let idx = sort_indices(&keys, &self.keys, batch.num_rows(), Some(limit), &[]);
         let batch = batch.take(&idx);
         let keys: Vec<Column> = keys.iter().map(|c| c.take(&idx)).collect();
         self.rows = batch.num_rows();
@@ -345,9 +367,18 @@ impl Operator for SortOp {
         if self.batches.is_empty() {
             return Ok(());
         }
+        let batch_starts: Vec<usize> = self
+            .batches
+            .iter()
+            .scan(0, |row, b| {
+                let start = *row;
+                *row += b.num_rows();
+                Some(start)
+            })
+            .collect();
         let (batch, keys) = self.consolidate()?;
         let n = batch.num_rows();
-        let idx = sort_indices(&keys, &self.keys, n, self.limit);
+        let idx = sort_indices(&keys, &self.keys, n, self.limit, &batch_starts);
         drop(keys);
         self.rows = 0;
         if idx.is_empty() {
