@@ -1,8 +1,11 @@
 //! Sort and top-k kernel.
 //!
 //! Input batches are buffered together with their evaluated sort key columns (accounted in the
-//! reservation). At the end the buffer is concatenated and a row permutation is sorted with a
-//! comparator over typed key views (matched once, not per cell); then each `next_output` call
+//! reservation). At the end the buffer is concatenated and a row permutation is sorted: a
+//! numeric or boolean leading key (and a second one) is encoded inline into order-preserving
+//! u64s, radix-sorted when they decide the order ([`radix`]), or, for a gather of sorted
+//! fragments, regrouped by sender and merged ([`sorted_runs`]); other keys are compared over
+//! typed key views (matched once, not per cell). Then each `next_output` call
 //! gathers the next `batch_size` rows of the permutation into one output batch. With a `limit`
 //! the buffer is periodically sorted and truncated to the first `limit` rows, so memory stays
 //! O(limit).
