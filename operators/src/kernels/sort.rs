@@ -3,8 +3,8 @@
 //! Input batches are buffered together with their evaluated sort key columns (accounted in the
 //! reservation). At the end the buffer is concatenated and a row permutation is sorted: a
 //! numeric or boolean leading key (and a second one) is encoded inline into order-preserving
-//! u64s, radix-sorted when they decide the order ([`radix`]), or, for a gather of sorted
-//! fragments, regrouped by sender and merged ([`sorted_runs`]); other keys are compared over
+//! u64s, radix-sorted when they decide the order (module `radix`), or, for a gather of sorted
+//! fragments, regrouped by sender and merged (module `sorted_runs`); other keys are compared over
 //! typed key views (matched once, not per cell). Then each `next_output` call
 //! gathers the next `batch_size` rows of the permutation into one output batch. With a `limit`
 //! the buffer is periodically sorted and truncated to the first `limit` rows, so memory stays
@@ -109,7 +109,7 @@ fn has_long_runs(pairs: &[(u64, u64, u32)]) -> bool {
 /// Sorts the rows of `keys` (parallel key columns) and returns the permutation, keeping only
 /// the first `limit` entries when given. Ties keep input order. `batch_starts` are the rows
 /// where the input's batches began (ascending; only a hint: a gather of sorted fragments has
-/// each batch sorted, see [`sorted_runs`]).
+/// each batch sorted, see module `sorted_runs`).
 pub(crate) fn sort_indices(
     keys: &[Column],
     specs: &[SortKey],
