@@ -11,7 +11,10 @@
 //! fits under the breaker's reset mark together with what the node holds now and what the
 //! queries admitted before it are still expected to build (the room between the reset mark
 //! and the limit is left to batches in flight). A node with no admitted query admits the head
-//! of its queue whatever the estimate (progress). The estimate of each hash join is predicted
+//! of its queue whatever the estimate (progress), and no node admits more queries that build
+//! hash joins on it at once than the cluster has threads to run them
+//! ([`BreakerConfig::joins_per_node`](crate::breaker::BreakerConfig::joins_per_node)): more
+//! only hold more memory and crowd each other out of the caches. The estimate of each hash join is predicted
 //! from table sizes ([`estimate`]) and corrected by how the joins that ran on the node held
 //! against their predictions ([`NodePool::calibrated`]), so it is right from a node's first
 //! query on.
@@ -99,12 +102,16 @@ struct State {
     entries: BTreeMap<u64, (u8, Entry)>,
     /// Per node: the bytes admitted queries are expected to hold (the sum of their demands).
     committed: Vec<usize>,
+    /// Per node: the admitted queries that build hash joins there (demand above zero).
+    joins: Vec<usize>,
 }
 
 /// The cluster's admission queue.
 pub struct Admission {
     nodes: Arc<Vec<Arc<NodeShared>>>,
     capacity: usize,
+    /// Most queries admitted at once that build hash joins on one node.
+    max_joins: usize,
     state: Mutex<State>,
     next_ticket: AtomicU64,
 }
@@ -152,16 +159,24 @@ impl Wake for Pump {
 
 impl Admission {
     /// A queue for `nodes` holding at most `capacity` waiters (re-runs of killed queries are
-    /// always let in). Hooks itself to every node's pool, to be woken when memory comes back.
-    pub fn new(nodes: Arc<Vec<Arc<NodeShared>>>, capacity: usize) -> Arc<Self> {
+    /// always let in) and admitting at most `joins_per_node` queries at once that build hash
+    /// joins on one node (at least 1). Hooks itself to every node's pool, to be woken when
+    /// memory comes back.
+    pub fn new(
+        nodes: Arc<Vec<Arc<NodeShared>>>,
+        capacity: usize,
+        joins_per_node: usize,
+    ) -> Arc<Self> {
         let a = Arc::new(Admission {
             state: Mutex::new(State {
                 waiting: BTreeMap::new(),
                 entries: BTreeMap::new(),
                 committed: vec![0; nodes.len()],
+                joins: vec![0; nodes.len()],
             }),
             nodes,
             capacity,
+            max_joins: joins_per_node.max(1),
             next_ticket: AtomicU64::new(1),
         });
         for n in a.nodes.iter() {
@@ -263,7 +278,7 @@ impl Admission {
                     None => e
                         .demand
                         .iter()
-                        .find(|&&(n, bytes)| !self.fits(n, bytes, &s.committed))
+                        .find(|&&(n, bytes)| !self.fits(n, bytes, &s.committed, &s.joins))
                         .map(|&(n, _)| n),
                 };
                 match refused {
@@ -285,6 +300,9 @@ impl Admission {
                             if let Some(c) = s.committed.get_mut(n as usize) {
                                 *c += bytes;
                             }
+                            if let Some(j) = s.joins.get_mut(n as usize).filter(|_| bytes > 0) {
+                                *j += 1;
+                            }
                         }
                         if quiet != Some(ticket) {
                             woken.push(e.wake.clone());
@@ -303,7 +321,7 @@ impl Admission {
     }
 
     /// Whether `bytes` more fit on `node` now.
-    fn fits(&self, node: NodeId, bytes: usize, committed: &[usize]) -> bool {
+    fn fits(&self, node: NodeId, bytes: usize, committed: &[usize], joins: &[usize]) -> bool {
         let Some(n) = self.nodes.get(node as usize) else {
             return true;
         };
@@ -318,6 +336,10 @@ impl Admission {
         let committed = committed.get(node as usize).copied().unwrap_or(0);
         if bytes == 0 || committed == 0 {
             return true;
+        }
+        let joins = joins.get(node as usize).copied().unwrap_or(0);
+        if joins >= self.max_joins {
+            return false;
         }
         // What the admitted queries have not built yet is still coming. Joins are admitted up
         // to the breaker's reset mark, not its limit: the room between the two is for the
@@ -340,6 +362,9 @@ impl Admission {
                         for (n, bytes) in e.demand {
                             if let Some(c) = s.committed.get_mut(n as usize) {
                                 *c = c.saturating_sub(bytes);
+                            }
+                            if let Some(j) = s.joins.get_mut(n as usize).filter(|_| bytes > 0) {
+                                *j = j.saturating_sub(1);
                             }
                         }
                         true
@@ -465,7 +490,7 @@ mod tests {
     #[test]
     fn waiters_are_admitted_first_come_first_served_when_the_breaker_closes() {
         let nodes = nodes(2, 100 * MIB);
-        let a = Admission::new(nodes.clone(), 16);
+        let a = Admission::new(nodes.clone(), 16, usize::MAX);
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
         // Memory from outside opens node-0's breaker.
@@ -494,9 +519,31 @@ mod tests {
     }
 
     #[test]
+    fn no_more_joins_are_admitted_on_a_node_than_it_may_run_at_once() {
+        let nodes = nodes(2, 100 * MIB);
+        let a = Admission::new(nodes, 16, 2);
+        let log = Arc::new(Log::default());
+        let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
+        // Memory for many, room for two joins at once on node-0.
+        let q1 = a.enter(vec![(0, MIB), (1, MIB)], false, w("q1")).unwrap();
+        let q2 = a.enter(vec![(0, MIB)], false, w("q2")).unwrap();
+        let q3 = a.enter(vec![(0, MIB)], false, w("q3")).unwrap();
+        // Node-1 has one join: a query there is not held back (by the count or by q3).
+        let scan = a.enter(vec![(1, 0)], false, w("scan")).unwrap();
+        assert!(q1.is_admitted() && q2.is_admitted() && scan.is_admitted());
+        assert_eq!((q3.is_admitted(), q3.blocker()), (false, Some(0)));
+        drop(q2);
+        assert_eq!(taken(&log), vec!["q3"]);
+        assert!(q3.is_admitted());
+        assert_eq!((a.committed(0), a.committed(1)), (2 * MIB, MIB));
+        drop((q1, q3, scan));
+        assert_eq!((a.waiting(), a.committed(0), a.committed(1)), (0, 0, 0));
+    }
+
+    #[test]
     fn estimates_that_do_not_fit_wait_for_memory_to_come_back() {
         let nodes = nodes(1, 100 * MIB);
-        let a = Admission::new(nodes, 16);
+        let a = Admission::new(nodes, 16, usize::MAX);
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
         // The reset mark is 70 MiB: two queries of 35 MiB fit, a third does not.
@@ -518,7 +565,7 @@ mod tests {
     #[test]
     fn queries_on_several_nodes_are_admitted_on_all_or_none() {
         let nodes = nodes(2, 100 * MIB);
-        let a = Admission::new(nodes, 16);
+        let a = Admission::new(nodes, 16, usize::MAX);
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
         let big0 = a.enter(vec![(0, 60 * MIB)], false, w("big0")).unwrap();
@@ -543,7 +590,7 @@ mod tests {
     #[test]
     fn reruns_wait_ahead_of_new_queries_and_a_full_queue_refuses_new_ones() {
         let nodes = nodes(1, 100 * MIB);
-        let a = Admission::new(nodes.clone(), 2);
+        let a = Admission::new(nodes.clone(), 2, usize::MAX);
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
         let pool: Arc<dyn MemoryPool> = nodes[0].pool.clone();

@@ -46,6 +46,14 @@ pub struct BreakerConfig {
     /// Queries that may wait for admission at once (default 4096); one more fails at once
     /// as overloaded.
     pub queue: usize,
+    /// Most queries admitted at once that build hash joins on one node (default `None`: as
+    /// many as the cluster has actor threads, [`ClusterBuilder::node_threads`]). More joins
+    /// at once than threads to run them only hold more memory and crowd each other out of
+    /// the caches: on 2 cores, 16 joins running side by side cost each about 1.5 times the
+    /// CPU of one alone.
+    ///
+    /// [`ClusterBuilder::node_threads`]: crate::ClusterBuilder::node_threads
+    pub joins_per_node: Option<usize>,
     /// Re-enqueue queries whose join was killed (default true).
     pub retry_killed: bool,
     /// Which joins to kill.
@@ -63,6 +71,7 @@ impl Default for BreakerConfig {
             cap: Duration::from_secs(2),
             attempts: 8,
             queue: 4096,
+            joins_per_node: None,
             retry_killed: true,
             kill_policy: KillPolicy::RandomHalf,
             tick: Duration::from_millis(10),

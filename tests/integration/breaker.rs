@@ -13,12 +13,15 @@ use weir::{Batch, Cluster, Column, Error, Value};
 
 const MIB: usize = 1024 * 1024;
 
+/// Short backoffs, and as many joins at once as memory allows (not one per thread), so that
+/// joins started together run together and trip the breaker.
 fn breaker(attempts: u32, retry_killed: bool) -> BreakerConfig {
     BreakerConfig {
         base: Duration::from_millis(10),
         cap: Duration::from_millis(200),
         attempts,
         retry_killed,
+        joins_per_node: Some(usize::MAX),
         ..BreakerConfig::default()
     }
 }

@@ -7,12 +7,13 @@ use crate::common;
 use common::{assert_idle, sorted_rows};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use weir::runtime::JoinMode;
+use weir::runtime::{BreakerConfig, JoinMode};
 use weir::{Batch, Cluster, Column, Value};
 use weir_cli::bench::overload::{JoinData, CUSTOMERS, DEFAULT_NODE_MEMORY, ORDERS, OVERLOAD_QUERY};
 
 /// `weir bench overload` in small: 10 nodes of 8 MiB, the join of orders and customers
-/// grouped by region, many closed-loop clients for a few seconds, Guarded mode.
+/// grouped by region, many closed-loop clients for a few seconds, Guarded mode, with as many
+/// joins at once as memory allows (not one per thread), so that memory is what holds them.
 #[test]
 fn guarded_overload_stays_within_every_budget_and_answers_right() {
     let data = JoinData::generate(CUSTOMERS, ORDERS, 42);
@@ -21,6 +22,10 @@ fn guarded_overload_stays_within_every_budget_and_answers_right() {
         .partitions(64)
         .node_memory(DEFAULT_NODE_MEMORY)
         .join_mode(JoinMode::Guarded)
+        .breaker(BreakerConfig {
+            joins_per_node: Some(usize::MAX),
+            ..BreakerConfig::default()
+        })
         .seed(42)
         // Queries wait their turn in the admission queue: the deadline is far enough for a
         // slow test build on a loaded machine; reaching it would fail the test below.

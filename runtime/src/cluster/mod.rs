@@ -136,8 +136,14 @@ struct InnerParts {
 impl Inner {
     fn new(p: InnerParts) -> Inner {
         let shared_nodes = Arc::new(p.nodes.clone());
-        let admission =
-            crate::admission::Admission::new(shared_nodes.clone(), p.config.breaker.queue);
+        let admission = crate::admission::Admission::new(
+            shared_nodes.clone(),
+            p.config.breaker.queue,
+            p.config
+                .breaker
+                .joins_per_node
+                .unwrap_or_else(|| p.config.node_threads()),
+        );
         Inner {
             plans: PlanCache::new(p.config.plan_cache),
             client: p.client,
