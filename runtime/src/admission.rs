@@ -14,7 +14,8 @@
 //! of its queue whatever the estimate (progress), and no node admits more queries that build
 //! hash joins on it at once than the cluster has threads to run them
 //! ([`BreakerConfig::joins_per_node`](crate::breaker::BreakerConfig::joins_per_node)): more
-//! only hold more memory and crowd each other out of the caches. The estimate of each hash join is predicted
+//! only hold more memory and crowd each other out of the caches. A waiter that waits only for
+//! such a slot holds back later joins on that node, not queries without a join there. The estimate of each hash join is predicted
 //! from table sizes ([`estimate`]) and corrected by how the joins that ran on the node held
 //! against their predictions ([`NodePool::calibrated`]), so it is right from a node's first
 //! query on.
@@ -259,7 +260,11 @@ impl Admission {
             if s.waiting.is_empty() {
                 return;
             }
+            // Nodes where an earlier waiter waits for memory (nobody later passes it there),
+            // and where one waits for a join slot (no later join passes it there; queries
+            // without a join on that node do).
             let mut blocked = vec![false; self.nodes.len()];
+            let mut slots_taken = vec![false; self.nodes.len()];
             let mut left = self.nodes.len();
             let mut admitted = Vec::new();
             for &(class, ticket) in s.waiting.keys() {
@@ -269,26 +274,39 @@ impl Admission {
                 let Some((_, e)) = s.entries.get_mut(&ticket) else {
                     continue;
                 };
-                let held_back = e
+                let is =
+                    |marks: &[bool], n: NodeId| marks.get(n as usize).copied().unwrap_or(false);
+                let memory = e
                     .demand
                     .iter()
-                    .find(|(n, _)| blocked.get(*n as usize).copied().unwrap_or(false));
-                let refused = match held_back {
-                    Some(&(n, _)) => Some(n),
-                    None => e
-                        .demand
+                    .find(|&&(n, bytes)| is(&blocked, n) || !self.fits(n, bytes, &s.committed))
+                    .map(|&(n, _)| n);
+                let slot = || {
+                    e.demand
                         .iter()
-                        .find(|&&(n, bytes)| !self.fits(n, bytes, &s.committed, &s.joins))
-                        .map(|&(n, _)| n),
+                        .find(|&&(n, bytes)| {
+                            bytes > 0 && (is(&slots_taken, n) || !self.has_join_slot(n, &s.joins))
+                        })
+                        .map(|&(n, _)| n)
+                };
+                let refused = match (memory, slot()) {
+                    (Some(n), _) => Some((n, &mut blocked, true)),
+                    (None, Some(n)) => Some((n, &mut slots_taken, false)),
+                    (None, None) => None,
                 };
                 match refused {
-                    Some(n) => {
+                    Some((n, marks, for_memory)) => {
                         e.blocker = Some(n);
-                        for &(m, _) in &e.demand {
-                            if let Some(b) = blocked.get_mut(m as usize) {
+                        for &(m, bytes) in &e.demand {
+                            if !for_memory && bytes == 0 {
+                                continue;
+                            }
+                            if let Some(b) = marks.get_mut(m as usize) {
                                 if !*b {
                                     *b = true;
-                                    left -= 1;
+                                    if for_memory {
+                                        left -= 1;
+                                    }
                                 }
                             }
                         }
@@ -320,8 +338,21 @@ impl Admission {
         }
     }
 
+    /// Whether a query building a hash join on `node` may start there now: fewer than the
+    /// most joins at once are admitted there.
+    fn has_join_slot(&self, node: NodeId, joins: &[usize]) -> bool {
+        let Some(n) = self.nodes.get(node as usize) else {
+            return true;
+        };
+        // Legacy never waits; a query needing a node that is down fails on its own.
+        if n.pool.mode() == crate::breaker::JoinMode::Legacy || !n.up.load(Ordering::SeqCst) {
+            return true;
+        }
+        joins.get(node as usize).copied().unwrap_or(0) < self.max_joins
+    }
+
     /// Whether `bytes` more fit on `node` now.
-    fn fits(&self, node: NodeId, bytes: usize, committed: &[usize], joins: &[usize]) -> bool {
+    fn fits(&self, node: NodeId, bytes: usize, committed: &[usize]) -> bool {
         let Some(n) = self.nodes.get(node as usize) else {
             return true;
         };
@@ -336,10 +367,6 @@ impl Admission {
         let committed = committed.get(node as usize).copied().unwrap_or(0);
         if bytes == 0 || committed == 0 {
             return true;
-        }
-        let joins = joins.get(node as usize).copied().unwrap_or(0);
-        if joins >= self.max_joins {
-            return false;
         }
         // What the admitted queries have not built yet is still coming. Joins are admitted up
         // to the breaker's reset mark, not its limit: the room between the two is for the
@@ -524,19 +551,24 @@ mod tests {
         let a = Admission::new(nodes, 16, 2);
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
-        // Memory for many, room for two joins at once on node-0.
+        // Memory for many, room for two joins at once on a node.
         let q1 = a.enter(vec![(0, MIB), (1, MIB)], false, w("q1")).unwrap();
         let q2 = a.enter(vec![(0, MIB)], false, w("q2")).unwrap();
         let q3 = a.enter(vec![(0, MIB)], false, w("q3")).unwrap();
-        // Node-1 has one join: a query there is not held back (by the count or by q3).
-        let scan = a.enter(vec![(1, 0)], false, w("scan")).unwrap();
+        // A query without a join passes a waiter that waits only for a join slot; a join
+        // behind it does not.
+        let scan = a.enter(vec![(0, 0), (1, 0)], false, w("scan")).unwrap();
+        let q4 = a.enter(vec![(1, MIB), (0, MIB)], false, w("q4")).unwrap();
         assert!(q1.is_admitted() && q2.is_admitted() && scan.is_admitted());
         assert_eq!((q3.is_admitted(), q3.blocker()), (false, Some(0)));
+        assert_eq!((q4.is_admitted(), q4.position()), (false, Some(2)));
         drop(q2);
         assert_eq!(taken(&log), vec!["q3"]);
-        assert!(q3.is_admitted());
-        assert_eq!((a.committed(0), a.committed(1)), (2 * MIB, MIB));
-        drop((q1, q3, scan));
+        assert!(q3.is_admitted() && !q4.is_admitted());
+        drop(q3);
+        assert_eq!(taken(&log), vec!["q4"]);
+        assert_eq!((a.committed(0), a.committed(1)), (2 * MIB, 2 * MIB));
+        drop((q1, q4, scan));
         assert_eq!((a.waiting(), a.committed(0), a.committed(1)), (0, 0, 0));
     }
 
