@@ -445,9 +445,9 @@ fn level(
     Ok(row)
 }
 
-/// Runs the sweep: every level in guarded mode, and in legacy mode up to and including the
-/// first level that runs a node out of memory; at each level the modes run one after the
-/// other.
+/// Runs the sweep, after a short warm-up: every level in guarded mode, and in legacy mode up
+/// to and including the first level that runs a node out of memory; at each level the modes
+/// run one after the other, the first one alternating.
 pub fn run(args: &OverloadArgs) -> Result<Vec<OverloadRow>, String> {
     if !(args.seconds.is_finite() && args.seconds > 0.0) {
         return Err(format!(
@@ -480,12 +480,25 @@ pub fn run(args: &OverloadArgs) -> Result<Vec<OverloadRow>, String> {
         .progress_chars("=> "),
     );
     pb.enable_steady_tick(Duration::from_millis(200));
-    // Level by level, each mode in turn: both modes see the machine as it is at that level
-    // (a sweep of one mode after the other would compare them at different times).
+    // One short level first, not recorded: the process's first cluster meets fresh pages and
+    // cold caches, which would otherwise fall on the first mode of the first level.
+    pb.set_message("warming up");
+    let warm_up = OverloadArgs {
+        seconds: args.seconds.min(1.0),
+        ..args.clone()
+    };
+    level(&warm_up, &data, modes[0], 1, &pb)?;
+    // Level by level, each mode in turn, which goes first alternating from level to level:
+    // both modes see the machine as it is at that level (a sweep of one mode after the other
+    // would compare them at different times), and neither is always the first.
     let mut rows = Vec::new();
     let mut legacy_crashed = false;
     for (i, &clients) in args.clients.iter().enumerate() {
-        for &mode in &modes {
+        let mut turns = modes.clone();
+        if i % 2 == 1 {
+            turns.reverse();
+        }
+        for &mode in &turns {
             if mode == JoinMode::Legacy && legacy_crashed {
                 continue;
             }
