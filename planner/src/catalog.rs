@@ -99,6 +99,8 @@ pub struct Catalog {
     /// The next hidden row id of each table.
     next_row_ids: BTreeMap<String, u64>,
     version: u64,
+    /// Data nodes of the cluster the plans are for (see [`Catalog::set_data_nodes`]).
+    data_nodes: Option<usize>,
 }
 
 impl Catalog {
@@ -144,6 +146,7 @@ impl Catalog {
             row_counts: snapshot.row_counts.into_iter().collect(),
             next_row_ids: snapshot.next_row_ids.into_iter().collect(),
             version: snapshot.version.max(min_version),
+            data_nodes: None,
         }
     }
 
@@ -259,6 +262,19 @@ impl Catalog {
     /// Does not bump the version.
     pub fn set_row_count(&mut self, table: &str, n: u64) {
         self.row_counts.insert(table.to_lowercase(), n);
+    }
+
+    /// Records how many data nodes the cluster has, which decides whether a join input is
+    /// broadcast or both inputs are repartitioned (see the physical planner). A property of
+    /// the cluster, not of the schema: it is not part of [`Catalog::snapshot`] and does not
+    /// bump the version.
+    pub fn set_data_nodes(&mut self, nodes: usize) {
+        self.data_nodes = Some(nodes.max(1));
+    }
+
+    /// The data nodes recorded by [`Catalog::set_data_nodes`], if any.
+    pub fn data_nodes(&self) -> Option<usize> {
+        self.data_nodes
     }
 
     /// The recorded row count of `table` (0 when never set).

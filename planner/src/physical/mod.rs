@@ -55,6 +55,8 @@ struct Frags {
     fragments: Vec<Fragment>,
     next_id: u32,
     next_exchange: u32,
+    /// Data nodes a broadcast reaches (see [`Catalog::data_nodes`]).
+    data_nodes: Option<usize>,
 }
 
 impl Frags {
@@ -127,6 +129,7 @@ pub(crate) fn plan_query(
         fragments: Vec::new(),
         next_id: 1,
         next_exchange: 0,
+        data_nodes: catalog.data_nodes(),
     };
     let top = lower(plan, catalog, &mut fr)?;
     let top = fr.single(top);
@@ -370,22 +373,41 @@ fn single_fragment(inputs: Vec<Input>, fr: &mut Frags) -> (Vec<PhysicalPlan>, u3
     (plans, target)
 }
 
-/// A join input at most this big (estimated rows) is broadcast to the other side's
-/// fragment rather than both sides being repartitioned.
+/// A join input at most this big (estimated rows) is always broadcast to the other side's
+/// fragment: sending it whole costs less than a repartition step (two shuffles and a
+/// fragment of its own).
+const BROADCAST_TINY_ROWS: f64 = 1_000.0;
+
+/// A join input at most this big is broadcast when that moves no more rows than
+/// repartitioning both inputs would (see [`broadcast_worthy`]).
 pub(crate) const BROADCAST_ROWS: f64 = 50_000.0;
 
 /// An input this many times smaller than the other is broadcast too, up to
-/// [`BROADCAST_MAX_ROWS`]: sending it to every node moves fewer rows than repartitioning both.
+/// [`BROADCAST_MAX_ROWS`] (and on more than `BROADCAST_RATIO + 1` data nodes, only when it
+/// is at least `nodes - 1` times smaller).
 const BROADCAST_RATIO: f64 = 8.0;
 
-/// The most rows broadcast because of [`BROADCAST_RATIO`] (each node holds them all).
+/// The most rows broadcast (each node holds them all).
 const BROADCAST_MAX_ROWS: f64 = 1_000_000.0;
 
-/// Whether an input of `small` rows joined with one of `big` rows is sent whole to `big`.
-fn broadcast_worthy(small: f64, big: f64) -> bool {
+/// Whether an input of `small` rows joined with one of `big` rows is sent whole to `big`'s
+/// fragment on `nodes` data nodes (`None`: not known).
+///
+/// Broadcasting sends `small` to each of the other `nodes - 1` nodes, and builds a hash table
+/// over all of it on every node; repartitioning sends all but a `1 / nodes` share of both
+/// inputs and builds one table split in `nodes` parts. So besides a tiny input, an input is
+/// broadcast only when that moves fewer rows, `(nodes - 1) × small ≤ big`: on a large
+/// cluster a build side of a few thousand rows is repartitioned when the other side is not
+/// much bigger. Large inputs also need [`BROADCAST_RATIO`], since building big tables on
+/// every node costs more than the rows it saves moving.
+fn broadcast_worthy(small: f64, big: f64, nodes: Option<usize>) -> bool {
+    let copies = nodes.map(|n| n.saturating_sub(1) as f64);
+    let moves_less = copies.is_none_or(|c| small * c <= big);
+    let ratio = copies.map_or(BROADCAST_RATIO, |c| c.max(BROADCAST_RATIO));
     small <= big
-        && (small <= BROADCAST_ROWS
-            || (small * BROADCAST_RATIO <= big && small <= BROADCAST_MAX_ROWS))
+        && (small <= BROADCAST_TINY_ROWS
+            || (small <= BROADCAST_ROWS && moves_less)
+            || (small * ratio <= big && small <= BROADCAST_MAX_ROWS))
 }
 
 /// Which side of a join a hash or nested-loop join operator is given.
@@ -438,7 +460,7 @@ fn join(
     let keyed = !on.is_empty() && kind != JoinKind::AntiNullAware;
     let worthy = |small: f64, big: f64| {
         if keyed {
-            broadcast_worthy(small, big)
+            broadcast_worthy(small, big, fr.data_nodes)
         } else {
             small <= big
         }

@@ -615,6 +615,49 @@ fn join_shape() {
 }
 
 #[test]
+fn broadcast_or_repartition_follows_the_number_of_data_nodes() {
+    // Tag (10,000 rows) joined with Item (100,000).
+    let sql = "SELECT t.score, i.name FROM Item i JOIN Tag t ON i.id = t.item_id";
+    let mut cat = catalog();
+    // Unknown cluster size: a side 8 times smaller is broadcast.
+    assert_eq!(
+        join_inputs(&query(&cat, sql, &[])).0,
+        vec![Distribution::Broadcast]
+    );
+    // Three nodes: sending Tag to the two others moves fewer rows than shuffling both.
+    cat.set_data_nodes(3);
+    assert_eq!(
+        join_inputs(&query(&cat, sql, &[])).0,
+        vec![Distribution::Broadcast]
+    );
+    // Twenty nodes: nineteen copies of Tag are more rows than both tables together.
+    cat.set_data_nodes(20);
+    let q = query(&cat, sql, &[]);
+    let (inputs, _) = join_inputs(&q);
+    assert_eq!(inputs.len(), 2, "{inputs:?}");
+    assert!(
+        inputs
+            .iter()
+            .all(|d| matches!(d, Distribution::Hash(keys) if keys.len() == 1)),
+        "{inputs:?}"
+    );
+    assert_eq!(
+        q.fragments
+            .iter()
+            .filter(|f| f.placement == Placement::AllDataNodes)
+            .count(),
+        1,
+        "one join fragment on every data node"
+    );
+    // A tiny table is broadcast whatever the cluster size.
+    let tiny = "SELECT i.name, c.label FROM Item i JOIN Category c ON i.fld = c.cid";
+    assert_eq!(
+        join_inputs(&query(&cat, tiny, &[])).0,
+        vec![Distribution::Broadcast]
+    );
+}
+
+#[test]
 fn join_build_side_follows_row_counts() {
     let mut cat = catalog();
     cat.set_row_count("Category", 10_000_000);

@@ -144,6 +144,8 @@ impl Inner {
                 .joins_per_node
                 .unwrap_or_else(|| p.config.node_threads()),
         );
+        let mut catalog = Catalog::new();
+        catalog.set_data_nodes(p.config.nodes);
         Inner {
             plans: PlanCache::new(p.config.plan_cache),
             client: p.client,
@@ -156,7 +158,7 @@ impl Inner {
             arbiters: p.arbiters,
             names: Arc::new(p.names),
             network: p.network,
-            catalog: RwLock::new(Catalog::new()),
+            catalog: RwLock::new(catalog),
             next_query: AtomicU64::new(1),
             copies: Mutex::new(HashMap::new()),
             whole_tables: Default::default(),

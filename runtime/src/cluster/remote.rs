@@ -521,7 +521,11 @@ impl Inner {
         {
             if newest.epoch > remote.epoch.load(Ordering::SeqCst) {
                 if let Some(snapshot) = newest.catalog.clone() {
+                    let nodes = catalog.data_nodes();
                     *catalog = Catalog::from_snapshot(snapshot, catalog.version() + 1);
+                    if let Some(nodes) = nodes {
+                        catalog.set_data_nodes(nodes);
+                    }
                     remote.epoch.store(newest.epoch, Ordering::SeqCst);
                     changed = true;
                 }
