@@ -105,6 +105,14 @@ struct State {
     committed: Vec<usize>,
     /// Per node: the admitted queries that build hash joins there (demand above zero).
     joins: Vec<usize>,
+    /// Waiters that build no hash join anywhere (every demand zero): only memory holds them
+    /// back, never a join slot.
+    light: usize,
+}
+
+/// Whether a query asking for `demand` builds no hash join on any node.
+fn is_light(demand: &Demand) -> bool {
+    demand.iter().all(|&(_, bytes)| bytes == 0)
 }
 
 /// The cluster's admission queue.
@@ -174,6 +182,7 @@ impl Admission {
                 entries: BTreeMap::new(),
                 committed: vec![0; nodes.len()],
                 joins: vec![0; nodes.len()],
+                light: 0,
             }),
             nodes,
             capacity,
@@ -223,6 +232,7 @@ impl Admission {
                 });
             }
             s.waiting.insert((class, ticket), ());
+            s.light += usize::from(is_light(&demand));
             s.entries.insert(
                 ticket,
                 (
@@ -265,15 +275,24 @@ impl Admission {
             // without a join on that node do).
             let mut blocked = vec![false; self.nodes.len()];
             let mut slots_taken = vec![false; self.nodes.len()];
+            // Nodes not yet held back for memory; nodes held back either way.
             let mut left = self.nodes.len();
+            let mut closed = 0;
+            // Light waiters not looked at yet.
+            let mut light_unseen = s.light;
             let mut admitted = Vec::new();
             for &(class, ticket) in s.waiting.keys() {
-                if left == 0 {
+                // Every node held back for memory: nobody passes. Every node held back one
+                // way or the other, and no light waiter left: every later waiter builds a
+                // join somewhere, so a node refuses it.
+                if left == 0 || (closed == self.nodes.len() && light_unseen == 0) {
                     break;
                 }
                 let Some((_, e)) = s.entries.get_mut(&ticket) else {
                     continue;
                 };
+                let light = is_light(&e.demand);
+                light_unseen -= usize::from(light);
                 let is =
                     |marks: &[bool], n: NodeId| marks.get(n as usize).copied().unwrap_or(false);
                 let memory = e
@@ -289,25 +308,33 @@ impl Admission {
                         })
                         .map(|&(n, _)| n)
                 };
+                // The node that refused it, and whether for memory (else for a join slot).
                 let refused = match (memory, slot()) {
-                    (Some(n), _) => Some((n, &mut blocked, true)),
-                    (None, Some(n)) => Some((n, &mut slots_taken, false)),
+                    (Some(n), _) => Some((n, true)),
+                    (None, Some(n)) => Some((n, false)),
                     (None, None) => None,
                 };
                 match refused {
-                    Some((n, marks, for_memory)) => {
+                    Some((n, for_memory)) => {
                         e.blocker = Some(n);
                         for &(m, bytes) in &e.demand {
                             if !for_memory && bytes == 0 {
                                 continue;
                             }
-                            if let Some(b) = marks.get_mut(m as usize) {
-                                if !*b {
-                                    *b = true;
-                                    if for_memory {
-                                        left -= 1;
-                                    }
-                                }
+                            let m = m as usize;
+                            if m >= blocked.len() {
+                                continue;
+                            }
+                            let was_closed = blocked[m] || slots_taken[m];
+                            let marks = if for_memory {
+                                &mut blocked
+                            } else {
+                                &mut slots_taken
+                            };
+                            if !marks[m] {
+                                marks[m] = true;
+                                left -= usize::from(for_memory);
+                                closed += usize::from(!was_closed);
                             }
                         }
                     }
@@ -325,12 +352,13 @@ impl Admission {
                         if quiet != Some(ticket) {
                             woken.push(e.wake.clone());
                         }
-                        admitted.push((class, ticket));
+                        admitted.push((class, ticket, light));
                     }
                 }
             }
-            for k in admitted {
-                s.waiting.remove(&k);
+            for (class, ticket, light) in admitted {
+                s.waiting.remove(&(class, ticket));
+                s.light -= usize::from(light);
             }
         }
         for w in woken {
@@ -382,6 +410,7 @@ impl Admission {
                 Some((class, e)) => match e.status {
                     Status::Waiting => {
                         s.waiting.remove(&(class, ticket));
+                        s.light -= usize::from(is_light(&e.demand));
                         // The queue may have been held back by this waiter.
                         true
                     }
@@ -570,6 +599,34 @@ mod tests {
         assert_eq!((a.committed(0), a.committed(1)), (2 * MIB, 2 * MIB));
         drop((q1, q4, scan));
         assert_eq!((a.waiting(), a.committed(0), a.committed(1)), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_query_without_joins_deep_in_a_queue_of_held_joins_is_still_admitted() {
+        let nodes = nodes(3, 100 * MIB);
+        let a = Admission::new(nodes, 1024, 1);
+        let log = Arc::new(Log::default());
+        let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
+        let everywhere = |bytes| vec![(0, bytes), (1, bytes), (2, bytes)];
+        let running = a.enter(everywhere(MIB), false, w("running")).unwrap();
+        // Joins on every node, each held for a join slot: the queue's walk stops at the
+        // first of them while no query without a join waits.
+        let held: Vec<Place> = (0..200)
+            .map(|_| a.enter(everywhere(MIB), false, w("join")).unwrap())
+            .collect();
+        let light = a.enter(everywhere(0), false, w("light")).unwrap();
+        assert!(running.is_admitted() && light.is_admitted());
+        assert!(held.iter().all(|p| !p.is_admitted()));
+        assert_eq!(a.waiting(), 200);
+        // A second one, entering behind the same joins, once the state has settled.
+        let later = a.enter(vec![(2, 0)], false, w("later")).unwrap();
+        assert!(later.is_admitted());
+        // The slot comes back: the first join waiter gets it, nobody else.
+        drop(running);
+        assert_eq!(taken(&log), vec!["join"]);
+        assert!(held[0].is_admitted() && held[1..].iter().all(|p| !p.is_admitted()));
+        drop((held, light, later));
+        assert_eq!((a.waiting(), a.committed(0)), (0, 0));
     }
 
     #[test]
