@@ -87,3 +87,70 @@ fn success_error_and_cancel_leave_nothing_behind() {
     assert_idle(&c);
     assert_eq!(c.stats().live_actors(), baseline);
 }
+
+/// Shutting a cluster down while queries are still queued or running ends every one of
+/// their streams (with its rows or an error, never a hang), and no thread panics: the
+/// actors an arbiter drops without having run them stop without setting timers on a
+/// runtime that is already gone.
+#[test]
+fn shutdown_with_queries_in_flight_ends_them_and_panics_nowhere() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let runtime_panics = Arc::new(AtomicUsize::new(0));
+    let previous = std::panic::take_hook();
+    let seen = runtime_panics.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.to_string().contains("reactor") {
+            seen.fetch_add(1, Ordering::SeqCst);
+        }
+        previous(info);
+    }));
+    let c = setup();
+    let shared = c.shared();
+    drop(c);
+    let Ok(cluster) = Arc::try_unwrap(shared) else {
+        panic!("the test holds the only handle");
+    };
+    let streams: Vec<_> = (0..300)
+        .map(|i| {
+            let sql = if i % 2 == 0 {
+                "SELECT t.v, u.w FROM t JOIN u ON t.k = u.id"
+            } else {
+                "SELECT k, SUM(v) FROM t GROUP BY k"
+            };
+            cluster.query_stream(sql, &[]).expect("the query starts")
+        })
+        .collect();
+    cluster.shutdown();
+    let (mut complete, mut failed) = (0, 0);
+    for stream in streams {
+        let ended =
+            common::run_bounded("a stream after shutdown", common::QUERY_LIMIT, move || {
+                let mut rows = 0;
+                for batch in stream {
+                    match batch {
+                        Ok(b) => rows += b.num_rows(),
+                        Err(_) => return None,
+                    }
+                }
+                Some(rows)
+            });
+        match ended {
+            Some(rows) => {
+                assert!(
+                    rows == 20_000 || rows == 500,
+                    "a complete answer: {rows} rows"
+                );
+                complete += 1;
+            }
+            None => failed += 1,
+        }
+    }
+    assert_eq!(complete + failed, 300);
+    assert!(failed > 0, "the shutdown came while queries were queued");
+    assert_eq!(
+        runtime_panics.load(Ordering::SeqCst),
+        0,
+        "a thread panicked"
+    );
+}

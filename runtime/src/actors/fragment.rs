@@ -309,6 +309,10 @@ impl Actor for FragmentActor {
         let Some(spec) = self.spec.take() else {
             return;
         };
+        if super::runtime_gone() {
+            ctx.stop();
+            return;
+        }
         tracing::debug!(parent: &self.span, "fragment started");
         let grace = spec.timeout + std::time::Duration::from_millis(500);
         ctx.run_later(grace, |act, ctx| {

@@ -18,3 +18,10 @@ pub mod protocol;
 pub mod query;
 pub mod source;
 pub mod supervisor;
+
+/// Whether the thread's runtime is gone: an arbiter that shuts down drops its actors' tasks,
+/// and actix starts an actor that never ran while dropping it. Such an actor must not set
+/// timers or start children (there is no runtime to hold them); it only stops.
+pub(crate) fn runtime_gone() -> bool {
+    tokio::runtime::Handle::try_current().is_err()
+}

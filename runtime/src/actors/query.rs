@@ -648,6 +648,10 @@ impl Actor for QueryActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        if super::runtime_gone() {
+            ctx.stop();
+            return;
+        }
         crate::idle::note_work();
         tracing::debug!(
             parent: &self.span,
