@@ -108,6 +108,30 @@ struct State {
     /// Waiters that build no hash join anywhere (every demand zero): only memory holds them
     /// back, never a join slot.
     light: usize,
+    /// Per node: the waiters that build a hash join there.
+    join_waiters: Vec<usize>,
+}
+
+impl State {
+    /// Counts a waiter asking for `demand` in (`add`) or out of the per-node and light
+    /// tallies.
+    fn tally(&mut self, demand: &Demand, add: bool) {
+        let change = |c: &mut usize| {
+            if add {
+                *c += 1;
+            } else {
+                *c = c.saturating_sub(1);
+            }
+        };
+        if is_light(demand) {
+            change(&mut self.light);
+        }
+        for &(n, bytes) in demand {
+            if let Some(c) = self.join_waiters.get_mut(n as usize).filter(|_| bytes > 0) {
+                change(c);
+            }
+        }
+    }
 }
 
 /// Whether a query asking for `demand` builds no hash join on any node.
@@ -183,6 +207,7 @@ impl Admission {
                 committed: vec![0; nodes.len()],
                 joins: vec![0; nodes.len()],
                 light: 0,
+                join_waiters: vec![0; nodes.len()],
             }),
             nodes,
             capacity,
@@ -232,7 +257,7 @@ impl Admission {
                 });
             }
             s.waiting.insert((class, ticket), ());
-            s.light += usize::from(is_light(&demand));
+            s.tally(&demand, true);
             s.entries.insert(
                 ticket,
                 (
@@ -275,18 +300,34 @@ impl Admission {
             // without a join on that node do).
             let mut blocked = vec![false; self.nodes.len()];
             let mut slots_taken = vec![false; self.nodes.len()];
-            // Nodes not yet held back for memory; nodes held back either way.
+            // Nodes not yet held back for memory.
             let mut left = self.nodes.len();
-            let mut closed = 0;
             // Light waiters not looked at yet.
             let mut light_unseen = s.light;
+            // Whether some node may still take a join that a waiter asks for (not held back
+            // either way, a join slot free); `None` once a mark or an admission may have
+            // changed it.
+            let mut join_room: Option<bool> = None;
             let mut admitted = Vec::new();
             for &(class, ticket) in s.waiting.keys() {
-                // Every node held back for memory: nobody passes. Every node held back one
-                // way or the other, and no light waiter left: every later waiter builds a
-                // join somewhere, so a node refuses it.
-                if left == 0 || (closed == self.nodes.len() && light_unseen == 0) {
+                // Every node held back for memory: nobody passes.
+                if left == 0 {
                     break;
+                }
+                // No light waiter left, and no node that may take a join and has a waiter
+                // for one: every later waiter builds a join on some node, which refuses it.
+                if light_unseen == 0 {
+                    let room = *join_room.get_or_insert_with(|| {
+                        (0..self.nodes.len()).any(|n| {
+                            s.join_waiters[n] > 0
+                                && !blocked[n]
+                                && !slots_taken[n]
+                                && self.has_join_slot(n as NodeId, &s.joins)
+                        })
+                    });
+                    if !room {
+                        break;
+                    }
                 }
                 let Some((_, e)) = s.entries.get_mut(&ticket) else {
                     continue;
@@ -325,7 +366,6 @@ impl Admission {
                             if m >= blocked.len() {
                                 continue;
                             }
-                            let was_closed = blocked[m] || slots_taken[m];
                             let marks = if for_memory {
                                 &mut blocked
                             } else {
@@ -334,11 +374,12 @@ impl Admission {
                             if !marks[m] {
                                 marks[m] = true;
                                 left -= usize::from(for_memory);
-                                closed += usize::from(!was_closed);
+                                join_room = None;
                             }
                         }
                     }
                     None => {
+                        join_room = None;
                         e.status = Status::Admitted;
                         e.blocker = None;
                         for &(n, bytes) in &e.demand {
@@ -352,13 +393,15 @@ impl Admission {
                         if quiet != Some(ticket) {
                             woken.push(e.wake.clone());
                         }
-                        admitted.push((class, ticket, light));
+                        admitted.push((class, ticket));
                     }
                 }
             }
-            for (class, ticket, light) in admitted {
+            for (class, ticket) in admitted {
                 s.waiting.remove(&(class, ticket));
-                s.light -= usize::from(light);
+                if let Some(demand) = s.entries.get(&ticket).map(|(_, e)| e.demand.clone()) {
+                    s.tally(&demand, false);
+                }
             }
         }
         for w in woken {
@@ -410,7 +453,7 @@ impl Admission {
                 Some((class, e)) => match e.status {
                     Status::Waiting => {
                         s.waiting.remove(&(class, ticket));
-                        s.light -= usize::from(is_light(&e.demand));
+                        s.tally(&e.demand, false);
                         // The queue may have been held back by this waiter.
                         true
                     }
@@ -603,11 +646,12 @@ mod tests {
 
     #[test]
     fn a_query_without_joins_deep_in_a_queue_of_held_joins_is_still_admitted() {
-        let nodes = nodes(3, 100 * MIB);
+        let nodes = nodes(4, 100 * MIB);
         let a = Admission::new(nodes, 1024, 1);
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
-        let everywhere = |bytes| vec![(0, bytes), (1, bytes), (2, bytes)];
+        // Joins on nodes 0 to 2, started from node 3 (which builds nothing).
+        let everywhere = |bytes| vec![(0, bytes), (1, bytes), (2, bytes), (3, 0)];
         let running = a.enter(everywhere(MIB), false, w("running")).unwrap();
         // Joins on every node, each held for a join slot: the queue's walk stops at the
         // first of them while no query without a join waits.
