@@ -12,9 +12,9 @@
 //! probe side, [`ORDERS`] rows) on the customer id, grouped by region. The planner
 //! hash-shuffles both sides, so every data node builds a hash table over its share of
 //! `customers` for every running query (about 100 KB accounted with 10 nodes). With the
-//! default 10 nodes and [`DEFAULT_NODE_MEMORY`] per node, a few dozen joins held at once on a
-//! node exceed its budget, and Legacy runs nodes out of memory early in the sweep (16 to 24
-//! clients on the 2-core machines measured; 112 on an earlier build, as in the seed).
+//! default 10 nodes and [`DEFAULT_NODE_MEMORY`] per node, about 80 joins held at once on a
+//! node exceed its budget, and Legacy runs nodes out of memory late in the sweep (192 clients
+//! on the 2-core machine measured; 112 on an earlier build, as in the seed).
 
 use super::chart::{self, Series};
 use super::stats;
@@ -128,8 +128,8 @@ Each level of --clients starts a fresh cluster and loads the same generated data
 (10,000 rows, the build side) and orders (20,000 rows), 64 partitions each. Both sides are \
 hash-shuffled, so for every running query each node builds a hash table over its share of \
 customers: about 100 KB accounted with 10 nodes. With the default 10 nodes and 8 MiB per node, \
-a few dozen joins held at once exceed a node's budget, and Legacy runs nodes out of memory \
-early in the default sweep (16 to 24 clients on a 2-core machine). The Legacy \
+about 80 joins held at once exceed a node's budget, and Legacy runs nodes out of memory \
+late in the default sweep (192 clients on a 2-core machine). The Legacy \
 sweep stops after the first level that crashes a node. Guarded instead queues queries in a \
 fair admission queue until their joins fit (and kills and re-runs joins if the breaker trips \
 anyway). Clients start evenly over the first quarter of a level; requests still running at its \
