@@ -105,6 +105,12 @@ struct State {
     committed: Vec<usize>,
     /// Per node: the admitted queries that build hash joins there (demand above zero).
     joins: Vec<usize>,
+    /// What the waiters build, for the walk to stop early.
+    tallies: Tallies,
+}
+
+/// Counts of the waiting queries by what they build.
+struct Tallies {
     /// Waiters that build no hash join anywhere (every demand zero): only memory holds them
     /// back, never a join slot.
     light: usize,
@@ -112,10 +118,9 @@ struct State {
     join_waiters: Vec<usize>,
 }
 
-impl State {
-    /// Counts a waiter asking for `demand` in (`add`) or out of the per-node and light
-    /// tallies.
-    fn tally(&mut self, demand: &Demand, add: bool) {
+impl Tallies {
+    /// Counts a waiter asking for `demand` in (`add`) or out.
+    fn count(&mut self, demand: &Demand, add: bool) {
         let change = |c: &mut usize| {
             if add {
                 *c += 1;
@@ -206,8 +211,10 @@ impl Admission {
                 entries: BTreeMap::new(),
                 committed: vec![0; nodes.len()],
                 joins: vec![0; nodes.len()],
-                light: 0,
-                join_waiters: vec![0; nodes.len()],
+                tallies: Tallies {
+                    light: 0,
+                    join_waiters: vec![0; nodes.len()],
+                },
             }),
             nodes,
             capacity,
@@ -257,7 +264,7 @@ impl Admission {
                 });
             }
             s.waiting.insert((class, ticket), ());
-            s.tally(&demand, true);
+            s.tallies.count(&demand, true);
             s.entries.insert(
                 ticket,
                 (
@@ -303,7 +310,7 @@ impl Admission {
             // Nodes not yet held back for memory.
             let mut left = self.nodes.len();
             // Light waiters not looked at yet.
-            let mut light_unseen = s.light;
+            let mut light_unseen = s.tallies.light;
             // Whether some node may still take a join that a waiter asks for (not held back
             // either way, a join slot free); `None` once a mark or an admission may have
             // changed it.
@@ -319,7 +326,7 @@ impl Admission {
                 if light_unseen == 0 {
                     let room = *join_room.get_or_insert_with(|| {
                         (0..self.nodes.len()).any(|n| {
-                            s.join_waiters[n] > 0
+                            s.tallies.join_waiters[n] > 0
                                 && !blocked[n]
                                 && !slots_taken[n]
                                 && self.has_join_slot(n as NodeId, &s.joins)
@@ -393,15 +400,13 @@ impl Admission {
                         if quiet != Some(ticket) {
                             woken.push(e.wake.clone());
                         }
+                        s.tallies.count(&e.demand, false);
                         admitted.push((class, ticket));
                     }
                 }
             }
-            for (class, ticket) in admitted {
-                s.waiting.remove(&(class, ticket));
-                if let Some(demand) = s.entries.get(&ticket).map(|(_, e)| e.demand.clone()) {
-                    s.tally(&demand, false);
-                }
+            for key in admitted {
+                s.waiting.remove(&key);
             }
         }
         for w in woken {
@@ -453,7 +458,7 @@ impl Admission {
                 Some((class, e)) => match e.status {
                     Status::Waiting => {
                         s.waiting.remove(&(class, ticket));
-                        s.tally(&e.demand, false);
+                        s.tallies.count(&e.demand, false);
                         // The queue may have been held back by this waiter.
                         true
                     }
