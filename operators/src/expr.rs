@@ -180,6 +180,14 @@ impl Expr {
         Expr::Column(i)
     }
 
+    /// The column `self` refers to, when it is a plain column reference.
+    pub fn column_index(&self) -> Option<usize> {
+        match self {
+            Expr::Column(i) => Some(*i),
+            _ => None,
+        }
+    }
+
     /// A literal.
     pub fn lit(v: impl Into<Value>) -> Expr {
         Expr::Literal(v.into())

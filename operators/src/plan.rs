@@ -244,6 +244,10 @@ pub enum PhysicalPlan {
         left_types: Vec<DataType>,
         /// Column types of the right input (the NULL columns of unmatched left rows).
         right_types: Vec<DataType>,
+        /// The positions, ascending, of the output columns above that the join emits (what
+        /// the plan reads of it); `None` emits them all. Columns not emitted are never
+        /// gathered.
+        output: Option<Vec<usize>>,
     },
     /// Join without equality keys: a cross join when `filter` is `None`, a theta join
     /// otherwise. The build side is held in memory and every probe row is compared with every

@@ -148,6 +148,18 @@ fn run_join(
     feed: Feed,
     jt: JoinType,
 ) -> Vec<Row> {
+    run_join_emitting(op, left, right, feed, jt, None)
+}
+
+/// [`run_join`] for a join that emits only the output columns at `output` (all when `None`).
+fn run_join_emitting(
+    op: &mut dyn Operator,
+    left: &[Row],
+    right: &[Row],
+    feed: Feed,
+    jt: JoinType,
+    output: Option<&[usize]>,
+) -> Vec<Row> {
     let lb = Batch::from_rows(&LEFT_TYPES, left).unwrap();
     let rb = Batch::from_rows(&RIGHT_TYPES, right).unwrap();
     let first = op.first_port();
@@ -173,12 +185,16 @@ fn run_join(
         assert_eq!(out.len(), n, "{jt:?} output after is_done");
     }
     let width = if jt.left_only() { 2 } else { 5 };
-    let want_types: Vec<DataType> = LEFT_TYPES
+    let all_types: Vec<DataType> = LEFT_TYPES
         .iter()
         .chain(&RIGHT_TYPES)
         .copied()
         .take(width)
         .collect();
+    let want_types: Vec<DataType> = match output {
+        Some(cols) => cols.iter().map(|&c| all_types[c]).collect(),
+        None => all_types,
+    };
     for b in &out {
         assert!(
             !b.is_empty() && b.num_rows() <= feed.batch_size,
@@ -215,6 +231,36 @@ fn check_hash(jt: JoinType, filtered: bool, left: &[Row], right: &[Row], feed: F
             got, want,
             "{jt:?} build {build:?} filtered {filtered} {feed:?}"
         );
+        // Emitting some of the output columns gives the same rows cut down to them.
+        let selections: &[&[usize]] = if jt.left_only() {
+            &[&[], &[1], &[0, 1]]
+        } else {
+            &[&[], &[1, 4], &[0, 2, 3], &[3]]
+        };
+        for &cols in selections {
+            let mut op = hash_join(
+                spec(jt, build, filtered.then(v_lt_w)).with_output(Some(cols.to_vec())),
+                feed.batch_size,
+                Reservation::unbounded(),
+            );
+            let got = sorted(run_join_emitting(
+                &mut op,
+                left,
+                right,
+                feed,
+                jt,
+                Some(cols),
+            ));
+            let cut = want
+                .iter()
+                .map(|row| cols.iter().map(|&c| row[c].clone()).collect())
+                .collect();
+            assert_eq!(
+                got,
+                sorted(cut),
+                "{jt:?} build {build:?} filtered {filtered} {feed:?} emitting {cols:?}"
+            );
+        }
     }
 }
 
@@ -473,6 +519,7 @@ fn join_plans_build_their_kernels() {
         build: JoinSide::Left,
         left_types: LEFT_TYPES.to_vec(),
         right_types: RIGHT_TYPES.to_vec(),
+        output: None,
     };
     let nl = PhysicalPlan::NestedLoopJoin {
         left: input(),

@@ -62,20 +62,21 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
             left,
             right,
             join_type,
+            output,
             ..
+        } => {
+            let all = joined_names(left, right, *join_type);
+            match output {
+                Some(cols) => cols.iter().map(|&c| column_name(&all, c)).collect(),
+                None => all,
+            }
         }
-        | PhysicalPlan::NestedLoopJoin {
+        PhysicalPlan::NestedLoopJoin {
             left,
             right,
             join_type,
             ..
-        } => {
-            let mut n = names(left);
-            if !join_type.left_only() {
-                n.extend(names(right));
-            }
-            n
-        }
+        } => joined_names(left, right, *join_type),
         PhysicalPlan::HashAggregate {
             input,
             group_by,
@@ -118,6 +119,21 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
         }
         PhysicalPlan::Union { inputs } => inputs.first().map(names).unwrap_or_default(),
     }
+}
+
+/// The output names of a join of `left` and `right` before any output selection: the left
+/// input's, then the right input's unless the join outputs the left alone.
+fn joined_names(left: &PhysicalPlan, right: &PhysicalPlan, join_type: JoinType) -> Vec<String> {
+    let mut n = names(left);
+    if !join_type.left_only() {
+        n.extend(names(right));
+    }
+    n
+}
+
+/// The name of column `c` among `names` (`#c` when there is none).
+fn column_name(names: &[String], c: usize) -> String {
+    names.get(c).cloned().unwrap_or_else(|| format!("#{c}"))
 }
 
 fn fmt_lookup(col: &str, l: &IndexLookup, names: &[String]) -> String {
@@ -229,6 +245,7 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
             join_type,
             filter,
             build,
+            output,
             ..
         } => {
             let (ln, rn) = (names(left), names(right));
@@ -237,8 +254,12 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
                 .zip(right_keys)
                 .map(|(l, r)| format!("{} = {}", fmt_expr(l, &ln), fmt_expr(r, &rn)))
                 .collect();
+            let emits = match output {
+                Some(_) => format!(" output: [{}]", names(plan).join(", ")),
+                None => String::new(),
+            };
             format!(
-                "HashJoin{} on {}{} build: {}",
+                "HashJoin{} on {}{} build: {}{emits}",
                 fmt_join_type(*join_type),
                 conds.join(" AND "),
                 fmt_join_filter(filter.as_ref(), ln, rn, " filter: "),

@@ -154,13 +154,15 @@ pub fn create_operator(
             build,
             left_types,
             right_types,
+            output,
             ..
         } => Ok(Box::new(join::HashJoinOp::with_spec(
             left_keys.clone(),
             right_keys.clone(),
             join::JoinSpec::new(*join_type, *build)
                 .with_filter(filter.clone())
-                .with_types(left_types.clone(), right_types.clone()),
+                .with_types(left_types.clone(), right_types.clone())
+                .with_output(output.clone()),
             ctx.clone(),
             reservation,
         )?)),

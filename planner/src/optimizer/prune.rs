@@ -55,6 +55,44 @@ fn keep_map(keep: &BTreeSet<usize>, width: usize) -> Map {
     map
 }
 
+/// `join` (whose output columns the pruned join's `map` places) topped by a projection onto
+/// the `req`uired columns of its old `width`, when it outputs more than those (its keys, or
+/// what its residual filter read); the physical planner folds such a projection into the
+/// hash join, which then never gathers the columns left out.
+fn narrowed(
+    join: LogicalPlan,
+    req: &BTreeSet<usize>,
+    map: Map,
+    width: usize,
+) -> Result<(LogicalPlan, Map), PlanError> {
+    let fields = join.schema().fields;
+    if req.len() >= fields.len() {
+        return Ok((join, map));
+    }
+    let mut exprs = Vec::with_capacity(req.len());
+    let mut kept = Vec::with_capacity(req.len());
+    for &old in req {
+        let Some((new, field)) = map
+            .get(old)
+            .copied()
+            .flatten()
+            .and_then(|new| Some((new, fields.get(new)?)))
+        else {
+            return Err(PlanError::Invalid(format!(
+                "internal planner error: column pruning lost join output column {old}"
+            )));
+        };
+        exprs.push(Expr::col(new));
+        kept.push(field.clone());
+    }
+    let project = LogicalPlan::Project {
+        input: Box::new(join),
+        exprs,
+        fields: kept,
+    };
+    Ok((project, keep_map(req, width)))
+}
+
 fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map), PlanError> {
     let width = plan.width();
     Ok(match plan {
@@ -142,16 +180,19 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
                 .collect::<Result<Vec<_>, PlanError>>()?;
             let filter = filter.as_ref().map(|f| remap(f, &joined)).transpose()?;
             let map = if kind.outputs_right() { joined } else { ml };
-            (
-                LogicalPlan::Join {
-                    left: Box::new(left),
-                    right: Box::new(right),
-                    kind,
-                    on,
-                    filter,
-                },
-                map,
-            )
+            let keyed = !on.is_empty();
+            let join = LogicalPlan::Join {
+                left: Box::new(left),
+                right: Box::new(right),
+                kind,
+                on,
+                filter,
+            };
+            if keyed {
+                narrowed(join, req, map, width)?
+            } else {
+                (join, map)
+            }
         }
         LogicalPlan::Aggregate {
             input,

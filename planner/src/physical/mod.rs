@@ -117,6 +117,27 @@ fn is_identity(exprs: &[Expr], width: usize) -> bool {
     exprs.len() == width && exprs.iter().enumerate().all(|(i, e)| *e == Expr::Column(i))
 }
 
+/// Folds a projection `exprs` into the hash join `plan` when it only keeps some of the join's
+/// columns in order (plain column references, ascending) and the join emits all of them yet:
+/// the join then gathers only those. Returns whether it did.
+fn fold_into_join(plan: &mut PhysicalPlan, exprs: &[Expr]) -> bool {
+    let PhysicalPlan::HashJoin { output, .. } = plan else {
+        return false;
+    };
+    let Some(cols) = exprs
+        .iter()
+        .map(Expr::column_index)
+        .collect::<Option<Vec<_>>>()
+    else {
+        return false;
+    };
+    if output.is_some() || cols.windows(2).any(|w| w[0] >= w[1]) {
+        return false;
+    }
+    *output = Some(cols);
+    true
+}
+
 /// Plans an optimized logical plan into fragments; `fields` are the result columns as users
 /// see them.
 pub(crate) fn plan_query(
@@ -219,8 +240,11 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             Input { plan, ..input }
         }
         LogicalPlan::Project { input, exprs, .. } => {
-            let input = lower(*input, catalog, fr)?;
+            let mut input = lower(*input, catalog, fr)?;
             if is_identity(&exprs, input.schema.len()) {
+                return Ok(Input { schema, ..input });
+            }
+            if fold_into_join(&mut input.plan, &exprs) {
                 return Ok(Input { schema, ..input });
             }
             let plan = PhysicalPlan::Project {
@@ -523,6 +547,7 @@ fn join(
             build,
             left_types,
             right_types,
+            output: None,
         }
     };
     Input {

@@ -43,6 +43,7 @@ fn hash_join(join_type: JoinType, filter: Option<Expr>) -> PhysicalPlan {
         build: JoinSide::Right,
         left_types: vec![DataType::Int64; 2],
         right_types: vec![DataType::Int64; 2],
+        output: None,
     }
 }
 
@@ -59,6 +60,20 @@ fn explain_shows_join_type_and_residual_filter() {
         left.contains("HashJoin (LEFT) on a = b filter: (x < y) build: right"),
         "{left}"
     );
+    // A join that emits only some of its columns names them.
+    let mut narrow = hash_join(JoinType::Inner, None);
+    if let PhysicalPlan::HashJoin { output, .. } = &mut narrow {
+        *output = Some(vec![1, 3]);
+    }
+    let narrow = explain(PhysicalPlan::Project {
+        input: Box::new(narrow),
+        exprs: vec![Expr::col(1)],
+    });
+    assert!(
+        narrow.contains("HashJoin on a = b build: right output: [x, y]"),
+        "{narrow}"
+    );
+    assert!(narrow.contains("Project [y]"), "{narrow}");
     let na = explain(hash_join(JoinType::Anti { null_aware: true }, None));
     assert!(na.contains("HashJoin (NULL-AWARE ANTI) on a = b"), "{na}");
     let nl = PhysicalPlan::NestedLoopJoin {

@@ -39,6 +39,10 @@ pub struct JoinSpec {
     pub left_types: Vec<DataType>,
     /// Column types of the right input, for the NULL columns of unmatched left rows.
     pub right_types: Vec<DataType>,
+    /// The positions, ascending, of the output columns (left input's then right input's, or
+    /// the left input's alone for semi and anti joins) that the join emits; `None` emits them
+    /// all. A column left out is never gathered.
+    pub output: Option<Vec<usize>>,
 }
 
 impl JoinSpec {
@@ -56,6 +60,7 @@ impl JoinSpec {
             build,
             left_types: Vec::new(),
             right_types: Vec::new(),
+            output: None,
         }
     }
 
@@ -70,6 +75,19 @@ impl JoinSpec {
         self.left_types = left;
         self.right_types = right;
         self
+    }
+
+    /// The same join emitting only the output columns at `output` (see [`JoinSpec::output`]).
+    pub fn with_output(mut self, output: Option<Vec<usize>>) -> Self {
+        self.output = output;
+        self
+    }
+
+    /// Whether output position `pos` (of the unprojected output) is emitted.
+    pub(crate) fn emits(&self, pos: usize) -> bool {
+        self.output
+            .as_ref()
+            .is_none_or(|o| o.binary_search(&pos).is_ok())
     }
 
     /// Whether this is a null-aware anti join (`NOT IN`).

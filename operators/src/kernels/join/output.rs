@@ -1,7 +1,8 @@
 //! What both join kernels share once candidate row pairs are found: the residual filter, the
 //! "has a match" flags, and the output batches (matching pairs, probe rows without a match,
 //! and the build rows emitted after the probe input), each gathered by index vectors and at
-//! most `batch_size` rows.
+//! most `batch_size` rows. Only the output columns the join emits ([`JoinSpec::output`]) are
+//! gathered; the residual filter still sees whole pairs.
 
 use super::{JoinSpec, Roles};
 use crate::eval::evaluate_predicate;
@@ -107,7 +108,61 @@ impl JoinCore {
         }
     }
 
-    /// The pairs `(probe_idx[k], build_idx[k])` as rows of left columns then right columns.
+    /// The output positions where the probe side's columns and the build side's begin, for
+    /// sides `probe_width` and `build_width` columns wide.
+    fn offsets(&self, probe_width: usize, build_width: usize) -> (usize, usize) {
+        if self.probe_is_left() {
+            (0, probe_width)
+        } else {
+            (build_width, 0)
+        }
+    }
+
+    /// The items of one side (its columns, or anything made per column) whose output
+    /// positions, counted from `offset`, the join emits.
+    fn emitted<'a, I: IntoIterator + 'a>(
+        &'a self,
+        side: I,
+        offset: usize,
+    ) -> impl Iterator<Item = I::Item> + 'a {
+        side.into_iter()
+            .enumerate()
+            .filter(move |(i, _)| self.spec.emits(offset + i))
+            .map(|(_, c)| c)
+    }
+
+    /// Left columns then right columns, from the probe side's and the build side's.
+    fn in_output_order(
+        &self,
+        probe: impl Iterator<Item = Column>,
+        build: impl Iterator<Item = Column>,
+    ) -> Vec<Column> {
+        if self.probe_is_left() {
+            probe.chain(build).collect()
+        } else {
+            build.chain(probe).collect()
+        }
+    }
+
+    /// The rows at `idx` of `batch` when it alone is the output (the left input of a semi or
+    /// anti join): its emitted columns, gathered.
+    fn alone(&self, batch: &Batch, idx: &[u32]) -> Result<Batch> {
+        let cols = self.emitted(batch.columns(), 0).map(|c| c.take(idx));
+        Batch::with_row_count(cols.collect(), idx.len())
+    }
+
+    /// `batch`, laid out as the unprojected output, with only the columns the join emits.
+    fn projected(&self, batch: Batch) -> Result<Batch> {
+        if self.spec.output.is_none() {
+            return Ok(batch);
+        }
+        let rows = batch.num_rows();
+        let cols = self.emitted(batch.into_columns(), 0).collect();
+        Batch::with_row_count(cols, rows)
+    }
+
+    /// The pairs `(probe_idx[k], build_idx[k])` as rows of left columns then right columns:
+    /// every column (what the residual filter reads).
     pub fn pair_batch(&self, probe: &Batch, probe_idx: &[u32], build_idx: &[u32]) -> Result<Batch> {
         let p = probe.columns().iter().map(|c| c.take(probe_idx));
         let b = self.build_batch.columns().iter().map(|c| c.take(build_idx));
@@ -128,18 +183,24 @@ impl JoinCore {
             && !self.roles.track_build
     }
 
-    /// The pairs `(row k of probe, build_idx[k])` for every row of `probe`, as
-    /// [`JoinCore::pair_batch`] makes them, but with the probe columns moved in, not gathered.
+    /// The emitted columns of the pairs `(probe_idx[k], build_idx[k])`.
+    fn pair_output(&self, probe: &Batch, probe_idx: &[u32], build_idx: &[u32]) -> Result<Batch> {
+        let build = self.build_batch.columns();
+        let (po, bo) = self.offsets(probe.num_columns(), build.len());
+        let p = self.emitted(probe.columns(), po).map(|c| c.take(probe_idx));
+        let b = self.emitted(build, bo).map(|c| c.take(build_idx));
+        Batch::with_row_count(self.in_output_order(p, b), probe_idx.len())
+    }
+
+    /// The emitted columns of the pairs `(row k of probe, build_idx[k])` for every row of
+    /// `probe`, with the probe columns moved in, not gathered.
     pub fn pair_batch_moving(&self, probe: Batch, build_idx: &[u32]) -> Result<Batch> {
         let rows = probe.num_rows();
-        let p = probe.into_columns();
-        let b = self.build_batch.columns().iter().map(|c| c.take(build_idx));
-        let cols: Vec<Column> = if self.probe_is_left() {
-            p.into_iter().chain(b).collect()
-        } else {
-            b.chain(p).collect()
-        };
-        Batch::with_row_count(cols, rows)
+        let build = self.build_batch.columns();
+        let (po, bo) = self.offsets(probe.num_columns(), build.len());
+        let p = self.emitted(probe.into_columns(), po);
+        let b = self.emitted(build, bo).map(|c| c.take(build_idx));
+        Batch::with_row_count(self.in_output_order(p, b), rows)
     }
 
     /// Joins one block of candidate pairs (key matches, or any pairs for a nested-loop join):
@@ -160,7 +221,9 @@ impl JoinCore {
             retain_by(probe_idx, &mask);
             retain_by(build_idx, &mask);
             if self.roles.pairs {
-                filtered = apply_mask(pairs, &mask);
+                filtered = apply_mask(pairs, &mask)
+                    .map(|b| self.projected(b))
+                    .transpose()?;
             }
         }
         if probe_idx.is_empty() {
@@ -183,7 +246,10 @@ impl JoinCore {
                     }
                 }
             }
-            return Ok((!self.idx.is_empty()).then(|| probe.take(&self.idx)));
+            if self.idx.is_empty() {
+                return Ok(None);
+            }
+            return self.alone(probe, &self.idx).map(Some);
         }
         if self.roles.track_probe {
             for &i in probe_idx.iter() {
@@ -197,7 +263,7 @@ impl JoinCore {
         }
         match filtered {
             Some(b) => Ok(Some(b)),
-            None => self.pair_batch(probe, probe_idx, build_idx).map(Some),
+            None => self.pair_output(probe, probe_idx, build_idx).map(Some),
         }
     }
 
@@ -226,17 +292,14 @@ impl JoinCore {
             return Ok(None);
         }
         if !self.roles.pairs {
-            return Ok(Some(probe.take(&self.idx)));
+            return self.alone(probe, &self.idx).map(Some);
         }
         let rows = self.idx.len();
-        let p = probe.columns().iter().map(|c| c.take(&self.idx));
-        let nulls = null_columns(self.build_types(), rows);
-        let cols: Vec<Column> = if self.probe_is_left() {
-            p.chain(nulls).collect()
-        } else {
-            nulls.chain(p).collect()
-        };
-        Batch::with_row_count(cols, rows).map(Some)
+        let build_types = self.build_types();
+        let (po, bo) = self.offsets(probe.num_columns(), build_types.len());
+        let p = self.emitted(probe.columns(), po).map(|c| c.take(&self.idx));
+        let nulls = self.emitted(null_columns(build_types, rows), bo);
+        Batch::with_row_count(self.in_output_order(p, nulls), rows).map(Some)
     }
 
     /// Whether the final phase (build rows after the probe input) has rows left to look at.
@@ -270,18 +333,16 @@ impl JoinCore {
         if self.idx.is_empty() {
             return Ok(None);
         }
-        let b = self.build_batch.take(&self.idx);
         if !self.roles.pairs {
-            return Ok(Some(b));
+            return self.alone(&self.build_batch, &self.idx).map(Some);
         }
         let rows = self.idx.len();
-        let nulls = null_columns(self.probe_types(), rows);
-        let cols: Vec<Column> = if self.probe_is_left() {
-            nulls.chain(b.into_columns()).collect()
-        } else {
-            b.into_columns().into_iter().chain(nulls).collect()
-        };
-        Batch::with_row_count(cols, rows).map(Some)
+        let probe_types = self.probe_types();
+        let build = self.build_batch.columns();
+        let (po, bo) = self.offsets(probe_types.len(), build.len());
+        let b = self.emitted(build, bo).map(|c| c.take(&self.idx));
+        let nulls = self.emitted(null_columns(probe_types, rows), po);
+        Batch::with_row_count(self.in_output_order(nulls, b), rows).map(Some)
     }
 }
 
