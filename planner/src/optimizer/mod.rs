@@ -9,7 +9,8 @@
 //!    EXISTS and IN left over, used as values, become counts ([`mark`]) and left joins;
 //! 2. simplification and pushdown to a fixed point: constant folding ([`simplify`]),
 //!    filter pushdown with join-key extraction and outer-to-inner conversion ([`pushdown`]),
-//!    and limit pushdown ([`limit`]);
+//!    semi and anti joins below the inner joins they filter ([`semi_join`]), and limit
+//!    pushdown ([`limit`]);
 //! 3. join order ([`join_order`]), once, from the cardinality estimates of [`estimate`]
 //!    (the table row counts of the catalog), followed by the rules of phase 2 again to tidy
 //!    up the rebuilt joins;
@@ -25,6 +26,7 @@ pub(crate) mod limit;
 pub(crate) mod mark;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
+pub(crate) mod semi_join;
 pub(crate) mod simplify;
 
 use crate::catalog::Catalog;
@@ -89,12 +91,14 @@ pub fn optimize(plan: LogicalPlan, catalog: &Catalog) -> Result<LogicalPlan, Pla
         plan,
     )?;
     decorrelate::check_no_apply(&plan)?;
-    let simplify_and_push: [&dyn Rule; 6] = [
+    let semi_joins = semi_join::PushSemiJoinDown { catalog };
+    let simplify_and_push: [&dyn Rule; 7] = [
         &simplify::FoldConstants,
         &simplify::MergeProjections,
         &pushdown::PushDownFilters,
         &pushdown::JoinConditions,
         &pushdown::OuterToInner,
+        &semi_joins,
         &limit::PushDownLimit,
     ];
     let plan = fixed_point(&simplify_and_push, plan)?;

@@ -254,3 +254,25 @@ fn outer_and_semi_joins_are_barriers_to_reordering() {
     assert_eq!(js.len(), 4, "{p}");
     assert!(js.iter().all(|j| j.contains(" on ")), "no cross join:\n{p}");
 }
+
+#[test]
+fn a_semi_join_moves_below_an_inner_join_that_does_not_shrink_its_side() {
+    // Item (100,000 rows) joined with all 100 categories keeps every item: the IN over the
+    // categories' key filters Category before the join, not the join's output after it.
+    let p = optimized(
+        "SELECT c.label, i.name FROM Category c, Item i WHERE i.fld = c.cid AND c.cid IN (SELECT cat_id FROM Tag WHERE score > 2)",
+    );
+    assert!(
+        line_of(&p, "Join SEMI on cid = cat_id") > line_of(&p, "Join INNER"),
+        "{p}"
+    );
+    // One category's items are fewer than all items: the IN over Item's id stays on the
+    // join's output.
+    let p = optimized(
+        "SELECT i.name FROM Item i, Category c WHERE i.fld = c.cid AND c.cid = 7 AND i.id IN (SELECT item_id FROM Tag)",
+    );
+    assert!(
+        line_of(&p, "Join SEMI on id = item_id") < line_of(&p, "Join INNER"),
+        "{p}"
+    );
+}
