@@ -163,15 +163,10 @@ impl JoinCore {
 
     /// The pairs `(probe_idx[k], build_idx[k])` as rows of left columns then right columns:
     /// every column (what the residual filter reads).
-    pub fn pair_batch(&self, probe: &Batch, probe_idx: &[u32], build_idx: &[u32]) -> Result<Batch> {
+    fn pair_batch(&self, probe: &Batch, probe_idx: &[u32], build_idx: &[u32]) -> Result<Batch> {
         let p = probe.columns().iter().map(|c| c.take(probe_idx));
         let b = self.build_batch.columns().iter().map(|c| c.take(build_idx));
-        let cols: Vec<Column> = if self.probe_is_left() {
-            p.chain(b).collect()
-        } else {
-            b.chain(p).collect()
-        };
-        Batch::with_row_count(cols, probe_idx.len())
+        Batch::with_row_count(self.in_output_order(p, b), probe_idx.len())
     }
 
     /// Whether a block of key-matching pairs outputs just those pairs and records nothing
