@@ -1,7 +1,8 @@
 //! Criterion benchmarks of the batch kernels on 1,000,000 generated rows: hash join build and
 //! probe (inner, left and anti), hash aggregation, sort and top-k, filter and projection.
 //! Throughput is reported in rows. Inputs are generated once with a seeded RNG and split into
-//! default-size batches.
+//! default-size batches. A second group sorts what the initiator gets for the seed's
+//! `queryOrderByFull` (100,000 rows).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use rand::{rngs::StdRng, RngExt, SeedableRng};
@@ -56,6 +57,16 @@ fn run(op: &mut dyn Operator, port: usize, input: Vec<Batch>) -> usize {
     op.finish(port).expect("finish");
     drain(op, &mut out).expect("pull");
     rows + out.iter().map(Batch::num_rows).sum::<usize>()
+}
+
+/// Pushes `input` into port 0, finishes it and collects every output batch into `out`.
+fn run_into(op: &mut dyn Operator, input: Vec<Batch>, out: &mut Vec<Batch>) {
+    for b in input {
+        op.push(0, b).expect("push");
+        drain(op, out).expect("pull");
+    }
+    op.finish(0).expect("finish");
+    drain(op, out).expect("pull");
 }
 
 fn bench_kernels(c: &mut Criterion) {
@@ -254,10 +265,25 @@ fn bench_kernels(c: &mut Criterion) {
             Batch::concat(&out).expect("concat")
         })
         .collect();
+    // What the initiator's sort gets from a gather of three nodes' sorted fragments: three
+    // sorted streams of batches, their batches interleaved in turn.
+    let streams: Vec<Vec<Batch>> = (0..3)
+        .map(|s| {
+            let part: Vec<Batch> = input.iter().skip(s).step_by(3).cloned().collect();
+            let mut out = Vec::new();
+            let mut op = sort_op(None);
+            run_into(&mut op, part, &mut out);
+            out
+        })
+        .collect();
+    let gathered: Vec<Batch> = (0..streams.iter().map(Vec::len).max().unwrap_or(0))
+        .flat_map(|i| streams.iter().filter_map(move |s| s.get(i).cloned()))
+        .collect();
     for (name, limit, batches) in [
         ("sort", None, &input),
         ("sort_top_100", Some(100), &input),
         ("sort_sorted_runs", None, &sorted_runs),
+        ("sort_gather_3_streams", None, &gathered),
     ] {
         g.bench_function(name, |b| {
             b.iter_batched(
@@ -267,6 +293,53 @@ fn bench_kernels(c: &mut Criterion) {
             )
         });
     }
+    g.finish();
+    bench_gathered_item_sort(c);
+}
+
+/// The initiator's sort of `SELECT name, fld FROM Item ORDER BY fld DESC` on three nodes:
+/// 100,000 rows with unique keys spread at random over three streams, each sorted, their
+/// batches interleaved in turn.
+fn bench_gathered_item_sort(c: &mut Criterion) {
+    const ITEMS: usize = 100_000;
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut streams: Vec<Vec<i64>> = vec![Vec::new(); 3];
+    for id in 0..ITEMS as i64 {
+        streams[rng.random_range(0..3usize)].push(id);
+    }
+    let batches: Vec<Vec<Batch>> = streams
+        .into_iter()
+        .map(|mut ids| {
+            ids.reverse();
+            let names: Vec<String> = ids.iter().map(|i| format!("name{i}")).collect();
+            Batch::try_new(vec![Column::from_strs(&names), Column::from_i64(ids)])
+                .expect("equal lengths")
+                .split(DEFAULT_BATCH_SIZE)
+        })
+        .collect();
+    let gathered: Vec<Batch> = (0..batches.iter().map(Vec::len).max().unwrap_or(0))
+        .flat_map(|i| batches.iter().filter_map(move |s| s.get(i).cloned()))
+        .collect();
+    let mut g = c.benchmark_group("kernels_100k");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(ITEMS as u64));
+    g.bench_function("sort_gathered_item", |b| {
+        b.iter_batched(
+            || gathered.clone(),
+            |batches| {
+                let key = SortKey {
+                    expr: Expr::col(1),
+                    descending: true,
+                    nulls_first: false,
+                };
+                let mut op = SortOp::new(vec![key], None, ctx(), Reservation::unbounded());
+                black_box(run(&mut op, 0, batches))
+            },
+            BatchSize::PerIteration,
+        )
+    });
     g.finish();
 }
 

@@ -398,6 +398,118 @@ impl Column {
         self.take(&indices)
     }
 
+    /// Rows `start..start + len` of `sources[s]` for each `(s, start, len)` of `runs`, in
+    /// that order, as one column of `rows` rows (the runs' lengths summed). Every source
+    /// referred to has the same type. A typed copy per run; a builder when there are NULLs.
+    pub fn gather_runs(sources: &[&Column], runs: &[(usize, usize, usize)], rows: usize) -> Column {
+        /// The runs of typed slices `src` copied one after another.
+        fn copy<T: Copy>(src: &[&[T]], runs: &[(usize, usize, usize)], rows: usize) -> Vec<T> {
+            let mut out = Vec::with_capacity(rows);
+            for &(s, start, len) in runs {
+                if len == 1 {
+                    out.push(src[s][start]);
+                } else {
+                    out.extend_from_slice(&src[s][start..start + len]);
+                }
+            }
+            out
+        }
+        let Some(&(first, _, _)) = runs.first() else {
+            let dt = sources.first().map_or(DataType::Int64, |c| c.data_type());
+            return Column::new(ColumnData::with_capacity(dt, 0));
+        };
+        let dt = sources[first].data_type();
+        let plain = runs
+            .iter()
+            .all(|&(s, _, _)| sources[s].validity.is_none() && sources[s].data_type() == dt);
+        if !plain {
+            let mut out = ColumnBuilder::new(dt, rows);
+            for &(s, start, len) in runs {
+                out.extend_range(sources[s], start..start + len);
+            }
+            return out.finish();
+        }
+        // Each source's values of the one type (all of them are of it, checked above).
+        macro_rules! typed {
+            ($variant:ident) => {{
+                let src: Vec<&[_]> = sources
+                    .iter()
+                    .map(|c| match &c.data {
+                        ColumnData::$variant(v) => v.as_slice(),
+                        _ => &[],
+                    })
+                    .collect();
+                ColumnData::$variant(copy(&src, runs, rows))
+            }};
+        }
+        let data = match &sources[first].data {
+            ColumnData::Int64(_) => typed!(Int64),
+            ColumnData::Float64(_) => typed!(Float64),
+            ColumnData::Boolean(_) => typed!(Boolean),
+            ColumnData::Date(_) => typed!(Date),
+            ColumnData::Timestamp(_) => typed!(Timestamp),
+            ColumnData::Decimal {
+                precision, scale, ..
+            } => {
+                let src: Vec<&[i128]> = sources
+                    .iter()
+                    .map(|c| match &c.data {
+                        ColumnData::Decimal { values, .. } => values.as_slice(),
+                        _ => &[],
+                    })
+                    .collect();
+                ColumnData::Decimal {
+                    values: copy(&src, runs, rows),
+                    precision: *precision,
+                    scale: *scale,
+                }
+            }
+            ColumnData::Utf8 { .. } => {
+                let src: Vec<(&[u32], &[u8])> = sources
+                    .iter()
+                    .map(|c| match &c.data {
+                        ColumnData::Utf8 { offsets, bytes } => {
+                            (offsets.as_slice(), bytes.as_slice())
+                        }
+                        _ => (&[][..], &[][..]),
+                    })
+                    .collect();
+                let total: usize = runs
+                    .iter()
+                    .map(|&(s, start, len)| (src[s].0[start + len] - src[s].0[start]) as usize)
+                    .sum();
+                let mut offsets = Vec::with_capacity(rows + 1);
+                offsets.push(0u32);
+                // A single short string is copied as one fixed 16-byte move, as `take` does
+                // (the bytes past it are overwritten next, or cut off at the end).
+                const SHORT: usize = 16;
+                let mut bytes = vec![0u8; total + SHORT];
+                let mut pos = 0;
+                for &(s, start, len) in runs {
+                    let (o, b) = src[s];
+                    let (from, to) = (o[start] as usize, o[start + len] as usize);
+                    if len == 1 && to - from <= SHORT && from + SHORT <= b.len() {
+                        bytes[pos..pos + SHORT].copy_from_slice(&b[from..from + SHORT]);
+                        pos += to - from;
+                        offsets.push(pos as u32);
+                        continue;
+                    }
+                    bytes[pos..pos + to - from].copy_from_slice(&b[from..to]);
+                    let base = pos as i64 - from as i64;
+                    offsets.extend(
+                        o[start + 1..=start + len]
+                            .iter()
+                            .map(|&x| (x as i64 + base) as u32),
+                    );
+                    pos += to - from;
+                }
+                bytes.truncate(total);
+                ColumnData::Utf8 { offsets, bytes }
+            }
+        };
+        Column::new(data)
+    }
+
     /// Concatenates columns of one type.
     pub fn concat(cols: &[&Column]) -> Result<Column> {
         let Some(first) = cols.first() else {
@@ -981,6 +1093,37 @@ mod tests {
         }
     }
 
+    /// Runs from two columns of a type (with NULLs or without) give the rows they name, in
+    /// order, as reading them one by one does.
+    #[test]
+    fn gathered_runs_are_the_rows_they_name() {
+        let all = columns();
+        for a in &all {
+            for b in all.iter().filter(|b| b.data_type() == a.data_type()) {
+                let sources = [a, b];
+                let runs = [
+                    (1, 0, 5),
+                    (0, 4, 1),
+                    (0, 1, 2),
+                    (1, 3, 1),
+                    (0, 0, 0),
+                    (1, 2, 3),
+                ];
+                let rows = runs.iter().map(|r| r.2).sum();
+                let got = Column::gather_runs(&sources, &runs, rows);
+                let want: Vec<Value> = runs
+                    .iter()
+                    .flat_map(|&(s, start, len)| (start..start + len).map(move |i| (s, i)))
+                    .map(|(s, i)| sources[s].value(i))
+                    .collect();
+                assert_eq!(got.len(), rows);
+                assert_eq!(values(&got), want, "{}", a.data_type());
+            }
+        }
+        let none = Column::gather_runs(&[&all[0]], &[], 0);
+        assert!(none.is_empty());
+    }
+
     #[test]
     fn a_builder_without_nulls_makes_no_validity_bitmap() {
         let col = Column::from_i64(vec![1, 2, 3]);
@@ -1021,5 +1164,20 @@ mod tests {
         let got: Vec<&str> = (0..taken.len()).map(|i| taken.str_at(i)).collect();
         assert_eq!(got, want);
         assert_eq!(taken.take(&[]).len(), 0);
+        // The same rows gathered as runs of one and of several rows, from two sources.
+        let other = Column::from_strs(&strs[..7]);
+        let sources = [&col, &other];
+        let mut runs: Vec<(usize, usize, usize)> =
+            indices.iter().map(|&i| (0, i as usize, 1)).collect();
+        runs.extend([(1, 0, 7), (0, 10, 30), (1, 6, 1), (0, strs.len() - 1, 1)]);
+        let rows = runs.iter().map(|r| r.2).sum();
+        let gathered = Column::gather_runs(&sources, &runs, rows);
+        let want: Vec<&str> = runs
+            .iter()
+            .flat_map(|&(s, start, len)| (start..start + len).map(move |i| (s, i)))
+            .map(|(s, i)| sources[s].str_at(i))
+            .collect();
+        let got: Vec<&str> = (0..gathered.len()).map(|i| gathered.str_at(i)).collect();
+        assert_eq!(got, want);
     }
 }

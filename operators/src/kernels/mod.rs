@@ -22,6 +22,7 @@ pub mod hash;
 pub(crate) mod int_table;
 pub mod join;
 pub mod limit;
+pub(crate) mod merge;
 pub mod project;
 pub(crate) mod radix;
 pub mod repeat;

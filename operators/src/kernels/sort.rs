@@ -1,7 +1,9 @@
 //! Sort and top-k kernel.
 //!
 //! Input batches are buffered together with their evaluated sort key columns (accounted in the
-//! reservation). At the end the buffer is concatenated and a row permutation is sorted: a
+//! reservation). At the end, when every buffered batch is sorted already (a gather of sorted
+//! fragments) and they are large ([`MERGE_MIN_BYTES`]), the batches are merged (module
+//! `merge`). Otherwise the buffer is concatenated and a row permutation is sorted: a
 //! numeric or boolean leading key (and a second one) is encoded inline into order-preserving
 //! u64s, radix-sorted when they decide the order (module `radix`), or, for a gather of sorted
 //! fragments, regrouped by sender and merged (module `sorted_runs`); other keys are compared over
@@ -10,12 +12,22 @@
 //! the buffer is periodically sorted and truncated to the first `limit` rows, so memory stays
 //! O(limit).
 
+use super::merge::Merge;
 use super::{radix, sorted_runs, ExecContext, Operator};
 use crate::column::ColumnData;
 use crate::eval::evaluate;
 use crate::plan::SortKey;
 use crate::{Batch, Column, Error, Reservation, Result};
 use std::cmp::Ordering;
+
+/// Bytes of buffered input from which batches that came sorted are merged rather than
+/// concatenated and permuted. Below it the input fits the caches, and the permutation's sort
+/// of u64 keys and random gather beat a merge's choice per row (on 100,000 gathered rows of
+/// `Item`, 3.9 against 5.0 ms); above it the gather's cache misses and the concatenation's
+/// copy dominate (on 1,000,000 rows of four columns, 150 against 80 ms), and the merge also
+/// frees each batch as its last row leaves, where the permutation holds the input twice while
+/// it concatenates and then whole until its last row leaves.
+pub(crate) const MERGE_MIN_BYTES: usize = 8 << 20;
 
 /// Sort and top-k.
 pub struct SortOp {
@@ -32,8 +44,15 @@ pub struct SortOp {
     sorted: Option<Sorted>,
 }
 
+/// The sorted rows being emitted: a permutation of the concatenated input, or a merge of
+/// batches that came sorted.
+enum Sorted {
+    Permuted(Permuted),
+    Merged(Merge),
+}
+
 /// The concatenated input, its sorted permutation, and how much of it has been emitted.
-struct Sorted {
+struct Permuted {
     batch: Batch,
     idx: Vec<u32>,
     pos: usize,
@@ -149,10 +168,9 @@ pub(crate) fn sort_indices(
     // Fast path: the first key is numeric or boolean. Its non-NULL values are encoded into
     // order-preserving u64s sorted inline; only ties consult the remaining keys.
     if let Some(first) = cmps.first() {
-        let encode = encoder(first);
-        if let Some(encode) = encode {
+        if let Some(lead) = encoded(first) {
             // The second key joins the inline encoding when it has no NULLs.
-            let second = cmps.get(1).filter(|k| !k.has_nulls).and_then(encoder);
+            let second = cmps.get(1).filter(|k| !k.has_nulls).and_then(encoded);
             let skip = if second.is_some() { 2 } else { 1 };
             let rest = |a: u32, b: u32| {
                 for k in &cmps[skip.min(cmps.len())..] {
@@ -175,8 +193,8 @@ pub(crate) fn sort_indices(
                 if first.has_nulls && first.col.is_null(i) {
                     nulls.push(i as u32);
                 } else {
-                    let e2 = second.as_ref().map_or(0, |f| f(i));
-                    pairs.push((encode(i), e2, i as u32));
+                    let e2 = second.as_ref().map_or(0, |v| v[i]);
+                    pairs.push((lead[i], e2, i as u32));
                 }
             }
             let pcmp = |x: &(u64, u64, u32), y: &(u64, u64, u32)| {
@@ -209,8 +227,14 @@ pub(crate) fn sort_indices(
                         pairs = regrouped;
                     }
                 }
-                // A stable sort: it finds and merges the sorted runs its input holds.
-                pairs.sort_by(pcmp);
+                // A stable sort: it finds and merges the sorted runs its input holds. When the
+                // inline keys and the row number decide the order alone, that order is the
+                // tuples' own, which compares without a call per pair.
+                if skip >= cmps.len() {
+                    pairs.sort();
+                } else {
+                    pairs.sort_by(pcmp);
+                }
             }
             // Rows whose first key is NULL tie on it: order them by every other key (the
             // inline-encoded second key included).
@@ -252,23 +276,82 @@ pub(crate) fn sort_indices(
     idx
 }
 
-/// An order-preserving u64 encoding of a numeric or boolean key's values (direction applied);
-/// `None` for strings. NULL rows are not encoded meaningfully.
-#[allow(clippy::type_complexity)]
-fn encoder<'a>(k: &KeyCmp<'a>) -> Option<Box<dyn Fn(usize) -> u64 + 'a>> {
+/// A numeric, boolean or temporal key's values encoded into order-preserving u64s, direction
+/// applied, in one typed pass; `None` for strings and decimals. NULL rows are not encoded
+/// meaningfully.
+fn encoded(k: &KeyCmp) -> Option<Vec<u64>> {
+    const SIGN: u64 = 1 << 63;
     let flip = if k.descending { u64::MAX } else { 0 };
-    match k.view {
-        KeyView::Int(v) => Some(Box::new(move |i| ((v[i] as u64) ^ (1 << 63)) ^ flip)),
-        KeyView::Float(v) => Some(Box::new(move |i| {
-            let b = v[i].to_bits();
-            (if b >> 63 == 1 { !b } else { b | (1 << 63) }) ^ flip
-        })),
-        KeyView::Bool(v) => Some(Box::new(move |i| (v[i] as u64) ^ flip)),
-        KeyView::Date(v) => Some(Box::new(move |i| {
-            ((i64::from(v[i]) as u64) ^ (1 << 63)) ^ flip
-        })),
-        KeyView::Str(_) | KeyView::Wide(_) => None,
+    Some(match k.view {
+        KeyView::Int(v) => v.iter().map(|&x| (x as u64) ^ SIGN ^ flip).collect(),
+        KeyView::Float(v) => v
+            .iter()
+            .map(|x| {
+                let b = x.to_bits();
+                (if b & SIGN != 0 { !b } else { b | SIGN }) ^ flip
+            })
+            .collect(),
+        KeyView::Bool(v) => v.iter().map(|&x| (x as u64) ^ flip).collect(),
+        KeyView::Date(v) => v
+            .iter()
+            .map(|&x| (i64::from(x) as u64) ^ SIGN ^ flip)
+            .collect(),
+        KeyView::Str(_) | KeyView::Wide(_) => return None,
+    })
+}
+
+/// Row `i` of key column `a` against row `j` of key column `b` (the same key, evaluated over
+/// two batches), in the order `spec` asks for: as [`KeyCmp`] compares within a column.
+pub(crate) fn cmp_cells(a: &Column, i: usize, b: &Column, j: usize, spec: &SortKey) -> Ordering {
+    match (a.is_valid(i), b.is_valid(j)) {
+        (true, true) => {}
+        (false, false) => return Ordering::Equal,
+        (false, true) if spec.nulls_first => return Ordering::Less,
+        (false, true) => return Ordering::Greater,
+        (true, false) if spec.nulls_first => return Ordering::Greater,
+        (true, false) => return Ordering::Less,
     }
+    let o = match (&a.data, &b.data) {
+        (ColumnData::Int64(x), ColumnData::Int64(y))
+        | (ColumnData::Timestamp(x), ColumnData::Timestamp(y)) => x[i].cmp(&y[j]),
+        (ColumnData::Float64(x), ColumnData::Float64(y)) => x[i].total_cmp(&y[j]),
+        (ColumnData::Boolean(x), ColumnData::Boolean(y)) => x[i].cmp(&y[j]),
+        (ColumnData::Utf8 { .. }, ColumnData::Utf8 { .. }) => a.str_at(i).cmp(b.str_at(j)),
+        (ColumnData::Decimal { values: x, .. }, ColumnData::Decimal { values: y, .. }) => {
+            x[i].cmp(&y[j])
+        }
+        (ColumnData::Date(x), ColumnData::Date(y)) => x[i].cmp(&y[j]),
+        // A key evaluates to one type in every batch; should two differ, compare the values.
+        _ => a.value(i).sort_cmp(&b.value(j)),
+    };
+    if spec.descending {
+        o.reverse()
+    } else {
+        o
+    }
+}
+
+/// Key column `col` encoded row by row into order-preserving u64s in the order `spec` asks
+/// for; `None` when it has NULLs or is not numeric, boolean or temporal.
+pub(crate) fn lead_key(col: &Column, spec: &SortKey) -> Option<Vec<u64>> {
+    if col.null_count() > 0 {
+        return None;
+    }
+    let view = match &col.data {
+        ColumnData::Int64(v) | ColumnData::Timestamp(v) => KeyView::Int(v),
+        ColumnData::Float64(v) => KeyView::Float(v),
+        ColumnData::Boolean(v) => KeyView::Bool(v),
+        ColumnData::Date(v) => KeyView::Date(v),
+        ColumnData::Utf8 { .. } | ColumnData::Decimal { .. } => return None,
+    };
+    let cmp = KeyCmp {
+        view,
+        col,
+        has_nulls: false,
+        descending: spec.descending,
+        nulls_first: spec.nulls_first,
+    };
+    encoded(&cmp)
 }
 
 impl SortOp {
@@ -370,6 +453,26 @@ impl Operator for SortOp {
         if self.batches.is_empty() {
             return Ok(());
         }
+        let buffered: usize = self.batches.iter().map(Batch::memory_size).sum();
+        if self.limit.is_none() && buffered >= MERGE_MIN_BYTES {
+            // Batches that each came sorted are merged; `try_new` gives them back otherwise.
+            let batches = std::mem::take(&mut self.batches);
+            let keys = std::mem::take(&mut self.key_cols);
+            match Merge::try_new(&self.keys, batches, keys) {
+                Ok(merge) => {
+                    self.rows = 0;
+                    self.reservation.resize(merge.memory_size())?;
+                    if merge.has_rows() {
+                        self.sorted = Some(Sorted::Merged(merge));
+                    }
+                    return Ok(());
+                }
+                Err((batches, keys)) => {
+                    self.batches = batches;
+                    self.key_cols = keys;
+                }
+            }
+        }
         let batch_starts: Vec<usize> = self
             .batches
             .iter()
@@ -395,23 +498,33 @@ impl Operator for SortOp {
         // any other, and the sort fails: its bytes are freed with it.
         let held = batch.memory_size() + idx.capacity() * std::mem::size_of::<u32>();
         self.reservation.resize(held)?;
-        self.sorted = Some(Sorted { batch, idx, pos: 0 });
+        self.sorted = Some(Sorted::Permuted(Permuted { batch, idx, pos: 0 }));
         Ok(())
     }
 
     fn next_output(&mut self) -> Result<Option<Batch>> {
-        let Some(s) = &mut self.sorted else {
-            return Ok(None);
-        };
         let size = self.ctx.batch_size.max(1);
-        let end = (s.pos + size).min(s.idx.len());
-        let out = s.batch.take(&s.idx[s.pos..end]);
-        s.pos = end;
-        if s.pos == s.idx.len() {
+        let (out, more) = match &mut self.sorted {
+            None => return Ok(None),
+            Some(Sorted::Permuted(s)) => {
+                let end = (s.pos + size).min(s.idx.len());
+                let out = s.batch.take(&s.idx[s.pos..end]);
+                s.pos = end;
+                (Some(out), s.pos < s.idx.len())
+            }
+            Some(Sorted::Merged(m)) => {
+                let out = m.next_batch(size)?;
+                // The merge drops each batch whose last row left: the reservation follows.
+                self.reservation
+                    .shrink(self.reservation.size().saturating_sub(m.memory_size()));
+                (out, m.has_rows())
+            }
+        };
+        if !more {
             self.sorted = None;
             self.reservation.free();
         }
-        Ok(Some(out))
+        Ok(out)
     }
 
     fn has_output(&self) -> bool {
@@ -542,6 +655,63 @@ mod tests {
                 assert_eq!(got, want, "{name}, descending {descending}");
             }
         }
+    }
+
+    /// A gather of three sorted streams larger than [`MERGE_MIN_BYTES`]: merged, the output is
+    /// every row in the stable order, and the memory held goes down as the batches empty.
+    #[test]
+    fn large_sorted_streams_are_merged_freeing_as_they_go() {
+        let pool = crate::UnboundedPool::new();
+        let mut op = SortOp::new(
+            vec![key(0, true, false)],
+            None,
+            ExecContext::new(vec![]),
+            Reservation::new(pool.clone() as std::sync::Arc<dyn crate::MemoryPool>),
+        );
+        // Three streams of keys that tie across streams (they repeat every 90,000), each
+        // sorted descending, cut into batches of 1000 rows that arrive in turn. Column 1
+        // numbers the rows in arrival order.
+        let per_stream = MERGE_MIN_BYTES / 16 / 3 + 30_000;
+        let streams: Vec<Vec<i64>> = (0..3)
+            .map(|s| {
+                let mut keys: Vec<i64> = (0..per_stream as i64)
+                    .map(|j| (j * 3 + s) % 90_000)
+                    .collect();
+                keys.sort_unstable_by(|x, y| y.cmp(x));
+                keys
+            })
+            .collect();
+        let mut want: Vec<(i64, i64)> = Vec::new();
+        let mut number = 0i64;
+        for at in (0..per_stream).step_by(1000) {
+            for stream in &streams {
+                let keys = stream[at..(at + 1000).min(per_stream)].to_vec();
+                let numbers: Vec<i64> = (number..number + keys.len() as i64).collect();
+                number += keys.len() as i64;
+                want.extend(keys.iter().copied().zip(numbers.iter().copied()));
+                let batch = Batch::try_new(vec![Column::from_i64(keys), Column::from_i64(numbers)])
+                    .unwrap();
+                op.push(0, batch).unwrap();
+            }
+        }
+        // The stable order: by key descending, ties in input order (the row number).
+        want.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        op.finish(0).unwrap();
+        assert!(matches!(op.sorted, Some(Sorted::Merged(_))));
+        let held = pool.used();
+        let mut got = Vec::new();
+        let mut lowest = held;
+        while let Some(b) = op.next_output().unwrap() {
+            lowest = lowest.min(pool.used());
+            let (k, n) = (b.column(0).as_i64().unwrap(), b.column(1).as_i64().unwrap());
+            got.extend(k.iter().copied().zip(n.iter().copied()));
+        }
+        assert_eq!(got, want);
+        assert!(
+            lowest < held / 2,
+            "held {held}, lowest while emitting {lowest}"
+        );
+        assert_eq!(pool.used(), 0);
     }
 
     #[test]
