@@ -185,16 +185,30 @@ pub(crate) fn sort_indices(
             let mut nulls: Vec<u32> = Vec::new();
             // Where each input batch begins among `pairs`.
             let mut piece_starts = Vec::with_capacity(batch_starts.len());
-            let mut starts = batch_starts.iter().copied().peekable();
-            for i in 0..n {
-                while starts.next_if(|&s| s <= i).is_some() {
-                    piece_starts.push(pairs.len());
+            if !first.has_nulls {
+                // Every row has a pair, at its own index: one pass per key.
+                match &second {
+                    Some(second) => pairs.extend(
+                        lead.iter()
+                            .zip(second)
+                            .zip(0u32..)
+                            .map(|((&l, &s), i)| (l, s, i)),
+                    ),
+                    None => pairs.extend(lead.iter().zip(0u32..).map(|(&l, i)| (l, 0, i))),
                 }
-                if first.has_nulls && first.col.is_null(i) {
-                    nulls.push(i as u32);
-                } else {
-                    let e2 = second.as_ref().map_or(0, |v| v[i]);
-                    pairs.push((lead[i], e2, i as u32));
+                piece_starts.extend(batch_starts.iter().copied().filter(|&s| s < n));
+            } else {
+                let mut starts = batch_starts.iter().copied().peekable();
+                for i in 0..n {
+                    while starts.next_if(|&s| s <= i).is_some() {
+                        piece_starts.push(pairs.len());
+                    }
+                    if first.col.is_null(i) {
+                        nulls.push(i as u32);
+                    } else {
+                        let e2 = second.as_ref().map_or(0, |v| v[i]);
+                        pairs.push((lead[i], e2, i as u32));
+                    }
                 }
             }
             let pcmp = |x: &(u64, u64, u32), y: &(u64, u64, u32)| {
