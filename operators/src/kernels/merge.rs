@@ -10,7 +10,7 @@
 //! Ties keep input order, as the sort's other paths do: a stream's batches are in arrival
 //! order, so merging the heads by (keys, arrival, row) gives the stable order.
 
-use super::sort::{cmp_cells, lead_key};
+use super::sort::{cmp_cells, key_columns, lead_key};
 use crate::plan::SortKey;
 use crate::{Batch, Column, Result};
 use std::cmp::Ordering;
@@ -23,7 +23,8 @@ const MAX_STREAMS: usize = 16;
 /// be.
 struct Held {
     batch: Batch,
-    keys: Vec<Column>,
+    /// The evaluated key columns (`None` for keys read from the batch).
+    keys: Vec<Option<Column>>,
     /// The first key as order-preserving u64s ([`lead_key`]); empty when it has NULLs or is
     /// not numeric.
     lead: Vec<u64>,
@@ -32,14 +33,23 @@ struct Held {
 }
 
 impl Held {
-    fn new(batch: Batch, keys: Vec<Column>, specs: &[SortKey]) -> Held {
-        let encode = |k: usize| {
-            keys.get(k)
-                .zip(specs.get(k))
-                .and_then(|(c, s)| lead_key(c, s))
-                .unwrap_or_default()
+    fn new(
+        batch: Batch,
+        keys: Vec<Option<Column>>,
+        specs: &[SortKey],
+        inputs: &[Option<usize>],
+    ) -> Held {
+        let (lead, second) = {
+            let columns = key_columns(&batch, &keys, inputs);
+            let encode = |k: usize| {
+                columns
+                    .get(k)
+                    .zip(specs.get(k))
+                    .and_then(|(c, s)| lead_key(c, s))
+                    .unwrap_or_default()
+            };
+            (encode(0), encode(1))
         };
-        let (lead, second) = (encode(0), encode(1));
         Held {
             batch,
             keys,
@@ -59,8 +69,23 @@ impl Held {
         }
     }
 
+    /// Key column `k`: evaluated, or the input column it names (`inputs`).
+    fn key(&self, k: usize, inputs: &[Option<usize>]) -> &Column {
+        match (&self.keys[k], inputs[k]) {
+            (Some(c), _) => c,
+            (None, Some(i)) => self.batch.column(i),
+            (None, None) => unreachable!("a key that names no input column is evaluated"),
+        }
+    }
+
     fn memory_size(&self) -> usize {
-        self.batch.memory_size() + self.keys.iter().map(Column::memory_size).sum::<usize>()
+        self.batch.memory_size()
+            + self
+                .keys
+                .iter()
+                .flatten()
+                .map(Column::memory_size)
+                .sum::<usize>()
     }
 }
 
@@ -83,6 +108,8 @@ impl Stream {
 /// A k-way merge of sorted batches, emitting one output batch per call.
 pub(crate) struct Merge {
     specs: Vec<SortKey>,
+    /// For each key, the input column it names (see [`Held::key`]).
+    inputs: Vec<Option<usize>>,
     /// Every buffered batch by arrival number; emptied once all its rows left.
     held: Vec<Held>,
     /// Whether the encoded keys of every batch decide the order alone (then rows compare as
@@ -94,24 +121,27 @@ pub(crate) struct Merge {
 }
 
 impl Merge {
-    /// A merge of `batches` (in arrival order, none empty; `keys` their key columns by
-    /// `specs`) when each is sorted and they chain into at most [`MAX_STREAMS`] streams;
-    /// otherwise the inputs, given back.
+    /// A merge of `batches` (in arrival order, none empty; `keys` their evaluated key columns
+    /// by `specs`, `None` for keys that name the input column `inputs` gives) when each is
+    /// sorted and they chain into at most [`MAX_STREAMS`] streams; otherwise the inputs,
+    /// given back.
     #[allow(clippy::type_complexity)]
     pub(crate) fn try_new(
         specs: &[SortKey],
+        inputs: &[Option<usize>],
         batches: Vec<Batch>,
-        keys: Vec<Vec<Column>>,
-    ) -> std::result::Result<Merge, (Vec<Batch>, Vec<Vec<Column>>)> {
+        keys: Vec<Vec<Option<Column>>>,
+    ) -> std::result::Result<Merge, (Vec<Batch>, Vec<Vec<Option<Column>>>)> {
         let mut merge = Merge {
             specs: specs.to_vec(),
+            inputs: inputs.to_vec(),
             held: Vec::with_capacity(batches.len()),
             encoded: false,
             streams: Vec::new(),
             memory: 0,
         };
         for (batch, keys) in batches.into_iter().zip(keys) {
-            merge.held.push(Held::new(batch, keys, specs));
+            merge.held.push(Held::new(batch, keys, specs, inputs));
         }
         merge.encoded = merge.held.iter().all(|h| h.encoded() >= specs.len());
         if merge.chain().is_none() {
@@ -184,7 +214,7 @@ impl Merge {
             }
         }
         for (k, spec) in self.specs.iter().enumerate().skip(encoded) {
-            let o = cmp_cells(&x.keys[k], i, &y.keys[k], j, spec);
+            let o = cmp_cells(x.key(k, &self.inputs), i, y.key(k, &self.inputs), j, spec);
             if o != Ordering::Equal {
                 return o;
             }
@@ -388,9 +418,14 @@ mod tests {
     fn unsorted_or_too_many_streams_are_given_back() {
         let specs = [key(0, false, false)];
         let batch = |v: Vec<i64>| Batch::try_new(vec![Column::from_i64(v)]).unwrap();
-        let keys = |b: &Batch| vec![b.column(0).clone()];
+        let keys = |b: &Batch| vec![Some(b.column(0).clone())];
         let unsorted = batch(vec![1, 3, 2]);
-        let got = Merge::try_new(&specs, vec![unsorted.clone()], vec![keys(&unsorted)]);
+        let got = Merge::try_new(
+            &specs,
+            &[None],
+            vec![unsorted.clone()],
+            vec![keys(&unsorted)],
+        );
         let (back, _) = got.err().expect("an unsorted batch is not merged");
         assert_eq!(back, vec![unsorted]);
         // Each batch descends from the previous one: every batch needs a stream of its own.
@@ -398,7 +433,7 @@ mod tests {
             .map(|i| batch(vec![100 - 2 * i, 101 - 2 * i]))
             .collect();
         let many_keys = many.iter().map(keys).collect();
-        let (back, _) = Merge::try_new(&specs, many.clone(), many_keys)
+        let (back, _) = Merge::try_new(&specs, &[None], many.clone(), many_keys)
             .err()
             .expect("too many streams");
         assert_eq!(back, many);
@@ -495,20 +530,28 @@ mod tests {
                     Batch::from_rows(&types, &rows).unwrap()
                 })
                 .collect();
-            let keys: Vec<Vec<Column>> = batches
+            // The keys are columns of the input: read from the batches (as the sort does) in
+            // some cases, evaluated into columns of their own in the others.
+            let read = case % 5 < 2;
+            let inputs: Vec<Option<usize>> = (0..specs.len()).map(|k| read.then_some(k)).collect();
+            let keys: Vec<Vec<Option<Column>>> = batches
                 .iter()
-                .map(|b| (0..specs.len()).map(|k| b.column(k).clone()).collect())
+                .map(|b| {
+                    (0..specs.len())
+                        .map(|k| (!read).then(|| b.column(k).clone()))
+                        .collect()
+                })
                 .collect();
             let all = if batches.is_empty() {
                 Batch::empty(&types)
             } else {
                 Batch::concat(&batches).unwrap()
             };
-            let all_keys: Vec<Column> = (0..specs.len()).map(|k| all.column(k).clone()).collect();
+            let all_keys: Vec<&Column> = (0..specs.len()).map(|k| all.column(k)).collect();
             let want =
                 super::super::sort::sort_indices(&all_keys, &specs, all.num_rows(), None, &[]);
             let want: Vec<Vec<Value>> = all.take(&want).rows();
-            let Ok(mut merge) = Merge::try_new(&specs, batches, keys) else {
+            let Ok(mut merge) = Merge::try_new(&specs, &inputs, batches, keys) else {
                 panic!("case {case}: sorted streams are merged");
             };
             let size = rng.random_range(1..20);

@@ -35,9 +35,13 @@ pub struct SortOp {
     limit: Option<usize>,
     ctx: ExecContext,
     reservation: Reservation,
-    /// Buffered input and its key columns.
+    /// For each key, the input column it names (`None` for other expressions): such a key is
+    /// read from the buffered batch, not evaluated into a copy.
+    inputs: Vec<Option<usize>>,
+    /// Buffered input and, per batch, its evaluated key columns (`None` for keys read from
+    /// the batch).
     batches: Vec<Batch>,
-    key_cols: Vec<Vec<Column>>,
+    key_cols: Vec<Vec<Option<Column>>>,
     rows: usize,
     finished: bool,
     /// After the input ended: the sorted rows being emitted.
@@ -130,7 +134,7 @@ fn has_long_runs(pairs: &[(u64, u64, u32)]) -> bool {
 /// where the input's batches began (ascending; only a hint: a gather of sorted fragments has
 /// each batch sorted, see module `sorted_runs`).
 pub(crate) fn sort_indices(
-    keys: &[Column],
+    keys: &[&Column],
     specs: &[SortKey],
     n: usize,
     limit: Option<usize>,
@@ -377,11 +381,13 @@ impl SortOp {
         ctx: ExecContext,
         reservation: Reservation,
     ) -> Self {
+        let inputs = keys.iter().map(|k| k.expr.column_index()).collect();
         SortOp {
             keys,
             limit,
             ctx,
             reservation,
+            inputs,
             batches: Vec::new(),
             key_cols: Vec::new(),
             rows: 0,
@@ -390,8 +396,8 @@ impl SortOp {
         }
     }
 
-    /// Concatenates the buffer into one batch with its key columns.
-    fn consolidate(&mut self) -> Result<(Batch, Vec<Column>)> {
+    /// Concatenates the buffer into one batch with its evaluated key columns.
+    fn consolidate(&mut self) -> Result<(Batch, Vec<Option<Column>>)> {
         let batches = std::mem::take(&mut self.batches);
         let key_cols = std::mem::take(&mut self.key_cols);
         if batches.len() == 1 {
@@ -405,8 +411,11 @@ impl SortOp {
         let batch = Batch::concat(&batches)?;
         let keys = (0..self.keys.len())
             .map(|k| {
-                let cols: Vec<&Column> = key_cols.iter().map(|c| &c[k]).collect();
-                Column::concat(&cols)
+                let cols: Vec<&Column> = key_cols.iter().filter_map(|c| c[k].as_ref()).collect();
+                match cols.is_empty() {
+                    true => Ok(None),
+                    false => Column::concat(&cols).map(Some),
+                }
             })
             .collect::<Result<Vec<_>>>()?;
         Ok((batch, keys))
@@ -415,9 +424,15 @@ impl SortOp {
     /// Sorts the buffer and keeps only the first `limit` rows.
     fn compact(&mut self, limit: usize) -> Result<()> {
         let (batch, keys) = self.consolidate()?;
-        let idx = sort_indices(&keys, &self.keys, batch.num_rows(), Some(limit), &[]);
+        let idx = sort_indices(
+            &key_columns(&batch, &keys, &self.inputs),
+            &self.keys,
+            batch.num_rows(),
+            Some(limit),
+            &[],
+        );
         let batch = batch.take(&idx);
-        let keys: Vec<Column> = keys.iter().map(|c| c.take(&idx)).collect();
+        let keys: Vec<Option<Column>> = keys.iter().map(|c| Some(c.as_ref()?.take(&idx))).collect();
         self.rows = batch.num_rows();
         self.reservation.resize(size_of(&batch, &keys))?;
         self.batches.push(batch);
@@ -426,8 +441,30 @@ impl SortOp {
     }
 }
 
-fn size_of(batch: &Batch, keys: &[Column]) -> usize {
-    batch.memory_size() + keys.iter().map(Column::memory_size).sum::<usize>()
+fn size_of(batch: &Batch, keys: &[Option<Column>]) -> usize {
+    batch.memory_size()
+        + keys
+            .iter()
+            .flatten()
+            .map(Column::memory_size)
+            .sum::<usize>()
+}
+
+/// The key columns of `batch`: each evaluated one of `keys`, or else the input column that
+/// `inputs` says the key names.
+pub(crate) fn key_columns<'a>(
+    batch: &'a Batch,
+    keys: &'a [Option<Column>],
+    inputs: &[Option<usize>],
+) -> Vec<&'a Column> {
+    keys.iter()
+        .zip(inputs)
+        .map(|(k, i)| match (k, i) {
+            (Some(k), _) => k,
+            (None, Some(i)) => batch.column(*i),
+            (None, None) => unreachable!("a key that names no input column is evaluated"),
+        })
+        .collect()
 }
 
 impl Operator for SortOp {
@@ -445,7 +482,11 @@ impl Operator for SortOp {
         let keys = self
             .keys
             .iter()
-            .map(|k| evaluate(&k.expr, &batch, &self.ctx.params))
+            .zip(&self.inputs)
+            .map(|(k, input)| match input {
+                Some(i) if *i < batch.num_columns() => Ok(None),
+                _ => evaluate(&k.expr, &batch, &self.ctx.params).map(Some),
+            })
             .collect::<Result<Vec<_>>>()?;
         self.reservation.try_grow(size_of(&batch, &keys))?;
         self.rows += batch.num_rows();
@@ -472,7 +513,7 @@ impl Operator for SortOp {
             // Batches that each came sorted are merged; `try_new` gives them back otherwise.
             let batches = std::mem::take(&mut self.batches);
             let keys = std::mem::take(&mut self.key_cols);
-            match Merge::try_new(&self.keys, batches, keys) {
+            match Merge::try_new(&self.keys, &self.inputs, batches, keys) {
                 Ok(merge) => {
                     self.rows = 0;
                     self.reservation.resize(merge.memory_size())?;
@@ -498,7 +539,13 @@ impl Operator for SortOp {
             .collect();
         let (batch, keys) = self.consolidate()?;
         let n = batch.num_rows();
-        let idx = sort_indices(&keys, &self.keys, n, self.limit, &batch_starts);
+        let idx = sort_indices(
+            &key_columns(&batch, &keys, &self.inputs),
+            &self.keys,
+            n,
+            self.limit,
+            &batch_starts,
+        );
         drop(keys);
         self.rows = 0;
         if idx.is_empty() {
@@ -615,6 +662,54 @@ mod tests {
             rows,
             vec![vec![1.into(), "a".into()], vec![1.into(), "a".into()]]
         );
+    }
+
+    /// Keys that are expressions are evaluated, keys that name a column are read from the
+    /// batches; mixed, with a limit small enough to compact the buffer, the order is the same.
+    #[test]
+    fn evaluated_and_read_keys_sort_together() {
+        let rows: Vec<Vec<Value>> = (0..3000i64)
+            .map(|i| vec![((i * 7919) % 10).into(), ((i * 104_729) % 997).into()])
+            .collect();
+        let b = Batch::from_rows(&[DataType::Int64, DataType::Int64], &rows).unwrap();
+        // col0 * -1 ascending is col0 descending; then col1 ascending.
+        let negated = SortKey {
+            expr: Expr::col(0).binary(crate::BinaryOp::Mul, Expr::lit(-1)),
+            descending: false,
+            nulls_first: false,
+        };
+        let mut want: Vec<(i64, i64)> = rows
+            .iter()
+            .map(|r| match (&r[0], &r[1]) {
+                (Value::Int(a), Value::Int(b)) => (*a, *b),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        want.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+        for limit in [None, Some(25)] {
+            let mut op = SortOp::new(
+                vec![negated.clone(), key(1, false, false)],
+                limit,
+                ExecContext::new(vec![]),
+                Reservation::unbounded(),
+            );
+            for part in b.clone().split(500) {
+                op.push(0, part).unwrap();
+            }
+            op.finish(0).unwrap();
+            let mut out = Vec::new();
+            drain(&mut op, &mut out).unwrap();
+            let got: Vec<(i64, i64)> = out
+                .iter()
+                .flat_map(|b| b.rows())
+                .map(|r| match (&r[0], &r[1]) {
+                    (Value::Int(a), Value::Int(b)) => (*a, *b),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            let n = limit.unwrap_or(want.len());
+            assert_eq!(got, want[..n], "limit {limit:?}");
+        }
     }
 
     #[test]
