@@ -78,14 +78,11 @@ impl Held {
         }
     }
 
+    /// Bytes held: the batch, its evaluated keys and the encoded ones.
     fn memory_size(&self) -> usize {
-        self.batch.memory_size()
-            + self
-                .keys
-                .iter()
-                .flatten()
-                .map(Column::memory_size)
-                .sum::<usize>()
+        let evaluated: usize = self.keys.iter().flatten().map(Column::memory_size).sum();
+        let encoded = (self.lead.capacity() + self.second.capacity()) * size_of::<u64>();
+        self.batch.memory_size() + evaluated + encoded
     }
 }
 
@@ -140,54 +137,58 @@ impl Merge {
             streams: Vec::new(),
             memory: 0,
         };
-        for (batch, keys) in batches.into_iter().zip(keys) {
+        // Each batch is encoded and put on a stream as it comes: the first that is not sorted
+        // (or needs a stream too many) stops the rest from being looked at.
+        let mut tails = Vec::new();
+        let mut rest = batches.into_iter().zip(keys);
+        for (batch, keys) in rest.by_ref() {
             merge.held.push(Held::new(batch, keys, specs, inputs));
+            if merge.chain(merge.held.len() - 1, &mut tails).is_none() {
+                let (batches, keys) = merge
+                    .held
+                    .into_iter()
+                    .map(|h| (h.batch, h.keys))
+                    .chain(rest)
+                    .unzip();
+                return Err((batches, keys));
+            }
         }
         merge.encoded = merge.held.iter().all(|h| h.encoded() >= specs.len());
-        if merge.chain().is_none() {
-            let (batches, keys) = merge.held.into_iter().map(|h| (h.batch, h.keys)).unzip();
-
-            return Err((batches, keys));
-        }
         merge.memory = merge.held.iter().map(Held::memory_size).sum();
         Ok(merge)
     }
 
-    /// Puts every batch on a stream: the one whose last row is the greatest not above the
-    /// batch's first (a new stream when none is). `None` when a batch is not sorted or the
-    /// streams would be too many.
-    fn chain(&mut self) -> Option<()> {
-        // The last row of each stream, as (batch, row).
-        let mut tails: Vec<(usize, usize)> = Vec::new();
-        for b in 0..self.held.len() {
-            let rows = self.batch(b).num_rows();
-            if (1..rows).any(|r| self.cmp(b, r - 1, b, r) == Ordering::Greater) {
-                return None;
+    /// Puts batch `b` on a stream: the one whose last row (`tails`, as (batch, row)) is the
+    /// greatest not above the batch's first (a new stream when none is). `None` when the
+    /// batch is not sorted or the streams would be too many.
+    fn chain(&mut self, b: usize, tails: &mut Vec<(usize, usize)>) -> Option<()> {
+        let rows = self.batch(b).num_rows();
+        if (1..rows).any(|r| self.cmp(b, r - 1, b, r) == Ordering::Greater) {
+            return None;
+        }
+        let mut best: Option<usize> = None;
+        for (s, &(tb, tr)) in tails.iter().enumerate() {
+            let fits = self.cmp(tb, tr, b, 0) != Ordering::Greater;
+            let tighter = |best: usize| {
+                let (bb, br) = tails[best];
+                self.cmp(bb, br, tb, tr) != Ordering::Greater
+            };
+            if fits && best.is_none_or(tighter) {
+                best = Some(s);
             }
-            let mut best: Option<usize> = None;
-            for (s, &(tb, tr)) in tails.iter().enumerate() {
-                let fits = self.cmp(tb, tr, b, 0) != Ordering::Greater;
-                let tighter = |best: usize| {
-                    let (bb, br) = tails[best];
-                    self.cmp(bb, br, tb, tr) != Ordering::Greater
-                };
-                if fits && best.is_none_or(tighter) {
-                    best = Some(s);
-                }
+        }
+        match best {
+            Some(s) => {
+                self.streams[s].batches.push_back(b);
+                tails[s] = (b, rows - 1);
             }
-            match best {
-                Some(s) => {
-                    self.streams[s].batches.push_back(b);
-                    tails[s] = (b, rows - 1);
-                }
-                None if self.streams.len() == MAX_STREAMS => return None,
-                None => {
-                    self.streams.push(Stream {
-                        batches: VecDeque::from([b]),
-                        row: 0,
-                    });
-                    tails.push((b, rows - 1));
-                }
+            None if self.streams.len() == MAX_STREAMS => return None,
+            None => {
+                self.streams.push(Stream {
+                    batches: VecDeque::from([b]),
+                    row: 0,
+                });
+                tails.push((b, rows - 1));
             }
         }
         Some(())
@@ -227,7 +228,7 @@ impl Merge {
         self.cmp(a, i, b, j).then((a, i).cmp(&(b, j))) == Ordering::Less
     }
 
-    /// Bytes of the batches still held (with their key columns).
+    /// Bytes of the batches still held (with their key columns, evaluated and encoded).
     pub(crate) fn memory_size(&self) -> usize {
         self.memory
     }

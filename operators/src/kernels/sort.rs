@@ -516,6 +516,8 @@ impl Operator for SortOp {
             match Merge::try_new(&self.keys, &self.inputs, batches, keys) {
                 Ok(merge) => {
                     self.rows = 0;
+                    // The encoded keys add to what the input reserved: like any growth, this
+                    // may be refused, and the sort fails (its bytes are freed with it).
                     self.reservation.resize(merge.memory_size())?;
                     if merge.has_rows() {
                         self.sorted = Some(Sorted::Merged(merge));
