@@ -3,7 +3,7 @@
 //! Each input batch is processed in two vectorized steps: first the group key columns are
 //! hashed with [`hash_rows`] and every row is mapped to a dense group id through a hash table
 //! (new keys are appended to typed key stores; one BIGINT key is looked up by value in an
-//! [`IntTable`] instead, without hashing the column first); then every aggregate updates its typed
+//! `IntTable` instead, without hashing the column first); then every aggregate updates its typed
 //! accumulator vectors (indexed by group id) in one loop over the argument column.
 //!
 //! * [`AggMode::Single`]: input rows in, final values out.

@@ -22,14 +22,11 @@ pub mod hash;
 pub(crate) mod int_table;
 pub mod join;
 pub mod limit;
-pub(crate) mod merge;
 pub mod project;
-pub(crate) mod radix;
 pub mod repeat;
 pub mod scan;
 pub mod single_row;
 pub mod sort;
-pub(crate) mod sorted_runs;
 pub mod union;
 
 pub use scan::{ScanChunk, ScanSource};

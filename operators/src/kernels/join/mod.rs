@@ -6,7 +6,7 @@
 //! stream the probe side through it one probe batch at a time. What differs is how candidate
 //! row pairs are found (hash chains vs. blocks of the cross product); what a block of
 //! candidates turns into, which matches are recorded and which unmatched rows are emitted
-//! afterwards is shared, in [`output`]: matching pairs (inner and outer joins), probe rows
+//! afterwards is shared, in module `output`: matching pairs (inner and outer joins), probe rows
 //! without a match after each probe batch (outer joins preserving the probe side, anti joins
 //! probing the left side), and build rows after the whole probe input (outer joins preserving
 //! the build side, semi and anti joins building the left side).

@@ -1,5 +1,5 @@
 //! Merging sorted batches. When every batch a large sort buffered
-//! ([`MERGE_MIN_BYTES`](super::sort::MERGE_MIN_BYTES)) is
+//! ([`MERGE_MIN_BYTES`](super::MERGE_MIN_BYTES)) is
 //! sorted by the sort's keys, as the gather of sorted fragments delivers them (each sender's
 //! batches in order, between the other senders' batches), the batches chain into a few
 //! ascending streams, and a k-way merge of the streams' heads emits the sorted rows one output
@@ -10,7 +10,7 @@
 //! Ties keep input order, as the sort's other paths do: a stream's batches are in arrival
 //! order, so merging the heads by (keys, arrival, row) gives the stable order.
 
-use super::sort::{cmp_cells, key_columns, lead_key};
+use super::order::{cmp_cells, key_columns, lead_key};
 use crate::plan::SortKey;
 use crate::{Batch, Column, Result};
 use std::cmp::Ordering;
@@ -550,7 +550,7 @@ mod tests {
             };
             let all_keys: Vec<&Column> = (0..specs.len()).map(|k| all.column(k)).collect();
             let want =
-                super::super::sort::sort_indices(&all_keys, &specs, all.num_rows(), None, &[]);
+                super::super::order::sort_indices(&all_keys, &specs, all.num_rows(), None, &[]);
             let want: Vec<Vec<Value>> = all.take(&want).rows();
             let Ok(mut merge) = Merge::try_new(&specs, &inputs, batches, keys) else {
                 panic!("case {case}: sorted streams are merged");
