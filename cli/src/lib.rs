@@ -2,8 +2,8 @@
 //!
 //! The `weir` command's pieces, kept out of the `weir` library so that embedders compile no
 //! command-line, plotting or progress-bar crates: scripts ([`script`]), sessions
-//! ([`session`]), the shell ([`shell`]), the output formats ([`format`]), progress display
-//! ([`progress`]), logging ([`logging`]), the benchmarks ([`bench`]) and the soak
+//! ([`session`]), the shell ([`shell`]), the output formats ([`format`](mod@format)), progress display
+//! ([`progress`]), logging ([`logging`]), the benchmarks ([`bench`](mod@bench)) and the soak
 //! ([`soak`]).
 //!
 //! Everything the `weir` facade exports is re-exported here too, so the benchmarks name

@@ -9,9 +9,9 @@
 //! yielding the CPU to any other thread that wants it, and only then sleep. Work that arrives
 //! while a thread spins is taken at once; a thread that finds none has spent at most the spin.
 //!
-//! On a node's thread the spin is a task of its own ([`keep_awake`]): woken when the thread
+//! On a node's thread the spin is a task of its own (`keep_awake`): woken when the thread
 //! wakes up, it yields to the thread's other tasks and to other threads until no work has
-//! come for the spin, then waits for the next wake-up. Work is what [`note_work`] marks: the
+//! come for the spin, then waits for the next wake-up. Work is what `note_work` marks: the
 //! node actor marks every message from another node, the query actor what its caller sends.
 //!
 //! No more threads spin at once than the machine has cores: a thread that finds every slot

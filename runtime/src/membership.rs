@@ -3,9 +3,10 @@
 //! answers to its catalog requests and resyncs ([`crate::resync`]) go.
 //!
 //! In one process the catalog lives only on the client and every node sees every other; over
-//! TCP a data node learns its peers' addresses from a client's [`Join`] and keeps a copy of
-//! the catalog ([`CatalogPut`]) so that a client that connects later can fetch it
-//! ([`CatalogRequest`], [`CatalogReply`]). The node actor hands these messages here.
+//! TCP a data node learns its peers' addresses from a client's
+//! [`Join`](crate::messages::Join) and keeps a copy of the catalog ([`CatalogPut`]) so that a
+//! client that connects later can fetch it ([`CatalogRequest`](crate::messages::CatalogRequest),
+//! [`CatalogReply`]). The node actor hands these messages here.
 
 use crate::messages::{CatalogPut, CatalogReply, NodeId, TableVersions};
 use crate::node::NodeStorage;

@@ -1,20 +1,20 @@
 //! The rule-based optimizer: rewrites a [`LogicalPlan`] into an equivalent one that is
 //! cheaper to run.
 //!
-//! Each rule is a small type with one job ([`Rule`]); the driver applies a rule at every node
+//! Each rule is a small type with one job (`Rule`); the driver applies a rule at every node
 //! of the tree, top down, and repeats a list of rules until none changes anything (a fixed
 //! point, bounded by [`MAX_PASSES`]). Rules run in four phases:
-//! 1. subquery decorrelation ([`decorrelate`]): Applies become semi, anti and outer joins
+//! 1. subquery decorrelation (`decorrelate`): Applies become semi, anti and outer joins
 //!    while the subqueries' correlated predicates still sit where the binder put them; the
-//!    EXISTS and IN left over, used as values, become counts ([`mark`]) and left joins;
-//! 2. simplification and pushdown to a fixed point: constant folding ([`simplify`]),
-//!    filter pushdown with join-key extraction and outer-to-inner conversion ([`pushdown`]),
-//!    semi and anti joins below the inner joins they filter ([`semi_join`]), and limit
-//!    pushdown ([`limit`]);
-//! 3. join order ([`join_order`]), once, from the cardinality estimates of [`estimate`]
+//!    EXISTS and IN left over, used as values, become counts (`mark`) and left joins;
+//! 2. simplification and pushdown to a fixed point: constant folding (`simplify`),
+//!    filter pushdown with join-key extraction and outer-to-inner conversion (`pushdown`),
+//!    semi and anti joins below the inner joins they filter (`semi_join`), and limit
+//!    pushdown (`limit`);
+//! 3. join order (`join_order`), once, from the cardinality estimates of `estimate`
 //!    (the table row counts of the catalog), followed by the rules of phase 2 again to tidy
 //!    up the rebuilt joins;
-//! 4. column pruning ([`prune`]), once, so that every node reads only what is used above it.
+//! 4. column pruning (`prune`), once, so that every node reads only what is used above it.
 //!
 //! Build sides and broadcast joins are chosen from the same estimates during physical
 //! planning.

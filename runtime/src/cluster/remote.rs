@@ -17,7 +17,7 @@
 //!
 //! ## Joining
 //! Once connected, the client tells every data node where the others listen
-//! ([`Join`](crate::messages::Join)), waits until each reports a connection to every other
+//! ([`Join`]), waits until each reports a connection to every other
 //! ([`CatalogReply::peers`]), and fetches the catalog and the copies' versions from them: the
 //! newest catalog a client published ([`CatalogPut`]) and, per partition, the highest version
 //! of any copy as the committed one (copies behind it are stale and serve no reads). Every
