@@ -402,18 +402,11 @@ impl Merge {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::key;
     use super::*;
-    use crate::{DataType, Expr, Value};
+    use crate::{DataType, Value};
     use rand::rngs::StdRng;
     use rand::{RngExt, SeedableRng};
-
-    fn key(col: usize, descending: bool, nulls_first: bool) -> SortKey {
-        SortKey {
-            expr: Expr::col(col),
-            descending,
-            nulls_first,
-        }
-    }
 
     #[test]
     fn unsorted_or_too_many_streams_are_given_back() {

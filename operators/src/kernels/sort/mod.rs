@@ -283,7 +283,8 @@ mod tests {
     use crate::kernels::drain;
     use crate::{DataType, Expr, Value};
 
-    fn key(col: usize, descending: bool, nulls_first: bool) -> SortKey {
+    /// A sort key on input column `col` (shared with the submodules' tests).
+    pub(super) fn key(col: usize, descending: bool, nulls_first: bool) -> SortKey {
         SortKey {
             expr: Expr::col(col),
             descending,
