@@ -59,6 +59,13 @@ fn run(op: &mut dyn Operator, port: usize, input: Vec<Batch>) -> usize {
     rows + out.iter().map(Batch::num_rows).sum::<usize>()
 }
 
+/// The batches of `streams` as a gather receives them: one of each stream in turn.
+fn in_turn(streams: &[Vec<Batch>]) -> Vec<Batch> {
+    (0..streams.iter().map(Vec::len).max().unwrap_or(0))
+        .flat_map(|i| streams.iter().filter_map(move |s| s.get(i).cloned()))
+        .collect()
+}
+
 /// Pushes `input` into port 0, finishes it and collects every output batch into `out`.
 fn run_into(op: &mut dyn Operator, input: Vec<Batch>, out: &mut Vec<Batch>) {
     for b in input {
@@ -276,9 +283,7 @@ fn bench_kernels(c: &mut Criterion) {
             out
         })
         .collect();
-    let gathered: Vec<Batch> = (0..streams.iter().map(Vec::len).max().unwrap_or(0))
-        .flat_map(|i| streams.iter().filter_map(move |s| s.get(i).cloned()))
-        .collect();
+    let gathered = in_turn(&streams);
     for (name, limit, batches) in [
         ("sort", None, &input),
         ("sort_top_100", Some(100), &input),
@@ -317,9 +322,7 @@ fn bench_gathered_item_sort(c: &mut Criterion) {
                 .split(DEFAULT_BATCH_SIZE)
         })
         .collect();
-    let gathered: Vec<Batch> = (0..batches.iter().map(Vec::len).max().unwrap_or(0))
-        .flat_map(|i| batches.iter().filter_map(move |s| s.get(i).cloned()))
-        .collect();
+    let gathered = in_turn(&batches);
     let mut g = c.benchmark_group("kernels_100k");
     g.sample_size(20)
         .warm_up_time(Duration::from_millis(500))

@@ -283,6 +283,16 @@ mod tests {
     use crate::kernels::drain;
     use crate::{DataType, Expr, Value};
 
+    /// The first two columns (BIGINT) of `out`'s rows.
+    fn int_pairs(out: &[Batch]) -> Vec<(i64, i64)> {
+        out.iter()
+            .flat_map(|b| {
+                let (x, y) = (b.column(0).as_i64().unwrap(), b.column(1).as_i64().unwrap());
+                x.iter().copied().zip(y.iter().copied()).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// A sort key on input column `col` (shared with the submodules' tests).
     pub(super) fn key(col: usize, descending: bool, nulls_first: bool) -> SortKey {
         SortKey {
@@ -380,14 +390,7 @@ mod tests {
             op.finish(0).unwrap();
             let mut out = Vec::new();
             drain(&mut op, &mut out).unwrap();
-            let got: Vec<(i64, i64)> = out
-                .iter()
-                .flat_map(|b| b.rows())
-                .map(|r| match (&r[0], &r[1]) {
-                    (Value::Int(a), Value::Int(b)) => (*a, *b),
-                    other => panic!("{other:?}"),
-                })
-                .collect();
+            let got = int_pairs(&out);
             let n = limit.unwrap_or(want.len());
             assert_eq!(got, want[..n], "limit {limit:?}");
         }
@@ -421,14 +424,7 @@ mod tests {
                 op.push(0, b).unwrap();
                 op.finish(0).unwrap();
                 drain(&mut op, &mut out).unwrap();
-                let got: Vec<(i64, i64)> = out
-                    .iter()
-                    .flat_map(|b| b.rows())
-                    .map(|r| match (&r[0], &r[1]) {
-                        (Value::Int(k), Value::Int(i)) => (*k, *i),
-                        other => panic!("{other:?}"),
-                    })
-                    .collect();
+                let got = int_pairs(&out);
                 let mut want: Vec<(i64, i64)> = keys
                     .iter()
                     .enumerate()
@@ -493,8 +489,7 @@ mod tests {
         let mut lowest = held;
         while let Some(b) = op.next_output().unwrap() {
             lowest = lowest.min(pool.used());
-            let (k, n) = (b.column(0).as_i64().unwrap(), b.column(1).as_i64().unwrap());
-            got.extend(k.iter().copied().zip(n.iter().copied()));
+            got.extend(int_pairs(std::slice::from_ref(&b)));
         }
         assert_eq!(got, want);
         assert!(
