@@ -1,5 +1,6 @@
 //! Criterion benchmarks of the batch kernels on 1,000,000 generated rows: hash join build and
-//! probe (inner, left and anti), hash aggregation, sort and top-k, filter and projection.
+//! probe (inner, left and anti), hash aggregation, sort and top-k, filter and projection, and
+//! a hash exchange's split of batches for 10 nodes.
 //! Throughput is reported in rows. Inputs are generated once with a seeded RNG and split into
 //! default-size batches. A second group sorts what the initiator gets for the seed's
 //! `queryOrderByFull` (100,000 rows).
@@ -11,6 +12,7 @@ use std::time::Duration;
 use weir_operators::kernels::aggregate::HashAggregateOp;
 use weir_operators::kernels::filter::FilterOp;
 use weir_operators::kernels::join::{HashJoinOp, JoinSpec};
+use weir_operators::kernels::partition::hash_partition;
 use weir_operators::kernels::project::ProjectOp;
 use weir_operators::kernels::sort::SortOp;
 use weir_operators::kernels::{drain, ExecContext, Operator};
@@ -111,6 +113,28 @@ fn bench_kernels(c: &mut Criterion) {
             |batches| {
                 let mut op = ProjectOp::new(exprs.clone(), ctx());
                 black_box(run(&mut op, 0, batches))
+            },
+            BatchSize::PerIteration,
+        )
+    });
+
+    g.bench_function("hash_partition_10", |b| {
+        // A hash exchange's split of each batch for 10 nodes, keyed on the group column.
+        let keys = [Expr::col(1)];
+        let mut hashes = Vec::new();
+        b.iter_batched(
+            || input.clone(),
+            |batches| {
+                let mut rows = 0;
+                for batch in batches {
+                    let parts = hash_partition(batch, &keys, &[], 10, &mut hashes);
+                    rows += parts
+                        .expect("split")
+                        .iter()
+                        .map(|(_, p)| p.num_rows())
+                        .sum::<usize>();
+                }
+                black_box(rows)
             },
             BatchSize::PerIteration,
         )

@@ -7,6 +7,7 @@
 use crate::column::ColumnData;
 use crate::storage::{hash_bytes, hash_f64, hash_i128, mix64};
 use crate::Column;
+use std::borrow::Borrow;
 
 /// Hash of a NULL key.
 const NULL_HASH: u64 = 0x5151_5151_5151_5151;
@@ -21,14 +22,15 @@ fn combine(h: u64, v: u64) -> u64 {
 ///
 /// `out` is cleared and resized to the number of rows; with no key columns every row gets
 /// the same hash.
-pub fn hash_rows(keys: &[Column], out: &mut Vec<u64>) {
+pub fn hash_rows<C: Borrow<Column>>(keys: &[C], out: &mut Vec<u64>) {
     out.clear();
     let Some(first) = keys.first() else {
         return;
     };
-    let n = first.len();
+    let n = first.borrow().len();
     out.resize(n, 0);
     for (k, col) in keys.iter().enumerate() {
+        let col: &Column = col.borrow();
         let n = n.min(col.len());
         let out = &mut out[..n];
         let valid = col.validity.as_ref();
@@ -91,7 +93,7 @@ mod tests {
         let mut h2 = Vec::new();
         hash_rows(&[a], &mut h2);
         assert_eq!(h2[0], h2[2]);
-        hash_rows(&[], &mut h2);
+        hash_rows::<Column>(&[], &mut h2);
         assert!(h2.is_empty());
     }
 

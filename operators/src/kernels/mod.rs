@@ -22,6 +22,7 @@ pub mod hash;
 pub(crate) mod int_table;
 pub mod join;
 pub mod limit;
+pub mod partition;
 pub mod project;
 pub mod repeat;
 pub mod scan;

@@ -34,8 +34,8 @@ use crate::node::{LiveGuard, NodeHandle};
 use actix::prelude::*;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use weir_operators::kernels::hash::hash_rows;
-use weir_operators::{eval, Batch, Error as OpError, MemoryPool, Reservation, Value};
+use weir_operators::kernels::partition::hash_partition;
+use weir_operators::{Batch, Error as OpError, MemoryPool, Reservation, Value};
 use weir_planner::Distribution;
 
 #[derive(Default)]
@@ -446,6 +446,8 @@ pub struct ExchangeSendActor {
     wake: Option<Arc<dyn Wake>>,
     input_ended: bool,
     finished: bool,
+    /// Scratch for the row hashes of a hash distribution, kept between batches.
+    hashes: Vec<u64>,
     _live: LiveGuard,
 }
 
@@ -487,11 +489,13 @@ impl ExchangeSendActor {
             wake: None,
             input_ended: false,
             finished: false,
+            hashes: Vec::new(),
             _live: live,
         }
     }
 
-    fn route(&self, batch: Batch) -> weir_operators::Result<Vec<(usize, Batch)>> {
+    /// The parts of `batch` for each channel, as the exchange's distribution spreads rows.
+    fn route(&mut self, batch: Batch) -> weir_operators::Result<Vec<(usize, Batch)>> {
         let n = self.channels.len();
         if n == 0 {
             return Ok(Vec::new());
@@ -504,30 +508,7 @@ impl ExchangeSendActor {
                 parts
             }
             Distribution::Hash(keys) => {
-                if n == 1 {
-                    return Ok(vec![(0, batch)]);
-                }
-                let cols = keys
-                    .iter()
-                    .map(|k| eval::evaluate(k, &batch, &self.spec.params))
-                    .collect::<weir_operators::Result<Vec<_>>>()?;
-                let mut hashes = Vec::with_capacity(batch.num_rows());
-                hash_rows(&cols, &mut hashes);
-                let mut parts: Vec<Vec<u32>> = vec![Vec::new(); n];
-                for (row, h) in hashes.iter().enumerate() {
-                    parts[(h % n as u64) as usize].push(row as u32);
-                }
-                // Every row to one target: move the batch instead of gathering a copy.
-                let rows = batch.num_rows();
-                if let Some(i) = parts.iter().position(|p| p.len() == rows) {
-                    return Ok(vec![(i, batch)]);
-                }
-                parts
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(_, rows)| !rows.is_empty())
-                    .map(|(i, rows)| (i, batch.take(&rows)))
-                    .collect()
+                hash_partition(batch, keys, &self.spec.params, n, &mut self.hashes)?
             }
         })
     }

@@ -1,0 +1,158 @@
+//! Hash partitioning: splits a batch into one part per target by the hash of its key
+//! expressions, as a hash exchange sends rows to the nodes that join or group them.
+//!
+//! Equal keys go to the same target on every sender (the hash is [`hash_rows`]'s, the same on
+//! every node). A key that is a plain column is hashed in place, not copied; each row's target
+//! comes from a multiply and a shift rather than a division, and the parts' row lists are
+//! sized by a counting pass before they are filled.
+
+use std::borrow::Cow;
+
+use super::hash::hash_rows;
+use crate::eval::evaluate;
+use crate::{Batch, Column, Expr, Result, Value};
+
+/// Hashes every row of `batch` by key expressions `keys` into `out`, as [`hash_rows`] over
+/// their columns would; a key that names a column of `batch` is read in place.
+pub fn hash_keys(keys: &[Expr], batch: &Batch, params: &[Value], out: &mut Vec<u64>) -> Result<()> {
+    let cols = keys
+        .iter()
+        .map(|k| match k {
+            Expr::Column(i) if *i < batch.num_columns() => Ok(Cow::Borrowed(batch.column(*i))),
+            k => evaluate(k, batch, params).map(Cow::Owned),
+        })
+        .collect::<Result<Vec<Cow<'_, Column>>>>()?;
+    hash_rows(&cols, out);
+    Ok(())
+}
+
+/// The target in `0..targets` of a row whose key hashes to `hash`: the low 32 bits scaled
+/// to the range (they are independent of the high bits that hash tables downstream read
+/// first, so the rows one target receives still spread over its tables).
+#[inline(always)]
+fn target_of(hash: u64, targets: usize) -> usize {
+    (((hash & 0xFFFF_FFFF) * targets as u64) >> 32) as usize
+}
+
+/// Splits `batch` into parts by the hash of `keys`: `(target, rows)` for every target in
+/// `0..targets` that gets rows, in target order. A batch whose rows all go to one target is
+/// moved, not copied. `hashes` is scratch space, kept by the caller between calls.
+pub fn hash_partition(
+    batch: Batch,
+    keys: &[Expr],
+    params: &[Value],
+    targets: usize,
+    hashes: &mut Vec<u64>,
+) -> Result<Vec<(usize, Batch)>> {
+    let rows = batch.num_rows();
+    if targets <= 1 || rows == 0 {
+        return Ok(if targets == 0 || rows == 0 {
+            Vec::new()
+        } else {
+            vec![(0, batch)]
+        });
+    }
+    hash_keys(keys, &batch, params, hashes)?;
+    let mut counts = vec![0usize; targets];
+    for &h in hashes.iter() {
+        counts[target_of(h, targets)] += 1;
+    }
+    if let Some(t) = counts.iter().position(|&c| c == rows) {
+        return Ok(vec![(t, batch)]);
+    }
+    let mut parts: Vec<Vec<u32>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+    for (row, &h) in hashes.iter().enumerate() {
+        parts[target_of(h, targets)].push(row as u32);
+    }
+    Ok(parts
+        .into_iter()
+        .enumerate()
+        .filter(|(_, rows)| !rows.is_empty())
+        .map(|(t, rows)| (t, batch.take(&rows)))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::BinaryOp;
+    use std::collections::HashMap;
+
+    fn batch(keys: Vec<i64>) -> Batch {
+        let names: Vec<String> = keys.iter().map(|k| format!("row{k}")).collect();
+        Batch::try_new(vec![Column::from_i64(keys), Column::from_strs(&names)]).unwrap()
+    }
+
+    /// Every row lands in exactly one part, equal keys in the same one, rows keep their
+    /// order within a part, and the rows spread over the targets.
+    #[test]
+    fn every_row_goes_to_one_target_by_its_key() {
+        let keys: Vec<i64> = (0..3000).map(|i| (i * 7919) % 1000).collect();
+        let mut hashes = Vec::new();
+        for targets in [2, 3, 10] {
+            let parts = hash_partition(
+                batch(keys.clone()),
+                &[Expr::col(0)],
+                &[],
+                targets,
+                &mut hashes,
+            )
+            .unwrap();
+            let mut seen_at: HashMap<i64, usize> = HashMap::new();
+            let mut total = 0;
+            for (t, part) in &parts {
+                assert!(*t < targets);
+                let ks = part.column(0).as_i64().unwrap();
+                for (row, k) in ks.iter().enumerate() {
+                    assert_eq!(*seen_at.entry(*k).or_insert(*t), *t, "key {k} split");
+                    assert_eq!(part.row(row)[1], Value::Str(format!("row{k}")));
+                }
+                total += part.num_rows();
+                // Each target gets its share, give or take.
+                let share = keys.len() / targets;
+                assert!(part.num_rows() > share / 2 && part.num_rows() < share * 2);
+            }
+            assert_eq!(total, keys.len());
+            assert_eq!(parts.len(), targets);
+        }
+    }
+
+    /// A key expression is evaluated (here `k + 0`, the same values as `k`): same parts as
+    /// the plain column read in place.
+    #[test]
+    fn evaluated_keys_partition_as_columns_do() {
+        let keys: Vec<i64> = (0..500).collect();
+        let plus_zero = Expr::col(0).binary(BinaryOp::Add, Expr::lit(Value::Int(0)));
+        let mut hashes = Vec::new();
+        let by_col = hash_partition(batch(keys.clone()), &[Expr::col(0)], &[], 3, &mut hashes);
+        let by_expr = hash_partition(batch(keys), &[plus_zero], &[], 3, &mut hashes);
+        let shape = |parts: Vec<(usize, Batch)>| -> Vec<(usize, Vec<i64>)> {
+            parts
+                .into_iter()
+                .map(|(t, b)| (t, b.column(0).as_i64().unwrap().to_vec()))
+                .collect()
+        };
+        assert_eq!(shape(by_col.unwrap()), shape(by_expr.unwrap()));
+    }
+
+    #[test]
+    fn one_target_or_no_rows_moves_the_batch() {
+        let mut hashes = Vec::new();
+        let one = hash_partition(batch(vec![1, 2, 3]), &[Expr::col(0)], &[], 1, &mut hashes);
+        assert_eq!(one.unwrap()[0].1.num_rows(), 3);
+        let none = hash_partition(batch(vec![]), &[Expr::col(0)], &[], 4, &mut hashes);
+        assert!(none.unwrap().is_empty());
+        // A batch of one key goes whole to one target.
+        let same = hash_partition(batch(vec![7; 50]), &[Expr::col(0)], &[], 4, &mut hashes);
+        let same = same.unwrap();
+        assert_eq!(same.len(), 1);
+        assert_eq!(same[0].1.num_rows(), 50);
+    }
+
+    #[test]
+    fn a_bad_key_is_an_error() {
+        let mut hashes = Vec::new();
+        let bad = hash_partition(batch(vec![1, 2]), &[Expr::col(5)], &[], 3, &mut hashes);
+        assert!(bad.is_err());
+    }
+}
