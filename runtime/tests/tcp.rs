@@ -397,6 +397,8 @@ fn a_peer_that_goes_away_is_reported_down_and_reconnected_when_it_comes_back() {
     a.add_peer(1, b_addr);
     let events = a.events();
     assert_eq!(next_event(&events, LIMIT), PeerEvent::Up(1));
+    // a's side of the connection is up; b registers its own a moment later.
+    wait_for("b sees a", || b.is_up(0));
     ping_pong(&a, &a_rx, &b, &b_rx, 1);
     let gone = Instant::now();
     b.shutdown();
