@@ -14,6 +14,11 @@ use weir_cli::bench::overload::{
     JoinData, CUSTOMERS, DEFAULT_NODE_MEMORY, ORDERS, OVERLOAD_QUERY, PARTITIONS,
 };
 
+/// The allocator of the `weir` command, so that this runs what `weir bench overload` runs
+/// (the system allocator spends a fifth of this experiment's CPU in `malloc` and `free`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> weir::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let clients: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(112);
