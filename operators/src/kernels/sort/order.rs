@@ -106,7 +106,6 @@ pub(crate) fn sort_indices(
             nulls_first: s.nulls_first,
         })
         .collect();
-    let mut idx: Vec<u32> = (0..n as u32).collect();
     let cmp = |a: &u32, b: &u32| {
         for k in &cmps {
             let o = k.cmp(*a as usize, *b as usize);
@@ -227,6 +226,8 @@ pub(crate) fn sort_indices(
             return out;
         }
     }
+    // The general path: a permutation sorted by comparing rows key by key.
+    let mut idx: Vec<u32> = (0..n as u32).collect();
     match limit {
         Some(k) if k < n => {
             if k == 0 {
