@@ -26,9 +26,11 @@ pub fn hash_keys(keys: &[Expr], batch: &Batch, params: &[Value], out: &mut Vec<u
     Ok(())
 }
 
-/// The target in `0..targets` of a row whose key hashes to `hash`: the low 32 bits scaled
-/// to the range (they are independent of the high bits that hash tables downstream read
-/// first, so the rows one target receives still spread over its tables).
+/// The target in `0..targets` of a row whose key hashes to `hash`: its low 32 bits scaled to
+/// the range. The target so depends on the hash's bits 24 to 31 above all, which are neither
+/// the top bits a hash table downstream keeps as tags nor the low bits that place a key in a
+/// table of fewer than 2^24 slots: the rows one target receives still spread over its tables
+/// (`hash % targets` fixed the low bit of every hash a node received, for an even count).
 #[inline(always)]
 fn target_of(hash: u64, targets: usize) -> usize {
     (((hash & 0xFFFF_FFFF) * targets as u64) >> 32) as usize
