@@ -3,6 +3,31 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Bytes predicted for one text value in a batch: a 4-byte offset and 16 bytes of characters
+/// (the catalog keeps no string lengths).
+pub const TEXT_BYTES: usize = 20;
+
+/// Bytes of one row of columns of `types` in a batch (without a validity bitmap), text
+/// counted as [`TEXT_BYTES`]: what planning and admission predict a row to take.
+///
+/// ```
+/// use weir_operators::types::row_bytes;
+/// use weir_operators::DataType;
+/// assert_eq!(row_bytes(&[DataType::Int64, DataType::Utf8, DataType::Date]), 8 + 20 + 4);
+/// ```
+pub fn row_bytes(types: &[DataType]) -> usize {
+    types
+        .iter()
+        .map(|t| match t {
+            DataType::Int64 | DataType::Float64 | DataType::Timestamp => 8,
+            DataType::Utf8 => TEXT_BYTES,
+            DataType::Boolean => 1,
+            DataType::Decimal { .. } => 16,
+            DataType::Date => 4,
+        })
+        .sum()
+}
+
 /// A column's SQL type. Every type is nullable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum DataType {

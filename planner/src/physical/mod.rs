@@ -10,8 +10,9 @@
 //!   building the side estimated smaller (estimates from `crate::optimizer::estimate`);
 //! - an aggregation runs a partial phase where its input is and a final phase after gathering
 //!   (DISTINCT is an aggregation on every column);
-//! - a sort keeps each node's top rows under a limit, then merges after gathering; a limit
-//!   limits each node, then the gathered rows;
+//! - a sort keeps each node's top rows under a limit, then merges after gathering; a full
+//!   sort of a large input sorts on each node and merges the gathered streams, of a smaller
+//!   one sorts the gathered rows once; a limit limits each node, then the gathered rows;
 //! - unions gather every input into one fragment; INTERSECT and EXCEPT are planned as a union
 //!   counted by an aggregation.
 //!
@@ -24,7 +25,9 @@ use crate::error::PlanError;
 use crate::logical::{JoinKind, LogicalPlan, SetOpKind};
 use crate::optimizer::estimate::estimate;
 use crate::statement::{Distribution, Fragment, FragmentOutput, Placement, QueryPlan};
+use weir_operators::kernels::sort::MERGE_MIN_BYTES;
 use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, JoinType, SortKey};
+use weir_operators::types::row_bytes;
 use weir_operators::{BinaryOp, DataType, Expr, Field, PhysicalPlan, Schema};
 
 /// A partially built fragment: its operator tree so far and where it runs.
@@ -295,8 +298,14 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             aggregate(input, groups, types, vec![], schema, fr)
         }
         LogicalPlan::Sort { input, keys } => {
+            let rows = estimate(&input, catalog).rows;
             let input = lower(*input, catalog, fr)?;
-            sort(input, keys, None, fr)
+            let bytes = rows * row_bytes(&input.schema.types()) as f64;
+            if bytes < MERGE_MIN_BYTES as f64 {
+                sort_once(input, keys, fr)
+            } else {
+                sort(input, keys, None, fr)
+            }
         }
         LogicalPlan::Limit {
             input,
@@ -608,6 +617,26 @@ fn aggregate(
         group_types,
         aggs,
         mode: AggMode::Final,
+    };
+    gathered.wrap(plan, schema)
+}
+
+/// A full sort of an input estimated smaller than the sort kernel's merge threshold
+/// ([`MERGE_MIN_BYTES`]): the rows are gathered as they are and sorted once. Sorting on each
+/// node first pays off only when the gathered sorted streams are then merged; below that size
+/// the gathered rows are sorted again whatever order they came in, so the nodes' sorts (and
+/// their copies of every row) would be work done twice.
+fn sort_once(input: Input, keys: Vec<SortKey>, fr: &mut Frags) -> Input {
+    let schema = input.schema.clone();
+    let gathered = if input.is_single() {
+        input
+    } else {
+        fr.gather(input)
+    };
+    let plan = PhysicalPlan::Sort {
+        input: Box::new(gathered.plan.clone()),
+        keys,
+        limit: None,
     };
     gathered.wrap(plan, schema)
 }

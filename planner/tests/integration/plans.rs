@@ -1051,3 +1051,28 @@ fn a_preserved_side_is_never_broadcast() {
         assert_eq!(got, build, "{sql}");
     }
 }
+
+#[test]
+fn a_full_sort_sorts_on_the_nodes_only_when_its_input_is_large() {
+    let sql = "SELECT name, fld FROM Item ORDER BY fld DESC";
+    let mut cat = catalog();
+    // 100,000 rows of about 28 bytes: gathered as they are and sorted once.
+    let q = query(&cat, sql, &[]);
+    assert_eq!(nodes(&q, "Sort").len(), 1, "{}", explain(&q));
+    assert_eq!(
+        shape(&q.fragments[0].plan),
+        "Sort(Exchange)",
+        "{}",
+        explain(&q)
+    );
+    assert_eq!(shape(&q.fragments[1].plan), "Scan", "{}", explain(&q));
+    // 1,000,000 rows, above the merge threshold: each node sorts, the gathered streams merge.
+    cat.set_row_count("Item", 1_000_000);
+    let q = query(&cat, sql, &[]);
+    assert_eq!(nodes(&q, "Sort").len(), 2, "{}", explain(&q));
+    assert_eq!(shape(&q.fragments[1].plan), "Sort(Scan)", "{}", explain(&q));
+    // A top-k keeps each node's top rows whatever the size.
+    cat.set_row_count("Item", 100_000);
+    let q = query(&cat, &format!("{sql} LIMIT 10"), &[]);
+    assert_eq!(nodes(&q, "Sort").len(), 2, "{}", explain(&q));
+}

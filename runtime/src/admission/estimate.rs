@@ -13,7 +13,8 @@
 
 use crate::messages::NodeId;
 use weir_operators::plan::{IndexLookup, JoinSide};
-use weir_operators::{DataType, PhysicalPlan};
+pub use weir_operators::types::{row_bytes, TEXT_BYTES};
+use weir_operators::PhysicalPlan;
 use weir_planner::{Distribution, QueryPlan};
 
 /// Bytes a hash table keeps per build row besides the row's own columns: its index slot and
@@ -21,27 +22,9 @@ use weir_planner::{Distribution, QueryPlan};
 /// `finish_build`).
 pub const JOIN_ROW_OVERHEAD: usize = 32;
 
-/// Bytes predicted for one text value: a 4-byte offset and 16 bytes of characters (the catalog
-/// keeps no string lengths).
-pub const TEXT_BYTES: usize = 20;
-
 /// Exchanges followed through fragments before the walk gives up (plans are trees; this only
 /// bounds a malformed one).
 const MAX_DEPTH: usize = 64;
-
-/// Bytes of one row of columns of `types` in a batch (without a validity bitmap).
-pub fn row_bytes(types: &[DataType]) -> usize {
-    types
-        .iter()
-        .map(|t| match t {
-            DataType::Int64 | DataType::Float64 | DataType::Timestamp => 8,
-            DataType::Utf8 => TEXT_BYTES,
-            DataType::Boolean => 1,
-            DataType::Decimal { .. } => 16,
-            DataType::Date => 4,
-        })
-        .sum()
-}
 
 /// The build memory a query's joins are predicted to hold on one instance of their fragment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -32,7 +32,7 @@ use order::{key_columns, sort_indices};
 /// copy dominate (on 1,000,000 rows of four columns, 150 against 80 ms), and the merge also
 /// frees each batch as its last row leaves, where the permutation holds the input twice while
 /// it concatenates and then whole until its last row leaves.
-pub(crate) const MERGE_MIN_BYTES: usize = 8 << 20;
+pub const MERGE_MIN_BYTES: usize = 8 << 20;
 
 /// Sort and top-k.
 pub struct SortOp {
