@@ -144,11 +144,13 @@ mod tests {
         assert_eq!(one.unwrap()[0].1.num_rows(), 3);
         let none = hash_partition(batch(vec![]), &[Expr::col(0)], &[], 4, &mut hashes);
         assert!(none.unwrap().is_empty());
-        // A batch of one key goes whole to one target.
-        let same = hash_partition(batch(vec![7; 50]), &[Expr::col(0)], &[], 4, &mut hashes);
-        let same = same.unwrap();
+        // A batch of one key goes whole to one target: the same buffers, not a copy.
+        let whole = batch(vec![7; 50]);
+        let buffer = whole.column(0).as_i64().unwrap().as_ptr();
+        let same = hash_partition(whole, &[Expr::col(0)], &[], 4, &mut hashes).unwrap();
         assert_eq!(same.len(), 1);
         assert_eq!(same[0].1.num_rows(), 50);
+        assert_eq!(same[0].1.column(0).as_i64().unwrap().as_ptr(), buffer);
     }
 
     #[test]
