@@ -40,5 +40,9 @@ pub use plan::PhysicalPlan;
 pub use types::{DataType, Field, Schema};
 pub use value::Value;
 
-/// Default number of rows in a batch produced by scans and kernels.
-pub const DEFAULT_BATCH_SIZE: usize = 1024;
+/// Default number of rows in a batch produced by scans and kernels (a cluster's
+/// `batch_size`). Measured in one process against 1,024 rows, queries alternated: the join of
+/// `weir bench join` takes about 12% less time, TPC-H SF 1 about 13%, and small queries the
+/// same; every batch costs a message, a credit and a memory reservation on its edge, and the
+/// kernels' per-batch set-up. Stored chunks are smaller ([`storage::CHUNK_ROWS`]).
+pub const DEFAULT_BATCH_SIZE: usize = 4096;

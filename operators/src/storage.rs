@@ -3,11 +3,11 @@
 //! secondary indexes, plus the partition function and [`assign_partitions`], which places the
 //! rows of a load.
 //!
-//! Rows live in `Arc<Batch>` chunks of at most [`DEFAULT_BATCH_SIZE`] rows; every chunk but the
-//! last is full, so row id `r` is row `r % DEFAULT_BATCH_SIZE` of chunk
-//! `r / DEFAULT_BATCH_SIZE`. Scans share the chunks; an insert rebuilds only the last,
-//! not-yet-full chunk and appends new ones, and a delete packs the remaining rows into new
-//! chunks (and rebuilds the indexes), so running scans keep their snapshot.
+//! Rows live in `Arc<Batch>` chunks of at most [`CHUNK_ROWS`] rows; every chunk but the
+//! last is full, so row id `r` is row `r % CHUNK_ROWS` of chunk `r / CHUNK_ROWS`. Scans share
+//! the chunks; an insert rebuilds only the last, not-yet-full chunk and appends new ones, and a
+//! delete packs the remaining rows into new chunks (and rebuilds the indexes), so running scans
+//! keep their snapshot.
 
 use crate::batch::Batch;
 use crate::column::{Column, ColumnData};
@@ -18,11 +18,16 @@ use crate::kernels::ScanChunk;
 use crate::plan::IndexLookup;
 use crate::types::{DataType, Schema};
 use crate::value::Value;
-use crate::DEFAULT_BATCH_SIZE;
 use hashbrown::{HashMap, HashSet};
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
+
+/// Rows in a stored chunk (the last chunk of a partition may hold fewer). Kept apart from the
+/// execution batch size ([`crate::DEFAULT_BATCH_SIZE`]): an insert rebuilds the partition's
+/// last chunk, so small chunks keep small inserts cheap, and a scan coalesces chunks into
+/// batches of the plan's size.
+pub const CHUNK_ROWS: usize = 1024;
 
 /// The splitmix64 finalizer: a fast, well-mixed, stable 64-bit hash of a 64-bit word.
 #[inline]
@@ -671,7 +676,7 @@ impl PartitionData {
         for (c, chunk) in self.chunks.iter().enumerate() {
             for i in 0..chunk.num_rows() {
                 if let Some(&j) = wanted.get(&row_values(chunk, i)) {
-                    gone.push((c * DEFAULT_BATCH_SIZE + i) as u32);
+                    gone.push((c * CHUNK_ROWS + i) as u32);
                     replacements.push(j);
                 }
             }
@@ -713,7 +718,7 @@ impl PartitionData {
         let mut next = gone.iter().peekable();
         let mut kept = Vec::new();
         for (c, chunk) in self.chunks.iter().enumerate() {
-            let base = (c * DEFAULT_BATCH_SIZE) as u32;
+            let base = (c * CHUNK_ROWS) as u32;
             let end = base + chunk.num_rows() as u32;
             if next.peek().is_none_or(|&&r| r >= end) {
                 kept.push((**chunk).clone());
@@ -754,7 +759,7 @@ impl PartitionData {
         // Fill the last chunk, then append full chunks.
         let mut start = 0;
         if let Some(last) = self.chunks.last_mut() {
-            let room = DEFAULT_BATCH_SIZE.saturating_sub(last.num_rows());
+            let room = CHUNK_ROWS.saturating_sub(last.num_rows());
             if room > 0 {
                 let take = room.min(n);
                 let merged = Batch::concat(&[(**last).clone(), batch.slice(0, take)])?;
@@ -763,7 +768,7 @@ impl PartitionData {
             }
         }
         while start < n {
-            let len = DEFAULT_BATCH_SIZE.min(n - start);
+            let len = CHUNK_ROWS.min(n - start);
             let piece = if start == 0 && len == n {
                 batch.clone()
             } else {
@@ -933,10 +938,10 @@ impl PartitionData {
         let mut out: Vec<ScanChunk> = Vec::new();
         let mut i = 0;
         while i < rows.len() {
-            let chunk = rows[i] as usize / DEFAULT_BATCH_SIZE;
+            let chunk = rows[i] as usize / CHUNK_ROWS;
             let mut local = Vec::new();
-            while i < rows.len() && rows[i] as usize / DEFAULT_BATCH_SIZE == chunk {
-                local.push((rows[i] as usize % DEFAULT_BATCH_SIZE) as u32);
+            while i < rows.len() && rows[i] as usize / CHUNK_ROWS == chunk {
+                local.push((rows[i] as usize % CHUNK_ROWS) as u32);
                 i += 1;
             }
             let Some(c) = self.chunks.get(chunk) else {
@@ -959,10 +964,10 @@ impl PartitionData {
         let mut i = 0;
         let mut local: Vec<u32> = Vec::new();
         while i < rows.len() {
-            let chunk = rows[i] as usize / DEFAULT_BATCH_SIZE;
+            let chunk = rows[i] as usize / CHUNK_ROWS;
             local.clear();
-            while i < rows.len() && rows[i] as usize / DEFAULT_BATCH_SIZE == chunk {
-                local.push((rows[i] as usize % DEFAULT_BATCH_SIZE) as u32);
+            while i < rows.len() && rows[i] as usize / CHUNK_ROWS == chunk {
+                local.push((rows[i] as usize % CHUNK_ROWS) as u32);
                 i += 1;
             }
             let Some(c) = self.chunks.get(chunk) else {

@@ -102,11 +102,13 @@ fn check_join(build: JoinSide, rows: usize, key: fn(usize) -> i64) {
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (pool, reservation) = pool();
     let base = allocated();
+    let ctx = ExecContext::new(vec![]);
+    let out_rows = ctx.batch_size;
     let mut op = HashJoinOp::new(
         vec![Expr::col(0)],
         vec![Expr::col(0)],
         build,
-        ExecContext::new(vec![]),
+        ctx,
         reservation,
     );
     let port = op.first_port();
@@ -138,7 +140,7 @@ fn check_join(build: JoinSide, rows: usize, key: fn(usize) -> i64) {
     assert!(pool.used() >= built + probe_bytes);
     let mut rows = 0;
     while let Some(b) = op.next_output().unwrap() {
-        assert!(b.num_rows() <= BATCH);
+        assert!(b.num_rows() <= out_rows);
         rows += b.num_rows();
     }
     assert_eq!(pool.used(), built);

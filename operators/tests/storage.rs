@@ -8,7 +8,7 @@ use weir_operators::kernels::{ExecContext, ScanSource};
 use weir_operators::plan::IndexLookup;
 use weir_operators::storage::{assign_partitions, partition_of, partition_rows, PartitionData};
 use weir_operators::table_store::TableStore;
-use weir_operators::{Batch, DataType, Error, Expr, Field, Schema, Value, DEFAULT_BATCH_SIZE};
+use weir_operators::{Batch, DataType, Error, Expr, Field, Schema, Value};
 
 fn schema() -> Schema {
     Schema::new(vec![
@@ -103,9 +103,9 @@ proptest! {
         prop_assert_eq!(p.num_rows(), present.len());
         let chunks = p.chunks();
         for (i, c) in chunks.iter().enumerate() {
-            prop_assert!(c.num_rows() <= DEFAULT_BATCH_SIZE);
+            prop_assert!(c.num_rows() <= weir_operators::storage::CHUNK_ROWS);
             if i + 1 < chunks.len() {
-                prop_assert_eq!(c.num_rows(), DEFAULT_BATCH_SIZE);
+                prop_assert_eq!(c.num_rows(), weir_operators::storage::CHUNK_ROWS);
             }
         }
         let rows = all_rows(&p);

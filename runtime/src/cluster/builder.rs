@@ -16,7 +16,7 @@ use std::time::Duration;
 /// let cluster = Cluster::builder()
 ///     .nodes(2) // data nodes, plus the client node
 ///     .partitions(8) // per table
-///     .batch_size(1024) // rows per batch
+///     .batch_size(4096) // rows per batch
 ///     .window(4) // credit window per edge, in batches
 ///     .protocol(Protocol::Lean)
 ///     .query_timeout(Duration::from_secs(10))
@@ -86,7 +86,7 @@ impl ClusterBuilder {
         self
     }
 
-    /// Rows per batch (default 1024).
+    /// Rows per batch (default [`weir_operators::DEFAULT_BATCH_SIZE`], 4096).
     pub fn batch_size(mut self, rows: usize) -> Self {
         self.batch_size = rows.max(1);
         self
