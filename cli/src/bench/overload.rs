@@ -13,8 +13,8 @@
 //! hash-shuffles both sides, so every data node builds a hash table over its share of
 //! `customers` for every running query (about 100 KB accounted with 10 nodes). With the
 //! default 10 nodes and [`DEFAULT_NODE_MEMORY`] per node, about 80 joins held at once on a
-//! node exceed its budget, and Legacy runs nodes out of memory late in the sweep (192 clients
-//! on the 2-core machine measured; 112 on an earlier build, as in the seed).
+//! node exceed its budget, and Legacy runs nodes out of memory late in the sweep (128 to 192
+//! clients on the 2-core machine measured; 112 on an earlier build, as in the seed).
 
 use super::chart::{self, Series};
 use super::stats;
@@ -129,7 +129,7 @@ Each level of --clients starts a fresh cluster and loads the same generated data
 hash-shuffled, so for every running query each node builds a hash table over its share of \
 customers: about 100 KB accounted with 10 nodes. With the default 10 nodes and 8 MiB per node, \
 about 80 joins held at once exceed a node's budget, and Legacy runs nodes out of memory \
-late in the default sweep (192 clients on a 2-core machine). The Legacy \
+late in the default sweep (128 to 192 clients on a 2-core machine). The Legacy \
 sweep stops after the first level that crashes a node. Guarded instead queues queries in a \
 fair admission queue until their joins fit (and kills and re-runs joins if the breaker trips \
 anyway). Clients start evenly over the first quarter of a level; requests still running at its \
