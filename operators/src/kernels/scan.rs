@@ -170,6 +170,15 @@ pub struct ScanChunk {
     pub selection: Option<Vec<u32>>,
 }
 
+impl ScanChunk {
+    /// The rows it offers to the scan's filter: its selection's, or all of them.
+    fn offered(&self) -> usize {
+        self.selection
+            .as_ref()
+            .map_or(self.rows.num_rows(), Vec::len)
+    }
+}
+
 impl From<Arc<Batch>> for ScanChunk {
     fn from(rows: Arc<Batch>) -> Self {
         ScanChunk {
@@ -225,6 +234,10 @@ impl Current {
 /// Reads stored chunks: filter, then projection, coalescing output to the batch size.
 pub struct ScanSource {
     chunks: std::vec::IntoIter<ScanChunk>,
+    /// Rows the chunks not yet read offer: with the current chunk's, the most the scan can
+    /// still output, which bounds the room its output columns are made with (a point lookup
+    /// makes room for its row, not for a whole batch).
+    unread: usize,
     filter: RowFilter,
     projection: Vec<usize>,
     ctx: ExecContext,
@@ -258,6 +271,7 @@ impl ScanSource {
         ctx: ExecContext,
     ) -> Self {
         ScanSource {
+            unread: chunks.iter().map(ScanChunk::offered).sum(),
             chunks: chunks.into_iter(),
             filter: RowFilter::new(filter, &ctx.params),
             projection,
@@ -271,11 +285,12 @@ impl ScanSource {
 
     /// Reads chunks until one has selected rows, making it current; false at the end.
     fn advance(&mut self) -> Result<bool> {
-        for ScanChunk {
-            rows: chunk,
-            selection,
-        } in self.chunks.by_ref()
-        {
+        for next in self.chunks.by_ref() {
+            self.unread -= next.offered();
+            let ScanChunk {
+                rows: chunk,
+                selection,
+            } = next;
             if chunk.num_rows() == 0 {
                 continue;
             }
@@ -323,7 +338,8 @@ impl ScanSource {
             return;
         };
         if self.out.len() != self.projection.len() {
-            let size = self.ctx.batch_size.max(1);
+            let left = cur.len() - cur.next + self.unread;
+            let size = self.ctx.batch_size.min(left).max(1);
             self.out = self
                 .projection
                 .iter()
@@ -406,6 +422,31 @@ mod tests {
             out.push(b);
         }
         out
+    }
+
+    #[test]
+    fn output_room_is_bounded_by_the_rows_left_to_read() {
+        // A lookup of one row in a 1,000-row chunk, and a full scan of 1,500 rows, both with
+        // batches of 4,096 rows: the output columns make room for the rows there are.
+        let lookup = ScanChunk {
+            rows: chunks(&[1000]).remove(0),
+            selection: Some(vec![417]),
+        };
+        let ctx = ExecContext::new(vec![]);
+        assert_eq!(ctx.batch_size, 4096);
+        let out = drain(ScanSource::of_selections(
+            vec![lookup],
+            None,
+            vec![0],
+            ctx.clone(),
+        ));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].column(0).value(0), Value::Int(417));
+        assert_eq!(out[0].column(0).memory_size(), 8, "room for one BIGINT");
+        let out = drain(ScanSource::new(chunks(&[1000, 500]), None, vec![0], ctx));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].num_rows(), 1500);
+        assert_eq!(out[0].column(0).memory_size(), 1500 * 8);
     }
 
     #[test]
