@@ -64,6 +64,7 @@ impl DataNode {
             live_actors: AtomicUsize::new(0),
             up: AtomicBool::new(true),
             edge_high_water: AtomicUsize::new(0),
+            joins: Default::default(),
         });
         let network = Network::new();
         // The node learns its peers from a client's `Join`; the endpoint starts below.

@@ -290,6 +290,16 @@ impl NodePool {
         }
     }
 
+    /// Asks the node's supervisor to look at the pool ([`CheckMemory`]), once until it has
+    /// looked.
+    pub fn notify_supervisor(&self) {
+        if !self.check_pending.swap(true, Ordering::SeqCst) {
+            if let Some(s) = self.supervisor.get() {
+                s.do_send(CheckMemory);
+            }
+        }
+    }
+
     /// The supervisor has looked at the pool (see [`CheckMemory`]).
     pub fn checked(&self) {
         self.check_pending.store(false, Ordering::SeqCst);
@@ -391,12 +401,7 @@ impl NodePool {
             JoinMode::Guarded => {
                 if now >= self.limit {
                     self.evaluate();
-                    // Wake the supervisor, once until it has looked.
-                    if !self.check_pending.swap(true, Ordering::SeqCst) {
-                        if let Some(s) = self.supervisor.get() {
-                            s.do_send(CheckMemory);
-                        }
-                    }
+                    self.notify_supervisor();
                 }
             }
         }

@@ -3,7 +3,7 @@
 
 use crate::actors::node::NodeActor;
 use crate::actors::protocol::LocalMessage;
-use crate::actors::supervisor::SupervisorActor;
+use crate::actors::supervisor::{RunningJoins, SupervisorActor};
 use crate::memory::NodePool;
 use crate::messages::{NetMessage, NodeId};
 use crate::network::Network;
@@ -73,6 +73,8 @@ pub struct NodeShared {
     pub up: AtomicBool,
     /// Highest high-water mark of any edge of a finished fragment on this node.
     pub edge_high_water: AtomicUsize,
+    /// The hash joins running on the node under its memory circuit breaker.
+    pub joins: RunningJoins,
 }
 
 impl NodeShared {

@@ -657,6 +657,7 @@ mod tests {
             live_actors: AtomicUsize::new(0),
             up: AtomicBool::new(true),
             edge_high_water: AtomicUsize::new(0),
+            joins: Default::default(),
         }
     }
 

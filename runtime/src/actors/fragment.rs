@@ -237,8 +237,7 @@ impl FragmentActor {
                     OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
                 let guarded = self.node.shared.pool.mode() == crate::breaker::JoinMode::Guarded;
                 if guarded && other.holds_build_side() {
-                    actor = actor
-                        .supervised(self.node.supervisor.clone(), self.node.shared.pool.clone());
+                    actor = actor.supervised(self.node.shared.clone());
                 }
                 let addr = actor.start();
                 self.actors.push(addr.clone().recipient());

@@ -11,10 +11,10 @@
 //! own state.
 
 use super::protocol::{FragmentLink, OpFailed, OpStopped};
-use super::supervisor::{next_join_id, Kill, RegisterJoin, SupervisorActor, UnregisterJoin};
+use super::supervisor::{next_join_id, Kill};
 use crate::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream, Window};
 use crate::memory::MemoryFreed;
-use crate::node::LiveGuard;
+use crate::node::{LiveGuard, NodeShared};
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,6 +46,15 @@ struct Received {
     bytes: usize,
 }
 
+/// A hash join under its node's memory circuit breaker.
+struct Supervised {
+    /// Its id among the node's [`RunningJoins`](super::supervisor::RunningJoins).
+    id: u64,
+    node: Arc<NodeShared>,
+    /// Build bytes the pool counts as this join's (see `flush`).
+    size: Arc<AtomicUsize>,
+}
+
 /// Runs a kernel between its inputs and one output edge.
 pub struct OperatorActor {
     op: Box<dyn Operator>,
@@ -57,8 +66,7 @@ pub struct OperatorActor {
     window: Window,
     link: FragmentLink,
     finished: bool,
-    supervisor: Option<(u64, Addr<SupervisorActor>, Arc<AtomicUsize>)>,
-    pool: Option<Arc<crate::memory::NodePool>>,
+    supervised: Option<Supervised>,
     _live: LiveGuard,
 }
 
@@ -99,20 +107,18 @@ impl OperatorActor {
             window,
             link,
             finished: false,
-            supervisor: None,
-            pool: None,
+            supervised: None,
             _live: live,
         }
     }
 
     /// Puts the actor under the node's memory circuit breaker (hash joins in Guarded mode).
-    pub fn supervised(
-        mut self,
-        supervisor: Addr<SupervisorActor>,
-        pool: Arc<crate::memory::NodePool>,
-    ) -> Self {
-        self.pool = Some(pool);
-        self.supervisor = Some((next_join_id(), supervisor, Arc::new(AtomicUsize::new(0))));
+    pub fn supervised(mut self, node: Arc<NodeShared>) -> Self {
+        self.supervised = Some(Supervised {
+            id: next_join_id(),
+            node,
+            size: Arc::new(AtomicUsize::new(0)),
+        });
         self
     }
 
@@ -222,10 +228,10 @@ impl OperatorActor {
                 return self.fail(e, ctx);
             }
         }
-        if let (Some((_, _, size)), Some(pool)) = (&self.supervisor, &self.pool) {
+        if let Some(s) = &self.supervised {
             let now = self.op.memory_size();
-            let old = size.swap(now, Ordering::Relaxed);
-            pool.join_resized(old, now);
+            let old = s.size.swap(now, Ordering::Relaxed);
+            s.node.pool.join_resized(old, now);
         }
         let pending = self.op.has_output() || self.out.has_held();
         if !pending {
@@ -259,36 +265,33 @@ impl Actor for OperatorActor {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.out.attach(ctx.address());
-        if let Some((id, sup, size)) = &self.supervisor {
-            sup.do_send(RegisterJoin {
-                id: *id,
-                kill: ctx.address().recipient(),
-                size: size.clone(),
-            });
+        if let Some(s) = &self.supervised {
+            let kill = ctx.address().recipient();
+            s.node.joins.enter(s.id, kill, s.size.clone());
         }
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         // What the pool counts as this join's (see `flush`), and the most it held.
         let tracked = self
-            .supervisor
+            .supervised
             .as_ref()
-            .map_or(0, |(_, _, size)| size.swap(0, Ordering::Relaxed));
+            .map_or(0, |s| s.size.swap(0, Ordering::Relaxed));
         let held = tracked.max(self.op.memory_size());
-        if let Some(pool) = &self.pool {
-            if held > 0 {
-                pool.record_join(held);
-            }
-        }
         // Free the kernel's memory before anyone hears that the actor stopped.
         self.op = Box::new(weir_operators::kernels::limit::LimitOp::new(0, Some(0)));
         self.inbox.clear();
         self.out.discard();
-        if let Some(pool) = &self.pool {
+        if let Some(s) = &self.supervised {
+            let pool = &s.node.pool;
+            if held > 0 {
+                pool.record_join(held);
+            }
             pool.join_stopped(tracked);
-        }
-        if let Some((id, sup, _)) = &self.supervisor {
-            sup.do_send(UnregisterJoin(*id));
+            if s.node.joins.leave(s.id) {
+                // The last victim of a kill round is gone: the supervisor looks again.
+                pool.notify_supervisor();
+            }
         }
         self.link.stopped.do_send(OpStopped);
     }

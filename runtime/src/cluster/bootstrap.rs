@@ -42,6 +42,7 @@ impl Cluster {
                     live_actors: AtomicUsize::new(0),
                     up: AtomicBool::new(true),
                     edge_high_water: AtomicUsize::new(0),
+                    joins: Default::default(),
                 })
             })
             .collect();

@@ -147,6 +147,7 @@ fn stand_in(
         live_actors: AtomicUsize::new(0),
         up: AtomicBool::new(up),
         edge_high_water: AtomicUsize::new(0),
+        joins: Default::default(),
     })
 }
 
