@@ -6,8 +6,8 @@
 //! keys, values in `0..1000` on both sides. The query is
 //! [`JOIN_SQL`]. The hand-written join puts the build columns in a hashbrown map (key → value)
 //! and looks up every probe row (map building included, as the query builds its table too).
-//! After one warm-up run of each, the two are timed in turns, `--reps` rounds of one query and
-//! one hand-written join, so that both see the machine as it is in the same seconds. Both
+//! After [`WARMUP_ROUNDS`] warm-up rounds, the two are timed in turns, `--reps` rounds of one
+//! query and one hand-written join, so that both see the machine as it is in the same seconds. Both
 //! answers must agree. Reported: probe rows per second of each (from the median time) and
 //! the median over rounds of weir's rate as a fraction of the hand-written loop's in the same
 //! round.
@@ -33,9 +33,13 @@ build (k BIGINT PRIMARY KEY, v BIGINT) with --build unique keys and probe (k BIG
 with --probe rows whose keys are uniform over the build keys, loads both into a cluster of \
 --nodes data nodes and times SELECT COUNT(*), SUM(probe.v + build.v) FROM probe JOIN build ON \
 probe.k = build.k and a single-thread hashbrown join over the same columns in the same \
-process: one warm-up of each, then --reps rounds of one query and one hand-written join in \
+process: 3 warm-up rounds, then --reps rounds of one query and one hand-written join in \
 turns. Prints probe rows/s of both (median runs) and the median over rounds of weir's rate \
 against the hand loop's in the same round; fails when the two answers differ.";
+
+/// Rounds of one query and one hand-written join run before the timed ones: the first runs of
+/// a fresh cluster fault in the memory of its hash tables and buffers.
+pub const WARMUP_ROUNDS: usize = 3;
 
 /// Rows per `Cluster::load` call.
 const LOAD_ROWS: usize = 100_000;
@@ -52,8 +56,8 @@ pub struct JoinArgs {
     /// Data nodes.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
     pub nodes: u64,
-    /// Timed runs of each join (after one warm-up run of the query).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Timed runs of each join (after 3 warm-up rounds).
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     pub reps: u64,
     /// Seed of the generated data.
     #[arg(long, default_value_t = 42)]
@@ -184,6 +188,10 @@ pub fn measure(args: &JoinArgs) -> Result<JoinReport, String> {
     load(&cluster, &t)?;
     let answer = weir_answer(&cluster)?;
     let want = hand_join(&t);
+    for _ in 1..WARMUP_ROUNDS {
+        black_box(weir_answer(&cluster)?);
+        black_box(hand_join(black_box(&t)));
+    }
     let (mut weir_secs, mut hand_secs) = (Vec::new(), Vec::new());
     for _ in 0..args.reps {
         let start = Instant::now();
