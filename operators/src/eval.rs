@@ -36,6 +36,28 @@ pub fn evaluate(expr: &Expr, batch: &Batch, params: &[Value]) -> Result<Column> 
     }
 }
 
+/// Evaluates `expr` over `batch` like [`evaluate`], but borrows the batch's column when the
+/// expression is a plain column reference, instead of copying it.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use weir_operators::{eval::evaluate_borrowed, Batch, Column, Expr};
+/// let batch = Batch::try_new(vec![Column::from_i64(vec![1, 2, 3])]).unwrap();
+/// let col = evaluate_borrowed(&Expr::col(0), &batch, &[]).unwrap();
+/// assert!(matches!(col, Cow::Borrowed(_)));
+/// ```
+pub fn evaluate_borrowed<'a>(
+    expr: &Expr,
+    batch: &'a Batch,
+    params: &[Value],
+) -> Result<Cow<'a, Column>> {
+    let n = batch.num_rows();
+    match eval(expr, batch, params)? {
+        Val::Col(c) => Ok(c),
+        Val::Scalar(v, dt) => Ok(Cow::Owned(broadcast(&v, dt.unwrap_or(DataType::Int64), n))),
+    }
+}
+
 /// Evaluates a boolean predicate; the mask is `true` only where the predicate is TRUE
 /// (FALSE and NULL rows are dropped, as in SQL WHERE).
 pub fn evaluate_predicate(expr: &Expr, batch: &Batch, params: &[Value]) -> Result<Vec<bool>> {
@@ -1847,6 +1869,20 @@ mod tests {
             None,
         );
         assert_eq!(evaluate(&e, &empty, &[]).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn evaluate_borrowed_borrows_column_references_and_computes_the_rest() {
+        let batch = Batch::try_new(vec![Column::from_i64(vec![1, 2, 3])]).unwrap();
+        let col = evaluate_borrowed(&Expr::col(0), &batch, &[]).unwrap();
+        assert!(matches!(&col, Cow::Borrowed(c) if std::ptr::eq(*c, batch.column(0))));
+        let doubled = Expr::col(0).binary(BinaryOp::Mul, Expr::lit(2));
+        let col = evaluate_borrowed(&doubled, &batch, &[]).unwrap();
+        assert!(matches!(col, Cow::Owned(_)));
+        assert_eq!(col.as_i64().unwrap(), &[2, 4, 6]);
+        let lit = evaluate_borrowed(&Expr::lit(7), &batch, &[]).unwrap();
+        assert_eq!(lit.len(), 3);
+        assert!(evaluate_borrowed(&Expr::col(1), &batch, &[]).is_err());
     }
 
     #[test]

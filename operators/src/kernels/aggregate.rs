@@ -23,10 +23,11 @@ use super::int_table::{IntTable, PREFETCH_AHEAD};
 use super::{ExecContext, Operator};
 use crate::bitmap::Bitmap;
 use crate::column::ColumnData;
-use crate::eval::{cast_column, evaluate};
+use crate::eval::{cast_column, evaluate_borrowed};
 use crate::plan::{AggFunc, AggMode, AggregateExpr};
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
 use hashbrown::HashTable;
+use std::borrow::Cow;
 
 /// Typed storage of the distinct values of one group key column.
 #[derive(Debug)]
@@ -227,7 +228,7 @@ impl Groups {
         }
     }
 
-    fn group_eq(&self, g: usize, keys: &[Column], i: usize) -> bool {
+    fn group_eq(&self, g: usize, keys: &[Cow<'_, Column>], i: usize) -> bool {
         keys.iter()
             .zip(&self.stores)
             .zip(&self.valid)
@@ -241,7 +242,7 @@ impl Groups {
     }
 
     /// Appends row `i` of `keys` as a new group and returns its id.
-    fn add(&mut self, keys: &[Column], i: usize) -> u32 {
+    fn add(&mut self, keys: &[Cow<'_, Column>], i: usize) -> u32 {
         for ((store, valid), col) in self.stores.iter_mut().zip(&mut self.valid).zip(keys) {
             store.push(col, i);
             valid.push(col.is_valid(i));
@@ -251,7 +252,7 @@ impl Groups {
     }
 
     /// Maps every row of `keys` to a group id, adding new groups.
-    fn assign(&mut self, keys: &[Column], n: usize, ids: &mut Vec<u32>) -> Result<()> {
+    fn assign(&mut self, keys: &[Cow<'_, Column>], n: usize, ids: &mut Vec<u32>) -> Result<()> {
         ids.clear();
         let int_values = match (&self.index, keys) {
             (GroupIndex::Int { .. }, [k]) => match &k.data {
@@ -266,7 +267,7 @@ impl Groups {
         let GroupIndex::Hashed { table, hashes } = &mut self.index else {
             return Err(Error::Internal(format!(
                 "a BIGINT group key came as {:?}",
-                keys.iter().map(Column::data_type).collect::<Vec<_>>()
+                keys.iter().map(|k| k.data_type()).collect::<Vec<_>>()
             )));
         };
         let mut table = std::mem::take(table);
@@ -999,7 +1000,9 @@ impl HashAggregateOp {
         self.reservation.resize(size)
     }
 
-    fn key_columns(&self, batch: &Batch) -> Result<Vec<Column>> {
+    /// The group key columns of `batch`, borrowed where they are columns of the batch already
+    /// of the key's type.
+    fn key_columns<'b>(&self, batch: &'b Batch) -> Result<Vec<Cow<'b, Column>>> {
         let n = self.group_types.len();
         let mut keys = Vec::with_capacity(n);
         for (k, &dt) in self.group_types.iter().enumerate() {
@@ -1009,31 +1012,33 @@ impl HashAggregateOp {
                         "final aggregate input lacks key columns".into(),
                     ));
                 }
-                batch.column(k).clone()
+                Cow::Borrowed(batch.column(k))
             } else {
-                evaluate(&self.group_by[k], batch, &self.ctx.params)?
+                evaluate_borrowed(&self.group_by[k], batch, &self.ctx.params)?
             };
             keys.push(if col.data_type() == dt {
                 col
             } else {
-                cast_column(&col, dt)?
+                Cow::Owned(cast_column(&col, dt)?)
             });
         }
         Ok(keys)
     }
 
-    fn arg_column(&self, agg: &AggregateExpr, batch: &Batch) -> Result<Column> {
+    /// The argument column of `agg` over `batch`, borrowed where it is a column of the batch
+    /// already of the argument's type.
+    fn arg_column<'b>(&self, agg: &AggregateExpr, batch: &'b Batch) -> Result<Cow<'b, Column>> {
         let Some(arg) = &agg.arg else {
             return Err(Error::Internal(format!(
                 "{} without an argument",
                 agg.func.name()
             )));
         };
-        let col = evaluate(arg, batch, &self.ctx.params)?;
+        let col = evaluate_borrowed(arg, batch, &self.ctx.params)?;
         if col.data_type() == agg.input_type {
             Ok(col)
         } else {
-            cast_column(&col, agg.input_type)
+            cast_column(&col, agg.input_type).map(Cow::Owned)
         }
     }
 }

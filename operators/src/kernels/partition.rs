@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use super::hash::hash_rows;
-use crate::eval::evaluate;
+use crate::eval::evaluate_borrowed;
 use crate::{Batch, Column, Expr, Result, Value};
 
 /// Hashes every row of `batch` by key expressions `keys` into `out`, as [`hash_rows`] over
@@ -17,10 +17,7 @@ use crate::{Batch, Column, Expr, Result, Value};
 pub fn hash_keys(keys: &[Expr], batch: &Batch, params: &[Value], out: &mut Vec<u64>) -> Result<()> {
     let cols = keys
         .iter()
-        .map(|k| match k {
-            Expr::Column(i) if *i < batch.num_columns() => Ok(Cow::Borrowed(batch.column(*i))),
-            k => evaluate(k, batch, params).map(Cow::Owned),
-        })
+        .map(|k| evaluate_borrowed(k, batch, params))
         .collect::<Result<Vec<Cow<'_, Column>>>>()?;
     hash_rows(&cols, out);
     Ok(())
