@@ -3,7 +3,7 @@
 
 use super::{output_pending, ExecContext, Operator};
 use crate::eval::evaluate;
-use crate::{Batch, Expr, Result};
+use crate::{Batch, Error, Expr, Result};
 
 /// Computes output columns from expressions over the input's columns.
 pub struct ProjectOp {
@@ -37,26 +37,28 @@ impl Operator for ProjectOp {
             return Ok(());
         }
         let n = batch.num_rows();
-        // Pure column references move (or clone only repeated) columns.
-        let plain: Option<Vec<usize>> = self
+        let width = batch.num_columns();
+        let plain = |e: &Expr| match e {
+            Expr::Column(i) if *i < width => Some(*i),
+            _ => None,
+        };
+        // Computed columns first, while the batch is whole; then the plain column references,
+        // moved out of the batch (a column referenced again later is cloned).
+        let mut computed = self
             .exprs
             .iter()
-            .map(|e| match e {
-                Expr::Column(i) if *i < batch.num_columns() => Some(*i),
-                _ => None,
+            .map(|e| match plain(e) {
+                Some(_) => Ok(None),
+                None => evaluate(e, &batch, &self.ctx.params).map(Some),
             })
-            .collect();
-        if let Some(indices) = plain {
-            if !indices.is_empty() {
-                self.pending = Some(batch.into_projection(&indices));
-                return Ok(());
-            }
-        }
-        let columns = self
-            .exprs
-            .iter()
-            .map(|e| evaluate(e, &batch, &self.ctx.params))
             .collect::<Result<Vec<_>>>()?;
+        let indices: Vec<usize> = self.exprs.iter().filter_map(plain).collect();
+        let mut moved = batch.into_projection(&indices).into_columns().into_iter();
+        let columns = computed
+            .iter_mut()
+            .map(|c| c.take().or_else(|| moved.next()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Error::Internal("projection lost a column".into()))?;
         self.pending = Some(Batch::with_row_count(columns, n)?);
         Ok(())
     }
@@ -110,5 +112,56 @@ mod tests {
         op.push(0, b).unwrap();
         drain(&mut op, &mut out).unwrap();
         assert_eq!(out[1].rows(), vec![vec![Value::Int(5), Value::Int(5)]]);
+    }
+
+    #[test]
+    fn plain_columns_move_beside_computed_ones() {
+        let mut op = ProjectOp::new(
+            vec![
+                Expr::col(0).binary(BinaryOp::Add, Expr::col(1)),
+                Expr::col(1),
+                Expr::col(0),
+                Expr::col(1),
+            ],
+            ExecContext::new(vec![]),
+        );
+        let b = Batch::try_new(vec![
+            Column::from_i64(vec![1, 2, 3]),
+            Column::from_i64(vec![10, 20, 30]),
+        ])
+        .unwrap();
+        let buffer = |b: &Batch, i: usize| b.column(i).as_i64().unwrap().as_ptr();
+        let (first, second) = (buffer(&b, 0), buffer(&b, 1));
+        op.push(0, b).unwrap();
+        let mut out = Vec::new();
+        drain(&mut op, &mut out).unwrap();
+        let got = &out[0];
+        assert_eq!(
+            got.rows(),
+            vec![
+                vec![
+                    Value::Int(11),
+                    Value::Int(10),
+                    Value::Int(1),
+                    Value::Int(10)
+                ],
+                vec![
+                    Value::Int(22),
+                    Value::Int(20),
+                    Value::Int(2),
+                    Value::Int(20)
+                ],
+                vec![
+                    Value::Int(33),
+                    Value::Int(30),
+                    Value::Int(3),
+                    Value::Int(30)
+                ],
+            ]
+        );
+        // Each input column's buffer moved to its last use; an earlier use is a copy.
+        assert_eq!(buffer(got, 2), first);
+        assert_eq!(buffer(got, 3), second);
+        assert_ne!(buffer(got, 1), second);
     }
 }
