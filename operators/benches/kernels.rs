@@ -240,13 +240,34 @@ fn bench_kernels(c: &mut Criterion) {
             input_type: DataType::Float64,
         },
     ];
-    for (name, key, ty) in [
-        ("hash_aggregate_int_10k_groups", 1usize, DataType::Int64),
-        ("hash_aggregate_str_1k_groups", 3, DataType::Utf8),
+    // The input with its group key column divided by 100: 100 groups, as in `queryGroupBy`.
+    let hundred_groups: Vec<Batch> = input
+        .iter()
+        .map(|b| {
+            let mut cols = b.columns().to_vec();
+            let keys = cols[1].as_i64().expect("BIGINT keys");
+            cols[1] = Column::from_i64(keys.iter().map(|k| k / 100).collect());
+            Batch::try_new(cols).expect("same lengths")
+        })
+        .collect();
+    for (name, key, ty, rows) in [
+        (
+            "hash_aggregate_int_10k_groups",
+            1usize,
+            DataType::Int64,
+            &input,
+        ),
+        (
+            "hash_aggregate_int_100_groups",
+            1,
+            DataType::Int64,
+            &hundred_groups,
+        ),
+        ("hash_aggregate_str_1k_groups", 3, DataType::Utf8, &input),
     ] {
         g.bench_function(name, |b| {
             b.iter_batched(
-                || input.clone(),
+                || rows.clone(),
                 |batches| {
                     let mut op = HashAggregateOp::new(
                         vec![Expr::col(key)],
