@@ -29,9 +29,6 @@ use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
 use hashbrown::HashTable;
 use std::borrow::Cow;
 
-/// Bytes of a first-level data cache, below which a hash table is not prefetched.
-const L1_BYTES: usize = 32 * 1024;
-
 /// Typed storage of the distinct values of one group key column.
 #[derive(Debug)]
 enum KeyStore {
@@ -315,8 +312,7 @@ impl Groups {
             ));
         };
         ids.reserve(n);
-        // A table that fits the L1 cache gains nothing from prefetching its slots.
-        let prefetch = table.memory_size() > L1_BYTES;
+        let prefetch = table.worth_prefetching();
         for (i, &v) in values.iter().enumerate().take(n) {
             if prefetch {
                 if let Some(&ahead) = values.get(i + PREFETCH_AHEAD) {

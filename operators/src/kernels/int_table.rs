@@ -5,7 +5,7 @@
 //! Made for loops over a column: a lookup reads one slot (rarely the next few, in the same
 //! cache line), and [`IntTable::prefetch`] lets the loop ask for the slot of a row several
 //! rows ahead, so that the cache misses of a large table overlap instead of following one
-//! another.
+//! another ([`IntTable::worth_prefetching`]: not for a table that fits the L1 cache).
 
 /// The value no slot holds: it marks an empty slot, and [`IntTable::replace`] returns it for
 /// a new key.
@@ -13,6 +13,10 @@ pub(crate) const VACANT: u32 = u32::MAX;
 
 /// How many rows ahead a loop over a column should prefetch.
 pub(crate) const PREFETCH_AHEAD: usize = 16;
+
+/// Bytes of a first-level data cache: a table no larger stays in it, and prefetching its slots
+/// only costs instructions.
+const L1_BYTES: usize = 32 * 1024;
 
 /// Fibonacci hashing's multiplier (2^64 / φ).
 const FIB: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -151,6 +155,12 @@ impl IntTable {
         let _ = key;
     }
 
+    /// Whether a loop over a column gains from [`IntTable::prefetch`]ing this table's slots:
+    /// only when the table is larger than a first-level data cache.
+    pub fn worth_prefetching(&self) -> bool {
+        self.memory_size() > L1_BYTES
+    }
+
     /// Keys held.
     pub fn len(&self) -> usize {
         self.len
@@ -174,6 +184,21 @@ impl IntTable {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn only_a_table_larger_than_the_l1_cache_is_worth_prefetching() {
+        // 100 keys: 128 slots of 16 bytes. 100,000 keys: 131,072 slots, 2 MiB.
+        assert!(!IntTable::with_capacity(100).worth_prefetching());
+        assert!(IntTable::with_capacity(100_000).worth_prefetching());
+        let mut grown = IntTable::with_capacity(100);
+        for k in 0..100_000 {
+            grown.replace(k, k as u32);
+        }
+        assert!(
+            grown.worth_prefetching(),
+            "a table that grew past the cache"
+        );
+    }
 
     #[test]
     fn chains_every_key_and_finds_only_those() {

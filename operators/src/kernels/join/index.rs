@@ -111,8 +111,9 @@ impl BuildIndex {
         let heads = match keys.first().and_then(int_values) {
             Some(values) if by_value(keys) => {
                 let mut heads = IntTable::with_capacity(n);
+                let prefetch = heads.worth_prefetching();
                 for row in (0..n).rev().filter(|&r| !skip(r)) {
-                    if let Some(ahead) = row.checked_sub(PREFETCH_AHEAD) {
+                    if let Some(ahead) = row.checked_sub(PREFETCH_AHEAD).filter(|_| prefetch) {
                         heads.prefetch(values[ahead]);
                     }
                     next[row] = heads.replace(values[row], row as u32);
@@ -178,8 +179,9 @@ impl BuildIndex {
                     return;
                 };
                 let n = values.len();
+                let prefetch = heads.worth_prefetching();
                 let lookup = |i: usize| {
-                    if let Some(&ahead) = values.get(i + PREFETCH_AHEAD) {
+                    if let Some(&ahead) = values.get(i + PREFETCH_AHEAD).filter(|_| prefetch) {
                         heads.prefetch(ahead);
                     }
                     heads.get(values[i])
