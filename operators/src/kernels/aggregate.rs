@@ -314,10 +314,8 @@ impl Groups {
         ids.reserve(n);
         let prefetch = table.worth_prefetching();
         for (i, &v) in values.iter().enumerate().take(n) {
-            if prefetch {
-                if let Some(&ahead) = values.get(i + PREFETCH_AHEAD) {
-                    table.prefetch(ahead);
-                }
+            if let Some(&ahead) = values.get(i + PREFETCH_AHEAD).filter(|_| prefetch) {
+                table.prefetch(ahead);
             }
             let g = if col.is_valid(i) {
                 let g = table.get_or_insert(v, *len as u32);
