@@ -4,8 +4,8 @@
 //! Run with `cargo run --release --example protocol_report`.
 
 use weir::demo::{load_item, ITEM_ROWS, SEED_QUERIES};
-use weir::runtime::partition_map::encoded_sizes;
-use weir::runtime::placement::owners;
+use weir::runtime::query::placement::owners;
+use weir::runtime::wire::partition_map::encoded_sizes;
 use weir::{Cluster, Protocol};
 
 fn main() -> weir::Result<()> {
@@ -28,7 +28,7 @@ fn main() -> weir::Result<()> {
         weir::planner::plan_statement(SEED_QUERIES[0].sql, &catalog, &[weir::Value::Int(1)], 1024)
             .map_err(weir::Error::from)?
     {
-        let (c, l) = weir::runtime::messages::start_request_sizes(
+        let (c, l) = weir::runtime::wire::messages::start_request_sizes(
             plan.fragments[1].plan.clone(),
             vec![weir::Value::Int(1)],
             &assigned,

@@ -187,8 +187,8 @@ fn run_node(
     memory: usize,
 ) -> Result<(), String> {
     use std::io::Write;
-    let secret = weir_runtime::network::framing::Secret::from_file(secret_file)?;
-    let node = weir_runtime::data_node::DataNode::start(id, listen, secret, memory)
+    let secret = weir_runtime::wire::framing::Secret::from_file(secret_file)?;
+    let node = weir_runtime::cluster::data_node::DataNode::start(id, listen, secret, memory)
         .map_err(|e| format!("node {id}: {e}"))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on {}", node.local_addr()).map_err(|e| e.to_string())?;
@@ -304,7 +304,7 @@ impl Remote {
             .secret_file
             .as_deref()
             .ok_or("--connect needs --secret-file")?;
-        let secret = weir_runtime::network::framing::Secret::from_file(file)?;
+        let secret = weir_runtime::wire::framing::Secret::from_file(file)?;
         Ok(builder.connect(&self.connect).secret(secret))
     }
 }

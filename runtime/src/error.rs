@@ -1,6 +1,6 @@
 //! Errors returned to users of the runtime.
 
-use crate::messages::ErrorKind;
+use crate::wire::messages::ErrorKind;
 use thiserror::Error;
 use weir_operators::Value;
 
@@ -215,8 +215,8 @@ impl Error {
     /// primary key becomes [`Error::DuplicateKey`] / [`Error::NullKey`] naming the table;
     /// anything else becomes [`Error::Invalid`] with the storage's message.
     /// The error of a write refused by a node.
-    pub(crate) fn refused(table: &str, refusal: crate::messages::WriteRefusal) -> Self {
-        use crate::messages::WriteRefusal;
+    pub(crate) fn refused(table: &str, refusal: crate::wire::messages::WriteRefusal) -> Self {
+        use crate::wire::messages::WriteRefusal;
         match refusal {
             WriteRefusal::DuplicateKey { column, value } => Error::DuplicateKey {
                 table: table.to_string(),

@@ -1,49 +1,50 @@
 //! # weir-runtime
 //!
 //! The actor runtime of weir: a cluster of nodes simulated in one process, each node with a
-//! [`NodeActor`](actors::node::NodeActor) on one of the actix arbiters (actor threads) the
-//! nodes share (one per core by default), every fragment and every operator of
-//! a query an actor, batches flowing between them under credit-based flow control, and
-//! messages between nodes serialized through the [`network`], which hands the bytes to a
-//! carrier: simulated in process (with fault injection), or TCP between processes.
+//! [`NodeActor`](dispatch::node_actor::NodeActor) on one of the actix arbiters (actor threads)
+//! the nodes share (one per core by default), every fragment and every operator of a query an
+//! actor, batches flowing between them under credit-based flow control, and messages between
+//! nodes serialized through the [`wire::network`], which hands the bytes to a carrier:
+//! simulated in process (with fault injection), or TCP between processes.
 //!
-//! Start with [`Cluster::builder`].
+//! The modules are floors, each importing only those below it:
+//!
+//! | floor | module | what it holds |
+//! |---|---|---|
+//! | 1 | [`wire`] | ids, messages, codec, partition map, the network and its carriers |
+//! | 2 | [`memory`] | pools, the breaker, its supervisor, admission and estimates |
+//! | 3 | [`node`] | a node's shared state, its handle and its actor's inbox |
+//! | 4 | [`replication`] | replicated writes, resync, membership |
+//! | 5 | [`exec`] | credits, operator and source actors, idle threads |
+//! | 6 | [`exchange`] | the ends of an exchange and the router of a node's query messages |
+//! | 7 | [`dispatch`] | the node actor (decode and dispatch) and fragment instances |
+//! | 8 | [`query`] | the query actor, placement, result streams and rows |
+//! | 9 | [`cluster`] | the [`Cluster`] facade, and a data node of its own process |
+//!
+//! [`error`] sits under them all. Start with [`Cluster::builder`].
 
-pub mod actors;
-pub mod admission;
 #[cfg(feature = "arrow")]
 pub mod arrow;
-pub mod breaker;
-pub mod channel;
 pub mod cluster;
-pub mod codec;
-pub mod data_node;
+pub mod dispatch;
 pub mod error;
-pub mod faults;
-pub mod flow;
-pub mod idle;
-pub mod membership;
+pub mod exchange;
+pub mod exec;
 pub mod memory;
-pub mod messages;
-pub mod network;
 pub mod node;
-pub mod partition_map;
-pub mod placement;
-pub mod recent;
+pub mod query;
 pub mod replication;
-pub mod result;
-pub mod resync;
-pub mod rows;
-pub mod waiters;
+pub mod wire;
 
-pub use actors::query::QueryStats;
-pub use breaker::{BreakerConfig, BreakerTotals, Health, JoinMode, KillPolicy};
+pub use cluster::data_node::DataNode;
 pub use cluster::Prepared;
 pub use cluster::{Cluster, ClusterBuilder, ClusterStats, CopyProgress, NodeStats, ProgressUnit};
 pub use error::{Error, Result};
-pub use faults::FaultPlan;
-pub use messages::{MessageKind, Protocol};
-pub use network::MessageStats;
-pub use result::{AsyncQueryStream, QueryResult, QueryStream};
-pub use rows::{ColumnIndex, Decimal, FromValue, IntoParams, Row};
+pub use memory::breaker::{BreakerConfig, BreakerTotals, Health, JoinMode, KillPolicy};
+pub use query::actor::QueryStats;
+pub use query::result::{AsyncQueryStream, QueryResult, QueryStream};
+pub use query::rows::{ColumnIndex, Decimal, FromValue, IntoParams, Row};
 pub use weir_operators::Value;
+pub use wire::counters::MessageStats;
+pub use wire::faults::FaultPlan;
+pub use wire::messages::{MessageKind, Protocol};

@@ -8,13 +8,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::bytes::Bytes;
-use weir_runtime::codec;
-use weir_runtime::messages::{
+use weir_runtime::wire::codec;
+use weir_runtime::wire::framing::{self, Secret, HANDSHAKE_MAX_FRAME};
+use weir_runtime::wire::messages::{
     BatchAck, BatchStop, CloseMessage, MessageKind, NetMessage, NodeId, WriteAbort, WriteCommit,
 };
-use weir_runtime::network::framing::{self, Secret, HANDSHAKE_MAX_FRAME};
-use weir_runtime::network::tcp::{PeerEvent, TcpConfig, TcpTransport};
-use weir_runtime::network::{Deliver, Network, Transport};
+use weir_runtime::wire::network::{Deliver, Network, Transport};
+use weir_runtime::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
 
 /// Longest any single wait in these tests may take.
 const LIMIT: Duration = Duration::from_secs(5);
@@ -419,7 +419,7 @@ fn a_peer_that_goes_away_is_reported_down_and_reconnected_when_it_comes_back() {
 
 #[test]
 fn a_data_node_takes_frames_from_an_authenticated_peer_and_its_peers_see_it_stop() {
-    use weir_runtime::data_node::DataNode;
+    use weir_runtime::cluster::data_node::DataNode;
     let node = DataNode::start_with(config(1, secret(), true), 64 << 20).unwrap();
     let (a, _a_rx) = endpoint(config(0, secret(), true));
     a.add_peer(1, node.local_addr());
@@ -437,7 +437,7 @@ fn a_data_node_takes_frames_from_an_authenticated_peer_and_its_peers_see_it_stop
 
 #[test]
 fn connections_beyond_the_pending_handshake_cap_are_refused_at_once() {
-    use weir_runtime::network::tcp::MAX_PENDING_HANDSHAKES;
+    use weir_runtime::wire::tcp::MAX_PENDING_HANDSHAKES;
     // No handshake times out during this test: a refusal can only be the cap's.
     let mut c = config(0, secret(), true);
     c.handshake_timeout = Duration::from_secs(60);

@@ -17,7 +17,7 @@ use weir_operators::plan::IndexLookup;
 use weir_operators::storage::{assign_partitions, PartitionData};
 use weir_operators::table_store::TableStore;
 use weir_operators::{Batch, Expr, Value};
-use weir_runtime::placement;
+use weir_runtime::query::placement;
 
 use crate::demo;
 

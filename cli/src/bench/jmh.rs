@@ -104,7 +104,7 @@ impl JmhArgs {
         let builder = match (&self.connect[..], &self.secret_file) {
             ([], _) => builder,
             (addrs, Some(file)) => {
-                let secret = weir_runtime::network::framing::Secret::from_file(file)?;
+                let secret = weir_runtime::wire::framing::Secret::from_file(file)?;
                 builder.connect(addrs).secret(secret)
             }
             (_, None) => return Err("--connect needs --secret-file".into()),

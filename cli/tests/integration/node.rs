@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use weir_runtime::network::framing::Secret;
-use weir_runtime::network::tcp::{TcpConfig, TcpTransport};
+use weir_runtime::wire::framing::Secret;
+use weir_runtime::wire::tcp::{TcpConfig, TcpTransport};
 
 /// Longest any wait here may take.
 const LIMIT: Duration = Duration::from_secs(10);
@@ -88,7 +88,7 @@ fn weir_node_prints_its_address_and_serves_only_peers_with_the_secret() {
     let good = peer(0, SECRET);
     good.add_peer(1, addr);
     wait_for("an authenticated connection to the node", || good.is_up(1));
-    assert!(good.send(1, weir_runtime::codec::seal(vec![1, 2, 3])));
+    assert!(good.send(1, weir_runtime::wire::codec::seal(vec![1, 2, 3])));
     let bad = peer(2, "some other secret, same length");
     bad.add_peer(1, addr);
     wait_for("the wrong secret refused", || {

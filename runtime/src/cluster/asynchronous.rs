@@ -34,8 +34,8 @@
 
 use super::{Cluster, Prepared};
 use crate::error::Result;
-use crate::result::{AsyncQueryStream, QueryResult, QueryStream};
-use crate::rows::IntoParams;
+use crate::query::result::{AsyncQueryStream, QueryResult, QueryStream};
+use crate::query::rows::IntoParams;
 use weir_operators::Value;
 
 impl Cluster {

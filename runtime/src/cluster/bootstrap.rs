@@ -2,16 +2,16 @@
 //! node's node actor and memory supervisor on its thread, and the network between them.
 
 use super::{Cluster, ClusterBuilder, Inner, InnerParts};
-use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
-use crate::actors::protocol::SetClient;
-use crate::actors::supervisor::SupervisorActor;
-use crate::breaker::BreakerCounters;
+use crate::dispatch::node_actor::{NodeActor, NodeCounters, NodeSetup};
 use crate::error::{Error, Result};
-use crate::memory::NodePool;
-use crate::messages::NodeId;
-use crate::network::Network;
+use crate::memory::breaker::BreakerCounters;
+use crate::memory::pool::NodePool;
+use crate::memory::supervisor::SupervisorActor;
+use crate::node::inbox::SetClient;
 use crate::node::{NodeShared, NodeStorage};
-use crate::replication::WriteReplies;
+use crate::replication::writes::WriteReplies;
+use crate::wire::messages::NodeId;
+use crate::wire::network::Network;
 use actix::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, RwLock};
@@ -74,7 +74,7 @@ impl Cluster {
                         let mut addrs = Vec::new();
                         let mut supervisors = Vec::new();
                         let threads: Vec<actix::Arbiter> = (0..threads)
-                            .map(|_| crate::idle::arbiter(idle_spin))
+                            .map(|_| crate::exec::idle::arbiter(idle_spin))
                             .collect();
                         for (i, (node, counters)) in nodes.into_iter().zip(counters).enumerate() {
                             let arbiter = &threads[i % threads.len()];

@@ -1,11 +1,11 @@
 //! Configuring a cluster before it starts.
 
 use super::Cluster;
-use crate::breaker::{BreakerConfig, JoinMode, KillPolicy};
 use crate::error::Result;
-use crate::memory::DEFAULT_NODE_MEMORY;
-use crate::messages::Protocol;
-use crate::network::framing::Secret;
+use crate::memory::breaker::{BreakerConfig, JoinMode, KillPolicy};
+use crate::memory::pool::DEFAULT_NODE_MEMORY;
+use crate::wire::framing::Secret;
+use crate::wire::messages::Protocol;
 use std::time::Duration;
 
 /// Configures and starts a [`Cluster`].
@@ -59,12 +59,12 @@ impl Default for ClusterBuilder {
             node_memory: DEFAULT_NODE_MEMORY,
             query_timeout: Duration::from_secs(30),
             plan_cache: 1024,
-            fragment_cache: crate::actors::node::DEFAULT_FRAGMENT_CACHE,
+            fragment_cache: crate::dispatch::node_actor::DEFAULT_FRAGMENT_CACHE,
             join_mode: JoinMode::Guarded,
             breaker: BreakerConfig::default(),
             seed: 0x5eed,
             backups: 0,
-            idle_spin: crate::idle::DEFAULT_IDLE_SPIN,
+            idle_spin: crate::exec::idle::DEFAULT_IDLE_SPIN,
             threads: None,
             connect: Vec::new(),
             secret: None,
@@ -109,7 +109,7 @@ impl ClusterBuilder {
     /// The byte window in effect (see [`ClusterBuilder::window_bytes`]).
     pub fn byte_window(&self) -> usize {
         self.window_bytes
-            .unwrap_or(self.window * crate::flow::DEFAULT_BYTES_PER_BATCH)
+            .unwrap_or(self.window * crate::exec::flow::DEFAULT_BYTES_PER_BATCH)
     }
 
     /// Message workflow (default [`Protocol::Lean`]).
@@ -181,10 +181,10 @@ impl ClusterBuilder {
     }
 
     /// How long a node's thread, and a caller waiting for rows, look for work before they
-    /// sleep (default [`DEFAULT_IDLE_SPIN`](crate::idle::DEFAULT_IDLE_SPIN); zero sleeps at
+    /// sleep (default [`DEFAULT_IDLE_SPIN`](crate::exec::idle::DEFAULT_IDLE_SPIN); zero sleeps at
     /// once). Spinning yields the CPU to any thread that wants it; it makes the hand-offs of a
     /// short query cheap, at the price of up to this much CPU each time a thread runs out of
-    /// work. See [`crate::idle`].
+    /// work. See [`crate::exec::idle`].
     pub fn idle_spin(mut self, spin: Duration) -> Self {
         self.idle_spin = spin;
         self
@@ -222,7 +222,7 @@ impl ClusterBuilder {
     ///
     /// ```no_run
     /// use weir_runtime::Cluster;
-    /// use weir_runtime::network::framing::Secret;
+    /// use weir_runtime::wire::framing::Secret;
     /// let secret = Secret::from_file("secret".as_ref()).unwrap();
     /// let cluster = Cluster::builder()
     ///     .connect(&["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"])

@@ -10,6 +10,7 @@ mod asynchronous;
 mod bootstrap;
 pub mod builder;
 pub mod copy;
+pub mod data_node;
 mod prepared;
 mod queries;
 mod recovery;
@@ -23,15 +24,15 @@ pub use copy::{CopyProgress, ProgressUnit};
 pub use prepared::Prepared;
 pub use stats::{ClusterStats, NodeStats};
 
-use crate::actors::node::{NodeActor, NodeCounters};
-use crate::actors::supervisor::SupervisorActor;
-use crate::breaker::BreakerCounters;
+use crate::dispatch::node_actor::{NodeActor, NodeCounters};
 use crate::error::{Error, Result};
-use crate::messages::NodeId;
-use crate::network::Network;
+use crate::memory::breaker::BreakerCounters;
+use crate::memory::supervisor::SupervisorActor;
 use crate::node::NodeShared;
-use crate::placement::{self, ClusterView};
-use crate::replication::{ReplicaBook, WriteReplies};
+use crate::query::placement::{self, ClusterView};
+use crate::replication::writes::{ReplicaBook, WriteReplies};
+use crate::wire::messages::NodeId;
+use crate::wire::network::Network;
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -102,7 +103,7 @@ struct Inner {
     max_high_water: AtomicUsize,
     down: AtomicBool,
     breaker: Arc<BreakerCounters>,
-    admission: Arc<crate::admission::Admission>,
+    admission: Arc<crate::memory::admission::Admission>,
     ids: Arc<AtomicU64>,
     shared_nodes: Arc<Vec<Arc<NodeShared>>>,
     supervisors: Vec<Addr<SupervisorActor>>,
@@ -136,7 +137,7 @@ struct InnerParts {
 impl Inner {
     fn new(p: InnerParts) -> Inner {
         let shared_nodes = Arc::new(p.nodes.clone());
-        let admission = crate::admission::Admission::new(
+        let admission = crate::memory::admission::Admission::new(
             shared_nodes.clone(),
             p.config.breaker.queue,
             p.config

@@ -24,8 +24,8 @@
 
 use super::Cluster;
 use crate::error::{Error, Result};
-use crate::result::{QueryResult, QueryStream};
-use crate::rows::{IntoParams, Row};
+use crate::query::result::{QueryResult, QueryStream};
+use crate::query::rows::{IntoParams, Row};
 use std::sync::{Arc, Mutex};
 use weir_operators::{DataType, Value};
 use weir_planner::{CachedStatement, PlanError, QueryPlan};

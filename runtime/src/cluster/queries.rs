@@ -2,13 +2,13 @@
 //! client node, whose batches the caller reads from a [`QueryStream`].
 
 use super::Cluster;
-use crate::actors::query::{QueryActor, QuerySetup};
-use crate::admission::BuildEstimate;
 use crate::error::{Error, Result};
-use crate::flow::EdgeRegistry;
+use crate::exec::flow::EdgeRegistry;
+use crate::memory::estimate::BuildEstimate;
 use crate::node::NodeHandle;
-use crate::placement;
-use crate::result::{QueryResult, QueryStream};
+use crate::query::actor::{QueryActor, QuerySetup};
+use crate::query::placement;
+use crate::query::result::{QueryResult, QueryStream};
 use actix::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -145,7 +145,7 @@ impl Cluster {
             }))
         };
         let window = self.inner.config.window;
-        let (tx, rx) = crate::channel::bounded(window + 1, self.inner.config.idle_spin);
+        let (tx, rx) = crate::query::channel::bounded(window + 1, self.inner.config.idle_spin);
         let epoch = Arc::new(AtomicU64::new(0));
         let counters = self.inner.network.track_query(id);
         let client = self.client();

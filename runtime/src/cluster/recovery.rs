@@ -3,11 +3,11 @@
 //! and looking at copies for tests of replication.
 
 use super::Cluster;
-use crate::actors::node::NodeActor;
-use crate::actors::protocol::Restart;
+use crate::dispatch::node_actor::NodeActor;
 use crate::error::{Error, Result};
-use crate::messages::NodeId;
-use crate::replication;
+use crate::node::inbox::Restart;
+use crate::replication::writes;
+use crate::wire::messages::NodeId;
 use actix::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -38,7 +38,7 @@ impl Cluster {
                 .replicas
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            replication::repair(&mut book, &self.inner.nodes, Some(i as NodeId), &tables);
+            writes::repair(&mut book, &self.inner.nodes, Some(i as NodeId), &tables);
         }
         addr.do_send(Restart);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -116,7 +116,7 @@ impl Cluster {
     /// [`Cluster::restart_node`].
     pub fn crash_node(&self, i: usize) -> Result<()> {
         let addr = self.node_addr(i)?;
-        addr.do_send(crate::faults::CrashNode);
+        addr.do_send(crate::wire::faults::CrashNode);
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.inner.nodes[i].up.load(Ordering::SeqCst) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
@@ -125,7 +125,7 @@ impl Cluster {
     }
 
     /// Injects network faults from now on (`None` heals the network).
-    pub fn set_faults(&self, plan: Option<crate::faults::FaultPlan>) {
+    pub fn set_faults(&self, plan: Option<crate::wire::faults::FaultPlan>) {
         self.inner.network.set_faults(plan);
     }
 

@@ -31,7 +31,7 @@
 //! client joins it again and fetches its versions before marking it up: copies it lost (a
 //! restarted process holds nothing) are stale, so reads go to the copies that have the rows.
 //! Still holding the catalog's write lock, the client then resyncs them
-//! ([`crate::resync`]): every stale copy on a live node is refreshed, by messages, from a
+//! ([`crate::replication::resync`]): every stale copy on a live node is refreshed, by messages, from a
 //! live copy at the committed version, and counts current again once its node installed it.
 //! The same is done when the client connects and finds stale copies. A copy whose resync
 //! fails (its source goes away, no answer in time) stays stale; the next rejoin tries again,
@@ -39,20 +39,20 @@
 //! come from.
 
 use super::{Cluster, ClusterBuilder, Inner, InnerParts};
-use crate::actors::node::{NodeActor, NodeCounters, NodeSetup};
-use crate::actors::protocol::NodeCrashed;
-use crate::actors::supervisor::SupervisorActor;
-use crate::breaker::BreakerCounters;
+use crate::dispatch::node_actor::{NodeActor, NodeCounters, NodeSetup};
 use crate::error::{Error, Result};
-use crate::membership::Membership;
-use crate::memory::NodePool;
-use crate::messages::TableLayout;
-use crate::messages::{CatalogPut, CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
-use crate::network::tcp::{PeerEvent, TcpConfig, TcpTransport};
-use crate::network::Network;
+use crate::memory::breaker::BreakerCounters;
+use crate::memory::pool::NodePool;
+use crate::memory::supervisor::SupervisorActor;
+use crate::node::inbox::NodeCrashed;
 use crate::node::{NodeShared, NodeStorage};
-use crate::replication::WriteReplies;
-use crate::resync::{Resync, ResyncOutcome};
+use crate::replication::membership::Membership;
+use crate::replication::resync::{Resync, ResyncOutcome};
+use crate::replication::writes::WriteReplies;
+use crate::wire::messages::TableLayout;
+use crate::wire::messages::{CatalogPut, CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
+use crate::wire::network::Network;
+use crate::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
 use actix::prelude::*;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -207,7 +207,7 @@ impl Cluster {
                 .spawn(move || {
                     let sys = actix::System::new();
                     sys.block_on(async move {
-                        let arbiter = crate::idle::arbiter(idle_spin);
+                        let arbiter = crate::exec::idle::arbiter(idle_spin);
                         let (s, t) = (shared.clone(), breaker.clone());
                         let supervisor =
                             SupervisorActor::start_in_arbiter(&arbiter.handle(), move |_| {
@@ -563,7 +563,7 @@ impl Inner {
     }
 
     /// Refreshes every stale copy on a live data node from a live current copy, over the
-    /// network ([`crate::resync`]). The caller holds the catalog's write lock (`catalog`), so
+    /// network ([`crate::replication::resync`]). The caller holds the catalog's write lock (`catalog`), so
     /// that no write slips in.
     fn resync(&self, catalog: &Catalog) -> ResyncOutcome {
         let mut book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());

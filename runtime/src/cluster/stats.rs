@@ -1,8 +1,8 @@
 //! What a cluster reports about itself: per-node figures, totals, and health.
 
 use super::Cluster;
-use crate::breaker::{BreakerTotals, Health};
-use crate::network::MessageStats;
+use crate::memory::breaker::{BreakerTotals, Health};
+use crate::wire::counters::MessageStats;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use weir_operators::table_store::TableStore;

@@ -1,13 +1,13 @@
 //! The write path: rows of a load or INSERT are checked, assigned to partitions (by key, or
 //! by hidden row id for tables without one) and replicated to every copy through
-//! [`crate::replication`]; UPDATE and DELETE run their query for the affected rows, then
+//! [`crate::replication::writes`]; UPDATE and DELETE run their query for the affected rows, then
 //! write deletes (by key) and inserts the same way, or, for a table without a key, rewrite
 //! whole rows in every partition.
 
 use super::Cluster;
 use crate::error::{Error, Result};
-use crate::messages::{PartitionWrite, Rewrite, TableLayout};
-use crate::replication::Coordinator;
+use crate::replication::writes::Coordinator;
+use crate::wire::messages::{PartitionWrite, Rewrite, TableLayout};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};

@@ -1,0 +1,404 @@
+//! The actor that owns one fragment instance: it turns the fragment's operator tree into
+//! actors, watches them, reports a failure to the initiator, and closes them on request.
+
+use crate::dispatch::messages::CloseFragment;
+use crate::exchange::receiver::ExchangeRecvActor;
+use crate::exchange::sender::{ExchangeSendActor, SenderSpec};
+use crate::exec::flow::{Cancel, Downstream, EdgeRegistry, Output, Window};
+use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
+use crate::exec::operator::OperatorActor;
+use crate::exec::source::{SourceActor, SourceKind};
+use crate::node::inbox::FragmentFinished;
+use crate::node::{LiveGuard, NodeHandle};
+use crate::wire::messages::{
+    ErrorKind, ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, Protocol, QueryId,
+};
+use crate::wire::partition_map::PartitionMap;
+use actix::prelude::*;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use weir_operators::kernels::{create_operator, ExecContext, ScanChunk, ScanSource};
+use weir_operators::{Batch, Error as OpError, PhysicalPlan, Reservation, Value};
+
+/// Where a fragment's output goes.
+pub enum FragmentSink {
+    /// Over an exchange to other fragments.
+    Exchange(OutputTarget),
+    /// To input `port` of a local actor (the query's result sink, for the root fragment).
+    Local(Downstream, usize),
+}
+
+/// Everything needed to run a fragment instance.
+pub struct FragmentSpec {
+    /// Query.
+    pub query: QueryId,
+    /// Fragment id.
+    pub fragment: u32,
+    /// Node that started the query (failures are reported there).
+    pub initiator: NodeId,
+    /// Operator tree (shared with the node's fragment cache).
+    pub plan: Arc<PhysicalPlan>,
+    /// Bound parameters.
+    pub params: Arc<Vec<Value>>,
+    /// Output.
+    pub sink: FragmentSink,
+    /// Exchanges read by this instance.
+    pub inputs: Vec<ExchangeInput>,
+    /// Which node reads which partition (`None`: every local partition).
+    pub partitions: Option<PartitionMap>,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// Credit window per edge and exchange channel.
+    pub window: Window,
+    /// Message workflow.
+    pub protocol: Protocol,
+    /// Where edges are registered for stats.
+    pub edges: Arc<EdgeRegistry>,
+    /// The query's timeout: a fragment still running this long after it started (plus a
+    /// grace period) closes itself.
+    pub timeout: std::time::Duration,
+}
+
+/// Owns a fragment instance's actors.
+pub struct FragmentActor {
+    node: NodeHandle,
+    spec: Option<FragmentSpec>,
+    query: QueryId,
+    fragment: u32,
+    initiator: NodeId,
+    actors: Vec<Recipient<Cancel>>,
+    running: usize,
+    failed: bool,
+    edges: Arc<EdgeRegistry>,
+    /// The `fragment` span (query id, fragment id, node).
+    span: tracing::Span,
+    _live: LiveGuard,
+}
+
+impl FragmentActor {
+    /// A fragment actor for `spec` on `node`.
+    pub fn new(spec: FragmentSpec, node: NodeHandle) -> Self {
+        let live = LiveGuard::new(&node.shared);
+        let span = tracing::debug_span!(
+            parent: None,
+            "fragment",
+            query = spec.query,
+            fragment = spec.fragment,
+            node = %node.shared.name
+        );
+        FragmentActor {
+            span,
+            edges: spec.edges.clone(),
+            query: spec.query,
+            fragment: spec.fragment,
+            initiator: spec.initiator,
+            spec: Some(spec),
+            node,
+            actors: Vec::new(),
+            running: 0,
+            failed: false,
+            _live: live,
+        }
+    }
+
+    fn report(&mut self, kind: ErrorKind, message: String) {
+        if self.failed {
+            return;
+        }
+        self.failed = true;
+        match kind {
+            ErrorKind::Killed => tracing::debug!(parent: &self.span, %message, "fragment killed"),
+            _ => tracing::debug!(parent: &self.span, ?kind, %message, "fragment failed"),
+        }
+        self.node.send(
+            self.initiator,
+            NetMessage::QueryError(ErrorMessage {
+                query: self.query,
+                fragment: self.fragment,
+                kind,
+                message,
+            }),
+        );
+    }
+
+    fn close_all(&mut self) {
+        for a in &self.actors {
+            a.do_send(Cancel);
+        }
+    }
+
+    fn build(&mut self, spec: &FragmentSpec, ctx: &mut Context<Self>) -> Result<(), OpError> {
+        let link = FragmentLink {
+            stopped: ctx.address().recipient(),
+            failed: ctx.address().recipient(),
+        };
+        let (downstream, port, label) = match &spec.sink {
+            FragmentSink::Local(d, port) => (d.clone(), *port, "result".to_string()),
+            FragmentSink::Exchange(target) => {
+                let sender = ExchangeSendActor::new(
+                    SenderSpec {
+                        query: spec.query,
+                        fragment: spec.fragment,
+                        exchange: target.exchange,
+                        distribution: target.distribution.clone(),
+                        targets: target.targets.clone(),
+                        params: spec.params.clone(),
+                        window: spec.window,
+                        protocol: spec.protocol,
+                        batch_rows: spec.batch_size,
+                        edges: spec.edges.clone(),
+                    },
+                    self.node.clone(),
+                    link.clone(),
+                );
+                let addr = sender.start();
+                self.actors.push(addr.clone().recipient());
+                self.running += 1;
+                (
+                    Downstream::of(&addr),
+                    0,
+                    format!("exchange {}", target.exchange),
+                )
+            }
+        };
+        self.spawn(spec, &spec.plan, downstream, port, &label, &link)
+    }
+
+    fn spawn(
+        &mut self,
+        spec: &FragmentSpec,
+        plan: &PhysicalPlan,
+        downstream: Downstream,
+        port: usize,
+        consumer: &str,
+        link: &FragmentLink,
+    ) -> Result<(), OpError> {
+        let label = format!(
+            "{}/f{}/{}:{} -> {}",
+            self.node.shared.name,
+            spec.fragment,
+            plan.name(),
+            self.running,
+            consumer
+        );
+        let out = Output::new(
+            downstream,
+            port,
+            spec.edges.edge(label.clone()),
+            Some(self.node.shared.pool.clone()),
+            spec.window,
+        );
+        let exec = ExecContext {
+            params: spec.params.clone(),
+            batch_size: spec.batch_size,
+        };
+        let cancel: Recipient<Cancel> = match plan {
+            PhysicalPlan::Scan { .. } => {
+                let source = self.scan_source(spec, plan, &exec)?;
+                let live = LiveGuard::new(&self.node.shared);
+                SourceActor::new(source, out, link.clone(), live)
+                    .start()
+                    .recipient()
+            }
+            PhysicalPlan::Values { schema, rows } => {
+                let batch = Batch::from_rows(&schema.types(), rows)?;
+                let live = LiveGuard::new(&self.node.shared);
+                SourceActor::new(
+                    SourceKind::Batches(VecDeque::from(vec![batch])),
+                    out,
+                    link.clone(),
+                    live,
+                )
+                .start()
+                .recipient()
+            }
+            PhysicalPlan::Exchange { id, .. } => {
+                let senders = spec
+                    .inputs
+                    .iter()
+                    .find(|i| i.exchange == *id)
+                    .map(|i| i.senders.clone())
+                    .ok_or_else(|| OpError::Internal(format!("exchange {id} has no senders")))?;
+                ExchangeRecvActor::new(
+                    spec.query,
+                    *id,
+                    &senders,
+                    self.node.clone(),
+                    spec.protocol,
+                    out,
+                    link.clone(),
+                )
+                .start()
+                .recipient()
+            }
+            other => {
+                let reservation = Reservation::new(self.node.shared.pool.clone());
+                let op = create_operator(other, &exec, reservation)?;
+                let children = other.children();
+                let live = LiveGuard::new(&self.node.shared);
+                let mut actor =
+                    OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
+                let guarded =
+                    self.node.shared.pool.mode() == crate::memory::breaker::JoinMode::Guarded;
+                if guarded && other.holds_build_side() {
+                    actor = actor.supervised(self.node.shared.clone());
+                }
+                let addr = actor.start();
+                self.actors.push(addr.clone().recipient());
+                self.running += 1;
+                let me = format!("{}:{}", other.name(), self.running - 1);
+                for (i, child) in children.into_iter().enumerate() {
+                    self.spawn(spec, child, Downstream::of(&addr), i, &me, link)?;
+                }
+                return Ok(());
+            }
+        };
+        self.actors.push(cancel);
+        self.running += 1;
+        Ok(())
+    }
+
+    fn scan_source(
+        &self,
+        spec: &FragmentSpec,
+        plan: &PhysicalPlan,
+        exec: &ExecContext,
+    ) -> Result<SourceKind, OpError> {
+        let PhysicalPlan::Scan {
+            table,
+            index,
+            filter,
+            projection,
+            ..
+        } = plan
+        else {
+            return Err(OpError::Internal("not a scan".into()));
+        };
+        let storage = self
+            .node
+            .shared
+            .storage
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let Some(store) = storage.tables.get(&table.to_lowercase()) else {
+            return Ok(SourceKind::Batches(VecDeque::new()));
+        };
+        let ids: Vec<u32> = match &spec.partitions {
+            Some(map) => map.partitions_of(self.node.id()),
+            None => store.partition_ids(),
+        };
+        let chunks = match index {
+            Some((column, lookup)) => store.lookup(*column, lookup, &spec.params, &ids)?,
+            None => ids
+                .iter()
+                .filter_map(|&p| store.get(p))
+                .flat_map(|part| part.chunks())
+                .map(ScanChunk::from)
+                .collect(),
+        };
+        Ok(SourceKind::Scan(Box::new(ScanSource::of_selections(
+            chunks,
+            filter.clone(),
+            projection.clone(),
+            exec.clone(),
+        ))))
+    }
+}
+
+impl Actor for FragmentActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let Some(spec) = self.spec.take() else {
+            return;
+        };
+        if crate::exec::runtime_gone() {
+            ctx.stop();
+            return;
+        }
+        tracing::debug!(parent: &self.span, "fragment started");
+        let grace = spec.timeout + std::time::Duration::from_millis(500);
+        ctx.run_later(grace, |act, ctx| {
+            act.failed = true;
+            act.close_all();
+            if act.running == 0 {
+                ctx.stop();
+            }
+        });
+        if let Err(e) = self.build(&spec, ctx) {
+            // A refused reservation while building is no kill: the query just fails.
+            let kind = match error_kind(&e) {
+                ErrorKind::Killed => ErrorKind::Execution,
+                kind => kind,
+            };
+            self.report(kind, e.to_string());
+            self.close_all();
+        }
+        if self.running == 0 {
+            ctx.stop();
+        }
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        tracing::debug!(parent: &self.span, "fragment stopped");
+        let hw = self
+            .edges
+            .high_waters()
+            .iter()
+            .map(|e| e.1)
+            .max()
+            .unwrap_or(0);
+        self.node
+            .shared
+            .edge_high_water
+            .fetch_max(hw, std::sync::atomic::Ordering::Relaxed);
+        self.node.addr.do_send(FragmentFinished {
+            query: self.query,
+            fragment: self.fragment,
+        });
+    }
+}
+
+impl Handler<OpStopped> for FragmentActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: OpStopped, ctx: &mut Context<Self>) {
+        self.running = self.running.saturating_sub(1);
+        if self.running == 0 {
+            ctx.stop();
+        }
+    }
+}
+
+/// How the initiator is told of a kernel's failure `e`: typed where the user can tell the
+/// kinds apart (overflow, division by zero, cast), a kill for a refused reservation.
+fn error_kind(e: &OpError) -> ErrorKind {
+    match e {
+        OpError::Cancelled(_) | OpError::Memory(_) => ErrorKind::Killed,
+        OpError::Overflow(_) => ErrorKind::Overflow,
+        OpError::DivisionByZero(_) => ErrorKind::DivisionByZero,
+        OpError::Cast { .. } => ErrorKind::Cast,
+        _ => ErrorKind::Execution,
+    }
+}
+
+impl Handler<OpFailed> for FragmentActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: OpFailed, _ctx: &mut Context<Self>) {
+        self.report(error_kind(&msg.0), msg.0.to_string());
+        self.close_all();
+    }
+}
+
+impl Handler<CloseFragment> for FragmentActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: CloseFragment, ctx: &mut Context<Self>) {
+        self.failed = true;
+        self.close_all();
+        if self.running == 0 {
+            ctx.stop();
+        }
+    }
+}

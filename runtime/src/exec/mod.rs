@@ -1,0 +1,17 @@
+//! Executing a fragment's operators: credit-based flow control between producers and
+//! consumers ([`flow`]), the operator and source actors that run kernels from
+//! `weir_operators`, what they report to their fragment ([`messages`]), and how the actor
+//! threads wait for work ([`idle`]).
+
+pub mod flow;
+pub mod idle;
+pub mod messages;
+pub mod operator;
+pub mod source;
+
+/// Whether the thread's runtime is gone: an arbiter that shuts down drops its actors' tasks,
+/// and actix starts an actor that never ran while dropping it. Such an actor must not set
+/// timers or start children (there is no runtime to hold them); it only stops.
+pub(crate) fn runtime_gone() -> bool {
+    tokio::runtime::Handle::try_current().is_err()
+}

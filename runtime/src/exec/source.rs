@@ -1,0 +1,127 @@
+//! The actor at the leaves of a fragment that reads stored partitions (or constant rows) and
+//! produces batches as its consumer grants credits. A batch its output edge cannot send yet
+//! (credit, or memory on the node) is held there, and the source reads no further until it
+//! went.
+
+use crate::exec::flow::{Cancel, Credit, Output};
+use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
+use crate::memory::pool::MemoryFreed;
+use crate::node::LiveGuard;
+use actix::prelude::*;
+use std::collections::VecDeque;
+use weir_operators::kernels::ScanSource;
+use weir_operators::Batch;
+
+/// Where a source's batches come from.
+pub enum SourceKind {
+    /// A (filtered, projected) scan of stored chunks.
+    Scan(Box<ScanSource>),
+    /// Batches computed up front (index lookups, constant rows).
+    Batches(VecDeque<Batch>),
+}
+
+/// Produces batches from a [`SourceKind`], one per credit.
+pub struct SourceActor {
+    source: SourceKind,
+    out: Output,
+    link: FragmentLink,
+    done: bool,
+    _live: LiveGuard,
+}
+
+impl SourceActor {
+    /// A source sending to `out`.
+    pub fn new(source: SourceKind, out: Output, link: FragmentLink, live: LiveGuard) -> Self {
+        SourceActor {
+            source,
+            out,
+            link,
+            done: false,
+            _live: live,
+        }
+    }
+
+    fn next(&mut self) -> weir_operators::Result<Option<Batch>> {
+        match &mut self.source {
+            SourceKind::Scan(s) => s.next_batch(),
+            SourceKind::Batches(q) => Ok(q.pop_front()),
+        }
+    }
+
+    fn fail(&mut self, e: weir_operators::Error, ctx: &mut Context<Self>) {
+        self.done = true;
+        self.out.discard();
+        self.link.failed.do_send(OpFailed(e));
+        ctx.stop();
+    }
+
+    fn produce(&mut self, ctx: &mut Context<Self>) {
+        while self.out.ready() && !self.done {
+            match self.next() {
+                Ok(Some(b)) if b.num_rows() == 0 => continue,
+                Ok(Some(b)) => {
+                    if let Err(e) = self.out.send(b) {
+                        return self.fail(e, ctx);
+                    }
+                }
+                Ok(None) => {
+                    self.done = true;
+                    self.out.end();
+                    ctx.stop();
+                }
+                Err(e) => return self.fail(e, ctx),
+            }
+        }
+    }
+}
+
+impl Actor for SourceActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Tell the consumer who feeds it; it answers with credits.
+        self.out.attach(ctx.address());
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.out.discard();
+        self.link.stopped.do_send(OpStopped);
+    }
+}
+
+impl Handler<Credit> for SourceActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Credit, ctx: &mut Context<Self>) {
+        if self.done {
+            return;
+        }
+        if let Err(e) = self.out.grant(msg) {
+            return self.fail(e, ctx);
+        }
+        self.produce(ctx);
+    }
+}
+
+impl Handler<MemoryFreed> for SourceActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: MemoryFreed, ctx: &mut Context<Self>) {
+        if self.done {
+            return;
+        }
+        if let Err(e) = self.out.memory_freed() {
+            return self.fail(e, ctx);
+        }
+        self.produce(ctx);
+    }
+}
+
+impl Handler<Cancel> for SourceActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Cancel, ctx: &mut Context<Self>) {
+        self.done = true;
+        ctx.stop();
+    }
+}

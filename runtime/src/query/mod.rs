@@ -1,0 +1,9 @@
+//! A query on its initiator: the placement of its fragments on nodes ([`placement`]), the
+//! query actor that admits, launches and finishes it ([`actor`]), and what its caller reads:
+//! the result channel, streams and results, and rows as Rust types.
+
+pub mod actor;
+pub mod channel;
+pub mod placement;
+pub mod result;
+pub mod rows;

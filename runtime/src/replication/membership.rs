@@ -1,0 +1,161 @@
+//! What a node of a cluster of processes knows beyond its own partitions: how to reach its
+//! peers, the cluster's catalog as the last client sent it, and (on a client) where the
+//! answers to its catalog requests and resyncs ([`crate::replication::resync`]) go.
+//!
+//! In one process the catalog lives only on the client and every node sees every other; over
+//! TCP a data node learns its peers' addresses from a client's
+//! [`Join`](crate::wire::messages::Join) and keeps a copy of the catalog ([`CatalogPut`]) so that a
+//! client that connects later can fetch it ([`CatalogRequest`](crate::wire::messages::CatalogRequest),
+//! [`CatalogReply`]). The node actor hands these messages here.
+
+use crate::node::NodeStorage;
+use crate::replication::resync::ResyncReplies;
+use crate::wire::messages::{CatalogPut, CatalogReply, NodeId, TableVersions};
+use crossbeam_channel::Receiver;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use weir_planner::{CatalogSnapshot, TableDef};
+
+/// How a node connects to a peer at an address (a data node's TCP endpoint).
+pub type Connect = Box<dyn Fn(NodeId, SocketAddr) + Send + Sync>;
+
+/// The peers a node is connected to now.
+pub type PeersUp = Box<dyn Fn() -> Vec<NodeId> + Send + Sync>;
+
+/// A node's view of the cluster of processes it belongs to (see the module comment).
+#[derive(Default)]
+pub struct Membership {
+    connect: Option<Connect>,
+    peers_up: Option<PeersUp>,
+    catalog: Mutex<Option<(u64, CatalogSnapshot)>>,
+    replies: crate::replication::waiters::Waiters<CatalogReply>,
+    resyncs: ResyncReplies,
+}
+
+impl std::fmt::Debug for Membership {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Membership")
+            .field("connects", &self.connect.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Membership {
+    /// A data node's membership: it reaches its peers with `connect`, and `peers_up` tells
+    /// which it is connected to.
+    pub fn data_node(connect: Connect, peers_up: PeersUp) -> Self {
+        Membership {
+            connect: Some(connect),
+            peers_up: Some(peers_up),
+            ..Default::default()
+        }
+    }
+
+    /// Connects to `peer` at `addr` (text, as sent); false when the address does not parse
+    /// or this node does not connect to peers (a client).
+    pub fn add_peer(&self, peer: NodeId, addr: &str) -> bool {
+        match (&self.connect, addr.parse::<SocketAddr>()) {
+            (Some(connect), Ok(addr)) => {
+                connect(peer, addr);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Keeps `put`'s catalog if it is at least as new as the copy held, and applies what it
+    /// changes to `storage`: tables no longer in the catalog are dropped, secondary indexes
+    /// it names are built. Returns whether it was kept.
+    pub fn put_catalog(&self, put: CatalogPut, storage: &mut NodeStorage) -> bool {
+        let mut held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
+        if held.as_ref().is_some_and(|(epoch, _)| *epoch > put.epoch) {
+            return false;
+        }
+        let names: Vec<String> = put
+            .catalog
+            .tables
+            .iter()
+            .map(|t| t.name.to_lowercase())
+            .collect();
+        let gone: Vec<String> = storage
+            .tables
+            .keys()
+            .filter(|t| !names.contains(t))
+            .cloned()
+            .collect();
+        for t in gone {
+            storage.drop_table(&t);
+        }
+        for def in &put.catalog.tables {
+            if let Some(store) = storage.tables.get_mut(&def.name.to_lowercase()) {
+                for index in &def.indexes {
+                    if let Some(field) = def.schema.fields.get(index.column) {
+                        store.add_index(index.column, field.data_type);
+                    }
+                }
+            }
+        }
+        *held = Some((put.epoch, put.catalog));
+        true
+    }
+
+    /// The definition of `table` (any case) in the catalog copy held, if any.
+    pub fn table(&self, table: &str) -> Option<TableDef> {
+        let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
+        held.as_ref()?
+            .1
+            .tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(table))
+            .cloned()
+    }
+
+    /// Where the answers to this client's resyncs go.
+    pub fn resyncs(&self) -> &ResyncReplies {
+        &self.resyncs
+    }
+
+    /// The answer to catalog request `request`: the copy held and the versions of the
+    /// partition copies in `storage`.
+    pub fn reply(&self, request: u64, storage: &NodeStorage) -> CatalogReply {
+        let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
+        let (epoch, catalog) = match held.as_ref() {
+            Some((e, c)) => (*e, Some(c.clone())),
+            None => (0, None),
+        };
+        let mut versions: Vec<TableVersions> = storage
+            .versions()
+            .map(|(table, parts)| {
+                let mut partitions: Vec<(u32, u64)> = parts.iter().map(|(p, v)| (*p, *v)).collect();
+                partitions.sort_unstable();
+                TableVersions {
+                    table: table.to_string(),
+                    partitions,
+                }
+            })
+            .collect();
+        versions.sort_by(|a, b| a.table.cmp(&b.table));
+        CatalogReply {
+            request,
+            epoch,
+            catalog,
+            versions,
+            peers: self.peers_up.as_ref().map(|f| f()).unwrap_or_default(),
+        }
+    }
+
+    /// Waits for the replies to catalog request `request` (a client).
+    pub fn expect(&self, request: u64) -> Receiver<(NodeId, CatalogReply)> {
+        self.replies.register(request)
+    }
+
+    /// Stops waiting for replies to `request`.
+    pub fn forget(&self, request: u64) {
+        self.replies.unregister(request);
+    }
+
+    /// Hands `reply` from node `from` to whoever waits for it; false when nobody does.
+    pub fn deliver(&self, from: NodeId, reply: CatalogReply) -> bool {
+        self.replies.deliver(reply.request, from, reply)
+    }
+}

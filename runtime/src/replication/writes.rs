@@ -1,0 +1,498 @@
+//! Replicated writes: how rows reach every copy of their partitions, and how a copy that
+//! missed writes catches up before it serves reads again.
+//!
+//! A write travels as messages through the (simulated, possibly faulty) network in two
+//! phases, coordinated by the client node while it holds the catalog's write lock (so writes
+//! are serialized):
+//! 1. [`WritePrepare`] to every node holding a live, current copy of a written partition: the
+//!    node checks the change against its copy (duplicate keys, NULL keys) and that its copy is
+//!    at the version before this write, then holds it. Any refusal aborts the write on every
+//!    node ([`WriteAbort`]): a multi-row INSERT, UPDATE or DELETE is all or nothing.
+//! 2. [`WriteCommit`]: every prepared node applies the change and sets each copy's version.
+//!    The write is acknowledged once every copy that is still live has applied it.
+//!
+//! A change to a partition deletes rows by key, then inserts rows ([`PartitionWrite`]); a
+//! change to a table without a key rewrites whole rows ([`Rewrite`]) in every partition.
+//!
+//! Every partition has a committed version (its write sequence) on the client, and every copy
+//! the version of the last write it applied. A copy that missed a write (its node was down, or
+//! went down mid-write) is *stale*: queries do not read it, and when its node restarts (or
+//! when a node holding a newer copy does) it is refreshed from a live copy at the committed
+//! version before it serves. A partition with no live current copy cannot be read or written:
+//! queries and writes fail naming a node that holds it.
+
+use crate::error::{Error, Result};
+use crate::node::NodeShared;
+use crate::replication::recent::RecentSet;
+use crate::wire::messages::{
+    NetMessage, NodeId, PartitionWrite, Rewrite, TableLayout, WriteAbort, WriteCommit, WritePhase,
+    WritePrepare, WriteRefusal, WriteReply,
+};
+use crate::wire::network::Network;
+use crossbeam_channel::Receiver;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use weir_operators::storage::PartitionData;
+use weir_operators::table_store::TableStore;
+
+/// Replies to writes in progress, which the client node hands to the waiting writer (by
+/// write id).
+pub type WriteReplies = crate::replication::waiters::Waiters<WriteReply>;
+
+/// The client's record of partition versions: the committed version of every written
+/// partition, and which copies are stale (behind it).
+#[derive(Debug, Default)]
+pub struct ReplicaBook {
+    committed: HashMap<String, HashMap<u32, u64>>,
+    stale: HashMap<String, HashSet<(u32, NodeId)>>,
+}
+
+impl ReplicaBook {
+    /// Committed version of `table`'s partition `p` (0 before any write).
+    pub fn committed(&self, table: &str, p: u32) -> u64 {
+        self.committed
+            .get(table)
+            .and_then(|t| t.get(&p))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Whether node `n`'s copy of `table`'s partition `p` is behind the committed version.
+    pub fn is_stale(&self, table: &str, p: u32, n: NodeId) -> bool {
+        self.stale.get(table).is_some_and(|s| s.contains(&(p, n)))
+    }
+
+    /// Stale copies by table (lowercase name), for placement.
+    pub fn stale_copies(&self) -> &HashMap<String, HashSet<(u32, NodeId)>> {
+        &self.stale
+    }
+
+    /// Forgets a dropped table.
+    pub fn drop_table(&mut self, table: &str) {
+        self.committed.remove(table);
+        self.stale.remove(table);
+    }
+
+    /// Sets the committed version of `table`'s partition `p` (learnt from the copies' versions
+    /// on data nodes of other processes).
+    pub fn set_committed(&mut self, table: &str, p: u32, version: u64) {
+        if version > 0 {
+            self.committed
+                .entry(table.to_string())
+                .or_default()
+                .insert(p, version);
+        }
+    }
+
+    /// Counts node `n`'s copy of `table`'s partition `p` stale, or current again.
+    pub fn mark_stale(&mut self, table: &str, p: u32, n: NodeId, stale: bool) {
+        self.set_stale(table, p, n, stale);
+    }
+
+    fn set_stale(&mut self, table: &str, p: u32, n: NodeId, stale: bool) {
+        if stale {
+            self.stale
+                .entry(table.to_string())
+                .or_default()
+                .insert((p, n));
+        } else if let Some(s) = self.stale.get_mut(table) {
+            s.remove(&(p, n));
+            if s.is_empty() {
+                self.stale.remove(table);
+            }
+        }
+    }
+}
+
+/// A data node's side of writes: rows held between prepare and commit, and the writes it has
+/// finished (so that a retransmitted message is answered, not applied twice).
+#[derive(Debug, Default)]
+pub struct WriteParticipant {
+    held: HashMap<u64, WritePrepare>,
+    finished: RecentSet<u64>,
+}
+
+impl WriteParticipant {
+    /// Phase one on node `shared`: checks and holds the rows.
+    pub fn prepare(&mut self, shared: &NodeShared, req: WritePrepare) -> WriteReply {
+        let write = req.write;
+        let reply = |error| WriteReply {
+            write,
+            phase: WritePhase::Prepare,
+            error,
+        };
+        if self.finished.contains(&write) || self.held.contains_key(&write) {
+            return reply(None);
+        }
+        let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
+        let table = &req.layout.table;
+        let empty = new_partition(&req.layout);
+        for w in &req.parts {
+            let p = w.partition;
+            let have = storage.version(table, p);
+            if have + 1 != w.version {
+                return reply(Some(WriteRefusal::Other(format!(
+                    "{}: copy of partition {p} of {table} is at version {have}, not {}",
+                    shared.name,
+                    w.version - 1
+                ))));
+            }
+            let part = storage
+                .tables
+                .get(table)
+                .and_then(|t| t.get(p))
+                .unwrap_or(&empty);
+            let check = match &w.delete {
+                Some(keys) => part.check_replace(keys, &w.insert),
+                None => part.check_insert(&w.insert),
+            };
+            if let Err(e) = check {
+                return reply(Some(WriteRefusal::of(e)));
+            }
+        }
+        if let Some(r) = &req.rewrite {
+            if let Err(e) = empty.check_rewrite(&r.old, r.new.as_ref()) {
+                return reply(Some(WriteRefusal::of(e)));
+            }
+        }
+        drop(storage);
+        self.held.insert(write, req);
+        reply(None)
+    }
+
+    /// Phase two on node `shared`: applies the held rows and sets the copies' versions.
+    pub fn commit(&mut self, shared: &NodeShared, write: u64) -> WriteReply {
+        let reply = |error| WriteReply {
+            write,
+            phase: WritePhase::Commit,
+            error,
+        };
+        if self.finished.contains(&write) {
+            return reply(None);
+        }
+        let Some(req) = self.held.remove(&write) else {
+            return reply(Some(WriteRefusal::Other(format!(
+                "{}: write {write} was not prepared",
+                shared.name
+            ))));
+        };
+        self.finished.insert(write);
+        let mut storage = shared.storage.write().unwrap_or_else(|e| e.into_inner());
+        let table = req.layout.table.clone();
+        for w in req.parts {
+            let p = w.partition;
+            let store = storage
+                .tables
+                .entry(table.clone())
+                .or_insert_with(|| new_store(&req.layout));
+            let new = || new_partition(&req.layout);
+            let applied = match (&w.delete, &req.rewrite) {
+                (Some(keys), _) => {
+                    store.modify(p, new, |part| part.replace(keys, &w.insert).map(|_| ()))
+                }
+                (None, Some(r)) => store.modify(p, new, |part| {
+                    part.rewrite(&r.old, r.new.as_ref())
+                        .and_then(|_| part.insert(&w.insert))
+                }),
+                (None, None) => store.insert(p, &w.insert, new),
+            };
+            if let Err(e) = applied {
+                return reply(Some(WriteRefusal::Other(format!("{}: {e}", shared.name))));
+            }
+            storage.set_version(&table, p, w.version);
+        }
+        reply(None)
+    }
+
+    /// Drops the rows held for `write`.
+    pub fn abort(&mut self, write: u64) {
+        self.held.remove(&write);
+        self.finished.insert(write);
+    }
+
+    /// The node crashed: what it held is gone.
+    pub fn crashed(&mut self) {
+        self.held.clear();
+    }
+}
+
+fn new_store(layout: &TableLayout) -> TableStore {
+    TableStore::new(&layout.schema.types(), &layout.indexed)
+}
+
+/// A new partition copy: its primary-key index only. Secondary indexes are kept once per node
+/// and table, across partitions, by the partition's [`TableStore`].
+fn new_partition(layout: &TableLayout) -> PartitionData {
+    PartitionData::new(layout.schema.clone(), &layout.primary_key)
+}
+
+/// What a writer needs to reach the data nodes.
+pub struct Coordinator<'a> {
+    /// The network writes travel on.
+    pub network: &'a Network,
+    /// The node writes are sent from (the client).
+    pub client: NodeId,
+    /// Every node (liveness).
+    pub nodes: &'a [Arc<NodeShared>],
+    /// Display names.
+    pub names: &'a [String],
+    /// Where the client node puts replies.
+    pub replies: &'a WriteReplies,
+    /// A write not finished after this long fails.
+    pub timeout: Duration,
+}
+
+impl Coordinator<'_> {
+    fn up(&self, n: NodeId) -> bool {
+        self.nodes[n as usize].up.load(Ordering::SeqCst)
+    }
+
+    fn name(&self, n: NodeId) -> String {
+        self.names
+            .get(n as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("node-{n}"))
+    }
+
+    fn send(&self, to: NodeId, msg: NetMessage) {
+        self.network.send(self.client, to, &msg);
+    }
+
+    /// Waits for a reply of `phase` from every node in `pending`, dropping nodes that go down.
+    /// Returns the nodes that answered, with their refusals.
+    fn gather(
+        &self,
+        rx: &Receiver<(NodeId, WriteReply)>,
+        phase: WritePhase,
+        mut pending: HashSet<NodeId>,
+        deadline: Instant,
+    ) -> Result<Vec<(NodeId, Option<WriteRefusal>)>> {
+        let mut answered = Vec::new();
+        while !pending.is_empty() {
+            pending.retain(|&n| self.up(n));
+            if pending.is_empty() {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::Timeout(self.timeout));
+            }
+            let wait = (deadline - now).min(Duration::from_millis(5));
+            if let Ok((from, reply)) = rx.recv_timeout(wait) {
+                if reply.phase == phase && pending.remove(&from) {
+                    answered.push((from, reply.error));
+                }
+            }
+        }
+        Ok(answered)
+    }
+
+    /// Writes `parts` (the change to each partition; their versions are set here) of the
+    /// table laid out as `layout`, and `rewrite` (a table without a key: applied in every
+    /// partition of `parts`), to every live, current copy (`copies[p]`, primary first), as
+    /// write `id`. All or nothing: a refusal by any copy aborts the write everywhere.
+    pub fn write(
+        &self,
+        book: &mut ReplicaBook,
+        id: u64,
+        layout: &TableLayout,
+        copies: &[Vec<NodeId>],
+        parts: Vec<PartitionWrite>,
+        rewrite: Option<Rewrite>,
+    ) -> Result<()> {
+        let table = layout.table.as_str();
+        let mut per_node: BTreeMap<NodeId, Vec<PartitionWrite>> = BTreeMap::new();
+        let mut targets_of: Vec<(u32, Vec<NodeId>)> = Vec::with_capacity(parts.len());
+        for mut w in parts {
+            let p = w.partition;
+            let copies = &copies[p as usize];
+            let targets: Vec<NodeId> = copies
+                .iter()
+                .copied()
+                .filter(|&n| self.up(n) && !book.is_stale(table, p, n))
+                .collect();
+            if targets.is_empty() {
+                return Err(Error::NodeDown(self.name(copies[0])));
+            }
+            w.version = book.committed(table, p) + 1;
+            // Every copy but the last gets a clone; the last takes the rows.
+            let (&last, others) = targets.split_last().expect("targets is not empty");
+            for &n in others {
+                per_node.entry(n).or_default().push(w.clone());
+            }
+            per_node.entry(last).or_default().push(w);
+            targets_of.push((p, targets));
+        }
+        let rx = self.replies.register(id);
+        let result = self.run(
+            book,
+            id,
+            layout,
+            per_node,
+            rewrite,
+            &targets_of,
+            copies,
+            &rx,
+        );
+        self.replies.unregister(id);
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        book: &mut ReplicaBook,
+        id: u64,
+        layout: &TableLayout,
+        per_node: BTreeMap<NodeId, Vec<PartitionWrite>>,
+        rewrite: Option<Rewrite>,
+        targets_of: &[(u32, Vec<NodeId>)],
+        copies: &[Vec<NodeId>],
+        rx: &Receiver<(NodeId, WriteReply)>,
+    ) -> Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        let nodes: HashSet<NodeId> = per_node.keys().copied().collect();
+        for (n, parts) in per_node {
+            let msg = WritePrepare {
+                write: id,
+                layout: layout.clone(),
+                parts,
+                rewrite: rewrite.clone(),
+            };
+            self.send(n, NetMessage::WritePrepare(Box::new(msg)));
+        }
+        let abort = |to: &HashSet<NodeId>| {
+            for &n in to {
+                self.send(n, NetMessage::WriteAbort(WriteAbort { write: id }));
+            }
+        };
+        let prepared = match self.gather(rx, WritePhase::Prepare, nodes.clone(), deadline) {
+            Ok(p) => p,
+            Err(e) => {
+                abort(&nodes);
+                return Err(e);
+            }
+        };
+        if let Some(refusal) = prepared.iter().find_map(|(_, e)| e.clone()) {
+            abort(&nodes);
+            return Err(Error::refused(&layout.table, refusal));
+        }
+        let prepared: HashSet<NodeId> = prepared.into_iter().map(|(n, _)| n).collect();
+        // Every partition needs a prepared copy, or nothing is written.
+        if let Some((p, _)) = targets_of
+            .iter()
+            .find(|(_, t)| !t.iter().any(|n| prepared.contains(n)))
+        {
+            abort(&prepared);
+            return Err(Error::NodeDown(self.name(copies[*p as usize][0])));
+        }
+        let table = layout.table.as_str();
+        for (p, _) in targets_of {
+            let next = book.committed(table, *p) + 1;
+            book.committed
+                .entry(table.to_string())
+                .or_default()
+                .insert(*p, next);
+        }
+        for &n in &prepared {
+            self.send(n, NetMessage::WriteCommit(WriteCommit { write: id }));
+        }
+        let committed = self.gather(rx, WritePhase::Commit, prepared, deadline)?;
+        let applied: HashSet<NodeId> = committed
+            .iter()
+            .filter(|(_, e)| e.is_none())
+            .map(|(n, _)| *n)
+            .collect();
+        // Every copy that did not apply this write is behind now.
+        for (p, _) in targets_of {
+            for &n in &copies[*p as usize] {
+                book.set_stale(table, *p, n, !applied.contains(&n));
+            }
+        }
+        match targets_of
+            .iter()
+            .find(|(_, t)| !t.iter().any(|n| applied.contains(n)))
+        {
+            Some((p, _)) => Err(Error::NodeDown(self.name(copies[*p as usize][0]))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Brings copies up to date after node `restarting` comes back (it counts as live here, before
+/// it serves): every copy of every partition in `tables` (name, copies per partition) on a
+/// live node is compared with the committed version; one that is behind is refreshed from a
+/// live copy at that version, or stays stale when no such copy is up.
+pub fn repair(
+    book: &mut ReplicaBook,
+    nodes: &[Arc<NodeShared>],
+    restarting: Option<NodeId>,
+    tables: &[(String, Arc<Vec<Vec<NodeId>>>)],
+) {
+    let live = |n: NodeId| Some(n) == restarting || nodes[n as usize].up.load(Ordering::SeqCst);
+    for (table, copies) in tables {
+        for (p, holders) in copies.iter().enumerate() {
+            let p = p as u32;
+            let want = book.committed(table, p);
+            let version = |n: NodeId| {
+                nodes[n as usize]
+                    .storage
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .version(table, p)
+            };
+            let current: Vec<NodeId> = holders
+                .iter()
+                .copied()
+                .filter(|&n| live(n) && version(n) == want)
+                .collect();
+            for &n in holders {
+                if !live(n) {
+                    continue;
+                }
+                if current.contains(&n) {
+                    book.set_stale(table, p, n, false);
+                    continue;
+                }
+                let Some(&src) = current.first() else {
+                    book.set_stale(table, p, n, true);
+                    continue;
+                };
+                let (fresh, indexed) = {
+                    let source = nodes[src as usize]
+                        .storage
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner());
+                    let store = source.tables.get(table);
+                    (
+                        store.and_then(|t| t.get(p)).cloned(),
+                        store.map(TableStore::indexed_columns).unwrap_or_default(),
+                    )
+                };
+                let mut storage = nodes[n as usize]
+                    .storage
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                match fresh {
+                    Some(part) => {
+                        let types = part.schema().types();
+                        storage
+                            .tables
+                            .entry(table.clone())
+                            .or_insert_with(|| TableStore::new(&types, &indexed))
+                            .put(p, part);
+                    }
+                    None => {
+                        if let Some(store) = storage.tables.get_mut(table) {
+                            store.remove(p);
+                        }
+                    }
+                }
+                storage.set_version(table, p, want);
+                book.set_stale(table, p, n, false);
+            }
+        }
+    }
+}
