@@ -1,6 +1,6 @@
 //! Errors returned to users of the runtime.
 
-use crate::wire::messages::ErrorKind;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use weir_operators::Value;
 
@@ -214,23 +214,6 @@ impl Error {
     /// The error for a storage refusal while writing rows of `table`: a duplicate or NULL
     /// primary key becomes [`Error::DuplicateKey`] / [`Error::NullKey`] naming the table;
     /// anything else becomes [`Error::Invalid`] with the storage's message.
-    /// The error of a write refused by a node.
-    pub(crate) fn refused(table: &str, refusal: crate::wire::messages::WriteRefusal) -> Self {
-        use crate::wire::messages::WriteRefusal;
-        match refusal {
-            WriteRefusal::DuplicateKey { column, value } => Error::DuplicateKey {
-                table: table.to_string(),
-                column,
-                value,
-            },
-            WriteRefusal::NullKey { column } => Error::NullKey {
-                table: table.to_string(),
-                column,
-            },
-            WriteRefusal::Other(message) => Error::Invalid(message),
-        }
-    }
-
     pub(crate) fn from_storage(table: &str, e: weir_operators::Error) -> Self {
         match e {
             weir_operators::Error::DuplicateKey { column, value } => Error::DuplicateKey {
@@ -254,4 +237,24 @@ fn key_sql(column: &str, value: &Value) -> String {
         Value::Str(s) if column.starts_with('(') => s.clone(),
         v => v.to_sql(),
     }
+}
+
+/// Why a fragment failed, as a node reports it to the query's initiator (the wire form of
+/// the typed errors above).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ErrorKind {
+    /// A kernel failed.
+    Execution,
+    /// A result too large for its type.
+    Overflow,
+    /// A division by zero without a NULL answer.
+    DivisionByZero,
+    /// A value that does not convert to a CAST's type.
+    Cast,
+    /// The fragment was closed on request (Legacy's reply to a close).
+    Cancelled,
+    /// The breaker killed it.
+    Killed,
+    /// The node ran out of memory.
+    OutOfMemory,
 }

@@ -8,12 +8,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::bytes::Bytes;
+use weir_runtime::wire::carrier::{Deliver, Inbox, Transport};
 use weir_runtime::wire::codec;
 use weir_runtime::wire::framing::{self, Secret, HANDSHAKE_MAX_FRAME};
 use weir_runtime::wire::messages::{
     BatchAck, BatchStop, CloseMessage, MessageKind, NetMessage, NodeId, WriteAbort, WriteCommit,
 };
-use weir_runtime::wire::network::{Deliver, Network, Transport};
+use weir_runtime::wire::network::Network;
 use weir_runtime::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
 
 /// Longest any single wait in these tests may take.
@@ -96,80 +97,41 @@ fn next_event(events: &Receiver<PeerEvent>, limit: Duration) -> PeerEvent {
     events.recv_timeout(limit).expect("an event in time")
 }
 
-/// Actix mailboxes for the nodes of a test, on a system thread of their own; stopped on drop.
-struct Mailboxes {
-    system: actix::System,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-/// The mailboxes, their recipients, and what each received.
-type Started = (
-    Mailboxes,
-    Vec<actix::Recipient<Deliver>>,
-    Vec<Receiver<(NodeId, NetMessage)>>,
-);
-
+/// A node that keeps what it receives: it sends each message, decoded, down a channel.
 struct Collector(crossbeam_channel::Sender<(NodeId, NetMessage)>);
 
-impl actix::Actor for Collector {
-    type Context = actix::Context<Self>;
-}
-
-impl actix::Handler<Deliver> for Collector {
-    type Result = ();
-    fn handle(&mut self, msg: Deliver, _: &mut Self::Context) {
+impl Inbox for Collector {
+    fn deliver(&self, msg: Deliver) {
         let _ = self.0.send((msg.from, decoded(&msg.bytes)));
     }
+
+    fn is_open(&self) -> bool {
+        true
+    }
+
+    fn crash(&self) {}
 }
 
-impl Mailboxes {
-    /// `n` collectors; returns their recipients and what each received.
-    fn start(n: usize) -> Started {
-        let (back, started) = crossbeam_channel::bounded(1);
-        let thread = std::thread::spawn(move || {
-            let sys = actix::System::new();
-            sys.block_on(async move {
-                use actix::Actor;
-                let mut recipients = Vec::new();
-                let mut received = Vec::new();
-                for _ in 0..n {
-                    let (tx, rx) = crossbeam_channel::unbounded();
-                    recipients.push(Collector(tx).start().recipient());
-                    received.push(rx);
-                }
-                back.send((actix::System::current(), recipients, received))
-                    .unwrap();
-            });
-            let _ = sys.run();
-        });
-        let (system, recipients, received) = started.recv_timeout(LIMIT).unwrap();
-        (
-            Mailboxes {
-                system,
-                thread: Some(thread),
-            },
-            recipients,
-            received,
-        )
-    }
-}
+/// What a collector received, in order.
+type Received = Receiver<(NodeId, NetMessage)>;
 
-impl Drop for Mailboxes {
-    fn drop(&mut self) {
-        self.system.stop();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// `n` collectors, and what each received.
+fn collectors(n: usize) -> (Vec<Arc<dyn Inbox>>, Vec<Received>) {
+    (0..n)
+        .map(|_| {
+            let (tx, rx) = crossbeam_channel::unbounded();
+            (Arc::new(Collector(tx)) as Arc<dyn Inbox>, rx)
+        })
+        .unzip()
 }
 
 #[test]
 fn three_nodes_exchange_messages_over_tcp_and_the_counters_agree() {
     // Three "processes": each a network with one node attached and a TCP carrier.
-    let (_system, recipients, received) = Mailboxes::start(3);
+    let (inboxes, received) = collectors(3);
     let mut nets = Vec::new();
     let mut carriers = Vec::new();
-    for (i, r) in recipients.into_iter().enumerate() {
+    for (i, r) in inboxes.into_iter().enumerate() {
         let id = i as NodeId;
         let net = Network::new();
         net.attach(id, Some(r));

@@ -273,7 +273,8 @@ fn lost_and_corrupted_messages_are_retransmitted_and_every_answer_is_right() {
 /// is not disturbed.
 #[test]
 fn messages_for_an_unknown_query_are_dropped_and_counted_while_a_query_runs() {
-    use weir::runtime::wire::messages::{ErrorKind, ErrorMessage, NetMessage};
+    use weir::runtime::error::ErrorKind;
+    use weir::runtime::wire::messages::{ErrorMessage, NetMessage};
     let c = cluster(0, Duration::from_secs(30));
     let mut stream = c.query_stream("SELECT id, v FROM t", &[]).unwrap();
     let mut rows = stream.next().unwrap().unwrap().num_rows();

@@ -59,7 +59,7 @@ impl Default for ClusterBuilder {
             node_memory: DEFAULT_NODE_MEMORY,
             query_timeout: Duration::from_secs(30),
             plan_cache: 1024,
-            fragment_cache: crate::dispatch::node_actor::DEFAULT_FRAGMENT_CACHE,
+            fragment_cache: crate::dispatch::start::DEFAULT_FRAGMENT_CACHE,
             join_mode: JoinMode::Guarded,
             breaker: BreakerConfig::default(),
             seed: 0x5eed,

@@ -13,29 +13,25 @@
 //!
 //! [`ClusterBuilder::connect`]: crate::ClusterBuilder::connect
 
-use crate::dispatch::node_actor::{NodeActor, NodeCounters, NodeSetup, DEFAULT_FRAGMENT_CACHE};
+use super::system::NodeSystem;
+use crate::dispatch::node_actor::NodeSetup;
 use crate::error::{Error, Result};
-use crate::memory::breaker::{BreakerConfig, BreakerCounters, JoinMode};
-use crate::memory::pool::NodePool;
-use crate::memory::supervisor::SupervisorActor;
-use crate::node::{NodeShared, NodeStorage};
+use crate::memory::breaker::{BreakerConfig, JoinMode};
+use crate::node::state::NodeShared;
 use crate::replication::membership::Membership;
-use crate::replication::writes::WriteReplies;
 use crate::wire::framing::Secret;
 use crate::wire::messages::{NodeId, Protocol};
 use crate::wire::network::Network;
 use crate::wire::tcp::{TcpConfig, TcpTransport};
-use actix::prelude::*;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
 
 /// A data node serving over TCP (see the module comment).
 pub struct DataNode {
     network: Arc<Network>,
     transport: Arc<TcpTransport>,
-    system: actix::System,
-    thread: Option<std::thread::JoinHandle<()>>,
+    system: Option<NodeSystem>,
 }
 
 impl DataNode {
@@ -53,19 +49,15 @@ impl DataNode {
                 "a data node needs an address to listen on".into(),
             ));
         }
-        let name = format!("node-{id}");
         let breaker = BreakerConfig::default();
-        let shared = Arc::new(NodeShared {
+        let shared = Arc::new(NodeShared::new(
             id,
-            name: name.clone(),
-            is_data: true,
-            storage: RwLock::new(NodeStorage::default()),
-            pool: NodePool::new(name, memory, JoinMode::Guarded, &breaker),
-            live_actors: AtomicUsize::new(0),
-            up: AtomicBool::new(true),
-            edge_high_water: AtomicUsize::new(0),
-            joins: Default::default(),
-        });
+            &format!("node-{id}"),
+            true,
+            memory,
+            JoinMode::Guarded,
+            &breaker,
+        ));
         let network = Network::new();
         // The node learns its peers from a client's `Join`; the endpoint starts below.
         let endpoint: Arc<OnceLock<Weak<TcpTransport>>> = Arc::default();
@@ -85,48 +77,16 @@ impl DataNode {
                 }),
             ))
         };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = {
-            let network = network.clone();
-            std::thread::Builder::new()
-                .name(format!("weir-node-{id}"))
-                .spawn(move || {
-                    let sys = actix::System::new();
-                    sys.block_on(async move {
-                        let totals = Arc::new(BreakerCounters::default());
-                        let (s, cfg, t) = (shared.clone(), breaker.clone(), totals.clone());
-                        let supervisor = SupervisorActor::new(s, cfg, t, 0x5eed).start();
-                        let pool = shared.pool.clone();
-                        let sup = supervisor.clone();
-                        let addr = NodeActor::new(NodeSetup {
-                            shared,
-                            network,
-                            protocol: Protocol::Lean,
-                            counters: Arc::new(NodeCounters::default()),
-                            supervisor: sup,
-                            breaker: totals,
-                            fragment_cache: DEFAULT_FRAGMENT_CACHE,
-                            write_replies: Arc::new(WriteReplies::default()),
-                            membership,
-                        })
-                        .start();
-                        pool.connect(supervisor.recipient(), addr.clone().recipient());
-                        let _ = tx.send((actix::System::current(), addr));
-                    });
-                    let _ = sys.run();
-                })
-                .map_err(|e| Error::Invalid(format!("cannot start the actor system: {e}")))?
-        };
-        let (system, addr) = rx
-            .recv()
-            .map_err(|_| Error::Invalid("the actor system failed to start".into()))?;
-        network.attach(id, Some(addr.clone().recipient()));
-        network.attach_crash(id, addr.recipient());
+        let mut setup = NodeSetup::new(shared, network.clone(), Protocol::Lean);
+        setup.breaker_config = breaker;
+        setup.seed = 0x5eed;
+        setup.membership = membership;
+        // No idle spin: a node process waits for its clients without holding a core.
+        let system = NodeSystem::start(&format!("weir-node-{id}"), 1, Duration::ZERO, vec![setup])?;
         let transport = match TcpTransport::start(config, network.inbound(id)) {
             Ok(t) => Arc::new(t),
             Err(e) => {
                 system.stop();
-                let _ = thread.join();
                 return Err(Error::Invalid(format!("cannot listen: {e}")));
             }
         };
@@ -135,8 +95,7 @@ impl DataNode {
         Ok(DataNode {
             network,
             transport,
-            system,
-            thread: Some(thread),
+            system: Some(system),
         })
     }
 
@@ -163,11 +122,10 @@ impl DataNode {
     }
 
     fn stop(&mut self) {
-        if let Some(thread) = self.thread.take() {
+        if let Some(system) = self.system.take() {
             self.transport.close();
             self.network.attach(self.transport.id(), None);
-            self.system.stop();
-            let _ = thread.join();
+            system.stop();
         }
     }
 }

@@ -17,6 +17,7 @@ mod recovery;
 pub mod remote;
 mod statements;
 pub mod stats;
+mod system;
 mod writes;
 
 pub use builder::ClusterBuilder;
@@ -24,11 +25,14 @@ pub use copy::{CopyProgress, ProgressUnit};
 pub use prepared::Prepared;
 pub use stats::{ClusterStats, NodeStats};
 
-use crate::dispatch::node_actor::{NodeActor, NodeCounters};
+use crate::dispatch::counters::NodeCounters;
+use crate::dispatch::node_actor::NodeActor;
 use crate::error::{Error, Result};
+use crate::exchange::router::Router;
 use crate::memory::breaker::BreakerCounters;
-use crate::memory::supervisor::SupervisorActor;
-use crate::node::NodeShared;
+use crate::memory::pool::Pools;
+use crate::memory::view::NodeView;
+use crate::node::state::NodeShared;
 use crate::query::placement::{self, ClusterView};
 use crate::replication::writes::{ReplicaBook, WriteReplies};
 use crate::wire::messages::NodeId;
@@ -84,16 +88,22 @@ struct Inner {
     /// The client node's id: the number of data nodes in process; that plus a slot when
     /// connected to data nodes in other processes (see [`remote`]).
     client: NodeId,
-    /// Where the client's actors are in `addrs`, `arbiters` and `supervisors`.
+    /// Where the client's actors are in `addrs`, `routers` and `arbiters`.
     local: usize,
     /// The connections to data nodes in other processes, when connected.
     remote: Option<remote::Remote>,
-    nodes: Vec<Arc<NodeShared>>,
+    /// Every node of the cluster, by id (stand-ins for nodes of other processes).
+    nodes: Arc<Vec<Arc<NodeShared>>>,
+    /// The actors of the nodes in this process.
     addrs: Vec<Addr<NodeActor>>,
+    /// The routers of the nodes in this process.
+    routers: Vec<Arc<Router>>,
     counters: Vec<Arc<NodeCounters>>,
     arbiters: Vec<ArbiterHandle>,
     names: Arc<Vec<String>>,
     network: Arc<Network>,
+    /// The pools of the nodes in this process.
+    pools: Arc<Pools>,
     catalog: RwLock<Catalog>,
     plans: PlanCache,
     next_query: AtomicU64,
@@ -105,8 +115,6 @@ struct Inner {
     breaker: Arc<BreakerCounters>,
     admission: Arc<crate::memory::admission::Admission>,
     ids: Arc<AtomicU64>,
-    shared_nodes: Arc<Vec<Arc<NodeShared>>>,
-    supervisors: Vec<Addr<SupervisorActor>>,
     replicas: Mutex<ReplicaBook>,
     write_replies: Arc<WriteReplies>,
     /// Held by every statement that writes, from reading the rows it changes to the end of
@@ -123,22 +131,27 @@ struct InnerParts {
     remote: Option<remote::Remote>,
     nodes: Vec<Arc<NodeShared>>,
     addrs: Vec<Addr<NodeActor>>,
+    routers: Vec<Arc<Router>>,
     counters: Vec<Arc<NodeCounters>>,
     arbiters: Vec<ArbiterHandle>,
     names: Vec<String>,
     network: Arc<Network>,
+    pools: Arc<Pools>,
     breaker: Arc<BreakerCounters>,
     /// The first query (and write) id this client hands out.
     first_id: u64,
-    supervisors: Vec<Addr<SupervisorActor>>,
     write_replies: Arc<WriteReplies>,
 }
 
 impl Inner {
     fn new(p: InnerParts) -> Inner {
-        let shared_nodes = Arc::new(p.nodes.clone());
+        let nodes = Arc::new(p.nodes);
+        let views: Vec<Arc<dyn NodeView>> = nodes
+            .iter()
+            .map(|n| n.clone() as Arc<dyn NodeView>)
+            .collect();
         let admission = crate::memory::admission::Admission::new(
-            shared_nodes.clone(),
+            Arc::new(views),
             p.config.breaker.queue,
             p.config
                 .breaker
@@ -153,12 +166,14 @@ impl Inner {
             local: p.local,
             remote: p.remote,
             config: p.config,
-            nodes: p.nodes,
+            nodes,
             addrs: p.addrs,
+            routers: p.routers,
             counters: p.counters,
             arbiters: p.arbiters,
             names: Arc::new(p.names),
             network: p.network,
+            pools: p.pools,
             catalog: RwLock::new(catalog),
             next_query: AtomicU64::new(1),
             copies: Mutex::new(HashMap::new()),
@@ -169,8 +184,6 @@ impl Inner {
             breaker: p.breaker,
             admission,
             ids: Arc::new(AtomicU64::new(p.first_id)),
-            shared_nodes,
-            supervisors: p.supervisors,
             replicas: Mutex::new(ReplicaBook::default()),
             write_replies: p.write_replies,
             writer: Mutex::new(()),

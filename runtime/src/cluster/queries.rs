@@ -5,7 +5,7 @@ use super::Cluster;
 use crate::error::{Error, Result};
 use crate::exec::flow::EdgeRegistry;
 use crate::memory::estimate::BuildEstimate;
-use crate::node::NodeHandle;
+use crate::node::handle::NodeHandle;
 use crate::query::actor::{QueryActor, QuerySetup};
 use crate::query::placement;
 use crate::query::result::{QueryResult, QueryStream};
@@ -151,9 +151,9 @@ impl Cluster {
         let client = self.client();
         let handle = NodeHandle {
             shared: self.inner.nodes[client as usize].clone(),
-            addr: self.inner.addrs[self.inner.local].clone(),
+            inbox: self.inner.addrs[self.inner.local].clone().recipient(),
             network: self.inner.network.clone(),
-            supervisor: self.inner.supervisors[self.inner.local].clone(),
+            pools: self.inner.pools.clone(),
         };
         let setup = QuerySetup {
             id,
@@ -171,7 +171,8 @@ impl Cluster {
             tx,
             counters,
             edges: Arc::new(EdgeRegistry::default()),
-            nodes: self.inner.shared_nodes.clone(),
+            nodes: self.inner.nodes.clone(),
+            router: self.inner.routers[self.inner.local].clone(),
             breaker: self.inner.config.breaker.clone(),
             breaker_counters: self.inner.breaker.clone(),
             admission: self.inner.admission.clone(),

@@ -5,7 +5,7 @@
 use super::Cluster;
 use crate::dispatch::node_actor::NodeActor;
 use crate::error::{Error, Result};
-use crate::node::inbox::Restart;
+use crate::node::inbox::NodeMsg;
 use crate::replication::writes;
 use crate::wire::messages::NodeId;
 use actix::prelude::*;
@@ -40,7 +40,7 @@ impl Cluster {
                 .unwrap_or_else(|e| e.into_inner());
             writes::repair(&mut book, &self.inner.nodes, Some(i as NodeId), &tables);
         }
-        addr.do_send(Restart);
+        addr.do_send(NodeMsg::Restart);
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self.inner.nodes[i].up.load(Ordering::SeqCst) {
             if Instant::now() > deadline {
@@ -116,7 +116,9 @@ impl Cluster {
     /// [`Cluster::restart_node`].
     pub fn crash_node(&self, i: usize) -> Result<()> {
         let addr = self.node_addr(i)?;
-        addr.do_send(crate::wire::faults::CrashNode);
+        addr.do_send(NodeMsg::Crash {
+            out_of_memory: false,
+        });
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.inner.nodes[i].up.load(Ordering::SeqCst) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));

@@ -26,7 +26,7 @@
 //!
 //! ## Failures
 //! A data node whose connection ends is marked down at once and its queries told
-//! ([`NodeCrashed`]): those that returned no rows yet run again on the copies, as in process.
+//! ([`NodeMsg::NodeCrashed`]): those that returned no rows yet run again on the copies, as in process.
 //! When its connection comes back (its process restarted with the same id and address), the
 //! client joins it again and fetches its versions before marking it up: copies it lost (a
 //! restarted process holds nothing) are stale, so reads go to the copies that have the rows.
@@ -38,14 +38,16 @@
 //! and so does the client by itself every 10 s while such a copy has a live current copy to
 //! come from.
 
+use super::system::NodeSystem;
 use super::{Cluster, ClusterBuilder, Inner, InnerParts};
-use crate::dispatch::node_actor::{NodeActor, NodeCounters, NodeSetup};
+use crate::dispatch::counters::NodeCounters;
+use crate::dispatch::node_actor::NodeSetup;
 use crate::error::{Error, Result};
+use crate::exchange::router::Router;
 use crate::memory::breaker::BreakerCounters;
-use crate::memory::pool::NodePool;
-use crate::memory::supervisor::SupervisorActor;
-use crate::node::inbox::NodeCrashed;
-use crate::node::{NodeShared, NodeStorage};
+use crate::memory::pool::Pools;
+use crate::node::inbox::NodeMsg;
+use crate::node::state::NodeShared;
 use crate::replication::membership::Membership;
 use crate::replication::resync::{Resync, ResyncOutcome};
 use crate::replication::writes::WriteReplies;
@@ -53,10 +55,9 @@ use crate::wire::messages::TableLayout;
 use crate::wire::messages::{CatalogPut, CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
 use crate::wire::network::Network;
 use crate::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
-use actix::prelude::*;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use weir_planner::Catalog;
@@ -133,22 +134,16 @@ fn stand_in(
     up: bool,
     config: &ClusterBuilder,
 ) -> Arc<NodeShared> {
-    Arc::new(NodeShared {
+    let node = NodeShared::new(
         id,
-        pool: NodePool::new(
-            name.clone(),
-            config.node_memory,
-            config.join_mode,
-            &config.breaker,
-        ),
-        name,
+        &name,
         is_data,
-        storage: RwLock::new(NodeStorage::default()),
-        live_actors: AtomicUsize::new(0),
-        up: AtomicBool::new(up),
-        edge_high_water: AtomicUsize::new(0),
-        joins: Default::default(),
-    })
+        config.node_memory,
+        config.join_mode,
+        &config.breaker,
+    );
+    node.up.store(up, Ordering::SeqCst);
+    Arc::new(node)
 }
 
 impl Cluster {
@@ -184,72 +179,37 @@ impl Cluster {
                 _ => absent.clone(),
             })
             .collect();
-        let client_shared = nodes[client as usize].clone();
-        let no_counters = Arc::new(NodeCounters::default());
-        let mut counters: Vec<Arc<NodeCounters>> = vec![no_counters; total];
         let client_counters = Arc::new(NodeCounters::default());
+        // Nodes of other processes count there: one set of zeros stands for them all.
+        let elsewhere = Arc::new(NodeCounters::default());
+        let mut counters: Vec<Arc<NodeCounters>> = vec![elsewhere; total];
         counters[client as usize] = client_counters.clone();
         let network = Network::new();
+        let pools = Arc::new(Pools::default());
         let breaker = Arc::new(BreakerCounters::default());
         let write_replies = Arc::new(WriteReplies::default());
         let membership = Arc::new(Membership::default());
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = {
-            let (network, breaker, write_replies) =
-                (network.clone(), breaker.clone(), write_replies.clone());
-            let membership = membership.clone();
-            let (protocol, cfg, seed) = (config.protocol, config.breaker.clone(), config.seed);
-            let fragment_cache = config.fragment_cache;
-            let idle_spin = config.idle_spin;
-            let shared = client_shared.clone();
-            std::thread::Builder::new()
-                .name("weir-client".into())
-                .spawn(move || {
-                    let sys = actix::System::new();
-                    sys.block_on(async move {
-                        let arbiter = crate::exec::idle::arbiter(idle_spin);
-                        let (s, t) = (shared.clone(), breaker.clone());
-                        let supervisor =
-                            SupervisorActor::start_in_arbiter(&arbiter.handle(), move |_| {
-                                SupervisorActor::new(s, cfg, t, seed)
-                            });
-                        let sup = supervisor.clone();
-                        let pool = shared.pool.clone();
-                        let addr = NodeActor::start_in_arbiter(&arbiter.handle(), move |_| {
-                            NodeActor::new(NodeSetup {
-                                shared,
-                                network,
-                                protocol,
-                                counters: client_counters,
-                                supervisor: sup,
-                                breaker,
-                                fragment_cache,
-                                write_replies,
-                                membership,
-                            })
-                        });
-                        pool.connect(supervisor.clone().recipient(), addr.clone().recipient());
-                        let _ =
-                            tx.send((actix::System::current(), arbiter.handle(), addr, supervisor));
-                    });
-                    let _ = sys.run();
-                })
-                .map_err(|e| Error::Invalid(format!("cannot start the actor system: {e}")))?
+        let router = Arc::new(Router::new("client"));
+        let setup = NodeSetup {
+            shared: nodes[client as usize].clone(),
+            network: network.clone(),
+            pools: pools.clone(),
+            protocol: config.protocol,
+            counters: client_counters,
+            router: router.clone(),
+            breaker_config: config.breaker.clone(),
+            breaker: breaker.clone(),
+            seed: config.seed,
+            fragment_cache: config.fragment_cache,
+            write_replies: write_replies.clone(),
+            membership: membership.clone(),
         };
-        let (system, arbiter, addr, supervisor) = rx
-            .recv()
-            .map_err(|_| Error::Invalid("the actor system failed to start".into()))?;
-        network.attach(client, Some(addr.clone().recipient()));
-        let stop_system = |system: actix::System, thread: JoinHandle<()>| {
-            arbiter.stop();
-            system.stop();
-            let _ = thread.join();
-        };
+        let system = NodeSystem::start("weir-client", 1, config.idle_spin, vec![setup])?;
         let transport =
             match TcpTransport::start(TcpConfig::new(client, secret), network.inbound(client)) {
                 Ok(t) => Arc::new(t),
                 Err(e) => {
-                    stop_system(system, thread);
+                    system.stop();
                     return Err(Error::Connect(format!(
                         "cannot start the TCP endpoint: {e}"
                     )));
@@ -261,7 +221,7 @@ impl Cluster {
         }
         if let Err(e) = wait_connected(&transport, &addrs, config.backups) {
             transport.close();
-            stop_system(system, thread);
+            system.stop();
             return Err(e);
         }
         let first_id = ((client as u64) << 48) | (random_u64() & ((1 << 47) - 1));
@@ -281,17 +241,18 @@ impl Cluster {
                 }),
                 config,
                 nodes,
-                addrs: vec![addr],
+                addrs: system.addrs,
+                routers: vec![router],
                 counters,
-                arbiters: vec![arbiter],
+                arbiters: system.arbiters,
                 names,
                 network,
+                pools,
                 breaker,
                 first_id,
-                supervisors: vec![supervisor],
                 write_replies,
             })),
-            system: Some((system, thread)),
+            system: Some((system.system, system.thread)),
         };
         let live: Vec<NodeId> = (0..n as NodeId)
             .filter(|&i| cluster.remote().transport.is_up(i))
@@ -703,7 +664,7 @@ fn watch(
                 if i < data && inner.nodes[i as usize].up.swap(false, Ordering::SeqCst) =>
             {
                 tracing::warn!("node-{i} is down: {reason}");
-                inner.addrs[inner.local].do_send(NodeCrashed(i));
+                inner.addrs[inner.local].do_send(NodeMsg::NodeCrashed(i));
             }
             PeerEvent::Up(i) if i < data && !up(i) => inner.rejoin(i),
             _ => {}

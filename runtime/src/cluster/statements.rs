@@ -86,7 +86,7 @@ impl Cluster {
                     .map(|f| f.data_type)
                     .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
                 self.publish(&catalog);
-                for node in &self.inner.nodes {
+                for node in self.inner.nodes.iter() {
                     let mut storage = node.storage.write().unwrap_or_else(|e| e.into_inner());
                     if let Some(store) = storage.tables.get_mut(&table.to_lowercase()) {
                         store.add_index(column, data_type);
@@ -103,7 +103,7 @@ impl Cluster {
                 match catalog.drop_table(&name) {
                     Ok(def) => {
                         let key = def.name.to_lowercase();
-                        for node in &self.inner.nodes {
+                        for node in self.inner.nodes.iter() {
                             let mut storage =
                                 node.storage.write().unwrap_or_else(|e| e.into_inner());
                             storage.drop_table(&key);

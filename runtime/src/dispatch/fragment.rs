@@ -2,16 +2,19 @@
 //! actors, watches them, reports a failure to the initiator, and closes them on request.
 
 use crate::dispatch::messages::CloseFragment;
+use crate::error::ErrorKind;
 use crate::exchange::receiver::ExchangeRecvActor;
+use crate::exchange::router::{Links, Router};
 use crate::exchange::sender::{ExchangeSendActor, SenderSpec};
 use crate::exec::flow::{Cancel, Downstream, EdgeRegistry, Output, Window};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::exec::operator::OperatorActor;
 use crate::exec::source::{SourceActor, SourceKind};
-use crate::node::inbox::FragmentFinished;
-use crate::node::{LiveGuard, NodeHandle};
+use crate::node::handle::NodeHandle;
+use crate::node::inbox::NodeMsg;
+use crate::node::state::LiveGuard;
 use crate::wire::messages::{
-    ErrorKind, ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, Protocol, QueryId,
+    ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, Protocol, QueryId,
 };
 use crate::wire::partition_map::PartitionMap;
 use actix::prelude::*;
@@ -62,6 +65,8 @@ pub struct FragmentSpec {
 /// Owns a fragment instance's actors.
 pub struct FragmentActor {
     node: NodeHandle,
+    /// The node's router, which the fragment's exchange ends enter.
+    router: Arc<Router>,
     spec: Option<FragmentSpec>,
     query: QueryId,
     fragment: u32,
@@ -76,8 +81,8 @@ pub struct FragmentActor {
 }
 
 impl FragmentActor {
-    /// A fragment actor for `spec` on `node`.
-    pub fn new(spec: FragmentSpec, node: NodeHandle) -> Self {
+    /// A fragment actor for `spec` on `node`, whose messages `router` routes.
+    pub fn new(spec: FragmentSpec, node: NodeHandle, router: Arc<Router>) -> Self {
         let live = LiveGuard::new(&node.shared);
         let span = tracing::debug_span!(
             parent: None,
@@ -94,6 +99,7 @@ impl FragmentActor {
             initiator: spec.initiator,
             spec: Some(spec),
             node,
+            router,
             actors: Vec::new(),
             running: 0,
             failed: false,
@@ -119,6 +125,13 @@ impl FragmentActor {
                 message,
             }),
         );
+    }
+
+    fn links(&self) -> Links {
+        Links {
+            node: self.node.clone(),
+            router: self.router.clone(),
+        }
     }
 
     fn close_all(&mut self) {
@@ -148,7 +161,7 @@ impl FragmentActor {
                         batch_rows: spec.batch_size,
                         edges: spec.edges.clone(),
                     },
-                    self.node.clone(),
+                    self.links(),
                     link.clone(),
                 );
                 let addr = sender.start();
@@ -223,7 +236,7 @@ impl FragmentActor {
                     spec.query,
                     *id,
                     &senders,
-                    self.node.clone(),
+                    self.links(),
                     spec.protocol,
                     out,
                     link.clone(),
@@ -352,7 +365,7 @@ impl Actor for FragmentActor {
             .shared
             .edge_high_water
             .fetch_max(hw, std::sync::atomic::Ordering::Relaxed);
-        self.node.addr.do_send(FragmentFinished {
+        self.node.inbox.do_send(NodeMsg::FragmentFinished {
             query: self.query,
             fragment: self.fragment,
         });

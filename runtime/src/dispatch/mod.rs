@@ -1,7 +1,9 @@
-//! Where a node's messages arrive: the node actor decodes what comes from other nodes and
-//! dispatches every message to the part that owns it, and starts fragment instances
-//! ([`fragment::FragmentActor`]) from start requests.
+//! Where a node's messages arrive: the node actor ([`node_actor`]) decodes what comes from
+//! other nodes and hands every message to the part that owns it; start requests become
+//! fragment instances ([`start`], [`fragment`]); [`counters`] count what the node handled.
 
+pub mod counters;
 pub mod fragment;
 pub mod messages;
 pub mod node_actor;
+pub mod start;

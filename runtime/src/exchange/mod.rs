@@ -23,4 +23,5 @@
 
 pub mod messages;
 pub mod receiver;
+pub mod router;
 pub mod sender;

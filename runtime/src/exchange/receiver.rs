@@ -1,11 +1,11 @@
 //! The receiving end of an exchange: a source for its fragment (see the [module docs](super)).
 
 use crate::exchange::messages::RemoteBatch;
+use crate::exchange::router::Links;
 use crate::exec::flow::{Cancel, Credit, Output};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
-use crate::memory::pool::MemoryFreed;
-use crate::node::inbox::{RegisterReceiver, Unregister};
-use crate::node::{LiveGuard, NodeHandle};
+use crate::memory::messages::MemoryFreed;
+use crate::node::state::LiveGuard;
 use crate::wire::messages::{
     BatchAck, BatchMessage, BatchStop, NetMessage, NodeId, Protocol, QueryId,
 };
@@ -27,7 +27,7 @@ struct SenderState {
 pub struct ExchangeRecvActor {
     query: QueryId,
     exchange: u32,
-    node: NodeHandle,
+    links: Links,
     protocol: Protocol,
     out: Output,
     link: FragmentLink,
@@ -43,12 +43,12 @@ impl ExchangeRecvActor {
         query: QueryId,
         exchange: u32,
         senders: &[NodeId],
-        node: NodeHandle,
+        links: Links,
         protocol: Protocol,
         out: Output,
         link: FragmentLink,
     ) -> Self {
-        let live = LiveGuard::new(&node.shared);
+        let live = LiveGuard::new(&links.node.shared);
         ExchangeRecvActor {
             query,
             exchange,
@@ -61,7 +61,7 @@ impl ExchangeRecvActor {
                 .collect(),
             buffer: VecDeque::new(),
             done: false,
-            node,
+            links,
             _live: live,
         }
     }
@@ -98,17 +98,15 @@ impl ExchangeRecvActor {
                 }
             }
             if !last || self.protocol == Protocol::Legacy {
-                self.node.send(
-                    from,
-                    NetMessage::QueryBatchAck(BatchAck {
-                        query: self.query,
-                        fragment,
-                        exchange: self.exchange,
-                        batch_id,
-                        credits: 1,
-                        bytes: bytes as u64,
-                    }),
-                );
+                let ack = BatchAck {
+                    query: self.query,
+                    fragment,
+                    exchange: self.exchange,
+                    batch_id,
+                    credits: 1,
+                    bytes: bytes as u64,
+                };
+                self.links.send(from, NetMessage::QueryBatchAck(ack), None);
             }
             if last {
                 if let Some(s) = self.senders.get_mut(&from) {
@@ -134,11 +132,9 @@ impl Actor for ExchangeRecvActor {
     fn started(&mut self, ctx: &mut Self::Context) {
         let addr = ctx.address();
         self.out.attach(addr);
-        self.node.addr.do_send(RegisterReceiver {
-            query: self.query,
-            exchange: self.exchange,
-            to: ctx.address().recipient(),
-        });
+        self.links
+            .router
+            .add_receiver((self.query, self.exchange), ctx.address().recipient());
         if self.senders.is_empty() {
             self.deliver(ctx);
         }
@@ -147,9 +143,9 @@ impl Actor for ExchangeRecvActor {
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.buffer.clear();
         self.out.discard();
-        self.node
-            .addr
-            .do_send(Unregister::Receiver(self.query, self.exchange));
+        self.links
+            .router
+            .remove_receiver((self.query, self.exchange));
         self.link.stopped.do_send(OpStopped);
     }
 }
@@ -177,7 +173,7 @@ impl Handler<RemoteBatch> for ExchangeRecvActor {
             state.next_id += 1;
             ready.push(m);
         }
-        let pool: Arc<dyn MemoryPool> = self.node.shared.pool.clone();
+        let pool: Arc<dyn MemoryPool> = self.links.node.shared.pool.clone();
         for (m, mem) in ready {
             // Rows that arrived and wait here count on this node until they move on, with
             // what the sender reserved here for them.
@@ -236,13 +232,12 @@ impl ExchangeRecvActor {
             if !s.done {
                 s.done = true;
                 s.early.clear();
-                self.node.send(
-                    from,
-                    NetMessage::QueryBatchStop(BatchStop {
-                        query: self.query,
-                        exchange: self.exchange,
-                    }),
-                );
+                let stop = BatchStop {
+                    query: self.query,
+                    exchange: self.exchange,
+                };
+                self.links
+                    .send(from, NetMessage::QueryBatchStop(stop), None);
             }
         }
     }

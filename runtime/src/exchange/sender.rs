@@ -1,11 +1,12 @@
 //! The sending end of an exchange: the consumer at the top of a fragment (see the [module docs](super)).
 
 use crate::exchange::messages::{RemoteAck, RemoteStop};
+use crate::exchange::router::Links;
 use crate::exec::flow::{Attach, Cancel, Credit, Credits, EdgeStat, Item, Push, Upstream, Window};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
-use crate::memory::pool::{MemoryFreed, MemoryWait, Reserve, Wake};
-use crate::node::inbox::{RegisterSender, Unregister};
-use crate::node::{LiveGuard, NodeHandle};
+use crate::memory::messages::MemoryFreed;
+use crate::memory::pool::{MemoryWait, Reserve, Wake};
+use crate::node::state::LiveGuard;
 use crate::wire::messages::{BatchMessage, NetMessage, NodeId, Protocol, QueryId};
 use actix::prelude::*;
 use std::collections::VecDeque;
@@ -52,7 +53,7 @@ impl Channel {
     fn flush(
         &mut self,
         spec: &SenderSpec,
-        node: &NodeHandle,
+        links: &Links,
         wake: Option<&Arc<dyn Wake>>,
     ) -> weir_operators::Result<()> {
         while let Some(front) = self.queue.front_mut() {
@@ -110,7 +111,7 @@ impl Channel {
             };
             self.next_id += 1;
             self.last_sent |= last;
-            node.send_with(self.target, NetMessage::QueryBatch(msg), travel);
+            links.send(self.target, NetMessage::QueryBatch(msg), travel);
             // Accounted on the receiver's node now: this node lets go.
             drop((mem, local));
         }
@@ -163,7 +164,7 @@ struct Stash {
 /// The sending end of an exchange: the consumer at the top of a fragment.
 pub struct ExchangeSendActor {
     spec: SenderSpec,
-    node: NodeHandle,
+    links: Links,
     link: FragmentLink,
     channels: Vec<Channel>,
     upstream: Option<Upstream>,
@@ -184,8 +185,9 @@ pub struct ExchangeSendActor {
 }
 
 impl ExchangeSendActor {
-    /// A sender for `spec` on `node`.
-    pub fn new(spec: SenderSpec, node: NodeHandle, link: FragmentLink) -> Self {
+    /// A sender for `spec`, on the node of `links`.
+    pub fn new(spec: SenderSpec, links: Links, link: FragmentLink) -> Self {
+        let node = &links.node;
         let live = LiveGuard::new(&node.shared);
         let channels = spec
             .targets
@@ -203,13 +205,13 @@ impl ExchangeSendActor {
                 last_sent: false,
                 stopped: false,
                 acked: std::collections::HashSet::new(),
-                memory: node.network.pool(target).map(MemoryWait::new),
+                memory: node.pools.get(target).map(MemoryWait::new),
             })
             .collect();
         ExchangeSendActor {
             memory: MemoryWait::new(node.shared.pool.clone()),
             spec,
-            node,
+            links,
             link,
             channels,
             upstream: None,
@@ -288,7 +290,7 @@ impl ExchangeSendActor {
             Reserve::TooLarge => Err(OpError::Memory(format!(
                 "a batch of {total} bytes cannot fit the memory budget of {} bytes of {}",
                 self.memory.pool().budget(),
-                self.node.shared.name
+                self.links.node.shared.name
             ))),
         }
     }
@@ -378,7 +380,7 @@ impl ExchangeSendActor {
 
     fn flush(&mut self, ctx: &mut Context<Self>) {
         for ch in &mut self.channels {
-            if let Err(e) = ch.flush(&self.spec, &self.node, self.wake.as_ref()) {
+            if let Err(e) = ch.flush(&self.spec, &self.links, self.wake.as_ref()) {
                 self.link.failed.do_send(OpFailed(e));
                 self.finished = true;
                 ctx.stop();
@@ -437,12 +439,11 @@ impl Actor for ExchangeSendActor {
     fn started(&mut self, ctx: &mut Self::Context) {
         let wake: Recipient<MemoryFreed> = ctx.address().recipient();
         self.wake = Some(Arc::new(wake));
-        self.node.addr.do_send(RegisterSender {
-            query: self.spec.query,
-            exchange: self.spec.exchange,
-            acks: ctx.address().recipient(),
-            stops: ctx.address().recipient(),
-        });
+        self.links.router.add_sender(
+            (self.spec.query, self.spec.exchange),
+            ctx.address().recipient(),
+            ctx.address().recipient(),
+        );
         // Input that waited for the start (see `place_stash`) goes on now.
         if self.stash.is_some() || !self.inbox.is_empty() {
             self.process(ctx);
@@ -457,9 +458,9 @@ impl Actor for ExchangeSendActor {
         for ch in &mut self.channels {
             ch.stop();
         }
-        self.node
-            .addr
-            .do_send(Unregister::Sender(self.spec.query, self.spec.exchange));
+        self.links
+            .router
+            .remove_sender((self.spec.query, self.spec.exchange));
         self.link.stopped.do_send(OpStopped);
     }
 }

@@ -17,7 +17,8 @@
 //! that comes with a reservation already made on the consumer's node (an exchange receiver
 //! passing on what arrived) moves it along instead of being accounted again.
 
-use crate::memory::pool::{MemoryFreed, MemoryWait, NodePool, Reserve, Wake};
+use crate::memory::messages::MemoryFreed;
+use crate::memory::pool::{MemoryWait, NodePool, Reserve, Wake};
 use actix::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -12,9 +12,10 @@
 
 use crate::exec::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream, Window};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
-use crate::memory::pool::MemoryFreed;
-use crate::memory::supervisor::{next_join_id, Kill};
-use crate::node::{LiveGuard, NodeShared};
+use crate::memory::joins::next_join_id;
+use crate::memory::messages::Kill;
+use crate::memory::messages::MemoryFreed;
+use crate::node::state::{LiveGuard, NodeShared};
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,8 +5,8 @@
 
 use crate::exec::flow::{Cancel, Credit, Output};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
-use crate::memory::pool::MemoryFreed;
-use crate::node::LiveGuard;
+use crate::memory::messages::MemoryFreed;
+use crate::node::state::LiveGuard;
 use actix::prelude::*;
 use std::collections::VecDeque;
 use weir_operators::kernels::ScanSource;

@@ -27,7 +27,7 @@
 use crate::memory::estimate::BuildEstimate;
 
 use crate::memory::pool::{NodePool, Wake};
-use crate::node::NodeShared;
+use crate::memory::view::NodeView;
 use crate::wire::messages::NodeId;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,7 +46,7 @@ pub fn demand(
     instances: &[Vec<NodeId>],
     initiator: NodeId,
     involved: &[NodeId],
-    nodes: &[Arc<NodeShared>],
+    nodes: &[Arc<impl NodeView + ?Sized>],
 ) -> Demand {
     let mut bytes: Demand = involved.iter().map(|&n| (n, 0)).collect();
     for (i, joins) in builds.joins.iter().enumerate() {
@@ -59,7 +59,7 @@ pub fn demand(
             instances.get(i).map_or(&[], Vec::as_slice)
         };
         for &node in on {
-            let Some(pool) = nodes.get(node as usize).map(|n| &n.pool) else {
+            let Some(pool) = nodes.get(node as usize).map(|n| n.pool()) else {
                 continue;
             };
             let asked: usize = joins
@@ -144,7 +144,7 @@ fn is_light(demand: &Demand) -> bool {
 
 /// The cluster's admission queue.
 pub struct Admission {
-    nodes: Arc<Vec<Arc<NodeShared>>>,
+    nodes: Arc<Vec<Arc<dyn NodeView>>>,
     capacity: usize,
     /// Most queries admitted at once that build hash joins on one node.
     max_joins: usize,
@@ -199,7 +199,7 @@ impl Admission {
     /// joins on one node (at least 1). Hooks itself to every node's pool, to be woken when
     /// memory comes back.
     pub fn new(
-        nodes: Arc<Vec<Arc<NodeShared>>>,
+        nodes: Arc<Vec<Arc<dyn NodeView>>>,
         capacity: usize,
         joins_per_node: usize,
     ) -> Arc<Self> {
@@ -220,7 +220,7 @@ impl Admission {
             next_ticket: AtomicU64::new(1),
         });
         for n in a.nodes.iter() {
-            n.pool.on_release(Arc::new(Pump(Arc::downgrade(&a))));
+            n.pool().on_release(Arc::new(Pump(Arc::downgrade(&a))));
         }
         a
     }
@@ -419,8 +419,7 @@ impl Admission {
             return true;
         };
         // Legacy never waits; a query needing a node that is down fails on its own.
-        if n.pool.mode() == crate::memory::breaker::JoinMode::Legacy || !n.up.load(Ordering::SeqCst)
-        {
+        if n.pool().mode() == crate::memory::breaker::JoinMode::Legacy || !n.is_up() {
             return true;
         }
         joins.get(node as usize).copied().unwrap_or(0) < self.max_joins
@@ -431,8 +430,8 @@ impl Admission {
         let Some(n) = self.nodes.get(node as usize) else {
             return true;
         };
-        let pool: &NodePool = &n.pool;
-        if pool.mode() == crate::memory::breaker::JoinMode::Legacy || !n.up.load(Ordering::SeqCst) {
+        let pool: &NodePool = n.pool();
+        if pool.mode() == crate::memory::breaker::JoinMode::Legacy || !n.is_up() {
             // Legacy never waits; a query needing a node that is down fails on its own.
             return true;
         }
@@ -542,34 +541,55 @@ impl Drop for Place {
 mod tests {
     use super::*;
     use crate::memory::breaker::{BreakerConfig, JoinMode};
-    use crate::node::NodeStorage;
-    use std::sync::atomic::{AtomicBool, AtomicUsize};
-    use std::sync::RwLock;
+    use crate::memory::joins::RunningJoins;
     use weir_operators::{MemoryPool, Reservation};
 
     const MIB: usize = 1 << 20;
 
-    fn nodes(n: usize, budget: usize) -> Arc<Vec<Arc<NodeShared>>> {
+    /// A node that is up, with a pool and no joins.
+    struct TestNode {
+        id: NodeId,
+        name: String,
+        pool: Arc<NodePool>,
+        joins: RunningJoins,
+    }
+
+    impl NodeView for TestNode {
+        fn id(&self) -> NodeId {
+            self.id
+        }
+        fn name(&self) -> &str {
+            &self.name
+        }
+        fn pool(&self) -> &Arc<NodePool> {
+            &self.pool
+        }
+        fn joins(&self) -> &RunningJoins {
+            &self.joins
+        }
+        fn is_up(&self) -> bool {
+            true
+        }
+    }
+
+    fn nodes(n: usize, budget: usize) -> Arc<Vec<Arc<dyn NodeView>>> {
         Arc::new(
             (0..n)
                 .map(|i| {
                     let name = format!("node-{i}");
-                    Arc::new(NodeShared {
+                    let pool = NodePool::new(
+                        name.clone(),
+                        budget,
+                        JoinMode::Guarded,
+                        &BreakerConfig::default(),
+                    );
+                    let node = TestNode {
                         id: i as NodeId,
-                        pool: NodePool::new(
-                            name.clone(),
-                            budget,
-                            JoinMode::Guarded,
-                            &BreakerConfig::default(),
-                        ),
                         name,
-                        is_data: true,
-                        storage: RwLock::new(NodeStorage::default()),
-                        live_actors: AtomicUsize::new(0),
-                        up: AtomicBool::new(true),
-                        edge_high_water: AtomicUsize::new(0),
-                        joins: Default::default(),
-                    })
+                        pool,
+                        joins: RunningJoins::default(),
+                    };
+                    Arc::new(node) as Arc<dyn NodeView>
                 })
                 .collect(),
         )
@@ -598,10 +618,10 @@ mod tests {
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
         // Memory from outside opens node-0's breaker.
-        let pool: Arc<dyn MemoryPool> = nodes[0].pool.clone();
+        let pool: Arc<dyn MemoryPool> = nodes[0].pool().clone();
         let mut held = Reservation::new(pool);
         held.try_grow(90 * MIB).unwrap();
-        assert!(nodes[0].pool.is_open());
+        assert!(nodes[0].pool().is_open());
         let q1 = a.enter(vec![(0, 0), (1, 0)], false, w("q1")).unwrap();
         // Only node-1, which is free, but q1 waits for node-1 too and came first.
         let q2 = a.enter(vec![(1, 0)], false, w("q2")).unwrap();
@@ -614,7 +634,7 @@ mod tests {
         assert_eq!(a.waiting(), 3);
         // Memory released below the reset mark closes the breaker and wakes the queue at once.
         held.shrink(50 * MIB);
-        assert!(!nodes[0].pool.is_open());
+        assert!(!nodes[0].pool().is_open());
         assert_eq!(taken(&log), vec!["q1", "q2", "q3"]);
         assert!(q1.is_admitted() && q2.is_admitted() && q3.is_admitted());
         assert_eq!((a.committed(0), a.committed(1)), (MIB, MIB));
@@ -731,7 +751,7 @@ mod tests {
         let a = Admission::new(nodes.clone(), 2, usize::MAX);
         let log = Arc::new(Log::default());
         let w = |n| -> Arc<dyn Wake> { Arc::new(Named(log.clone(), n)) };
-        let pool: Arc<dyn MemoryPool> = nodes[0].pool.clone();
+        let pool: Arc<dyn MemoryPool> = nodes[0].pool().clone();
         let mut held = Reservation::new(pool);
         held.try_grow(90 * MIB).unwrap();
         let n1 = a.enter(vec![(0, 0)], false, w("n1")).unwrap();

@@ -12,29 +12,28 @@
 //! going over the budget runs the node out of memory.
 
 use crate::memory::breaker::{BreakerConfig, JoinMode};
+use crate::memory::messages::{CheckMemory, MemoryFreed};
+use crate::wire::messages::NodeId;
 use actix::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use weir_operators::{Error as OpError, MemoryPool, Reservation};
 
 /// Default per-node budget.
 pub const DEFAULT_NODE_MEMORY: usize = 512 * 1024 * 1024;
 
-/// Sent to the supervisor when the breaker may need attention.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct CheckMemory;
+/// What a pool calls when its node runs out of memory (Legacy mode): the node crashes.
+pub type OnOutOfMemory = Box<dyn Fn() + Send + Sync>;
 
-/// Sent to the node when it ran out of memory.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct OutOfMemory;
+/// The hook [`NodePool::connect`] sets.
+struct OutOfMemoryHook(OnOutOfMemory);
 
-/// Pool → waiting producer: memory was released on the pool it waits on; try again.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct MemoryFreed;
+impl std::fmt::Debug for OutOfMemoryHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutOfMemoryHook")
+    }
+}
 
 /// How a waiting producer is woken.
 pub trait Wake: Send + Sync {
@@ -107,6 +106,29 @@ fn moving_average(avg: &AtomicUsize, bytes: usize) {
     });
 }
 
+/// The pools of the nodes in this process, by node id: a sender reserves room for a batch in
+/// its receiver's pool before the batch leaves (see [`crate::exchange`]). A node of another
+/// process has none here; its batches are accounted when they arrive.
+#[derive(Debug, Default)]
+pub struct Pools(RwLock<Vec<Option<Arc<NodePool>>>>);
+
+impl Pools {
+    /// Makes node `id`'s pool known.
+    pub fn attach(&self, id: NodeId, pool: Arc<NodePool>) {
+        let mut pools = self.0.write().unwrap_or_else(|e| e.into_inner());
+        if pools.len() <= id as usize {
+            pools.resize(id as usize + 1, None);
+        }
+        pools[id as usize] = Some(pool);
+    }
+
+    /// Node `id`'s pool, if it is in this process.
+    pub fn get(&self, id: NodeId) -> Option<Arc<NodePool>> {
+        let pools = self.0.read().unwrap_or_else(|e| e.into_inner());
+        pools.get(id as usize).cloned().flatten()
+    }
+}
+
 /// Accounted memory of one node, with its breaker.
 #[derive(Debug)]
 pub struct NodePool {
@@ -127,7 +149,7 @@ pub struct NodePool {
     trips: AtomicU64,
     released: OnceLock<Released>,
     supervisor: OnceLock<Recipient<CheckMemory>>,
-    node: OnceLock<Recipient<OutOfMemory>>,
+    out_of_memory: OnceLock<OutOfMemoryHook>,
     waiters: Mutex<Waiters>,
     /// Waiters queued, plus producers about to queue (read by `shrink` without the lock).
     waiting: AtomicUsize,
@@ -154,17 +176,18 @@ impl NodePool {
             trips: AtomicU64::new(0),
             released: OnceLock::new(),
             supervisor: OnceLock::new(),
-            node: OnceLock::new(),
+            out_of_memory: OnceLock::new(),
             waiters: Mutex::new(Waiters::default()),
             waiting: AtomicUsize::new(0),
             next_ticket: AtomicU64::new(1),
         })
     }
 
-    /// Connects the pool to its node's supervisor and node actor.
-    pub fn connect(&self, supervisor: Recipient<CheckMemory>, node: Recipient<OutOfMemory>) {
+    /// Connects the pool to its node's supervisor, and to what crashes the node when it runs
+    /// out of memory.
+    pub fn connect(&self, supervisor: Recipient<CheckMemory>, out_of_memory: OnOutOfMemory) {
         let _ = self.supervisor.set(supervisor);
-        let _ = self.node.set(node);
+        let _ = self.out_of_memory.set(OutOfMemoryHook(out_of_memory));
     }
 
     /// The budget in bytes.
@@ -393,8 +416,8 @@ impl NodePool {
         match self.mode {
             JoinMode::Legacy => {
                 if now > self.budget && !self.crashed.swap(true, Ordering::SeqCst) {
-                    if let Some(n) = self.node.get() {
-                        n.do_send(OutOfMemory);
+                    if let Some(OutOfMemoryHook(crash)) = self.out_of_memory.get() {
+                        crash();
                     }
                 }
             }

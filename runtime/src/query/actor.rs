@@ -6,7 +6,9 @@
 use crate::dispatch::fragment::{FragmentActor, FragmentSink, FragmentSpec};
 use crate::dispatch::messages::CloseFragment;
 use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::exchange::messages::RemoteEvent;
+use crate::exchange::router::Router;
 use crate::exec::flow::{
     Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream, Window,
 };
@@ -14,13 +16,13 @@ use crate::memory::admission::{Admission, Demand, Place};
 use crate::memory::breaker::{BreakerConfig, BreakerCounters};
 use crate::memory::estimate::BuildEstimate;
 use crate::memory::pool::Wake;
-use crate::node::inbox::QueryRegistration;
-use crate::node::{LiveGuard, NodeHandle, NodeShared};
+use crate::node::handle::NodeHandle;
+use crate::node::state::{LiveGuard, NodeShared};
 use crate::query::channel::ResultSender;
 use crate::wire::counters::{MessageCounters, MessageStats};
 use crate::wire::messages::{
-    CloseMessage, ErrorKind, ExchangeInput, NetMessage, NodeId, OutputTarget, PlanPayload,
-    Protocol, QueryId, StartRequest,
+    CloseMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, PlanPayload, Protocol, QueryId,
+    StartRequest,
 };
 use crate::wire::partition_map::PartitionMap;
 use actix::prelude::*;
@@ -94,6 +96,8 @@ pub struct QuerySetup {
     pub edges: Arc<EdgeRegistry>,
     /// Every node of the cluster (breaker state and liveness).
     pub nodes: Arc<Vec<Arc<NodeShared>>>,
+    /// The initiator's router, which the query enters to hear of its fragments.
+    pub router: Arc<Router>,
     /// Breaker and backoff settings.
     pub breaker: BreakerConfig,
     /// Cluster-wide breaker counters.
@@ -402,9 +406,7 @@ impl QueryActor {
                 }),
             );
         }
-        self.node
-            .addr
-            .do_send(QueryRegistration::Unregister(self.setup.id));
+        self.setup.router.remove_query(self.setup.id);
         self.node.network.untrack_query(self.setup.id);
         self.setup.id = self.setup.ids.fetch_add(1, Ordering::Relaxed);
         self.port += 1;
@@ -493,13 +495,12 @@ impl QueryActor {
         self.node
             .network
             .track_query_as(self.setup.id, self.setup.counters.clone());
-        self.node.addr.do_send(QueryRegistration::Register(
-            self.setup.id,
-            ctx.address().recipient(),
-        ));
-        // A node that crashed after the schedule was made but before the registration above
-        // reached the client node: its crash notice went by unseen, so look now. (A crash
-        // after this look sends its notice behind the registration.)
+        self.setup
+            .router
+            .add_query(self.setup.id, ctx.address().recipient());
+        // A node that crashed after the schedule was made but before the query entered the
+        // router above: its crash notice went by unseen, so look now. (A crash after this
+        // look finds the query in the router.)
         for node in self.involved() {
             if !self.setup.nodes[node as usize].up.load(Ordering::SeqCst) {
                 ctx.notify(RemoteEvent::NodeDown { node });
@@ -531,7 +532,8 @@ impl QueryActor {
             edges: self.setup.edges.clone(),
             timeout: self.setup.timeout,
         };
-        self.root = Some(FragmentActor::new(spec, self.node.clone()).start());
+        self.root =
+            Some(FragmentActor::new(spec, self.node.clone(), self.setup.router.clone()).start());
     }
 
     fn remote_instances(&self) -> Vec<(u32, NodeId)> {
@@ -676,9 +678,7 @@ impl Actor for QueryActor {
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.leave_queue();
-        self.node
-            .addr
-            .do_send(QueryRegistration::Unregister(self.setup.id));
+        self.setup.router.remove_query(self.setup.id);
         self.node.network.untrack_query(self.setup.id);
     }
 }

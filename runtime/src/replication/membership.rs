@@ -8,7 +8,7 @@
 //! client that connects later can fetch it ([`CatalogRequest`](crate::wire::messages::CatalogRequest),
 //! [`CatalogReply`]). The node actor hands these messages here.
 
-use crate::node::NodeStorage;
+use crate::node::state::NodeStorage;
 use crate::replication::resync::ResyncReplies;
 use crate::wire::messages::{CatalogPut, CatalogReply, NodeId, TableVersions};
 use crossbeam_channel::Receiver;

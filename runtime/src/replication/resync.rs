@@ -27,7 +27,7 @@
 //! This module holds the three sides: the source's [`pieces`], the target's [`Installs`], and
 //! the client's [`Resync`] with the [`ResyncReplies`] its node actor hands the answers to.
 
-use crate::node::{NodeShared, NodeStorage};
+use crate::node::state::{NodeShared, NodeStorage};
 use crate::replication::recent::RecentSet;
 use crate::replication::writes::ReplicaBook;
 use crate::wire::codec;
@@ -820,34 +820,23 @@ mod tests {
     /// A node that takes every message and never answers.
     struct Silent;
 
-    impl actix::Actor for Silent {
-        type Context = actix::Context<Self>;
-    }
+    impl crate::wire::carrier::Inbox for Silent {
+        fn deliver(&self, _: crate::wire::carrier::Deliver) {}
 
-    impl actix::Handler<crate::wire::network::Deliver> for Silent {
-        type Result = ();
+        fn is_open(&self) -> bool {
+            true
+        }
 
-        fn handle(&mut self, _: crate::wire::network::Deliver, _: &mut actix::Context<Self>) {}
+        fn crash(&self) {}
     }
 
     /// Resyncs node 1's stale copies of partitions 0 and 1 of `t` from node 0 on a network
     /// where every node takes messages and none answers; `up` says which nodes are up.
     /// Returns the outcome, whether both copies are still stale, and how long it took.
     fn resync_from_a_silent_source(up: &dyn Fn(NodeId) -> bool) -> (ResyncOutcome, bool, Duration) {
-        use actix::Actor;
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let sys = actix::System::new();
-            sys.block_on(async {
-                let silent = Silent.start().recipient::<crate::wire::network::Deliver>();
-                let _ = tx.send((actix::System::current(), silent));
-            });
-            let _ = sys.run();
-        });
-        let (system, silent) = rx.recv().unwrap();
         let network = Network::new();
         for n in [0, 1, 9] {
-            network.attach(n, Some(silent.clone()));
+            network.attach(n, Some(Arc::new(Silent)));
         }
         let replies = ResyncReplies::default();
         let ids = AtomicU64::new(1);
@@ -871,8 +860,6 @@ mod tests {
         let took = started.elapsed();
         // Nothing is left waiting.
         assert_eq!(replies.waiting(), 0);
-        system.stop();
-        thread.join().unwrap();
         let stale = book.is_stale("t", 0, 1) && book.is_stale("t", 1, 1);
         (outcome, stale, took)
     }

@@ -22,7 +22,7 @@
 //! queries and writes fail naming a node that holds it.
 
 use crate::error::{Error, Result};
-use crate::node::NodeShared;
+use crate::node::state::NodeShared;
 use crate::replication::recent::RecentSet;
 use crate::wire::messages::{
     NetMessage, NodeId, PartitionWrite, Rewrite, TableLayout, WriteAbort, WriteCommit, WritePhase,
@@ -377,7 +377,7 @@ impl Coordinator<'_> {
         };
         if let Some(refusal) = prepared.iter().find_map(|(_, e)| e.clone()) {
             abort(&nodes);
-            return Err(Error::refused(&layout.table, refusal));
+            return Err(refusal.into_error(&layout.table));
         }
         let prepared: HashSet<NodeId> = prepared.into_iter().map(|(n, _)| n).collect();
         // Every partition needs a prepared copy, or nothing is written.

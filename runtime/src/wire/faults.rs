@@ -2,8 +2,6 @@
 //! messages, nodes cut off, and a node that crashes after its k-th batch.
 
 use crate::wire::messages::NodeId;
-use crate::wire::network::Deliver;
-use actix::prelude::*;
 use crossbeam_channel::{Receiver, Sender};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -27,11 +25,6 @@ pub struct FaultPlan {
     /// Crash this node right after it sent this many batches.
     pub crash_after: Option<(NodeId, u64)>,
 }
-
-/// Tells a node to crash (a fault, not an out-of-memory).
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct CrashNode;
 
 /// Something to do later: deliver a delayed message, or retransmit a lost one.
 pub type Action = Box<dyn FnOnce() + Send>;
@@ -73,11 +66,6 @@ impl Delayer {
             .spawn(move || run(rx))
             .expect("spawn delayer thread");
         Delayer { tx }
-    }
-
-    /// Delivers `msg` to `to` at `at`.
-    pub fn deliver_at(&self, at: Instant, to: Recipient<Deliver>, msg: Deliver) {
-        self.run_at(at, Box::new(move || to.do_send(msg)));
     }
 
     /// Runs `action` at `at`.

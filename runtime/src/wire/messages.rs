@@ -2,6 +2,7 @@
 //!
 //! Every one of them is serialized with bincode when it crosses nodes (see [`crate::wire::network`]).
 
+use crate::error::{Error, ErrorKind};
 use crate::wire::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
 use weir_operators::{Batch, PhysicalPlan, Schema, Value};
@@ -338,6 +339,24 @@ pub enum WriteRefusal {
 }
 
 impl WriteRefusal {
+    /// The error of a write of `table`'s rows that a node refused: a duplicate or NULL primary
+    /// key becomes [`Error::DuplicateKey`] / [`Error::NullKey`] naming the table; anything
+    /// else becomes [`Error::Invalid`] with the node's message.
+    pub fn into_error(self, table: &str) -> Error {
+        match self {
+            WriteRefusal::DuplicateKey { column, value } => Error::DuplicateKey {
+                table: table.to_string(),
+                column,
+                value,
+            },
+            WriteRefusal::NullKey { column } => Error::NullKey {
+                table: table.to_string(),
+                column,
+            },
+            WriteRefusal::Other(message) => Error::Invalid(message),
+        }
+    }
+
     /// The refusal of a storage error.
     pub fn of(e: weir_operators::Error) -> Self {
         match e {
@@ -379,25 +398,6 @@ pub struct ErrorMessage {
     pub kind: ErrorKind,
     /// Human-readable text.
     pub message: String,
-}
-
-/// Why a fragment reported an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ErrorKind {
-    /// A kernel failed.
-    Execution,
-    /// A result too large for its type.
-    Overflow,
-    /// A division by zero without a NULL answer.
-    DivisionByZero,
-    /// A value that does not convert to a CAST's type.
-    Cast,
-    /// The fragment was closed on request (Legacy's reply to a close).
-    Cancelled,
-    /// The breaker killed it.
-    Killed,
-    /// The node ran out of memory.
-    OutOfMemory,
 }
 
 /// Client → data node of a cluster of processes: where every data node listens, so that the

@@ -5,6 +5,7 @@
 //! This is the lowest floor of the runtime: it knows no actor of weir's. A node is reached
 //! through the [`network::Network`], whatever sits behind it.
 
+pub mod carrier;
 pub mod codec;
 pub mod counters;
 pub mod faults;

@@ -3,8 +3,8 @@
 //! Every message that crosses nodes comes through [`Network::send_with`]: it is serialized
 //! with bincode ([`codec::encode`]), counted by type and bytes (in total and per query,
 //! [`counters`]), sealed with a checksum ([`codec::seal`]), and handed as an [`Outgoing`]
-//! frame to a carrier, a [`Transport`]. The carrier only moves bytes; the receiving node's
-//! actor unseals and decodes them from its [`Deliver`] message. Actors, the lean protocol,
+//! frame to a carrier, a [`Transport`]. The carrier only moves bytes, into the receiving
+//! node's [`Inbox`] as a [`Deliver`]; the node's actor unseals and decodes them. Actors, the lean protocol,
 //! replication and the breaker only ever talk to the [`Network`], so they do not know which
 //! carrier moved their bytes. Messages between actors of one node never come here: they are
 //! moved.
@@ -17,100 +17,20 @@
 //!   carries every frame for a node that is not attached here.
 //!
 //! A batch is accounted on its receiving node while it travels: the sender reserves its bytes
-//! in that node's pool ([`Network::pool`]) and the reservation goes along with the message
+//! in that node's pool and the reservation goes along with the message
 //! ([`Network::send_with`]), outside the encoded bytes, to the first copy that arrives intact.
 //! A message lost for good returns it. (A remote node's pool is not known here, so a batch to
 //! another process travels without one and is accounted when it arrives.)
 
-use crate::memory::pool::NodePool;
+use crate::wire::carrier::{Deliver, Inbox, LocalNodes, Outgoing, Transport};
 use crate::wire::codec;
-use crate::wire::faults::{CrashNode, FaultPlan};
-use crate::wire::messages::{MessageKind, NetMessage, NodeId, QueryId};
-use actix::prelude::*;
-use std::sync::{Arc, OnceLock, RwLock, Weak};
-use weir_operators::Reservation;
-
 use crate::wire::counters::{self, MessageCounters, MessageStats};
-use crate::wire::simulated::{self};
+use crate::wire::faults::FaultPlan;
+use crate::wire::messages::{MessageKind, NetMessage, NodeId, QueryId};
+use crate::wire::simulated;
 use crate::wire::tcp;
-
-/// A message arriving at a node.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Deliver {
-    /// Sending node.
-    pub from: NodeId,
-    /// Encoded message.
-    pub bytes: Vec<u8>,
-    /// A batch's bytes, accounted on the receiving node (not part of the encoded message).
-    pub mem: Option<Reservation>,
-    /// Whether it came from another process (over a remote carrier): such a message was
-    /// counted by its sender's network, not this one, so the receiver counts it on arrival
-    /// ([`Network::count_arrival`]).
-    pub remote: bool,
-}
-
-/// One sealed message on its way to another node, as a carrier gets it.
-pub struct Outgoing {
-    /// Sending node.
-    pub from: NodeId,
-    /// Receiving node.
-    pub to: NodeId,
-    /// What the bytes encode (already counted).
-    pub kind: MessageKind,
-    /// The encoded, sealed message.
-    pub bytes: Vec<u8>,
-    /// A batch's reservation on the receiving node, if the sender could make one.
-    pub mem: Option<Reservation>,
-}
-
-/// A carrier of sealed frames between nodes: the boundary under [`Network`].
-///
-/// A carrier neither encodes nor counts; it moves bytes and tells whether it took them.
-pub trait Transport: Send + Sync {
-    /// Whether node `to` is reachable through this carrier (attached here, or a known peer).
-    fn reaches(&self, to: NodeId) -> bool;
-    /// Takes `frame` towards its node. False when the frame was not taken (the node is
-    /// unknown, down or not connected): it is lost, as on a real network.
-    fn carry(&self, frame: Outgoing) -> bool;
-}
-
-/// Node mailboxes, pools and crash switches of the nodes attached in this process.
-#[derive(Default)]
-pub(crate) struct LocalNodes {
-    mailboxes: RwLock<Vec<Option<Recipient<Deliver>>>>,
-    pools: RwLock<Vec<Option<Arc<NodePool>>>>,
-    crash: RwLock<Vec<Option<Recipient<CrashNode>>>>,
-}
-
-fn put<T: Clone>(slots: &RwLock<Vec<Option<T>>>, id: NodeId, value: Option<T>) {
-    let mut slots = slots.write().unwrap_or_else(|e| e.into_inner());
-    if slots.len() <= id as usize {
-        slots.resize(id as usize + 1, None);
-    }
-    slots[id as usize] = value;
-}
-
-fn get<T: Clone>(slots: &RwLock<Vec<Option<T>>>, id: NodeId) -> Option<T> {
-    slots
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(id as usize)
-        .cloned()
-        .flatten()
-}
-
-impl LocalNodes {
-    /// Node `id`'s mailbox, if it is attached.
-    pub(crate) fn mailbox(&self, id: NodeId) -> Option<Recipient<Deliver>> {
-        get(&self.mailboxes, id)
-    }
-
-    /// Node `id`'s crash switch, if any.
-    pub(crate) fn crash(&self, id: NodeId) -> Option<Recipient<CrashNode>> {
-        get(&self.crash, id)
-    }
-}
+use std::sync::{Arc, OnceLock, Weak};
+use weir_operators::Reservation;
 
 /// The network: the counters above the transport boundary, the simulated carrier to the nodes
 /// of this process and, optionally, a remote carrier to nodes of other processes.
@@ -135,25 +55,9 @@ impl Network {
         })
     }
 
-    /// Attaches (or, with `None`, detaches) node `id`'s mailbox.
-    pub fn attach(&self, id: NodeId, mailbox: Option<Recipient<Deliver>>) {
-        put(&self.nodes.mailboxes, id, mailbox);
-    }
-
-    /// Makes node `id`'s memory pool known to senders on other nodes, which reserve room in it
-    /// for the batches they send there.
-    pub fn attach_pool(&self, id: NodeId, pool: Arc<NodePool>) {
-        put(&self.nodes.pools, id, Some(pool));
-    }
-
-    /// Node `id`'s memory pool, if known.
-    pub fn pool(&self, id: NodeId) -> Option<Arc<NodePool>> {
-        get(&self.nodes.pools, id)
-    }
-
-    /// Lets the network crash node `id` (for [`FaultPlan::crash_after`]).
-    pub fn attach_crash(&self, id: NodeId, crash: Recipient<CrashNode>) {
-        put(&self.nodes.crash, id, Some(crash));
+    /// Attaches (or, with `None`, detaches: a crashed node) node `id`'s inbox.
+    pub fn attach(&self, id: NodeId, inbox: Option<Arc<dyn Inbox>>) {
+        self.nodes.attach(id, inbox);
     }
 
     /// Carries every frame for a node not attached here through `remote` (e.g. a
@@ -163,7 +67,7 @@ impl Network {
     }
 
     /// What a remote carrier calls with a frame that arrived for node `to` of this process:
-    /// it goes to that node's mailbox, which unseals and decodes it. The closure holds the
+    /// it goes to that node's inbox, whose actor unseals and decodes it. The closure holds the
     /// network weakly (a carrier set with [`Network::set_remote`] does not keep it alive).
     pub fn inbound(&self, to: NodeId) -> tcp::Inbound {
         let me = self.me.clone();
@@ -171,9 +75,9 @@ impl Network {
             let Some(net) = me.upgrade() else {
                 return false;
             };
-            match net.nodes.mailbox(to).filter(|r| r.connected()) {
+            match net.nodes.inbox(to).filter(|r| r.is_open()) {
                 Some(r) => {
-                    r.do_send(Deliver {
+                    r.deliver(Deliver {
                         from,
                         bytes,
                         mem: None,
@@ -227,7 +131,7 @@ impl Network {
     ) -> bool {
         debug_assert_ne!(from, to, "same-node messages must be moved, not sent");
         // A crashed (detached) node sends nothing.
-        if self.nodes.mailbox(from).is_none() {
+        if self.nodes.inbox(from).is_none() {
             return false;
         }
         let bytes = match codec::encode(msg) {
@@ -246,7 +150,7 @@ impl Network {
             bytes: codec::seal(bytes),
             mem,
         };
-        if let Some(target) = self.nodes.mailbox(to) {
+        if let Some(target) = self.nodes.inbox(to) {
             return self.simulated.deliver(target, frame);
         }
         match self.remote.get() {
@@ -275,8 +179,8 @@ impl Network {
 
     /// Delivers raw bytes to node `to` without counting (fault tests forge messages with it).
     pub fn send_raw(&self, from: NodeId, to: NodeId, bytes: Vec<u8>) {
-        if let Some(r) = self.nodes.mailbox(to) {
-            r.do_send(Deliver {
+        if let Some(r) = self.nodes.inbox(to) {
+            r.deliver(Deliver {
                 from,
                 bytes,
                 mem: None,

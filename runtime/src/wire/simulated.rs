@@ -1,18 +1,16 @@
 //! The simulated carrier: delivers frames between nodes of this process, straight into the
-//! receiving node's mailbox, and injects the faults of a [`FaultPlan`] when one is set.
+//! receiving node's inbox, and injects the faults of a [`FaultPlan`] when one is set.
 //!
 //! With a plan set, each transmission may be lost, corrupted, duplicated or delayed. The
 //! carrier then behaves as a reliable transport over a lossy link: a transmission that is lost
 //! or arrives corrupted is sent again after a retransmission timeout, so a fault costs time
 //! rather than a failed query; receivers drop the duplicates this can cause.
 //!
-//! Without a plan a frame costs one atomic load and a mailbox send: no lock, no copy.
+//! Without a plan a frame costs one atomic load and a send to the node's inbox: no lock, no copy.
 
-use crate::wire::faults::{CrashNode, Delayer, FaultPlan};
+use crate::wire::carrier::{Deliver, Inbox, LocalNodes, Outgoing, Transport};
+use crate::wire::faults::{Delayer, FaultPlan};
 use crate::wire::messages::{MessageKind, NodeId};
-use crate::wire::network::Deliver;
-use crate::wire::network::{LocalNodes, Outgoing, Transport};
-use actix::Recipient;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;
@@ -97,16 +95,16 @@ impl Simulated {
         mem: Option<Reservation>,
         attempt: u32,
     ) {
-        if self.nodes.mailbox(from).is_none() {
+        if self.nodes.inbox(from).is_none() {
             return;
         }
-        let Some(target) = self.nodes.mailbox(to).filter(|r| r.connected()) else {
+        let Some(target) = self.nodes.inbox(to).filter(|r| r.is_open()) else {
             return;
         };
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
         let Some(f) = faults.as_mut() else {
             drop(faults);
-            target.do_send(Deliver {
+            target.deliver(Deliver {
                 from,
                 bytes,
                 mem,
@@ -187,9 +185,9 @@ impl Simulated {
             match d {
                 Some(d) => self.later(base + d, {
                     let target = target.clone();
-                    Box::new(move || target.do_send(msg))
+                    Box::new(move || target.deliver(msg))
                 }),
-                None => target.do_send(msg),
+                None => target.deliver(msg),
             }
         }
         if let Some(bytes) = resend {
@@ -220,11 +218,11 @@ impl Simulated {
 
 impl Transport for Simulated {
     fn reaches(&self, to: NodeId) -> bool {
-        self.nodes.mailbox(to).is_some()
+        self.nodes.inbox(to).is_some()
     }
 
     fn carry(&self, frame: Outgoing) -> bool {
-        match self.nodes.mailbox(frame.to) {
+        match self.nodes.inbox(frame.to) {
             Some(target) => self.deliver(target, frame),
             None => false,
         }
@@ -232,8 +230,8 @@ impl Transport for Simulated {
 }
 
 impl Simulated {
-    /// Carries `frame` to `target`, the mailbox of its node (which must be attached here).
-    pub(super) fn deliver(&self, target: Recipient<Deliver>, frame: Outgoing) -> bool {
+    /// Carries `frame` to `target`, the inbox of its node (which must be attached here).
+    pub(super) fn deliver(&self, target: Arc<dyn Inbox>, frame: Outgoing) -> bool {
         let Outgoing {
             from,
             to,
@@ -241,11 +239,11 @@ impl Simulated {
             bytes,
             mem,
         } = frame;
-        if !target.connected() {
+        if !target.is_open() {
             return false;
         }
         if !self.faulty.load(Ordering::SeqCst) {
-            target.do_send(Deliver {
+            target.deliver(Deliver {
                 from,
                 bytes,
                 mem,
@@ -256,7 +254,7 @@ impl Simulated {
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
         let Some(f) = faults.as_mut() else {
             drop(faults);
-            target.do_send(Deliver {
+            target.deliver(Deliver {
                 from,
                 bytes,
                 mem,
@@ -275,8 +273,8 @@ impl Simulated {
         drop(faults);
         self.transmit(from, to, bytes, mem, 0);
         if let Some(node) = crash {
-            if let Some(r) = self.nodes.crash(node) {
-                r.do_send(CrashNode);
+            if let Some(inbox) = self.nodes.inbox(node) {
+                inbox.crash();
             }
         }
         true

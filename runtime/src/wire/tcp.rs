@@ -22,10 +22,10 @@
 //! crashed node is on the simulated network. The message counters by kind are kept above the
 //! carrier, in [`Network`](crate::wire::network::Network); [`TcpStats`] counts frames and bytes on the wire.
 
+use crate::wire::carrier::{Outgoing, Transport};
 use crate::wire::codec;
 use crate::wire::framing::{self, Secret, HANDSHAKE_MAX_FRAME};
 use crate::wire::messages::NodeId;
-use crate::wire::network::{Outgoing, Transport};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use std::collections::HashMap;
