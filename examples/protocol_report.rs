@@ -4,7 +4,7 @@
 //! Run with `cargo run --release --example protocol_report`.
 
 use weir::demo::{load_item, ITEM_ROWS, SEED_QUERIES};
-use weir::runtime::query::placement::owners;
+use weir::runtime::replication::copies::owners;
 use weir::runtime::wire::partition_map::encoded_sizes;
 use weir::{Cluster, Protocol};
 

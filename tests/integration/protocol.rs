@@ -6,7 +6,7 @@ use crate::common;
 use common::{assert_idle, cluster_with, TestCluster};
 use std::time::{Duration, Instant};
 use weir::demo::{load_item, SEED_QUERIES};
-use weir::runtime::query::placement::owners;
+use weir::runtime::replication::copies::owners;
 use weir::runtime::wire::partition_map::encoded_sizes;
 use weir::runtime::FaultPlan;
 use weir::{Batch, Cluster, Column, Error, MessageKind as K, MessageStats, Protocol, Value};

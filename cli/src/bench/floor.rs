@@ -17,7 +17,7 @@ use weir_operators::plan::IndexLookup;
 use weir_operators::storage::{assign_partitions, PartitionData};
 use weir_operators::table_store::TableStore;
 use weir_operators::{Batch, Expr, Value};
-use weir_runtime::query::placement;
+use weir_runtime::replication::copies;
 
 use crate::demo;
 
@@ -77,7 +77,7 @@ fn node_share(rows: usize) -> Result<(TableStore, Vec<u32>), String> {
     let schema = demo::item_schema();
     let mut parts = Vec::new();
     assign_partitions(&batch, &[0], 0, PARTITIONS, &mut parts).map_err(|e| e.to_string())?;
-    let owners = placement::owners(PARTITIONS, NODES);
+    let owners = copies::owners(PARTITIONS, NODES);
     let mine: Vec<u32> = (0..PARTITIONS)
         .filter(|&p| owners[p as usize] == 0)
         .collect();

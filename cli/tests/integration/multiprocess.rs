@@ -441,7 +441,7 @@ fn copies_without_a_live_source_stay_stale_and_the_rest_resync_without_waiting()
     let remote = build(nodes.client(0).backups(1));
     demo::load_item(&remote, ITEM_ROWS).expect("Item loads");
     let partitions = remote.tables()[0].partitions;
-    let copies = weir_runtime::query::placement::copies(partitions, 3, 1);
+    let copies = weir_runtime::replication::copies::copies(partitions, 3, 1);
     let key_held_by = |a: u32, b: u32| {
         (0..ITEM_ROWS as i64)
             .find(|&k| {
@@ -502,7 +502,7 @@ fn a_copy_larger_than_a_piece_resyncs_in_pieces() {
     .unwrap();
     assert_eq!(remote.load("big", batch).unwrap(), ROWS as usize);
     // Restart a backup of partition 0, then kill the other holder: it alone answers.
-    let copies = weir_runtime::query::placement::copies(2, 3, 1);
+    let copies = weir_runtime::replication::copies::copies(2, 3, 1);
     let (primary, restarted) = (copies[0][0] as usize, copies[0][1] as usize);
     let before = remote.stats().messages.count(MessageKind::PartitionRows);
     nodes.kill(restarted);

@@ -109,7 +109,7 @@ impl ClusterBuilder {
     /// The byte window in effect (see [`ClusterBuilder::window_bytes`]).
     pub fn byte_window(&self) -> usize {
         self.window_bytes
-            .unwrap_or(self.window * crate::exec::flow::DEFAULT_BYTES_PER_BATCH)
+            .unwrap_or(self.window * crate::exec::edge::DEFAULT_BYTES_PER_BATCH)
     }
 
     /// Message workflow (default [`Protocol::Lean`]).

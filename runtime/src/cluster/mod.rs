@@ -34,6 +34,7 @@ use crate::memory::pool::Pools;
 use crate::memory::view::NodeView;
 use crate::node::state::NodeShared;
 use crate::query::placement::{self, ClusterView};
+use crate::replication::copies;
 use crate::replication::writes::{ReplicaBook, WriteReplies};
 use crate::wire::messages::NodeId;
 use crate::wire::network::Network;
@@ -52,7 +53,7 @@ impl Inner {
         let backups = self.config.backups.min(self.config.nodes - 1);
         cache
             .entry(partitions)
-            .or_insert_with(|| Arc::new(placement::copies(partitions, data, backups)))
+            .or_insert_with(|| Arc::new(copies::copies(partitions, data, backups)))
             .clone()
     }
 

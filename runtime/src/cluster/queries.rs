@@ -3,7 +3,7 @@
 
 use super::Cluster;
 use crate::error::{Error, Result};
-use crate::exec::flow::EdgeRegistry;
+use crate::exec::edge::EdgeRegistry;
 use crate::memory::estimate::BuildEstimate;
 use crate::node::handle::NodeHandle;
 use crate::query::actor::{QueryActor, QuerySetup};

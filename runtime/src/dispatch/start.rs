@@ -4,7 +4,7 @@
 
 use crate::dispatch::counters::NodeCounters;
 use crate::dispatch::fragment::{FragmentSink, FragmentSpec};
-use crate::exec::flow::{EdgeRegistry, Window};
+use crate::exec::edge::{EdgeRegistry, Window};
 use crate::replication::recent::RecentSet;
 use crate::wire::messages::{PlanPayload, Protocol, QueryId, StartRequest};
 use std::collections::{HashMap, VecDeque};

@@ -2,7 +2,8 @@
 
 use crate::exchange::messages::RemoteBatch;
 use crate::exchange::router::Links;
-use crate::exec::flow::{Cancel, Credit, Output};
+use crate::exec::flow::Output;
+use crate::exec::messages::{Cancel, Credit};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::messages::MemoryFreed;
 use crate::node::state::LiveGuard;

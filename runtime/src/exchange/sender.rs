@@ -2,7 +2,8 @@
 
 use crate::exchange::messages::{RemoteAck, RemoteStop};
 use crate::exchange::router::Links;
-use crate::exec::flow::{Attach, Cancel, Credit, Credits, EdgeStat, Item, Push, Upstream, Window};
+use crate::exec::edge::{Credits, EdgeStat, Window};
+use crate::exec::messages::{Attach, Cancel, Credit, Item, Push, Upstream};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::messages::MemoryFreed;
 use crate::memory::pool::{MemoryWait, Reserve, Wake};
@@ -151,7 +152,7 @@ pub struct SenderSpec {
     /// are appended to each other up to this.
     pub batch_rows: usize,
     /// Where the channels' edges are registered.
-    pub edges: Arc<crate::exec::flow::EdgeRegistry>,
+    pub edges: Arc<crate::exec::edge::EdgeRegistry>,
 }
 
 /// The parts of one input batch, waiting for room on the sender's node.

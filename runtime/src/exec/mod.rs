@@ -1,8 +1,9 @@
 //! Executing a fragment's operators: credit-based flow control between producers and
-//! consumers ([`flow`]), the operator and source actors that run kernels from
-//! `weir_operators`, what they report to their fragment ([`messages`]), and how the actor
-//! threads wait for work ([`idle`]).
+//! consumers ([`flow`], over the windows and counters of [`edge`]), the operator and source
+//! actors that run kernels from `weir_operators`, the messages they exchange ([`messages`]),
+//! and how the actor threads wait for work ([`idle`]).
 
+pub mod edge;
 pub mod flow;
 pub mod idle;
 pub mod messages;

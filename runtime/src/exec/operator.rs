@@ -10,7 +10,9 @@
 //! blocked, input stops, and what the actor holds is bounded by the windows and the kernel's
 //! own state.
 
-use crate::exec::flow::{Attach, Cancel, Credit, EdgeStat, Item, Output, Push, Upstream, Window};
+use crate::exec::edge::{EdgeStat, Window};
+use crate::exec::flow::Output;
+use crate::exec::messages::{Attach, Cancel, Credit, Item, Push, Upstream};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::joins::next_join_id;
 use crate::memory::messages::Kill;

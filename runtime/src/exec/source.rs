@@ -3,7 +3,8 @@
 //! (credit, or memory on the node) is held there, and the source reads no further until it
 //! went.
 
-use crate::exec::flow::{Cancel, Credit, Output};
+use crate::exec::flow::Output;
+use crate::exec::messages::{Cancel, Credit};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::messages::MemoryFreed;
 use crate::node::state::LiveGuard;

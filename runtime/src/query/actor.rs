@@ -9,9 +9,9 @@ use crate::error::Error;
 use crate::error::ErrorKind;
 use crate::exchange::messages::RemoteEvent;
 use crate::exchange::router::Router;
-use crate::exec::flow::{
-    Attach, Cancel, Credit, Downstream, EdgeRegistry, Item, Push, Upstream, Window,
-};
+use crate::exec::edge::{EdgeRegistry, Window};
+use crate::exec::flow::Downstream;
+use crate::exec::messages::{Attach, Cancel, Credit, Item, Push, Upstream};
 use crate::memory::admission::{Admission, Demand, Place};
 use crate::memory::breaker::{BreakerConfig, BreakerCounters};
 use crate::memory::estimate::BuildEstimate;
@@ -19,7 +19,10 @@ use crate::memory::pool::Wake;
 use crate::node::handle::NodeHandle;
 use crate::node::state::{LiveGuard, NodeShared};
 use crate::query::channel::ResultSender;
-use crate::wire::counters::{MessageCounters, MessageStats};
+use crate::query::channel::StreamItem;
+use crate::query::messages::{AdmissionReady, CancelQuery, ConsumerCredit};
+use crate::query::stats::QueryStats;
+use crate::wire::counters::MessageCounters;
 use crate::wire::messages::{
     CloseMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, PlanPayload, Protocol, QueryId,
     StartRequest,
@@ -32,35 +35,8 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use weir_operators::{Batch, PhysicalPlan, Reservation, Value};
+use weir_operators::{PhysicalPlan, Value};
 use weir_planner::QueryPlan;
-
-/// What a query's caller receives on its channel.
-#[derive(Debug)]
-pub enum StreamItem {
-    /// Result rows of attempt `.2`, with their bytes accounted on the initiator until the
-    /// caller takes them. Rows of an aborted attempt are skipped by the stream.
-    Batch(Batch, Option<Reservation>, u64),
-    /// The query finished; its statistics.
-    Done(QueryStats),
-    /// The query failed.
-    Failed(Error),
-}
-
-/// Statistics of one finished query.
-#[derive(Debug, Clone, Default)]
-pub struct QueryStats {
-    /// Messages that crossed nodes for this query.
-    pub messages: MessageStats,
-    /// `(edge, high-water mark)` of the edges on the initiator, in batches.
-    pub edges: Vec<(String, usize)>,
-    /// `(edge, high-water mark)` of the edges on the initiator, in bytes of rows.
-    pub edge_bytes: Vec<(String, usize)>,
-    /// Attempts made (1 when the query ran at once).
-    pub attempts: u32,
-    /// The delays the query waited before each retry (admission refused or join killed).
-    pub admission_delays: Vec<Duration>,
-}
 
 /// Everything a query actor needs.
 pub struct QuerySetup {
@@ -135,31 +111,6 @@ fn root_feeders(setup: &QuerySetup) -> Vec<(u32, NodeId)> {
     feeders
 }
 
-/// The caller took a batch of attempt `.0` off the channel: one more may be sent.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct ConsumerCredit(pub u64);
-
-/// Admission → query: the query was admitted; start it.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct AdmissionReady;
-
-impl Wake for Recipient<AdmissionReady> {
-    fn wake(&self) {
-        self.do_send(AdmissionReady);
-    }
-
-    fn alive(&self) -> bool {
-        self.connected()
-    }
-}
-
-/// The caller dropped its stream: cancel the query.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct CancelQuery;
-
 #[derive(Debug, PartialEq)]
 enum State {
     Running,
@@ -173,7 +124,7 @@ pub struct QueryActor {
     node: NodeHandle,
     root: Option<Addr<FragmentActor>>,
     upstream: Option<Upstream>,
-    edge: Option<Arc<crate::exec::flow::EdgeStat>>,
+    edge: Option<Arc<crate::exec::edge::EdgeStat>>,
     finished: HashSet<(u32, NodeId)>,
     root_feeders: Vec<(u32, NodeId)>,
     state: State,

@@ -3,12 +3,26 @@
 //! waker slot so that an async reader ([`AsyncQueryStream`](crate::AsyncQueryStream)) is
 //! woken instead of blocking its thread.
 
-use crate::query::actor::StreamItem;
+use crate::error::Error;
+use crate::query::stats::QueryStats;
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use futures::task::AtomicWaker;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
+use weir_operators::{Batch, Reservation};
+
+/// What a query's caller receives on its channel.
+#[derive(Debug)]
+pub enum StreamItem {
+    /// Result rows of attempt `.2`, with their bytes accounted on the initiator until the
+    /// caller takes them. Rows of an aborted attempt are skipped by the stream.
+    Batch(Batch, Option<Reservation>, u64),
+    /// The query finished; its statistics.
+    Done(QueryStats),
+    /// The query failed.
+    Failed(Error),
+}
 
 /// A bounded channel of `capacity` items, whose blocking reader spins for up to `spin`
 /// before it sleeps (see [`crate::exec::idle`]).

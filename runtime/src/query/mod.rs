@@ -4,6 +4,8 @@
 
 pub mod actor;
 pub mod channel;
+pub mod messages;
 pub mod placement;
 pub mod result;
 pub mod rows;
+pub mod stats;

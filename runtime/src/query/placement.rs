@@ -1,6 +1,5 @@
-//! Where things live: partitions are assigned to data nodes by rendezvous hashing (stable
-//! when nodes are added), and a query's fragments are mapped onto the nodes that own the
-//! partitions they read.
+//! Where a query runs: its fragments are mapped onto the live nodes that hold copies of the
+//! partitions they read (see [`crate::replication::copies`] for where copies live).
 
 use crate::error::{Error, Result};
 use crate::wire::messages::NodeId;
@@ -11,42 +10,6 @@ use weir_operators::eval::evaluate_scalar;
 use weir_operators::storage::{partition_of, partition_of_key};
 use weir_operators::Value;
 use weir_planner::{Placement, Pruning, QueryPlan};
-
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 30;
-    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// Data nodes ranked for partition `p`, best first (rendezvous / highest-random-weight).
-pub fn rank_nodes(p: u32, data_nodes: u32) -> Vec<NodeId> {
-    let mut ranked: Vec<(u64, NodeId)> = (0..data_nodes)
-        .map(|n| (mix(((p as u64) << 32) ^ mix(n as u64 + 1)), n))
-        .collect();
-    ranked.sort_unstable_by(|a, b| b.cmp(a));
-    ranked.into_iter().map(|(_, n)| n).collect()
-}
-
-/// The primary owner of every partition.
-pub fn owners(partitions: u32, data_nodes: u32) -> Vec<NodeId> {
-    (0..partitions)
-        .map(|p| rank_nodes(p, data_nodes)[0])
-        .collect()
-}
-
-/// The copies of every partition: the primary, then `backups` backups on distinct nodes (the
-/// next in rendezvous order).
-pub fn copies(partitions: u32, data_nodes: u32, backups: usize) -> Vec<Vec<NodeId>> {
-    (0..partitions)
-        .map(|p| {
-            let mut ranked = rank_nodes(p, data_nodes);
-            ranked.truncate(backups + 1);
-            ranked
-        })
-        .collect()
-}
 
 /// Where a query's fragments run.
 #[derive(Debug, Clone)]
@@ -232,18 +195,6 @@ impl WholeTableMaps {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rendezvous_spreads_and_is_stable_when_a_node_is_added() {
-        let three = owners(1024, 3);
-        for n in 0..3 {
-            let c = three.iter().filter(|&&o| o == n).count();
-            assert!((250..450).contains(&c), "node {n} owns {c} partitions");
-        }
-        let four = owners(1024, 4);
-        // Only partitions moving to the new node change owner.
-        assert!(three.iter().zip(&four).all(|(a, b)| a == b || *b == 3));
-    }
 
     #[test]
     fn whole_table_maps_are_made_once_per_partition_count_and_live_nodes() {

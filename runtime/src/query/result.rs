@@ -2,8 +2,11 @@
 //! all of them at once.
 
 use crate::error::{Error, Result};
-use crate::query::actor::{CancelQuery, ConsumerCredit, QueryActor, QueryStats, StreamItem};
+use crate::query::actor::QueryActor;
 use crate::query::channel::ResultReceiver;
+use crate::query::channel::StreamItem;
+use crate::query::messages::{CancelQuery, ConsumerCredit};
+use crate::query::stats::QueryStats;
 use actix::Addr;
 use futures::ready;
 use std::pin::Pin;

@@ -64,7 +64,7 @@ pub trait Inbox: Send + Sync {
     fn deliver(&self, msg: Deliver);
     /// Whether the node still takes messages (its actor runs).
     fn is_open(&self) -> bool;
-    /// Crashes the node: the fault a [`FaultPlan::crash_after`] injects.
+    /// Crashes the node: the fault a [`FaultPlan::crash_after`](crate::wire::faults::FaultPlan::crash_after) injects.
     fn crash(&self);
 }
 
