@@ -48,11 +48,11 @@ use crate::memory::breaker::BreakerCounters;
 use crate::memory::pool::Pools;
 use crate::node::inbox::NodeMsg;
 use crate::node::state::NodeShared;
-use crate::replication::membership::Membership;
+use crate::replication::membership::{catalog_put, decode_catalog, Membership};
 use crate::replication::resync::{Resync, ResyncOutcome};
 use crate::replication::writes::WriteReplies;
 use crate::wire::messages::TableLayout;
-use crate::wire::messages::{CatalogPut, CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
+use crate::wire::messages::{CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
 use crate::wire::network::Network;
 use crate::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -272,10 +272,8 @@ impl Cluster {
                 .write()
                 .unwrap_or_else(|e| e.into_inner());
             if cluster.inner.has_stale() {
-                let put = CatalogPut {
-                    epoch: cluster.remote().epoch.load(Ordering::SeqCst),
-                    catalog: catalog.snapshot(),
-                };
+                let epoch = cluster.remote().epoch.load(Ordering::SeqCst);
+                let put = catalog_put(epoch, &catalog.snapshot());
                 for &i in &live {
                     let msg = NetMessage::CatalogPut(Box::new(put.clone()));
                     cluster.inner.network.send(client, i, &msg);
@@ -310,10 +308,7 @@ impl Cluster {
     pub(super) fn publish(&self, catalog: &Catalog) {
         if let Some(remote) = &self.inner.remote {
             let epoch = remote.epoch.fetch_add(1, Ordering::SeqCst) + 1;
-            let put = CatalogPut {
-                epoch,
-                catalog: catalog.snapshot(),
-            };
+            let put = catalog_put(epoch, &catalog.snapshot());
             for i in 0..self.inner.config.nodes {
                 if self.inner.nodes[i].up.load(Ordering::SeqCst) {
                     let msg = NetMessage::CatalogPut(Box::new(put.clone()));
@@ -482,14 +477,18 @@ impl Inner {
             .max_by_key(|(_, r)| r.epoch)
         {
             if newest.epoch > remote.epoch.load(Ordering::SeqCst) {
-                if let Some(snapshot) = newest.catalog.clone() {
-                    let nodes = catalog.data_nodes();
-                    *catalog = Catalog::from_snapshot(snapshot, catalog.version() + 1);
-                    if let Some(nodes) = nodes {
-                        catalog.set_data_nodes(nodes);
+                match newest.catalog.as_ref().map(decode_catalog) {
+                    Some(Ok(snapshot)) => {
+                        let nodes = catalog.data_nodes();
+                        *catalog = Catalog::from_snapshot(snapshot, catalog.version() + 1);
+                        if let Some(nodes) = nodes {
+                            catalog.set_data_nodes(nodes);
+                        }
+                        remote.epoch.store(newest.epoch, Ordering::SeqCst);
+                        changed = true;
                     }
-                    remote.epoch.store(newest.epoch, Ordering::SeqCst);
-                    changed = true;
+                    Some(Err(e)) => tracing::warn!("a node's catalog does not decode: {e}"),
+                    None => {}
                 }
             }
         }
@@ -605,10 +604,7 @@ impl Inner {
         let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
         self.send_join(i);
         let remote = self.remote();
-        let put = CatalogPut {
-            epoch: remote.epoch.load(Ordering::SeqCst),
-            catalog: catalog.snapshot(),
-        };
+        let put = catalog_put(remote.epoch.load(Ordering::SeqCst), &catalog.snapshot());
         self.network
             .send(self.client, i, &NetMessage::CatalogPut(Box::new(put)));
         let others: Vec<NodeId> = (0..self.config.nodes as NodeId)

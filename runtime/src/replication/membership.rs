@@ -8,9 +8,11 @@
 //! client that connects later can fetch it ([`CatalogRequest`](crate::wire::messages::CatalogRequest),
 //! [`CatalogReply`]). The node actor hands these messages here.
 
+use crate::error::Result;
 use crate::node::state::NodeStorage;
 use crate::replication::resync::ResyncReplies;
-use crate::wire::messages::{CatalogPut, CatalogReply, NodeId, TableVersions};
+use crate::wire::codec;
+use crate::wire::messages::{CatalogBytes, CatalogPut, CatalogReply, NodeId, TableVersions};
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -71,8 +73,14 @@ impl Membership {
         if held.as_ref().is_some_and(|(epoch, _)| *epoch > put.epoch) {
             return false;
         }
-        let names: Vec<String> = put
-            .catalog
+        let catalog = match decode_catalog(&put.catalog) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("refused a catalog that does not decode: {e}");
+                return false;
+            }
+        };
+        let names: Vec<String> = catalog
             .tables
             .iter()
             .map(|t| t.name.to_lowercase())
@@ -86,7 +94,7 @@ impl Membership {
         for t in gone {
             storage.drop_table(&t);
         }
-        for def in &put.catalog.tables {
+        for def in &catalog.tables {
             if let Some(store) = storage.tables.get_mut(&def.name.to_lowercase()) {
                 for index in &def.indexes {
                     if let Some(field) = def.schema.fields.get(index.column) {
@@ -95,7 +103,7 @@ impl Membership {
                 }
             }
         }
-        *held = Some((put.epoch, put.catalog));
+        *held = Some((put.epoch, catalog));
         true
     }
 
@@ -120,7 +128,7 @@ impl Membership {
     pub fn reply(&self, request: u64, storage: &NodeStorage) -> CatalogReply {
         let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
         let (epoch, catalog) = match held.as_ref() {
-            Some((e, c)) => (*e, Some(c.clone())),
+            Some((e, c)) => (*e, Some(encode_catalog(c))),
             None => (0, None),
         };
         let mut versions: Vec<TableVersions> = storage
@@ -157,5 +165,28 @@ impl Membership {
     /// Hands `reply` from node `from` to whoever waits for it; false when nobody does.
     pub fn deliver(&self, from: NodeId, reply: CatalogReply) -> bool {
         self.replies.deliver(reply.request, from, reply)
+    }
+}
+
+/// The wire form of catalog `snapshot`.
+pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
+    CatalogBytes(codec::encode(snapshot).unwrap_or_else(|e| {
+        // Only a catalog beyond the codec's size limit gets here; its receivers refuse the
+        // empty form as they would any catalog that does not decode.
+        tracing::error!("cannot encode the catalog: {e}");
+        Vec::new()
+    }))
+}
+
+/// The catalog snapshot `bytes` encode.
+pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
+    codec::decode(&bytes.0)
+}
+
+/// The message that publishes catalog `snapshot` as of `epoch`.
+pub fn catalog_put(epoch: u64, snapshot: &CatalogSnapshot) -> CatalogPut {
+    CatalogPut {
+        epoch,
+        catalog: encode_catalog(snapshot),
     }
 }

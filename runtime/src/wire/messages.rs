@@ -6,7 +6,7 @@ use crate::error::{Error, ErrorKind};
 use crate::wire::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
 use weir_operators::{Batch, PhysicalPlan, Schema, Value};
-use weir_planner::{CatalogSnapshot, Distribution};
+use weir_planner::Distribution;
 
 /// A node's index in the cluster (data nodes first, the client node last).
 pub type NodeId = u32;
@@ -418,8 +418,14 @@ pub struct CatalogPut {
     /// Orders the copies: higher is newer.
     pub epoch: u64,
     /// The catalog.
-    pub catalog: CatalogSnapshot,
+    pub catalog: CatalogBytes,
 }
+
+/// A catalog snapshot in its encoded form: the wire carries the catalog without knowing the
+/// planner's types; the replication floor encodes and decodes it
+/// ([`crate::replication::membership`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogBytes(pub Vec<u8>);
 
 /// Client → data node: send me your catalog copy and the versions of your partition copies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -445,7 +451,7 @@ pub struct CatalogReply {
     /// The epoch of the catalog copy (0 with none).
     pub epoch: u64,
     /// The catalog copy.
-    pub catalog: Option<CatalogSnapshot>,
+    pub catalog: Option<CatalogBytes>,
     /// The versions of the node's partition copies.
     pub versions: Vec<TableVersions>,
     /// The peers the node has an authenticated connection to now.
