@@ -28,6 +28,7 @@ pub mod header;
 pub mod jmh;
 pub mod join;
 pub mod overload;
+pub mod score;
 pub mod stats;
 pub mod tpch;
 
