@@ -85,7 +85,7 @@ pub struct JmhArgs {
     pub secret_file: Option<std::path::PathBuf>,
     /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub runtime: super::RuntimeArgs,
+    pub runtime: super::runtime_args::RuntimeArgs,
 }
 
 impl JmhArgs {
