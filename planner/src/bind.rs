@@ -12,6 +12,7 @@ use crate::logical::{ApplyKind, LogicalPlan};
 use hashbrown::HashMap;
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::tokenizer::{Span, Token, TokenWithSpan};
+use std::ops::ControlFlow;
 use weir_operators::plan::{AggFunc, AggregateExpr, SortKey};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
@@ -19,8 +20,6 @@ mod datetime;
 mod scalar;
 mod select;
 mod subquery;
-
-use subquery::{contains_subquery, negate_if};
 
 /// `"line L, column C"` for a span, or empty when the span is unknown.
 pub(crate) fn pos(span: Span) -> String {
@@ -505,6 +504,29 @@ fn contains_agg(e: &sql::Expr) -> bool {
         E::Ceil { expr, .. } | E::Floor { expr, .. } => contains_agg(expr),
         _ => false,
     }
+}
+
+/// `NOT e` when `negated`.
+pub(crate) fn negate_if(e: Expr, negated: bool) -> Expr {
+    if negated {
+        Expr::Not(Box::new(e))
+    } else {
+        e
+    }
+}
+
+/// Whether an AST expression holds a subquery anywhere.
+pub(crate) fn contains_subquery(e: &sql::Expr) -> bool {
+    sql::visit_expressions(e, |x| match x {
+        sql::Expr::Subquery(_)
+        | sql::Expr::Exists { .. }
+        | sql::Expr::In {
+            target: sql::InTarget::Subquery(_),
+            ..
+        } => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
 }
 
 fn type_name(t: Option<DataType>) -> String {

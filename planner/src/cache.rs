@@ -91,7 +91,7 @@ impl PlanCache {
             inner.misses += 1;
             inner.parses += 1;
         }
-        let stmt = crate::plan_statement(sql, catalog, params, partitions_default)?;
+        let stmt = crate::entry::plan_statement(sql, catalog, params, partitions_default)?;
         let (plan, explain) = match stmt {
             Statement::Query(p) => (Arc::new(p), false),
             Statement::Explain(p) => (Arc::new(p), true),

@@ -542,7 +542,7 @@ fn insert_select(
         });
     }
     let plan = bound.plan.project(exprs, t.schema.fields.clone());
-    let query = crate::plan_with_constants(
+    let query = crate::query::plan_with_constants(
         crate::bind::BoundQuery {
             plan,
             fields: t.schema.fields.clone(),
@@ -594,7 +594,7 @@ fn create_table_as(
         not_null: Vec::new(),
         partitions: partitions.max(1),
     };
-    let query = crate::plan_with_constants(bound, catalog, binder)?;
+    let query = crate::query::plan_with_constants(bound, catalog, binder)?;
     Ok(Statement::CreateTableAs {
         def,
         query: Box::new(query),

@@ -369,53 +369,6 @@ mod tests {
         tree_bound(&tokens).tree
     }
 
-    fn plan(sql: &str) -> Result<crate::Statement, PlanError> {
-        crate::plan_statement(sql, &crate::Catalog::new(), &[], 4)
-    }
-
-    fn assert_too_deep(sql: &str) {
-        let e = plan(sql).unwrap_err();
-        assert!(
-            matches!(&e, PlanError::Syntax(m) if m.contains("nested too deeply")
-                && m.contains(&MAX_EXPR_DEPTH.to_string())),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn nesting_is_counted_up_to_the_limit() {
-        let parens = |n: usize| format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n));
-        plan(&parens(MAX_EXPR_DEPTH)).unwrap();
-        assert_too_deep(&parens(MAX_EXPR_DEPTH + 1));
-        let calls = |n: usize| format!("SELECT {}1{}", "abs(".repeat(n), ")".repeat(n));
-        plan(&calls(MAX_EXPR_DEPTH)).unwrap();
-        assert_too_deep(&calls(MAX_EXPR_DEPTH + 1));
-        // A chain of n terms is n - 1 operators deep.
-        let sum = |n: usize| format!("SELECT {}", vec!["1"; n].join(" + "));
-        plan(&sum(MAX_EXPR_DEPTH + 1)).unwrap();
-        assert_too_deep(&sum(MAX_EXPR_DEPTH + 2));
-        let subqueries = |n: usize| format!("SELECT {}1{}", "(SELECT ".repeat(n), ")".repeat(n));
-        plan(&subqueries(MAX_EXPR_DEPTH / 2)).unwrap();
-        assert_too_deep(&subqueries(MAX_EXPR_DEPTH + 1));
-        // The error says where: the innermost levels are at the end of the line.
-        let e = plan(&parens(MAX_EXPR_DEPTH + 1)).unwrap_err().to_string();
-        assert!(e.contains("line 1, column"), "{e}");
-    }
-
-    #[test]
-    fn and_or_chains_are_one_level() {
-        let ors: Vec<String> = (0..20_000).map(|i| format!("{i} = 1")).collect();
-        plan(&format!("SELECT 1 WHERE {}", ors.join(" OR "))).unwrap();
-        let ands = vec!["TRUE"; 20_000].join(" AND ");
-        plan(&format!("SELECT 1 WHERE ({ands}) OR ({ands})")).unwrap();
-    }
-
-    #[test]
-    fn huge_chains_and_set_operations_are_refused_before_parsing() {
-        assert_too_deep(&format!("SELECT {}", vec!["1"; 300_000].join(" + ")));
-        assert_too_deep(&("SELECT 1 UNION ".repeat(MAX_EXPR_DEPTH + 1) + "SELECT 1"));
-    }
-
     #[test]
     fn chains_count_and_lists_do_not() {
         assert!(bound("SELECT 1") <= 2);

@@ -155,7 +155,7 @@ pub(crate) fn delete(
         .map(|&c| column_ref(&t.schema.fields[c].name))
         .collect();
     let bound = bind_select(items, twj, d.selection.as_ref(), binder)?;
-    let query = crate::plan_with_constants(bound, catalog, binder)?;
+    let query = crate::query::plan_with_constants(bound, catalog, binder)?;
     Ok(Statement::Delete {
         table: t.name.clone(),
         query: Box::new(query),
@@ -260,7 +260,7 @@ pub(crate) fn update(
         fields.push(f.clone());
     }
     let plan = bound.plan.project(exprs, fields.clone());
-    let query = crate::plan_with_constants(BoundQuery { plan, fields }, catalog, binder)?;
+    let query = crate::query::plan_with_constants(BoundQuery { plan, fields }, catalog, binder)?;
     Ok(Statement::Update {
         table: t.name.clone(),
         query: Box::new(query),

@@ -1,5 +1,6 @@
-//! EXPLAIN rendering: one indented operator tree per fragment, with expressions shown over
-//! column names.
+//! EXPLAIN rendering ([`QueryPlan::explain`]): one indented operator tree per fragment, with
+//! expressions shown over column names. The plan's types live in [`crate::statement`]; their
+//! rendering lives here, so the statement module does not refer back to this one.
 
 use crate::statement::{Distribution, Fragment, Placement, Pruning, QueryPlan};
 use std::fmt::Write;
@@ -418,28 +419,31 @@ fn fmt_placement(p: &Placement) -> String {
     }
 }
 
-/// Renders a whole plan (see [`QueryPlan::explain`]).
-pub(crate) fn explain(qp: &QueryPlan, nodes_of: &dyn Fn(&Fragment) -> String) -> String {
-    let mut out = qp.verbose.clone().unwrap_or_default();
-    for f in &qp.fragments {
-        let _ = write!(
-            out,
-            "Fragment {} on {} [nodes: {}]",
-            f.id,
-            fmt_placement(&f.placement),
-            nodes_of(f)
-        );
-        if let Some(o) = &f.output {
+impl QueryPlan {
+    /// Renders the plan as an indented operator tree per fragment, with placement, the nodes
+    /// `nodes_of` reports for each fragment, exchange ids, filters and index usage.
+    pub fn explain(&self, nodes_of: &dyn Fn(&Fragment) -> String) -> String {
+        let mut out = self.verbose.clone().unwrap_or_default();
+        for f in &self.fragments {
             let _ = write!(
                 out,
-                " -> exchange #{} to fragment {} ({})",
-                o.exchange,
-                o.target,
-                fmt_distribution(&o.distribution, &names(&f.plan))
+                "Fragment {} on {} [nodes: {}]",
+                f.id,
+                fmt_placement(&f.placement),
+                nodes_of(f)
             );
+            if let Some(o) = &f.output {
+                let _ = write!(
+                    out,
+                    " -> exchange #{} to fragment {} ({})",
+                    o.exchange,
+                    o.target,
+                    fmt_distribution(&o.distribution, &names(&f.plan))
+                );
+            }
+            out.push('\n');
+            node(&f.plan, self, 0, &mut out);
         }
-        out.push('\n');
-        node(&f.plan, qp, 0, &mut out);
+        out
     }
-    out
 }

@@ -137,12 +137,6 @@ impl QueryPlan {
             .filter(|f| f.output.as_ref().is_some_and(|o| o.target == id))
             .collect()
     }
-
-    /// Renders the plan as an indented operator tree per fragment, with placement, the nodes
-    /// `nodes_of` reports for each fragment, exchange ids, filters and index usage.
-    pub fn explain(&self, nodes_of: &dyn Fn(&Fragment) -> String) -> String {
-        crate::explain::explain(self, nodes_of)
-    }
 }
 
 /// One piece of a distributed plan, run on every node of its placement.

@@ -21,6 +21,7 @@ mod faults;
 mod hostile;
 mod join_plans;
 mod join_properties;
+mod layout;
 mod prepared;
 mod properties;
 mod protocol;

@@ -7,7 +7,7 @@
 //! - `floorPingPong`: one round trip between two threads over crossbeam channels, the least a
 //!   hand-off to another thread and back can cost on this machine.
 
-use super::jmh::{JmhRow, CONFIDENCE, MEASURED_ITERATIONS, WARMUP_ITERATIONS};
+use super::score::{JmhRow, CONFIDENCE, MEASURED_ITERATIONS, WARMUP_ITERATIONS};
 use super::stats;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};

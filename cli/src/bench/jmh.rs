@@ -6,12 +6,12 @@
 //! each, as JMH runs them; the score is the mean ops/s of the measured iterations with its
 //! 99.9% confidence half-width.
 
+use super::score::{JmhRow, CONFIDENCE, MEASURED_ITERATIONS, WARMUP_ITERATIONS};
 use super::stats;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use serde::Serialize;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -19,12 +19,6 @@ use std::time::{Duration, Instant};
 use crate::demo::{self, SeedQuery};
 use crate::{Cluster, Protocol, Value};
 
-/// Warm-up iterations per query and protocol.
-pub const WARMUP_ITERATIONS: usize = 3;
-/// Measured iterations per query and protocol.
-pub const MEASURED_ITERATIONS: usize = 3;
-/// JMH's confidence level for the score error.
-pub const CONFIDENCE: f64 = 0.999;
 /// `querySumIndexed`'s answer on 100,000 rows: the sum of 0..100000.
 pub const EXPECTED_SUM: i64 = 4_999_950_000;
 
@@ -91,7 +85,7 @@ pub struct JmhArgs {
     pub secret_file: Option<std::path::PathBuf>,
     /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub runtime: super::RuntimeArgs,
+    pub runtime: super::runtime_args::RuntimeArgs,
 }
 
 impl JmhArgs {
@@ -117,29 +111,6 @@ impl JmhArgs {
         }
         Ok(cluster)
     }
-}
-
-/// One query under one protocol.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct JmhRow {
-    /// The benchmark's case name.
-    pub case: String,
-    /// `lean` or `legacy`.
-    pub protocol: String,
-    /// Mean ops/s over the measured iterations.
-    pub ops_per_s: f64,
-    /// 99.9% confidence half-width of `ops_per_s`.
-    pub ops_error: f64,
-    /// Median latency of the measured calls, µs.
-    pub p50_us: f64,
-    /// 99th percentile latency of the measured calls, µs.
-    pub p99_us: f64,
-    /// Messages between nodes per call.
-    pub messages_per_query: f64,
-    /// Encoded bytes between nodes per call.
-    pub bytes_per_query: f64,
-    /// Rows each call returned.
-    pub rows: usize,
 }
 
 /// A protocol's name as printed.

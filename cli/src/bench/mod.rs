@@ -15,12 +15,11 @@
 //!   same columns, in probe rows per second.
 //!
 //! Every benchmark's header (machine, cores, profile, date) comes from [`header`].
-//! Statistics helpers live in [`stats`], the charts in [`chart`], and the floors `jmh` prints
-//! beside its cases in [`floor`].
+//! Statistics helpers live in [`stats`], the charts in [`chart`], the floors `jmh` prints
+//! beside its cases in [`floor`], how a case and a floor are scored in [`score`], and the
+//! runtime flags the benchmarks share in [`RuntimeArgs`].
 
 use clap::Subcommand;
-use std::time::Duration;
-use weir_runtime::ClusterBuilder;
 
 pub mod chart;
 pub mod floor;
@@ -28,8 +27,12 @@ pub mod header;
 pub mod jmh;
 pub mod join;
 pub mod overload;
+mod runtime_args;
+pub mod score;
 pub mod stats;
 pub mod tpch;
+
+pub use runtime_args::RuntimeArgs;
 
 /// The `weir bench` subcommands.
 #[derive(Debug, Clone, Subcommand)]
@@ -103,33 +106,5 @@ pub fn run(command: &BenchCommand) -> Result<(), String> {
         BenchCommand::Soak(args) => soak(args),
         BenchCommand::Tpch(args) => tpch::main(args),
         BenchCommand::Join(args) => join::main(args),
-    }
-}
-
-/// The runtime flags shared by the benchmarks that build a cluster: `--idle-spin-us` (how
-/// long node threads and waiting callers spin after their last work before they sleep) and
-/// `--node-threads` (how many actor threads the nodes share).
-#[derive(Debug, Clone, Copy, clap::Args)]
-pub struct RuntimeArgs {
-    /// Microseconds node threads and waiting callers spin before they sleep (default: the
-    /// runtime's own, `ClusterBuilder::idle_spin`; 0 sleeps at once).
-    #[arg(long = "idle-spin-us")]
-    pub idle_spin_us: Option<u64>,
-    /// Actor threads the nodes share (default: the runtime's own, `ClusterBuilder::threads`:
-    /// one per core, at most one per node).
-    #[arg(long = "node-threads", value_parser = clap::value_parser!(u64).range(1..))]
-    pub node_threads: Option<u64>,
-}
-
-impl RuntimeArgs {
-    /// `builder` with the flags' settings, where given.
-    pub fn apply(self, mut builder: ClusterBuilder) -> ClusterBuilder {
-        if let Some(us) = self.idle_spin_us {
-            builder = builder.idle_spin(Duration::from_micros(us));
-        }
-        if let Some(n) = self.node_threads {
-            builder = builder.threads(usize::try_from(n).unwrap_or(usize::MAX));
-        }
-        builder
     }
 }

@@ -9,30 +9,6 @@
 //! columns. Decorrelation into joins is the optimizer's job.
 
 use super::*;
-use std::ops::ControlFlow;
-
-/// `NOT e` when `negated`.
-pub(crate) fn negate_if(e: Expr, negated: bool) -> Expr {
-    if negated {
-        Expr::Not(Box::new(e))
-    } else {
-        e
-    }
-}
-
-/// Whether an AST expression holds a subquery anywhere.
-pub(crate) fn contains_subquery(e: &sql::Expr) -> bool {
-    sql::visit_expressions(e, |x| match x {
-        sql::Expr::Subquery(_)
-        | sql::Expr::Exists { .. }
-        | sql::Expr::In {
-            target: sql::InTarget::Subquery(_),
-            ..
-        } => ControlFlow::Break(()),
-        _ => ControlFlow::Continue(()),
-    })
-    .is_break()
-}
 
 impl Binder<'_> {
     /// A column reference: in `scope`, else in the enclosing query's FROM row (an outer

@@ -1,16 +1,18 @@
-//! Text rendering of logical plans: one node per line, inputs indented below, expressions
-//! shown over the input's column names.
+//! Text rendering of logical plans ([`LogicalPlan::display_indent`]): one node per line,
+//! inputs indented below, expressions shown over the input's column names.
 
 use super::{ApplyKind, LogicalPlan, SetOpKind};
 use crate::explain::fmt_expr;
 use std::fmt::Write;
 use weir_operators::plan::{AggFunc, AggregateExpr};
 
-/// The whole tree, one line per node.
-pub(super) fn render(plan: &LogicalPlan) -> String {
-    let mut out = String::new();
-    node(plan, 0, &mut out);
-    out
+impl LogicalPlan {
+    /// An indented rendering, one node per line, for `EXPLAIN VERBOSE` and tests.
+    pub fn display_indent(&self) -> String {
+        let mut out = String::new();
+        node(self, 0, &mut out);
+        out
+    }
 }
 
 fn names(plan: &LogicalPlan) -> Vec<String> {

@@ -472,11 +472,6 @@ impl LogicalPlan {
             None => self,
         }
     }
-
-    /// An indented rendering, one node per line, for `EXPLAIN VERBOSE` and tests.
-    pub fn display_indent(&self) -> String {
-        display::render(self)
-    }
 }
 
 /// `plan` with every parameter replaced by its value.

@@ -13,7 +13,7 @@
 //! The correlated conjuncts are pulled up from the subquery's filters through projections
 //! (which are widened to keep the columns they read).
 
-use super::Rule;
+use super::rule::Rule;
 use crate::error::PlanError;
 use crate::logical::{and_all, columns_of, conjuncts, has_outer, ApplyKind, JoinKind, LogicalPlan};
 use weir_operators::plan::{AggFunc, AggregateExpr};

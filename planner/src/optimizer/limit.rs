@@ -2,7 +2,7 @@
 //! the sort or scan it limits (physical planning then keeps only the top rows of a sort, per
 //! node, and stops scans early).
 
-use super::Rule;
+use super::rule::Rule;
 use crate::error::PlanError;
 use crate::logical::LogicalPlan;
 

@@ -13,7 +13,7 @@
 //! These run after the semi-join rewrites have taken every mark that a WHERE conjunct tests,
 //! so only the marks that need a value are left for them.
 
-use super::Rule;
+use super::rule::Rule;
 use crate::error::PlanError;
 use crate::logical::{has_outer, ApplyKind, LogicalPlan};
 use weir_operators::plan::{AggFunc, AggregateExpr};

@@ -1,7 +1,7 @@
 //! The rule-based optimizer: rewrites a [`LogicalPlan`] into an equivalent one that is
 //! cheaper to run.
 //!
-//! Each rule is a small type with one job (`Rule`); the driver applies a rule at every node
+//! Each rule is a small type with one job (`Rule`, in `rule`); the driver applies a rule at every node
 //! of the tree, top down, and repeats a list of rules until none changes anything (a fixed
 //! point, bounded by [`MAX_PASSES`]). Rules run in four phases:
 //! 1. subquery decorrelation (`decorrelate`): Applies become semi, anti and outer joins
@@ -26,55 +26,16 @@ pub(crate) mod limit;
 pub(crate) mod mark;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
+mod rule;
 pub(crate) mod semi_join;
 pub(crate) mod simplify;
+
+pub use rule::MAX_PASSES;
 
 use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::LogicalPlan;
-
-/// Passes over the rule list before the driver gives up on reaching a fixed point (each
-/// pass is cheap; real plans settle in a handful).
-pub const MAX_PASSES: usize = 64;
-
-/// A rewrite at one node of a plan.
-pub(crate) trait Rule {
-    /// The rewritten node, or `None` when the rule does not apply at `plan`'s root.
-    fn rewrite(&self, plan: &LogicalPlan) -> Result<Option<LogicalPlan>, PlanError>;
-}
-
-/// Applies `rule` at every node of `plan`, top down; sets `changed` when it rewrote one.
-pub(crate) fn apply_everywhere(
-    rule: &dyn Rule,
-    plan: LogicalPlan,
-    changed: &mut bool,
-) -> Result<LogicalPlan, PlanError> {
-    let plan = match rule.rewrite(&plan)? {
-        Some(p) => {
-            *changed = true;
-            p
-        }
-        None => plan,
-    };
-    plan.map_inputs(&mut |i| apply_everywhere(rule, i, changed))
-}
-
-/// Runs `rules` over `plan` until none of them changes anything.
-pub(crate) fn fixed_point(
-    rules: &[&dyn Rule],
-    mut plan: LogicalPlan,
-) -> Result<LogicalPlan, PlanError> {
-    for _ in 0..MAX_PASSES {
-        let mut changed = false;
-        for rule in rules {
-            plan = apply_everywhere(*rule, plan, &mut changed)?;
-        }
-        if !changed {
-            break;
-        }
-    }
-    Ok(plan)
-}
+use rule::{fixed_point, Rule};
 
 /// The whole optimizer: the phases in order; `catalog`'s row counts feed the estimates.
 pub fn optimize(plan: LogicalPlan, catalog: &Catalog) -> Result<LogicalPlan, PlanError> {

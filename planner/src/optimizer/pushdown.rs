@@ -10,7 +10,7 @@
 //! - [`OuterToInner`]: an outer join under a filter that rejects the NULLs it would add
 //!   becomes an inner (or less outer) join.
 
-use super::Rule;
+use super::rule::Rule;
 use crate::error::PlanError;
 use crate::logical::{and_all, chain, columns_of, conjuncts, has_outer, JoinKind, LogicalPlan};
 use weir_operators::{BinaryOp, Expr};

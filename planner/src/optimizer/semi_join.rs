@@ -14,7 +14,7 @@
 //! on the inner join's fewer rows.
 
 use super::estimate::estimate;
-use super::Rule;
+use super::rule::Rule;
 use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::{columns_of, JoinKind, LogicalPlan};

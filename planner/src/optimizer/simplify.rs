@@ -3,7 +3,7 @@
 //! boolean connectives with a constant side are simplified. A filter that is always TRUE goes,
 //! and a projection over a projection becomes one.
 
-use super::Rule;
+use super::rule::Rule;
 use crate::error::PlanError;
 use crate::logical::LogicalPlan;
 use weir_operators::{Batch, BinaryOp, Expr, Value};
