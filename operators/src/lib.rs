@@ -18,6 +18,7 @@ pub mod error;
 pub mod eval;
 pub mod expr;
 pub mod functions;
+pub mod hashing;
 pub mod kernels;
 pub mod memory;
 pub mod plan;

@@ -5,7 +5,7 @@
 //! NULL hashes to a fixed value (callers decide what NULL keys mean).
 
 use crate::column::ColumnData;
-use crate::storage::{hash_bytes, hash_f64, hash_i128, mix64};
+use crate::hashing::{hash_bytes, hash_f64, hash_i128, mix64};
 use crate::Column;
 use std::borrow::Borrow;
 

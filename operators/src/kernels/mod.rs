@@ -30,7 +30,7 @@ pub mod single_row;
 pub mod sort;
 pub mod union;
 
-pub use scan::{ScanChunk, ScanSource};
+pub use scan::ScanSource;
 
 /// How an operator wants its inputs fed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
