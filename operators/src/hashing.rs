@@ -1,6 +1,6 @@
 //! Stable hashes of values: the same on every run and machine, so they can decide where data
 //! goes. [`mix64`] (the splitmix64 finalizer) and the hashes of byte strings, floats, 128-bit
-//! integers and decimals built on it. Placement ([`crate::storage::partition_of`]) hashes keys with them
+//! integers and decimals built on it. Placement ([`crate::placement`]) hashes keys with them
 //! to choose a partition, and the kernels' row hashing ([`crate::kernels::hash`]) to build
 //! hash tables and split a batch for an exchange.
 
