@@ -83,7 +83,7 @@ pub(super) fn arithmetic<'a>(op: BinaryOp, l: Val<'a>, r: Val<'a>, n: usize) -> 
         }
     }
     let result_type = match (lt, rt) {
-        (Some(a), Some(b)) => DataType::arithmetic_result(op, a, b),
+        (Some(a), Some(b)) => op.arithmetic_result(a, b),
         (Some(DataType::Decimal { .. }), None) | (None, Some(DataType::Decimal { .. }))
             if op == BinaryOp::Div =>
         {
