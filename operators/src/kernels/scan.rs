@@ -8,7 +8,7 @@
 //! of integer comparisons with constants or parameters (`fld = ?`, `k >= 10 AND k < 20`) is
 //! evaluated without the general expression machinery; any other filter goes through it.
 
-use super::ExecContext;
+use super::operator::ExecContext;
 use crate::column::{Column, ColumnBuilder};
 use crate::eval::{evaluate_predicate, evaluate_scalar};
 use crate::storage::ScanChunk;
