@@ -1,6 +1,6 @@
 //! Calls of scalar functions ([`crate::functions`]) in an expression: the type a call
 //! computes, and its evaluated arguments turned into columns of one length for the function
-//! (of one row when every argument is a scalar). `NULLIF` is [`super::case`]'s.
+//! (of one row when every argument is a scalar). `NULLIF` is module `case`'s.
 
 use super::val::{owned, to_scalar, Val};
 use crate::column::Column;
