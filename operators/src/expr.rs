@@ -62,6 +62,30 @@ impl BinaryOp {
         )
     }
 
+    /// The result type of this arithmetic operator (`+ - * / %`) on numeric operands of
+    /// types `a` and `b`: BIGINT for two integers, DOUBLE if either is DOUBLE or for decimal
+    /// division; otherwise DECIMAL with PostgreSQL's scale rules (`+ - %` the larger scale,
+    /// `*` the sum of the scales). `None` when an operand is not numeric.
+    pub fn arithmetic_result(self, a: DataType, b: DataType) -> Option<DataType> {
+        use BinaryOp as O;
+        let u = DataType::numeric_union(a, b)?;
+        if !matches!(u, DataType::Decimal { .. }) {
+            return Some(u);
+        }
+        let ((pa, sa), (pb, sb)) = (a.as_decimal()?, b.as_decimal()?);
+        Some(match self {
+            O::Mul => DataType::decimal(pa.saturating_add(pb), sa.saturating_add(sb)),
+            O::Div => DataType::Float64,
+            O::Add | O::Sub => {
+                let DataType::Decimal { precision, scale } = u else {
+                    return Some(u);
+                };
+                DataType::decimal(precision.saturating_add(1), scale)
+            }
+            _ => u,
+        })
+    }
+
     /// The SQL spelling.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -3,7 +3,8 @@
 //! The bottom layer of weir: the columnar data model ([`Batch`], [`Column`], [`Schema`]),
 //! scalar [`Value`]s for literals, parameters and result cells, vectorized [`Expr`] evaluation,
 //! pure batch kernels (scan, index lookup, filter, project, hash and nested-loop joins of every
-//! join type, single row, hash aggregate, sort, limit), in-memory partition storage, memory
+//! join type, single row, hash aggregate, sort, limit), in-memory partition storage and the
+//! placement of rows on partitions (by the stable hashes of [`hashing`]), memory
 //! reservations, and the serializable [`PhysicalPlan`] that the planner produces and the
 //! runtime executes.
 //!
@@ -18,8 +19,11 @@ pub mod error;
 pub mod eval;
 pub mod expr;
 pub mod functions;
+pub mod hashing;
+pub(crate) mod index_key;
 pub mod kernels;
 pub mod memory;
+pub mod placement;
 pub mod plan;
 pub mod secondary_index;
 pub mod storage;

@@ -8,8 +8,9 @@
 use crate::column::Column;
 use crate::error::Result;
 use crate::eval::evaluate_scalar;
+use crate::index_key::{eq_probe, key_at, range_bound, range_is_empty, IdxKey, Probe};
 use crate::plan::IndexLookup;
-use crate::storage::{eq_probe, key_at, range_bound, range_is_empty, IdxKey, PartitionData, Probe};
+use crate::storage::PartitionData;
 use crate::types::DataType;
 use crate::value::Value;
 use std::collections::BTreeSet;

@@ -1,7 +1,8 @@
-//! In-memory partition storage: the rows of one table partition as immutable columnar chunks,
-//! a primary-key index (tables that declare a key, of one or more columns) and ordered
-//! secondary indexes, plus the partition function and [`assign_partitions`], which places the
-//! rows of a load.
+//! In-memory partition storage: the rows of one table partition as immutable columnar chunks
+//! and its primary-key index (tables that declare a key, of one or more columns), and the
+//! stored chunks a scan reads ([`ScanChunk`]). Which partition a row belongs to is
+//! [`crate::placement`]'s; the keys the indexes hold are module `index_key`'s, and the
+//! ordered secondary indexes, which span a node's partitions, [`crate::secondary_index`]'s.
 //!
 //! Rows live in `Arc<Batch>` chunks of at most [`CHUNK_ROWS`] rows; every chunk but the
 //! last is full, so row id `r` is row `r % CHUNK_ROWS` of chunk `r / CHUNK_ROWS`. Scans share
@@ -14,12 +15,11 @@ use crate::column::{Column, ColumnData};
 use crate::error::{Error, Result};
 use crate::eval::{evaluate_predicate, evaluate_scalar};
 use crate::expr::{BinaryOp, Expr};
-use crate::kernels::ScanChunk;
+use crate::index_key::{eq_probe, key_at, range_bound, IdxKey, Probe};
 use crate::plan::IndexLookup;
 use crate::types::{DataType, Schema};
 use crate::value::Value;
 use hashbrown::{HashMap, HashSet};
-use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -29,329 +29,32 @@ use std::sync::Arc;
 /// batches of the plan's size.
 pub const CHUNK_ROWS: usize = 1024;
 
-/// The splitmix64 finalizer: a fast, well-mixed, stable 64-bit hash of a 64-bit word.
-#[inline]
-pub fn mix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A stable hash of a byte string (8 bytes at a time, then mixed with the length).
-#[inline]
-pub fn hash_bytes(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9FB2_1C65_1E98_DF25;
-    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        h = (h ^ w).wrapping_mul(K).rotate_left(29);
-    }
-    let rem = chunks.remainder();
-    if !rem.is_empty() {
-        let mut buf = [0u8; 8];
-        buf[..rem.len()].copy_from_slice(rem);
-        h = (h ^ u64::from_le_bytes(buf))
-            .wrapping_mul(K)
-            .rotate_left(29);
-    }
-    mix64(h ^ bytes.len() as u64)
-}
-
-/// Stable hash of a 128-bit integer (an unscaled decimal): both halves mixed.
-#[inline]
-pub fn hash_i128(v: i128) -> u64 {
-    mix64((v as u64) ^ mix64((v >> 64) as u64).rotate_left(17))
-}
-
-/// Stable hash of a decimal's numeric value, whatever its scale: trailing zeros are dropped
-/// first, and a whole number that fits an `i64` hashes as that integer does. So `1.50` at
-/// scale 2, `1.5` at scale 1 and the key of a `DECIMAL(6,3)` column holding `1.500` all
-/// place a row in the same partition, and `10.00` goes where the integer `10` goes.
-#[inline]
-pub fn hash_decimal(v: i128, scale: u8) -> u64 {
-    let (mut v, mut s) = (v, scale);
-    while s > 0 && v % 10 == 0 {
-        v /= 10;
-        s -= 1;
-    }
-    match (s, i64::try_from(v)) {
-        (0, Ok(i)) => mix64(i as u64),
-        _ => hash_i128(v) ^ mix64(u64::from(s)),
-    }
-}
-
-/// Stable hash of a float: by bits, with `-0.0` folded into `0.0`.
-#[inline]
-pub fn hash_f64(f: f64) -> u64 {
-    let f = if f == 0.0 { 0.0 } else { f };
-    mix64(f.to_bits())
-}
-
-/// The stable hash of one non-NULL key value (`None` for NULL), as [`partition_rows`] computes
-/// it for a column.
-fn hash_value(v: &Value) -> Option<u64> {
-    Some(match v {
-        Value::Null => return None,
-        Value::Int(v) => mix64(*v as u64),
-        Value::Float(f) => hash_f64(*f),
-        Value::Str(s) => hash_bytes(s.as_bytes()),
-        Value::Bool(b) => mix64(*b as u64),
-        Value::Decimal(v, s) => hash_decimal(*v, *s),
-        Value::Date(d) => mix64(i64::from(*d) as u64),
-        Value::Timestamp(t) => mix64(*t as u64),
-    })
-}
-
-/// Folds the hash of the next column of a composite key into `acc`.
-#[inline]
-fn combine(acc: u64, h: u64) -> u64 {
-    mix64(acc.rotate_left(23) ^ h)
-}
-
-/// The partition (0..partitions) that owns primary key `key`. Stable across runs and machines.
-/// NULL keys (and `partitions == 0`) map to partition 0.
-pub fn partition_of(key: &Value, partitions: u32) -> u32 {
-    partition_of_key(std::slice::from_ref(key), partitions)
-}
-
-/// The partition that owns the (possibly composite) primary key whose column values are
-/// `key`, in key order. A one-column key is placed as [`partition_of`] places it; a key with
-/// a NULL part maps to partition 0.
-pub fn partition_of_key(key: &[Value], partitions: u32) -> u32 {
-    if partitions <= 1 {
-        return 0;
-    }
-    let mut acc = None;
-    for v in key {
-        let Some(h) = hash_value(v) else {
-            return 0;
-        };
-        acc = Some(acc.map_or(h, |a| combine(a, h)));
-    }
-    acc.map_or(0, |h| (h % partitions as u64) as u32)
-}
-
-/// The stable hash of every row of `col` into `out` (cleared first); NULL rows hash to 0.
-fn hash_column(col: &Column, out: &mut Vec<u64>) {
-    out.clear();
-    match &col.data {
-        ColumnData::Int64(v) => out.extend(v.iter().map(|&x| mix64(x as u64))),
-        ColumnData::Float64(v) => out.extend(v.iter().map(|&x| hash_f64(x))),
-        ColumnData::Boolean(v) => out.extend(v.iter().map(|&x| mix64(x as u64))),
-        ColumnData::Decimal { values, scale, .. } => {
-            out.extend(values.iter().map(|&x| hash_decimal(x, *scale)))
-        }
-        ColumnData::Date(v) => out.extend(v.iter().map(|&x| mix64(i64::from(x) as u64))),
-        ColumnData::Timestamp(v) => out.extend(v.iter().map(|&x| mix64(x as u64))),
-        ColumnData::Utf8 { offsets, bytes } => out.extend(
-            offsets
-                .windows(2)
-                .map(|w| hash_bytes(&bytes[w[0] as usize..w[1] as usize])),
-        ),
-    }
-}
-
-/// Computes [`partition_of`] for every row of `col` into `out` (cleared first), vectorized.
-pub fn partition_rows(col: &Column, partitions: u32, out: &mut Vec<u32>) {
-    partition_key_rows(&[col], partitions, out);
-}
-
-/// Computes [`partition_of_key`] for every row of the key columns `cols` (in key order) into
-/// `out` (cleared first), vectorized.
-pub fn partition_key_rows(cols: &[&Column], partitions: u32, out: &mut Vec<u32>) {
-    out.clear();
-    let n = cols.first().map_or(0, |c| c.len());
-    if partitions <= 1 || cols.is_empty() {
-        out.resize(n, 0);
-        return;
-    }
-    let p = partitions as u64;
-    let mut acc = Vec::new();
-    hash_column(cols[0], &mut acc);
-    let mut next = Vec::new();
-    for col in &cols[1..] {
-        hash_column(col, &mut next);
-        for (a, &h) in acc.iter_mut().zip(&next) {
-            *a = combine(*a, h);
-        }
-    }
-    out.extend(acc.iter().map(|&h| (h % p) as u32));
-    for col in cols {
-        if let Some(valid) = &col.validity {
-            for (i, o) in out.iter_mut().enumerate() {
-                if !valid.get(i) {
-                    *o = 0;
-                }
-            }
-        }
-    }
-}
-
-/// The partition of every row of `batch`, into `out` (cleared first).
-///
-/// A table with a primary key (`primary_key` holds its columns, in key order) places each row
-/// by its key, as [`partition_key_rows`] does. A table without one (`primary_key` empty)
-/// gives its rows hidden row ids, handed out consecutively and never reused (as SQLite's
-/// rowid): row `i` of this batch has row id `first_row_id + i` and goes to
-/// [`partition_of`]`(Value::Int(first_row_id + i))`, so rows that are equal in every column
-/// are all kept and spread over the partitions.
-///
-/// Fails with [`Error::Internal`] when a key column is not a column of `batch`.
-pub fn assign_partitions(
-    batch: &Batch,
-    primary_key: &[usize],
-    first_row_id: u64,
-    partitions: u32,
-    out: &mut Vec<u32>,
-) -> Result<()> {
-    if primary_key.is_empty() {
-        out.clear();
-        let n = batch.num_rows() as u64;
-        if partitions <= 1 {
-            out.resize(n as usize, 0);
-        } else {
-            let p = partitions as u64;
-            // As `partition_of(&Value::Int(id as i64))`: the same bits go to `mix64`.
-            out.extend((0..n).map(|i| (mix64(first_row_id.wrapping_add(i)) % p) as u32));
-        }
-        return Ok(());
-    }
-    let mut cols = Vec::with_capacity(primary_key.len());
-    for &k in primary_key {
-        let Some(col) = batch.columns().get(k) else {
-            return Err(Error::Internal(format!(
-                "primary key column #{k} out of range for a batch of {} columns",
-                batch.num_columns()
-            )));
-        };
-        cols.push(col);
-    }
-    partition_key_rows(&cols, partitions, out);
-    Ok(())
-}
-
-/// An index key: one non-NULL value of an indexed column (or, for a composite primary key,
-/// the key's values in key order), totally ordered.
+/// A stored chunk for a scan to read, with the rows of it an index lookup selected (`None`:
+/// every row).
 #[derive(Debug, Clone)]
-pub(crate) enum IdxKey {
-    Int(i64),
-    Float(f64),
-    Str(Box<str>),
-    Bool(bool),
-    /// An unscaled decimal of a column of this scale.
-    Dec(i128, u8),
-    Date(i32),
-    Ts(i64),
-    /// The values of a composite primary key, in key order.
-    Tuple(Box<[IdxKey]>),
+pub struct ScanChunk {
+    /// Full table rows.
+    pub rows: Arc<Batch>,
+    /// Row numbers within `rows`, ascending.
+    pub selection: Option<Vec<u32>>,
 }
 
-impl IdxKey {
-    fn rank(&self) -> u8 {
-        match self {
-            IdxKey::Bool(_) => 0,
-            IdxKey::Int(_) => 1,
-            IdxKey::Float(_) => 2,
-            IdxKey::Str(_) => 3,
-            IdxKey::Dec(..) => 4,
-            IdxKey::Date(_) => 5,
-            IdxKey::Ts(_) => 6,
-            IdxKey::Tuple(_) => 7,
+impl ScanChunk {
+    /// The rows it offers to the scan's filter: its selection's, or all of them.
+    pub(crate) fn offered(&self) -> usize {
+        self.selection
+            .as_ref()
+            .map_or(self.rows.num_rows(), Vec::len)
+    }
+}
+
+impl From<Arc<Batch>> for ScanChunk {
+    fn from(rows: Arc<Batch>) -> Self {
+        ScanChunk {
+            rows,
+            selection: None,
         }
     }
-
-    pub(crate) fn heap_size(&self) -> usize {
-        match self {
-            IdxKey::Str(s) => s.len(),
-            IdxKey::Tuple(t) => {
-                t.iter().map(IdxKey::heap_size).sum::<usize>()
-                    + t.len() * std::mem::size_of::<IdxKey>()
-            }
-            _ => 0,
-        }
-    }
-
-    fn to_value(&self) -> Value {
-        match self {
-            IdxKey::Int(v) => Value::Int(*v),
-            IdxKey::Float(v) => Value::Float(*v),
-            IdxKey::Str(v) => Value::Str(v.to_string()),
-            IdxKey::Bool(v) => Value::Bool(*v),
-            IdxKey::Dec(v, s) => Value::Decimal(*v, *s),
-            IdxKey::Date(v) => Value::Date(*v),
-            IdxKey::Ts(v) => Value::Timestamp(*v),
-            IdxKey::Tuple(t) => Value::Str(tuple_sql(t)),
-        }
-    }
-}
-
-/// A composite key's values as SQL text, e.g. `(1, 'x')`.
-fn tuple_sql(t: &[IdxKey]) -> String {
-    let parts: Vec<String> = t.iter().map(|k| k.to_value().to_sql()).collect();
-    format!("({})", parts.join(", "))
-}
-
-impl Ord for IdxKey {
-    fn cmp(&self, other: &Self) -> Ordering {
-        match (self, other) {
-            (IdxKey::Int(a), IdxKey::Int(b)) => a.cmp(b),
-            (IdxKey::Float(a), IdxKey::Float(b)) => a.total_cmp(b),
-            (IdxKey::Str(a), IdxKey::Str(b)) => a.cmp(b),
-            (IdxKey::Bool(a), IdxKey::Bool(b)) => a.cmp(b),
-            (IdxKey::Dec(a, _), IdxKey::Dec(b, _)) => a.cmp(b),
-            (IdxKey::Date(a), IdxKey::Date(b)) => a.cmp(b),
-            (IdxKey::Ts(a), IdxKey::Ts(b)) => a.cmp(b),
-            (IdxKey::Tuple(a), IdxKey::Tuple(b)) => a.cmp(b),
-            (a, b) => a.rank().cmp(&b.rank()),
-        }
-    }
-}
-
-impl PartialOrd for IdxKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for IdxKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for IdxKey {}
-
-impl std::hash::Hash for IdxKey {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        match self {
-            IdxKey::Int(v) => v.hash(state),
-            IdxKey::Float(v) => v.to_bits().hash(state),
-            IdxKey::Str(v) => v.hash(state),
-            IdxKey::Bool(v) => v.hash(state),
-            IdxKey::Dec(v, _) => v.hash(state),
-            IdxKey::Date(v) => v.hash(state),
-            IdxKey::Ts(v) => v.hash(state),
-            IdxKey::Tuple(v) => v.hash(state),
-        }
-    }
-}
-
-/// The key at row `i` of `col`, or `None` for NULL.
-pub(crate) fn key_at(col: &Column, i: usize) -> Option<IdxKey> {
-    if col.is_null(i) {
-        return None;
-    }
-    Some(match &col.data {
-        ColumnData::Int64(v) => IdxKey::Int(v[i]),
-        ColumnData::Float64(v) => IdxKey::Float(v[i]),
-        ColumnData::Boolean(v) => IdxKey::Bool(v[i]),
-        ColumnData::Utf8 { .. } => IdxKey::Str(col.str_at(i).into()),
-        ColumnData::Decimal { values, scale, .. } => IdxKey::Dec(values[i], *scale),
-        ColumnData::Date(v) => IdxKey::Date(v[i]),
-        ColumnData::Timestamp(v) => IdxKey::Ts(v[i]),
-    })
 }
 
 /// The primary key of row `i` over key columns `cols`: one column's key, or a
@@ -370,98 +73,6 @@ fn row_key(cols: &[&Column], i: usize) -> Option<IdxKey> {
 /// A whole row's values, NULLs included, for matching rows of a table without a key.
 fn row_values(chunk: &Batch, i: usize) -> Vec<Option<IdxKey>> {
     chunk.columns().iter().map(|c| key_at(c, i)).collect()
-}
-
-/// How a lookup value relates to keys of a column type.
-pub(crate) enum Probe {
-    /// Exactly this key.
-    Key(IdxKey),
-    /// Matches nothing (NULL, or a fractional float against an integer column).
-    Nothing,
-}
-
-/// Converts an equality lookup value into a key of column type `dt`.
-pub(crate) fn eq_probe(v: &Value, dt: DataType) -> Result<Probe> {
-    Ok(match (v, dt) {
-        (Value::Null, _) => Probe::Nothing,
-        (Value::Int(i), DataType::Int64) => Probe::Key(IdxKey::Int(*i)),
-        (Value::Int(i), DataType::Float64) => Probe::Key(IdxKey::Float(*i as f64)),
-        (Value::Float(f), DataType::Float64) => Probe::Key(IdxKey::Float(*f)),
-        (Value::Float(f), DataType::Int64) => {
-            if f.fract() == 0.0 && *f >= -9.223_372_036_854_776e18 && *f < 9.223_372_036_854_776e18
-            {
-                Probe::Key(IdxKey::Int(*f as i64))
-            } else {
-                Probe::Nothing
-            }
-        }
-        (Value::Str(s), DataType::Utf8) => Probe::Key(IdxKey::Str(s.as_str().into())),
-        (Value::Bool(b), DataType::Boolean) => Probe::Key(IdxKey::Bool(*b)),
-        (Value::Int(_) | Value::Decimal(..), DataType::Decimal { scale, .. }) => {
-            // Only a value exact at the column's scale can equal a key.
-            let exact = v
-                .as_decimal(scale)
-                .filter(|&x| Value::Decimal(x, scale).sort_cmp(v).is_eq());
-            match exact {
-                Some(x) => Probe::Key(IdxKey::Dec(x, scale)),
-                None => Probe::Nothing,
-            }
-        }
-        (Value::Date(d), DataType::Date) => Probe::Key(IdxKey::Date(*d)),
-        (Value::Timestamp(t), DataType::Timestamp) => Probe::Key(IdxKey::Ts(*t)),
-        (Value::Date(d), DataType::Timestamp) => {
-            Probe::Key(IdxKey::Ts(crate::temporal::date_to_timestamp(*d)))
-        }
-        (v, dt) => return Err(Error::Type(format!("cannot look up {v} in a {dt} index"))),
-    })
-}
-
-/// A range bound converted to column type `dt`: `Ok(None)` means "matches nothing".
-pub(crate) fn range_bound(
-    v: &Value,
-    inclusive: bool,
-    dt: DataType,
-    is_low: bool,
-) -> Result<Option<Bound<IdxKey>>> {
-    let make = |k: IdxKey, incl: bool| {
-        if incl {
-            Bound::Included(k)
-        } else {
-            Bound::Excluded(k)
-        }
-    };
-    Ok(match (v, dt) {
-        (Value::Null, _) => None,
-        (Value::Float(f), DataType::Int64) => {
-            const LIMIT: f64 = 9.223_372_036_854_776e18;
-            if f.is_nan() {
-                None
-            } else if *f >= LIMIT {
-                // Above every integer.
-                if is_low {
-                    None
-                } else {
-                    Some(Bound::Unbounded)
-                }
-            } else if *f < -LIMIT {
-                if is_low {
-                    Some(Bound::Unbounded)
-                } else {
-                    None
-                }
-            } else if f.fract() == 0.0 {
-                Some(make(IdxKey::Int(*f as i64), inclusive))
-            } else if is_low {
-                Some(Bound::Included(IdxKey::Int(f.ceil() as i64)))
-            } else {
-                Some(Bound::Included(IdxKey::Int(f.floor() as i64)))
-            }
-        }
-        (v, dt) => match eq_probe(v, dt)? {
-            Probe::Key(k) => Some(make(k, inclusive)),
-            Probe::Nothing => None,
-        },
-    })
 }
 
 /// The rows of one partition of one table.
@@ -982,24 +593,6 @@ impl PartitionData {
     }
 }
 
-pub(crate) fn range_is_empty(lo: &Bound<IdxKey>, hi: &Bound<IdxKey>) -> bool {
-    let (l, l_incl) = match lo {
-        Bound::Included(k) => (k, true),
-        Bound::Excluded(k) => (k, false),
-        Bound::Unbounded => return false,
-    };
-    let (h, h_incl) = match hi {
-        Bound::Included(k) => (k, true),
-        Bound::Excluded(k) => (k, false),
-        Bound::Unbounded => return false,
-    };
-    match l.cmp(h) {
-        Ordering::Greater => true,
-        Ordering::Equal => !(l_incl && h_incl),
-        Ordering::Less => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1049,43 +642,6 @@ mod tests {
             })
             .collect();
         Batch::from_rows(&[DataType::Int64, DataType::Utf8, DataType::Float64], &r).unwrap()
-    }
-
-    #[test]
-    fn partition_function() {
-        for v in [
-            Value::Int(5),
-            Value::from("abc"),
-            Value::Float(1.5),
-            Value::Bool(true),
-        ] {
-            let p = partition_of(&v, 7);
-            assert!(p < 7);
-            assert_eq!(p, partition_of(&v, 7));
-        }
-        assert_eq!(partition_of(&Value::Null, 7), 0);
-        let col = Column::from_values(
-            DataType::Utf8,
-            &[
-                Value::from("x"),
-                Value::Null,
-                Value::from("hello world, long"),
-            ],
-        )
-        .unwrap();
-        let mut out = Vec::new();
-        partition_rows(&col, 5, &mut out);
-        for (i, &p) in out.iter().enumerate() {
-            assert_eq!(p, partition_of(&col.value(i), 5));
-        }
-        let ints = Column::from_i64((0..1000).collect());
-        partition_rows(&ints, 4, &mut out);
-        let mut counts = [0; 4];
-        for (i, &p) in out.iter().enumerate() {
-            assert_eq!(p, partition_of(&Value::Int(i as i64), 4));
-            counts[p as usize] += 1;
-        }
-        assert!(counts.iter().all(|&c| c > 200), "{counts:?}");
     }
 
     #[test]
@@ -1263,21 +819,6 @@ mod tests {
             0
         );
         assert!(!t.has_index(0));
-        // The whole key places a row: (1, 'x') and (1, 'y') may land apart.
-        let keys: Vec<u32> = (0..50)
-            .map(|i| partition_of_key(&[Value::Int(1), Value::Str(format!("k{i}"))], 16))
-            .collect();
-        assert!(keys.iter().any(|&p| p != keys[0]));
-        let b = Batch::from_rows(&types, &rows).unwrap();
-        let mut out = Vec::new();
-        assign_partitions(&b, &[0, 1], 0, 16, &mut out).unwrap();
-        for (i, r) in rows.iter().enumerate() {
-            assert_eq!(out[i], partition_of_key(&r[..2], 16));
-        }
-        assert_eq!(
-            partition_of_key(&[Value::Int(4)], 16),
-            partition_of(&Value::Int(4), 16)
-        );
     }
 
     #[test]

@@ -4,10 +4,9 @@
 
 use crate::batch::Batch;
 use crate::error::{Error, Result};
-use crate::kernels::ScanChunk;
 use crate::plan::IndexLookup;
 use crate::secondary_index::SecondaryIndex;
-use crate::storage::PartitionData;
+use crate::storage::{PartitionData, ScanChunk};
 use crate::types::DataType;
 use crate::value::Value;
 use hashbrown::HashMap;

@@ -119,30 +119,6 @@ impl DataType {
         let int_digits = (pa - sa).max(pb - sb);
         Some(DataType::decimal(int_digits.saturating_add(scale), scale))
     }
-
-    /// The result type of arithmetic `op` (`+ - * / %`) on numeric operands of types `a`
-    /// and `b`: BIGINT for two integers, DOUBLE if either is DOUBLE or for decimal
-    /// division; otherwise DECIMAL with PostgreSQL's scale rules (`+ - %` the larger scale,
-    /// `*` the sum of the scales). `None` when an operand is not numeric.
-    pub fn arithmetic_result(op: crate::BinaryOp, a: DataType, b: DataType) -> Option<DataType> {
-        use crate::BinaryOp as O;
-        let u = DataType::numeric_union(a, b)?;
-        if !matches!(u, DataType::Decimal { .. }) {
-            return Some(u);
-        }
-        let ((pa, sa), (pb, sb)) = (a.as_decimal()?, b.as_decimal()?);
-        Some(match op {
-            O::Mul => DataType::decimal(pa.saturating_add(pb), sa.saturating_add(sb)),
-            O::Div => DataType::Float64,
-            O::Add | O::Sub => {
-                let DataType::Decimal { precision, scale } = u else {
-                    return Some(u);
-                };
-                DataType::decimal(precision.saturating_add(1), scale)
-            }
-            _ => u,
-        })
-    }
 }
 
 impl fmt::Display for DataType {

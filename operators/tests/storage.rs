@@ -5,8 +5,9 @@
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use weir_operators::kernels::{ExecContext, ScanSource};
+use weir_operators::placement::{assign_partitions, partition_of, partition_rows};
 use weir_operators::plan::IndexLookup;
-use weir_operators::storage::{assign_partitions, partition_of, partition_rows, PartitionData};
+use weir_operators::storage::PartitionData;
 use weir_operators::table_store::TableStore;
 use weir_operators::{Batch, DataType, Error, Expr, Field, Schema, Value};
 

@@ -1120,7 +1120,7 @@ impl<'a> Binder<'a> {
                 }
             }
             let t = match (l.ty, r.ty) {
-                (Some(a), Some(b)) => DataType::arithmetic_result(bop, a, b),
+                (Some(a), Some(b)) => bop.arithmetic_result(a, b),
                 (Some(DataType::Decimal { .. }), None) | (None, Some(DataType::Decimal { .. }))
                     if bop == BinaryOp::Div =>
                 {

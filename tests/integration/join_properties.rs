@@ -18,7 +18,7 @@ use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use weir::operators::storage::mix64;
+use weir::operators::hashing::mix64;
 use weir::{Cluster, DataType, Value};
 
 /// How long one query may take: each answer takes well under a second.

@@ -138,7 +138,7 @@ fn cancelled_stream_closes_only_running_fragments() {
 fn failing_fragment_fails_the_query_and_closes_the_rest() {
     // Only the row with fld = 1234 overflows (CASE evaluates a branch only on the rows that
     // take it): the error must name the node owning that row.
-    let partition = weir::operators::storage::partition_of(&Value::Int(1234), 64);
+    let partition = weir::operators::placement::partition_of(&Value::Int(1234), 64);
     let owner = format!("node-{}", owners(64, 3)[partition as usize]);
     for protocol in [Protocol::Lean, Protocol::Legacy] {
         let c = item_cluster(protocol);

@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use weir::operators::storage::partition_of;
+use weir::operators::placement::partition_of;
 use weir::runtime::{FaultPlan, MessageKind};
 use weir::{Cluster, Error, Value};
 

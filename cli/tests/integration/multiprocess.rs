@@ -445,7 +445,7 @@ fn copies_without_a_live_source_stay_stale_and_the_rest_resync_without_waiting()
     let key_held_by = |a: u32, b: u32| {
         (0..ITEM_ROWS as i64)
             .find(|&k| {
-                let p = weir_operators::storage::partition_of(&Value::Int(k), partitions);
+                let p = weir_operators::placement::partition_of(&Value::Int(k), partitions);
                 let holders = &copies[p as usize];
                 holders.contains(&a) && holders.contains(&b)
             })

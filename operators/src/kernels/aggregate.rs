@@ -20,7 +20,7 @@
 
 use super::hash::hash_rows;
 use super::int_table::{IntTable, PREFETCH_AHEAD};
-use super::{ExecContext, Operator};
+use super::operator::{ExecContext, Operator};
 use crate::bitmap::Bitmap;
 use crate::column::ColumnData;
 use crate::eval::{cast_column, evaluate_borrowed};

@@ -1,7 +1,7 @@
 //! Filter kernel: keeps the rows of each batch where a predicate is TRUE. One input batch
 //! gives at most one output batch, computed by `push` and held until `next_output` takes it.
 
-use super::{output_pending, ExecContext, Operator};
+use super::operator::{output_pending, ExecContext, Operator};
 use crate::eval::evaluate_predicate;
 use crate::{Batch, Expr, Result};
 

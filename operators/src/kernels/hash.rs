@@ -5,7 +5,7 @@
 //! NULL hashes to a fixed value (callers decide what NULL keys mean).
 
 use crate::column::ColumnData;
-use crate::storage::{hash_bytes, hash_f64, hash_i128, mix64};
+use crate::hashing::{hash_bytes, hash_f64, hash_i128, mix64};
 use crate::Column;
 use std::borrow::Borrow;
 
@@ -128,16 +128,6 @@ mod tests {
         let ts = [ts];
         assert!(!rows_equal(&ts, 0, &[ts2], 0));
         assert!(rows_equal(&ts, 0, &ts, 0));
-        // Partition placement does not depend on how a decimal key is written.
-        use crate::storage::partition_of;
-        assert_eq!(
-            partition_of(&Value::Decimal(150, 2), 16),
-            partition_of(&Value::Decimal(15, 1), 16)
-        );
-        assert_eq!(
-            partition_of(&Value::Decimal(1000, 2), 16),
-            partition_of(&Value::Int(10), 16)
-        );
     }
 }
 

@@ -1,7 +1,7 @@
 //! Limit kernel: skips `offset` rows, then passes at most `limit` rows. One input batch gives
 //! at most one output batch (a slice of it), held until `next_output` takes it.
 
-use super::{output_pending, Operator};
+use super::operator::{output_pending, Operator};
 use crate::{Batch, Result};
 
 /// Offset and limit.

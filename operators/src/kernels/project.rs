@@ -1,7 +1,7 @@
 //! Projection kernel: computes one output column per expression. One input batch gives one
 //! output batch, computed by `push` and held until `next_output` takes it.
 
-use super::{output_pending, ExecContext, Operator};
+use super::operator::{output_pending, ExecContext, Operator};
 use crate::eval::evaluate;
 use crate::{Batch, Error, Expr, Result};
 

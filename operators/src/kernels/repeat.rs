@@ -4,7 +4,7 @@
 //! A row may be repeated more times than fit one batch: the kernel keeps its input batch and
 //! a cursor (row, copies made) and cuts the output into batches of at most `batch_size` rows.
 
-use super::{output_pending, Operator};
+use super::operator::{output_pending, Operator};
 use crate::{Batch, Column, Error, Result};
 
 /// Repeats rows by their count column (see the module documentation).

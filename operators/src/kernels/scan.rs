@@ -8,9 +8,10 @@
 //! of integer comparisons with constants or parameters (`fld = ?`, `k >= 10 AND k < 20`) is
 //! evaluated without the general expression machinery; any other filter goes through it.
 
-use super::ExecContext;
+use super::operator::ExecContext;
 use crate::column::{Column, ColumnBuilder};
 use crate::eval::{evaluate_predicate, evaluate_scalar};
+use crate::storage::ScanChunk;
 use crate::{Batch, BinaryOp, Expr, Result, Value};
 use std::sync::Arc;
 
@@ -158,34 +159,6 @@ fn general_selection(
         ),
     }
     Ok(true)
-}
-
-/// A stored chunk for a scan to read, with the rows of it an index lookup selected (`None`:
-/// every row).
-#[derive(Debug, Clone)]
-pub struct ScanChunk {
-    /// Full table rows.
-    pub rows: Arc<Batch>,
-    /// Row numbers within `rows`, ascending.
-    pub selection: Option<Vec<u32>>,
-}
-
-impl ScanChunk {
-    /// The rows it offers to the scan's filter: its selection's, or all of them.
-    fn offered(&self) -> usize {
-        self.selection
-            .as_ref()
-            .map_or(self.rows.num_rows(), Vec::len)
-    }
-}
-
-impl From<Arc<Batch>> for ScanChunk {
-    fn from(rows: Arc<Batch>) -> Self {
-        ScanChunk {
-            rows,
-            selection: None,
-        }
-    }
 }
 
 /// Applies `c` to integer column `col`: over every row when `first`, else narrowing `sel`.

@@ -1,7 +1,7 @@
 //! Single-row kernel for uncorrelated scalar subqueries: outputs exactly one row, the input's
 //! only row or a row of NULLs when the input is empty, and fails when a second row arrives.
 
-use super::{output_pending, Operator};
+use super::operator::{output_pending, Operator};
 use crate::{Batch, Column, DataType, Error, Result};
 
 /// The message of the error for a subquery with more than one row.

@@ -1,7 +1,7 @@
 //! Union kernel: `UNION ALL` of any number of inputs with the same schema. Every input batch
 //! is passed on as it is, in arrival order; the union ends when every input has ended.
 
-use super::{output_pending, Operator};
+use super::operator::{output_pending, Operator};
 use crate::{Batch, Result};
 
 /// Concatenation of its inputs.

@@ -11,7 +11,7 @@ use crate::wire::messages::{PartitionWrite, Rewrite, TableLayout};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
-use weir_operators::storage::assign_partitions;
+use weir_operators::placement::assign_partitions;
 use weir_operators::Batch;
 use weir_planner::{PlanError, QueryPlan, TableDef};
 

@@ -22,7 +22,8 @@ use crate::wire::partition_map::PartitionMap;
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use weir_operators::kernels::{create_operator, ExecContext, ScanChunk, ScanSource};
+use weir_operators::kernels::{create_operator, ExecContext, ScanSource};
+use weir_operators::storage::ScanChunk;
 use weir_operators::{Batch, Error as OpError, PhysicalPlan, Reservation, Value};
 
 /// Where a fragment's output goes.

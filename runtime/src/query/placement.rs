@@ -7,7 +7,7 @@ use crate::wire::partition_map::PartitionMap;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use weir_operators::eval::evaluate_scalar;
-use weir_operators::storage::{partition_of, partition_of_key};
+use weir_operators::placement::{partition_of, partition_of_key};
 use weir_operators::Value;
 use weir_planner::{Placement, Pruning, QueryPlan};
 

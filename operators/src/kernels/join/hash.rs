@@ -21,9 +21,9 @@
 use super::index::{BuildIndex, Cursor, Matches, ProbeKeys, NONE};
 use super::keys::{null_key_rows, KeyColumns};
 use super::output::JoinCore;
-use super::JoinSpec;
+use super::spec::JoinSpec;
 use crate::kernels::hash::hash_rows;
-use crate::kernels::{output_pending, ExecContext, InputOrder, Operator};
+use crate::kernels::operator::{output_pending, ExecContext, InputOrder, Operator};
 use crate::plan::{JoinSide, JoinType};
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
 use std::collections::VecDeque;

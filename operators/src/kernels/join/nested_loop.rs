@@ -12,8 +12,8 @@
 //! shared with the hash join (see [`JoinCore`]).
 
 use super::output::JoinCore;
-use super::JoinSpec;
-use crate::kernels::{output_pending, ExecContext, InputOrder, Operator};
+use super::spec::JoinSpec;
+use crate::kernels::operator::{output_pending, ExecContext, InputOrder, Operator};
 use crate::{Batch, Error, Reservation, Result};
 use std::collections::VecDeque;
 

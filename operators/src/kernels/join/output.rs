@@ -4,7 +4,7 @@
 //! most `batch_size` rows. Only the output columns the join emits ([`JoinSpec::output`]) are
 //! gathered; the residual filter still sees whole pairs.
 
-use super::{JoinSpec, Roles};
+use super::spec::{port_of, JoinSpec, Roles};
 use crate::eval::evaluate_predicate;
 use crate::kernels::filter::apply_mask;
 use crate::plan::JoinSide;
@@ -51,7 +51,7 @@ impl JoinCore {
 
     /// The build side's port.
     pub fn build_port(&self) -> usize {
-        super::port_of(self.spec.build)
+        port_of(self.spec.build)
     }
 
     /// Whether the probe side is the left input.

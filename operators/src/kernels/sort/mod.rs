@@ -18,7 +18,7 @@ mod order;
 mod radix;
 mod sorted_runs;
 
-use super::{ExecContext, Operator};
+use super::operator::{ExecContext, Operator};
 use crate::eval::evaluate;
 use crate::plan::SortKey;
 use crate::{Batch, Column, Error, Reservation, Result};

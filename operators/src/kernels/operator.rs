@@ -1,0 +1,104 @@
+//! The contract between a kernel and whatever drives it: the [`Operator`] trait (push input,
+//! report an input's end, pull output), how it wants its inputs fed ([`InputOrder`]), what it
+//! gets from its surroundings ([`ExecContext`]), and [`drain`], the driver of tests and
+//! benchmarks.
+
+use crate::batch::Batch;
+use crate::error::Result;
+use crate::value::Value;
+use std::sync::Arc;
+
+/// How an operator wants its inputs fed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputOrder {
+    /// Any input, any time.
+    Any,
+    /// Input 0 completely, then input 1, and so on (a hash join's build side before its probe).
+    Sequential,
+}
+
+/// An operator over one or more inputs, driven by push (input) and pull (output).
+///
+/// The driver alternates: while [`has_output`](Operator::has_output) is true it calls
+/// [`next_output`](Operator::next_output) (when it can take a batch); only once nothing is
+/// pending does it [`push`](Operator::push) the next input batch or report an input's
+/// [`finish`](Operator::finish). [`drain`] does the pulling for tests and benchmarks.
+pub trait Operator: Send {
+    /// Short name (`"HashJoin"`, `"Filter"`, ...).
+    fn name(&self) -> &'static str;
+
+    /// How inputs must be fed.
+    fn input_order(&self) -> InputOrder {
+        InputOrder::Any
+    }
+
+    /// With [`InputOrder::Sequential`], the port that must be fed completely first (a hash
+    /// join's build side, which may be port 1). The runtime feeds that port to its end, then
+    /// the others in order.
+    fn first_port(&self) -> usize {
+        0
+    }
+
+    /// Accepts one batch from input `port`. Only called while
+    /// [`has_output`](Operator::has_output) is false; the output it leads to, if any, is
+    /// handed over by [`next_output`](Operator::next_output).
+    fn push(&mut self, port: usize, batch: Batch) -> Result<()>;
+
+    /// Input `port` has ended. Only called while [`has_output`](Operator::has_output) is
+    /// false. Once every input has ended and `next_output` has returned `None`, the operator
+    /// has emitted all of its output.
+    fn finish(&mut self, port: usize) -> Result<()>;
+
+    /// The next output batch: non-empty, at most `batch_size` rows. `None` when the operator
+    /// has nothing more to give until it gets more input (or ever, once every input ended);
+    /// after `None`, [`has_output`](Operator::has_output) is false.
+    fn next_output(&mut self) -> Result<Option<Batch>>;
+
+    /// Whether output is pending: a call to [`next_output`](Operator::next_output) would make
+    /// progress (it may still return `None` if what remained turned out to produce no rows).
+    fn has_output(&self) -> bool;
+
+    /// True once the operator needs no more input (a satisfied LIMIT): the runtime may cancel
+    /// its inputs, and ends its output once the pending output is drained.
+    fn is_done(&self) -> bool {
+        false
+    }
+
+    /// Bytes of state held now (what its reservation accounts).
+    fn memory_size(&self) -> usize {
+        0
+    }
+}
+
+/// Pulls every pending output batch of `op` into `out` (for tests and benchmarks; the runtime
+/// pulls only as far as its output edge has credit).
+pub fn drain(op: &mut dyn Operator, out: &mut Vec<Batch>) -> Result<()> {
+    while let Some(b) = op.next_output()? {
+        out.push(b);
+    }
+    Ok(())
+}
+
+/// The error for a push or finish while output is pending (a driver bug).
+pub(crate) fn output_pending(op: &str) -> crate::Error {
+    crate::Error::Internal(format!("{op} was fed input while its output was pending"))
+}
+
+/// What a kernel needs from its surroundings.
+#[derive(Clone)]
+pub struct ExecContext {
+    /// Bound parameter values (`Expr::Param(i)` reads `params[i]`).
+    pub params: Arc<Vec<Value>>,
+    /// Rows per output batch.
+    pub batch_size: usize,
+}
+
+impl ExecContext {
+    /// A context with the given parameters and the default batch size.
+    pub fn new(params: Vec<Value>) -> Self {
+        ExecContext {
+            params: Arc::new(params),
+            batch_size: crate::DEFAULT_BATCH_SIZE,
+        }
+    }
+}
