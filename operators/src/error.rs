@@ -14,6 +14,9 @@ fn key_sql(column: &str, value: &Value) -> String {
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The message of [`Error::Cardinality`] for a scalar subquery with more than one row.
+pub const TOO_MANY_ROWS: &str = "scalar subquery returned more than one row";
+
 /// An error raised while evaluating expressions or running a kernel.
 #[derive(Debug, Clone, Error, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Error {

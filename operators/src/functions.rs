@@ -577,9 +577,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::NullIf => Err(Error::Internal(
             "nullif is evaluated by the expression evaluator".into(),
         )),
-        F::TooManyRows if n > 0 => Err(Error::Cardinality(
-            crate::kernels::single_row::TOO_MANY_ROWS.into(),
-        )),
+        F::TooManyRows if n > 0 => Err(Error::Cardinality(crate::error::TOO_MANY_ROWS.into())),
         F::TooManyRows => Ok(Column::nulls(out, 0)),
     }
 }

@@ -33,7 +33,7 @@ pub mod types;
 pub mod value;
 mod wire;
 
-pub use batch::Batch;
+pub use batch::{Batch, DEFAULT_BATCH_SIZE};
 pub use bitmap::Bitmap;
 pub use column::{Column, ColumnBuilder, ColumnData};
 pub use error::{Error, Result};
@@ -43,10 +43,3 @@ pub use memory::{MemoryPool, Reservation, UnboundedPool};
 pub use plan::PhysicalPlan;
 pub use types::{DataType, Field, Schema};
 pub use value::Value;
-
-/// Default number of rows in a batch produced by scans and kernels (a cluster's
-/// `batch_size`). Measured in one process against 1,024 rows, queries alternated: the join of
-/// `weir bench join` takes about 12% less time, TPC-H SF 1 about 13%, and small queries the
-/// same; every batch costs a message, a credit and a memory reservation on its edge, and the
-/// kernels' per-batch set-up. Stored chunks are smaller ([`storage::CHUNK_ROWS`]).
-pub const DEFAULT_BATCH_SIZE: usize = 4096;

@@ -36,9 +36,12 @@ pub mod query;
 pub mod replication;
 pub mod wire;
 
+pub use cluster::builder::ClusterBuilder;
+pub use cluster::copy::{CopyProgress, ProgressUnit};
 pub use cluster::data_node::DataNode;
-pub use cluster::Prepared;
-pub use cluster::{Cluster, ClusterBuilder, ClusterStats, CopyProgress, NodeStats, ProgressUnit};
+pub use cluster::prepared::Prepared;
+pub use cluster::stats::{ClusterStats, NodeStats};
+pub use cluster::Cluster;
 pub use error::{Error, Result};
 pub use memory::breaker::{BreakerConfig, BreakerTotals, Health, JoinMode, KillPolicy};
 pub use query::result::{AsyncQueryStream, QueryResult, QueryStream};

@@ -11,8 +11,9 @@ use tokio_util::bytes::Bytes;
 use weir_runtime::wire::carrier::{Deliver, Inbox, Transport};
 use weir_runtime::wire::codec;
 use weir_runtime::wire::framing::{self, Secret, HANDSHAKE_MAX_FRAME};
+use weir_runtime::wire::ids::NodeId;
 use weir_runtime::wire::messages::{
-    BatchAck, BatchStop, CloseMessage, MessageKind, NetMessage, NodeId, WriteAbort, WriteCommit,
+    BatchAck, BatchStop, CloseMessage, MessageKind, NetMessage, WriteAbort, WriteCommit,
 };
 use weir_runtime::wire::network::Network;
 use weir_runtime::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};

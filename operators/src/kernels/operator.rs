@@ -3,7 +3,7 @@
 //! gets from its surroundings ([`ExecContext`]), and [`drain`], the driver of tests and
 //! benchmarks.
 
-use crate::batch::Batch;
+use crate::batch::{Batch, DEFAULT_BATCH_SIZE};
 use crate::error::Result;
 use crate::value::Value;
 use std::sync::Arc;
@@ -98,7 +98,7 @@ impl ExecContext {
     pub fn new(params: Vec<Value>) -> Self {
         ExecContext {
             params: Arc::new(params),
-            batch_size: crate::DEFAULT_BATCH_SIZE,
+            batch_size: DEFAULT_BATCH_SIZE,
         }
     }
 }

@@ -2,10 +2,8 @@
 //! only row or a row of NULLs when the input is empty, and fails when a second row arrives.
 
 use super::operator::{output_pending, Operator};
+use crate::error::TOO_MANY_ROWS;
 use crate::{Batch, Column, DataType, Error, Result};
-
-/// The message of the error for a subquery with more than one row.
-pub const TOO_MANY_ROWS: &str = "scalar subquery returned more than one row";
 
 /// Outputs exactly one row (see the module documentation).
 pub struct SingleRowOp {

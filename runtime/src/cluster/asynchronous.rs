@@ -32,7 +32,8 @@
 //! # });
 //! ```
 
-use super::{Cluster, Prepared};
+use super::prepared::Prepared;
+use super::Cluster;
 use crate::error::Result;
 use crate::query::result::{AsyncQueryStream, QueryResult, QueryStream};
 use crate::query::rows::IntoParams;

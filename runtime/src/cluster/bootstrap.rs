@@ -1,8 +1,9 @@
 //! Starting a cluster in process: each node's state, the actor system and the threads the
 //! nodes share ([`NodeSystem`]), and the network between them.
 
+use super::builder::ClusterBuilder;
 use super::system::NodeSystem;
-use super::{Cluster, ClusterBuilder, Inner, InnerParts};
+use super::{Cluster, Inner, InnerParts};
 use crate::dispatch::counters::NodeCounters;
 use crate::dispatch::node_actor::NodeSetup;
 use crate::error::Result;
@@ -12,10 +13,22 @@ use crate::memory::pool::Pools;
 use crate::node::inbox::NodeMsg;
 use crate::node::state::NodeShared;
 use crate::replication::writes::WriteReplies;
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use crate::wire::network::Network;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+impl ClusterBuilder {
+    /// Starts the actor system on background threads and the nodes on it, or, after
+    /// [`ClusterBuilder::connect`], the client node and its connections to the data nodes.
+    pub fn build(self) -> Result<Cluster> {
+        if self.connect.is_empty() {
+            Cluster::start(self)
+        } else {
+            Cluster::connect_remote(self)
+        }
+    }
+}
 
 impl Cluster {
     pub(super) fn start(config: ClusterBuilder) -> Result<Cluster> {

@@ -1,14 +1,16 @@
 //! Configuring a cluster before it starts.
 
-use super::Cluster;
-use crate::error::Result;
 use crate::memory::breaker::{BreakerConfig, JoinMode, KillPolicy};
 use crate::memory::pool::DEFAULT_NODE_MEMORY;
 use crate::wire::framing::Secret;
 use crate::wire::messages::Protocol;
 use std::time::Duration;
 
-/// Configures and starts a [`Cluster`].
+/// Client slots: a client of node processes has the id of the number of data nodes plus one
+/// of these.
+pub const CLIENT_SLOTS: u32 = 1024;
+
+/// Configures and starts a [`Cluster`](crate::Cluster).
 ///
 /// ```
 /// use std::time::Duration;
@@ -244,10 +246,10 @@ impl ClusterBuilder {
     }
 
     /// Pins the client's slot when connecting (its node id is the number of data nodes plus
-    /// the slot, below [`CLIENT_SLOTS`](super::remote::CLIENT_SLOTS)); by default it is drawn
-    /// at random. Two clients connected at once must have different slots.
+    /// the slot, below [`CLIENT_SLOTS`]); by default it is drawn at random. Two clients
+    /// connected at once must have different slots.
     pub fn client_slot(mut self, slot: u32) -> Self {
-        self.client_slot = Some(slot % super::remote::CLIENT_SLOTS);
+        self.client_slot = Some(slot % CLIENT_SLOTS);
         self
     }
 
@@ -255,15 +257,5 @@ impl ClusterBuilder {
     /// this process).
     pub fn connect_addrs(&self) -> &[String] {
         &self.connect
-    }
-
-    /// Starts the actor system on background threads and the nodes on it, or, after
-    /// [`ClusterBuilder::connect`], the client node and its connections to the data nodes.
-    pub fn build(self) -> Result<Cluster> {
-        if self.connect.is_empty() {
-            Cluster::start(self)
-        } else {
-            Cluster::connect_remote(self)
-        }
     }
 }

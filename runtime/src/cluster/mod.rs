@@ -9,9 +9,10 @@
 mod asynchronous;
 mod bootstrap;
 pub mod builder;
+mod connection;
 pub mod copy;
 pub mod data_node;
-mod prepared;
+pub mod prepared;
 mod queries;
 mod recovery;
 pub mod remote;
@@ -20,10 +21,8 @@ pub mod stats;
 mod system;
 mod writes;
 
-pub use builder::ClusterBuilder;
-pub use copy::{CopyProgress, ProgressUnit};
-pub use prepared::Prepared;
-pub use stats::{ClusterStats, NodeStats};
+use builder::ClusterBuilder;
+use connection::Remote;
 
 use crate::dispatch::counters::NodeCounters;
 use crate::dispatch::node_actor::NodeActor;
@@ -36,7 +35,7 @@ use crate::node::state::NodeShared;
 use crate::query::placement::{self, ClusterView};
 use crate::replication::copies;
 use crate::replication::writes::{ReplicaBook, WriteReplies};
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use crate::wire::network::Network;
 use actix::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -92,7 +91,7 @@ struct Inner {
     /// Where the client's actors are in `addrs`, `routers` and `arbiters`.
     local: usize,
     /// The connections to data nodes in other processes, when connected.
-    remote: Option<remote::Remote>,
+    remote: Option<Remote>,
     /// Every node of the cluster, by id (stand-ins for nodes of other processes).
     nodes: Arc<Vec<Arc<NodeShared>>>,
     /// The actors of the nodes in this process.
@@ -129,7 +128,7 @@ struct InnerParts {
     config: ClusterBuilder,
     client: NodeId,
     local: usize,
-    remote: Option<remote::Remote>,
+    remote: Option<Remote>,
     nodes: Vec<Arc<NodeShared>>,
     addrs: Vec<Addr<NodeActor>>,
     routers: Vec<Arc<Router>>,

@@ -7,7 +7,7 @@ use crate::dispatch::node_actor::NodeActor;
 use crate::error::{Error, Result};
 use crate::node::inbox::NodeMsg;
 use crate::replication::writes;
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use actix::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -19,7 +19,7 @@
 //! Once connected, the client tells every data node where the others listen
 //! ([`Join`]), waits until each reports a connection to every other
 //! ([`CatalogReply::peers`]), and fetches the catalog and the copies' versions from them: the
-//! newest catalog a client published ([`CatalogPut`]) and, per partition, the highest version
+//! newest catalog a client published ([`CatalogPut`](crate::wire::messages::CatalogPut)) and, per partition, the highest version
 //! of any copy as the committed one (copies behind it are stale and serve no reads). Every
 //! change of the catalog (DDL, and the row counts and row ids of a write) is published to every
 //! data node; a statement naming a table this client does not know fetches the catalog again.
@@ -38,8 +38,10 @@
 //! and so does the client by itself every 10 s while such a copy has a live current copy to
 //! come from.
 
+use super::builder::{ClusterBuilder, CLIENT_SLOTS};
+use super::connection::Remote;
 use super::system::NodeSystem;
-use super::{Cluster, ClusterBuilder, Inner, InnerParts};
+use super::{Cluster, Inner, InnerParts};
 use crate::dispatch::counters::NodeCounters;
 use crate::dispatch::node_actor::NodeSetup;
 use crate::error::{Error, Result};
@@ -51,19 +53,16 @@ use crate::node::state::NodeShared;
 use crate::replication::membership::{catalog_put, decode_catalog, Membership};
 use crate::replication::resync::{Resync, ResyncOutcome};
 use crate::replication::writes::WriteReplies;
+use crate::wire::ids::NodeId;
 use crate::wire::messages::TableLayout;
-use crate::wire::messages::{CatalogReply, CatalogRequest, Join, NetMessage, NodeId};
+use crate::wire::messages::{CatalogReply, CatalogRequest, Join, NetMessage};
 use crate::wire::network::Network;
 use crate::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use weir_planner::Catalog;
-
-/// Client slots: a client's id is the number of data nodes plus one of these.
-pub const CLIENT_SLOTS: u32 = 1024;
 
 /// Longest the client waits for its connections, and for the data nodes' connections to each
 /// other, when it starts.
@@ -76,38 +75,6 @@ const ASK_LIMIT: Duration = Duration::from_secs(5);
 /// on a live data node has a live current copy to come from (a resync that failed, a copy
 /// that missed a write its node refused).
 const RESYNC_RETRY: Duration = Duration::from_secs(10);
-
-/// The client's side of the connections to data nodes in other processes.
-pub struct Remote {
-    transport: Arc<TcpTransport>,
-    membership: Arc<Membership>,
-    addrs: Vec<SocketAddr>,
-    /// Epoch of the newest catalog this client published or fetched.
-    epoch: AtomicU64,
-    stop: Arc<AtomicBool>,
-    watcher: Mutex<Option<JoinHandle<()>>>,
-}
-
-impl Remote {
-    /// Closes the connections and stops watching them.
-    pub(super) fn close(&self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.transport.close();
-        let watcher = self
-            .watcher
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(w) = watcher.filter(|w| w.thread().id() != std::thread::current().id()) {
-            let _ = w.join();
-        }
-    }
-
-    /// The client's TCP endpoint (wire counters, connections).
-    pub fn transport(&self) -> &Arc<TcpTransport> {
-        &self.transport
-    }
-}
 
 fn resolve(addrs: &[String]) -> Result<Vec<SocketAddr>> {
     addrs

@@ -15,9 +15,8 @@ use crate::exec::source::{SourceActor, SourceKind};
 use crate::node::handle::NodeHandle;
 use crate::node::inbox::NodeMsg;
 use crate::node::state::LiveGuard;
-use crate::wire::messages::{
-    ErrorMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, Protocol, QueryId,
-};
+use crate::wire::ids::{NodeId, QueryId};
+use crate::wire::messages::{ErrorMessage, ExchangeInput, NetMessage, OutputTarget, Protocol};
 use crate::wire::partition_map::PartitionMap;
 use actix::prelude::*;
 use std::collections::VecDeque;

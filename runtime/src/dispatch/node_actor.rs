@@ -28,9 +28,9 @@ use crate::replication::resync::{self, Installs, ResyncReply};
 use crate::replication::writes::{WriteParticipant, WriteReplies};
 use crate::wire::carrier::Deliver;
 use crate::wire::codec;
+use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{
-    CloseMessage, ErrorMessage, Join, NetMessage, NodeId, Protocol, QueryId, StartRequest,
-    StartResponse,
+    CloseMessage, ErrorMessage, Join, NetMessage, Protocol, StartRequest, StartResponse,
 };
 use crate::wire::network::Network;
 use actix::prelude::*;

@@ -1,7 +1,8 @@
 //! What the ends of an exchange, and the query actors, are sent by the node that routes a
 //! query's messages.
 
-use crate::wire::messages::{BatchAck, BatchMessage, ErrorMessage, NodeId, QueryId, StartResponse};
+use crate::wire::ids::{NodeId, QueryId};
+use crate::wire::messages::{BatchAck, BatchMessage, ErrorMessage, StartResponse};
 use actix::prelude::*;
 use weir_operators::Reservation;
 

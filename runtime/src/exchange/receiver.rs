@@ -7,9 +7,8 @@ use crate::exec::messages::{Cancel, Credit};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::messages::MemoryFreed;
 use crate::node::state::LiveGuard;
-use crate::wire::messages::{
-    BatchAck, BatchMessage, BatchStop, NetMessage, NodeId, Protocol, QueryId,
-};
+use crate::wire::ids::{NodeId, QueryId};
+use crate::wire::messages::{BatchAck, BatchMessage, BatchStop, NetMessage, Protocol};
 use actix::prelude::*;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;

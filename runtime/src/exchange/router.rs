@@ -16,7 +16,8 @@
 use crate::exchange::messages::{RemoteAck, RemoteBatch, RemoteEvent, RemoteStop};
 use crate::node::handle::NodeHandle;
 use crate::replication::recent::RecentSet;
-use crate::wire::messages::{BatchAck, BatchMessage, BatchStop, NetMessage, NodeId, QueryId};
+use crate::wire::ids::{NodeId, QueryId};
+use crate::wire::messages::{BatchAck, BatchMessage, BatchStop, NetMessage};
 use actix::Recipient;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -28,7 +28,7 @@ use crate::memory::estimate::BuildEstimate;
 
 use crate::memory::pool::{NodePool, Wake};
 use crate::memory::view::NodeView;
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};

@@ -11,7 +11,7 @@
 //! per key). The admission queue then corrects each node's prediction by how the joins that
 //! ran there held against theirs ([`crate::memory::pool::NodePool::calibrated`]).
 
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use weir_operators::plan::{IndexLookup, JoinSide};
 pub use weir_operators::types::{row_bytes, TEXT_BYTES};
 use weir_operators::PhysicalPlan;

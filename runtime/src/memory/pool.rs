@@ -13,7 +13,7 @@
 
 use crate::memory::breaker::{BreakerConfig, JoinMode};
 use crate::memory::messages::{CheckMemory, MemoryFreed};
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use actix::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 
 use crate::memory::joins::RunningJoins;
 use crate::memory::pool::NodePool;
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use std::sync::Arc;
 
 /// A node, as the breaker and the admission queue see it.

@@ -3,7 +3,8 @@
 use crate::memory::pool::Pools;
 use crate::node::inbox::NodeMsg;
 use crate::node::state::NodeShared;
-use crate::wire::messages::{NetMessage, NodeId};
+use crate::wire::ids::NodeId;
+use crate::wire::messages::NetMessage;
 use crate::wire::network::Network;
 use actix::Recipient;
 use std::sync::Arc;

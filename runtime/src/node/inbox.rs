@@ -7,7 +7,8 @@
 //! depends on it.
 
 use crate::wire::carrier::{Deliver, Inbox};
-use crate::wire::messages::{NetMessage, NodeId, QueryId};
+use crate::wire::ids::{NodeId, QueryId};
+use crate::wire::messages::NetMessage;
 use actix::prelude::*;
 use weir_operators::Reservation;
 

@@ -5,7 +5,7 @@ use crate::memory::breaker::{BreakerConfig, JoinMode};
 use crate::memory::joins::RunningJoins;
 use crate::memory::pool::NodePool;
 use crate::memory::view::NodeView;
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};

@@ -23,9 +23,9 @@ use crate::query::channel::StreamItem;
 use crate::query::messages::{AdmissionReady, CancelQuery, ConsumerCredit};
 use crate::query::stats::QueryStats;
 use crate::wire::counters::MessageCounters;
+use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{
-    CloseMessage, ExchangeInput, NetMessage, NodeId, OutputTarget, PlanPayload, Protocol, QueryId,
-    StartRequest,
+    CloseMessage, ExchangeInput, NetMessage, OutputTarget, PlanPayload, Protocol, StartRequest,
 };
 use crate::wire::partition_map::PartitionMap;
 use actix::prelude::*;

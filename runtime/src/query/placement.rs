@@ -2,7 +2,7 @@
 //! partitions they read (see [`crate::replication::copies`] for where copies live).
 
 use crate::error::{Error, Result};
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use crate::wire::partition_map::PartitionMap;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! partitions the new node wins; the first in rank is the primary, the next `backups` the
 //! backups.
 
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 
 fn mix(mut x: u64) -> u64 {
     x ^= x >> 30;

@@ -31,9 +31,9 @@ use crate::node::state::{NodeShared, NodeStorage};
 use crate::replication::recent::RecentSet;
 use crate::replication::writes::ReplicaBook;
 use crate::wire::codec;
+use crate::wire::ids::NodeId;
 use crate::wire::messages::{
-    NetMessage, NodeId, PartitionFetch, PartitionInstall, PartitionInstalled, PartitionRows,
-    TableLayout,
+    NetMessage, PartitionFetch, PartitionInstall, PartitionInstalled, PartitionRows, TableLayout,
 };
 use crate::wire::network::Network;
 use crossbeam_channel::Receiver;

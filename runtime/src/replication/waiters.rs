@@ -1,7 +1,7 @@
 //! Replies awaited by request id: the node actor that receives a reply hands it to the thread
 //! that waits for it. Replicated writes, catalog requests and resyncs each keep one table.
 
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};

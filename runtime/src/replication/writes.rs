@@ -24,8 +24,9 @@
 use crate::error::{Error, Result};
 use crate::node::state::NodeShared;
 use crate::replication::recent::RecentSet;
+use crate::wire::ids::NodeId;
 use crate::wire::messages::{
-    NetMessage, NodeId, PartitionWrite, Rewrite, TableLayout, WriteAbort, WriteCommit, WritePhase,
+    NetMessage, PartitionWrite, Rewrite, TableLayout, WriteAbort, WriteCommit, WritePhase,
     WritePrepare, WriteRefusal, WriteReply,
 };
 use crate::wire::network::Network;

@@ -2,7 +2,8 @@
 //! carriers' interface ([`Transport`]), and what a frame becomes when it reaches a node of this
 //! process ([`Deliver`], handed to the node's [`Inbox`]).
 
-use crate::wire::messages::{MessageKind, NodeId};
+use crate::wire::ids::NodeId;
+use crate::wire::messages::MessageKind;
 use std::sync::{Arc, RwLock};
 use weir_operators::Reservation;
 

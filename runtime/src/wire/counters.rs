@@ -4,7 +4,8 @@
 //! it is encoded, before any carrier sees it, so the simulated and the TCP carrier are
 //! counted alike.
 
-use crate::wire::messages::{MessageKind, QueryId};
+use crate::wire::ids::QueryId;
+use crate::wire::messages::MessageKind;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};

@@ -1,7 +1,7 @@
 //! Seeded fault injection for the simulated network: lost, delayed, duplicated and corrupted
 //! messages, nodes cut off, and a node that crashes after its k-th batch.
 
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use crossbeam_channel::{Receiver, Sender};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -28,7 +28,7 @@
 //! peers, not each frame: there is no encryption, and a frame injected into an established
 //! connection is caught only by its checksum (TLS is for later).
 
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use hmac::{Hmac, KeyInit, Mac};

@@ -3,15 +3,11 @@
 //! Every one of them is serialized with bincode when it crosses nodes (see [`crate::wire::network`]).
 
 use crate::error::{Error, ErrorKind};
+use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
 use weir_operators::{Batch, PhysicalPlan, Schema, Value};
 use weir_planner::Distribution;
-
-/// A node's index in the cluster (data nodes first, the client node last).
-pub type NodeId = u32;
-/// A query's cluster-wide id.
-pub type QueryId = u64;
 
 /// Which message workflow a cluster uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

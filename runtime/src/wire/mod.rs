@@ -10,6 +10,7 @@ pub mod codec;
 pub mod counters;
 pub mod faults;
 pub mod framing;
+pub mod ids;
 pub mod messages;
 pub mod network;
 pub mod partition_map;

@@ -4,7 +4,7 @@
 //! and one packed small integer per partition (just enough bits for the node count plus
 //! "unassigned"). 1024 partitions over 3 nodes fit in 256 bytes.
 
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use serde::{Deserialize, Serialize};
 
 /// Which node serves each partition, packed.

@@ -10,7 +10,8 @@
 
 use crate::wire::carrier::{Deliver, Inbox, LocalNodes, Outgoing, Transport};
 use crate::wire::faults::{Delayer, FaultPlan};
-use crate::wire::messages::{MessageKind, NodeId};
+use crate::wire::ids::NodeId;
+use crate::wire::messages::MessageKind;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;

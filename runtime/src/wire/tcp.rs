@@ -25,7 +25,7 @@
 use crate::wire::carrier::{Outgoing, Transport};
 use crate::wire::codec;
 use crate::wire::framing::{self, Secret, HANDSHAKE_MAX_FRAME};
-use crate::wire::messages::NodeId;
+use crate::wire::ids::NodeId;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use std::collections::HashMap;

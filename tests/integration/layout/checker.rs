@@ -8,8 +8,10 @@
 //! in the module that declares `mod ddl;`) is resolved to the longest module of the crate
 //! that has a file of its own: `crate::flow::Credit` is the file of `flow`,
 //! `crate::network::tcp::X` the file of `network::tcp`. A `mod child;` declaration is not a
-//! reference. References inside a file's `#[cfg(test)] mod tests` count: the tests live in
-//! the file.
+//! reference. References from a `#[cfg(test)]` inline module are kept apart
+//! ([`CrateGraph::test_edges`]): nothing refers to a test module, so it closes no cycle
+//! (unit tests of one expression family may call the evaluator above them), but what it
+//! refers to still counts for the runtime's floors.
 //!
 //! A file is mapped to its module by its path under `src/`: `lib.rs` and `main.rs` are the
 //! crate root, `a/mod.rs` and `a.rs` are module `a`. Reading a crate checks that every file
@@ -36,6 +38,8 @@ pub struct CrateGraph {
     /// the module (`Credit` for `crate::flow::Credit`), `*` for a glob, or the module's own
     /// name when the module itself is named. Never an edge from a file to itself.
     pub edges: BTreeMap<(usize, usize), BTreeSet<String>>,
+    /// The references made from `#[cfg(test)]` inline modules, as [`CrateGraph::edges`].
+    pub test_edges: BTreeMap<(usize, usize), BTreeSet<String>>,
 }
 
 /// A set of files that all reach each other through references (a strongly connected
@@ -123,6 +127,7 @@ impl CrateGraph {
             files,
             modules,
             edges: BTreeMap::new(),
+            test_edges: BTreeMap::new(),
         };
         let mut declared = BTreeSet::new();
         for (i, (rel, text)) in sources.iter().enumerate() {
@@ -139,6 +144,12 @@ impl CrateGraph {
                 let to = file_of[&target];
                 if to != i {
                     graph.edges.entry((i, to)).or_default().extend(names);
+                }
+            }
+            for (target, names) in scan.test_refs {
+                let to = file_of[&target];
+                if to != i {
+                    graph.test_edges.entry((i, to)).or_default().extend(names);
                 }
             }
         }
@@ -538,6 +549,8 @@ fn tokenize(text: &str) -> Vec<Tok> {
 struct Scan {
     declared: Vec<ModPath>,
     refs: BTreeMap<ModPath, BTreeSet<String>>,
+    /// The references made from `#[cfg(test)]` inline modules.
+    test_refs: BTreeMap<ModPath, BTreeSet<String>>,
 }
 
 /// A path as written in a `use` tree, and whether it ends in `*`.
@@ -552,9 +565,11 @@ fn scan(tokens: &[Tok], module: &ModPath, file_of: &BTreeMap<ModPath, usize>) ->
     let mut result = Scan {
         declared: Vec::new(),
         refs: BTreeMap::new(),
+        test_refs: BTreeMap::new(),
     };
-    // Inline modules (`mod tests { … }`) open a scope: (module path, brace depth inside it).
-    let mut scopes: Vec<(ModPath, usize)> = vec![(module.clone(), 0)];
+    // Inline modules (`mod tests { … }`) open a scope: (module path, brace depth inside it,
+    // whether it is test code).
+    let mut scopes: Vec<(ModPath, usize, bool)> = vec![(module.clone(), 0, false)];
     let mut depth = 0;
     let mut i = 0;
     let ident = |k: usize| match tokens.get(k) {
@@ -562,7 +577,10 @@ fn scan(tokens: &[Tok], module: &ModPath, file_of: &BTreeMap<ModPath, usize>) ->
         _ => None,
     };
     while i < tokens.len() {
-        let scope = scopes.last().expect("the file's scope").0.clone();
+        let (scope, in_test) = {
+            let (scope, _, test) = scopes.last().expect("the file's scope");
+            (scope.clone(), *test)
+        };
         let previous = i.checked_sub(1).map(|k| &tokens[k]);
         match &tokens[i] {
             Tok::Punct('{') => {
@@ -581,7 +599,9 @@ fn scan(tokens: &[Tok], module: &ModPath, file_of: &BTreeMap<ModPath, usize>) ->
                 child.push(ident(i + 1).expect("checked").to_string());
                 match tokens.get(i + 2) {
                     Some(Tok::Punct(';')) => result.declared.push(child),
-                    Some(Tok::Punct('{')) => scopes.push((child, depth + 1)),
+                    Some(Tok::Punct('{')) => {
+                        scopes.push((child, depth + 1, in_test || cfg_test_before(tokens, i)))
+                    }
                     _ => {}
                 }
                 i += 2;
@@ -594,9 +614,12 @@ fn scan(tokens: &[Tok], module: &ModPath, file_of: &BTreeMap<ModPath, usize>) ->
                 let mut paths = Vec::new();
                 i = use_tree(tokens, i + 1, &[], &mut paths);
                 for path in paths {
-                    take(&mut result, &scope, &path, file_of);
+                    take(&mut result, &scope, in_test, &path, file_of);
                 }
             }
+            // `$crate::…` in a macro's body names the crate from where the macro is used,
+            // not from the module that defines the macro: no reference of this file.
+            Tok::Ident(word) if word == "crate" && previous == Some(&Tok::Punct('$')) => i += 1,
             Tok::Ident(_) if previous != Some(&Tok::PathSep) => {
                 // A path in code: ident (:: ident)*.
                 let mut segments = vec![ident(i).expect("an identifier").to_string()];
@@ -617,7 +640,7 @@ fn scan(tokens: &[Tok], module: &ModPath, file_of: &BTreeMap<ModPath, usize>) ->
                         segments,
                         glob: false,
                     };
-                    take(&mut result, &scope, &path, file_of);
+                    take(&mut result, &scope, in_test, &path, file_of);
                 }
                 i = k.max(i + 1);
             }
@@ -685,9 +708,38 @@ fn use_tree(tokens: &[Tok], mut i: usize, prefix: &[String], out: &mut Vec<UsePa
     i
 }
 
-/// Resolves `path`, written in module `scope`, to the longest module with a file and records
-/// the name taken. Paths into other crates and names that are not modules are dropped.
-fn take(result: &mut Scan, scope: &ModPath, path: &UsePath, file_of: &BTreeMap<ModPath, usize>) {
+/// Whether the `mod` at `tokens[i]` is preceded by `#[cfg(test)]` (possibly with a visibility
+/// between them).
+fn cfg_test_before(tokens: &[Tok], mut i: usize) -> bool {
+    // Step back over `pub`, `pub(crate)`, `pub(super)`.
+    if i >= 4 && tokens[i - 1] == Tok::Punct(')') && tokens[i - 3] == Tok::Punct('(') {
+        i -= 3;
+    }
+    if i >= 1 && tokens[i - 1].is("pub") {
+        i -= 1;
+    }
+    let attribute = [
+        Tok::Punct('#'),
+        Tok::Punct('['),
+        Tok::Ident("cfg".into()),
+        Tok::Punct('('),
+        Tok::Ident("test".into()),
+        Tok::Punct(')'),
+        Tok::Punct(']'),
+    ];
+    i >= attribute.len() && tokens[i - attribute.len()..i] == attribute
+}
+
+/// Resolves `path`, written in module `scope` (test code when `in_test`), to the longest
+/// module with a file and records the name taken. Paths into other crates and names that are
+/// not modules are dropped.
+fn take(
+    result: &mut Scan,
+    scope: &ModPath,
+    in_test: bool,
+    path: &UsePath,
+    file_of: &BTreeMap<ModPath, usize>,
+) {
     let segments = &path.segments;
     let Some(first) = segments.first() else {
         return;
@@ -723,11 +775,12 @@ fn take(result: &mut Scan, scope: &ModPath, path: &UsePath, file_of: &BTreeMap<M
     } else {
         segments.last().expect("not empty").clone()
     };
-    result
-        .refs
-        .entry(full[..len].to_vec())
-        .or_default()
-        .insert(name);
+    let refs = if in_test {
+        &mut result.test_refs
+    } else {
+        &mut result.refs
+    };
+    refs.entry(full[..len].to_vec()).or_default().insert(name);
 }
 
 #[cfg(test)]
@@ -744,8 +797,15 @@ mod tests {
 
     /// Every edge as `from -> to (names)`, sorted.
     fn edges(g: &CrateGraph) -> Vec<String> {
-        let mut edges: Vec<String> = g
-            .edges
+        described(g, &g.edges)
+    }
+
+    /// `edges` as `from -> to (names)`, sorted.
+    fn described(
+        g: &CrateGraph,
+        edges: &BTreeMap<(usize, usize), BTreeSet<String>>,
+    ) -> Vec<String> {
+        let mut edges: Vec<String> = edges
             .iter()
             .map(|(&(from, to), names)| g.describe_edge(from, to, names))
             .collect();
@@ -903,12 +963,67 @@ mod tests {
         ]);
         assert_eq!(
             edges(&g),
-            [
-                "a/b.rs -> a/mod.rs (Parent)",
-                "a/b.rs -> a/sibling.rs (S)",
-                "a/b.rs -> top.rs (g)",
-            ]
+            ["a/b.rs -> a/sibling.rs (S)", "a/b.rs -> top.rs (g)"]
         );
+        // The tests' own references are kept apart.
+        assert_eq!(
+            described(&g, &g.test_edges),
+            ["a/b.rs -> a/mod.rs (Parent)"]
+        );
+    }
+
+    #[test]
+    fn a_macro_s_crate_path_is_no_reference() {
+        let g = graph(&[
+            (
+                "lib.rs",
+                "mod rows;
+pub use rows::Row;
+pub struct Value;",
+            ),
+            (
+                "rows.rs",
+                "pub struct Row;
+macro_rules! params { () => { $crate::Value }; }",
+            ),
+        ]);
+        assert_eq!(edges(&g), ["lib.rs -> rows.rs (Row)"]);
+    }
+
+    #[test]
+    fn a_test_module_closes_no_cycle() {
+        // The evaluator calls the family; the family's tests call the evaluator.
+        let g = graph(&[
+            ("lib.rs", "mod eval;"),
+            (
+                "eval/mod.rs",
+                "mod arith;\npub fn evaluate() { arith::add() }",
+            ),
+            (
+                "eval/arith.rs",
+                "pub fn add() {}\n#[cfg(test)]\npub(crate) mod tests {\n\
+                 fn t() { crate::eval::evaluate() }\n\
+                 mod deeper { use crate::eval::X; }\n}",
+            ),
+        ]);
+        assert!(g.cycles().is_empty());
+        assert_eq!(
+            described(&g, &g.test_edges),
+            ["eval/arith.rs -> eval/mod.rs (X, evaluate)"]
+        );
+        // Without the attribute the same module is part of the crate: a cycle.
+        let g = graph(&[
+            ("lib.rs", "mod eval;"),
+            (
+                "eval/mod.rs",
+                "mod arith;\npub fn evaluate() { arith::add() }",
+            ),
+            (
+                "eval/arith.rs",
+                "pub fn add() {}\nmod tests { fn t() { crate::eval::evaluate() } }",
+            ),
+        ]);
+        assert_eq!(g.cycles().len(), 1);
     }
 
     #[test]

@@ -1,0 +1,46 @@
+//! The client's side of the connections to data nodes in other processes: what a client of
+//! `weir node` processes holds (see [`super::remote`] for what it does with it).
+
+use crate::replication::membership::Membership;
+use crate::wire::tcp::TcpTransport;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// The client's side of the connections to data nodes in other processes.
+pub struct Remote {
+    /// The client's TCP endpoint.
+    pub(super) transport: Arc<TcpTransport>,
+    /// Catalog replies and resync answers waited for.
+    pub(super) membership: Arc<Membership>,
+    /// Where each data node listens, by node id.
+    pub(super) addrs: Vec<SocketAddr>,
+    /// Epoch of the newest catalog this client published or fetched.
+    pub(super) epoch: AtomicU64,
+    /// Set when the client shuts down: the watcher ends.
+    pub(super) stop: Arc<AtomicBool>,
+    /// The thread that watches the connections (see [`super::remote`]).
+    pub(super) watcher: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Remote {
+    /// Closes the connections and stops watching them.
+    pub(super) fn close(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.transport.close();
+        let watcher = self
+            .watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(w) = watcher.filter(|w| w.thread().id() != std::thread::current().id()) {
+            let _ = w.join();
+        }
+    }
+
+    /// The client's TCP endpoint (wire counters, connections).
+    pub fn transport(&self) -> &Arc<TcpTransport> {
+        &self.transport
+    }
+}
