@@ -337,7 +337,54 @@ pub enum PhysicalPlan {
     },
 }
 
+/// How many rows a plan node outputs at most, in terms of its inputs' rows: what a row
+/// estimate needs to know of each kind of node, in one place (the planner has no
+/// selectivities, so a filter keeps every row).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RowBound {
+    /// It reads rows from outside the plan (a table, literal rows, an exchange): only its
+    /// reader knows how many.
+    Source,
+    /// As many as its one input.
+    Input,
+    /// At most this many of its one input's rows.
+    AtMost(u64),
+    /// One row (an aggregate without groups, a scalar subquery's row).
+    One,
+    /// The larger of its two inputs (an equi-join, bounded by its larger side as a foreign
+    /// key join is).
+    Larger,
+    /// The product of its two inputs (a nested-loop join).
+    Product,
+    /// The sum of its inputs (a union).
+    Sum,
+}
+
 impl PhysicalPlan {
+    /// How many rows this node outputs, from its inputs' (see [`RowBound`]).
+    pub fn row_bound(&self) -> RowBound {
+        match self {
+            PhysicalPlan::Scan { .. }
+            | PhysicalPlan::Exchange { .. }
+            | PhysicalPlan::Values { .. } => RowBound::Source,
+            PhysicalPlan::Filter { .. }
+            | PhysicalPlan::Project { .. }
+            | PhysicalPlan::Repeat { .. } => RowBound::Input,
+            PhysicalPlan::SingleRow { .. } => RowBound::One,
+            PhysicalPlan::HashAggregate { group_by, .. } if group_by.is_empty() => RowBound::One,
+            PhysicalPlan::HashAggregate { .. } => RowBound::Input,
+            PhysicalPlan::Sort { limit, .. } => {
+                limit.map_or(RowBound::Input, |l| RowBound::AtMost(l as u64))
+            }
+            PhysicalPlan::Limit { offset, limit, .. } => {
+                limit.map_or(RowBound::Input, |l| RowBound::AtMost((offset + l) as u64))
+            }
+            PhysicalPlan::HashJoin { .. } => RowBound::Larger,
+            PhysicalPlan::NestedLoopJoin { .. } => RowBound::Product,
+            PhysicalPlan::Union { .. } => RowBound::Sum,
+        }
+    }
+
     /// Inputs of this node, in port order (a join's left input is port 0).
     pub fn children(&self) -> Vec<&PhysicalPlan> {
         match self {

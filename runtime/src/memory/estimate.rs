@@ -12,7 +12,7 @@
 //! ran there held against theirs ([`crate::memory::pool::NodePool::calibrated`]).
 
 use crate::wire::ids::NodeId;
-use weir_operators::plan::{IndexLookup, JoinSide};
+use weir_operators::plan::{IndexLookup, JoinSide, RowBound};
 pub use weir_operators::types::{row_bytes, TEXT_BYTES};
 use weir_operators::PhysicalPlan;
 use weir_planner::{Distribution, QueryPlan};
@@ -45,45 +45,26 @@ impl Walk<'_> {
     /// Rows `p` outputs on one instance of fragment `frag` (an index into the fragments).
     fn rows(&self, p: &PhysicalPlan, frag: usize, depth: usize) -> f64 {
         let here = self.instances.get(frag).copied().unwrap_or(1).max(1) as f64;
+        let inputs = || p.children().into_iter().map(|c| self.rows(c, frag, depth));
+        match p.row_bound() {
+            RowBound::Input => inputs().next().unwrap_or(0.0),
+            RowBound::AtMost(n) => inputs().next().unwrap_or(0.0).min(n as f64),
+            RowBound::One => 1.0,
+            RowBound::Larger => inputs().fold(0.0, f64::max),
+            RowBound::Product => inputs().product(),
+            RowBound::Sum => inputs().sum(),
+            RowBound::Source => self.source_rows(p, frag, depth, here),
+        }
+    }
+
+    /// Rows a node that reads from outside the plan outputs on one instance of fragment
+    /// `frag` (which has `here` instances).
+    fn source_rows(&self, p: &PhysicalPlan, frag: usize, depth: usize, here: f64) -> f64 {
         match p {
             PhysicalPlan::Scan { table, index, .. } => match index {
                 Some((_, IndexLookup::Key { .. })) => 1.0,
                 _ => (self.rows)(table) as f64 / here,
             },
-            PhysicalPlan::Filter { input, .. }
-            | PhysicalPlan::Project { input, .. }
-            | PhysicalPlan::Repeat { input } => self.rows(input, frag, depth),
-            PhysicalPlan::SingleRow { .. } => 1.0,
-            PhysicalPlan::HashAggregate {
-                input, group_by, ..
-            } => {
-                if group_by.is_empty() {
-                    1.0
-                } else {
-                    self.rows(input, frag, depth)
-                }
-            }
-            PhysicalPlan::Sort { input, limit, .. } => {
-                let n = self.rows(input, frag, depth);
-                limit.map_or(n, |l| n.min(l as f64))
-            }
-            PhysicalPlan::Limit {
-                input,
-                offset,
-                limit,
-            } => {
-                let n = self.rows(input, frag, depth);
-                limit.map_or(n, |l| n.min((offset + l) as f64))
-            }
-            PhysicalPlan::HashJoin { left, right, .. } => self
-                .rows(left, frag, depth)
-                .max(self.rows(right, frag, depth)),
-            PhysicalPlan::NestedLoopJoin { left, right, .. } => {
-                self.rows(left, frag, depth) * self.rows(right, frag, depth)
-            }
-            PhysicalPlan::Union { inputs } => {
-                inputs.iter().map(|i| self.rows(i, frag, depth)).sum()
-            }
             PhysicalPlan::Values { rows, .. } => rows.len() as f64,
             PhysicalPlan::Exchange { id, .. } => {
                 if depth >= MAX_DEPTH {
@@ -110,6 +91,7 @@ impl Walk<'_> {
                     })
                     .sum()
             }
+            _ => 0.0,
         }
     }
 
