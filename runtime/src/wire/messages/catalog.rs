@@ -1,0 +1,64 @@
+//! The messages between a client and the data nodes of a cluster of processes: who the peers
+//! are, the catalog, and the versions of the nodes' partition copies.
+
+use crate::wire::ids::NodeId;
+use crate::wire::messages::query::Protocol;
+use serde::{Deserialize, Serialize};
+
+/// Client → data node of a cluster of processes: where every data node listens, so that the
+/// node connects to its peers, and the message workflow the client's queries use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Join {
+    /// Every data node (this one included) and the address it listens on.
+    pub peers: Vec<(NodeId, String)>,
+    /// The client's message workflow.
+    pub protocol: Protocol,
+}
+
+/// Client → data node: the cluster's catalog after a change. A node keeps the copy with the
+/// highest epoch, and applies what it says to its stored partitions (dropped tables go, new
+/// secondary indexes are built).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogPut {
+    /// Orders the copies: higher is newer.
+    pub epoch: u64,
+    /// The catalog.
+    pub catalog: CatalogBytes,
+}
+
+/// A catalog snapshot in its encoded form: the wire carries the catalog without knowing the
+/// planner's types; the replication floor encodes and decodes it
+/// ([`crate::replication::membership`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogBytes(pub Vec<u8>);
+
+/// Client → data node: send me your catalog copy and the versions of your partition copies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogRequest {
+    /// Request id, echoed in the reply.
+    pub request: u64,
+}
+
+/// The versions of one table's partition copies on a node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableVersions {
+    /// Table name (lowercase, as stored).
+    pub table: String,
+    /// `(partition, version)` of every copy the node holds.
+    pub partitions: Vec<(u32, u64)>,
+}
+
+/// Data node → client: its catalog copy (if a client ever sent one) and copy versions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogReply {
+    /// The request answered.
+    pub request: u64,
+    /// The epoch of the catalog copy (0 with none).
+    pub epoch: u64,
+    /// The catalog copy.
+    pub catalog: Option<CatalogBytes>,
+    /// The versions of the node's partition copies.
+    pub versions: Vec<TableVersions>,
+    /// The peers the node has an authenticated connection to now.
+    pub peers: Vec<NodeId>,
+}

@@ -1,0 +1,253 @@
+//! The closed set of messages that travel between nodes ([`NetMessage`]), and their
+//! payloads, one file per protocol: a query's run (`query.rs`), replicated writes
+//! (`writes.rs`), what a client and the data nodes of processes tell each other
+//! (`catalog.rs`), and resyncs (`resync.rs`). They are all re-exported here.
+//!
+//! Every one of them is serialized with bincode when it crosses nodes (see
+//! [`crate::wire::network`]).
+
+mod catalog;
+mod query;
+mod resync;
+mod writes;
+
+pub use catalog::{CatalogBytes, CatalogPut, CatalogReply, CatalogRequest, Join, TableVersions};
+pub use query::{
+    BatchAck, BatchMessage, BatchStop, CloseMessage, ErrorMessage, ExchangeInput, OutputTarget,
+    PlanPayload, Protocol, StartRequest, StartResponse,
+};
+pub use resync::{PartitionFetch, PartitionInstall, PartitionInstalled, PartitionRows};
+pub use writes::{
+    PartitionWrite, Rewrite, TableLayout, WriteAbort, WriteCommit, WritePhase, WritePrepare,
+    WriteRefusal, WriteReply,
+};
+
+use crate::wire::ids::{NodeId, QueryId};
+use crate::wire::partition_map::PartitionMap;
+use serde::{Deserialize, Serialize};
+use weir_operators::{PhysicalPlan, Value};
+use weir_planner::Distribution;
+
+/// The kinds of inter-node messages, for counting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MessageKind {
+    /// [`NetMessage::QueryStartRequest`].
+    QueryStartRequest,
+    /// [`NetMessage::QueryStartResponse`].
+    QueryStartResponse,
+    /// [`NetMessage::QueryBatch`].
+    QueryBatch,
+    /// [`NetMessage::QueryBatchAck`].
+    QueryBatchAck,
+    /// [`NetMessage::QueryClose`].
+    QueryClose,
+    /// [`NetMessage::QueryError`].
+    QueryError,
+    /// [`NetMessage::QueryBatchStop`].
+    QueryBatchStop,
+    /// [`NetMessage::WritePrepare`].
+    WritePrepare,
+    /// [`NetMessage::WriteCommit`].
+    WriteCommit,
+    /// [`NetMessage::WriteAbort`].
+    WriteAbort,
+    /// [`NetMessage::WriteReply`].
+    WriteReply,
+    /// [`NetMessage::Join`].
+    Join,
+    /// [`NetMessage::CatalogPut`].
+    CatalogPut,
+    /// [`NetMessage::CatalogRequest`].
+    CatalogRequest,
+    /// [`NetMessage::CatalogReply`].
+    CatalogReply,
+    /// [`NetMessage::PartitionFetch`].
+    PartitionFetch,
+    /// [`NetMessage::PartitionRows`].
+    PartitionRows,
+    /// [`NetMessage::PartitionInstall`].
+    PartitionInstall,
+    /// [`NetMessage::PartitionInstalled`].
+    PartitionInstalled,
+}
+
+impl MessageKind {
+    /// All kinds, in protocol order.
+    pub const ALL: [MessageKind; 19] = [
+        MessageKind::QueryStartRequest,
+        MessageKind::QueryStartResponse,
+        MessageKind::QueryBatch,
+        MessageKind::QueryBatchAck,
+        MessageKind::QueryClose,
+        MessageKind::QueryError,
+        MessageKind::QueryBatchStop,
+        MessageKind::WritePrepare,
+        MessageKind::WriteCommit,
+        MessageKind::WriteAbort,
+        MessageKind::WriteReply,
+        MessageKind::Join,
+        MessageKind::CatalogPut,
+        MessageKind::CatalogRequest,
+        MessageKind::CatalogReply,
+        MessageKind::PartitionFetch,
+        MessageKind::PartitionRows,
+        MessageKind::PartitionInstall,
+        MessageKind::PartitionInstalled,
+    ];
+
+    /// The message type's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageKind::QueryStartRequest => "QueryStartRequest",
+            MessageKind::QueryStartResponse => "QueryStartResponse",
+            MessageKind::QueryBatch => "QueryBatch",
+            MessageKind::QueryBatchAck => "QueryBatchAck",
+            MessageKind::QueryClose => "QueryClose",
+            MessageKind::QueryError => "QueryError",
+            MessageKind::QueryBatchStop => "QueryBatchStop",
+            MessageKind::WritePrepare => "WritePrepare",
+            MessageKind::WriteCommit => "WriteCommit",
+            MessageKind::WriteAbort => "WriteAbort",
+            MessageKind::WriteReply => "WriteReply",
+            MessageKind::Join => "Join",
+            MessageKind::CatalogPut => "CatalogPut",
+            MessageKind::CatalogRequest => "CatalogRequest",
+            MessageKind::CatalogReply => "CatalogReply",
+            MessageKind::PartitionFetch => "PartitionFetch",
+            MessageKind::PartitionRows => "PartitionRows",
+            MessageKind::PartitionInstall => "PartitionInstall",
+            MessageKind::PartitionInstalled => "PartitionInstalled",
+        }
+    }
+}
+
+/// Everything that crosses nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum NetMessage {
+    /// Start a fragment instance.
+    QueryStartRequest(Box<StartRequest>),
+    /// A start succeeded or failed.
+    QueryStartResponse(StartResponse),
+    /// Rows.
+    QueryBatch(BatchMessage),
+    /// Credit for rows.
+    QueryBatchAck(BatchAck),
+    /// Stop fragments.
+    QueryClose(CloseMessage),
+    /// A failure report.
+    QueryError(ErrorMessage),
+    /// No more rows wanted on a channel.
+    QueryBatchStop(BatchStop),
+    /// Phase one of a replicated write.
+    WritePrepare(Box<WritePrepare>),
+    /// Phase two of a replicated write.
+    WriteCommit(WriteCommit),
+    /// A write given up.
+    WriteAbort(WriteAbort),
+    /// A node's answer to a write phase.
+    WriteReply(WriteReply),
+    /// Who the data nodes are (a cluster of processes).
+    Join(Join),
+    /// The catalog after a change.
+    CatalogPut(Box<CatalogPut>),
+    /// A client asks for the catalog and copy versions.
+    CatalogRequest(CatalogRequest),
+    /// A node's catalog and copy versions.
+    CatalogReply(Box<CatalogReply>),
+    /// A client asks for a partition copy's rows (a resync).
+    PartitionFetch(PartitionFetch),
+    /// A piece of a partition copy's rows.
+    PartitionRows(Box<PartitionRows>),
+    /// A piece of a partition copy to install.
+    PartitionInstall(Box<PartitionInstall>),
+    /// A node's answer to an install.
+    PartitionInstalled(PartitionInstalled),
+}
+
+impl NetMessage {
+    /// The message's kind.
+    pub fn kind(&self) -> MessageKind {
+        match self {
+            NetMessage::QueryStartRequest(_) => MessageKind::QueryStartRequest,
+            NetMessage::QueryStartResponse(_) => MessageKind::QueryStartResponse,
+            NetMessage::QueryBatch(_) => MessageKind::QueryBatch,
+            NetMessage::QueryBatchAck(_) => MessageKind::QueryBatchAck,
+            NetMessage::QueryClose(_) => MessageKind::QueryClose,
+            NetMessage::QueryError(_) => MessageKind::QueryError,
+            NetMessage::QueryBatchStop(_) => MessageKind::QueryBatchStop,
+            NetMessage::WritePrepare(_) => MessageKind::WritePrepare,
+            NetMessage::WriteCommit(_) => MessageKind::WriteCommit,
+            NetMessage::WriteAbort(_) => MessageKind::WriteAbort,
+            NetMessage::WriteReply(_) => MessageKind::WriteReply,
+            NetMessage::Join(_) => MessageKind::Join,
+            NetMessage::CatalogPut(_) => MessageKind::CatalogPut,
+            NetMessage::CatalogRequest(_) => MessageKind::CatalogRequest,
+            NetMessage::CatalogReply(_) => MessageKind::CatalogReply,
+            NetMessage::PartitionFetch(_) => MessageKind::PartitionFetch,
+            NetMessage::PartitionRows(_) => MessageKind::PartitionRows,
+            NetMessage::PartitionInstall(_) => MessageKind::PartitionInstall,
+            NetMessage::PartitionInstalled(_) => MessageKind::PartitionInstalled,
+        }
+    }
+
+    /// The query (or write, or catalog or partition request) the message belongs to; 0 for
+    /// [`Join`] and [`CatalogPut`].
+    pub fn query(&self) -> QueryId {
+        match self {
+            NetMessage::QueryStartRequest(m) => m.query,
+            NetMessage::QueryStartResponse(m) => m.query,
+            NetMessage::QueryBatch(m) => m.query,
+            NetMessage::QueryBatchAck(m) => m.query,
+            NetMessage::QueryClose(m) => m.query,
+            NetMessage::QueryError(m) => m.query,
+            NetMessage::QueryBatchStop(m) => m.query,
+            NetMessage::WritePrepare(m) => m.write,
+            NetMessage::WriteCommit(m) => m.write,
+            NetMessage::WriteAbort(m) => m.write,
+            NetMessage::WriteReply(m) => m.write,
+            NetMessage::Join(_) | NetMessage::CatalogPut(_) => 0,
+            NetMessage::CatalogRequest(m) => m.request,
+            NetMessage::CatalogReply(m) => m.request,
+            NetMessage::PartitionFetch(m) => m.request,
+            NetMessage::PartitionRows(m) => m.request,
+            NetMessage::PartitionInstall(m) => m.request,
+            NetMessage::PartitionInstalled(m) => m.request,
+        }
+    }
+}
+
+/// Encoded size of a start request for `plan` scanning partitions placed as `owners`, with
+/// the assignment packed (as sent) and, for comparison, as a list of 16-byte node ids per
+/// partition: `(compact, list)`.
+pub fn start_request_sizes(
+    plan: PhysicalPlan,
+    params: Vec<Value>,
+    owners: &[Option<NodeId>],
+) -> (usize, usize) {
+    let req = StartRequest {
+        query: 1,
+        fragment: 1,
+        initiator: 3,
+        plan: PlanPayload::Full {
+            key: 0,
+            plan: Box::new(plan),
+        },
+        params,
+        output: Some(OutputTarget {
+            exchange: 0,
+            distribution: Distribution::Gather,
+            targets: vec![3],
+        }),
+        inputs: vec![],
+        partitions: Some(PartitionMap::from_owners(owners)),
+        fragments_on_node: 1,
+        batch_size: 1024,
+        window: 4,
+        window_bytes: 4 << 20,
+        timeout_ms: 30_000,
+    };
+    let compact = crate::wire::codec::encode(&NetMessage::QueryStartRequest(Box::new(req)))
+        .map_or(0, |b| b.len());
+    let (map, list) = crate::wire::partition_map::encoded_sizes(owners);
+    (compact, compact - map + list)
+}

@@ -1,0 +1,140 @@
+//! The messages of a replicated write: prepare, commit, abort and the nodes' replies.
+
+use crate::error::Error;
+use serde::{Deserialize, Serialize};
+use weir_operators::{Batch, Schema, Value};
+
+/// How a data node lays out a table's partition copies it does not hold yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableLayout {
+    /// Table name (lowercase, as stored).
+    pub table: String,
+    /// Columns.
+    pub schema: Schema,
+    /// Primary-key columns, in key order (empty: the table has no declared key).
+    pub primary_key: Vec<usize>,
+    /// Columns with a secondary index.
+    pub indexed: Vec<usize>,
+}
+
+/// Client → data node, phase one of a write: check that the changes can be made to the node's
+/// copies of these partitions, and hold them until [`WriteCommit`] or [`WriteAbort`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WritePrepare {
+    /// Write id (unique in the cluster, from the same sequence as query ids).
+    pub write: u64,
+    /// The table.
+    pub layout: TableLayout,
+    /// The change to each partition.
+    pub parts: Vec<PartitionWrite>,
+    /// For a table without a key: rows to change in every partition of `parts`, sent once
+    /// per node rather than once per partition.
+    pub rewrite: Option<Rewrite>,
+}
+
+/// The change one write makes to one partition copy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionWrite {
+    /// The partition.
+    pub partition: u32,
+    /// The version the copy has after this write.
+    pub version: u64,
+    /// Keys of the rows to delete first (the key columns, in key order); `None`: none.
+    pub delete: Option<Batch>,
+    /// Rows to insert.
+    pub insert: Batch,
+}
+
+/// A change of a table without a key, by whole rows: every stored row equal (NULL matching
+/// NULL) to a row of `old` is deleted, or, with `new`, replaced by the matching row of `new`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rewrite {
+    /// The rows to change (every column).
+    pub old: Batch,
+    /// Their new values, one row per row of `old`; `None` deletes them.
+    pub new: Option<Batch>,
+}
+
+/// Client → data node, phase two: apply the rows held for `write`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteCommit {
+    /// Write id.
+    pub write: u64,
+}
+
+/// Client → data node: drop the rows held for `write` (another copy refused it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteAbort {
+    /// Write id.
+    pub write: u64,
+}
+
+/// Data node → client: a prepare or commit of `write` succeeded, or why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteReply {
+    /// Write id.
+    pub write: u64,
+    /// Which phase this answers.
+    pub phase: WritePhase,
+    /// `Some` when the node refused (a duplicate key, a copy out of date).
+    pub error: Option<WriteRefusal>,
+}
+
+/// Why a node refused a write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum WriteRefusal {
+    /// A row's key is already in the table (or twice in the write).
+    DuplicateKey {
+        /// The key column.
+        column: String,
+        /// The key value.
+        value: Value,
+    },
+    /// A row's key is NULL.
+    NullKey {
+        /// The key column.
+        column: String,
+    },
+    /// Anything else (a copy out of date, a write that was never prepared).
+    Other(String),
+}
+
+impl WriteRefusal {
+    /// The error of a write of `table`'s rows that a node refused: a duplicate or NULL primary
+    /// key becomes [`Error::DuplicateKey`] / [`Error::NullKey`] naming the table; anything
+    /// else becomes [`Error::Invalid`] with the node's message.
+    pub fn into_error(self, table: &str) -> Error {
+        match self {
+            WriteRefusal::DuplicateKey { column, value } => Error::DuplicateKey {
+                table: table.to_string(),
+                column,
+                value,
+            },
+            WriteRefusal::NullKey { column } => Error::NullKey {
+                table: table.to_string(),
+                column,
+            },
+            WriteRefusal::Other(message) => Error::Invalid(message),
+        }
+    }
+
+    /// The refusal of a storage error.
+    pub fn of(e: weir_operators::Error) -> Self {
+        match e {
+            weir_operators::Error::DuplicateKey { column, value } => {
+                WriteRefusal::DuplicateKey { column, value }
+            }
+            weir_operators::Error::NullKey { column } => WriteRefusal::NullKey { column },
+            other => WriteRefusal::Other(other.to_string()),
+        }
+    }
+}
+
+/// The phase a [`WriteReply`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WritePhase {
+    /// [`WritePrepare`].
+    Prepare,
+    /// [`WriteCommit`].
+    Commit,
+}
