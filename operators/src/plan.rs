@@ -337,6 +337,18 @@ pub enum PhysicalPlan {
     },
 }
 
+/// How a fragment's output is spread over the instances of the receiving fragment (an
+/// exchange's distribution: the planner chooses it, the runtime's exchange senders follow it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Distribution {
+    /// Everything to the single receiving instance.
+    Gather,
+    /// Rows hashed on these expressions (over the sending fragment's output columns).
+    Hash(Vec<Expr>),
+    /// Every row to every receiving instance.
+    Broadcast,
+}
+
 /// How many rows a plan node outputs at most, in terms of its inputs' rows: what a row
 /// estimate needs to know of each kind of node, in one place (the planner has no
 /// selectivities, so a filter keeps every row).

@@ -2,8 +2,9 @@
 //! expressions shown over column names. The plan's types live in [`crate::statement`]; their
 //! rendering lives here, so the statement module does not refer back to this one.
 
-use crate::statement::{Distribution, Fragment, Placement, Pruning, QueryPlan};
+use crate::statement::{Fragment, Placement, Pruning, QueryPlan};
 use std::fmt::Write;
+use weir_operators::plan::Distribution;
 use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, IndexLookup, JoinSide, JoinType};
 use weir_operators::{Expr, PhysicalPlan};
 

@@ -38,6 +38,5 @@ pub use depth::MAX_EXPR_DEPTH;
 pub use dml::identity_columns;
 pub use entry::plan_statement;
 pub use error::PlanError;
-pub use statement::{
-    Distribution, Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Statement,
-};
+pub use statement::{Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Statement};
+pub use weir_operators::plan::Distribution;

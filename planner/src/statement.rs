@@ -3,6 +3,7 @@
 
 use crate::catalog::{TableDef, ViewDef};
 use serde::{Deserialize, Serialize};
+use weir_operators::plan::Distribution;
 use weir_operators::{Batch, DataType, Expr, PhysicalPlan, Schema};
 
 /// A planned SQL statement.
@@ -190,17 +191,6 @@ pub struct FragmentOutput {
     pub target: u32,
     /// How rows are spread over the receiving fragment's instances.
     pub distribution: Distribution,
-}
-
-/// How a fragment's output is spread over the instances of the receiving fragment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Distribution {
-    /// Everything to the single receiving instance.
-    Gather,
-    /// Rows hashed on these expressions (over the sending fragment's output columns).
-    Hash(Vec<Expr>),
-    /// Every row to every receiving instance.
-    Broadcast,
 }
 
 /// A stable 64-bit hash of a fragment's operator tree: FNV-1a over its bincode encoding, the

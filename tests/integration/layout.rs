@@ -176,3 +176,35 @@ fn the_checker_sees_the_references_of_the_real_tree() {
         "no runtime file refers to error.rs; is the parser broken?"
     );
 }
+
+/// The wire, the runtime's lowest floor, knows the data model (`weir_operators`) but no
+/// planner type: what travels between nodes does not change with the planner.
+#[test]
+fn the_wire_names_no_planner_type() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/src/wire");
+    let mut files = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("runtime/src/wire is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 5, "the wire's files were not found");
+    let naming: Vec<String> = files
+        .iter()
+        .filter(|path| {
+            let text = std::fs::read_to_string(path).expect("a readable file");
+            checker::strip(&text).contains("weir_planner")
+        })
+        .map(|path| path.display().to_string())
+        .collect();
+    assert!(
+        naming.is_empty(),
+        "wire files that name weir_planner: {naming:?}"
+    );
+}

@@ -14,8 +14,8 @@ use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use weir_operators::kernels::partition::hash_partition;
+use weir_operators::plan::Distribution;
 use weir_operators::{Batch, Error as OpError, MemoryPool, Reservation, Value};
-use weir_planner::Distribution;
 
 /// A batch waiting on a channel for credit (or for room on the receiver's node).
 struct Queued {

@@ -25,8 +25,8 @@ pub use writes::{
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
+use weir_operators::plan::Distribution;
 use weir_operators::{PhysicalPlan, Value};
-use weir_planner::Distribution;
 
 /// The kinds of inter-node messages, for counting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -5,8 +5,8 @@ use crate::error::ErrorKind;
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
+use weir_operators::plan::Distribution;
 use weir_operators::{Batch, PhysicalPlan, Value};
-use weir_planner::Distribution;
 
 /// Which message workflow a cluster uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
