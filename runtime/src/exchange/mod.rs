@@ -1,4 +1,6 @@
-//! Both ends of an exchange between fragments.
+//! Both ends of an exchange between fragments ([`sender`], [`receiver`]), what they are sent
+//! ([`messages`]), and the node's [`router::Router`], which carries their batches, acks and
+//! stops between the actors of one node and hands them over when they come from another.
 //!
 //! The sending end holds back its newest batch per channel so that the final one travels
 //! flagged `last`: a fragment whose result fits one batch sends exactly one message. Small
