@@ -27,14 +27,15 @@ pub mod demo;
 pub use weir_operators as operators;
 pub use weir_planner as planner;
 pub use weir_runtime as runtime;
+pub use weir_storage as storage;
 
 /// The date and time types [`Row::get`] reads DATE and TIMESTAMP columns as.
 pub use chrono::{NaiveDate, NaiveDateTime};
 pub use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 pub use weir_runtime::{
     params, AsyncQueryStream, Cluster, ClusterBuilder, ClusterStats, ColumnIndex, CopyProgress,
-    Decimal, Error, FromValue, IntoParams, MessageKind, MessageStats, Prepared, ProgressUnit,
-    Protocol, QueryResult, QueryStats, QueryStream, Result, Row,
+    Decimal, Durability, Error, FromValue, IntoParams, MessageKind, MessageStats, Prepared,
+    ProgressUnit, Protocol, QueryResult, QueryStats, QueryStream, Result, Row,
 };
 
 /// Arrow interchange (cargo feature `arrow`): [`QueryResult::to_arrow`],

@@ -110,6 +110,11 @@ impl PartitionData {
         }
     }
 
+    /// The primary-key columns, in key order (empty: the table has no declared key).
+    pub fn primary_key(&self) -> &[usize] {
+        &self.primary_key
+    }
+
     /// The table schema.
     pub fn schema(&self) -> &Schema {
         &self.schema

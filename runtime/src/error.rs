@@ -124,6 +124,17 @@ pub enum Error {
     /// The cluster was shut down.
     #[error("cluster is shut down")]
     Shutdown,
+    /// A disk operation failed on a node with a data directory: the write that needed it
+    /// failed (a full disk, a failed fsync, a permission error), or the node's data could not
+    /// be read back at start (naming the file and the offset). A node whose log failed keeps
+    /// serving reads and refuses writes.
+    #[error("disk error on {node}: {message}")]
+    Disk {
+        /// Node that failed, e.g. `node-1`.
+        node: String,
+        /// What failed: the operation and the file.
+        message: String,
+    },
     /// A client could not join the data nodes of another process
     /// ([`crate::ClusterBuilder::connect`]): an address that does not resolve, a node that
     /// cannot be reached in time, or one that refused the connection (a wrong secret or id).
@@ -167,6 +178,7 @@ impl Error {
             Error::NullKey { .. } => "null_key",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
+            Error::Disk { .. } => "disk",
             Error::Connect(_) => "connect",
             Error::AdmissionTimeout { .. } => "admission_timeout",
         }
@@ -180,6 +192,7 @@ impl Error {
             | Error::Overflow { node, .. }
             | Error::DivisionByZero { node, .. }
             | Error::Cast { node, .. }
+            | Error::Disk { node, .. }
             | Error::BreakerOpen { node, .. }
             | Error::AdmissionTimeout { node, .. } => Some(node),
             Error::NodeDown(node) | Error::OutOfMemory(node) | Error::Killed(node) => Some(node),

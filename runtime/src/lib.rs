@@ -48,6 +48,7 @@ pub use query::result::{AsyncQueryStream, QueryResult, QueryStream};
 pub use query::rows::{ColumnIndex, Decimal, FromValue, IntoParams, Row};
 pub use query::stats::QueryStats;
 pub use weir_operators::Value;
+pub use weir_storage::Durability;
 pub use wire::counters::MessageStats;
 pub use wire::faults::FaultPlan;
 pub use wire::messages::{MessageKind, Protocol};

@@ -17,6 +17,7 @@ mod cleanup;
 mod copy_columns;
 mod ddl;
 mod distributed;
+mod durability;
 mod faults;
 mod hostile;
 mod join_plans;

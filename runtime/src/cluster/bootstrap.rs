@@ -2,6 +2,7 @@
 //! nodes share ([`NodeSystem`]), and the network between them.
 
 use super::builder::ClusterBuilder;
+use super::restore::{lock_data_dir, open_node};
 use super::system::NodeSystem;
 use super::{Cluster, Inner, InnerParts};
 use crate::dispatch::counters::NodeCounters;
@@ -36,20 +37,12 @@ impl Cluster {
             .map(|i| format!("node-{i}"))
             .chain(std::iter::once("client".to_string()))
             .collect();
+        let lock = lock_data_dir(&config)?;
         let nodes: Vec<Arc<NodeShared>> = names
             .iter()
             .enumerate()
-            .map(|(i, name)| {
-                Arc::new(NodeShared::new(
-                    i as NodeId,
-                    name,
-                    i < config.nodes,
-                    config.node_memory,
-                    config.join_mode,
-                    &config.breaker,
-                ))
-            })
-            .collect();
+            .map(|(i, name)| open_node(&config, i as NodeId, name, i < config.nodes).map(Arc::new))
+            .collect::<Result<_>>()?;
         let network = Network::new();
         let pools = Arc::new(Pools::default());
         let breaker = Arc::new(BreakerCounters::default());
@@ -102,7 +95,9 @@ impl Cluster {
                 write_replies,
             })),
             system: Some((system.system, system.thread)),
+            lock,
         };
+        cluster.restore()?;
         // Wait until every node actor runs, so the baseline is stable.
         let deadline = Instant::now() + Duration::from_secs(10);
         while cluster.stats().live_actors() < cluster.baseline_actors() && Instant::now() < deadline

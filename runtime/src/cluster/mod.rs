@@ -9,6 +9,7 @@
 mod asynchronous;
 mod bootstrap;
 pub mod builder;
+mod catalog;
 mod connection;
 pub mod copy;
 pub mod data_node;
@@ -16,6 +17,7 @@ pub mod prepared;
 mod queries;
 mod recovery;
 pub mod remote;
+mod restore;
 mod statements;
 pub mod stats;
 mod system;
@@ -120,6 +122,8 @@ struct Inner {
     /// Held by every statement that writes, from reading the rows it changes to the end of
     /// its write, so that no other write slips in between.
     writer: Mutex<()>,
+    /// The schema version last logged on the client node (a cluster with a data directory).
+    logged_schema: AtomicU64,
 }
 
 /// What a cluster in process and the client of node processes start [`Inner`] with; the rest
@@ -187,6 +191,7 @@ impl Inner {
             replicas: Mutex::new(ReplicaBook::default()),
             write_replies: p.write_replies,
             writer: Mutex::new(()),
+            logged_schema: AtomicU64::new(0),
         }
     }
 }
@@ -206,6 +211,8 @@ impl Inner {
 pub struct Cluster {
     inner: Arc<Inner>,
     system: Option<(actix::System, JoinHandle<()>)>,
+    /// The lock on the data directory, held while the cluster runs.
+    lock: Option<std::fs::File>,
 }
 
 impl Cluster {
@@ -280,6 +287,11 @@ impl Cluster {
             system.stop();
             let _ = thread.join();
         }
+        // A node's background checkpoint ends before its directory can be opened again.
+        for node in self.inner.nodes.iter() {
+            node.finish_checkpoint();
+        }
+        self.lock = None;
     }
 }
 

@@ -15,6 +15,20 @@ use std::time::{Duration, Instant};
 use weir_operators::Value;
 
 impl Cluster {
+    /// Writes a checkpoint of every node of this process that has a data directory, now: its
+    /// partitions as files, and the log behind them removed. Nodes also do this by themselves
+    /// as their logs grow ([`crate::ClusterBuilder::checkpoint_bytes`]); a checkpoint before
+    /// copying a data directory makes the copy quick to start from.
+    pub fn checkpoint(&self) -> Result<()> {
+        for node in self.inner.nodes.iter() {
+            node.checkpoint().map_err(|e| Error::Disk {
+                node: node.name.clone(),
+                message: e.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+
     /// Brings data node `i` back after it crashed. Its queries' state is gone; its stored
     /// rows survive (as on disk). Before it serves, every copy it holds that missed writes is
     /// refreshed from a live copy at the newest version (a copy with no such source stays out

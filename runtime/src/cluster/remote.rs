@@ -220,6 +220,7 @@ impl Cluster {
                 write_replies,
             })),
             system: Some((system.system, system.thread)),
+            lock: None,
         };
         let live: Vec<NodeId> = (0..n as NodeId)
             .filter(|&i| cluster.remote().transport.is_up(i))
@@ -268,23 +269,6 @@ impl Cluster {
     /// The client's TCP endpoint, when connected to data nodes in other processes.
     pub fn transport(&self) -> Option<&Arc<TcpTransport>> {
         self.inner.remote.as_ref().map(Remote::transport)
-    }
-
-    /// Publishes `catalog` to every data node that is up (a connected cluster; nothing in
-    /// process).
-    pub(super) fn publish(&self, catalog: &Catalog) {
-        if let Some(remote) = &self.inner.remote {
-            let epoch = remote.epoch.fetch_add(1, Ordering::SeqCst) + 1;
-            let put = catalog_put(epoch, &catalog.snapshot());
-            for i in 0..self.inner.config.nodes {
-                if self.inner.nodes[i].up.load(Ordering::SeqCst) {
-                    let msg = NetMessage::CatalogPut(Box::new(put.clone()));
-                    self.inner
-                        .network
-                        .send(self.inner.client, i as NodeId, &msg);
-                }
-            }
-        }
     }
 
     /// Fetches the catalog and the copies' versions from the data nodes that are up, and

@@ -3,6 +3,7 @@
 
 use super::Cluster;
 use crate::error::{Error, Result};
+use crate::node::storage::Change;
 use weir_operators::Value;
 use weir_planner::{CachedStatement, QueryPlan, Statement};
 
@@ -66,7 +67,7 @@ impl Cluster {
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
                 catalog.add_table(def)?;
-                self.publish(&catalog);
+                self.publish(&catalog)?;
                 Ok(0)
             }
             Statement::CreateIndex {
@@ -85,13 +86,12 @@ impl Cluster {
                     .and_then(|d| d.schema.fields.get(column))
                     .map(|f| f.data_type)
                     .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
-                self.publish(&catalog);
-                for node in self.inner.nodes.iter() {
-                    let mut storage = node.storage.write().unwrap_or_else(|e| e.into_inner());
-                    if let Some(store) = storage.tables.get_mut(&table.to_lowercase()) {
-                        store.add_index(column, data_type);
-                    }
-                }
+                self.publish(&catalog)?;
+                self.change_every_node(Change::AddIndex {
+                    table: table.to_lowercase(),
+                    column,
+                    data_type,
+                })?;
                 Ok(0)
             }
             Statement::DropTable { name, if_exists } => {
@@ -103,17 +103,13 @@ impl Cluster {
                 match catalog.drop_table(&name) {
                     Ok(def) => {
                         let key = def.name.to_lowercase();
-                        for node in self.inner.nodes.iter() {
-                            let mut storage =
-                                node.storage.write().unwrap_or_else(|e| e.into_inner());
-                            storage.drop_table(&key);
-                        }
+                        self.change_every_node(Change::DropTable { table: key.clone() })?;
                         self.inner
                             .replicas
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .drop_table(&key);
-                        self.publish(&catalog);
+                        self.publish(&catalog)?;
                         Ok(0)
                     }
                     Err(_) if if_exists => Ok(0),
@@ -128,7 +124,7 @@ impl Cluster {
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
                 catalog.add_view(def, replace)?;
-                self.publish(&catalog);
+                self.publish(&catalog)?;
                 Ok(0)
             }
             Statement::DropView { name, if_exists } => {
@@ -139,7 +135,7 @@ impl Cluster {
                     .unwrap_or_else(|e| e.into_inner());
                 match catalog.drop_view(&name) {
                     Ok(_) => {
-                        self.publish(&catalog);
+                        self.publish(&catalog)?;
                         Ok(0)
                     }
                     Err(_) if if_exists => Ok(0),

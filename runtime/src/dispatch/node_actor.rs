@@ -1,7 +1,7 @@
 //! The per-node actor: it accepts a [`NodeMsg`], decodes what arrives from other nodes, and
 //! dispatches each protocol message to the part of the runtime that owns it: exchange
 //! traffic and query events to the node's [`Router`], start requests to [`Starts`] and a new
-//! [`FragmentActor`], writes to the [`WriteParticipant`], catalog and resync messages to the
+//! [`FragmentActor`], writes to the [write participant](crate::replication::writes::participant), catalog and resync messages to the
 //! replication floor. It keeps the fragment instances running here, and crashes and restarts
 //! the node.
 //!
@@ -25,12 +25,13 @@ use crate::node::inbox::{NodeInbox, NodeMsg};
 use crate::node::state::{LiveGuard, NodeShared};
 use crate::replication::membership::Membership;
 use crate::replication::resync::{self, Installs, ResyncReply};
-use crate::replication::writes::{WriteParticipant, WriteReplies};
+use crate::replication::writes::{participant, WriteReplies};
 use crate::wire::carrier::Deliver;
 use crate::wire::codec;
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{
     CloseMessage, ErrorMessage, Join, NetMessage, Protocol, StartRequest, StartResponse,
+    WriteRefusal, WriteReply,
 };
 use crate::wire::network::Network;
 use actix::prelude::*;
@@ -55,8 +56,6 @@ pub struct NodeActor {
     router: Arc<Router>,
     fragments: HashMap<(QueryId, u32), Addr<FragmentActor>>,
     starts: Starts,
-    /// This node's side of replicated writes.
-    writes: WriteParticipant,
     /// Partition copies being installed by a resync (a cluster of processes).
     installs: Installs,
     /// Where write replies go (read on the client node).
@@ -181,7 +180,6 @@ impl NodeActor {
             router,
             fragments: HashMap::new(),
             starts: Starts::new(fragment_cache),
-            writes: WriteParticipant::default(),
             installs: Installs::default(),
             write_replies,
             membership,
@@ -222,7 +220,13 @@ impl NodeActor {
             self.router.close(q);
         }
         self.router.crashed();
-        self.writes.crashed();
+        // The writes it had prepared are gone with its memory (not a change: its log, if it
+        // has one, still holds them).
+        self.shared
+            .storage
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .forget_prepared();
         self.installs.crashed();
         self.router.node_down(self.shared.id);
         if let Some(c) = &self.client {
@@ -287,25 +291,21 @@ impl NodeActor {
             NetMessage::QueryBatchStop(stop) => self.router.stop(from, stop),
             NetMessage::QueryClose(close) => self.close(from, close, ctx),
             NetMessage::WritePrepare(req) => {
-                let reply = self.writes.prepare(&self.shared, *req);
-                self.send(from, NetMessage::WriteReply(reply), ctx);
+                let (reply, lsn) = participant::prepare(&self.shared, *req);
+                self.reply_when_durable(from, reply, lsn, ctx);
             }
             NetMessage::WriteCommit(c) => {
-                let reply = self.writes.commit(&self.shared, c.write);
-                self.send(from, NetMessage::WriteReply(reply), ctx);
+                let (reply, lsn) = participant::commit(&self.shared, c.write);
+                self.reply_when_durable(from, reply, lsn, ctx);
+                self.shared.maybe_checkpoint();
             }
-            NetMessage::WriteAbort(a) => self.writes.abort(a.write),
+            NetMessage::WriteAbort(a) => participant::abort(&self.shared, a.write),
             NetMessage::WriteReply(reply) => {
                 self.write_replies.deliver(reply.write, from, reply);
             }
             NetMessage::Join(join) => self.join(from, join),
             NetMessage::CatalogPut(put) => {
-                let mut storage = self
-                    .shared
-                    .storage
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                self.membership.put_catalog(*put, &mut storage);
+                self.membership.put_catalog(*put, &self.shared);
             }
             NetMessage::CatalogRequest(req) => {
                 let reply = {
@@ -351,6 +351,49 @@ impl NodeActor {
                 self.resync_reply(from, request, ResyncReply::Installed(done));
             }
         }
+    }
+
+    /// Sends write reply `reply` to node `from` once the change it answers (at `lsn`, when the
+    /// node logs its changes) is durable; a change that did not become durable is refused.
+    fn reply_when_durable(
+        &self,
+        from: NodeId,
+        reply: WriteReply,
+        lsn: Option<u64>,
+        ctx: &mut Context<Self>,
+    ) {
+        let (Some(lsn), Some(journal)) = (lsn, &self.shared.journal) else {
+            self.send(from, NetMessage::WriteReply(reply), ctx);
+            return;
+        };
+        let (network, me, name) = (
+            self.network.clone(),
+            self.shared.id,
+            self.shared.name.clone(),
+        );
+        let inbox: Recipient<NodeMsg> = ctx.address().recipient();
+        journal.when_durable(
+            lsn,
+            Box::new(move |durable| {
+                let mut reply = reply;
+                if let Err(e) = durable {
+                    reply.error = Some(WriteRefusal::Disk {
+                        node: name,
+                        message: e.to_string(),
+                    });
+                }
+                let msg = NetMessage::WriteReply(reply);
+                if from == me {
+                    inbox.do_send(NodeMsg::Local {
+                        from: me,
+                        msg,
+                        mem: None,
+                    });
+                } else {
+                    network.send(me, from, &msg);
+                }
+            }),
+        );
     }
 
     /// An event for the actor of query `query`, initiated here; `kind` names the message for

@@ -5,7 +5,7 @@
 use crate::dispatch::counters::NodeCounters;
 use crate::dispatch::fragment::{FragmentSink, FragmentSpec};
 use crate::exec::edge::{EdgeRegistry, Window};
-use crate::replication::recent::RecentSet;
+use crate::node::recent::RecentSet;
 use crate::wire::ids::QueryId;
 use crate::wire::messages::{PlanPayload, Protocol, StartRequest};
 use std::collections::{HashMap, VecDeque};

@@ -15,7 +15,7 @@
 
 use crate::exchange::messages::{RemoteAck, RemoteBatch, RemoteEvent, RemoteStop};
 use crate::node::handle::NodeHandle;
-use crate::replication::recent::RecentSet;
+use crate::node::recent::RecentSet;
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{BatchAck, BatchMessage, BatchStop, NetMessage};
 use actix::Recipient;

@@ -1,55 +1,17 @@
-//! Per-node state shared between the node's actors and the client API: identity, stored
-//! partitions and their versions, memory pool, running joins and live-actor count.
+//! Per-node state shared between the node's actors and the client API: identity, storage
+//! (and its journal on disk), memory pool, running joins and live-actor count.
 
 use crate::memory::breaker::{BreakerConfig, JoinMode};
 use crate::memory::joins::RunningJoins;
 use crate::memory::pool::NodePool;
 use crate::memory::view::NodeView;
+use crate::node::journal::{Journal, JournalConfig, Recovery};
+use crate::node::storage::{Change, NodeStorage};
 use crate::wire::ids::NodeId;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
-use weir_operators::table_store::TableStore;
-
-/// The partitions of every table that a node stores.
-#[derive(Debug, Default)]
-pub struct NodeStorage {
-    /// Table name (lowercase) → its partitions stored here, with their node-wide indexes.
-    pub tables: HashMap<String, TableStore>,
-    /// Table name (lowercase) → partition id → version of this copy: the write sequence
-    /// number of the last write it applied (see [`crate::replication::writes`]).
-    versions: HashMap<String, HashMap<u32, u64>>,
-}
-
-impl NodeStorage {
-    /// The version of this node's copy of `table`'s partition `p` (0 before any write).
-    pub fn version(&self, table: &str, p: u32) -> u64 {
-        self.versions
-            .get(table)
-            .and_then(|t| t.get(&p))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// Sets the version of this node's copy of `table`'s partition `p`.
-    pub fn set_version(&mut self, table: &str, p: u32, version: u64) {
-        self.versions
-            .entry(table.to_string())
-            .or_default()
-            .insert(p, version);
-    }
-
-    /// The versions of every copy this node holds, by table.
-    pub fn versions(&self) -> impl Iterator<Item = (&str, &HashMap<u32, u64>)> {
-        self.versions.iter().map(|(t, v)| (t.as_str(), v))
-    }
-
-    /// Forgets a dropped table's rows and versions.
-    pub fn drop_table(&mut self, table: &str) {
-        self.tables.remove(table);
-        self.versions.remove(table);
-    }
-}
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use weir_storage::StorageError;
 
 /// State of one node, shared by its actors and the cluster handle.
 #[derive(Debug)]
@@ -60,8 +22,13 @@ pub struct NodeShared {
     pub name: String,
     /// Whether the node holds data.
     pub is_data: bool,
-    /// Stored partitions.
+    /// Stored partitions, and the writes under way. Changed only through
+    /// [`NodeShared::change`].
     pub storage: RwLock<NodeStorage>,
+    /// The node's log and checkpoints, when it has a data directory.
+    pub journal: Option<Journal>,
+    /// The checkpoint running in the background, if any.
+    checkpointer: Mutex<Option<JoinHandle<()>>>,
     /// Accounted memory.
     pub pool: Arc<NodePool>,
     /// Actors alive on the node now.
@@ -90,11 +57,116 @@ impl NodeShared {
             name: name.to_string(),
             is_data,
             storage: RwLock::new(NodeStorage::default()),
+            journal: None,
+            checkpointer: Mutex::new(None),
             pool: NodePool::new(name.to_string(), budget, mode, breaker),
             live_actors: AtomicUsize::new(0),
             up: AtomicBool::new(true),
             edge_high_water: AtomicUsize::new(0),
             joins: RunningJoins::default(),
+        }
+    }
+
+    /// [`NodeShared::new`] for a node with a data directory: its storage read back from
+    /// `journal` (its last checkpoint and its log's tail), and every later change logged there.
+    pub fn open(
+        id: NodeId,
+        name: &str,
+        is_data: bool,
+        budget: usize,
+        mode: JoinMode,
+        breaker: &BreakerConfig,
+        journal: &JournalConfig,
+    ) -> Result<(Self, Recovery), StorageError> {
+        let (journal, storage, recovery) = Journal::open(journal)?;
+        let mut node = NodeShared::new(id, name, is_data, budget, mode, breaker);
+        node.storage = RwLock::new(storage);
+        node.journal = Some(journal);
+        Ok((node, recovery))
+    }
+
+    /// Makes `change` to the node's storage, logged first when the node has a data
+    /// directory; returns the LSN to wait for before the change counts as durable (`None`: in
+    /// memory only). A change the log cannot take is not made (but an abort, which only drops
+    /// held rows, is made in memory even then).
+    pub fn change(&self, change: Change) -> Result<Option<u64>, ChangeError> {
+        let mut storage = self.storage.write().unwrap_or_else(|e| e.into_inner());
+        let lsn = match &self.journal {
+            Some(journal) => match journal.record(&change) {
+                Ok(lsn) => Some(lsn),
+                Err(e) if matches!(change, Change::Aborted { .. }) => {
+                    let _ = storage.apply(change);
+                    return Err(ChangeError::Disk(e));
+                }
+                Err(e) => return Err(ChangeError::Disk(e)),
+            },
+            None => None,
+        };
+        storage.apply(change).map_err(ChangeError::Refused)?;
+        Ok(lsn)
+    }
+
+    /// [`NodeShared::change`], waiting until the change is durable.
+    pub fn change_durably(&self, change: Change) -> Result<(), ChangeError> {
+        if let (Some(lsn), Some(journal)) = (self.change(change)?, &self.journal) {
+            journal.sync(lsn).map_err(ChangeError::Disk)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a checkpoint of the node's storage on a thread of its own when enough was
+    /// logged since the last one.
+    pub fn maybe_checkpoint(self: &Arc<Self>) {
+        let Some(journal) = &self.journal else {
+            return;
+        };
+        if !journal.wants_checkpoint() {
+            return;
+        }
+        let mut running = self.checkpointer.lock().unwrap_or_else(|e| e.into_inner());
+        // The last one has ended (the journal lets one run at a time): collect it.
+        if let Some(done) = running.take() {
+            let _ = done.join();
+        }
+        let node = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("weir-checkpoint-{}", self.name))
+            .spawn(move || {
+                if let Some(journal) = &node.journal {
+                    match journal.checkpoint(&node.storage) {
+                        Ok(bytes) => {
+                            tracing::debug!(node = %node.name, bytes, "checkpoint written")
+                        }
+                        Err(e) => tracing::warn!(node = %node.name, "checkpoint failed: {e}"),
+                    }
+                }
+            });
+        match spawned {
+            Ok(handle) => *running = Some(handle),
+            Err(e) => tracing::warn!(node = %self.name, "cannot start a checkpoint: {e}"),
+        }
+    }
+
+    /// Waits for the checkpoint running in the background, if any (a node that stops lets it
+    /// finish before its directory can be opened again).
+    pub fn finish_checkpoint(&self) {
+        let running = self
+            .checkpointer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(handle) = running {
+            let _ = handle.join();
+        }
+    }
+
+    /// Writes a checkpoint of the node's storage now (after the one running, if any), when it
+    /// has a data directory. Returns the bytes written.
+    pub fn checkpoint(&self) -> Result<u64, StorageError> {
+        self.finish_checkpoint();
+        match &self.journal {
+            Some(journal) => journal.checkpoint_now(&self.storage),
+            None => Ok(0),
         }
     }
 
@@ -146,5 +218,23 @@ impl NodeView for NodeShared {
 
     fn is_up(&self) -> bool {
         NodeShared::is_up(self)
+    }
+}
+
+/// Why a change to a node's storage was not made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangeError {
+    /// The node's log could not take it (its disk failed).
+    Disk(StorageError),
+    /// The change does not apply to what the node stores.
+    Refused(String),
+}
+
+impl std::fmt::Display for ChangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChangeError::Disk(e) => write!(f, "{e}"),
+            ChangeError::Refused(why) => f.write_str(why),
+        }
     }
 }

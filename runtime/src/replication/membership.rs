@@ -9,7 +9,8 @@
 //! [`CatalogReply`]). The node actor hands these messages here.
 
 use crate::error::Result;
-use crate::node::state::NodeStorage;
+use crate::node::state::NodeShared;
+use crate::node::storage::{Change, NodeStorage};
 use crate::replication::resync::ResyncReplies;
 use crate::wire::codec;
 use crate::wire::ids::NodeId;
@@ -66,10 +67,26 @@ impl Membership {
         }
     }
 
-    /// Keeps `put`'s catalog if it is at least as new as the copy held, and applies what it
-    /// changes to `storage`: tables no longer in the catalog are dropped, secondary indexes
-    /// it names are built. Returns whether it was kept.
-    pub fn put_catalog(&self, put: CatalogPut, storage: &mut NodeStorage) -> bool {
+    /// Takes back the catalog copy node `shared` recovered from its data directory.
+    pub fn restore(&self, shared: &NodeShared) {
+        let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
+        if let Some((epoch, bytes)) = storage.catalog() {
+            match decode_catalog(bytes) {
+                Ok(catalog) => {
+                    *self.catalog.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some((*epoch, catalog))
+                }
+                Err(e) => tracing::warn!("{}: its catalog copy does not decode: {e}", shared.name),
+            }
+        }
+    }
+
+    /// Keeps `put`'s catalog if it is at least as new as the copy held, and makes what it
+    /// changes to node `shared`'s storage: tables no longer in the catalog are dropped,
+    /// secondary indexes it names are built, and a new schema is kept in the node's storage
+    /// (logged, on a node with a data directory; a catalog that changed only its row counts is
+    /// held in memory). Returns whether it was kept.
+    pub fn put_catalog(&self, put: CatalogPut, shared: &NodeShared) -> bool {
         let mut held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
         if held.as_ref().is_some_and(|(epoch, _)| *epoch > put.epoch) {
             return false;
@@ -81,27 +98,48 @@ impl Membership {
                 return false;
             }
         };
-        let names: Vec<String> = catalog
-            .tables
-            .iter()
-            .map(|t| t.name.to_lowercase())
-            .collect();
-        let gone: Vec<String> = storage
-            .tables
-            .keys()
-            .filter(|t| !names.contains(t))
-            .cloned()
-            .collect();
-        for t in gone {
-            storage.drop_table(&t);
-        }
-        for def in &catalog.tables {
-            if let Some(store) = storage.tables.get_mut(&def.name.to_lowercase()) {
-                for index in &def.indexes {
-                    if let Some(field) = def.schema.fields.get(index.column) {
-                        store.add_index(index.column, field.data_type);
+        let mut changes = Vec::new();
+        {
+            let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
+            let names: Vec<String> = catalog
+                .tables
+                .iter()
+                .map(|t| t.name.to_lowercase())
+                .collect();
+            for table in storage.tables.keys().filter(|t| !names.contains(t)) {
+                changes.push(Change::DropTable {
+                    table: table.clone(),
+                });
+            }
+            for def in &catalog.tables {
+                let table = def.name.to_lowercase();
+                if let Some(store) = storage.tables.get(&table) {
+                    for index in &def.indexes {
+                        if let Some(field) = def.schema.fields.get(index.column) {
+                            if !store.indexed_columns().contains(&index.column) {
+                                changes.push(Change::AddIndex {
+                                    table: table.clone(),
+                                    column: index.column,
+                                    data_type: field.data_type,
+                                });
+                            }
+                        }
                     }
                 }
+            }
+        }
+        let schema_changed = held
+            .as_ref()
+            .is_none_or(|(_, c)| c.version != catalog.version);
+        if schema_changed {
+            changes.push(Change::Catalog {
+                epoch: put.epoch,
+                catalog: put.catalog,
+            });
+        }
+        for change in changes {
+            if let Err(e) = shared.change(change) {
+                tracing::warn!("{}: a catalog change was not made: {e}", shared.name);
             }
         }
         *held = Some((put.epoch, catalog));

@@ -1,11 +1,9 @@
 //! Copies of partitions and the processes that keep them: where the copies live ([`copies`]),
 //! replicated writes (two-phase, versioned), resync of stale copies, and what a data node knows
-//! of its cluster (peers, catalog copy), with the small tables of awaited replies and recently
-//! seen ids they share.
+//! of its cluster (peers, catalog copy), with the tables of awaited replies they share.
 
 pub mod copies;
 pub mod membership;
-pub mod recent;
 pub mod resync;
 pub mod waiters;
 pub mod writes;

@@ -27,8 +27,9 @@
 //! This module holds the three sides: the source's [`pieces`], the target's [`Installs`], and
 //! the client's [`Resync`] with the [`ResyncReplies`] its node actor hands the answers to.
 
-use crate::node::state::{NodeShared, NodeStorage};
-use crate::replication::recent::RecentSet;
+use crate::node::recent::RecentSet;
+use crate::node::state::NodeShared;
+use crate::node::storage::{Change, NodeStorage};
 use crate::replication::writes::ReplicaBook;
 use crate::wire::codec;
 use crate::wire::ids::NodeId;
@@ -201,9 +202,12 @@ impl Installs {
             Ok(false) => None,
             Ok(true) => {
                 let staged = self.staged.remove(&request)?;
-                Some(PartitionInstalled {
-                    version: install(shared, staged),
-                    ..answer(None)
+                Some(match install(shared, staged) {
+                    Ok(version) => PartitionInstalled {
+                        version,
+                        ..answer(None)
+                    },
+                    Err(e) => answer(Some(e)),
                 })
             }
         }
@@ -313,9 +317,9 @@ fn check_layout(
     Ok(())
 }
 
-/// Replaces the node's copy by the staged one, with the layout's secondary indexes; returns
-/// the copy's version.
-fn install(shared: &NodeShared, staged: Staged) -> u64 {
+/// Replaces the node's copy by the staged one, with the layout's secondary indexes (logged
+/// and durable first on a node with a data directory); returns the copy's version.
+fn install(shared: &NodeShared, staged: Staged) -> Result<u64, String> {
     let Staged {
         layout,
         partition,
@@ -323,20 +327,17 @@ fn install(shared: &NodeShared, staged: Staged) -> u64 {
         part,
         ..
     } = staged;
-    let mut storage = shared.storage.write().unwrap_or_else(|e| e.into_inner());
-    let types = layout.schema.types();
-    let store = storage
-        .tables
-        .entry(layout.table.clone())
-        .or_insert_with(|| TableStore::new(&types, &layout.indexed));
-    for &c in &layout.indexed {
-        if let Some(&dt) = types.get(c) {
-            store.add_index(c, dt);
-        }
-    }
-    store.put(partition, part);
-    storage.set_version(&layout.table, partition, version);
-    version
+    let rows = part.chunks().iter().map(|b| b.as_ref().clone()).collect();
+    let change = Change::Install {
+        table: layout.table.clone(),
+        partition,
+        version,
+        rows: Some((layout, rows)),
+    };
+    shared
+        .change_durably(change)
+        .map_err(|e| format!("{}: {e}", shared.name))?;
+    Ok(version)
 }
 
 /// An answer to a resync: a piece of rows from the source, or the target's install answer.
@@ -606,9 +607,7 @@ impl Failure {
 mod tests {
     use super::*;
     use crate::memory::breaker::{BreakerConfig, JoinMode};
-    use crate::memory::pool::NodePool;
-    use std::sync::atomic::{AtomicBool, AtomicUsize};
-    use std::sync::RwLock;
+    use std::sync::atomic::AtomicBool;
     use weir_operators::{Column, DataType, Field, Schema, Value};
     use weir_planner::IndexDef;
 
@@ -643,22 +642,14 @@ mod tests {
     }
 
     fn node() -> NodeShared {
-        NodeShared {
-            id: 1,
-            name: "node-1".into(),
-            is_data: true,
-            storage: RwLock::new(NodeStorage::default()),
-            pool: NodePool::new(
-                "node-1".into(),
-                1 << 30,
-                JoinMode::Guarded,
-                &BreakerConfig::default(),
-            ),
-            live_actors: AtomicUsize::new(0),
-            up: AtomicBool::new(true),
-            edge_high_water: AtomicUsize::new(0),
-            joins: Default::default(),
-        }
+        NodeShared::new(
+            1,
+            "node-1",
+            true,
+            1 << 30,
+            JoinMode::Guarded,
+            &BreakerConfig::default(),
+        )
     }
 
     fn rows(ids: std::ops::Range<i64>) -> Batch {
@@ -748,7 +739,7 @@ mod tests {
     #[test]
     fn an_install_older_than_the_copy_is_refused() {
         let node = node();
-        node.storage.write().unwrap().set_version("t", 2, 9);
+        node.storage.write().unwrap().restore_version("t", 2, 9);
         let mut installs = Installs::default();
         let r = installs
             .take(&node, Some(&def()), piece(1, 0, true, vec![rows(0..3)]))

@@ -22,8 +22,8 @@
 //! queries and writes fail naming a node that holds it.
 
 use crate::error::{Error, Result};
-use crate::node::state::NodeShared;
-use crate::replication::recent::RecentSet;
+use crate::node::state::{ChangeError, NodeShared};
+use crate::node::storage::{new_partition, Change};
 use crate::wire::ids::NodeId;
 use crate::wire::messages::{
     NetMessage, PartitionWrite, Rewrite, TableLayout, WriteAbort, WriteCommit, WritePhase,
@@ -35,7 +35,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use weir_operators::storage::PartitionData;
 use weir_operators::table_store::TableStore;
 
 /// Replies to writes in progress, which the client node hands to the waiting writer (by
@@ -107,126 +106,103 @@ impl ReplicaBook {
     }
 }
 
-/// A data node's side of writes: rows held between prepare and commit, and the writes it has
-/// finished (so that a retransmitted message is answered, not applied twice).
-#[derive(Debug, Default)]
-pub struct WriteParticipant {
-    held: HashMap<u64, WritePrepare>,
-    finished: RecentSet<u64>,
-}
+/// A data node's side of writes: the checks of phase one, and the changes each phase makes
+/// to the node's storage ([`Change::Prepared`], [`Change::Committed`], [`Change::Aborted`]),
+/// logged first on a node with a data directory. Each returns the reply and the LSN it must
+/// wait for: the reply goes once the change is durable.
+pub mod participant {
+    use super::*;
 
-impl WriteParticipant {
-    /// Phase one on node `shared`: checks and holds the rows.
-    pub fn prepare(&mut self, shared: &NodeShared, req: WritePrepare) -> WriteReply {
+    fn refusal(shared: &NodeShared, e: ChangeError) -> WriteRefusal {
+        match e {
+            ChangeError::Disk(e) => WriteRefusal::Disk {
+                node: shared.name.clone(),
+                message: e.to_string(),
+            },
+            ChangeError::Refused(why) => WriteRefusal::Other(format!("{}: {why}", shared.name)),
+        }
+    }
+
+    /// Phase one on node `shared`: checks the rows against the node's copies and holds them.
+    pub fn prepare(shared: &NodeShared, req: WritePrepare) -> (WriteReply, Option<u64>) {
         let write = req.write;
         let reply = |error| WriteReply {
             write,
             phase: WritePhase::Prepare,
             error,
         };
-        if self.finished.contains(&write) || self.held.contains_key(&write) {
-            return reply(None);
-        }
-        let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
-        let table = &req.layout.table;
-        let empty = new_partition(&req.layout);
-        for w in &req.parts {
-            let p = w.partition;
-            let have = storage.version(table, p);
-            if have + 1 != w.version {
-                return reply(Some(WriteRefusal::Other(format!(
-                    "{}: copy of partition {p} of {table} is at version {have}, not {}",
-                    shared.name,
-                    w.version - 1
-                ))));
+        {
+            let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
+            if storage.is_finished(write) || storage.is_prepared(write) {
+                return (reply(None), None);
             }
-            let part = storage
-                .tables
-                .get(table)
-                .and_then(|t| t.get(p))
-                .unwrap_or(&empty);
-            let check = match &w.delete {
-                Some(keys) => part.check_replace(keys, &w.insert),
-                None => part.check_insert(&w.insert),
-            };
-            if let Err(e) = check {
-                return reply(Some(WriteRefusal::of(e)));
+            let table = &req.layout.table;
+            let empty = new_partition(&req.layout);
+            for w in &req.parts {
+                let p = w.partition;
+                let have = storage.version(table, p);
+                if have + 1 != w.version {
+                    let why = format!(
+                        "{}: copy of partition {p} of {table} is at version {have}, not {}",
+                        shared.name,
+                        w.version - 1
+                    );
+                    return (reply(Some(WriteRefusal::Other(why))), None);
+                }
+                let part = storage
+                    .tables
+                    .get(table)
+                    .and_then(|t| t.get(p))
+                    .unwrap_or(&empty);
+                let check = match &w.delete {
+                    Some(keys) => part.check_replace(keys, &w.insert),
+                    None => part.check_insert(&w.insert),
+                };
+                if let Err(e) = check {
+                    return (reply(Some(WriteRefusal::of(e))), None);
+                }
+            }
+            if let Some(r) = &req.rewrite {
+                if let Err(e) = empty.check_rewrite(&r.old, r.new.as_ref()) {
+                    return (reply(Some(WriteRefusal::of(e))), None);
+                }
             }
         }
-        if let Some(r) = &req.rewrite {
-            if let Err(e) = empty.check_rewrite(&r.old, r.new.as_ref()) {
-                return reply(Some(WriteRefusal::of(e)));
-            }
+        match shared.change(Change::Prepared(req)) {
+            Ok(lsn) => (reply(None), lsn),
+            Err(e) => (reply(Some(refusal(shared, e))), None),
         }
-        drop(storage);
-        self.held.insert(write, req);
-        reply(None)
     }
 
     /// Phase two on node `shared`: applies the held rows and sets the copies' versions.
-    pub fn commit(&mut self, shared: &NodeShared, write: u64) -> WriteReply {
+    pub fn commit(shared: &NodeShared, write: u64) -> (WriteReply, Option<u64>) {
         let reply = |error| WriteReply {
             write,
             phase: WritePhase::Commit,
             error,
         };
-        if self.finished.contains(&write) {
-            return reply(None);
-        }
-        let Some(req) = self.held.remove(&write) else {
-            return reply(Some(WriteRefusal::Other(format!(
-                "{}: write {write} was not prepared",
-                shared.name
-            ))));
-        };
-        self.finished.insert(write);
-        let mut storage = shared.storage.write().unwrap_or_else(|e| e.into_inner());
-        let table = req.layout.table.clone();
-        for w in req.parts {
-            let p = w.partition;
-            let store = storage
-                .tables
-                .entry(table.clone())
-                .or_insert_with(|| new_store(&req.layout));
-            let new = || new_partition(&req.layout);
-            let applied = match (&w.delete, &req.rewrite) {
-                (Some(keys), _) => {
-                    store.modify(p, new, |part| part.replace(keys, &w.insert).map(|_| ()))
-                }
-                (None, Some(r)) => store.modify(p, new, |part| {
-                    part.rewrite(&r.old, r.new.as_ref())
-                        .and_then(|_| part.insert(&w.insert))
-                }),
-                (None, None) => store.insert(p, &w.insert, new),
-            };
-            if let Err(e) = applied {
-                return reply(Some(WriteRefusal::Other(format!("{}: {e}", shared.name))));
+        {
+            let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
+            if storage.is_finished(write) {
+                return (reply(None), None);
             }
-            storage.set_version(&table, p, w.version);
+            if !storage.is_prepared(write) {
+                let why = format!("{}: write {write} was not prepared", shared.name);
+                return (reply(Some(WriteRefusal::Other(why))), None);
+            }
         }
-        reply(None)
+        match shared.change(Change::Committed { write }) {
+            Ok(lsn) => (reply(None), lsn),
+            Err(e) => (reply(Some(refusal(shared, e))), None),
+        }
     }
 
     /// Drops the rows held for `write`.
-    pub fn abort(&mut self, write: u64) {
-        self.held.remove(&write);
-        self.finished.insert(write);
+    pub fn abort(shared: &NodeShared, write: u64) {
+        if let Err(e) = shared.change(Change::Aborted { write }) {
+            tracing::warn!("{}: {e}", shared.name);
+        }
     }
-
-    /// The node crashed: what it held is gone.
-    pub fn crashed(&mut self) {
-        self.held.clear();
-    }
-}
-
-fn new_store(layout: &TableLayout) -> TableStore {
-    TableStore::new(&layout.schema.types(), &layout.indexed)
-}
-
-/// A new partition copy: its primary-key index only. Secondary indexes are kept once per node
-/// and table, across partitions, by the partition's [`TableStore`].
-fn new_partition(layout: &TableLayout) -> PartitionData {
-    PartitionData::new(layout.schema.clone(), &layout.primary_key)
 }
 
 /// What a writer needs to reach the data nodes.
@@ -461,37 +437,37 @@ pub fn repair(
                     book.set_stale(table, p, n, true);
                     continue;
                 };
-                let (fresh, indexed) = {
+                let rows = {
                     let source = nodes[src as usize]
                         .storage
                         .read()
                         .unwrap_or_else(|e| e.into_inner());
                     let store = source.tables.get(table);
-                    (
-                        store.and_then(|t| t.get(p)).cloned(),
-                        store.map(TableStore::indexed_columns).unwrap_or_default(),
-                    )
+                    store.and_then(|s| s.get(p)).map(|part| {
+                        let layout = TableLayout {
+                            table: table.clone(),
+                            schema: part.schema().clone(),
+                            primary_key: part.primary_key().to_vec(),
+                            indexed: store.map(TableStore::indexed_columns).unwrap_or_default(),
+                        };
+                        let rows = part.chunks().iter().map(|b| b.as_ref().clone()).collect();
+                        (layout, rows)
+                    })
                 };
-                let mut storage = nodes[n as usize]
-                    .storage
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                match fresh {
-                    Some(part) => {
-                        let types = part.schema().types();
-                        storage
-                            .tables
-                            .entry(table.clone())
-                            .or_insert_with(|| TableStore::new(&types, &indexed))
-                            .put(p, part);
-                    }
-                    None => {
-                        if let Some(store) = storage.tables.get_mut(table) {
-                            store.remove(p);
-                        }
-                    }
+                let install = Change::Install {
+                    table: table.clone(),
+                    partition: p,
+                    version: want,
+                    rows,
+                };
+                if let Err(e) = nodes[n as usize].change_durably(install) {
+                    tracing::warn!(
+                        "{}: repair of {table} partition {p}: {e}",
+                        nodes[n as usize].name
+                    );
+                    book.set_stale(table, p, n, true);
+                    continue;
                 }
-                storage.set_version(table, p, want);
                 book.set_stale(table, p, n, false);
             }
         }

@@ -95,6 +95,13 @@ pub enum WriteRefusal {
         /// The key column.
         column: String,
     },
+    /// The node's disk failed (its log refuses writes now).
+    Disk {
+        /// The node.
+        node: String,
+        /// What failed.
+        message: String,
+    },
     /// Anything else (a copy out of date, a write that was never prepared).
     Other(String),
 }
@@ -114,6 +121,7 @@ impl WriteRefusal {
                 table: table.to_string(),
                 column,
             },
+            WriteRefusal::Disk { node, message } => Error::Disk { node, message },
             WriteRefusal::Other(message) => Error::Invalid(message),
         }
     }

@@ -50,6 +50,11 @@ impl<K: Hash + Eq + Copy> RecentSet<K> {
     pub fn contains(&self, k: &K) -> bool {
         self.members.contains(k)
     }
+
+    /// The members, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = K> + '_ {
+        self.order.iter().copied()
+    }
 }
 
 #[cfg(test)]
