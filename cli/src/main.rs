@@ -77,6 +77,8 @@ enum Command {
         /// `--connect`).
         #[arg(long, requires = "connect")]
         secret_file: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        storage: StorageArgs,
         /// A file of statements separated by `;` (`-` for standard input).
         #[arg(short = 'f', long = "file", conflicts_with = "sql")]
         file: Option<String>,
@@ -104,6 +106,8 @@ enum Command {
         /// Rows of the `orders` table loaded with the demo data.
         #[arg(long, default_value_t = 1_000_000)]
         orders: usize,
+        #[command(flatten)]
+        storage: StorageArgs,
     },
     /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
     /// the soak, TPC-H, and a hash join against a hand-written one.
@@ -128,7 +132,34 @@ enum Command {
         /// The node's memory budget in bytes.
         #[arg(long, default_value_t = weir_runtime::memory::DEFAULT_NODE_MEMORY)]
         memory: usize,
+        #[command(flatten)]
+        storage: StorageArgs,
     },
+}
+
+/// Where a cluster or node keeps its data (`--data-dir`), and what an acknowledged write means
+/// there (`--durability`).
+#[derive(clap::Args, Clone)]
+struct StorageArgs {
+    /// Keep the data in this directory (a write-ahead log and checkpoints; the cluster or node
+    /// starts with what it holds); without it, everything lives in memory.
+    #[arg(long)]
+    data_dir: Option<std::path::PathBuf>,
+    /// What an acknowledged write means with --data-dir: `fsync` (on disk, concurrent writes
+    /// sharing a sync) or `os` (handed to the operating system: survives the process, not a
+    /// power cut).
+    #[arg(long, default_value = "fsync", requires = "data_dir")]
+    durability: weir::Durability,
+}
+
+impl StorageArgs {
+    /// `builder` with the data directory, if one was given.
+    fn apply(&self, builder: weir::ClusterBuilder) -> weir::ClusterBuilder {
+        match &self.data_dir {
+            Some(dir) => builder.data_dir(dir).durability(self.durability),
+            None => builder,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -185,10 +216,13 @@ fn run_node(
     id: u32,
     secret_file: &std::path::Path,
     memory: usize,
+    storage: &StorageArgs,
 ) -> Result<(), String> {
     use std::io::Write;
     let secret = weir_runtime::wire::framing::Secret::from_file(secret_file)?;
-    let node = weir_runtime::cluster::data_node::DataNode::start(id, listen, secret, memory)
+    let config = weir_runtime::wire::tcp::TcpConfig::new(id, secret).listen(listen);
+    let data = storage.data_dir.clone().map(|d| (d, storage.durability));
+    let node = weir_runtime::cluster::data_node::DataNode::start_in(config, memory, data)
         .map_err(|e| format!("node {id}: {e}"))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on {}", node.local_addr()).map_err(|e| e.to_string())?;
@@ -267,6 +301,7 @@ struct SqlArgs {
     demo: bool,
     orders: usize,
     params: Vec<String>,
+    storage: StorageArgs,
     file: Option<String>,
     sql: Option<String>,
 }
@@ -312,14 +347,13 @@ impl Remote {
 fn build_session(
     nodes: usize,
     remote: &Remote,
+    storage: &StorageArgs,
     protocol: Protocol,
     demo: bool,
     orders: usize,
 ) -> Result<Session, String> {
-    let cluster = remote
-        .apply(Cluster::builder().nodes(nodes).protocol(protocol))?
-        .build()
-        .map_err(|e| e.to_string())?;
+    let builder = storage.apply(Cluster::builder().nodes(nodes).protocol(protocol));
+    let cluster = remote.apply(builder)?.build().map_err(|e| e.to_string())?;
     if demo {
         progress::step("loading the demo data", || load_demo(&cluster, orders, 42))
             .map_err(|e| e.to_string())?;
@@ -351,7 +385,14 @@ fn run_sql(a: SqlArgs) -> Result<(), String> {
     if !a.params.is_empty() && stmts.len() > 1 {
         return fail("-p/--param works with one statement only".into());
     }
-    let mut session = match build_session(a.nodes, &a.remote, a.protocol.into(), a.demo, a.orders) {
+    let mut session = match build_session(
+        a.nodes,
+        &a.remote,
+        &a.storage,
+        a.protocol.into(),
+        a.demo,
+        a.orders,
+    ) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -369,8 +410,14 @@ fn run_sql(a: SqlArgs) -> Result<(), String> {
     outcome
 }
 
-fn run_shell(nodes: usize, remote: &Remote, demo: bool, orders: usize) -> Result<(), String> {
-    let session = build_session(nodes, remote, Protocol::Lean, demo, orders)?;
+fn run_shell(
+    nodes: usize,
+    remote: &Remote,
+    storage: &StorageArgs,
+    demo: bool,
+    orders: usize,
+) -> Result<(), String> {
+    let session = build_session(nodes, remote, storage, Protocol::Lean, demo, orders)?;
     let errors = shell::run(session);
     if errors > 0 && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         return Err(format!("{errors} statements or commands failed"));
@@ -397,6 +444,7 @@ fn main() -> ExitCode {
             params,
             connect,
             secret_file,
+            storage,
             file,
             sql,
         } => run_sql(SqlArgs {
@@ -411,6 +459,7 @@ fn main() -> ExitCode {
             demo,
             orders,
             params,
+            storage,
             file,
             sql,
         }),
@@ -420,12 +469,14 @@ fn main() -> ExitCode {
             secret_file,
             demo,
             orders,
+            storage,
         } => run_shell(
             nodes,
             &Remote {
                 connect,
                 secret_file,
             },
+            &storage,
             demo,
             orders,
         ),
@@ -435,7 +486,8 @@ fn main() -> ExitCode {
             id,
             secret_file,
             memory,
-        } => run_node(listen, id, &secret_file, memory),
+            storage,
+        } => run_node(listen, id, &secret_file, memory, &storage),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -472,3 +472,53 @@ fn rust_log_shows_query_and_fragment_events_with_the_query_id() {
         "{quiet_log}"
     );
 }
+
+#[test]
+fn sql_and_shell_keep_their_tables_in_a_data_directory() {
+    let dir = temp_dir("data-dir");
+    let data = dir.join("data");
+    let data = data.to_str().unwrap();
+    let out = weir(&[
+        "sql",
+        "--data-dir",
+        data,
+        "CREATE TABLE kept (id BIGINT PRIMARY KEY, v VARCHAR); \
+         INSERT INTO kept VALUES (1, 'one'), (2, 'two')",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = weir(&[
+        "sql",
+        "--data-dir",
+        data,
+        "--durability",
+        "os",
+        "--format",
+        "json",
+        "SELECT v FROM kept ORDER BY id",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rows"], serde_json::json!([["one"], ["two"]]));
+    // The shell on the same directory sees them too.
+    let out = common::weir_with_input(
+        &["shell", "--data-dir", data],
+        Some(".tables\nSELECT COUNT(*) FROM kept;\n"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("kept"), "{}", stdout(&out));
+    // --durability needs --data-dir; an unknown durability is refused.
+    let out = weir(&["sql", "--durability", "os", "SELECT 1"]);
+    assert!(!out.status.success());
+    let out = weir(&[
+        "sql",
+        "--data-dir",
+        data,
+        "--durability",
+        "never",
+        "SELECT 1",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("fsync or os"), "{}", stderr(&out));
+    no_panic(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+}

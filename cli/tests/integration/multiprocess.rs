@@ -53,10 +53,25 @@ fn secret_file(test: &str, secret: &str) -> PathBuf {
 
 /// Starts `weir node --id id --listen listen` and returns it with the address it printed.
 fn start_node(id: usize, listen: &str, secret: &PathBuf) -> (Child, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+    start_node_in(id, listen, secret, None)
+}
+
+/// [`start_node`], with `--data-dir data` when given.
+fn start_node_in(
+    id: usize,
+    listen: &str,
+    secret: &PathBuf,
+    data: Option<&std::path::Path>,
+) -> (Child, SocketAddr) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+    command
         .args(["node", "--listen", listen, "--id", &id.to_string()])
         .arg("--secret-file")
-        .arg(secret)
+        .arg(secret);
+    if let Some(dir) = data {
+        command.arg("--data-dir").arg(dir);
+    }
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -656,4 +671,76 @@ fn weir_sql_connects_to_node_processes() {
     // And the shell, on a piped script.
     let stdout = run(&["shell"], &[], Some("SELECT name FROM t WHERE id = 1;\n"));
     assert!(stdout.contains("one"), "{stdout}");
+}
+
+/// Every `weir node` process killed at once (SIGKILL) and started again on its data directory:
+/// a client that connects afterwards finds every acknowledged write, as the same statements
+/// left a cluster in this process; and a node whose directory was lost gets its copies back
+/// from their replicas.
+#[test]
+fn node_processes_killed_together_come_back_from_their_data_directories() {
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let dir = |i: usize| data.path().join(format!("node-{i}"));
+    let mut nodes = Nodes {
+        children: Vec::new(),
+        addrs: Vec::new(),
+        secret: secret_file("durable", SECRET),
+    };
+    for id in 0..3 {
+        let (child, addr) = start_node_in(id, "127.0.0.1:0", &nodes.secret, Some(&dir(id)));
+        nodes.children.push(Some(child));
+        nodes.addrs.push(addr);
+    }
+    let local = TestCluster::new(
+        cluster_builder()
+            .nodes(3)
+            .backups(1)
+            .build()
+            .expect("a cluster"),
+    );
+    {
+        let remote = build(nodes.client(0).backups(1));
+        for c in [&remote, &local] {
+            load(c);
+            load_keyless(c);
+            assert_eq!(
+                c.execute("UPDATE Item SET fld = fld + 7 WHERE id < 50")
+                    .unwrap(),
+                50
+            );
+            assert_eq!(c.execute("DELETE FROM keyless WHERE a = 3").unwrap(), 5);
+            c.execute("CREATE INDEX item_fld ON Item(fld)").unwrap();
+        }
+    }
+    for i in 0..3 {
+        nodes.kill(i);
+    }
+    let restart = |nodes: &mut Nodes, i: usize| {
+        let (child, addr) =
+            start_node_in(i, &nodes.addrs[i].to_string(), &nodes.secret, Some(&dir(i)));
+        assert_eq!(addr, nodes.addrs[i]);
+        nodes.children[i] = Some(child);
+    };
+    for i in 0..3 {
+        restart(&mut nodes, i);
+    }
+    let remote = build(nodes.client(1).backups(1));
+    assert_eq!(remote.health(), weir_runtime::Health::Green);
+    assert_same_answers(&remote, &local, "after every node process was killed");
+    // Node 2 loses its directory: it comes back empty, and its copies from their replicas.
+    nodes.kill(2);
+    wait_for("node 2 seen down", || !remote.stats().nodes[2].up);
+    std::fs::remove_dir_all(dir(2)).expect("node 2's directory removed");
+    restart(&mut nodes, 2);
+    wait_for("node 2 back", || remote.stats().nodes[2].up);
+    wait_for("health green after the resync", || {
+        remote.health() == weir_runtime::Health::Green
+    });
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !remote.stats().nodes[0].up);
+    assert_same_answers(
+        &remote,
+        &local,
+        "from node 2's repaired copies, node 0 down",
+    );
 }

@@ -13,11 +13,14 @@
 //!
 //! [`ClusterBuilder::connect`]: crate::ClusterBuilder::connect
 
+use super::restore::lock_dir;
 use super::system::NodeSystem;
 use crate::dispatch::node_actor::NodeSetup;
 use crate::error::{Error, Result};
 use crate::memory::breaker::{BreakerConfig, JoinMode};
+use crate::node::journal::JournalConfig;
 use crate::node::state::NodeShared;
+use crate::node::storage::Change;
 use crate::replication::membership::Membership;
 use crate::wire::framing::Secret;
 use crate::wire::ids::NodeId;
@@ -25,14 +28,19 @@ use crate::wire::messages::Protocol;
 use crate::wire::network::Network;
 use crate::wire::tcp::{TcpConfig, TcpTransport};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
+use weir_storage::Durability;
 
 /// A data node serving over TCP (see the module comment).
 pub struct DataNode {
     network: Arc<Network>,
     transport: Arc<TcpTransport>,
     system: Option<NodeSystem>,
+    node: Arc<NodeShared>,
+    /// The lock on the node's data directory, if it has one.
+    _lock: Option<std::fs::File>,
 }
 
 impl DataNode {
@@ -44,6 +52,19 @@ impl DataNode {
 
     /// [`DataNode::start`] with every TCP setting given (`config.listen` must be set).
     pub fn start_with(config: TcpConfig, memory: usize) -> Result<Self> {
+        Self::start_in(config, memory, None)
+    }
+
+    /// [`DataNode::start_with`], keeping the node's data in `data` (a directory and what an
+    /// acknowledged write means there; `None`: in memory). A node that restarts on its
+    /// directory reads its partitions and catalog copy back before it serves; writes it had
+    /// prepared and not seen decided are aborted (its copies they touched are then behind,
+    /// and a client brings them up to date from their replicas).
+    pub fn start_in(
+        config: TcpConfig,
+        memory: usize,
+        data: Option<(PathBuf, Durability)>,
+    ) -> Result<Self> {
         let id = config.id;
         if config.listen.is_none() {
             return Err(Error::Invalid(
@@ -51,14 +72,39 @@ impl DataNode {
             ));
         }
         let breaker = BreakerConfig::default();
-        let shared = Arc::new(NodeShared::new(
-            id,
-            &format!("node-{id}"),
-            true,
-            memory,
-            JoinMode::Guarded,
-            &breaker,
-        ));
+        let name = format!("node-{id}");
+        let mut lock = None;
+        let shared = match data {
+            None => NodeShared::new(id, &name, true, memory, JoinMode::Guarded, &breaker),
+            Some((dir, durability)) => {
+                lock = Some(lock_dir(&dir, &format!("data node {id}"))?);
+                let journal = JournalConfig::new(dir, durability);
+                let (node, recovery) = NodeShared::open(
+                    id,
+                    &name,
+                    true,
+                    memory,
+                    JoinMode::Guarded,
+                    &breaker,
+                    &journal,
+                )
+                .map_err(|e| Error::Disk {
+                    node: name.clone(),
+                    message: e.to_string(),
+                })?;
+                tracing::info!(
+                    node = %name,
+                    checkpoint_bytes = recovery.checkpoint_bytes,
+                    records = recovery.records,
+                    ms = recovery.took.as_millis() as u64,
+                    "recovered from the data directory"
+                );
+                abort_in_doubt(&node)?;
+                node
+            }
+        };
+        let shared = Arc::new(shared);
+        let node = shared.clone();
         let network = Network::new();
         // The node learns its peers from a client's `Join`; the endpoint starts below.
         let endpoint: Arc<OnceLock<Weak<TcpTransport>>> = Arc::default();
@@ -78,6 +124,7 @@ impl DataNode {
                 }),
             ))
         };
+        membership.restore(&shared);
         let mut setup = NodeSetup::new(shared, network.clone(), Protocol::Lean);
         setup.breaker_config = breaker;
         setup.seed = 0x5eed;
@@ -97,6 +144,8 @@ impl DataNode {
             network,
             transport,
             system: Some(system),
+            node,
+            _lock: lock,
         })
     }
 
@@ -127,6 +176,7 @@ impl DataNode {
             self.transport.close();
             self.network.attach(self.transport.id(), None);
             system.stop();
+            self.node.finish_checkpoint();
         }
     }
 }
@@ -135,4 +185,22 @@ impl Drop for DataNode {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Aborts the writes node `node` read back prepared and not decided: no client of this
+/// process can tell whether they were committed elsewhere (presumed abort; the copies they
+/// touched are behind the others then, and are repaired from them).
+fn abort_in_doubt(node: &NodeShared) -> Result<()> {
+    let in_doubt: Vec<u64> = {
+        let storage = node.storage.read().unwrap_or_else(|e| e.into_inner());
+        storage.prepared().map(|w| w.write).collect()
+    };
+    for write in in_doubt {
+        node.change_durably(Change::Aborted { write })
+            .map_err(|e| Error::Disk {
+                node: node.name.clone(),
+                message: e.to_string(),
+            })?;
+    }
+    Ok(())
 }

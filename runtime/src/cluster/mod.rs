@@ -17,7 +17,7 @@ pub mod prepared;
 mod queries;
 mod recovery;
 pub mod remote;
-mod restore;
+pub(crate) mod restore;
 mod statements;
 pub mod stats;
 mod system;

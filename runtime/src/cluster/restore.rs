@@ -14,6 +14,7 @@ use crate::replication::writes;
 use crate::wire::ids::NodeId;
 use std::collections::HashSet;
 use std::io::{Read, Write};
+use std::path::Path;
 use std::sync::Arc;
 use weir_planner::Catalog;
 
@@ -24,9 +25,15 @@ const SHAPE_FILE: &str = "weir-cluster";
 /// cluster of this many data nodes (recording it in a new one). The lock is held as long as
 /// the returned file is open: a second cluster (or process) on the same directory is refused.
 pub(super) fn lock_data_dir(config: &ClusterBuilder) -> Result<Option<std::fs::File>> {
-    let Some(dir) = &config.data_dir else {
-        return Ok(None);
-    };
+    match &config.data_dir {
+        Some(dir) => lock_dir(dir, &format!("data nodes {}", config.nodes)).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Locks directory `dir` for one cluster or node, whose shape is `shape` (one line): a
+/// directory in use, or made for another shape, is refused.
+pub(super) fn lock_dir(dir: &Path, shape: &str) -> Result<std::fs::File> {
     let path = dir.join(SHAPE_FILE);
     let disk_error = |what: &str, e: std::io::Error| Error::Disk {
         node: "client".into(),
@@ -44,13 +51,13 @@ pub(super) fn lock_data_dir(config: &ClusterBuilder) -> Result<Option<std::fs::F
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             return Err(Error::Invalid(format!(
-                "{} is in use by another cluster",
+                "{} is in use by another cluster or node",
                 dir.display()
             )))
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(disk_error("lock", e)),
     }
-    let shape = format!("data nodes {}\n", config.nodes);
+    let shape = format!("{shape}\n");
     let mut found = String::new();
     file.read_to_string(&mut found)
         .map_err(|e| disk_error("read", e))?;
@@ -60,13 +67,13 @@ pub(super) fn lock_data_dir(config: &ClusterBuilder) -> Result<Option<std::fs::F
             .map_err(|e| disk_error("write", e))?;
     } else if found != shape {
         return Err(Error::Invalid(format!(
-            "{} holds a cluster of another shape ({}), not one of {} data nodes",
+            "{} holds data of another shape ({}), not of {}",
             dir.display(),
             found.trim(),
-            config.nodes
+            shape.trim()
         )));
     }
-    Ok(Some(file))
+    Ok(file)
 }
 
 /// Node `id` named `name`: read back from its directory under the data directory, or new and
