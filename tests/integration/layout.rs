@@ -15,6 +15,7 @@ const PACKAGES: &[(&str, &str)] = &[
     ("planner", "planner"),
     ("runtime", "runtime"),
     ("io", "io"),
+    ("storage", "storage"),
     ("cli", "cli"),
     (".", "weir"),
 ];

@@ -14,6 +14,8 @@
 //! - [`join`]: one equi-join on the cluster against a hand-written hashbrown join over the
 //!   same columns, in probe rows per second.
 //!
+//! - [`durable`]: INSERT throughput with a data directory against SQLite, and recovery speed.
+//!
 //! Every benchmark's header (machine, cores, profile, date) comes from [`header`].
 //! Statistics helpers live in [`stats`], the charts in [`chart`], the floors `jmh` prints
 //! beside its cases in [`floor`], how a case and a floor are scored in [`score`], and the
@@ -22,6 +24,7 @@
 use clap::Subcommand;
 
 pub mod chart;
+pub mod durable;
 pub mod floor;
 pub mod header;
 pub mod jmh;
@@ -58,6 +61,10 @@ pub enum BenchCommand {
     /// probe rows per second.
     #[command(long_about = join::JOIN_ABOUT)]
     Join(join::JoinArgs),
+    /// What durability costs: INSERT throughput with a data directory (fsync, os) and without,
+    /// against SQLite in WAL mode, and recovery speed from the log and from a checkpoint.
+    #[command(long_about = durable::DURABLE_ABOUT)]
+    Durable(durable::DurableArgs),
 }
 
 /// Flags of `weir bench soak`.
@@ -106,5 +113,6 @@ pub fn run(command: &BenchCommand) -> Result<(), String> {
         BenchCommand::Soak(args) => soak(args),
         BenchCommand::Tpch(args) => tpch::main(args),
         BenchCommand::Join(args) => join::main(args),
+        BenchCommand::Durable(args) => durable::main(args),
     }
 }
