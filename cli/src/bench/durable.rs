@@ -47,6 +47,9 @@ pub struct DurableArgs {
     /// One JSON object per measurement on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Idle spin and actor threads of the cluster's nodes.
+    #[command(flatten)]
+    pub runtime: super::runtime_args::RuntimeArgs,
 }
 
 /// One measurement (a `--json` object, with the header's fields: `machine, cores, profile,
@@ -89,8 +92,14 @@ fn batch(first: i64, n: usize) -> Batch {
 const CREATE: &str = "CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT, s VARCHAR)";
 
 /// A cluster for `mode` on `dir` (`None`: in memory).
-fn cluster(nodes: u64, dir: Option<&Path>, durability: Durability) -> Result<Cluster, String> {
-    let mut builder = Cluster::builder().nodes(nodes as usize);
+fn cluster(
+    args: &DurableArgs,
+    dir: Option<&Path>,
+    durability: Durability,
+) -> Result<Cluster, String> {
+    let mut builder = args
+        .runtime
+        .apply(Cluster::builder().nodes(args.nodes as usize));
     if let Some(dir) = dir {
         builder = builder.data_dir(dir).durability(durability);
     }
@@ -103,7 +112,7 @@ fn weir_writes(
     dir: Option<&Path>,
     durability: Durability,
 ) -> Result<(f64, f64), String> {
-    let c = cluster(args.nodes, dir, durability)?;
+    let c = cluster(args, dir, durability)?;
     c.execute(CREATE).map_err(|e| e.to_string())?;
     let insert = c
         .prepare("INSERT INTO t VALUES (?, ?, ?)")
@@ -196,8 +205,9 @@ type Reading = (u64, f64);
 fn recovery(args: &DurableArgs, dir: &Path) -> Result<(Reading, Reading), String> {
     let data = dir.join("recovery");
     {
-        let c = Cluster::builder()
-            .nodes(args.nodes as usize)
+        let c = args
+            .runtime
+            .apply(Cluster::builder().nodes(args.nodes as usize))
             .data_dir(&data)
             .checkpoint_bytes(u64::MAX)
             .build()
@@ -218,8 +228,8 @@ fn recovery(args: &DurableArgs, dir: &Path) -> Result<(Reading, Reading), String
         Ok((c, started.elapsed().as_secs_f64()))
     };
     let builder = || {
-        Cluster::builder()
-            .nodes(args.nodes as usize)
+        args.runtime
+            .apply(Cluster::builder().nodes(args.nodes as usize))
             .data_dir(&data)
             .checkpoint_bytes(u64::MAX)
     };
