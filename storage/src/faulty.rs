@@ -20,7 +20,7 @@ struct State {
     space: Option<u64>,
     /// Appended bytes after which an append is torn (written in part) and the disk crashes.
     tear_after: Option<u64>,
-    /// Bytes appended so far, all files together.
+    /// Bytes written so far, all files together.
     appended: u64,
     /// Length of every append file, and its length at its last sync.
     files: HashMap<PathBuf, (u64, u64)>,
@@ -61,8 +61,9 @@ impl FaultyDisk {
         self.lock().space = bytes;
     }
 
-    /// The append that crosses `bytes` more appended bytes is torn there: written in part,
-    /// and the disk crashes (every later operation fails).
+    /// The write that crosses `bytes` more written bytes (appends and whole-file writes
+    /// counted together) is torn there: written in part, and the disk crashes (every later
+    /// operation fails).
     pub fn tear_after(&self, bytes: u64) {
         let mut s = self.lock();
         s.tear_after = Some(s.appended + bytes);
@@ -237,7 +238,7 @@ impl Disk for FaultyDisk {
     }
 
     fn write_atomic(&self, path: &Path, bytes: &[u8]) -> Result<()> {
-        {
+        let torn = {
             let mut s = self.lock();
             if s.crashed {
                 return Err(crashed(path));
@@ -250,8 +251,28 @@ impl Disk for FaultyDisk {
                 ));
             }
             FaultyDisk::take_space(&mut s, path, bytes.len() as u64)?;
+            // A write that crosses the tear point stops in the middle of its temporary file
+            // (a crash while a checkpoint is written): the file it replaces stays.
+            let end = s.appended + bytes.len() as u64;
+            let torn = s
+                .tear_after
+                .filter(|&at| at < end)
+                .map(|at| (at - s.appended) as usize);
+            s.appended += torn.unwrap_or(bytes.len()) as u64;
+            if torn.is_some() {
+                s.crashed = true;
+            }
+            torn
+        };
+        match torn {
+            Some(keep) => {
+                let mut tmp = path.as_os_str().to_owned();
+                tmp.push(".tmp");
+                let _ = std::fs::write(PathBuf::from(tmp), &bytes[..keep]);
+                Err(crashed(path))
+            }
+            None => RealDisk.write_atomic(path, bytes),
         }
-        RealDisk.write_atomic(path, bytes)
     }
 
     fn list(&self, dir: &Path) -> Result<Vec<PathBuf>> {

@@ -322,3 +322,48 @@ fn a_log_damaged_in_the_middle_is_an_error_naming_the_file_and_the_offset() {
         "{text}"
     );
 }
+
+#[test]
+fn a_crash_in_the_middle_of_a_checkpoint_loses_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let disk = FaultyDisk::new();
+    let expected = {
+        let c = open_on(tmp.path(), &disk, u64::MAX);
+        c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
+            .unwrap();
+        c.execute("INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)")
+            .unwrap();
+        c.checkpoint().unwrap();
+        c.execute("INSERT INTO t VALUES (4, 4), (5, 5)").unwrap();
+        // The next checkpoint stops a few bytes into its first file.
+        disk.tear_after(10);
+        assert!(matches!(c.checkpoint(), Err(Error::Disk { .. })));
+        assert!(disk.has_crashed());
+        vec![1, 2, 3, 4, 5]
+    };
+    let disk = disk.restarted();
+    let c = open_on(tmp.path(), &disk, u64::MAX);
+    let ids: Vec<i64> = ints(&rows(&c, "SELECT id FROM t"))
+        .into_iter()
+        .map(|r| r[0])
+        .collect();
+    assert_eq!(ids, expected);
+    // A later checkpoint sweeps away what the torn one left.
+    c.checkpoint().unwrap();
+    let leftovers: usize = ["node-0", "node-1", "node-2", "client"]
+        .iter()
+        .map(|n| {
+            std::fs::read_dir(tmp.path().join(n).join("checkpoint"))
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "tmp")
+                })
+                .count()
+        })
+        .sum();
+    assert_eq!(leftovers, 0);
+}
