@@ -100,6 +100,29 @@ fn config() -> impl bincode::config::Config {
     bincode::config::standard()
 }
 
+/// The bytes of a partition file holding `batches`: the batches in weir's wire format (each
+/// column one run of little-endian bytes), framed with their length and a checksum.
+pub fn encode_rows(batches: &[&Batch]) -> std::result::Result<Vec<u8>, String> {
+    let body = bincode::serde::encode_to_vec(batches, config()).map_err(|e| e.to_string())?;
+    let mut framed = Vec::with_capacity(body.len() + frame::HEADER_BYTES);
+    frame::encode(&body, &mut framed);
+    Ok(framed)
+}
+
+/// The batches of a partition file's bytes ([`encode_rows`]); an error when they are torn,
+/// damaged or do not decode.
+pub fn decode_rows(framed: &[u8]) -> std::result::Result<Vec<Batch>, String> {
+    let body = match frame::decode(framed, 0) {
+        Read::Record(body, end) if end == framed.len() => body,
+        Read::Record(..) => return Err("bytes after the record".into()),
+        Read::End => return Err("the file is empty".into()),
+        Read::Bad(reason) => return Err(reason.into()),
+    };
+    bincode::serde::decode_from_slice(body, config())
+        .map(|(batches, _)| batches)
+        .map_err(|e| e.to_string())
+}
+
 impl Checkpoints {
     /// The checkpoints in `dir` (created if missing).
     pub fn open(disk: Arc<dyn Disk>, dir: &Path) -> Result<Checkpoints> {
@@ -149,11 +172,9 @@ impl Checkpoints {
             let rows: usize = image.batches.iter().map(|b| b.num_rows()).sum();
             if !present.contains(&path) {
                 let batches: Vec<&Batch> = image.batches.iter().map(|b| b.as_ref()).collect();
-                let body = bincode::serde::encode_to_vec(&batches, config()).map_err(|e| {
+                let framed = encode_rows(&batches).map_err(|e| {
                     StorageError::corrupt(&path, 0, format!("cannot encode the rows: {e}"))
                 })?;
-                let mut framed = Vec::with_capacity(body.len() + frame::HEADER_BYTES);
-                frame::encode(&body, &mut framed);
                 self.disk.write_atomic(&path, &framed)?;
                 written += framed.len() as u64;
             }
@@ -233,12 +254,9 @@ impl Checkpoints {
         let mut rows = Vec::with_capacity(manifest.parts.len());
         for entry in &manifest.parts {
             let path = self.dir.join(&entry.file);
-            let body = self.read_framed(&path)?;
-            bytes += body.len() as u64;
-            let (batches, _): (Vec<Batch>, usize) =
-                bincode::serde::decode_from_slice(&body, config())
-                    .map_err(|e| StorageError::corrupt(&path, 0, e.to_string()))?;
-            rows.push(batches);
+            let framed = self.disk.read(&path)?;
+            bytes += framed.len() as u64;
+            rows.push(decode_rows(&framed).map_err(|e| StorageError::corrupt(&path, 0, e))?);
         }
         Ok(Loaded {
             manifest,
