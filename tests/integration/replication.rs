@@ -169,6 +169,31 @@ fn writes_travel_as_messages_and_a_refused_row_writes_nothing() {
     assert_idle(&c);
 }
 
+/// A write whose rows all go to one node (no backups, one partition) needs no vote: it takes
+/// one phase, a `WritePrepare` that commits and its reply. Refused, it writes nothing and the
+/// next write goes on.
+#[test]
+fn a_write_with_one_participant_takes_one_phase() {
+    let c = cluster(3, 0);
+    let before = c.stats().messages;
+    c.execute("INSERT INTO r VALUES (1, 1)").unwrap();
+    let after = c.stats().messages;
+    let sent = |k| after.count(k) - before.count(k);
+    assert_eq!(sent(MessageKind::WritePrepare), 1, "{after:?}");
+    assert_eq!(sent(MessageKind::WriteCommit), 0, "{after:?}");
+    assert_eq!(sent(MessageKind::WriteReply), 1, "{after:?}");
+    let e = c.execute("INSERT INTO r VALUES (1, 10)").unwrap_err();
+    assert!(matches!(e, weir::Error::DuplicateKey { .. }), "{e}");
+    c.execute("UPDATE r SET v = 2 WHERE id = 1").unwrap();
+    c.execute("INSERT INTO r VALUES (2, 2)").unwrap();
+    assert_eq!(ids(&c).unwrap(), vec![1, 2]);
+    assert_eq!(
+        c.query("SELECT v FROM r WHERE id = 1", &[]).unwrap().rows(),
+        vec![vec![Value::Int(2)]]
+    );
+    assert_idle(&c);
+}
+
 #[test]
 fn a_write_with_no_live_copy_fails_clearly() {
     let c = cluster(2, 0);

@@ -123,12 +123,20 @@ pub mod participant {
         }
     }
 
-    /// Phase one on node `shared`: checks the rows against the node's copies and holds them.
+    /// Phase one on node `shared`: checks the rows against the node's copies and holds them;
+    /// or, for a write with this node as its only participant (`req.commit`), checks and
+    /// applies them at once, answering for the commit.
     pub fn prepare(shared: &NodeShared, req: WritePrepare) -> (WriteReply, Option<u64>) {
         let write = req.write;
+        let one_phase = req.commit;
+        let phase = if one_phase {
+            WritePhase::Commit
+        } else {
+            WritePhase::Prepare
+        };
         let reply = |error| WriteReply {
             write,
-            phase: WritePhase::Prepare,
+            phase,
             error,
         };
         {
@@ -169,6 +177,7 @@ pub mod participant {
             }
         }
         match shared.change(Change::Prepared(req)) {
+            Ok(_) if one_phase => commit(shared, write),
             Ok(lsn) => (reply(None), lsn),
             Err(e) => (reply(Some(refusal(shared, e))), None),
         }
@@ -331,14 +340,20 @@ impl Coordinator<'_> {
     ) -> Result<()> {
         let deadline = Instant::now() + self.timeout;
         let nodes: HashSet<NodeId> = per_node.keys().copied().collect();
+        // A write with one participant needs no vote: it commits in one phase.
+        let one_phase = nodes.len() == 1;
         for (n, parts) in per_node {
             let msg = WritePrepare {
                 write: id,
                 layout: layout.clone(),
                 parts,
                 rewrite: rewrite.clone(),
+                commit: one_phase,
             };
             self.send(n, NetMessage::WritePrepare(Box::new(msg)));
+        }
+        if one_phase {
+            return self.finish(book, layout, targets_of, copies, rx, nodes, true, deadline);
         }
         let abort = |to: &HashSet<NodeId>| {
             for &n in to {
@@ -365,18 +380,62 @@ impl Coordinator<'_> {
             abort(&prepared);
             return Err(Error::NodeDown(self.name(copies[*p as usize][0])));
         }
-        let table = layout.table.as_str();
-        for (p, _) in targets_of {
-            let next = book.committed(table, *p) + 1;
-            book.committed
-                .entry(table.to_string())
-                .or_default()
-                .insert(*p, next);
-        }
         for &n in &prepared {
             self.send(n, NetMessage::WriteCommit(WriteCommit { write: id }));
         }
-        let committed = self.gather(rx, WritePhase::Commit, prepared, deadline)?;
+        self.finish(
+            book, layout, targets_of, copies, rx, prepared, false, deadline,
+        )
+    }
+
+    /// Waits for the commit replies of `committing`, counts the write in the copies' versions,
+    /// and marks stale every copy that did not apply it. An error when a partition has no
+    /// copy that applied it. In one phase (a single participant), a refusal means nothing was
+    /// applied: the write fails and no version moves; no answer in time leaves the copy's
+    /// state unknown: it counts stale.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        book: &mut ReplicaBook,
+        layout: &TableLayout,
+        targets_of: &[(u32, Vec<NodeId>)],
+        copies: &[Vec<NodeId>],
+        rx: &Receiver<(NodeId, WriteReply)>,
+        committing: HashSet<NodeId>,
+        one_phase: bool,
+        deadline: Instant,
+    ) -> Result<()> {
+        let table = layout.table.as_str();
+        let bump = |book: &mut ReplicaBook| {
+            for (p, _) in targets_of {
+                let next = book.committed(table, *p) + 1;
+                book.committed
+                    .entry(table.to_string())
+                    .or_default()
+                    .insert(*p, next);
+            }
+        };
+        let committed = match self.gather(rx, WritePhase::Commit, committing.clone(), deadline) {
+            Ok(c) => c,
+            Err(e) => {
+                // The write was decided (commits went out): its versions move.
+                bump(book);
+                if one_phase {
+                    for (p, _) in targets_of {
+                        for &n in &committing {
+                            book.set_stale(table, *p, n, true);
+                        }
+                    }
+                }
+                return Err(e);
+            }
+        };
+        if one_phase {
+            if let Some((_, Some(refusal))) = committed.first() {
+                return Err(refusal.clone().into_error(table));
+            }
+        }
+        bump(book);
         let applied: HashSet<NodeId> = committed
             .iter()
             .filter(|(_, e)| e.is_none())

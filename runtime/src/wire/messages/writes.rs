@@ -18,7 +18,9 @@ pub struct TableLayout {
 }
 
 /// Client → data node, phase one of a write: check that the changes can be made to the node's
-/// copies of these partitions, and hold them until [`WriteCommit`] or [`WriteAbort`].
+/// copies of these partitions, and hold them until [`WriteCommit`] or [`WriteAbort`]. With
+/// `commit`, the node is the write's only participant: it checks and applies at once (one
+/// phase: two messages instead of four, one sync instead of two), and answers for the commit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WritePrepare {
     /// Write id (unique in the cluster, from the same sequence as query ids).
@@ -30,6 +32,8 @@ pub struct WritePrepare {
     /// For a table without a key: rows to change in every partition of `parts`, sent once
     /// per node rather than once per partition.
     pub rewrite: Option<Rewrite>,
+    /// Apply at once: the node is the write's only participant.
+    pub commit: bool,
 }
 
 /// The change one write makes to one partition copy.
