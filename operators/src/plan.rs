@@ -108,6 +108,184 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
+/// A window function: what one output column of a [`PhysicalPlan::Window`] computes for
+/// each row, from the row's partition and, for the functions that read one, its frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WindowFunc {
+    /// `ROW_NUMBER()`: the row's position in its partition, from 1.
+    RowNumber,
+    /// `RANK()`: 1 plus the rows before the row's peer group.
+    Rank,
+    /// `DENSE_RANK()`: the row's peer group's position in its partition, from 1.
+    DenseRank,
+    /// `PERCENT_RANK()`: `(rank - 1) / (rows - 1)`, 0 for a partition of one row.
+    PercentRank,
+    /// `CUME_DIST()`: the rows up to the end of the row's peer group over the partition's rows.
+    CumeDist,
+    /// `NTILE(n)`: the bucket (1 to `n`) of `n` buckets as equal as can be, the first ones
+    /// a row larger when the rows do not divide evenly. `n` is read at each partition's first
+    /// row; it must be positive.
+    Ntile,
+    /// `LAG(value, offset, default)`: `value` at `offset` rows before the row in its
+    /// partition, `default` where there is none.
+    Lag,
+    /// `LEAD(value, offset, default)`: `value` at `offset` rows after the row.
+    Lead,
+    /// `FIRST_VALUE(value)`: `value` at the frame's first row (NULL for an empty frame).
+    FirstValue,
+    /// `LAST_VALUE(value)`: `value` at the frame's last row.
+    LastValue,
+    /// `NTH_VALUE(value, n)`: `value` at the frame's `n`th row (from 1), NULL when the frame
+    /// is shorter.
+    NthValue,
+    /// An aggregate over the frame's rows: `COUNT(*)`, `COUNT`, `SUM`, `AVG`, `MIN`, `MAX`,
+    /// with the result types of [`AggregateExpr::output_type`] (COUNT of no rows is 0, the
+    /// others NULL).
+    Aggregate(AggFunc),
+}
+
+impl WindowFunc {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            WindowFunc::RowNumber => "ROW_NUMBER",
+            WindowFunc::Rank => "RANK",
+            WindowFunc::DenseRank => "DENSE_RANK",
+            WindowFunc::PercentRank => "PERCENT_RANK",
+            WindowFunc::CumeDist => "CUME_DIST",
+            WindowFunc::Ntile => "NTILE",
+            WindowFunc::Lag => "LAG",
+            WindowFunc::Lead => "LEAD",
+            WindowFunc::FirstValue => "FIRST_VALUE",
+            WindowFunc::LastValue => "LAST_VALUE",
+            WindowFunc::NthValue => "NTH_VALUE",
+            WindowFunc::Aggregate(a) => a.name(),
+        }
+    }
+
+    /// Whether the result depends on the frame (the value functions and the aggregates);
+    /// the ranking functions, LAG and LEAD read the whole partition and ignore it.
+    pub fn uses_frame(self) -> bool {
+        matches!(
+            self,
+            WindowFunc::FirstValue
+                | WindowFunc::LastValue
+                | WindowFunc::NthValue
+                | WindowFunc::Aggregate(_)
+        )
+    }
+}
+
+/// How a frame's offsets count: rows, peer groups, or ORDER BY values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FrameUnits {
+    /// `ROWS`: offsets count rows.
+    Rows,
+    /// `RANGE`: offsets are distances of the (single, numeric or temporal) ORDER BY value;
+    /// `CURRENT ROW` takes the row's peers in.
+    Range,
+    /// `GROUPS`: offsets count peer groups.
+    Groups,
+}
+
+impl FrameUnits {
+    /// The SQL keyword.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameUnits::Rows => "ROWS",
+            FrameUnits::Range => "RANGE",
+            FrameUnits::Groups => "GROUPS",
+        }
+    }
+}
+
+/// One end of a frame. Offsets are constant expressions (literals or parameters), evaluated
+/// when the kernel starts: a count of rows or groups (a non-negative BIGINT), or for `RANGE`
+/// a non-negative distance in the ORDER BY value's units (days for a DATE, microseconds for
+/// a TIMESTAMP).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FrameBound {
+    /// `UNBOUNDED PRECEDING`: the partition's first row.
+    UnboundedPreceding,
+    /// `n PRECEDING`.
+    Preceding(Expr),
+    /// `CURRENT ROW` (with its peers under `RANGE` and `GROUPS`).
+    CurrentRow,
+    /// `n FOLLOWING`.
+    Following(Expr),
+    /// `UNBOUNDED FOLLOWING`: the partition's last row.
+    UnboundedFollowing,
+}
+
+/// Which rows around the current one a frame leaves out (`EXCLUDE ...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FrameExclude {
+    /// `EXCLUDE NO OTHERS` (the default): nothing.
+    NoOthers,
+    /// `EXCLUDE CURRENT ROW`: the row itself.
+    CurrentRow,
+    /// `EXCLUDE GROUP`: the row and its peers.
+    Group,
+    /// `EXCLUDE TIES`: the row's peers, but not the row.
+    Ties,
+}
+
+impl FrameExclude {
+    /// The SQL clause (`EXCLUDE TIES`), empty for the default.
+    pub fn sql(self) -> &'static str {
+        match self {
+            FrameExclude::NoOthers => "",
+            FrameExclude::CurrentRow => "EXCLUDE CURRENT ROW",
+            FrameExclude::Group => "EXCLUDE GROUP",
+            FrameExclude::Ties => "EXCLUDE TIES",
+        }
+    }
+}
+
+/// A window frame: the rows of its partition a row's frame-sensitive functions read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowFrame {
+    /// What the offsets count.
+    pub units: FrameUnits,
+    /// Where the frame begins.
+    pub start: FrameBound,
+    /// Where it ends (inclusive).
+    pub end: FrameBound,
+    /// The rows left out.
+    pub exclude: FrameExclude,
+}
+
+impl Default for WindowFrame {
+    /// SQL's default frame: `RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`, which is
+    /// the rows up to the current row's last peer with an ORDER BY, and the whole partition
+    /// without one (every row is then a peer of every other).
+    fn default() -> Self {
+        WindowFrame {
+            units: FrameUnits::Range,
+            start: FrameBound::UnboundedPreceding,
+            end: FrameBound::CurrentRow,
+            exclude: FrameExclude::NoOthers,
+        }
+    }
+}
+
+/// One window function of a [`PhysicalPlan::Window`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowExpr {
+    /// The function.
+    pub func: WindowFunc,
+    /// Its arguments, over the input's columns, as [`WindowFunc`] lists them: NTILE's bucket
+    /// count; LAG's and LEAD's value, offset and default (the planner fills in 1 and NULL);
+    /// FIRST_VALUE's and LAST_VALUE's value; NTH_VALUE's value and `n`; an aggregate's
+    /// argument (none for `COUNT(*)`).
+    pub args: Vec<Expr>,
+    /// The result type.
+    pub output_type: DataType,
+    /// The frame (ignored by the functions that do not read one, see
+    /// [`WindowFunc::uses_frame`]).
+    pub frame: WindowFrame,
+}
+
 /// Which input of a join is loaded into memory (the hash table of a hash join).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JoinSide {
@@ -301,6 +479,25 @@ pub enum PhysicalPlan {
         /// Keep at most this many rows.
         limit: Option<usize>,
     },
+    /// Window functions: sorts its whole input by partition keys and ORDER BY keys, and
+    /// outputs the input's columns followed by one column per function, **in input order**
+    /// (the rows of each input batch as they came; a query's ORDER BY is a sort above).
+    /// Rows whose partition keys are equal (NULLs equal) form a partition; rows equal in the
+    /// ORDER BY keys too are peers.
+    Window {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// Partition keys over the input's columns.
+        partition_by: Vec<Expr>,
+        /// Order within a partition.
+        order_by: Vec<SortKey>,
+        /// The functions, one output column each.
+        functions: Vec<WindowExpr>,
+        /// Top-N per partition: only the first `n` rows of each partition in window order
+        /// are output (the others are dropped as early as the kernel can tell), when the
+        /// functions read nothing after a row (the planner checks); `None` outputs every row.
+        keep: Option<usize>,
+    },
     /// Each input row as many times as its last column (a BIGINT count) says, without that
     /// column: the last step of `INTERSECT ALL` and `EXCEPT ALL`.
     Repeat {
@@ -381,7 +578,8 @@ impl PhysicalPlan {
             | PhysicalPlan::Values { .. } => RowBound::Source,
             PhysicalPlan::Filter { .. }
             | PhysicalPlan::Project { .. }
-            | PhysicalPlan::Repeat { .. } => RowBound::Input,
+            | PhysicalPlan::Repeat { .. }
+            | PhysicalPlan::Window { .. } => RowBound::Input,
             PhysicalPlan::SingleRow { .. } => RowBound::One,
             PhysicalPlan::HashAggregate { group_by, .. } if group_by.is_empty() => RowBound::One,
             PhysicalPlan::HashAggregate { .. } => RowBound::Input,
@@ -411,6 +609,7 @@ impl PhysicalPlan {
             | PhysicalPlan::Sort { input, .. }
             | PhysicalPlan::Limit { input, .. }
             | PhysicalPlan::Repeat { input }
+            | PhysicalPlan::Window { input, .. }
             | PhysicalPlan::SingleRow { input, .. } => vec![input],
             PhysicalPlan::HashJoin { left, right, .. }
             | PhysicalPlan::NestedLoopJoin { left, right, .. } => vec![left, right],
@@ -442,6 +641,7 @@ impl PhysicalPlan {
             PhysicalPlan::Sort { .. } => "Sort",
             PhysicalPlan::Limit { .. } => "Limit",
             PhysicalPlan::Repeat { .. } => "Repeat",
+            PhysicalPlan::Window { .. } => "Window",
             PhysicalPlan::Exchange { .. } => "Exchange",
             PhysicalPlan::Values { .. } => "Values",
             PhysicalPlan::Union { .. } => "Union",

@@ -5,7 +5,10 @@
 use crate::statement::{Fragment, Placement, Pruning, QueryPlan};
 use std::fmt::Write;
 use weir_operators::plan::Distribution;
-use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, IndexLookup, JoinSide, JoinType};
+use weir_operators::plan::{
+    AggFunc, AggMode, AggregateExpr, FrameBound, IndexLookup, JoinSide, JoinType, SortKey,
+    WindowExpr, WindowFrame, WindowFunc,
+};
 use weir_operators::{Expr, PhysicalPlan};
 
 /// Formats `e` with column references replaced by `names` (falling back to `#i`).
@@ -28,6 +31,58 @@ pub(crate) fn state_names(a: &AggregateExpr, names: &[String]) -> Vec<String> {
     match a.func {
         AggFunc::Avg => vec![format!("{base}.sum"), format!("{base}.count")],
         _ => vec![base],
+    }
+}
+
+/// A sort key over `names`: `x DESC NULLS FIRST`.
+pub(crate) fn fmt_sort_key(k: &SortKey, names: &[String]) -> String {
+    format!(
+        "{} {} NULLS {}",
+        fmt_expr(&k.expr, names),
+        if k.descending { "DESC" } else { "ASC" },
+        if k.nulls_first { "FIRST" } else { "LAST" }
+    )
+}
+
+/// A frame as SQL: `ROWS BETWEEN 1 PRECEDING AND CURRENT ROW EXCLUDE TIES`.
+pub(crate) fn fmt_frame(f: &WindowFrame) -> String {
+    let bound = |b: &FrameBound| match b {
+        FrameBound::UnboundedPreceding => "UNBOUNDED PRECEDING".to_string(),
+        FrameBound::Preceding(e) => format!("{} PRECEDING", fmt_expr(e, &[])),
+        FrameBound::CurrentRow => "CURRENT ROW".to_string(),
+        FrameBound::Following(e) => format!("{} FOLLOWING", fmt_expr(e, &[])),
+        FrameBound::UnboundedFollowing => "UNBOUNDED FOLLOWING".to_string(),
+    };
+    let mut s = format!(
+        "{} BETWEEN {} AND {}",
+        f.units.name(),
+        bound(&f.start),
+        bound(&f.end)
+    );
+    if !f.exclude.sql().is_empty() {
+        s.push(' ');
+        s.push_str(f.exclude.sql());
+    }
+    s
+}
+
+/// A window function call over `names`, with its frame when it reads one:
+/// `SUM(x) ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`.
+pub(crate) fn fmt_window_fn(f: &WindowExpr, names: &[String]) -> String {
+    let args = match f.func {
+        WindowFunc::Aggregate(AggFunc::CountStar) => "*".to_string(),
+        _ => f
+            .args
+            .iter()
+            .map(|a| fmt_expr(a, names))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let call = format!("{}({args})", f.func.name());
+    if f.func.uses_frame() {
+        format!("{call} {}", fmt_frame(&f.frame))
+    } else {
+        call
     }
 }
 
@@ -120,6 +175,14 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
             schema.fields.iter().map(|f| f.name.clone()).collect()
         }
         PhysicalPlan::Union { inputs } => inputs.first().map(names).unwrap_or_default(),
+        PhysicalPlan::Window {
+            input, functions, ..
+        } => {
+            let mut n = names(input);
+            let calls: Vec<String> = functions.iter().map(|f| fmt_window_fn(f, &n)).collect();
+            n.extend(calls);
+            n
+        }
     }
 }
 
@@ -318,17 +381,7 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
         }
         PhysicalPlan::Sort { input, keys, limit } => {
             let n = names(input);
-            let ks: Vec<String> = keys
-                .iter()
-                .map(|k| {
-                    format!(
-                        "{} {} NULLS {}",
-                        fmt_expr(&k.expr, &n),
-                        if k.descending { "DESC" } else { "ASC" },
-                        if k.nulls_first { "FIRST" } else { "LAST" }
-                    )
-                })
-                .collect();
+            let ks: Vec<String> = keys.iter().map(|k| fmt_sort_key(k, &n)).collect();
             match limit {
                 Some(l) => format!("Sort (top-{l}) [{}]", ks.join(", ")),
                 None => format!("Sort [{}]", ks.join(", ")),
@@ -349,6 +402,26 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
         }
         PhysicalPlan::Values { rows, .. } => format!("Values ({} row(s))", rows.len()),
         PhysicalPlan::Union { inputs } => format!("Union ({} inputs)", inputs.len()),
+        PhysicalPlan::Window {
+            input,
+            partition_by,
+            order_by,
+            functions,
+            keep,
+        } => {
+            let n = names(input);
+            let list = |v: Vec<String>| v.join(", ");
+            let mut s = format!(
+                "Window partition by: [{}] order by: [{}] functions: [{}]",
+                list(partition_by.iter().map(|e| fmt_expr(e, &n)).collect()),
+                list(order_by.iter().map(|k| fmt_sort_key(k, &n)).collect()),
+                list(functions.iter().map(|f| fmt_window_fn(f, &n)).collect()),
+            );
+            if let Some(k) = keep {
+                let _ = write!(s, " keep: first {k} per partition");
+            }
+            s
+        }
     };
     let _ = writeln!(out, "{pad}{line}");
     for c in plan.children() {

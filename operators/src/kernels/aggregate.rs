@@ -912,7 +912,7 @@ fn wide_column(dt: DataType, v: &[i128], seen: &[bool]) -> Column {
 
 /// The mean of `count` decimals summing to unscaled `sum` at `scale`, as the nearest DOUBLE
 /// (the division is done on the exact sum, rounded once per digit of the quotient).
-fn avg_decimal(sum: i128, scale: u8, count: i64) -> f64 {
+pub(crate) fn avg_decimal(sum: i128, scale: u8, count: i64) -> f64 {
     if count <= 0 {
         return 0.0;
     }

@@ -31,12 +31,14 @@ pub mod scan;
 pub mod single_row;
 pub mod sort;
 pub mod union;
+pub mod window;
 
 pub use operator::{drain, ExecContext, InputOrder, Operator};
 pub use scan::ScanSource;
 
 /// Builds the kernel for a non-leaf plan node (`Filter`, `Project`, `HashJoin`,
-/// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`, `Union`, `Repeat`). Stateful kernels account their memory in `reservation`
+/// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`, `Union`, `Repeat`,
+/// `Window`). Stateful kernels account their memory in `reservation`
 /// and fail with [`crate::Error::Memory`] when it refuses to grow. Leaf nodes (`Scan`,
 /// `Exchange`, `Values`) are sources handled by the runtime; asking for one here is an error.
 pub fn create_operator(
@@ -115,6 +117,20 @@ pub fn create_operator(
         }
         PhysicalPlan::Union { .. } => Ok(Box::new(union::UnionOp::new())),
         PhysicalPlan::Repeat { .. } => Ok(Box::new(repeat::RepeatOp::new(ctx.batch_size))),
+        PhysicalPlan::Window {
+            partition_by,
+            order_by,
+            functions,
+            keep,
+            ..
+        } => Ok(Box::new(window::WindowOp::new(
+            partition_by.clone(),
+            order_by.clone(),
+            functions.clone(),
+            *keep,
+            ctx.clone(),
+            reservation,
+        ))),
         other => Err(crate::Error::Internal(format!(
             "{} is a source, not an operator",
             other.name()

@@ -14,7 +14,7 @@
 //! O(limit).
 
 mod merge;
-mod order;
+pub(crate) mod order;
 mod radix;
 mod sorted_runs;
 
