@@ -20,6 +20,10 @@ mod datetime;
 mod scalar;
 mod select;
 mod subquery;
+mod window;
+mod window_scope;
+
+pub(crate) use window_scope::{contains_window, WindowScope};
 
 /// `"line L, column C"` for a span, or empty when the span is unknown.
 pub(crate) fn pos(span: Span) -> String {
@@ -446,19 +450,23 @@ fn agg_func(f: &sql::Function) -> Option<AggFunc> {
 }
 
 /// Whether an AST expression contains an aggregate call (outside of subqueries).
-fn contains_agg(e: &sql::Expr) -> bool {
+pub(crate) fn contains_agg(e: &sql::Expr) -> bool {
     use sql::Expr as E;
     match e {
         E::Function(f) => {
-            if agg_func(f).is_some() {
-                return true;
-            }
-            match &f.args {
+            let in_args = match &f.args {
                 sql::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
                     sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => contains_agg(x),
                     _ => false,
                 }),
                 _ => false,
+            };
+            match &f.over {
+                // A window function is no aggregate of its SELECT, but its arguments and its
+                // window may hold some (`SUM(COUNT(*)) OVER (ORDER BY MAX(x))`).
+                Some(sql::WindowType::WindowSpec(w)) => in_args || window_contains_agg(w),
+                Some(sql::WindowType::NamedWindow(_)) => in_args,
+                None => in_args || agg_func(f).is_some(),
             }
         }
         E::BinaryOp { left, right, .. } => contains_agg(left) || contains_agg(right),
@@ -504,6 +512,11 @@ fn contains_agg(e: &sql::Expr) -> bool {
         E::Ceil { expr, .. } | E::Floor { expr, .. } => contains_agg(expr),
         _ => false,
     }
+}
+
+/// Whether a window's PARTITION BY or ORDER BY holds an aggregate call.
+pub(crate) fn window_contains_agg(w: &sql::WindowSpec) -> bool {
+    w.partition_by.iter().any(contains_agg) || w.order_by.iter().any(|o| contains_agg(&o.expr))
 }
 
 /// `NOT e` when `negated`.
@@ -581,6 +594,11 @@ pub(crate) struct Binder<'a> {
     pub ctes: Vec<(String, BoundQuery)>,
     /// Views being expanded, innermost last (a view that reaches itself is an error).
     pub views: Vec<String>,
+    /// The window functions of each SELECT being bound, innermost last.
+    pub windows: Vec<WindowScope>,
+    /// The statement's `EXCLUDE` clauses of window frames (which the parser does not read;
+    /// see [`crate::frame_exclude`]), by the position of the window they belong to.
+    pub exclusions: crate::frame_exclude::Exclusions,
 }
 
 impl<'a> Binder<'a> {
@@ -593,6 +611,8 @@ impl<'a> Binder<'a> {
             frames: Vec::new(),
             ctes: Vec::new(),
             views: Vec::new(),
+            windows: Vec::new(),
+            exclusions: Default::default(),
         }
     }
 
@@ -732,13 +752,18 @@ impl<'a> Binder<'a> {
         mut agg: Option<&mut AggCtx>,
     ) -> Result<B, PlanError> {
         use sql::Expr as E;
+        if let E::Function(f) = e {
+            if f.over.is_some() {
+                return self.window_call(f, e, scope, agg);
+            }
+        }
         if let Some(ctx) = agg.as_deref_mut() {
             if let E::Function(f) = e {
                 if agg_func(f).is_some() {
                     return self.aggregate(f, e, scope, ctx);
                 }
             }
-            let trial = if contains_subquery(e) {
+            let trial = if contains_subquery(e) || contains_window(e) {
                 None
             } else {
                 self.expr(e, scope, None).ok()
@@ -951,9 +976,6 @@ impl<'a> Binder<'a> {
                 ))
             }
             E::Function(f) => {
-                if f.over.is_some() {
-                    return Err(unsupported("window functions", span));
-                }
                 if let Some(func) = agg_func(f) {
                     return Err(PlanError::Invalid(format!(
                         "aggregate function {} is not allowed here{}",
@@ -1182,9 +1204,6 @@ impl<'a> Binder<'a> {
         ctx: &mut AggCtx,
     ) -> Result<B, PlanError> {
         let span = e.span();
-        if f.over.is_some() {
-            return Err(unsupported("window functions", span));
-        }
         if f.filter.is_some() {
             return Err(unsupported("aggregate FILTER clause", span));
         }

@@ -623,6 +623,13 @@ pub(crate) fn create_view(
     if !binder.params.types.is_empty() {
         return Err(unsupported("parameters in CREATE VIEW", cv.query.span()));
     }
+    // A view is kept as its query's text as the parser renders it, which has no EXCLUDE.
+    if !binder.exclusions.is_empty() {
+        return Err(unsupported(
+            "EXCLUDE in the window frame of a view",
+            cv.query.span(),
+        ));
+    }
     let columns: Vec<String> = cv.columns.iter().map(|c| c.name.value.clone()).collect();
     if columns.len() > bound.fields.len() {
         return Err(PlanError::Invalid(format!(

@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
-use crate::{ddl, depth, dml};
+use crate::{ddl, depth, dml, frame_exclude};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -46,14 +46,27 @@ fn plan_tokens(
     partitions_default: u32,
 ) -> Result<Statement, PlanError> {
     let dialect = GenericDialect {};
-    let mut stmts = Parser::new(&dialect)
-        .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_statements())
-        .map_err(|e| match e {
-            ParserError::ParserError(s) | ParserError::TokenizerError(s) => PlanError::Syntax(s),
-            ParserError::RecursionLimitExceeded => depth::too_deep(""),
-        })?;
+    // The parser does not read the EXCLUDE clause of window frames: it is taken out first.
+    let (parsed, exclusions) = match frame_exclude::take_exclusions(tokens)? {
+        Some((kept, exclusions)) => (
+            Parser::new(&dialect)
+                .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)
+                .with_tokens_with_locations(kept)
+                .parse_statements(),
+            exclusions,
+        ),
+        None => (
+            Parser::new(&dialect)
+                .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)
+                .try_with_sql(sql)
+                .and_then(|mut p| p.parse_statements()),
+            Default::default(),
+        ),
+    };
+    let mut stmts = parsed.map_err(|e| match e {
+        ParserError::ParserError(s) | ParserError::TokenizerError(s) => PlanError::Syntax(s),
+        ParserError::RecursionLimitExceeded => depth::too_deep(""),
+    })?;
     if let Some(first) = stmts.first() {
         depth::check_nesting(first)?;
     }
@@ -66,6 +79,7 @@ fn plan_tokens(
     let params = Params::from_tokens(tokens, params)?;
     params.check_count()?;
     let mut binder = Binder::new(params, catalog);
+    binder.exclusions = exclusions;
     match &stmt {
         sql::Statement::Query(q) => Ok(Statement::Query(plan_query(q, catalog, &mut binder)?)),
         sql::Statement::Explain {

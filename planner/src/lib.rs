@@ -26,6 +26,7 @@ mod dml;
 mod entry;
 pub mod error;
 pub mod explain;
+mod frame_exclude;
 pub mod logical;
 pub mod optimizer;
 mod physical;

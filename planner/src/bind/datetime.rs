@@ -66,6 +66,61 @@ fn parse_interval(text: &str, unit: Option<&str>) -> Option<Interval> {
     unit_interval(n.trim().parse().ok()?, unit)
 }
 
+/// The interval an `INTERVAL 'n' unit` literal is; other forms are an error naming it.
+fn literal_interval(iv: &sql::Interval) -> Result<Interval, PlanError> {
+    let span = iv.value.span();
+    let bad = || {
+        PlanError::Invalid(format!(
+            "unsupported INTERVAL '{iv}': use INTERVAL 'n' YEAR, MONTH, WEEK, DAY, HOUR, MINUTE or SECOND{}",
+            at(span)
+        ))
+    };
+    if iv.last_field.is_some() {
+        return Err(bad());
+    }
+    let text = match iv.value.as_ref() {
+        sql::Expr::Value(v) => match &v.value {
+            sql::Value::SingleQuotedString(s) => s.clone(),
+            sql::Value::Number(n, _) => n.clone(),
+            _ => return Err(bad()),
+        },
+        _ => return Err(bad()),
+    };
+    let unit = iv.leading_field.as_ref().map(|f| f.to_string());
+    parse_interval(&text, unit.as_deref()).ok_or_else(bad)
+}
+
+/// A `RANGE` frame offset written as an INTERVAL, in the units of an ORDER BY key of type
+/// `key`: days for a DATE (whole days only), microseconds for a TIMESTAMP. Months and years
+/// are refused: their length varies.
+pub(super) fn interval_offset(iv: &sql::Interval, key: DataType) -> Result<i64, PlanError> {
+    let i = literal_interval(iv)?;
+    let span = iv.value.span();
+    if i.months != 0 {
+        return Err(PlanError::unsupported(
+            "RANGE offsets of months or years",
+            super::pos(span),
+        ));
+    }
+    let overflow = || PlanError::Invalid(format!("INTERVAL '{iv}' is too long{}", at(span)));
+    match key {
+        DataType::Date if i.micros == 0 => Ok(i.days),
+        DataType::Date => Err(PlanError::Invalid(format!(
+            "a RANGE offset over a DATE is a whole number of days, got INTERVAL '{iv}'{}",
+            at(span)
+        ))),
+        DataType::Timestamp => i
+            .days
+            .checked_mul(86_400_000_000)
+            .and_then(|d| d.checked_add(i.micros))
+            .ok_or_else(overflow),
+        other => Err(PlanError::Type(format!(
+            "an INTERVAL frame offset needs a DATE or TIMESTAMP ORDER BY column, got {other}{}",
+            at(span)
+        ))),
+    }
+}
+
 impl Binder<'_> {
     /// Binds `DATE '...'`, `TIMESTAMP '...'` and other `TYPE 'text'` literals: the text is
     /// converted now, and text that is not a valid value of the type is an error naming it
@@ -108,26 +163,7 @@ impl Binder<'_> {
         negate: bool,
         e: &sql::Expr,
     ) -> Result<B, PlanError> {
-        let span = iv.value.span();
-        let bad = || {
-            PlanError::Invalid(format!(
-                "unsupported INTERVAL '{iv}': use INTERVAL 'n' YEAR, MONTH, WEEK, DAY, HOUR, MINUTE or SECOND{}",
-                at(span)
-            ))
-        };
-        if iv.last_field.is_some() {
-            return Err(bad());
-        }
-        let text = match iv.value.as_ref() {
-            sql::Expr::Value(v) => match &v.value {
-                sql::Value::SingleQuotedString(s) => s.clone(),
-                sql::Value::Number(n, _) => n.clone(),
-                _ => return Err(bad()),
-            },
-            _ => return Err(bad()),
-        };
-        let unit = iv.leading_field.as_ref().map(|f| f.to_string());
-        let mut i = parse_interval(&text, unit.as_deref()).ok_or_else(bad)?;
+        let mut i = literal_interval(iv)?;
         if negate {
             i = Interval {
                 months: -i.months,

@@ -10,6 +10,7 @@
 //! the hidden columns.
 
 use super::subquery::resolve_placeholders;
+use super::window_scope::WINDOW_SLOT;
 use super::*;
 use crate::logical::{JoinKind, SetOpKind};
 use weir_operators::Schema;
@@ -251,9 +252,20 @@ impl Binder<'_> {
         q: Option<&sql::Query>,
     ) -> Result<BoundQuery, PlanError> {
         self.frames.push(SubqueryFrame::default());
+        self.windows
+            .push(WindowScope::new(select.named_window.clone()));
         let bound = self.select_in_frame(select, q);
+        self.windows.pop();
         self.frames.pop();
         bound
+    }
+
+    /// Where window functions may stand while the SELECT's next clause is bound: nowhere,
+    /// naming `clause` in the error, or (`None`) anywhere.
+    fn windows_in(&mut self, clause: Option<&'static str>) {
+        if let Some(w) = self.windows.last_mut() {
+            w.refused = clause;
+        }
     }
 
     fn select_in_frame(
@@ -284,17 +296,26 @@ impl Binder<'_> {
         {
             return Err(unsupported("this SELECT clause", sspan));
         }
-        if let Some(q) = &select.qualify {
-            return Err(unsupported("QUALIFY", q.span()));
-        }
-        if !select.named_window.is_empty() {
-            return Err(unsupported("window functions", sspan));
+        for (k, def) in select.named_window.iter().enumerate() {
+            let name = &def.0;
+            if select.named_window[..k]
+                .iter()
+                .any(|d| d.0.value.eq_ignore_ascii_case(&name.value))
+            {
+                return Err(PlanError::Invalid(format!(
+                    "window \"{}\" is already defined{}",
+                    name.value,
+                    at(name.span)
+                )));
+            }
         }
 
         // FROM
+        self.windows_in(Some("JOIN conditions"));
         let (scope, from_plan) = self.bind_from(&select.from)?;
 
         // WHERE
+        self.windows_in(Some("WHERE"));
         let where_pred = match &select.selection {
             Some(e) => {
                 let b = self.expr(e, &scope, None)?;
@@ -329,10 +350,17 @@ impl Binder<'_> {
                 _ => None,
             })
             .collect();
+        let named_windows_agg = select.named_window.iter().any(|d| match &d.1 {
+            sql::NamedWindowExpr::WindowSpec(w) => window_contains_agg(w),
+            sql::NamedWindowExpr::NamedWindow(_) => false,
+        });
         let is_agg = !group_asts.is_empty()
             || select.having.is_some()
             || select_asts.iter().flatten().any(|e| contains_agg(e))
-            || order_exprs.iter().any(|o| contains_agg(&o.expr));
+            || order_exprs.iter().any(|o| contains_agg(&o.expr))
+            || select.qualify.as_ref().is_some_and(contains_agg)
+            || named_windows_agg;
+        self.windows_in(Some("GROUP BY"));
 
         let mut ctx = AggCtx::default();
         for g in &group_asts {
@@ -344,6 +372,7 @@ impl Binder<'_> {
         }
 
         // SELECT list
+        self.windows_in(None);
         let mut outputs: Vec<B> = Vec::new();
         let mut visible: Vec<Field> = Vec::new();
         let mut aliases: Vec<Option<String>> = Vec::new();
@@ -419,10 +448,21 @@ impl Binder<'_> {
         }
 
         // HAVING
+        self.windows_in(Some("HAVING"));
         let having = match &select.having {
             Some(h) => {
                 let b = self.expr(h, &scope, Some(&mut ctx))?;
                 Some(self.boolean(b, h)?)
+            }
+            None => None,
+        };
+        self.windows_in(None);
+
+        // QUALIFY: a filter of the rows after their windows are computed.
+        let qualify = match &select.qualify {
+            Some(q) => {
+                let b = self.expr(q, &scope, is_agg.then_some(&mut ctx))?;
+                Some(self.boolean(b, q)?)
             }
             None => None,
         };
@@ -464,6 +504,8 @@ impl Binder<'_> {
         let (mut plan, pre_at) = Binder::place_subqueries(from_plan, pre);
         let fix_pre = |e: &Expr| resolve_placeholders(e, PRE_APPLY, &pre_at);
         plan = plan.filter_all(where_pred.iter().map(fix_pre).collect());
+        let mut calls = std::mem::take(&mut frame_windows(self).calls);
+        let mut qualify = qualify;
         let mut outputs: Vec<(Expr, DataType)> = outputs
             .into_iter()
             .map(|b| (b.expr, b.ty.unwrap_or(DataType::Int64)))
@@ -508,11 +550,22 @@ impl Binder<'_> {
             for (e, _) in &mut outputs {
                 *e = fix_post(e);
             }
+            calls.iter_mut().for_each(|c| c.map_exprs(&fix_post));
+            qualify = qualify.map(|q| fix_post(&q));
         } else {
             debug_assert!(post.is_empty(), "no aggregation, no subqueries over it");
             for (e, _) in &mut outputs {
                 *e = fix_pre(e);
             }
+            calls.iter_mut().for_each(|c| c.map_exprs(&fix_pre));
+            qualify = qualify.map(|q| fix_pre(&q));
+        }
+        // The windows, over the rows (or groups) that passed WHERE (and HAVING).
+        let (p, window_at) = Binder::place_windows(plan, calls);
+        let fix_window = |e: &Expr| resolve_placeholders(e, WINDOW_SLOT, &window_at);
+        plan = p.filter_all(qualify.iter().map(fix_window).collect());
+        for (e, _) in &mut outputs {
+            *e = fix_window(e);
         }
         let mut fields = visible.clone();
         for (i, (_, t)) in outputs.iter().enumerate().skip(visible.len()) {
@@ -832,7 +885,11 @@ impl Binder<'_> {
         };
         self.views.push(key);
         self.outer.push(None);
+        // Positions in the view's text are not the statement's: its windows own no EXCLUDE
+        // of the statement's (a view keeps none, see `ddl::create_view`).
+        let exclusions = std::mem::take(&mut self.exclusions);
         let bound = self.query(&q);
+        self.exclusions = exclusions;
         self.outer.pop();
         self.views.pop();
         let mut bound = bound.map_err(|e| match e {
@@ -853,6 +910,14 @@ impl Binder<'_> {
     /// `VALUES (...), (...)`: constant rows with columns `column1`, `column2`, ... (types
     /// unified per column as in a comparison; INT with DOUBLE is DOUBLE).
     fn values(&mut self, v: &sql::Values, span: Span) -> Result<BoundQuery, PlanError> {
+        self.windows.push(WindowScope::refusing("VALUES"));
+        let bound = self.values_rows(v, span);
+        self.windows.pop();
+        bound
+    }
+
+    /// [`Binder::values`] once window functions are refused.
+    fn values_rows(&mut self, v: &sql::Values, span: Span) -> Result<BoundQuery, PlanError> {
         if v.explicit_row {
             return Err(unsupported("VALUES ROW(...)", span));
         }
@@ -1064,6 +1129,7 @@ impl Binder<'_> {
 
     fn display_name(&self, e: &sql::Expr, scope: &Scope) -> String {
         match e {
+            sql::Expr::Function(f) if f.over.is_some() => self.window_text(f, e),
             sql::Expr::Identifier(id) => scope
                 .resolve(std::slice::from_ref(id), id.span)
                 .map(|g| scope.names[g].clone())
@@ -1328,7 +1394,7 @@ fn count_literal(e: &sql::Expr, what: &str) -> Result<usize, PlanError> {
 }
 
 /// `(descending, nulls_first)` of an ORDER BY item (NULLs sort as the largest value).
-fn sort_options(o: &sql::OrderByExpr) -> Result<(bool, bool), PlanError> {
+pub(super) fn sort_options(o: &sql::OrderByExpr) -> Result<(bool, bool), PlanError> {
     if o.with_fill.is_some() {
         return Err(unsupported("WITH FILL", o.expr.span()));
     }
@@ -1390,4 +1456,12 @@ fn limit_offset(c: Option<&sql::LimitClause>) -> Result<(Option<usize>, usize), 
             count_literal(offset, "OFFSET")?,
         )),
     }
+}
+
+/// The window scope of the SELECT being bound.
+fn frame_windows<'b>(binder: &'b mut Binder<'_>) -> &'b mut WindowScope {
+    binder
+        .windows
+        .last_mut()
+        .expect("a SELECT pushed its window scope")
 }

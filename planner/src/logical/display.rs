@@ -2,7 +2,7 @@
 //! inputs indented below, expressions shown over the input's column names.
 
 use super::{ApplyKind, LogicalPlan, SetOpKind};
-use crate::explain::fmt_expr;
+use crate::explain::{fmt_expr, fmt_sort_key, fmt_window_fn};
 use std::fmt::Write;
 use weir_operators::plan::{AggFunc, AggregateExpr};
 
@@ -125,6 +125,27 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
             ApplyKind::Scalar => format!("Apply scalar as {}", field.name),
         },
         LogicalPlan::SingleRow { .. } => "SingleRow".to_string(),
+        LogicalPlan::Window {
+            partition_by,
+            order_by,
+            functions,
+            keep,
+            ..
+        } => {
+            let n = input_names(0);
+            let keys: Vec<String> = order_by.iter().map(|k| fmt_sort_key(k, &n)).collect();
+            let calls: Vec<String> = functions.iter().map(|f| fmt_window_fn(f, &n)).collect();
+            let mut s = format!(
+                "Window partition=[{}] order=[{}] functions=[{}]",
+                list(partition_by, &n),
+                keys.join(", "),
+                calls.join(", ")
+            );
+            if let Some(k) = keep {
+                let _ = write!(s, " keep={k}");
+            }
+            s
+        }
     };
     let _ = writeln!(out, "{pad}{line}");
     for i in plan.inputs() {

@@ -11,7 +11,7 @@
 mod display;
 
 use crate::catalog::TableDef;
-use weir_operators::plan::{AggregateExpr, SortKey};
+use weir_operators::plan::{AggregateExpr, FrameBound, SortKey, WindowExpr};
 use weir_operators::{Expr, Field, Schema, Value};
 
 /// How the rows of a join's two inputs combine.
@@ -210,6 +210,25 @@ pub enum LogicalPlan {
         /// Input.
         input: Box<LogicalPlan>,
     },
+    /// Window functions of one window (partition keys and order): the input's columns
+    /// followed by one column per function. A SELECT with windows of several specs stacks
+    /// one node per spec.
+    Window {
+        /// Input.
+        input: Box<LogicalPlan>,
+        /// Partition keys over the input's columns.
+        partition_by: Vec<Expr>,
+        /// Order within a partition.
+        order_by: Vec<SortKey>,
+        /// The functions (each with its own frame).
+        functions: Vec<WindowExpr>,
+        /// Each function's column name.
+        names: Vec<String>,
+        /// Top-N per partition: only the first `keep` rows of each partition are needed
+        /// above (set by the optimizer's top-N rule when every function reads only rows
+        /// before its own).
+        keep: Option<usize>,
+    },
 }
 
 impl LogicalPlan {
@@ -231,6 +250,18 @@ impl LogicalPlan {
             | LogicalPlan::Limit { input, .. }
             | LogicalPlan::SubqueryAlias { input, .. }
             | LogicalPlan::SingleRow { input } => input.schema(),
+            LogicalPlan::Window {
+                input,
+                functions,
+                names,
+                ..
+            } => {
+                let mut s = input.schema();
+                for (f, name) in functions.iter().zip(names) {
+                    s.fields.push(Field::new(name.clone(), f.output_type));
+                }
+                s
+            }
             LogicalPlan::Project { fields, .. } => Schema::new(fields.clone()),
             LogicalPlan::Join {
                 left, right, kind, ..
@@ -279,7 +310,8 @@ impl LogicalPlan {
             | LogicalPlan::Sort { input, .. }
             | LogicalPlan::Limit { input, .. }
             | LogicalPlan::SubqueryAlias { input, .. }
-            | LogicalPlan::SingleRow { input } => vec![input],
+            | LogicalPlan::SingleRow { input }
+            | LogicalPlan::Window { input, .. } => vec![input],
             LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOp { left, right, .. } => {
                 vec![left, right]
             }
@@ -378,6 +410,21 @@ impl LogicalPlan {
                 position,
             },
             LogicalPlan::SingleRow { input } => LogicalPlan::SingleRow { input: b(input)? },
+            LogicalPlan::Window {
+                input,
+                partition_by,
+                order_by,
+                functions,
+                names,
+                keep,
+            } => LogicalPlan::Window {
+                input: b(input)?,
+                partition_by,
+                order_by,
+                functions,
+                names,
+                keep,
+            },
         })
     }
 
@@ -415,6 +462,27 @@ impl LogicalPlan {
                 kind: ApplyKind::In(e),
                 ..
             } => vec![e],
+            LogicalPlan::Window {
+                partition_by,
+                order_by,
+                functions,
+                ..
+            } => {
+                let offsets = functions.iter().flat_map(|f| {
+                    [&f.frame.start, &f.frame.end]
+                        .into_iter()
+                        .filter_map(|b| match b {
+                            FrameBound::Preceding(e) | FrameBound::Following(e) => Some(e),
+                            _ => None,
+                        })
+                });
+                partition_by
+                    .iter()
+                    .chain(order_by.iter().map(|k| &k.expr))
+                    .chain(functions.iter().flat_map(|f| f.args.iter()))
+                    .chain(offsets)
+                    .collect()
+            }
             _ => vec![],
         }
     }
@@ -448,6 +516,23 @@ impl LogicalPlan {
                 kind: ApplyKind::In(e),
                 ..
             } => *e = f(e),
+            LogicalPlan::Window {
+                partition_by,
+                order_by,
+                functions,
+                ..
+            } => {
+                partition_by.iter_mut().for_each(|e| *e = f(e));
+                order_by.iter_mut().for_each(|k| k.expr = f(&k.expr));
+                for w in functions.iter_mut() {
+                    w.args.iter_mut().for_each(|e| *e = f(e));
+                    for b in [&mut w.frame.start, &mut w.frame.end] {
+                        if let FrameBound::Preceding(e) | FrameBound::Following(e) = b {
+                            *e = f(e);
+                        }
+                    }
+                }
+            }
             _ => {}
         }
         node

@@ -237,6 +237,7 @@ fn node_name(plan: &LogicalPlan) -> &'static str {
         LogicalPlan::SubqueryAlias { .. } => "a derived table",
         LogicalPlan::Apply { .. } => "a nested subquery",
         LogicalPlan::SingleRow { .. } => "a scalar subquery",
+        LogicalPlan::Window { .. } => "a window function",
     }
 }
 

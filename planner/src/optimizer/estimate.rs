@@ -210,6 +210,13 @@ pub(crate) fn estimate(plan: &LogicalPlan, catalog: &Catalog) -> Estimate {
             e.columns.push(None);
             e
         }
+        LogicalPlan::Window {
+            input, functions, ..
+        } => {
+            let mut e = estimate(input, catalog);
+            e.columns.extend(functions.iter().map(|_| None));
+            e
+        }
         LogicalPlan::SingleRow { input } => Estimate {
             rows: 1.0,
             columns: vec![

@@ -9,8 +9,8 @@
 //!    EXISTS and IN left over, used as values, become counts (`mark`) and left joins;
 //! 2. simplification and pushdown to a fixed point: constant folding (`simplify`),
 //!    filter pushdown with join-key extraction and outer-to-inner conversion (`pushdown`),
-//!    semi and anti joins below the inner joins they filter (`semi_join`), and limit
-//!    pushdown (`limit`);
+//!    semi and anti joins below the inner joins they filter (`semi_join`), limit
+//!    pushdown (`limit`), and top-N per partition over `ROW_NUMBER` (`topn`);
 //! 3. join order (`join_order`), once, from the cardinality estimates of `estimate`
 //!    (the table row counts of the catalog), followed by the rules of phase 2 again to tidy
 //!    up the rebuilt joins;
@@ -29,6 +29,7 @@ pub(crate) mod pushdown;
 mod rule;
 pub(crate) mod semi_join;
 pub(crate) mod simplify;
+pub(crate) mod topn;
 
 pub use rule::MAX_PASSES;
 
@@ -53,7 +54,7 @@ pub fn optimize(plan: LogicalPlan, catalog: &Catalog) -> Result<LogicalPlan, Pla
     )?;
     decorrelate::check_no_apply(&plan)?;
     let semi_joins = semi_join::PushSemiJoinDown { catalog };
-    let simplify_and_push: [&dyn Rule; 7] = [
+    let simplify_and_push: [&dyn Rule; 8] = [
         &simplify::FoldConstants,
         &simplify::MergeProjections,
         &pushdown::PushDownFilters,
@@ -61,6 +62,7 @@ pub fn optimize(plan: LogicalPlan, catalog: &Catalog) -> Result<LogicalPlan, Pla
         &pushdown::OuterToInner,
         &semi_joins,
         &limit::PushDownLimit,
+        &topn::TopNPerPartition,
     ];
     let plan = fixed_point(&simplify_and_push, plan)?;
     let plan = join_order::reorder(plan, catalog);

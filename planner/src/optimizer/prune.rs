@@ -342,6 +342,68 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
                 identity(width),
             )
         }
+        LogicalPlan::Window {
+            input,
+            partition_by,
+            order_by,
+            functions,
+            names,
+            keep,
+        } => {
+            let w = input.width();
+            let kept: Vec<usize> = (0..functions.len())
+                .filter(|j| req.contains(&(w + j)))
+                .collect();
+            let mut need: BTreeSet<usize> = req.iter().copied().filter(|&c| c < w).collect();
+            if kept.is_empty() && keep.is_none() {
+                // Nothing above reads a function of this window: it goes.
+                let (input, mut map) = prune(*input, &need)?;
+                map.resize(width, None);
+                return Ok((input, map));
+            }
+            need.extend(cols_of_all(&partition_by));
+            need.extend(cols_of_all(order_by.iter().map(|k| &k.expr)));
+            need.extend(cols_of_all(kept.iter().flat_map(|&j| &functions[j].args)));
+            let (input, map) = prune(*input, &need)?;
+            let new_w = input.width();
+            let partition_by = partition_by
+                .iter()
+                .map(|e| remap(e, &map))
+                .collect::<Result<Vec<_>, _>>()?;
+            let order_by = order_by
+                .into_iter()
+                .map(|mut k| {
+                    k.expr = remap(&k.expr, &map)?;
+                    Ok(k)
+                })
+                .collect::<Result<Vec<_>, PlanError>>()?;
+            let mut out = map;
+            out.resize(width, None);
+            let mut new_functions = Vec::with_capacity(kept.len());
+            let mut new_names = Vec::with_capacity(kept.len());
+            for (n, &j) in kept.iter().enumerate() {
+                let mut f = functions[j].clone();
+                f.args = f
+                    .args
+                    .iter()
+                    .map(|a| remap(a, &out))
+                    .collect::<Result<Vec<_>, _>>()?;
+                new_functions.push(f);
+                new_names.push(names[j].clone());
+                out[w + j] = Some(new_w + n);
+            }
+            (
+                LogicalPlan::Window {
+                    input: Box::new(input),
+                    partition_by,
+                    order_by,
+                    functions: new_functions,
+                    names: new_names,
+                    keep,
+                },
+                out,
+            )
+        }
         other @ (LogicalPlan::Values { .. } | LogicalPlan::Apply { .. }) => {
             // Values are tiny and Applies are gone by now.
             (other, identity(width))

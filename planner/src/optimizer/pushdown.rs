@@ -3,8 +3,9 @@
 //! - [`PushDownFilters`]: a filter moves below projections (with its columns substituted),
 //!   sorts, aliases, DISTINCT, unions and Applies; merges with a filter below; enters a
 //!   scan; splits over a join's sides (inner joins take the conjuncts over both sides as
-//!   their condition; outer joins only let conjuncts into their preserved side); and moves
-//!   below an aggregation when it reads only group keys.
+//!   their condition; outer joins only let conjuncts into their preserved side); moves
+//!   below an aggregation when it reads only group keys, and below a window when it reads
+//!   only partition keys.
 //! - [`JoinConditions`]: a join's condition is split into equality keys (`left = right`),
 //!   conjuncts that go into one side, and a residual filter.
 //! - [`OuterToInner`]: an outer join under a filter that rejects the NULLs it would add
@@ -263,6 +264,36 @@ impl Rule for PushDownFilters {
                 on,
                 filter,
             } => push_into_join(left, right, *kind, on, filter, conds),
+            LogicalPlan::Window {
+                input: inner,
+                partition_by,
+                order_by,
+                functions,
+                names,
+                keep,
+            } => {
+                // A conjunct over partition keys alone keeps or drops whole partitions: it
+                // goes below, where it filters the rows before they are sorted.
+                let keys: Vec<usize> = partition_by.iter().filter_map(Expr::column_index).collect();
+                let (below, above): (Vec<Expr>, Vec<Expr>) = conds.into_iter().partition(|c| {
+                    let cols = columns_of(c);
+                    !cols.is_empty() && cols.iter().all(|i| keys.contains(i))
+                });
+                if below.is_empty() {
+                    return Ok(None);
+                }
+                Some(
+                    LogicalPlan::Window {
+                        input: filtered(inner, below),
+                        partition_by: partition_by.clone(),
+                        order_by: order_by.clone(),
+                        functions: functions.clone(),
+                        names: names.clone(),
+                        keep: *keep,
+                    }
+                    .filter_all(above),
+                )
+            }
             _ => None,
         })
     }

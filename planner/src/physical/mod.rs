@@ -14,7 +14,10 @@
 //!   sort of a large input sorts on each node and merges the gathered streams, of a smaller
 //!   one sorts the gathered rows once; a limit limits each node, then the gathered rows;
 //! - unions gather every input into one fragment; INTERSECT and EXCEPT are planned as a union
-//!   counted by an aggregation.
+//!   counted by an aggregation;
+//! - a partitioned window hash-distributes its input on the partition keys into a window
+//!   fragment on every data node, an unpartitioned one gathers it; a top-N window keeps its
+//!   first rows per partition where the rows are, before they move.
 //!
 //! What runs on the initiator at the top becomes the root fragment (id 0).
 
@@ -27,7 +30,9 @@ use crate::optimizer::estimate::estimate;
 use crate::statement::{Fragment, FragmentOutput, Placement, QueryPlan};
 use weir_operators::kernels::sort::MERGE_MIN_BYTES;
 use weir_operators::plan::Distribution;
-use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, JoinType, SortKey};
+use weir_operators::plan::{
+    AggFunc, AggMode, AggregateExpr, JoinSide, JoinType, SortKey, WindowExpr,
+};
 use weir_operators::types::row_bytes;
 use weir_operators::{BinaryOp, DataType, Expr, Field, PhysicalPlan, Schema};
 
@@ -38,6 +43,10 @@ struct Input {
     placement: Placement,
     /// Pre-assigned fragment id (join and gather fragments), if any.
     fragment: Option<u32>,
+    /// When the fragment runs on several instances: expressions (over its output) whose
+    /// equal values are known to be on one instance, because a hash exchange on them feeds
+    /// it (a partitioned window's); `None` when not known.
+    hashed: Option<Vec<Expr>>,
 }
 
 impl Input {
@@ -49,6 +58,16 @@ impl Input {
     fn wrap(self, plan: PhysicalPlan, schema: Schema) -> Input {
         Input {
             plan,
+            schema,
+            ..self
+        }
+    }
+
+    /// The same fragment with `f` of its plan on top (an operator that keeps the rows on
+    /// their instances and the columns in place, adding some after them).
+    fn top(self, f: impl FnOnce(PhysicalPlan) -> PhysicalPlan, schema: Schema) -> Input {
+        Input {
+            plan: f(self.plan),
             schema,
             ..self
         }
@@ -104,6 +123,7 @@ impl Frags {
             schema,
             placement: Placement::Initiator,
             fragment: Some(id),
+            hashed: None,
         }
     }
 
@@ -224,6 +244,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                     pruning,
                 },
                 fragment: None,
+                hashed: None,
             }
         }
         LogicalPlan::Values { schema, rows } => Input {
@@ -234,6 +255,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             schema,
             placement: Placement::Initiator,
             fragment: None,
+            hashed: None,
         },
         LogicalPlan::Filter { input, predicate } => {
             let input = lower(*input, catalog, fr)?;
@@ -258,6 +280,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             Input {
                 plan,
                 schema,
+                hashed: None,
                 ..input
             }
         }
@@ -340,6 +363,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                 schema,
                 placement: Placement::Initiator,
                 fragment: Some(target),
+                hashed: None,
             }
         }
         LogicalPlan::SetOp { left, right, kind } => {
@@ -365,6 +389,22 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         }
         LogicalPlan::Apply { position, .. } => {
             return Err(PlanError::unsupported("this subquery", position));
+        }
+        LogicalPlan::Window {
+            input,
+            partition_by,
+            order_by,
+            functions,
+            keep,
+            ..
+        } => {
+            let input = lower(*input, catalog, fr)?;
+            let spec = WindowSpec {
+                partition_by,
+                order_by,
+                keep,
+            };
+            window(input, spec, functions, schema, fr)
         }
     })
 }
@@ -565,6 +605,74 @@ fn join(
         schema,
         placement,
         fragment: Some(fragment),
+        hashed: None,
+    }
+}
+
+/// A window's partition keys, order and per-partition limit.
+struct WindowSpec {
+    partition_by: Vec<Expr>,
+    order_by: Vec<SortKey>,
+    keep: Option<usize>,
+}
+
+impl WindowSpec {
+    /// The window operator computing `functions` over `input`, keeping `keep` rows.
+    fn node(
+        &self,
+        input: PhysicalPlan,
+        functions: Vec<WindowExpr>,
+        keep: Option<usize>,
+    ) -> PhysicalPlan {
+        PhysicalPlan::Window {
+            input: Box::new(input),
+            partition_by: self.partition_by.clone(),
+            order_by: self.order_by.clone(),
+            functions,
+            keep,
+        }
+    }
+}
+
+/// Window functions. Where the input is a single instance, there. Otherwise a partitioned
+/// window runs on every data node after a hash exchange on its partition keys, so that each
+/// partition is whole on one node (no exchange when the input is already spread by a subset
+/// of them, as a window below on such keys leaves it); an unpartitioned one runs on the
+/// initiator after a gather. A top-N window (`keep`) first keeps the first `keep` rows of
+/// each partition where the rows are, so that only those move.
+fn window(
+    input: Input,
+    spec: WindowSpec,
+    functions: Vec<WindowExpr>,
+    schema: Schema,
+    fr: &mut Frags,
+) -> Input {
+    let spread = input
+        .hashed
+        .as_ref()
+        .is_some_and(|h| !h.is_empty() && h.iter().all(|k| spec.partition_by.contains(k)));
+    if input.is_single() || spread {
+        return input.top(|p| spec.node(p, functions, spec.keep), schema);
+    }
+    let input = match spec.keep {
+        Some(k) => {
+            let same = input.schema.clone();
+            input.top(|p| spec.node(p, vec![], Some(k)), same)
+        }
+        None => input,
+    };
+    if spec.partition_by.is_empty() {
+        let gathered = fr.gather(input);
+        return gathered.top(|p| spec.node(p, functions, spec.keep), schema);
+    }
+    let id = fr.alloc();
+    let exchange = fr.emit(input, id, Distribution::Hash(spec.partition_by.clone()));
+    Input {
+        plan: spec.node(exchange, functions, spec.keep),
+        schema,
+        placement: Placement::AllDataNodes,
+        fragment: Some(id),
+        hashed: Some(spec.partition_by),
     }
 }
 
