@@ -461,8 +461,9 @@ impl Binder<'_> {
         // QUALIFY: a filter of the rows after their windows are computed.
         let qualify = match &select.qualify {
             Some(q) => {
-                let b = self.expr(q, &scope, is_agg.then_some(&mut ctx))?;
-                Some(self.boolean(b, q)?)
+                let q = with_select_aliases(q, select, &scope);
+                let b = self.expr(&q, &scope, is_agg.then_some(&mut ctx))?;
+                Some(self.boolean(b, &q)?)
             }
             None => None,
         };
@@ -1456,6 +1457,31 @@ fn limit_offset(c: Option<&sql::LimitClause>) -> Result<(Option<usize>, usize), 
             count_literal(offset, "OFFSET")?,
         )),
     }
+}
+
+/// `e` with each name that is no column of `scope` but an alias of `select`'s list replaced
+/// by the aliased expression (QUALIFY may name the select list's windows, as DuckDB allows).
+fn with_select_aliases(e: &sql::Expr, select: &sql::Select, scope: &Scope) -> sql::Expr {
+    let mut e = e.clone();
+    let _ = sql::visit_expressions_mut(&mut e, |x| {
+        if let sql::Expr::Identifier(id) = x {
+            if scope.resolve(std::slice::from_ref(id), id.span).is_err() {
+                let aliased = select.projection.iter().find_map(|item| match item {
+                    sql::SelectItem::ExprWithAlias { expr, alias }
+                        if alias.value.eq_ignore_ascii_case(&id.value) =>
+                    {
+                        Some(expr.clone())
+                    }
+                    _ => None,
+                });
+                if let Some(a) = aliased {
+                    *x = a;
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    e
 }
 
 /// The window scope of the SELECT being bound.
