@@ -3,7 +3,7 @@
 //! per row, what the write needs: the row's identity (its primary-key columns, or every column
 //! for a table without a key) and, for an UPDATE, the row's new values.
 
-use crate::bind::{implicit_cast, unsupported, Binder, BoundQuery};
+use crate::bind::{contains_window, implicit_cast, unsupported, Binder, BoundQuery};
 use crate::catalog::{Catalog, TableDef};
 use crate::ddl::object_name;
 use crate::error::PlanError;
@@ -220,6 +220,13 @@ pub(crate) fn update(
             return Err(PlanError::Invalid(format!(
                 "column '{}' is assigned more than once",
                 t.schema.fields[c].name
+            )));
+        }
+        if contains_window(&a.value) {
+            // As PostgreSQL and SQLite: an UPDATE's rows have no window to number.
+            return Err(PlanError::Invalid(format!(
+                "window functions are not allowed in UPDATE{}",
+                crate::bind::at(a.value.span())
             )));
         }
         values[c] = Some(&a.value);

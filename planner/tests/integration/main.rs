@@ -13,3 +13,4 @@ mod explain_joins;
 mod fuzz;
 mod optimizer;
 mod plans;
+mod windows;
