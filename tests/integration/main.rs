@@ -31,3 +31,4 @@ mod seed_queries;
 mod slt;
 mod transport;
 mod typed_errors;
+mod windows;
