@@ -623,8 +623,13 @@ pub(crate) fn create_view(
     if !binder.params.types.is_empty() {
         return Err(unsupported("parameters in CREATE VIEW", cv.query.span()));
     }
-    // A view is kept as its query's text as the parser renders it, which has no EXCLUDE.
-    if !binder.exclusions.is_empty() {
+    // A view is kept as its query's text as the parser renders it, which has no EXCLUDE
+    // (only `EXCLUDE NO OTHERS`, the default, goes without saying).
+    let excludes = binder
+        .exclusions
+        .values()
+        .any(|x| *x != weir_operators::plan::FrameExclude::NoOthers);
+    if excludes {
         return Err(unsupported(
             "EXCLUDE in the window frame of a view",
             cv.query.span(),

@@ -9,6 +9,7 @@
 //!
 //! Supported: `SELECT [DISTINCT]` with expressions and aliases over one table or inner equi-joins,
 //! `WHERE`, `GROUP BY` (expressions, aliases, ordinals), `COUNT/SUM/AVG/MIN/MAX`, `HAVING`,
+//! window functions (`OVER`, `WINDOW`, `QUALIFY`; partitioned ones after a hash exchange),
 //! `ORDER BY` (expressions, aliases, ordinals, `ASC/DESC`, `NULLS FIRST/LAST`), `LIMIT/OFFSET`,
 //! `OFFSET n ROWS` and `FETCH FIRST n ROWS ONLY`, `VALUES (...), (...)` as a query,
 //! `?` and `$n` parameters; `EXPLAIN`, `CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`,

@@ -612,8 +612,9 @@ impl Binder<'_> {
     }
 
     /// The windows of a SELECT placed over its rows `plan`: one [`LogicalPlan::Window`] per
-    /// distinct partition and order, in the order their first calls were met, each adding its
-    /// functions' columns. Returns the plan and where each call's column is.
+    /// distinct partition and order, in the order their first calls were met (those with a
+    /// ROW_NUMBER last), each adding its functions' columns. Returns the plan and where each
+    /// call's column is.
     pub(super) fn place_windows(
         plan: LogicalPlan,
         calls: Vec<WindowCall>,
@@ -629,6 +630,13 @@ impl Binder<'_> {
                 None => windows.push((c.partition_by.clone(), c.order_by.clone(), vec![k])),
             }
         }
+        // Windows that number rows go last, right under the filters of the SELECT (QUALIFY,
+        // or a WHERE around a derived table), where a top-N over them can cut their rows.
+        windows.sort_by_key(|(_, _, members)| {
+            members
+                .iter()
+                .any(|&k| calls[k].function.func == WindowFunc::RowNumber)
+        });
         let plan = windows
             .into_iter()
             .fold(plan, |input, (partition_by, order_by, members)| {

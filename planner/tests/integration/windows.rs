@@ -336,3 +336,22 @@ fn misplaced_window_functions_are_errors_at_their_position() {
         "{e:?}"
     );
 }
+
+#[test]
+fn the_numbering_window_goes_last_so_that_a_top_n_cuts_it() {
+    let q = query(
+        &catalog(),
+        "SELECT id, SUM(fld) OVER (ORDER BY id), ROW_NUMBER() OVER (PARTITION BY name ORDER BY fld) AS rn, LAG(fld) OVER (PARTITION BY fld ORDER BY id) FROM Item QUALIFY rn <= 2",
+        &[],
+    );
+    let keeps: Vec<Option<usize>> = windows(&q).iter().map(|(p, _)| keep_of(p)).collect();
+    // The numbering window keeps 2 (it runs where the unpartitioned window gathered the
+    // rows, so there is no cut before an exchange); the others keep every row.
+    assert_eq!(
+        keeps.iter().filter(|k| **k == Some(2)).count(),
+        1,
+        "{}",
+        explain(&q)
+    );
+    assert_eq!(keeps.iter().filter(|k| k.is_none()).count(), 2);
+}
