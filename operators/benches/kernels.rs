@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the batch kernels on 1,000,000 generated rows: hash join build and
-//! probe (inner, left and anti), hash aggregation, sort and top-k, filter and projection, and
-//! a hash exchange's split of batches for 10 nodes.
+//! probe (inner, left and anti), hash aggregation, sort and top-k, filter and projection, a
+//! hash exchange's split of batches for 10 nodes, and windows (a running sum, a sliding MIN
+//! over 201 rows, a top 3 per partition).
 //! Throughput is reported in rows. Inputs are generated once with a seeded RNG and split into
 //! default-size batches. A second group sorts what the initiator gets for the seed's
 //! `queryOrderByFull` (100,000 rows).
@@ -15,8 +16,12 @@ use weir_operators::kernels::join::{HashJoinOp, JoinSpec};
 use weir_operators::kernels::partition::hash_partition;
 use weir_operators::kernels::project::ProjectOp;
 use weir_operators::kernels::sort::SortOp;
+use weir_operators::kernels::window::WindowOp;
 use weir_operators::kernels::{drain, ExecContext, Operator};
-use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, JoinType, SortKey};
+use weir_operators::plan::{
+    AggFunc, AggMode, AggregateExpr, FrameBound, FrameExclude, FrameUnits, JoinSide, JoinType,
+    SortKey, WindowExpr, WindowFrame, WindowFunc,
+};
 use weir_operators::{Batch, BinaryOp, Column, DataType, Expr, Reservation, DEFAULT_BATCH_SIZE};
 
 const ROWS: usize = 1_000_000;
@@ -345,6 +350,75 @@ fn bench_kernels(c: &mut Criterion) {
     }
     g.finish();
     bench_gathered_item_sort(c);
+    bench_windows(c, &input);
+}
+
+/// Windows over the 1,000,000 rows, partitioned by the group key (10,000 partitions) and
+/// ordered by id: a running SUM (the default frame), a sliding MIN over 201 rows (a segment
+/// tree), and the top 3 rows of each partition by value.
+fn bench_windows(c: &mut Criterion, input: &[Batch]) {
+    let mut g = c.benchmark_group("windows");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5))
+        .throughput(Throughput::Elements(ROWS as u64));
+    let key = |col: usize, descending: bool| SortKey {
+        expr: Expr::col(col),
+        descending,
+        nulls_first: false,
+    };
+    let function = |func: AggFunc, frame: WindowFrame| WindowExpr {
+        func: WindowFunc::Aggregate(func),
+        args: vec![Expr::col(2)],
+        output_type: DataType::Float64,
+        frame,
+    };
+    let sliding = WindowFrame {
+        units: FrameUnits::Rows,
+        start: FrameBound::Preceding(Expr::lit(100)),
+        end: FrameBound::Following(Expr::lit(100)),
+        exclude: FrameExclude::NoOthers,
+    };
+    let row_number = WindowExpr {
+        func: WindowFunc::RowNumber,
+        args: vec![],
+        output_type: DataType::Int64,
+        frame: WindowFrame::default(),
+    };
+    for (name, order, f, keep) in [
+        (
+            "window_running_sum",
+            key(0, false),
+            function(AggFunc::Sum, WindowFrame::default()),
+            None,
+        ),
+        (
+            "window_sliding_min_201",
+            key(0, false),
+            function(AggFunc::Min, sliding.clone()),
+            None,
+        ),
+        ("window_top_3", key(2, true), row_number.clone(), Some(3)),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || input.to_vec(),
+                |batches| {
+                    let mut op = WindowOp::new(
+                        vec![Expr::col(1)],
+                        vec![order.clone()],
+                        vec![f.clone()],
+                        keep,
+                        ctx(),
+                        Reservation::unbounded(),
+                    );
+                    black_box(run(&mut op, 0, batches))
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
 }
 
 /// The initiator's sort of `SELECT name, fld FROM Item ORDER BY fld DESC` on three nodes:

@@ -21,10 +21,17 @@ use crate::kernels::aggregate::avg_decimal;
 use crate::plan::AggFunc;
 use crate::{Column, DataType, Error, Result};
 
-/// Bytes an aggregate over `n` rows holds besides its result, at most (running sums, counts,
-/// a tree).
-pub(crate) fn bytes_for(n: usize) -> usize {
-    n * (16 + 4 + 16 + 8 + 8) + 64
+/// Bytes `func` over `n` rows holds besides its frames and result, at most: COUNT its running
+/// counts; SUM and AVG also running sums and each frame's sum and count (or a tree of sums);
+/// MIN and MAX a tree of rows and the rows picked.
+pub(crate) fn bytes_for(func: AggFunc, n: usize) -> usize {
+    let per_row = match func {
+        AggFunc::CountStar => 0,
+        AggFunc::Count => 4,
+        AggFunc::Sum | AggFunc::Avg => 4 + 16 + 16 + 8,
+        AggFunc::Min | AggFunc::Max => 4 + 8 + 4,
+    };
+    n * per_row + 64
 }
 
 /// `func` of `arg` (`None` for `COUNT(*)`) over every row's frame, as a column of

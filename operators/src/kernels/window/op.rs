@@ -24,7 +24,7 @@ use super::layout::Layout;
 use crate::eval::evaluate;
 use crate::kernels::operator::{output_pending, ExecContext, Operator};
 use crate::kernels::sort::order::sort_indices;
-use crate::plan::{SortKey, WindowExpr};
+use crate::plan::{SortKey, WindowExpr, WindowFunc};
 use crate::types::row_bytes;
 use crate::{Batch, Column, Error, Expr, Reservation, Result};
 use std::collections::VecDeque;
@@ -254,15 +254,7 @@ impl WindowOp {
     fn working_bytes(&self) -> usize {
         let n = self.rows;
         let columns: usize = (0..self.exprs.len()).map(|k| self.whole_bytes(k)).sum();
-        let per_function: usize = self
-            .functions
-            .iter()
-            .map(|f| {
-                Frames::bytes_for(n)
-                    + aggregates::bytes_for(n)
-                    + 2 * n * row_bytes(&[f.output_type])
-            })
-            .sum();
+        let per_function: usize = self.functions.iter().map(|f| function_bytes(f, n)).sum();
         2 * columns + n * (4 + 4 + 24) + Layout::bytes_for(n) + per_function
     }
 
@@ -313,6 +305,24 @@ impl WindowOp {
             keep,
         })
     }
+}
+
+/// Bytes `f` holds at most while it is computed over `n` rows, besides its arguments: its
+/// frames, its own working state, and its result twice (sorted, then in input order).
+fn function_bytes(f: &WindowExpr, n: usize) -> usize {
+    let frames = if f.func.uses_frame() {
+        Frames::bytes_for(n)
+    } else {
+        0
+    };
+    let state = match f.func {
+        WindowFunc::Aggregate(func) => aggregates::bytes_for(func, n),
+        // The rows picked (and, for LAG and LEAD, the runs they are copied in).
+        WindowFunc::Lag | WindowFunc::Lead => n * 24,
+        WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => n * 8,
+        _ => 0,
+    };
+    frames + state + 2 * n * row_bytes(&[f.output_type])
 }
 
 /// Expression `k`'s column of one buffered batch: evaluated, or the input column it names.
