@@ -219,6 +219,13 @@ impl Batch {
             + self.columns.capacity() * std::mem::size_of::<Column>()
     }
 
+    /// Makes room for the rows of `other` with amortized growth (see [`Column::reserve_for`]).
+    pub fn reserve_for(&mut self, other: &Batch) {
+        for (c, o) in self.columns.iter_mut().zip(&other.columns) {
+            c.reserve_for(o);
+        }
+    }
+
     /// Appends the rows of `other`, which must have this batch's column types, in place.
     pub fn append(&mut self, other: &Batch) -> Result<()> {
         if other.num_columns() != self.num_columns() {

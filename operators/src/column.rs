@@ -603,6 +603,26 @@ impl Column {
         data + validity
     }
 
+    /// Makes room for the rows of `other` with the vectors' amortized growth (capacity at
+    /// least doubles), so that many small [`Column::append`]s in place copy each row a
+    /// constant number of times. A column of another type is left as it is.
+    pub fn reserve_for(&mut self, other: &Column) {
+        let rows = other.len();
+        match (&mut self.data, &other.data) {
+            (ColumnData::Int64(d), ColumnData::Int64(_))
+            | (ColumnData::Timestamp(d), ColumnData::Timestamp(_)) => d.reserve(rows),
+            (ColumnData::Float64(d), ColumnData::Float64(_)) => d.reserve(rows),
+            (ColumnData::Boolean(d), ColumnData::Boolean(_)) => d.reserve(rows),
+            (ColumnData::Decimal { values: d, .. }, ColumnData::Decimal { .. }) => d.reserve(rows),
+            (ColumnData::Date(d), ColumnData::Date(_)) => d.reserve(rows),
+            (ColumnData::Utf8 { offsets, bytes }, ColumnData::Utf8 { bytes: sb, .. }) => {
+                offsets.reserve(rows);
+                bytes.reserve(sb.len());
+            }
+            _ => {}
+        }
+    }
+
     /// Appends the rows of `other`, which must have this column's type, in place. The
     /// vectors grow to exactly the rows they hold (so a column's [`Column::memory_size`] after
     /// an append is [`Column::appended_memory_size`]: at most the sum of both before, unless

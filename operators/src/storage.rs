@@ -372,14 +372,25 @@ impl PartitionData {
                 }
             }
         }
-        // Fill the last chunk, then append full chunks.
+        // Fill the last chunk (in place unless a scan shares it), then append full chunks.
         let mut start = 0;
         if let Some(last) = self.chunks.last_mut() {
             let room = CHUNK_ROWS.saturating_sub(last.num_rows());
             if room > 0 {
                 let take = room.min(n);
-                let merged = Batch::concat(&[(**last).clone(), batch.slice(0, take)])?;
-                *last = Arc::new(merged);
+                let piece = if take == n {
+                    None
+                } else {
+                    Some(batch.slice(0, take))
+                };
+                let piece = piece.as_ref().unwrap_or(batch);
+                match Arc::get_mut(last) {
+                    Some(chunk) => {
+                        chunk.reserve_for(piece);
+                        chunk.append(piece)?;
+                    }
+                    None => *last = Arc::new(Batch::concat(&[(**last).clone(), piece.clone()])?),
+                }
                 start = take;
             }
         }
@@ -647,6 +658,34 @@ mod tests {
             })
             .collect();
         Batch::from_rows(&[DataType::Int64, DataType::Utf8, DataType::Float64], &r).unwrap()
+    }
+
+    #[test]
+    fn small_inserts_fill_the_last_chunk_and_a_shared_chunk_is_left_as_it_was() {
+        let mut t = table();
+        t.insert(&rows(0..10)).unwrap();
+        // A scan holds the chunks it read: the next inserts must not change them.
+        let scanned = t.chunks();
+        for i in 1..200 {
+            t.insert(&rows(i * 10..i * 10 + 10)).unwrap();
+        }
+        assert_eq!(scanned.len(), 1);
+        assert_eq!(
+            scanned[0].column(0).as_i64().unwrap(),
+            &(0..10).collect::<Vec<_>>()[..]
+        );
+        let sizes: Vec<usize> = t.chunks().iter().map(|c| c.num_rows()).collect();
+        assert_eq!(sizes, vec![1024, 976]);
+        let ids: Vec<i64> = t
+            .chunks()
+            .iter()
+            .flat_map(|c| c.column(0).as_i64().unwrap().to_vec())
+            .collect();
+        assert_eq!(ids, (0..2000).collect::<Vec<_>>());
+        // Grown in place, a chunk holds at most twice what it needs.
+        let exact: usize = t.chunks().iter().map(|c| c.num_rows() * 8).sum();
+        let ids_held: usize = t.chunks().iter().map(|c| c.column(0).memory_size()).sum();
+        assert!(ids_held <= 2 * exact, "{ids_held} bytes for {exact}");
     }
 
     #[test]
