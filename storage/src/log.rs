@@ -74,6 +74,9 @@ struct Syncs {
     waiting: Vec<(u64, OnDurable)>,
     /// Everything up to here is durable.
     synced: u64,
+    /// The end of the last record appended: the sync thread starts syncing it at once, so
+    /// that the sync overlaps whatever the writer does before it waits (applying the change).
+    appended: u64,
     /// The committer stops.
     stop: bool,
 }
@@ -253,7 +256,15 @@ impl Log {
         match appended {
             Ok(()) => {
                 w.end += len;
-                Ok(w.end)
+                let end = w.end;
+                drop(w);
+                if self.durability == Durability::Fsync {
+                    let mut syncs = lock(&self.shared.syncs);
+                    syncs.appended = syncs.appended.max(end);
+                    drop(syncs);
+                    self.shared.wake.notify_one();
+                }
+                Ok(end)
             }
             Err(e) => {
                 w.failed = Some(e.clone());
@@ -332,7 +343,7 @@ fn commit(shared: &Shared) {
     loop {
         {
             let mut syncs = lock(&shared.syncs);
-            while syncs.waiting.is_empty() && !syncs.stop {
+            while syncs.waiting.is_empty() && syncs.appended <= syncs.synced && !syncs.stop {
                 syncs = shared.wake.wait(syncs).unwrap_or_else(|e| e.into_inner());
             }
             if syncs.waiting.is_empty() && syncs.stop {
