@@ -421,3 +421,56 @@ fn connections_beyond_the_pending_handshake_cap_are_refused_at_once() {
         b.is_up(0) && a.is_up(1)
     });
 }
+
+/// Loopback throughput of one connection, one way: `frames` sealed frames of `size` bytes
+/// from `a` to `b`, at most `window` unreceived at a time. Returns (MB/s, frames/s).
+fn throughput(size: usize, frames: u64, window: u64) -> (f64, f64) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let received = Arc::new(AtomicU64::new(0));
+    let mut c = config(1, secret(), true);
+    c.max_frame_bytes = 1 << 20;
+    let got = received.clone();
+    let b = TcpTransport::start(
+        c,
+        Arc::new(move |_, bytes: Vec<u8>| {
+            got.fetch_add(1, Ordering::Relaxed);
+            !bytes.is_empty()
+        }),
+    )
+    .unwrap();
+    let mut c = config(0, secret(), false);
+    c.max_frame_bytes = 1 << 20;
+    let (a, _a_rx) = endpoint(c);
+    a.add_peer(1, b.local_addr().unwrap());
+    wait_for("a and b connected", || a.is_up(1) && b.is_up(0));
+    let frame = codec::seal(vec![0x5A; size - 4]);
+    let started = Instant::now();
+    let mut sent = 0u64;
+    while received.load(Ordering::Relaxed) < frames {
+        assert!(started.elapsed() < Duration::from_secs(60), "throughput run stuck");
+        if sent < frames && sent - received.load(Ordering::Relaxed) < window {
+            assert!(a.send(1, frame.clone()), "frame {sent} sent");
+            sent += 1;
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    (
+        (frames * size as u64) as f64 / secs / 1e6,
+        frames as f64 / secs,
+    )
+}
+
+/// Not a check: the loopback throughput of one connection, printed (run it with
+/// `cargo test --release -p weir-runtime --test tcp -- --ignored --nocapture throughput`).
+#[test]
+#[ignore]
+fn throughput_on_loopback() {
+    for (size, frames, window) in [(64 * 1024, 40_000, 256), (256, 1_000_000, 4096)] {
+        let mut runs: Vec<(f64, f64)> = (0..3).map(|_| throughput(size, frames, window)).collect();
+        runs.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let (mbs, fps) = runs[1];
+        println!("frames of {size} bytes: {mbs:.0} MB/s, {fps:.0} frames/s (median of 3)");
+    }
+}
