@@ -143,11 +143,14 @@ impl Cluster {
         loop {
             let slot = match config.client_slot {
                 Some(slot) => slot,
-                None => loop {
-                    let slot = (random_u64() % CLIENT_SLOTS as u64) as u32;
-                    if !tried.contains(&slot) {
-                        break slot;
-                    }
+                None => match config.slot_draws.get(tried.len()) {
+                    Some(&slot) => slot,
+                    None => loop {
+                        let slot = (random_u64() % CLIENT_SLOTS as u64) as u32;
+                        if !tried.contains(&slot) {
+                            break slot;
+                        }
+                    },
                 },
             };
             tried.push(slot);
