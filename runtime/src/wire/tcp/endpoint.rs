@@ -94,8 +94,8 @@ impl TcpTransport {
     /// whenever the connection ends, unless both listen and the peer has the lower id: then
     /// the peer dials. Returns false, and changes nothing, when `peer` is this node, when
     /// `peer` has a live connection and `addr` is not its address (a live peer is never
-    /// repointed; counted in [`TcpStats::refused_repoints`]), or when the endpoint already
-    /// knows [`TcpConfig::max_peers`] other peers. A dial loop that gave up starts again.
+    /// repointed), or when the endpoint already knows [`TcpConfig::max_peers`] other peers
+    /// (both counted in [`TcpStats::refused_peers`]). A dial loop that gave up starts again.
     pub fn add_peer(&self, peer: NodeId, addr: SocketAddr) -> bool {
         let me = self.shared.config.id;
         if peer == me {
@@ -105,7 +105,7 @@ impl TcpTransport {
             let mut addrs = self.shared.addrs.lock().unwrap_or_else(|e| e.into_inner());
             let known = addrs.get(&peer).copied();
             if known != Some(addr) && self.shared.links.is_up(peer) {
-                bump(&self.shared.counters.refused_repoints);
+                bump(&self.shared.counters.refused_peers);
                 tracing::warn!(
                     "node {me}: node {peer} is connected{}: not moved to {addr}",
                     known.map(|a| format!(" at {a}")).unwrap_or_default()
@@ -113,7 +113,9 @@ impl TcpTransport {
                 return false;
             }
             if known.is_none() && addrs.len() >= self.shared.config.max_peers {
-                tracing::warn!(
+                // Logged at debug: a Join naming many peers must not flood the log.
+                bump(&self.shared.counters.refused_peers);
+                tracing::debug!(
                     "node {me}: node {peer} at {addr} not added: {} peers known already",
                     addrs.len()
                 );

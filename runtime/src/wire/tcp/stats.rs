@@ -16,7 +16,7 @@ pub(super) struct Counters {
     pub refused_frames: AtomicU64,
     pub forged_frames: AtomicU64,
     pub duplicate_ids: AtomicU64,
-    pub refused_repoints: AtomicU64,
+    pub refused_peers: AtomicU64,
     pub stalled_peers: AtomicU64,
     pub unsendable: AtomicU64,
 }
@@ -41,7 +41,7 @@ impl Counters {
             refused_frames: n(&self.refused_frames),
             forged_frames: n(&self.forged_frames),
             duplicate_ids: n(&self.duplicate_ids),
-            refused_repoints: n(&self.refused_repoints),
+            refused_peers: n(&self.refused_peers),
             stalled_peers: n(&self.stalled_peers),
             unsendable: n(&self.unsendable),
         }
@@ -74,8 +74,9 @@ pub struct TcpStats {
     pub forged_frames: u64,
     /// Authenticated newcomers refused because a live connection holds their id.
     pub duplicate_ids: u64,
-    /// Requests to move a peer with a live connection to another address, refused.
-    pub refused_repoints: u64,
+    /// Peer addresses refused: a new address for a peer with a live connection (a live peer
+    /// is never moved), or a peer past [`TcpConfig::max_peers`](super::TcpConfig::max_peers).
+    pub refused_peers: u64,
     /// Connections declared down because their peer stopped taking what was sent (a send
     /// without progress for the send timeout, or a send queue over its bound).
     pub stalled_peers: u64,
