@@ -63,6 +63,17 @@ fn start_node_in(
     secret: &PathBuf,
     data: Option<&std::path::Path>,
 ) -> (Child, SocketAddr) {
+    start_node_logged(id, listen, secret, data, None)
+}
+
+/// [`start_node_in`], its log (standard error) written to `log` when given.
+fn start_node_logged(
+    id: usize,
+    listen: &str,
+    secret: &PathBuf,
+    data: Option<&std::path::Path>,
+    log: Option<&std::path::Path>,
+) -> (Child, SocketAddr) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
     command
         .args(["node", "--listen", listen, "--id", &id.to_string()])
@@ -71,10 +82,14 @@ fn start_node_in(
     if let Some(dir) = data {
         command.arg("--data-dir").arg(dir);
     }
+    let stderr = match log {
+        Some(path) => Stdio::from(std::fs::File::create(path).expect("the node's log file")),
+        None => Stdio::null(),
+    };
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("weir runs");
     let stdout = child.stdout.take().expect("piped stdout");
@@ -109,13 +124,21 @@ fn start_node_in(
 impl Nodes {
     /// `n` node processes with ids 0..n on 127.0.0.1, ports picked by the system.
     fn start(test: &str, n: usize) -> Nodes {
+        Self::start_with_logs(test, n, false)
+    }
+
+    /// [`Nodes::start`], each node's log (warnings, the default level) kept when `logs`
+    /// ([`Nodes::log`]).
+    fn start_with_logs(test: &str, n: usize, logs: bool) -> Nodes {
         let mut nodes = Nodes {
             children: Vec::new(),
             addrs: Vec::new(),
             secret: secret_file(test, SECRET),
         };
         for id in 0..n {
-            let (child, addr) = start_node(id, "127.0.0.1:0", &nodes.secret);
+            let log = logs.then(|| nodes.log_path(id));
+            let (child, addr) =
+                start_node_logged(id, "127.0.0.1:0", &nodes.secret, None, log.as_deref());
             nodes.children.push(Some(child));
             nodes.addrs.push(addr);
         }
@@ -130,6 +153,17 @@ impl Nodes {
             .connect(&self.addrs)
             .secret(secret)
             .client_slot(slot)
+    }
+
+    /// Where node `i` logs, when started with logs.
+    fn log_path(&self, i: usize) -> PathBuf {
+        let dir = self.secret.parent().expect("the secret's directory");
+        dir.join(format!("node-{i}.log"))
+    }
+
+    /// What node `i` logged so far.
+    fn log(&self, i: usize) -> String {
+        std::fs::read_to_string(self.log_path(i)).unwrap_or_default()
     }
 
     /// Kills node `i`'s process (SIGKILL) and waits for it.
@@ -742,5 +776,212 @@ fn node_processes_killed_together_come_back_from_their_data_directories() {
         &remote,
         &local,
         "from node 2's repaired copies, node 0 down",
+    );
+}
+
+#[test]
+fn two_clients_in_one_slot_the_second_is_refused_and_an_unpinned_one_draws_another() {
+    let nodes = Nodes::start("slots", 3);
+    let first = build(nodes.client(5));
+    first
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    first.execute("INSERT INTO t VALUES (1, 10)").unwrap();
+    // A second client pinned to the same slot is refused at once, and told why.
+    let started = Instant::now();
+    match nodes.client(5).build() {
+        Err(weir_cli::Error::Connect(message)) => assert!(
+            message.contains("client slot 5 is taken") && message.contains("client_slot"),
+            "{message}"
+        ),
+        Err(e) => panic!("expected the slot refused, got {e}"),
+        Ok(_) => panic!("two clients connected in one slot"),
+    }
+    assert!(
+        started.elapsed() < LIMIT,
+        "the refusal took {:?}",
+        started.elapsed()
+    );
+    // Unpinned, a client whose first draw is that slot draws another and connects.
+    let secret = Secret::from_file(&nodes.secret).expect("the secret");
+    let second = build(
+        cluster_builder()
+            .connect(&nodes.addrs)
+            .secret(secret)
+            .client_slot_draws(&[5, 6]),
+    );
+    let id = second.transport().expect("a TCP endpoint").id();
+    assert_eq!(id, 3 + 6, "the second client took slot 6");
+    assert_eq!(second.execute("INSERT INTO t VALUES (2, 20)").unwrap(), 1);
+    // Neither client's connections flapped: both answer, and see both rows.
+    for c in [&first, &second] {
+        assert_eq!(
+            rows(c, "SELECT id, x FROM t", &[]),
+            vec![
+                vec![Value::Int(1), Value::Int(10)],
+                vec![Value::Int(2), Value::Int(20)],
+            ]
+        );
+    }
+    assert!(first.stats().nodes.iter().take(3).all(|n| n.up));
+}
+
+/// An authenticated connection to the node process at `addr` as node `id`, made by hand
+/// with the cluster's secret: its socket (blocking) and the writer of its frames.
+fn dial_by_hand(
+    addr: SocketAddr,
+    id: u32,
+    secret: &Secret,
+) -> (TcpStream, weir_runtime::wire::framing::FrameSealer) {
+    use weir_runtime::wire::framing::{self, HANDSHAKE_MAX_FRAME};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let mut framed =
+            tokio_util::codec::Framed::new(stream, framing::codec(HANDSHAKE_MAX_FRAME));
+        let session = framing::dial(&mut framed, secret, id, Some(0), LIMIT)
+            .await
+            .expect("the handshake");
+        let stream = framed.into_inner().into_std().expect("a std socket");
+        stream.set_nonblocking(false).expect("blocking");
+        (stream, session.keys.split(1 << 20).0)
+    })
+}
+
+/// `payload` sealed as frame after frame by `sealer`: each frame's bytes as on the wire.
+fn frames(
+    sealer: &mut weir_runtime::wire::framing::FrameSealer,
+    payloads: &[&[u8]],
+) -> Vec<Vec<u8>> {
+    payloads
+        .iter()
+        .map(|p| {
+            let mut wire = tokio_util::bytes::BytesMut::new();
+            sealer.seal_into(p, &mut wire).expect("a frame");
+            wire.to_vec()
+        })
+        .collect()
+}
+
+/// Whether the node closes `stream` within [`LIMIT`] (what it sends meanwhile, heartbeats,
+/// is read and dropped).
+fn closed_by_the_node(stream: &mut TcpStream) -> bool {
+    use std::io::Read;
+    let deadline = Instant::now() + LIMIT;
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline {
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("a read timeout");
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+/// What an attacker makes of two frames (as on the wire): the bytes it sends.
+type Tampering = fn(&[Vec<u8>]) -> Vec<u8>;
+
+#[test]
+fn frames_that_do_not_verify_are_refused_and_the_cluster_keeps_answering() {
+    use weir_runtime::wire::codec;
+    use weir_runtime::wire::messages::{CatalogRequest, NetMessage};
+    let nodes = Nodes::start_with_logs("forged", 3, true);
+    let client = build(nodes.client(0));
+    client
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    client
+        .execute("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+        .unwrap();
+    let secret = Secret::from_file(&nodes.secret).expect("the secret");
+    // The attack: a catalog from the far future, with no table in it; kept, it
+    // would drop every table.
+    let put = weir_runtime::replication::membership::catalog_put(
+        u64::MAX,
+        &weir::planner::CatalogSnapshot::default(),
+    );
+    let forged = codec::seal(codec::encode(&NetMessage::CatalogPut(Box::new(put))).unwrap());
+    let answers = |when: &str| {
+        assert_eq!(
+            rows(&client, "SELECT id, x FROM t", &[]),
+            vec![
+                vec![Value::Int(1), Value::Int(10)],
+                vec![Value::Int(2), Value::Int(20)],
+                vec![Value::Int(3), Value::Int(30)],
+            ],
+            "{when}"
+        );
+    };
+    // A message a peer may send: it asks for the catalog.
+    let harmless = codec::seal(
+        codec::encode(&NetMessage::CatalogRequest(CatalogRequest { request: 1 })).unwrap(),
+    );
+    // Each attack from a peer of its own (ids no client or node uses), on node 0, with the
+    // frames its session makes: the harmless request (frame 0), then the forged catalog
+    // (frame 1). What verifies goes through; nothing after a frame that does not.
+    let attacks: [(&str, Tampering); 3] = [
+        ("a bad MAC", |f| {
+            let mut bad = f[1].clone();
+            let last = bad.len() - 1;
+            bad[last] ^= 1;
+            [f[0].clone(), bad].concat()
+        }),
+        ("a replayed frame", |f| {
+            [f[0].clone(), f[0].clone()].concat()
+        }),
+        ("reordered frames", |f| {
+            [f[1].clone(), f[0].clone()].concat()
+        }),
+    ];
+    for (i, (attack, tamper)) in attacks.iter().enumerate() {
+        let (mut stream, mut sealer) = dial_by_hand(nodes.addrs[0], 5000 + i as u32, &secret);
+        let sealed = frames(&mut sealer, &[&harmless, &forged]);
+        stream
+            .write_all(&tamper(&sealed))
+            .expect("the frames go out");
+        assert!(
+            closed_by_the_node(&mut stream),
+            "{attack}: the connection stays open"
+        );
+        answers(attack);
+    }
+    // The same frame from a connection that did no handshake: refused as a handshake.
+    let mut stranger = TcpStream::connect(nodes.addrs[0]).expect("connect");
+    let mut wire = (forged.len() as u32).to_be_bytes().to_vec();
+    wire.extend_from_slice(&forged);
+    stranger.write_all(&wire).expect("the frame goes out");
+    assert!(
+        closed_by_the_node(&mut stranger),
+        "injected: the connection stays open"
+    );
+    answers("injected");
+    // The cluster writes on, and a client that connects later finds the table: no forged
+    // catalog was kept.
+    assert_eq!(client.execute("INSERT INTO t VALUES (4, 40)").unwrap(), 1);
+    let later = build(nodes.client(1));
+    assert_eq!(
+        rows(&later, "SELECT SUM(x) FROM t", &[]),
+        vec![vec![Value::Int(100)]]
+    );
+    // Node 0 logged each refusal.
+    wait_for("node 0 logged every forged frame", || {
+        nodes.log(0).matches("does not verify").count() == 3
+    });
+    assert!(
+        nodes.log(0).contains("malformed handshake frame"),
+        "{}",
+        nodes.log(0)
     );
 }

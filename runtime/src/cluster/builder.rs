@@ -52,6 +52,7 @@ pub struct ClusterBuilder {
     pub(super) connect: Vec<String>,
     pub(super) secret: Option<Secret>,
     pub(super) client_slot: Option<u32>,
+    pub(super) slot_draws: Vec<u32>,
     pub(super) data_dir: Option<PathBuf>,
     pub(super) durability: Durability,
     pub(super) checkpoint_bytes: u64,
@@ -90,6 +91,7 @@ impl Default for ClusterBuilder {
             connect: Vec::new(),
             secret: None,
             client_slot: None,
+            slot_draws: Vec::new(),
             data_dir: None,
             durability: Durability::Fsync,
             checkpoint_bytes: crate::node::journal::DEFAULT_CHECKPOINT_BYTES,
@@ -269,10 +271,20 @@ impl ClusterBuilder {
     }
 
     /// Pins the client's slot when connecting (its node id is the number of data nodes plus
-    /// the slot, below [`CLIENT_SLOTS`]); by default it is drawn at random. Two clients
-    /// connected at once must have different slots.
+    /// the slot, below [`CLIENT_SLOTS`]); by default it is drawn at random, and drawn again
+    /// when a data node refuses it as taken. Two clients connected at once have different
+    /// slots: a client whose pinned slot is taken by a live client is refused
+    /// ([`Error::Connect`](crate::Error::Connect), naming the slot).
     pub fn client_slot(mut self, slot: u32) -> Self {
         self.client_slot = Some(slot % CLIENT_SLOTS);
+        self
+    }
+
+    /// The slots an unpinned client tries first, in order, before random ones: tests force
+    /// a collision with it.
+    #[doc(hidden)]
+    pub fn client_slot_draws(mut self, slots: &[u32]) -> Self {
+        self.slot_draws = slots.iter().map(|s| s % CLIENT_SLOTS).collect();
         self
     }
 

@@ -11,9 +11,12 @@
 //! ## Ids
 //! Data node `i` is the node listening at the `i`-th address. The client's id is the number of
 //! data nodes plus a slot below [`CLIENT_SLOTS`] (random unless
-//! [`ClusterBuilder::client_slot`] pins it), so that clients connected at once have distinct
-//! ids (a data node keeps one connection per id). Query and write ids start at the client id
-//! times 2^48 plus a random offset, so that two clients' ids never meet on a data node.
+//! [`ClusterBuilder::client_slot`] pins it). Clients connected at once have distinct ids: a
+//! data node keeps one connection per id and refuses a newcomer whose id a live connection
+//! holds, so a client whose slot is taken is refused when it connects
+//! ([`TcpTransport::refusal`]); one whose slot was drawn at random draws another, up to
+//! [`SLOT_TRIES`] times. Query and write ids start at the client id times 2^48 plus a random
+//! offset, so that two clients' ids never meet on a data node.
 //!
 //! ## Joining
 //! Once connected, the client tells every data node where the others listen
@@ -68,6 +71,10 @@ use weir_planner::Catalog;
 /// other, when it starts.
 pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 
+/// Slots a client whose slot was not pinned tries before it gives up (each drawn at random
+/// among those not tried yet).
+pub const SLOT_TRIES: usize = 4;
+
 /// Longest the client waits for the data nodes to answer a catalog request.
 const ASK_LIMIT: Duration = Duration::from_secs(5);
 
@@ -113,18 +120,73 @@ fn stand_in(
     Arc::new(node)
 }
 
+/// Why a client did not connect in one slot.
+enum Unconnected {
+    /// A data node holds a live connection with the client's id: another client has the slot.
+    SlotInUse(String),
+    /// Anything else.
+    Failed(Error),
+}
+
+impl From<Error> for Unconnected {
+    fn from(e: Error) -> Self {
+        Unconnected::Failed(e)
+    }
+}
+
 impl Cluster {
-    /// Starts the client node and connects it to the data nodes at `config.connect`.
-    pub(super) fn connect_remote(mut config: ClusterBuilder) -> Result<Cluster> {
+    /// Starts the client node and connects it to the data nodes at `config.connect`, in the
+    /// pinned slot, or in a random one (another while a data node refuses it as taken, at
+    /// most [`SLOT_TRIES`]).
+    pub(super) fn connect_remote(config: ClusterBuilder) -> Result<Cluster> {
+        let mut tried: Vec<u32> = Vec::new();
+        loop {
+            let slot = match config.client_slot {
+                Some(slot) => slot,
+                None => match config.slot_draws.get(tried.len()) {
+                    Some(&slot) => slot,
+                    None => loop {
+                        let slot = (random_u64() % CLIENT_SLOTS as u64) as u32;
+                        if !tried.contains(&slot) {
+                            break slot;
+                        }
+                    },
+                },
+            };
+            tried.push(slot);
+            match Self::connect_in_slot(config.clone(), slot) {
+                Ok(cluster) => return Ok(cluster),
+                Err(Unconnected::Failed(e)) => return Err(e),
+                Err(Unconnected::SlotInUse(why))
+                    if config.client_slot.is_none() && tried.len() < SLOT_TRIES =>
+                {
+                    tracing::info!("{why}; trying another slot");
+                }
+                Err(Unconnected::SlotInUse(why)) if config.client_slot.is_some() => {
+                    return Err(Error::Connect(format!(
+                        "{why} (pin another slot with client_slot, or leave it unpinned)"
+                    )))
+                }
+                Err(Unconnected::SlotInUse(why)) => {
+                    return Err(Error::Connect(format!(
+                        "no free client slot in {SLOT_TRIES} tries, the last: {why}"
+                    )))
+                }
+            }
+        }
+    }
+
+    /// Starts the client node in slot `slot` and connects it to the data nodes.
+    fn connect_in_slot(
+        mut config: ClusterBuilder,
+        slot: u32,
+    ) -> std::result::Result<Cluster, Unconnected> {
         let secret = config.secret.clone().ok_or_else(|| {
             Error::Connect("connecting to data nodes needs the cluster's secret".into())
         })?;
         let addrs = resolve(&config.connect)?;
         let n = addrs.len();
         config.nodes = n;
-        let slot = config
-            .client_slot
-            .unwrap_or_else(|| (random_u64() % CLIENT_SLOTS as u64) as u32);
         let client = n as NodeId + slot;
         let total = client as usize + 1;
         let names: Vec<String> = (0..total)
@@ -172,21 +234,21 @@ impl Cluster {
             membership: membership.clone(),
         };
         let system = NodeSystem::start("weir-client", 1, config.idle_spin, vec![setup])?;
-        let transport =
-            match TcpTransport::start(TcpConfig::new(client, secret), network.inbound(client)) {
-                Ok(t) => Arc::new(t),
-                Err(e) => {
-                    system.stop();
-                    return Err(Error::Connect(format!(
-                        "cannot start the TCP endpoint: {e}"
-                    )));
-                }
-            };
+        // The client dials the data nodes it was given until it closes.
+        let mut tcp = TcpConfig::new(client, secret);
+        tcp.dial_attempts = None;
+        let transport = match TcpTransport::start(tcp, network.inbound(client)) {
+            Ok(t) => Arc::new(t),
+            Err(e) => {
+                system.stop();
+                return Err(Error::Connect(format!("cannot start the TCP endpoint: {e}")).into());
+            }
+        };
         network.set_remote(transport.clone());
         for (i, a) in addrs.iter().enumerate() {
             transport.add_peer(i as NodeId, *a);
         }
-        if let Err(e) = wait_connected(&transport, &addrs, config.backups) {
+        if let Err(e) = wait_connected(&transport, &addrs, config.backups, slot) {
             transport.close();
             system.stop();
             return Err(e);
@@ -326,24 +388,38 @@ impl Cluster {
 }
 
 /// Waits until the client is connected to every data node (or, with backups, to at least
-/// one), failing at once when a node refuses the handshake.
-fn wait_connected(transport: &TcpTransport, addrs: &[SocketAddr], backups: usize) -> Result<()> {
+/// one), failing at once when a node refuses the handshake: as [`Unconnected::SlotInUse`]
+/// when it holds another client's connection with this client's id (slot `slot`).
+fn wait_connected(
+    transport: &TcpTransport,
+    addrs: &[SocketAddr],
+    backups: usize,
+    slot: u32,
+) -> std::result::Result<(), Unconnected> {
     let deadline = Instant::now() + CONNECT_LIMIT;
     loop {
         let up = transport.peers_up();
         if up.len() == addrs.len() {
             return Ok(());
         }
-        let stats = transport.stats();
-        if stats.refused_connections > 0 {
-            let i = (0..addrs.len() as NodeId)
-                .find(|i| !up.contains(i))
-                .unwrap_or(0);
+        let refused = (0..addrs.len() as NodeId)
+            .filter(|i| !up.contains(i))
+            .find_map(|i| transport.refusal(i).map(|r| (i, r)));
+        if let Some((i, refusal)) = refused {
+            let at = addrs[i as usize];
+            if refusal.id_in_use {
+                return Err(Unconnected::SlotInUse(format!(
+                    "client slot {slot} is taken: node-{i} at {at} holds a live connection of \
+                     another client with this client's id {}",
+                    transport.id()
+                )));
+            }
             return Err(Error::Connect(format!(
-                "node-{i} at {} refused the connection (a wrong secret, or another node \
-                 listens there?)",
-                addrs[i as usize]
-            )));
+                "node-{i} at {at} refused the connection (a wrong secret, or another node \
+                 listens there?): {}",
+                refusal.message
+            ))
+            .into());
         }
         if Instant::now() >= deadline {
             let i = (0..addrs.len() as NodeId)
@@ -359,7 +435,8 @@ fn wait_connected(transport: &TcpTransport, addrs: &[SocketAddr], backups: usize
             return Err(Error::Connect(format!(
                 "node-{i} at {} not reachable within {CONNECT_LIMIT:?}",
                 addrs[i as usize]
-            )));
+            ))
+            .into());
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -550,7 +627,8 @@ impl Inner {
 
     /// Data node `i`'s connection came back: join it again, learn its versions (copies it
     /// lost are stale), mark it up, and resync the stale copies. Holds the catalog so that
-    /// no write slips in.
+    /// no write slips in. The other live data nodes are joined again too: one whose dial loop
+    /// to `i` gave up while `i` was away dials it again.
     fn rejoin(&self, i: NodeId) {
         let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
         self.send_join(i);
@@ -561,6 +639,9 @@ impl Inner {
         let others: Vec<NodeId> = (0..self.config.nodes as NodeId)
             .filter(|&j| j != i && self.nodes[j as usize].up.load(Ordering::SeqCst))
             .collect();
+        for &j in &others {
+            self.send_join(j);
+        }
         let deadline = Instant::now() + CONNECT_LIMIT;
         while Instant::now() < deadline && !remote.stop.load(Ordering::SeqCst) {
             let replies = self.ask(&[i], ASK_LIMIT);
