@@ -1,6 +1,7 @@
 //! Columnar batches: the unit of data that kernels consume and actors exchange.
 
 use crate::column::{Column, ColumnBuilder};
+use crate::decode::{checked_serde, Checked, MAX_COLUMNLESS_ROWS};
 use crate::error::{Error, Result};
 use crate::types::DataType;
 use crate::value::Value;
@@ -14,11 +15,40 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_BATCH_SIZE: usize = 4096;
 
 /// A set of equally long columns. Batches are moved between operators inside a node and
-/// serialized only when they cross nodes.
+/// serialized only when they cross nodes; a decoded one is checked ([`crate::decode`]): every
+/// column has the batch's row count, and one without columns claims at most
+/// [`MAX_COLUMNLESS_ROWS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Batch {
     columns: Vec<Column>,
     num_rows: usize,
+}
+
+checked_serde!(Batch);
+
+impl Checked for Batch {
+    fn check(&self) -> std::result::Result<(), String> {
+        if let Some((i, c)) = self
+            .columns
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.len() != self.num_rows)
+        {
+            return Err(format!(
+                "a batch of {} rows with {} rows in column {i}",
+                self.num_rows,
+                c.len()
+            ));
+        }
+        if self.columns.is_empty() && self.num_rows > MAX_COLUMNLESS_ROWS {
+            return Err(format!(
+                "a batch without columns claims {} rows, more than {MAX_COLUMNLESS_ROWS}",
+                self.num_rows
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Batch {

@@ -15,6 +15,7 @@ pub mod batch;
 pub mod bitmap;
 pub mod column;
 pub mod decimal;
+pub mod decode;
 pub mod error;
 pub mod eval;
 pub mod expr;

@@ -190,8 +190,10 @@ pub enum IndexLookup {
     },
 }
 
-/// A node of a fragment's operator tree.
+/// A node of a fragment's operator tree. Decoded plans nest at most
+/// [`crate::decode::MAX_DECODE_DEPTH`] levels, counting their expressions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub enum PhysicalPlan {
     /// Reads the local partitions of a table: optional index probe, then filter, then projection.
     Scan {
@@ -336,6 +338,8 @@ pub enum PhysicalPlan {
         rows: Vec<Vec<crate::value::Value>>,
     },
 }
+
+crate::decode::checked_serde!(PhysicalPlan, nested "a plan");
 
 /// How a fragment's output is spread over the instances of the receiving fragment (an
 /// exchange's distribution: the planner chooses it, the runtime's exchange senders follow it).
