@@ -392,9 +392,9 @@ impl PhysicalPlan {
             PhysicalPlan::Sort { limit, .. } => {
                 limit.map_or(RowBound::Input, |l| RowBound::AtMost(l as u64))
             }
-            PhysicalPlan::Limit { offset, limit, .. } => {
-                limit.map_or(RowBound::Input, |l| RowBound::AtMost((offset + l) as u64))
-            }
+            PhysicalPlan::Limit { offset, limit, .. } => limit.map_or(RowBound::Input, |l| {
+                RowBound::AtMost(offset.saturating_add(l) as u64)
+            }),
             PhysicalPlan::HashJoin { .. } => RowBound::Larger,
             PhysicalPlan::NestedLoopJoin { .. } => RowBound::Product,
             PhysicalPlan::Union { .. } => RowBound::Sum,
