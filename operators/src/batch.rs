@@ -51,8 +51,20 @@ impl Checked for Batch {
     }
 }
 
+/// Fails when a text column holds more bytes than its `u32` offsets reach (a builder that
+/// went past them made wrong offsets): one comparison per column.
+fn check_text_columns(columns: &[Column]) -> Result<()> {
+    for c in columns {
+        if let crate::column::ColumnData::Utf8 { bytes, .. } = &c.data {
+            crate::limits::check_text_column("a batch", bytes.len())?;
+        }
+    }
+    Ok(())
+}
+
 impl Batch {
-    /// A batch from columns, which must all have the same length.
+    /// A batch from columns, which must all have the same length (and text columns at most
+    /// 4 GiB of text, what their offsets reach).
     pub fn try_new(columns: Vec<Column>) -> Result<Self> {
         let num_rows = columns.first().map_or(0, Column::len);
         if let Some(c) = columns.iter().find(|c| c.len() != num_rows) {
@@ -62,6 +74,7 @@ impl Batch {
                 c.len()
             )));
         }
+        check_text_columns(&columns)?;
         Ok(Batch { columns, num_rows })
     }
 
@@ -70,6 +83,7 @@ impl Batch {
         if columns.iter().any(|c| c.len() != num_rows) {
             return Err(Error::Internal("batch column length mismatch".into()));
         }
+        check_text_columns(&columns)?;
         Ok(Batch { columns, num_rows })
     }
 

@@ -725,6 +725,7 @@ impl Column {
                     bytes: sb,
                 },
             ) => {
+                crate::limits::check_text_column("appending rows", bytes.len() + sb.len())?;
                 let base = bytes.len() as u32;
                 extend(bytes, sb);
                 offsets.reserve_exact(so.len() - 1);

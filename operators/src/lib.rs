@@ -23,6 +23,7 @@ pub mod functions;
 pub mod hashing;
 pub(crate) mod index_key;
 pub mod kernels;
+pub mod limits;
 pub mod memory;
 pub mod placement;
 pub mod plan;

@@ -386,13 +386,15 @@ impl Handler<OpStopped> for FragmentActor {
 }
 
 /// How the initiator is told of a kernel's failure `e`: typed where the user can tell the
-/// kinds apart (overflow, division by zero, cast), a kill for a refused reservation.
+/// kinds apart (overflow, division by zero, cast, a value too large), a kill for a refused
+/// reservation.
 fn error_kind(e: &OpError) -> ErrorKind {
     match e {
         OpError::Cancelled(_) | OpError::Memory(_) => ErrorKind::Killed,
         OpError::Overflow(_) => ErrorKind::Overflow,
         OpError::DivisionByZero(_) => ErrorKind::DivisionByZero,
         OpError::Cast { .. } => ErrorKind::Cast,
+        OpError::ValueTooLarge(_) => ErrorKind::ValueTooLarge,
         _ => ErrorKind::Execution,
     }
 }
