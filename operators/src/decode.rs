@@ -74,9 +74,24 @@ impl Drop for Nested {
     }
 }
 
-/// The serde impls of a type deriving them with `#[serde(remote = "Self")]`: serialize as
-/// derived; deserialize as derived, then [`Checked::check`] (`checked_serde!(T)`), or within
-/// one more level of [`Nested`] depth (`checked_serde!(T, nested "what")`).
+/// Runs one level of a recursive decoding step, on a new stack segment when the thread's runs
+/// short (see [`MAX_DECODE_DEPTH`]).
+pub fn deeper<R>(step: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, step)
+}
+
+/// Enters one more level of expression or plan nesting while decoding (`what` names it in
+/// the error past [`MAX_DECODE_DEPTH`]); the level is left when the guard drops.
+pub fn enter_nested<E: serde::de::Error>(what: &str) -> Result<impl Drop, E> {
+    Nested::enter(what)
+}
+
+/// The serde impls of a type deriving them with `#[serde(remote = "Self")]` (so that the
+/// derived forms are inherent functions): serialize as derived; deserialize as derived, then
+/// [`Checked::check`] (`checked_serde!(T)`), or within one more level of nesting, bounded by
+/// [`MAX_DECODE_DEPTH`] (`checked_serde!(T, nested "what")`). Other crates use it for their
+/// own messages' types.
+#[macro_export]
 macro_rules! checked_serde {
     ($t:ty) => {
         impl serde::Serialize for $t {
@@ -102,18 +117,14 @@ macro_rules! checked_serde {
 
         impl<'de> serde::Deserialize<'de> for $t {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let _level = $crate::decode::Nested::enter::<D::Error>($what)?;
-                stacker::maybe_grow(
-                    $crate::decode::STACK_RED_ZONE,
-                    $crate::decode::STACK_SEGMENT,
-                    || <$t>::deserialize(d),
-                )
+                let _level = $crate::decode::enter_nested::<D::Error>($what)?;
+                $crate::decode::deeper(|| <$t>::deserialize(d))
             }
         }
     };
 }
 
-pub(crate) use checked_serde;
+pub use crate::checked_serde;
 
 #[cfg(test)]
 mod tests {
