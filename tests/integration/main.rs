@@ -20,6 +20,7 @@ mod distributed;
 mod durability;
 mod faults;
 mod hostile;
+mod hostile_bytes;
 mod join_plans;
 mod join_properties;
 mod layout;
