@@ -30,5 +30,6 @@ mod protocol;
 mod replication;
 mod seed_queries;
 mod slt;
+mod sql_limits;
 mod transport;
 mod typed_errors;
