@@ -10,9 +10,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// What went wrong with a statement.
 ///
 /// Execution failures are typed, so that a caller can tell them apart with `matches!`:
-/// [`Error::Overflow`], [`Error::DivisionByZero`], [`Error::Cast`] (each with the node and
-/// the kernel's text, which names the operation: `BIGINT overflow in 9223372036854775807 +
-/// 1`), [`Error::DuplicateKey`], [`Error::OutOfMemory`], [`Error::Killed`],
+/// [`Error::Overflow`], [`Error::DivisionByZero`], [`Error::Cast`], [`Error::ValueTooLarge`]
+/// (each with the node and the kernel's text, which names the operation: `BIGINT overflow in
+/// 9223372036854775807 + 1`), [`Error::DuplicateKey`], [`Error::OutOfMemory`], [`Error::Killed`],
 /// [`Error::BreakerOpen`], [`Error::NodeDown`], [`Error::Timeout`]; other kernel failures are
 /// [`Error::Execution`]. New kinds may be added: match with a `_` arm.
 ///

@@ -47,7 +47,11 @@ fn too_large(c: &TestCluster, sql: &str, func: &str) {
         text.contains(&format!("{func} would make")) && text.contains("maximum value size"),
         "{text}"
     );
-    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -62,7 +66,11 @@ fn growing_text_stops_at_the_maximum_value_size() {
         nested = format!("replace({nested}, 'a', '{a100}')");
     }
     too_large(&c, &format!("SELECT {nested}"), "replace");
-    too_large(&c, &format!("SELECT length({nested}) FROM t WHERE id = 1"), "replace");
+    too_large(
+        &c,
+        &format!("SELECT length({nested}) FROM t WHERE id = 1"),
+        "replace",
+    );
     // The same shapes over a column, at run time on the data nodes.
     let mut on_column = "name".to_string();
     for _ in 0..5 {
@@ -94,10 +102,18 @@ fn the_maximum_value_size_is_a_cluster_setting() {
     let c = cluster_with(Some(1000), None);
     too_large(&c, "SELECT name || repeat('x', 996) FROM t", "||");
     too_large(&c, "SELECT concat(name, repeat('x', 996)) FROM t", "concat");
-    too_large(&c, "SELECT upper(repeat(name, 201)) FROM t WHERE id = 1", "repeat");
+    too_large(
+        &c,
+        "SELECT upper(repeat(name, 201)) FROM t WHERE id = 1",
+        "repeat",
+    );
     // Folded on the caller's thread too, and in a plan too deep for the caller's stack.
     too_large(&c, "SELECT repeat('ab', 501)", "repeat");
-    let deep = format!("SELECT {}repeat('ab', 501){}", "(".repeat(200), ")".repeat(200));
+    let deep = format!(
+        "SELECT {}repeat('ab', 501){}",
+        "(".repeat(200),
+        ")".repeat(200)
+    );
     too_large(&c, &deep, "repeat");
     let r = c.query("SELECT length(repeat(name, 100)) FROM t WHERE id = 1", &[]);
     assert_eq!(r.unwrap().rows(), vec![vec![Value::Int(500)]]);
@@ -117,10 +133,24 @@ fn huge_limits_and_offsets_saturate() {
     let max = u64::MAX;
     let count = |sql: &str| c.query(sql, &[]).unwrap().num_rows() as i64;
     for order in ["", "ORDER BY id"] {
-        assert_eq!(count(&format!("SELECT id FROM t {order} LIMIT {max} OFFSET 1")), ROWS - 1);
-        assert_eq!(count(&format!("SELECT id FROM t {order} LIMIT {max} OFFSET {max}")), 0);
-        assert_eq!(count(&format!("SELECT id FROM t {order} LIMIT 2 OFFSET {max}")), 0);
-        assert_eq!(count(&format!("SELECT id FROM t {order} LIMIT {max}")), ROWS);
+        assert_eq!(
+            count(&format!("SELECT id FROM t {order} LIMIT {max} OFFSET 1")),
+            ROWS - 1
+        );
+        assert_eq!(
+            count(&format!(
+                "SELECT id FROM t {order} LIMIT {max} OFFSET {max}"
+            )),
+            0
+        );
+        assert_eq!(
+            count(&format!("SELECT id FROM t {order} LIMIT 2 OFFSET {max}")),
+            0
+        );
+        assert_eq!(
+            count(&format!("SELECT id FROM t {order} LIMIT {max}")),
+            ROWS
+        );
     }
     assert_eq!(
         count(&format!(
@@ -131,14 +161,20 @@ fn huge_limits_and_offsets_saturate() {
         0
     );
     let r = c
-        .query(&format!("SELECT id FROM t ORDER BY id DESC LIMIT {max} OFFSET 1"), &[])
+        .query(
+            &format!("SELECT id FROM t ORDER BY id DESC LIMIT {max} OFFSET 1"),
+            &[],
+        )
         .unwrap();
     assert_eq!(r.rows()[0], vec![Value::Int(ROWS - 2)]);
     // Past 2^64 - 1 it is an error naming the clause.
     let e = c
         .query("SELECT id FROM t LIMIT 18446744073709551616", &[])
         .unwrap_err();
-    assert!(matches!(e, Error::Plan(_)) && e.to_string().contains("LIMIT"), "{e}");
+    assert!(
+        matches!(e, Error::Plan(_)) && e.to_string().contains("LIMIT"),
+        "{e}"
+    );
     assert_idle(&c);
 }
 
@@ -163,17 +199,26 @@ fn copy_stays_inside_its_directories() {
     };
     let o = outside.display();
     refused(format!("COPY t FROM '{o}/secret.csv'"));
-    refused(format!("COPY t FROM '{}/../outside/secret.csv'", allowed.display()));
+    refused(format!(
+        "COPY t FROM '{}/../outside/secret.csv'",
+        allowed.display()
+    ));
     refused(format!("COPY t TO '{o}/out.csv'"));
     refused(format!("COPY (SELECT * FROM t) TO '{o}/new/out.parquet'"));
     refused("COPY t FROM '/etc/passwd'".into());
     assert!(!outside.join("out.csv").exists());
     // Inside, both ways.
     let a = allowed.display();
-    assert_eq!(c.execute(&format!("COPY t TO '{a}/t.csv'")).unwrap(), ROWS as u64);
+    assert_eq!(
+        c.execute(&format!("COPY t TO '{a}/t.csv'")).unwrap(),
+        ROWS as u64
+    );
     c.execute("CREATE TABLE u (id BIGINT PRIMARY KEY, name VARCHAR)")
         .unwrap();
-    assert_eq!(c.execute(&format!("COPY u FROM '{a}/t.csv'")).unwrap(), ROWS as u64);
+    assert_eq!(
+        c.execute(&format!("COPY u FROM '{a}/t.csv'")).unwrap(),
+        ROWS as u64
+    );
     // A cluster without the setting reaches any path, as before.
     let open = cluster_with(None, None);
     assert_eq!(
