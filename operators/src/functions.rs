@@ -10,7 +10,7 @@
 
 use crate::column::{Column, ColumnBuilder, ColumnData};
 use crate::error::{Error, Result};
-use crate::limits::{check_text_column, check_value};
+use crate::limits::{check_text_column, check_value, max_value_bytes};
 use crate::types::DataType;
 use crate::{decimal, temporal};
 use serde::{Deserialize, Serialize};
@@ -285,6 +285,8 @@ struct TextOut {
     func: ScalarFunc,
     out: ColumnBuilder,
     bytes: usize,
+    /// The thread's maximum value size, read once.
+    max: usize,
 }
 
 impl TextOut {
@@ -293,6 +295,7 @@ impl TextOut {
             func,
             out: ColumnBuilder::new(DataType::Utf8, n),
             bytes: 0,
+            max: max_value_bytes(),
         }
     }
 
@@ -300,7 +303,7 @@ impl TextOut {
     /// that may grow).
     #[inline]
     fn fits(&self, bytes: usize) -> Result<()> {
-        check_value(self.func.name(), bytes)
+        check_value(self.func.name(), bytes, self.max)
     }
 
     /// Appends one value.

@@ -57,11 +57,10 @@ pub fn with_max_value_bytes<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Fails with [`Error::ValueTooLarge`] when a value of `bytes` made by `func` is over the
-/// thread's maximum.
+/// Fails with [`Error::ValueTooLarge`] when a value of `bytes` made by `func` is over `max`
+/// (the thread's maximum, read once per column by the caller).
 #[inline]
-pub(crate) fn check_value(func: &str, bytes: usize) -> Result<()> {
-    let max = max_value_bytes();
+pub(crate) fn check_value(func: &str, bytes: usize, max: usize) -> Result<()> {
     if bytes > max {
         return Err(Error::ValueTooLarge(format!(
             "{func} would make a value of {bytes} bytes, more than the maximum value size of {max} bytes"
@@ -89,12 +88,13 @@ mod tests {
     #[test]
     fn the_maximum_is_the_threads_and_scoped_settings_come_back() {
         assert_eq!(max_value_bytes(), DEFAULT_MAX_VALUE_BYTES);
-        assert!(check_value("f", DEFAULT_MAX_VALUE_BYTES).is_ok());
-        let e = check_value("f", DEFAULT_MAX_VALUE_BYTES + 1).unwrap_err();
+        let max = max_value_bytes();
+        assert!(check_value("f", DEFAULT_MAX_VALUE_BYTES, max).is_ok());
+        let e = check_value("f", DEFAULT_MAX_VALUE_BYTES + 1, max).unwrap_err();
         assert!(matches!(e, Error::ValueTooLarge(_)), "{e}");
         assert!(e.to_string().contains("maximum value size"), "{e}");
         with_max_value_bytes(4, || {
-            assert!(check_value("f", 5).is_err());
+            assert!(check_value("f", 5, max_value_bytes()).is_err());
             // Another thread keeps its own.
             std::thread::spawn(|| assert_eq!(max_value_bytes(), DEFAULT_MAX_VALUE_BYTES))
                 .join()
