@@ -24,7 +24,7 @@ use std::cell::Cell;
 /// holds (statements nest at most 1,000 levels), and low enough that what walks a decoded
 /// plan without growing its stack (dropping it, building its operators) fits a thread's
 /// default stack of 2 MiB. Decoding and evaluating go on on a new stack segment
-/// ([`STACK_SEGMENT`]) when the thread's runs short.
+/// ([`deeper`]) when the thread's runs short.
 pub const MAX_DECODE_DEPTH: usize = 4_000;
 
 /// Stack a recursive step (decoding or evaluating one level of an expression) wants left

@@ -186,7 +186,7 @@ fn copy_stays_inside_its_directories() {
     std::fs::create_dir_all(&allowed).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("secret.csv"), "1,the secret\n").unwrap();
-    let c = cluster_with(None, Some(&[allowed.clone()]));
+    let c = cluster_with(None, Some(std::slice::from_ref(&allowed)));
     let refused = |sql: String| {
         let e = c.execute(&sql).unwrap_err();
         assert!(matches!(e, Error::Invalid(_)), "{sql}: {e:?}");

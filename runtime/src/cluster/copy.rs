@@ -15,7 +15,7 @@
 //!
 //! Where a COPY may read and write is the cluster's
 //! [`ClusterBuilder::copy_dirs`](crate::ClusterBuilder::copy_dirs): with a list, the path is
-//! resolved ([`confine`]) and must lie inside one of its directories, and the file opened is
+//! resolved (`confine`) and must lie inside one of its directories, and the file opened is
 //! the resolved one.
 
 use super::Cluster;
