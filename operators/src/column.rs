@@ -3,7 +3,7 @@
 use crate::bitmap::Bitmap;
 use crate::decode::{checked_serde, Checked};
 use crate::error::{Error, Result};
-use crate::types::{DataType, MAX_DECIMAL_PRECISION};
+use crate::types::DataType;
 use crate::value::Value;
 use crate::{decimal, temporal};
 use serde::{Deserialize, Serialize};
@@ -98,25 +98,10 @@ impl Checked for ColumnData {
             ColumnData::Utf8 { offsets, bytes } => check_text(offsets, bytes),
             ColumnData::Decimal {
                 precision, scale, ..
-            } => check_decimal_type(*precision, *scale),
+            } => crate::types::check_decimal_type(*precision, *scale),
             _ => Ok(()),
         }
     }
-}
-
-/// Why `(precision, scale)` is not a DECIMAL type, if it is not one.
-pub(crate) fn check_decimal_type(precision: u8, scale: u8) -> Result<(), String> {
-    if !(1..=MAX_DECIMAL_PRECISION).contains(&precision) {
-        return Err(format!(
-            "a DECIMAL precision of {precision}, not 1 to {MAX_DECIMAL_PRECISION}"
-        ));
-    }
-    if scale > precision {
-        return Err(format!(
-            "a DECIMAL scale of {scale} above its precision {precision}"
-        ));
-    }
-    Ok(())
 }
 
 /// Why a text column's offsets and bytes are not well formed, if they are not: the bytes'

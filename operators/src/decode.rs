@@ -89,9 +89,7 @@ pub fn enter_nested<E: serde::de::Error>(what: &str) -> Result<impl Drop, E> {
 /// The serde impls of a type deriving them with `#[serde(remote = "Self")]` (so that the
 /// derived forms are inherent functions): serialize as derived; deserialize as derived, then
 /// [`Checked::check`] (`checked_serde!(T)`), or within one more level of nesting, bounded by
-/// [`MAX_DECODE_DEPTH`] (`checked_serde!(T, nested "what")`). Other crates use it for their
-/// own messages' types.
-#[macro_export]
+/// [`MAX_DECODE_DEPTH`] (`checked_serde!(T, nested "what")`).
 macro_rules! checked_serde {
     ($t:ty) => {
         impl serde::Serialize for $t {
@@ -124,7 +122,7 @@ macro_rules! checked_serde {
     };
 }
 
-pub use crate::checked_serde;
+pub(crate) use checked_serde;
 
 #[cfg(test)]
 mod tests {

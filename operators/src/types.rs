@@ -62,12 +62,25 @@ pub const MAX_DECIMAL_PRECISION: u8 = 38;
 
 crate::decode::checked_serde!(DataType);
 
+/// Why `(precision, scale)` is not a DECIMAL type, if it is not one.
+pub(crate) fn check_decimal_type(precision: u8, scale: u8) -> Result<(), String> {
+    if !(1..=MAX_DECIMAL_PRECISION).contains(&precision) {
+        return Err(format!(
+            "a DECIMAL precision of {precision}, not 1 to {MAX_DECIMAL_PRECISION}"
+        ));
+    }
+    if scale > precision {
+        return Err(format!(
+            "a DECIMAL scale of {scale} above its precision {precision}"
+        ));
+    }
+    Ok(())
+}
+
 impl crate::decode::Checked for DataType {
     fn check(&self) -> Result<(), String> {
         match *self {
-            DataType::Decimal { precision, scale } => {
-                crate::column::check_decimal_type(precision, scale)
-            }
+            DataType::Decimal { precision, scale } => check_decimal_type(precision, scale),
             _ => Ok(()),
         }
     }

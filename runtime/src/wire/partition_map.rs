@@ -19,7 +19,7 @@ pub struct PartitionMap {
     packed: Vec<u64>,
 }
 
-weir_operators::checked_serde!(PartitionMap);
+crate::wire::codec::checked_serde!(PartitionMap);
 
 impl weir_operators::decode::Checked for PartitionMap {
     fn check(&self) -> Result<(), String> {

@@ -20,7 +20,7 @@ pub struct TableLayout {
     pub indexed: Vec<usize>,
 }
 
-weir_operators::checked_serde!(TableLayout);
+crate::wire::codec::checked_serde!(TableLayout);
 
 impl Checked for TableLayout {
     fn check(&self) -> Result<(), String> {
