@@ -227,7 +227,7 @@ impl FragmentActor {
                 .start()
                 .recipient()
             }
-            PhysicalPlan::Exchange { id, .. } => {
+            PhysicalPlan::Exchange { id, schema } => {
                 let senders = spec
                     .inputs
                     .iter()
@@ -237,6 +237,7 @@ impl FragmentActor {
                 ExchangeRecvActor::new(
                     spec.query,
                     *id,
+                    schema.len(),
                     &senders,
                     self.links(),
                     spec.protocol,
