@@ -33,10 +33,17 @@ pub use weir_storage as storage;
 pub use chrono::{NaiveDate, NaiveDateTime};
 pub use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 pub use weir_runtime::{
-    params, AsyncQueryStream, Cluster, ClusterBuilder, ClusterStats, ColumnIndex, CopyProgress,
-    Decimal, Durability, Error, FromValue, IntoParams, MessageKind, MessageStats, Prepared,
-    ProgressUnit, Protocol, QueryResult, QueryStats, QueryStream, Result, Row,
+    params, AsyncQueryStream, BreakerConfig, Cluster, ClusterBuilder, ClusterStats, ColumnIndex,
+    CopyProgress, DataNode, Decimal, Durability, Error, FaultPlan, FromValue, IntoParams, JoinMode,
+    KillPolicy, MessageKind, MessageStats, NodeStats, Prepared, ProgressUnit, Protocol,
+    QueryResult, QueryStats, QueryStream, Result, Row, Secret,
 };
+
+/// The chapter `docs/replication.md`, whose Rust blocks (connecting to data nodes of other
+/// processes) are compiled as doc tests, so that they keep compiling from the facade.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/replication.md")]
+pub struct ReplicationChapter;
 
 /// Arrow interchange (cargo feature `arrow`): [`QueryResult::to_arrow`],
 /// [`Cluster::load_arrow`], and the Arrow crates they use.

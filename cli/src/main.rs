@@ -79,6 +79,9 @@ enum Command {
         secret_file: Option<std::path::PathBuf>,
         #[command(flatten)]
         storage: StorageArgs,
+        /// A directory COPY may read and write besides the current one (repeat for more).
+        #[arg(long = "copy-dir", value_name = "DIR")]
+        copy_dirs: Vec<std::path::PathBuf>,
         /// A file of statements separated by `;` (`-` for standard input).
         #[arg(short = 'f', long = "file", conflicts_with = "sql")]
         file: Option<String>,
@@ -108,6 +111,9 @@ enum Command {
         orders: usize,
         #[command(flatten)]
         storage: StorageArgs,
+        /// A directory COPY may read and write besides the current one (repeat for more).
+        #[arg(long = "copy-dir", value_name = "DIR")]
+        copy_dirs: Vec<std::path::PathBuf>,
     },
     /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
     /// the soak, TPC-H, and a hash join against a hand-written one.
@@ -302,6 +308,7 @@ struct SqlArgs {
     orders: usize,
     params: Vec<String>,
     storage: StorageArgs,
+    copy_dirs: Vec<std::path::PathBuf>,
     file: Option<String>,
     sql: Option<String>,
 }
@@ -344,6 +351,12 @@ impl Remote {
     }
 }
 
+/// The directories COPY may use in a session: the current one, and those of `--copy-dir`.
+fn copy_dirs(extra: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, String> {
+    let here = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
+    Ok(std::iter::once(here).chain(extra.iter().cloned()).collect())
+}
+
 fn build_session(
     nodes: usize,
     remote: &Remote,
@@ -351,8 +364,14 @@ fn build_session(
     protocol: Protocol,
     demo: bool,
     orders: usize,
+    copy_dir: &[std::path::PathBuf],
 ) -> Result<Session, String> {
-    let builder = storage.apply(Cluster::builder().nodes(nodes).protocol(protocol));
+    let builder = storage.apply(
+        Cluster::builder()
+            .nodes(nodes)
+            .protocol(protocol)
+            .copy_dirs(copy_dirs(copy_dir)?),
+    );
     let cluster = remote.apply(builder)?.build().map_err(|e| e.to_string())?;
     if demo {
         progress::step("loading the demo data", || load_demo(&cluster, orders, 42))
@@ -385,14 +404,16 @@ fn run_sql(a: SqlArgs) -> Result<(), String> {
     if !a.params.is_empty() && stmts.len() > 1 {
         return fail("-p/--param works with one statement only".into());
     }
-    let mut session = match build_session(
+    let built = build_session(
         a.nodes,
         &a.remote,
         &a.storage,
         a.protocol.into(),
         a.demo,
         a.orders,
-    ) {
+        &a.copy_dirs,
+    );
+    let mut session = match built {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -416,8 +437,17 @@ fn run_shell(
     storage: &StorageArgs,
     demo: bool,
     orders: usize,
+    copy_dirs: &[std::path::PathBuf],
 ) -> Result<(), String> {
-    let session = build_session(nodes, remote, storage, Protocol::Lean, demo, orders)?;
+    let session = build_session(
+        nodes,
+        remote,
+        storage,
+        Protocol::Lean,
+        demo,
+        orders,
+        copy_dirs,
+    )?;
     let errors = shell::run(session);
     if errors > 0 && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         return Err(format!("{errors} statements or commands failed"));
@@ -445,6 +475,7 @@ fn main() -> ExitCode {
             connect,
             secret_file,
             storage,
+            copy_dirs,
             file,
             sql,
         } => run_sql(SqlArgs {
@@ -460,6 +491,7 @@ fn main() -> ExitCode {
             orders,
             params,
             storage,
+            copy_dirs,
             file,
             sql,
         }),
@@ -470,6 +502,7 @@ fn main() -> ExitCode {
             demo,
             orders,
             storage,
+            copy_dirs,
         } => run_shell(
             nodes,
             &Remote {
@@ -479,6 +512,7 @@ fn main() -> ExitCode {
             &storage,
             demo,
             orders,
+            &copy_dirs,
         ),
         Command::Bench { command } => weir_cli::bench::run(&command),
         Command::Node {

@@ -33,6 +33,7 @@ pub mod parquet;
 mod text;
 
 pub use error::{IoError, Location, Result};
+pub use text::{excerpt, EXCERPT_CHARS};
 /// The batches readers produce and writers take.
 pub use weir_operators::Batch;
 

@@ -1,6 +1,7 @@
 //! Columnar batches: the unit of data that kernels consume and actors exchange.
 
 use crate::column::{Column, ColumnBuilder};
+use crate::decode::{checked_serde, Checked, MAX_COLUMNLESS_ROWS};
 use crate::error::{Error, Result};
 use crate::types::DataType;
 use crate::value::Value;
@@ -14,15 +15,56 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_BATCH_SIZE: usize = 4096;
 
 /// A set of equally long columns. Batches are moved between operators inside a node and
-/// serialized only when they cross nodes.
+/// serialized only when they cross nodes; a decoded one is checked ([`crate::decode`]): every
+/// column has the batch's row count, and one without columns claims at most
+/// [`MAX_COLUMNLESS_ROWS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Batch {
     columns: Vec<Column>,
     num_rows: usize,
 }
 
+checked_serde!(Batch);
+
+impl Checked for Batch {
+    fn check(&self) -> std::result::Result<(), String> {
+        if let Some((i, c)) = self
+            .columns
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.len() != self.num_rows)
+        {
+            return Err(format!(
+                "a batch of {} rows with {} rows in column {i}",
+                self.num_rows,
+                c.len()
+            ));
+        }
+        if self.columns.is_empty() && self.num_rows > MAX_COLUMNLESS_ROWS {
+            return Err(format!(
+                "a batch without columns claims {} rows, more than {MAX_COLUMNLESS_ROWS}",
+                self.num_rows
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Fails when a text column holds more bytes than its `u32` offsets reach (a builder that
+/// went past them made wrong offsets): one comparison per column.
+fn check_text_columns(columns: &[Column]) -> Result<()> {
+    for c in columns {
+        if let crate::column::ColumnData::Utf8 { bytes, .. } = &c.data {
+            crate::limits::check_text_column("a batch", bytes.len())?;
+        }
+    }
+    Ok(())
+}
+
 impl Batch {
-    /// A batch from columns, which must all have the same length.
+    /// A batch from columns, which must all have the same length (and text columns at most
+    /// 4 GiB of text, what their offsets reach).
     pub fn try_new(columns: Vec<Column>) -> Result<Self> {
         let num_rows = columns.first().map_or(0, Column::len);
         if let Some(c) = columns.iter().find(|c| c.len() != num_rows) {
@@ -32,6 +74,7 @@ impl Batch {
                 c.len()
             )));
         }
+        check_text_columns(&columns)?;
         Ok(Batch { columns, num_rows })
     }
 
@@ -40,6 +83,7 @@ impl Batch {
         if columns.iter().any(|c| c.len() != num_rows) {
             return Err(Error::Internal("batch column length mismatch".into()));
         }
+        check_text_columns(&columns)?;
         Ok(Batch { columns, num_rows })
     }
 

@@ -1,9 +1,12 @@
 //! A packed bit vector, used as a column's validity mask (bit set = value present).
 
+use crate::decode::{checked_serde, Checked};
 use serde::{Deserialize, Serialize};
 
-/// A fixed-length packed bit vector.
+/// A fixed-length packed bit vector. Decoded ones are checked: as many words as the length
+/// needs, and no bit set past it ([`crate::decode`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Bitmap {
     #[serde(with = "crate::wire")]
     words: Vec<u64>,
@@ -110,5 +113,28 @@ impl Bitmap {
                 .collect(),
             len: self.len,
         }
+    }
+}
+
+checked_serde!(Bitmap);
+
+impl Checked for Bitmap {
+    fn check(&self) -> Result<(), String> {
+        let words = self.len.div_ceil(64);
+        if self.words.len() != words {
+            return Err(format!(
+                "a bitmap of {} bits holds {} words, not {words}",
+                self.len,
+                self.words.len()
+            ));
+        }
+        let rem = self.len % 64;
+        if rem != 0 && self.words.last().is_some_and(|w| w >> rem != 0) {
+            return Err(format!(
+                "a bitmap of {} bits has bits set past its length",
+                self.len
+            ));
+        }
+        Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Typed column vectors with an optional validity bitmap, and a builder for them.
 
 use crate::bitmap::Bitmap;
+use crate::decode::{checked_serde, Checked};
 use crate::error::{Error, Result};
 use crate::types::DataType;
 use crate::value::Value;
@@ -8,7 +9,11 @@ use crate::{decimal, temporal};
 use serde::{Deserialize, Serialize};
 
 /// The values of a column, one typed vector per type. Slots of NULL rows hold a default value.
+/// Decoded ones are checked ([`crate::decode`]): text offsets start at 0, never decrease and
+/// end at the byte length, on character boundaries of valid UTF-8; a decimal's precision is
+/// 1 to 38 and its scale at most the precision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub enum ColumnData {
     /// 64-bit integers.
     Int64(#[serde(with = "crate::wire")] Vec<i64>),
@@ -85,13 +90,85 @@ impl ColumnData {
     }
 }
 
-/// A column: typed values plus validity (`None` means no NULLs).
+checked_serde!(ColumnData);
+
+impl Checked for ColumnData {
+    fn check(&self) -> Result<(), String> {
+        match self {
+            ColumnData::Utf8 { offsets, bytes } => check_text(offsets, bytes),
+            ColumnData::Decimal {
+                precision, scale, ..
+            } => crate::types::check_decimal_type(*precision, *scale),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why a text column's offsets and bytes are not well formed, if they are not: the bytes'
+/// UTF-8 checked once, one branch-free pass over the offsets, and the offsets' character
+/// boundaries only when the text is not all ASCII.
+fn check_text(offsets: &[u32], bytes: &[u8]) -> Result<(), String> {
+    let Some((&first, rest)) = offsets.split_first() else {
+        return Err("a text column with no offsets (it needs one more than its rows)".into());
+    };
+    if first != 0 {
+        return Err(format!("text offsets start at {first}, not 0"));
+    }
+    let end = offsets[offsets.len() - 1] as usize;
+    if end != bytes.len() {
+        return Err(format!(
+            "text offsets end at {end}, but the column holds {} bytes",
+            bytes.len()
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("text is not UTF-8: {e}"))?;
+    let rising = offsets.windows(2).fold(true, |ok, w| ok & (w[0] <= w[1]));
+    if !rising {
+        let row = offsets.windows(2).position(|w| w[0] > w[1]).unwrap_or(0);
+        return Err(format!(
+            "text offsets decrease at row {row}: {} then {}",
+            offsets[row],
+            offsets[row + 1]
+        ));
+    }
+    if !text.is_ascii() {
+        if let Some((row, o)) = rest
+            .iter()
+            .enumerate()
+            .find(|(_, &o)| !text.is_char_boundary(o as usize))
+        {
+            return Err(format!(
+                "text offset {o} of row {row} falls inside a character"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A column: typed values plus validity (`None` means no NULLs). A decoded one is checked
+/// ([`crate::decode`]): its validity bitmap has one bit per row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Column {
     /// The values.
     pub data: ColumnData,
     /// Validity bitmap; bit set means the value is present. `None` means all present.
     pub validity: Option<Bitmap>,
+}
+
+checked_serde!(Column);
+
+impl Checked for Column {
+    fn check(&self) -> Result<(), String> {
+        match &self.validity {
+            Some(v) if v.len() != self.len() => Err(format!(
+                "a column of {} rows with a validity bitmap of {} bits",
+                self.len(),
+                v.len()
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Column {
@@ -660,6 +737,7 @@ impl Column {
                     bytes: sb,
                 },
             ) => {
+                crate::limits::check_text_column("appending rows", bytes.len() + sb.len())?;
                 let base = bytes.len() as u32;
                 extend(bytes, sb);
                 offsets.reserve_exact(so.len() - 1);

@@ -70,6 +70,10 @@ pub enum Error {
         /// The primary-key column.
         column: String,
     },
+    /// A value (or a column of text) a function would make is larger than the maximum value
+    /// size ([`crate::limits`]); the text names the function and the sizes.
+    #[error("value too large: {0}")]
+    ValueTooLarge(String),
     /// Anything else that is a bug in the plan (wrong column index, wrong arity).
     #[error("internal error: {0}")]
     Internal(String),

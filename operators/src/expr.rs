@@ -106,8 +106,10 @@ impl BinaryOp {
     }
 }
 
-/// A typed scalar expression. Every variant's result type is known at plan time.
+/// A typed scalar expression. Every variant's result type is known at plan time. Decoded ones
+/// nest at most [`crate::decode::MAX_DECODE_DEPTH`] levels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub enum Expr {
     /// The input column at this position.
     Column(usize),
@@ -197,6 +199,8 @@ pub enum Expr {
         to: DataType,
     },
 }
+
+crate::decode::checked_serde!(Expr, nested "an expression");
 
 impl Expr {
     /// A column reference.

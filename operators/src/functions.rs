@@ -4,10 +4,13 @@
 //! arguments of the types it expects, all of one length (scalars broadcast). Every kernel
 //! writes through a [`ColumnBuilder`], reading strings as slices of the input buffers, so no
 //! row allocates. NULL arguments give NULL results except where noted (`concat` skips NULLs,
-//! `coalesce` picks the first non-NULL argument).
+//! `coalesce` picks the first non-NULL argument). A function that can make text longer than
+//! its input sizes each result before it builds it, and fails past the maximum value size or
+//! a 4 GiB column ([`crate::limits`]).
 
 use crate::column::{Column, ColumnBuilder, ColumnData};
 use crate::error::{Error, Result};
+use crate::limits::{check_text_column, check_value, max_value_bytes};
 use crate::types::DataType;
 use crate::{decimal, temporal};
 use serde::{Deserialize, Serialize};
@@ -73,6 +76,13 @@ pub enum ScalarFunc {
     /// it is evaluated on, typed as `x`. The branch a correlated scalar subquery takes for a
     /// row with more than one match; not callable by name.
     TooManyRows,
+    /// `repeat(s, n)`: `s` `n` times (empty for `n <= 0`).
+    Repeat,
+    /// `lpad(s, n [, fill])`: `s` made `n` characters long, cut or padded on the left with
+    /// `fill` (a space by default) repeated, as PostgreSQL.
+    LPad,
+    /// `rpad(s, n [, fill])`: as `lpad`, padded on the right.
+    RPad,
 }
 
 impl ScalarFunc {
@@ -105,6 +115,9 @@ impl ScalarFunc {
             ScalarFunc::DateTrunc => "date_trunc",
             ScalarFunc::AddInterval => "add_interval",
             ScalarFunc::TooManyRows => "too_many_rows",
+            ScalarFunc::Repeat => "repeat",
+            ScalarFunc::LPad => "lpad",
+            ScalarFunc::RPad => "rpad",
         }
     }
 
@@ -134,6 +147,9 @@ impl ScalarFunc {
             "nullif" => ScalarFunc::NullIf,
             "date_part" => ScalarFunc::Extract,
             "date_trunc" => ScalarFunc::DateTrunc,
+            "repeat" => ScalarFunc::Repeat,
+            "lpad" => ScalarFunc::LPad,
+            "rpad" => ScalarFunc::RPad,
             _ => return None,
         })
     }
@@ -262,6 +278,95 @@ fn substring(text: &str, start: i64, count: Option<i64>) -> Result<&str> {
     Ok(&text[b0..b1.max(b0)])
 }
 
+/// The text results of a function, built row by row, with the sizes checked: every value
+/// against the maximum value size (before it is built, by [`TextOut::fits`]), the column
+/// against its 4 GiB bound.
+struct TextOut {
+    func: ScalarFunc,
+    out: ColumnBuilder,
+    bytes: usize,
+    /// The thread's maximum value size, read once.
+    max: usize,
+}
+
+impl TextOut {
+    fn new(func: ScalarFunc, n: usize) -> Self {
+        TextOut {
+            func,
+            out: ColumnBuilder::new(DataType::Utf8, n),
+            bytes: 0,
+            max: max_value_bytes(),
+        }
+    }
+
+    /// Fails when a value of `bytes` would be too large (call it before building a value
+    /// that may grow).
+    #[inline]
+    fn fits(&self, bytes: usize) -> Result<()> {
+        check_value(self.func.name(), bytes, self.max)
+    }
+
+    /// Appends one value.
+    #[inline]
+    fn push(&mut self, v: &str) -> Result<()> {
+        self.fits(v.len())?;
+        self.bytes += v.len();
+        check_text_column(self.func.name(), self.bytes)?;
+        self.out.push_str(v);
+        Ok(())
+    }
+
+    fn push_null(&mut self) {
+        self.out.push_null();
+    }
+
+    fn finish(self) -> Column {
+        self.out.finish()
+    }
+}
+
+/// `text` padded (or cut) to `len` characters with `fill` repeated, on the left or the
+/// right, into `buf` (PostgreSQL's `lpad`/`rpad`); the result's size is checked by `out`
+/// before it is built.
+fn pad(
+    out: &TextOut,
+    buf: &mut String,
+    text: &str,
+    len: i64,
+    fill: &str,
+    left: bool,
+) -> Result<()> {
+    buf.clear();
+    let len = usize::try_from(len).unwrap_or(0);
+    let have = text.chars().count();
+    if have >= len || fill.is_empty() {
+        let cut = text.char_indices().nth(len).map_or(text.len(), |(b, _)| b);
+        buf.push_str(&text[..cut]);
+        return Ok(());
+    }
+    let missing = len - have;
+    let fill_chars = fill.chars().count();
+    let (whole, part) = (missing / fill_chars, missing % fill_chars);
+    let part_bytes = fill.char_indices().nth(part).map_or(fill.len(), |(b, _)| b);
+    let bytes = whole
+        .checked_mul(fill.len())
+        .and_then(|b| b.checked_add(part_bytes + text.len()))
+        .unwrap_or(usize::MAX);
+    out.fits(bytes)?;
+    buf.reserve(bytes);
+    if !left {
+        buf.push_str(text);
+    }
+    for _ in 0..whole {
+        buf.push_str(fill);
+    }
+    buf.push_str(&fill[..part_bytes]);
+    if left {
+        buf.push_str(text);
+    }
+    Ok(())
+}
+
 /// Evaluates `func` over argument columns of `n` rows each; `out` is the result type the
 /// planner derived.
 pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Result<Column> {
@@ -278,6 +383,8 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::AddInterval => args.len() == 4,
         F::Concat | F::Coalesce => !args.is_empty(),
         F::TooManyRows => args.len() == 1,
+        F::Repeat => args.len() == 2,
+        F::LPad | F::RPad => (2..=3).contains(&args.len()),
     };
     if !arity_ok || args.iter().any(|c| c.len() != n) {
         return Err(Error::Internal(format!(
@@ -285,6 +392,12 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             func.name(),
             args.len()
         )));
+    }
+    // Text, a count, and (padding) text.
+    let sized_text = matches!(func, F::Repeat | F::LPad | F::RPad);
+    let text = |c: &Column| c.data_type() == DataType::Utf8;
+    if sized_text && (!text(&args[0]) || args.get(2).is_some_and(|c| !text(c))) {
+        return Err(type_err(func, args));
     }
     let text_args = matches!(
         func,
@@ -425,8 +538,10 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             Ok(b.finish())
         }
         F::Lower | F::Upper => {
+            // Changing case can make a character longer (at most three times), so each
+            // result is checked as it is pushed.
             let x = &args[0];
-            let mut b = ColumnBuilder::new(DataType::Utf8, n);
+            let mut b = TextOut::new(func, n);
             let mut buf = String::new();
             for i in 0..n {
                 if !x.is_valid(i) {
@@ -442,11 +557,11 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                     } else {
                         buf.make_ascii_uppercase();
                     }
-                    b.push_str(&buf);
+                    b.push(&buf)?;
                 } else if func == F::Lower {
-                    b.push_str(&t.to_lowercase());
+                    b.push(&t.to_lowercase())?;
                 } else {
-                    b.push_str(&t.to_uppercase());
+                    b.push(&t.to_uppercase())?;
                 }
             }
             Ok(b.finish())
@@ -495,7 +610,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             Ok(b.finish())
         }
         F::Replace => {
-            let mut b = ColumnBuilder::new(DataType::Utf8, n);
+            let mut b = TextOut::new(func, n);
             let mut buf = String::new();
             for i in 0..n {
                 if !all_valid(args, i) {
@@ -504,8 +619,17 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                 }
                 let (t, from, to) = (s(&args[0], i), s(&args[1], i), s(&args[2], i));
                 if from.is_empty() || !t.contains(from) {
-                    b.push_str(t);
+                    b.push(t)?;
                     continue;
+                }
+                if to.len() > from.len() {
+                    // It grows: its size, before it is built.
+                    let matches = t.matches(from).count();
+                    let grown = (to.len() - from.len())
+                        .checked_mul(matches)
+                        .and_then(|g| g.checked_add(t.len()))
+                        .unwrap_or(usize::MAX);
+                    b.fits(grown)?;
                 }
                 buf.clear();
                 let mut last = 0;
@@ -515,7 +639,42 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                     last = at + from.len();
                 }
                 buf.push_str(&t[last..]);
-                b.push_str(&buf);
+                b.push(&buf)?;
+            }
+            Ok(b.finish())
+        }
+        F::Repeat => {
+            let times = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
+            let mut b = TextOut::new(func, n);
+            let mut buf = String::new();
+            for (i, &k) in times.iter().enumerate() {
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                let (t, k) = (s(&args[0], i), usize::try_from(k).unwrap_or(0));
+                b.fits(t.len().saturating_mul(k))?;
+                buf.clear();
+                buf.reserve(t.len() * k);
+                for _ in 0..k {
+                    buf.push_str(t);
+                }
+                b.push(&buf)?;
+            }
+            Ok(b.finish())
+        }
+        F::LPad | F::RPad => {
+            let lens = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
+            let mut b = TextOut::new(func, n);
+            let mut buf = String::new();
+            for (i, &len) in lens.iter().enumerate() {
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                let fill = args.get(2).map_or(" ", |c| s(c, i));
+                pad(&b, &mut buf, s(&args[0], i), len, fill, func == F::LPad)?;
+                b.push(&buf)?;
             }
             Ok(b.finish())
         }
@@ -546,18 +705,18 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             Ok(b.finish())
         }
         F::ConcatOp | F::Concat => {
-            let mut b = ColumnBuilder::new(DataType::Utf8, n);
+            let mut b = TextOut::new(func, n);
             let mut buf = String::new();
             for i in 0..n {
                 if func == F::ConcatOp && !all_valid(args, i) {
                     b.push_null();
                     continue;
                 }
+                let parts = || args.iter().filter(|c| c.is_valid(i)).map(|c| s(c, i));
+                b.fits(parts().map(str::len).fold(0, usize::saturating_add))?;
                 buf.clear();
-                for c in args.iter().filter(|c| c.is_valid(i)) {
-                    buf.push_str(s(c, i));
-                }
-                b.push_str(&buf);
+                parts().for_each(|p| buf.push_str(p));
+                b.push(&buf)?;
             }
             Ok(b.finish())
         }
@@ -958,5 +1117,106 @@ mod tests {
         }
         assert_eq!(ScalarFunc::from_name("CEILING"), Some(ScalarFunc::Ceil));
         assert_eq!(ScalarFunc::from_name("nope"), None);
+    }
+
+    #[test]
+    fn repeat_and_padding_follow_postgres() {
+        let text = |v: &[&str]| {
+            col(
+                DataType::Utf8,
+                &v.iter().map(|&s| s.into()).collect::<Vec<_>>(),
+            )
+        };
+        let ints = |v: &[i64]| Column::from_i64(v.to_vec());
+        let s = text(&["ab", "ab", "ab", "héllo", "x"]);
+        let r = call(
+            ScalarFunc::Repeat,
+            &[s.clone(), ints(&[3, 0, -1, 2, 1])],
+            5,
+            DataType::Utf8,
+        );
+        let want: Vec<Value> = ["ababab", "", "", "héllohéllo", "x"]
+            .map(Value::from)
+            .to_vec();
+        assert_eq!(vals(&r.unwrap()), want);
+        let lens = ints(&[5, 1, 0, 7, 4]);
+        let fill = text(&["xy", "xy", "xy", "é", ""]);
+        let l = call(
+            ScalarFunc::LPad,
+            &[s.clone(), lens.clone(), fill.clone()],
+            5,
+            DataType::Utf8,
+        );
+        let want: Vec<Value> = ["xyxab", "a", "", "ééhéllo", "x"].map(Value::from).to_vec();
+        assert_eq!(vals(&l.unwrap()), want);
+        let r = call(
+            ScalarFunc::RPad,
+            &[s.clone(), lens.clone(), fill],
+            5,
+            DataType::Utf8,
+        );
+        let want: Vec<Value> = ["abxyx", "a", "", "hélloéé", "x"].map(Value::from).to_vec();
+        assert_eq!(vals(&r.unwrap()), want);
+        let spaces = call(ScalarFunc::LPad, &[s, lens], 5, DataType::Utf8).unwrap();
+        assert_eq!(spaces.value(0), Value::from("   ab"));
+    }
+
+    #[test]
+    fn growing_text_stops_at_the_maximum_value_size() {
+        use crate::limits::with_max_value_bytes;
+        let one = |v: &str| col(DataType::Utf8, &[v.into()]);
+        let big = Column::from_i64(vec![i64::MAX]);
+        let too_large = |r: Result<Column>| match r {
+            Err(Error::ValueTooLarge(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        // Sized before anything is built: a count of i64::MAX allocates nothing.
+        let m = too_large(call(
+            ScalarFunc::Repeat,
+            &[one("ab"), big.clone()],
+            1,
+            DataType::Utf8,
+        ));
+        assert!(m.starts_with("repeat would make a value of"), "{m}");
+        too_large(call(
+            ScalarFunc::LPad,
+            &[one("ab"), big.clone(), one("é")],
+            1,
+            DataType::Utf8,
+        ));
+        too_large(call(ScalarFunc::RPad, &[one("ab"), big], 1, DataType::Utf8));
+        with_max_value_bytes(10, || {
+            let r = call(
+                ScalarFunc::Replace,
+                &[one("aaaa"), one("a"), one("xyz")],
+                1,
+                DataType::Utf8,
+            );
+            assert!(too_large(r).contains("12 bytes"));
+            let r = call(
+                ScalarFunc::Replace,
+                &[one("aaaa"), one("a"), one("xy")],
+                1,
+                DataType::Utf8,
+            );
+            assert_eq!(r.unwrap().value(0), Value::from("xyxyxyxy"));
+            let r = call(
+                ScalarFunc::ConcatOp,
+                &[one("abcdef"), one("ghijk")],
+                1,
+                DataType::Utf8,
+            );
+            too_large(r);
+            let r = call(
+                ScalarFunc::Concat,
+                &[one("abcdef"), one("ghij")],
+                1,
+                DataType::Utf8,
+            );
+            assert_eq!(r.unwrap().value(0), Value::from("abcdefghij"));
+            // Changing case can grow a value too: 'ß' (2 bytes) is 'SS'... and 'ΐ' grows.
+            let r = call(ScalarFunc::Upper, &[one("ΐΐΐΐ")], 1, DataType::Utf8);
+            too_large(r);
+        });
     }
 }

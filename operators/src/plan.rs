@@ -368,8 +368,10 @@ pub enum IndexLookup {
     },
 }
 
-/// A node of a fragment's operator tree.
+/// A node of a fragment's operator tree. Decoded plans nest at most
+/// [`crate::decode::MAX_DECODE_DEPTH`] levels, counting their expressions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub enum PhysicalPlan {
     /// Reads the local partitions of a table: optional index probe, then filter, then projection.
     Scan {
@@ -534,6 +536,8 @@ pub enum PhysicalPlan {
     },
 }
 
+crate::decode::checked_serde!(PhysicalPlan, nested "a plan");
+
 /// How a fragment's output is spread over the instances of the receiving fragment (an
 /// exchange's distribution: the planner chooses it, the runtime's exchange senders follow it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -586,9 +590,9 @@ impl PhysicalPlan {
             PhysicalPlan::Sort { limit, .. } => {
                 limit.map_or(RowBound::Input, |l| RowBound::AtMost(l as u64))
             }
-            PhysicalPlan::Limit { offset, limit, .. } => {
-                limit.map_or(RowBound::Input, |l| RowBound::AtMost((offset + l) as u64))
-            }
+            PhysicalPlan::Limit { offset, limit, .. } => limit.map_or(RowBound::Input, |l| {
+                RowBound::AtMost(offset.saturating_add(l) as u64)
+            }),
             PhysicalPlan::HashJoin { .. } => RowBound::Larger,
             PhysicalPlan::NestedLoopJoin { .. } => RowBound::Product,
             PhysicalPlan::Union { .. } => RowBound::Sum,

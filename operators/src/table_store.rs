@@ -81,18 +81,23 @@ impl TableStore {
     }
 
     /// Changes partition `p` (made by `new` if this node has no copy yet) with `change`, which
-    /// may delete and rewrite rows: the partition's index entries are taken out first and made
-    /// again from what it holds afterwards (also when `change` fails).
+    /// may delete and rewrite rows. All or nothing: `change` works on a copy (its chunks are
+    /// shared, not copied), which replaces the partition, and its index entries, only when
+    /// `change` succeeds; when it fails (or panics) the partition stays as it was, in the
+    /// store.
     pub fn modify<R>(
         &mut self,
         p: u32,
         new: impl FnOnce() -> PartitionData,
         change: impl FnOnce(&mut PartitionData) -> Result<R>,
     ) -> Result<R> {
-        let mut part = self.remove(p).unwrap_or_else(new);
-        let result = change(&mut part);
+        let mut part = match self.partitions.get(&p) {
+            Some(part) => part.clone(),
+            None => new(),
+        };
+        let result = change(&mut part)?;
         self.put(p, part);
-        result
+        Ok(result)
     }
 
     /// Replaces (or sets) partition `p` with `data`, as a repair copies a partition.
@@ -282,5 +287,34 @@ mod tests {
             ids(&t.lookup(0, &pk, &[], &[1]).unwrap()),
             vec![vec![2.into(), 7.into()]]
         );
+    }
+
+    #[test]
+    fn a_failed_change_leaves_the_partition_and_its_index_as_they_were() {
+        let types = schema().types();
+        let mut t = TableStore::new(&types, &[1]);
+        t.insert(0, &rows(&[1, 2], 7), new_part).unwrap();
+        let g = |v| IndexLookup::Eq(Expr::Literal(Value::Int(v)));
+        // A change that deletes a row, then fails: nothing of it is kept.
+        let keys = Batch::try_new(vec![Column::from_i64(vec![1])]).unwrap();
+        let e = t.modify(0, new_part, |part| {
+            part.replace(&keys, &rows(&[], 0))?;
+            part.insert(&rows(&[2], 9))
+        });
+        assert!(matches!(e, Err(Error::DuplicateKey { .. })), "{e:?}");
+        assert_eq!(t.num_rows(), 2);
+        assert_eq!(ids(&t.lookup(1, &g(7), &[], &[0]).unwrap()).len(), 2);
+        // A batch whose columns disagree with the table is refused, the rows stay.
+        let narrow = Batch::try_new(vec![Column::from_i64(vec![5])]).unwrap();
+        assert!(t.modify(0, new_part, |part| part.insert(&narrow)).is_err());
+        assert_eq!(t.num_rows(), 2);
+        // One that succeeds replaces the partition and its index entries.
+        t.modify(0, new_part, |part| part.replace(&keys, &rows(&[3], 8)))
+            .unwrap();
+        assert_eq!(ids(&t.lookup(1, &g(7), &[], &[0]).unwrap()).len(), 1);
+        assert_eq!(ids(&t.lookup(1, &g(8), &[], &[0]).unwrap()).len(), 1);
+        // A failed change of a partition the node does not hold leaves none.
+        assert!(t.modify(9, new_part, |part| part.insert(&narrow)).is_err());
+        assert!(t.get(9).is_none());
     }
 }

@@ -76,9 +76,10 @@ pub fn format_timestamp(micros: i64) -> String {
     }
 }
 
-/// The timestamp at midnight of a day number.
+/// The timestamp at midnight of a day number (saturating: a day number beyond the calendar,
+/// which no SQL produces but a loaded batch may hold, never overflows).
 pub fn date_to_timestamp(days: i32) -> i64 {
-    i64::from(days) * MICROS_PER_DAY
+    i64::from(days).saturating_mul(MICROS_PER_DAY)
 }
 
 /// The day number of a timestamp's date (the time of day dropped).

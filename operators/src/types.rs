@@ -28,8 +28,10 @@ pub fn row_bytes(types: &[DataType]) -> usize {
         .sum()
 }
 
-/// A column's SQL type. Every type is nullable.
+/// A column's SQL type. Every type is nullable. A decoded DECIMAL type is checked
+/// ([`crate::decode`]): precision 1 to 38, scale at most the precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub enum DataType {
     /// 64-bit signed integer (`BIGINT`, `INT`, `INTEGER`, `SMALLINT`).
     Int64,
@@ -57,6 +59,32 @@ pub enum DataType {
 
 /// The largest DECIMAL precision (digits an `i128` always holds).
 pub const MAX_DECIMAL_PRECISION: u8 = 38;
+
+crate::decode::checked_serde!(DataType);
+
+/// Why `(precision, scale)` is not a DECIMAL type, if it is not one.
+pub(crate) fn check_decimal_type(precision: u8, scale: u8) -> Result<(), String> {
+    if !(1..=MAX_DECIMAL_PRECISION).contains(&precision) {
+        return Err(format!(
+            "a DECIMAL precision of {precision}, not 1 to {MAX_DECIMAL_PRECISION}"
+        ));
+    }
+    if scale > precision {
+        return Err(format!(
+            "a DECIMAL scale of {scale} above its precision {precision}"
+        ));
+    }
+    Ok(())
+}
+
+impl crate::decode::Checked for DataType {
+    fn check(&self) -> Result<(), String> {
+        match *self {
+            DataType::Decimal { precision, scale } => check_decimal_type(precision, scale),
+            _ => Ok(()),
+        }
+    }
+}
 
 impl DataType {
     /// Whether the type is numeric (integer, decimal or float).

@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::fmt;
 
-/// A single SQL value.
+/// A single SQL value. A decoded decimal is checked ([`crate::decode`]): its scale is at most
+/// 38.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub enum Value {
     /// SQL `NULL`.
     Null,
@@ -30,6 +32,19 @@ pub enum Value {
     Date(i32),
     /// A timestamp: microseconds since 1970-01-01 00:00:00.
     Timestamp(i64),
+}
+
+crate::decode::checked_serde!(Value);
+
+impl crate::decode::Checked for Value {
+    fn check(&self) -> Result<(), String> {
+        match self {
+            Value::Decimal(_, scale) if *scale > MAX_DECIMAL_PRECISION => Err(format!(
+                "a DECIMAL value of scale {scale}, above {MAX_DECIMAL_PRECISION}"
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Value {

@@ -232,15 +232,19 @@ pub(crate) fn check_tokens(tokens: &[TokenWithSpan]) -> Result<usize, PlanError>
     Ok(bound.tree)
 }
 
-/// Runs `f` on a thread with a [`DEEP_STACK`]-byte stack and returns what it returns.
+/// Runs `f` on a thread with a [`DEEP_STACK`]-byte stack and returns what it returns; the
+/// thread folds constants under the caller's value limit ([`weir_operators::limits`]).
 pub(crate) fn on_deep_stack<T: Send>(
     f: impl FnOnce() -> Result<T, PlanError> + Send,
 ) -> Result<T, PlanError> {
+    let max_value = weir_operators::limits::max_value_bytes();
     std::thread::scope(|s| {
         let handle = std::thread::Builder::new()
             .name("weir-plan-deep".into())
             .stack_size(DEEP_STACK)
-            .spawn_scoped(s, f)
+            .spawn_scoped(s, move || {
+                weir_operators::limits::with_max_value_bytes(max_value, f)
+            })
             .map_err(|e| {
                 PlanError::Invalid(format!(
                     "cannot start a thread to plan a deep statement: {e}"

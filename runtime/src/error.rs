@@ -10,9 +10,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// What went wrong with a statement.
 ///
 /// Execution failures are typed, so that a caller can tell them apart with `matches!`:
-/// [`Error::Overflow`], [`Error::DivisionByZero`], [`Error::Cast`] (each with the node and
-/// the kernel's text, which names the operation: `BIGINT overflow in 9223372036854775807 +
-/// 1`), [`Error::DuplicateKey`], [`Error::OutOfMemory`], [`Error::Killed`],
+/// [`Error::Overflow`], [`Error::DivisionByZero`], [`Error::Cast`], [`Error::ValueTooLarge`]
+/// (each with the node and the kernel's text, which names the operation: `BIGINT overflow in
+/// 9223372036854775807 + 1`), [`Error::DuplicateKey`], [`Error::OutOfMemory`], [`Error::Killed`],
 /// [`Error::BreakerOpen`], [`Error::NodeDown`], [`Error::Timeout`]; other kernel failures are
 /// [`Error::Execution`]. New kinds may be added: match with a `_` arm.
 ///
@@ -63,6 +63,15 @@ pub enum Error {
         /// Node that failed, e.g. `node-1`.
         node: String,
         /// What the kernel reported: `cannot cast 'abc' to DATE`.
+        message: String,
+    },
+    /// A value (or a column of text in one batch) a function would make is larger than the
+    /// maximum value size ([`crate::ClusterBuilder::max_value_size`]).
+    #[error("execution failed on {node}: {message}")]
+    ValueTooLarge {
+        /// Node that failed, e.g. `node-1`.
+        node: String,
+        /// What the kernel reported: `value too large: repeat would make a value of ...`.
         message: String,
     },
     /// A node the query needed is down.
@@ -166,6 +175,7 @@ impl Error {
             Error::Overflow { .. } => "overflow",
             Error::DivisionByZero { .. } => "division_by_zero",
             Error::Cast { .. } => "cast",
+            Error::ValueTooLarge { .. } => "value_too_large",
             Error::NodeDown(_) => "node_down",
             Error::OutOfMemory(_) => "out_of_memory",
             Error::BreakerOpen { .. } => "breaker_open",
@@ -193,6 +203,7 @@ impl Error {
             | Error::DivisionByZero { node, .. }
             | Error::Cast { node, .. }
             | Error::Disk { node, .. }
+            | Error::ValueTooLarge { node, .. }
             | Error::BreakerOpen { node, .. }
             | Error::AdmissionTimeout { node, .. } => Some(node),
             Error::NodeDown(node) | Error::OutOfMemory(node) | Error::Killed(node) => Some(node),
@@ -207,6 +218,7 @@ impl Error {
             Op::Overflow(_) => ErrorKind::Overflow,
             Op::DivisionByZero(_) => ErrorKind::DivisionByZero,
             Op::Cast { .. } => ErrorKind::Cast,
+            Op::ValueTooLarge(_) => ErrorKind::ValueTooLarge,
             _ => ErrorKind::Execution,
         };
         Error::of_kind(kind, node, e.to_string())
@@ -218,6 +230,7 @@ impl Error {
             ErrorKind::Overflow => Error::Overflow { node, message },
             ErrorKind::DivisionByZero => Error::DivisionByZero { node, message },
             ErrorKind::Cast => Error::Cast { node, message },
+            ErrorKind::ValueTooLarge => Error::ValueTooLarge { node, message },
             ErrorKind::Killed => Error::Killed(node),
             ErrorKind::OutOfMemory => Error::OutOfMemory(node),
             ErrorKind::Execution | ErrorKind::Cancelled => Error::Execution { node, message },
@@ -270,4 +283,6 @@ pub enum ErrorKind {
     Killed,
     /// The node ran out of memory.
     OutOfMemory,
+    /// A value larger than the maximum value size.
+    ValueTooLarge,
 }

@@ -29,8 +29,22 @@ pub fn weir_with_input(args: &[&str], input: Option<&str>) -> Output {
 
 /// [`weir_with_input`] with extra environment variables.
 pub fn weir_with_env(args: &[&str], input: Option<&str>, env: &[(&str, &str)]) -> Output {
+    weir_in(None, args, input, env)
+}
+
+/// [`weir_with_env`] run in directory `dir` (the test's own when `None`).
+pub fn weir_in(
+    dir: Option<&std::path::Path>,
+    args: &[&str],
+    input: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
     let what = format!("`weir {}`", args.join(" "));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let mut child = command
         .args(args)
         .envs(env.iter().copied())
         .stdin(if input.is_some() {

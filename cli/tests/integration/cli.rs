@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{weir, weir_with_env, weir_with_input};
+use common::{weir, weir_in, weir_with_env, weir_with_input};
 use serde_json::Value as Json;
 use std::path::PathBuf;
 use std::process::Output;
@@ -219,7 +219,15 @@ fn a_script_loads_csv_queries_it_and_round_trips_csv_and_parquet() {
         ),
     )
     .unwrap();
-    let out = weir(&["sql", "--format", "json", "-f", script.to_str().unwrap()]);
+    let out = weir(&[
+        "sql",
+        "--format",
+        "json",
+        "--copy-dir",
+        dir.to_str().unwrap(),
+        "-f",
+        script.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     no_panic(&out);
     let lines = json_lines(&out);
@@ -274,16 +282,14 @@ fn header_off_a_delimiter_and_standard_input() {
          SELECT COUNT(*) AS n, COUNT(name) AS named FROM t",
         data.display()
     );
-    let out = weir_with_input(&["sql", "--format", "json", "-"], Some(&script));
+    let dir_arg = dir.to_str().unwrap();
+    let args = ["sql", "--format", "json", "--copy-dir", dir_arg, "-"];
+    let out = weir_with_input(&args, Some(&script));
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let lines = json_lines(&out);
     let named = ROWS.iter().filter(|r| r.1.is_some()).count();
     // The tracing subscriber shows the runtime's debug events when RUST_LOG asks for them.
-    let logged = weir_with_env(
-        &["sql", "--format", "json", "-"],
-        Some(&script),
-        &[("RUST_LOG", "weir=debug")],
-    );
+    let logged = weir_with_env(&args, Some(&script), &[("RUST_LOG", "weir=debug")]);
     assert!(logged.status.success(), "{}", stderr(&logged));
     assert_eq!(json_lines(&logged), lines);
     let log = stderr(&logged);
@@ -315,7 +321,9 @@ fn bad_input_is_a_clear_error_in_json_and_stops_the_script() {
             "Parquet",
         ),
     ] {
-        let out = weir(&["sql", "--format", "json", &format!("{sql}; SELECT 1")]);
+        let script = format!("{sql}; SELECT 1");
+        let dir_arg = dir.to_str().unwrap();
+        let out = weir(&["sql", "--format", "json", "--copy-dir", dir_arg, &script]);
         assert!(!out.status.success(), "{sql}");
         no_panic(&out);
         let lines = json_lines(&out);
@@ -329,6 +337,69 @@ fn bad_input_is_a_clear_error_in_json_and_stops_the_script() {
             "nothing runs after the error: {lines:?}"
         );
     }
+}
+
+/// The README's first session: `weir sql -f script.sql` in the directory of `sales.csv`
+/// loads it with a relative path, and writes `sales.parquet` beside it. COPY reaches the
+/// current directory and each `--copy-dir`, nothing else, also through `..`; its error
+/// quotes no file contents.
+#[test]
+fn copy_reaches_the_current_directory_and_copy_dirs_only() {
+    let dir = temp_dir("readme");
+    std::fs::write(
+        dir.join("sales.csv"),
+        "region,day,amount\nnorth,2024-03-01,12.50\n\"south, east\",2024-03-01,7.25\nnorth,2024-03-02,\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("script.sql"),
+        "CREATE TABLE sales (region VARCHAR, day DATE, amount DECIMAL(10, 2));\n\
+         COPY sales FROM 'sales.csv' (FORMAT csv, HEADER true);\n\
+         SELECT region, COUNT(*) AS n, SUM(amount) AS total FROM sales GROUP BY region ORDER BY region;\n\
+         COPY (SELECT * FROM sales WHERE amount IS NOT NULL) TO 'sales.parquet' (FORMAT parquet);\n",
+    )
+    .unwrap();
+    let out = weir_in(Some(&dir), &["sql", "-f", "script.sql"], None, &[]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("(3 rows affected)") && text.contains("(2 rows affected)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("south, east") && text.contains("12.50"),
+        "{text}"
+    );
+    assert!(dir.join("sales.parquet").exists());
+    // A file outside the current directory: refused, naming where COPY may go, without a
+    // word of the file.
+    let elsewhere = temp_dir("readme-elsewhere");
+    std::fs::write(elsewhere.join("secret.csv"), "the secret text\n").unwrap();
+    let copy =
+        "CREATE TABLE s (x BIGINT); COPY s FROM '../weir-cli-readme-elsewhere-PID/secret.csv'"
+            .replace("PID", &std::process::id().to_string());
+    let out = weir_in(Some(&dir), &["sql", &copy], None, &[]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("outside the directories COPY may use"),
+        "{err}"
+    );
+    assert!(!err.contains("secret text"), "{err}");
+    // With --copy-dir it may: the bad value is quoted as a short excerpt.
+    let other = elsewhere.to_str().unwrap();
+    let out = weir_in(Some(&dir), &["sql", "--copy-dir", other, &copy], None, &[]);
+    let err = stderr(&out);
+    assert!(err.contains("'the secret text' is not a BIGINT"), "{err}");
+    std::fs::write(elsewhere.join("long.csv"), format!("{}\n", "y".repeat(500))).unwrap();
+    let long = copy.replace("secret.csv", "long.csv");
+    let out = weir_in(Some(&dir), &["sql", "--copy-dir", other, &long], None, &[]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("'{}'... is not a BIGINT", "y".repeat(32))),
+        "{err}"
+    );
+    assert!(!err.contains(&"y".repeat(33)), "{err}");
 }
 
 #[test]
@@ -374,7 +445,11 @@ fn shell_runs_a_piped_script_and_goes_on_after_errors() {
         b = bad.display(),
         m = more.display(),
     );
-    let out = weir_with_input(&["shell", "--nodes", "2"], Some(&script));
+    let dir_arg = dir.to_str().unwrap();
+    let out = weir_with_input(
+        &["shell", "--nodes", "2", "--copy-dir", dir_arg],
+        Some(&script),
+    );
     no_panic(&out);
     let err = stderr(&out);
     let text = stdout(&out);

@@ -118,8 +118,20 @@ pub fn evaluate_scalar(expr: &Expr, params: &[Value]) -> Result<Value> {
 }
 
 /// Evaluates `expr` over `batch` recursively: the operands first, then the expression's
-/// family (a column reference borrows the batch's column).
+/// family (a column reference borrows the batch's column). Each level takes a few KiB of
+/// stack, so a deep expression (the planner allows 1,000 levels, a decoded one
+/// [`MAX_DECODE_DEPTH`](crate::decode::MAX_DECODE_DEPTH)) goes on on a new stack segment
+/// when the thread's runs short, instead of overflowing it.
 fn eval<'a>(expr: &Expr, batch: &'a Batch, params: &[Value]) -> Result<Val<'a>> {
+    stacker::maybe_grow(
+        crate::decode::STACK_RED_ZONE,
+        crate::decode::STACK_SEGMENT,
+        || eval_node(expr, batch, params),
+    )
+}
+
+/// One level of [`eval`].
+fn eval_node<'a>(expr: &Expr, batch: &'a Batch, params: &[Value]) -> Result<Val<'a>> {
     let n = batch.num_rows();
     match expr {
         Expr::Column(i) => {

@@ -60,6 +60,8 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::Extract | F::DateTrunc => (2, 2, &[]),
         F::AddInterval => (4, 4, &[]),
         F::TooManyRows => (1, 1, &[]),
+        F::Repeat => (2, 2, &[Arg::Text, Arg::Integer]),
+        F::LPad | F::RPad => (2, 3, &[Arg::Text, Arg::Integer, Arg::Text]),
     }
 }
 

@@ -62,6 +62,7 @@ impl Cluster {
                 fragment_cache: config.fragment_cache,
                 write_replies: write_replies.clone(),
                 membership: Default::default(),
+                max_value_bytes: config.max_value_bytes,
             })
             .collect();
         let counters = setups.iter().map(|s| s.counters.clone()).collect();

@@ -57,6 +57,8 @@ pub struct ClusterBuilder {
     pub(super) durability: Durability,
     pub(super) checkpoint_bytes: u64,
     pub(super) disk: Option<DiskSeam>,
+    pub(super) max_value_bytes: usize,
+    pub(super) copy_dirs: Option<Vec<PathBuf>>,
 }
 
 /// A file system for the nodes' directories other than the real one (tests inject faults).
@@ -96,6 +98,8 @@ impl Default for ClusterBuilder {
             durability: Durability::Fsync,
             checkpoint_bytes: crate::node::journal::DEFAULT_CHECKPOINT_BYTES,
             disk: None,
+            max_value_bytes: weir_operators::limits::DEFAULT_MAX_VALUE_BYTES,
+            copy_dirs: None,
         }
     }
 }
@@ -352,5 +356,57 @@ impl ClusterBuilder {
     /// this process).
     pub fn connect_addrs(&self) -> &[String] {
         &self.connect
+    }
+
+    /// The largest value, in bytes, a SQL function may make (default
+    /// [`DEFAULT_MAX_VALUE_BYTES`](weir_operators::limits::DEFAULT_MAX_VALUE_BYTES), 64 MiB):
+    /// `replace`, `repeat`, `lpad`, `rpad`, `concat`, `||`, `lower` and `upper` size each
+    /// result before they build it and fail with [`Error::ValueTooLarge`](crate::Error) past
+    /// it, on the nodes as while the planner folds constants on the caller's thread.
+    ///
+    /// ```
+    /// use weir_runtime::{Cluster, Error};
+    /// let cluster = Cluster::builder().nodes(1).max_value_size(1000).build().unwrap();
+    /// let err = cluster.query("SELECT repeat('ab', 501)", &[]).unwrap_err();
+    /// assert!(matches!(err, Error::ValueTooLarge { .. }), "{err}");
+    /// assert_eq!(cluster.query("SELECT repeat('ab', 500)", &[]).unwrap().num_rows(), 1);
+    /// ```
+    pub fn max_value_size(mut self, bytes: usize) -> Self {
+        self.max_value_bytes = bytes;
+        self
+    }
+
+    /// The largest value a SQL function may make (see [`ClusterBuilder::max_value_size`]).
+    pub fn max_value_bytes(&self) -> usize {
+        self.max_value_bytes
+    }
+
+    /// The directories `COPY ... FROM 'path'` may read from and `COPY ... TO 'path'` may write
+    /// to: the path (relative ones from the process's current directory), its symbolic links
+    /// and `..` resolved, must lie inside one of them, or the COPY fails naming them. Without
+    /// this call a cluster's COPY reaches any path the process can (as it always did); with
+    /// an empty list, none. `weir sql` and `weir shell` allow the current directory and each
+    /// `--copy-dir`.
+    ///
+    /// ```
+    /// use weir_runtime::{Cluster, Error};
+    /// let dir = std::env::temp_dir().join(format!("weir-copy-dirs-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let cluster = Cluster::builder().nodes(1).copy_dirs([&dir]).build().unwrap();
+    /// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
+    /// let inside = format!("COPY t TO '{}'", dir.join("t.csv").display());
+    /// assert_eq!(cluster.execute(&inside).unwrap(), 0);
+    /// let err = cluster.execute("COPY t FROM '/etc/passwd'").unwrap_err();
+    /// assert!(matches!(err, Error::Invalid(_)) && err.to_string().contains("outside"), "{err}");
+    /// # cluster.shutdown();
+    /// ```
+    pub fn copy_dirs<P: Into<PathBuf>>(mut self, dirs: impl IntoIterator<Item = P>) -> Self {
+        self.copy_dirs = Some(dirs.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The directories COPY may use, if limited (see [`ClusterBuilder::copy_dirs`]).
+    pub fn copy_dir_list(&self) -> Option<&[PathBuf]> {
+        self.copy_dirs.as_deref()
     }
 }

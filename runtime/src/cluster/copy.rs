@@ -12,6 +12,11 @@
 //! The format defaults to the file's extension (`.parquet` / `.pq` is Parquet, anything else
 //! CSV); `HEADER` defaults to false. Progress of a load goes to the callback of
 //! [`Cluster::execute_with_progress`].
+//!
+//! Where a COPY may read and write is the cluster's
+//! [`ClusterBuilder::copy_dirs`](crate::ClusterBuilder::copy_dirs): with a list, the path is
+//! resolved (`confine`) and must lie inside one of its directories, and the file opened is
+//! the resolved one.
 
 use super::Cluster;
 use crate::error::{Error, Result};
@@ -260,6 +265,65 @@ fn widen(batch: Batch, indices: &[usize], table: &Schema) -> Result<Batch> {
     Batch::with_row_count(columns, n).map_err(|e| Error::Invalid(e.to_string()))
 }
 
+/// `path` made absolute (from the current directory) with every symbolic link and `..` of
+/// the part of it that exists resolved; the rest, which does not exist yet, appended as it is
+/// (a `..` in it is an error).
+fn resolve(path: &Path) -> std::io::Result<PathBuf> {
+    let absolute = std::env::current_dir()?.join(path);
+    let mut missing = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        match at.canonicalize() {
+            Ok(mut resolved) => {
+                resolved.extend(missing.iter().rev());
+                return Ok(resolved);
+            }
+            Err(e) => match (at.file_name(), at.parent()) {
+                (Some(name), Some(parent)) => {
+                    missing.push(name.to_os_string());
+                    at = parent;
+                }
+                _ => return Err(e),
+            },
+        }
+    }
+}
+
+/// The file a COPY uses for `path`: `path` itself when `dirs` is `None` (any path); else its
+/// resolved form ([`resolve`]), which must lie inside one of `dirs` (resolved too), or an
+/// error naming them. A path that does not exist is judged by where it would be, so the
+/// error does not tell whether a file outside exists.
+fn confine(path: &Path, dirs: Option<&[PathBuf]>) -> Result<PathBuf> {
+    let Some(dirs) = dirs else {
+        return Ok(path.to_path_buf());
+    };
+    let named = || {
+        let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        if list.is_empty() {
+            "none".to_string()
+        } else {
+            list.join(", ")
+        }
+    };
+    let outside = || {
+        invalid(format!(
+            "COPY: '{}' is outside the directories COPY may use ({})",
+            path.display(),
+            named()
+        ))
+    };
+    let resolved = resolve(path).map_err(|_| outside())?;
+    let inside = dirs
+        .iter()
+        .filter_map(|d| resolve(d).ok())
+        .any(|d| resolved.starts_with(d));
+    if inside {
+        Ok(resolved)
+    } else {
+        Err(outside())
+    }
+}
+
 /// The format a file's extension names: Parquet for `.parquet` and `.pq`, else CSV.
 fn format_of(path: &Path) -> Format {
     match path.extension().and_then(|e| e.to_str()) {
@@ -321,7 +385,12 @@ impl Cluster {
         if !is_copy(sql) {
             return None;
         }
-        Some(parse(sql).and_then(|c| match &c.source {
+        let dirs = self.inner.config.copy_dirs.as_deref();
+        let parsed = parse(sql).and_then(|mut c| {
+            c.path = confine(&c.path, dirs)?;
+            Ok(c)
+        });
+        Some(parsed.and_then(|c| match &c.source {
             CopyFrom::IntoTable(table, columns) => self.copy_from(table, columns, &c, progress),
             CopyFrom::Query(query) => self.copy_to(query, &c, progress),
         }))
@@ -503,5 +572,52 @@ mod tests {
             "{err}"
         );
         assert!(parse("COPY t FROM STDIN").is_err());
+    }
+
+    #[test]
+    fn paths_are_confined_to_the_allowed_directories() {
+        let root = std::env::temp_dir().join(format!("weir-confine-{}", std::process::id()));
+        let allowed = root.join("allowed");
+        let other = root.join("other");
+        std::fs::create_dir_all(&allowed).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("secret.csv"), "1\n").unwrap();
+        let dirs = [allowed.clone()];
+        let ok = |p: &Path| confine(p, Some(&dirs));
+        // Inside, existing or not yet.
+        assert!(ok(&allowed.join("new.csv"))
+            .unwrap()
+            .ends_with("allowed/new.csv"));
+        assert!(ok(&allowed.join("sub/new.csv")).is_ok());
+        // Outside, whether it exists or not, and through `..`.
+        for p in [
+            other.join("secret.csv"),
+            other.join("missing.csv"),
+            allowed.join("../other/secret.csv"),
+            allowed.join("missing/../../other/x.csv"),
+            PathBuf::from("/etc/passwd"),
+        ] {
+            let e = ok(&p).unwrap_err().to_string();
+            assert!(
+                e.contains("outside the directories") && e.contains("allowed"),
+                "{e}"
+            );
+        }
+        // A symbolic link inside that points outside is outside.
+        #[cfg(unix)]
+        {
+            let link = allowed.join("link.csv");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(other.join("secret.csv"), &link).unwrap();
+            assert!(ok(&link).is_err());
+        }
+        // No list: any path, as given; an empty list: none.
+        assert_eq!(
+            confine(Path::new("/etc/passwd"), None).unwrap(),
+            Path::new("/etc/passwd")
+        );
+        let e = confine(&allowed.join("a.csv"), Some(&[])).unwrap_err();
+        assert!(e.to_string().contains("(none)"), "{e}");
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -232,6 +232,7 @@ impl Cluster {
             fragment_cache: config.fragment_cache,
             write_replies: write_replies.clone(),
             membership: membership.clone(),
+            max_value_bytes: config.max_value_bytes,
         };
         let system = NodeSystem::start("weir-client", 1, config.idle_spin, vec![setup])?;
         // The client dials the data nodes it was given until it closes.

@@ -29,11 +29,15 @@ impl Cluster {
     /// does not know fetches the catalog (another client may have made the table) and is
     /// planned again.
     pub(super) fn plan_statement(&self, sql: &str, params: &[Value]) -> Result<CachedStatement> {
+        // The planner folds constants on this thread: under the cluster's value limit.
+        let max = self.inner.config.max_value_bytes;
         let plan = || {
             let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
-            self.inner
-                .plans
-                .get_or_plan(sql, &catalog, params, self.inner.config.partitions)
+            weir_operators::limits::with_max_value_bytes(max, || {
+                self.inner
+                    .plans
+                    .get_or_plan(sql, &catalog, params, self.inner.config.partitions)
+            })
         };
         match plan() {
             Err(weir_planner::PlanError::UnknownTable(_)) if self.refresh_catalog()? => Ok(plan()?),

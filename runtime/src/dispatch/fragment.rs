@@ -227,7 +227,7 @@ impl FragmentActor {
                 .start()
                 .recipient()
             }
-            PhysicalPlan::Exchange { id, .. } => {
+            PhysicalPlan::Exchange { id, schema } => {
                 let senders = spec
                     .inputs
                     .iter()
@@ -237,6 +237,7 @@ impl FragmentActor {
                 ExchangeRecvActor::new(
                     spec.query,
                     *id,
+                    schema.len(),
                     &senders,
                     self.links(),
                     spec.protocol,
@@ -386,13 +387,15 @@ impl Handler<OpStopped> for FragmentActor {
 }
 
 /// How the initiator is told of a kernel's failure `e`: typed where the user can tell the
-/// kinds apart (overflow, division by zero, cast), a kill for a refused reservation.
+/// kinds apart (overflow, division by zero, cast, a value too large), a kill for a refused
+/// reservation.
 fn error_kind(e: &OpError) -> ErrorKind {
     match e {
         OpError::Cancelled(_) | OpError::Memory(_) => ErrorKind::Killed,
         OpError::Overflow(_) => ErrorKind::Overflow,
         OpError::DivisionByZero(_) => ErrorKind::DivisionByZero,
         OpError::Cast { .. } => ErrorKind::Cast,
+        OpError::ValueTooLarge(_) => ErrorKind::ValueTooLarge,
         _ => ErrorKind::Execution,
     }
 }

@@ -65,6 +65,8 @@ pub struct NodeActor {
     breaker: Arc<BreakerCounters>,
     /// The client node's actor, told of this node's crashes.
     client: Option<Recipient<NodeMsg>>,
+    /// The largest value a function may make, set on the node's thread when it starts.
+    max_value_bytes: usize,
     _live: LiveGuard,
 }
 
@@ -94,6 +96,9 @@ pub struct NodeSetup {
     pub write_replies: Arc<WriteReplies>,
     /// What the node knows of a cluster of processes (a default one in process).
     pub membership: Arc<Membership>,
+    /// The largest value a function may make on the node's thread
+    /// ([`weir_operators::limits`]).
+    pub max_value_bytes: usize,
 }
 
 impl NodeSetup {
@@ -113,6 +118,7 @@ impl NodeSetup {
             fragment_cache: DEFAULT_FRAGMENT_CACHE,
             write_replies: Arc::default(),
             membership: Arc::default(),
+            max_value_bytes: weir_operators::limits::DEFAULT_MAX_VALUE_BYTES,
         }
     }
 }
@@ -165,6 +171,7 @@ impl NodeActor {
             fragment_cache,
             write_replies,
             membership,
+            max_value_bytes,
             ..
         } = setup;
         // Senders on other nodes of this process reserve room for their batches in this
@@ -185,6 +192,7 @@ impl NodeActor {
             membership,
             breaker,
             client: None,
+            max_value_bytes,
             _live: live,
         }
     }
@@ -512,6 +520,9 @@ impl Actor for NodeActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        // Every actor of this thread is of this node's cluster: the thread evaluates under
+        // its limit.
+        weir_operators::limits::set_max_value_bytes(self.max_value_bytes);
         ctx.run_interval(Duration::from_secs(1), |act, _| {
             act.router.expire(PARKED_HORIZON);
             act.installs.expire();

@@ -27,6 +27,9 @@ struct SenderState {
 pub struct ExchangeRecvActor {
     query: QueryId,
     exchange: u32,
+    /// Columns of the batches the exchange carries: a batch from another node that has
+    /// another count is refused (the kernels above index its columns).
+    width: usize,
     links: Links,
     protocol: Protocol,
     out: Output,
@@ -38,10 +41,13 @@ pub struct ExchangeRecvActor {
 }
 
 impl ExchangeRecvActor {
-    /// A receiver for `exchange` of `query`, expecting one channel from each of `senders`.
+    /// A receiver for `exchange` of `query`, whose batches have `width` columns, expecting one
+    /// channel from each of `senders`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         query: QueryId,
         exchange: u32,
+        width: usize,
         senders: &[NodeId],
         links: Links,
         protocol: Protocol,
@@ -52,6 +58,7 @@ impl ExchangeRecvActor {
         ExchangeRecvActor {
             query,
             exchange,
+            width,
             protocol,
             out,
             link,
@@ -161,6 +168,17 @@ impl Handler<RemoteBatch> for ExchangeRecvActor {
         // Duplicates (an id already taken) are dropped; early arrivals wait for their turn,
         // so every channel is consumed exactly once and in order.
         if state.done || msg.msg.batch_id < state.next_id {
+            return;
+        }
+        // A batch decoded from another node is checked against the exchange's width once
+        // here (one moved within this node is the plan's own).
+        let width = msg.msg.rows.as_ref().map_or(self.width, Batch::num_columns);
+        if msg.from != self.links.node.shared.id && width != self.width {
+            let e = OpError::Internal(format!(
+                "a batch of {width} columns from node {} on exchange {}, which carries {}",
+                msg.from, self.exchange, self.width
+            ));
+            self.fail(e, ctx);
             return;
         }
         // The first copy to arrive carries the reservation (see `Network::send_with`).

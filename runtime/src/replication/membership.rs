@@ -217,9 +217,31 @@ pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
     }))
 }
 
-/// The catalog snapshot `bytes` encode.
+/// The catalog snapshot `bytes` encode, checked: every table's key, indexed and NOT NULL
+/// columns are its columns, the key's distinct, and it has partitions (the planner indexes
+/// a table's columns by these).
 pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
-    codec::decode(&bytes.0)
+    let snapshot: CatalogSnapshot = codec::decode(&bytes.0)?;
+    for def in &snapshot.tables {
+        let columns = def.schema.len();
+        let named = def
+            .primary_key
+            .iter()
+            .chain(def.indexes.iter().map(|i| &i.column))
+            .chain(&def.not_null);
+        let mut key = def.primary_key.clone();
+        key.sort_unstable();
+        if named.into_iter().any(|&c| c >= columns)
+            || key.windows(2).any(|w| w[0] == w[1])
+            || def.partitions == 0
+        {
+            return Err(crate::error::Error::Codec(format!(
+                "the catalog's table {} is malformed (a key, index or NOT NULL column it does not have, a repeated key column, or no partitions)",
+                def.name
+            )));
+        }
+    }
+    Ok(snapshot)
 }
 
 /// The message that publishes catalog `snapshot` as of `epoch`.

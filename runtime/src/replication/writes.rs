@@ -149,11 +149,11 @@ pub mod participant {
             for w in &req.parts {
                 let p = w.partition;
                 let have = storage.version(table, p);
-                if have + 1 != w.version {
+                if have.checked_add(1) != Some(w.version) {
                     let why = format!(
                         "{}: copy of partition {p} of {table} is at version {have}, not {}",
                         shared.name,
-                        w.version - 1
+                        w.version.wrapping_sub(1)
                     );
                     return (reply(Some(WriteRefusal::Other(why))), None);
                 }

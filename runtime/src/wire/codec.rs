@@ -6,6 +6,30 @@
 use crate::error::{Error, Result};
 use serde::{de::DeserializeOwned, Serialize};
 
+/// The serde impls of a message type deriving them with `#[serde(remote = "Self")]`:
+/// serialize as derived; deserialize as derived, then checked
+/// ([`weir_operators::decode::Checked`]), so that a decoded value that breaks the type's
+/// invariants is a decode error.
+macro_rules! checked_serde {
+    ($t:ty) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                <$t>::serialize(self, s)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let value = <$t>::deserialize(d)?;
+                weir_operators::decode::Checked::check(&value).map_err(serde::de::Error::custom)?;
+                Ok(value)
+            }
+        }
+    };
+}
+
+pub(crate) use checked_serde;
+
 /// Largest message the decoder accepts.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
 

@@ -7,13 +7,54 @@
 use crate::wire::ids::NodeId;
 use serde::{Deserialize, Serialize};
 
-/// Which node serves each partition, packed.
+/// Which node serves each partition, packed. A decoded map is checked: its nodes sorted and
+/// distinct, a field width that holds their codes, as many words as its partitions need, and
+/// no code past its nodes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PartitionMap {
     nodes: Vec<NodeId>,
     partitions: u32,
     bits: u8,
     packed: Vec<u64>,
+}
+
+crate::wire::codec::checked_serde!(PartitionMap);
+
+impl weir_operators::decode::Checked for PartitionMap {
+    fn check(&self) -> Result<(), String> {
+        if self.nodes.windows(2).any(|w| w[0] >= w[1]) {
+            return Err("a partition map's nodes are not sorted and distinct".into());
+        }
+        let needed = (usize::BITS - self.nodes.len().leading_zeros()).max(1);
+        if !(needed..=32).contains(&u32::from(self.bits)) {
+            return Err(format!(
+                "a partition map of {} nodes with {}-bit codes",
+                self.nodes.len(),
+                self.bits
+            ));
+        }
+        let per_word = 64 / self.bits as usize;
+        let words = (self.partitions as usize).div_ceil(per_word);
+        if self.packed.len() != words {
+            return Err(format!(
+                "a partition map of {} partitions in {} words, not {words}",
+                self.partitions,
+                self.packed.len()
+            ));
+        }
+        let mask = (1u64 << self.bits) - 1;
+        let codes = self.packed.iter().flat_map(|&w| {
+            (0..per_word).map(move |slot| (w >> (slot * self.bits as usize)) & mask)
+        });
+        if codes
+            .take(self.partitions as usize)
+            .any(|c| c > self.nodes.len() as u64)
+        {
+            return Err("a partition map names a node it does not list".into());
+        }
+        Ok(())
+    }
 }
 
 impl PartitionMap {
@@ -91,7 +132,9 @@ impl PartitionMap {
         // The lowest bit of every field, and the node's code in every field.
         let lows = (0..per_word).fold(0u64, |m, slot| m | 1 << (slot * bits));
         let pattern = lows.wrapping_mul(i as u64 + 1);
-        let mut out = Vec::with_capacity(self.partitions as usize / self.nodes.len());
+        // A first guess at the share of one node, bounded: the map came from another node.
+        let guess = (self.partitions as usize / self.nodes.len()).min(1 << 16);
+        let mut out = Vec::with_capacity(guess);
         // Word by word, all fields at once: a field equals the code where `word ^ pattern`
         // has no bit set in it; OR-ing the field's bits down onto its lowest bit finds those.
         for (w, &word) in self.packed.iter().enumerate() {
@@ -206,6 +249,72 @@ mod tests {
             let decoded: PartitionMap =
                 crate::wire::codec::decode(&crate::wire::codec::encode(&map).unwrap()).unwrap();
             proptest::prop_assert_eq!(decoded.to_owners(), owners);
+        }
+    }
+
+    /// Maps forged with a huge partition count, too few words, codes past the nodes, a
+    /// field too narrow or nodes out of order are refused at decode: none is ever asked for
+    /// its partitions.
+    #[test]
+    fn forged_maps_are_refused_when_decoded() {
+        #[derive(serde::Serialize)]
+        struct Raw {
+            nodes: Vec<NodeId>,
+            partitions: u32,
+            bits: u8,
+            packed: Vec<u64>,
+        }
+        let decode = |r: Raw| {
+            let bytes = crate::wire::codec::encode(&r).unwrap();
+            crate::wire::codec::decode::<PartitionMap>(&bytes)
+        };
+        let ok = Raw {
+            nodes: vec![0, 2],
+            partitions: 40,
+            bits: 2,
+            packed: vec![0x5555_5555, 0xA],
+        };
+        assert_eq!(decode(ok).unwrap().partitions_of(2), vec![32, 33]);
+        for (bad, why) in [
+            (
+                Raw {
+                    nodes: vec![0],
+                    partitions: u32::MAX,
+                    bits: 1,
+                    packed: vec![u64::MAX],
+                },
+                "words",
+            ),
+            (
+                Raw {
+                    nodes: vec![0],
+                    partitions: 3,
+                    bits: 2,
+                    packed: vec![0b11],
+                },
+                "does not list",
+            ),
+            (
+                Raw {
+                    nodes: vec![0, 1, 2],
+                    partitions: 3,
+                    bits: 1,
+                    packed: vec![0],
+                },
+                "codes",
+            ),
+            (
+                Raw {
+                    nodes: vec![2, 1],
+                    partitions: 3,
+                    bits: 2,
+                    packed: vec![0],
+                },
+                "sorted",
+            ),
+        ] {
+            let e = decode(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
         }
     }
 }

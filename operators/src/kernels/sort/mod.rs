@@ -171,7 +171,7 @@ impl Operator for SortOp {
         self.batches.push(batch);
         self.key_cols.push(keys);
         if let Some(k) = self.limit {
-            if self.rows > (2 * k).max(self.ctx.batch_size.max(1024)) {
+            if self.rows > k.saturating_mul(2).max(self.ctx.batch_size.max(1024)) {
                 self.compact(k)?;
             }
         }

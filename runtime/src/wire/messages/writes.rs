@@ -2,10 +2,13 @@
 
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
+use weir_operators::decode::Checked;
 use weir_operators::{Batch, Schema, Value};
 
-/// How a data node lays out a table's partition copies it does not hold yet.
+/// How a data node lays out a table's partition copies it does not hold yet. A decoded one is
+/// checked: its key and indexed columns are columns of its schema, the key's distinct.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TableLayout {
     /// Table name (lowercase, as stored).
     pub table: String,
@@ -15,6 +18,32 @@ pub struct TableLayout {
     pub primary_key: Vec<usize>,
     /// Columns with a secondary index.
     pub indexed: Vec<usize>,
+}
+
+crate::wire::codec::checked_serde!(TableLayout);
+
+impl Checked for TableLayout {
+    fn check(&self) -> Result<(), String> {
+        let columns = self.schema.len();
+        let out = |what: &str, c: usize| {
+            format!(
+                "the layout of {} names {what} column {c} of {columns}",
+                self.table
+            )
+        };
+        if let Some(&c) = self.primary_key.iter().find(|&&c| c >= columns) {
+            return Err(out("key", c));
+        }
+        if let Some(&c) = self.indexed.iter().find(|&&c| c >= columns) {
+            return Err(out("indexed", c));
+        }
+        let mut key = self.primary_key.clone();
+        key.sort_unstable();
+        if key.windows(2).any(|w| w[0] == w[1]) {
+            return Err(format!("the layout of {} repeats a key column", self.table));
+        }
+        Ok(())
+    }
 }
 
 /// Client → data node, phase one of a write: check that the changes can be made to the node's
