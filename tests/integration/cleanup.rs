@@ -154,3 +154,24 @@ fn shutdown_with_queries_in_flight_ends_them_and_panics_nowhere() {
         "a thread panicked"
     );
 }
+
+/// A stream dropped as soon as it is made cancels a query whose actor may not have been
+/// created yet: once the cluster says it is idle, no actor of that query appears afterwards.
+#[test]
+fn a_stream_dropped_at_once_leaves_the_cluster_idle_for_good() {
+    let c = setup();
+    let baseline = c.stats().live_actors();
+    for round in 0..200 {
+        drop(
+            c.query_stream("SELECT id, v FROM t ORDER BY v", &[])
+                .unwrap(),
+        );
+        assert_idle(&c);
+        let per_node: Vec<usize> = c.stats().nodes.iter().map(|n| n.live_actors).collect();
+        assert_eq!(
+            per_node.iter().sum::<usize>(),
+            baseline,
+            "round {round}: actors after the cluster was idle: {per_node:?}"
+        );
+    }
+}

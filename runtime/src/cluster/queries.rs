@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::exec::edge::EdgeRegistry;
 use crate::memory::estimate::BuildEstimate;
 use crate::node::handle::NodeHandle;
+use crate::node::state::LiveGuard;
 use crate::query::actor::{QueryActor, QuerySetup};
 use crate::query::placement;
 use crate::query::result::{QueryResult, QueryStream};
@@ -185,9 +186,12 @@ impl Cluster {
                 Arc::new(move |plan: &QueryPlan, params: &[Value]| inner.schedule(plan, params))
             },
         };
+        // Counted live from here, not from when its arbiter gets to create it: a stream
+        // dropped at once must not let the cluster look idle before its query actor runs.
+        let live = LiveGuard::new(&handle.shared);
         let addr =
             QueryActor::start_in_arbiter(&self.inner.arbiters[self.inner.local], move |_| {
-                QueryActor::new(setup, handle)
+                QueryActor::new(setup, handle, live)
             });
         Ok(QueryStream {
             rx,

@@ -174,13 +174,28 @@ impl Cluster {
         }
     }
 
-    /// Waits until no query's actors are alive and no memory is accounted, or `timeout`
-    /// passes. Returns whether the cluster became idle.
+    /// Per node of this process: (protocol messages its actor handled, messages handed to it).
+    fn inbox_counts(&self) -> Vec<(u64, u64)> {
+        self.inner.nodes.iter().map(|n| n.inbox.read()).collect()
+    }
+
+    /// Waits until no query's actors are alive, no memory is accounted and no node has a
+    /// protocol message waiting in its mailbox, or `timeout` passes. Returns whether the
+    /// cluster became idle.
     pub fn wait_idle(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
+            // Messages in a node's mailbox may yet start actors (a query's start arriving after
+            // its cancel): idle is no message waiting, before and after the figures are read.
+            let before = self.inbox_counts();
             let s = self.stats();
-            if s.live_actors() == self.baseline_actors() && s.memory_reserved() == 0 {
+            let after = self.inbox_counts();
+            let waiting = before.iter().any(|(handled, sent)| handled != sent);
+            if !waiting
+                && before == after
+                && s.live_actors() == self.baseline_actors()
+                && s.memory_reserved() == 0
+            {
                 return true;
             }
             if Instant::now() >= deadline {

@@ -152,7 +152,10 @@ pub fn start_node(arbiter: &ArbiterHandle, setup: NodeSetup) -> Addr<NodeActor> 
     );
     network.attach(
         shared.id,
-        Some(Arc::new(NodeInbox(addr.clone().recipient()))),
+        Some(Arc::new(NodeInbox(
+            addr.clone().recipient(),
+            shared.inbox.clone(),
+        ))),
     );
     addr
 }
@@ -247,7 +250,10 @@ impl NodeActor {
         self.shared.up.store(true, Ordering::SeqCst);
         self.network.attach(
             self.shared.id,
-            Some(Arc::new(NodeInbox(ctx.address().recipient()))),
+            Some(Arc::new(NodeInbox(
+                ctx.address().recipient(),
+                self.shared.inbox.clone(),
+            ))),
         );
     }
 
@@ -380,6 +386,7 @@ impl NodeActor {
             self.shared.name.clone(),
         );
         let inbox: Recipient<NodeMsg> = ctx.address().recipient();
+        let count = self.shared.inbox.clone();
         journal.when_durable(
             lsn,
             Box::new(move |durable| {
@@ -392,6 +399,7 @@ impl NodeActor {
                 }
                 let msg = NetMessage::WriteReply(reply);
                 if from == me {
+                    count.sent();
                     inbox.do_send(NodeMsg::Local {
                         from: me,
                         msg,
@@ -476,6 +484,7 @@ impl NodeActor {
 
     fn send(&self, to: NodeId, msg: NetMessage, ctx: &mut Context<Self>) {
         if to == self.shared.id {
+            self.shared.inbox.sent();
             ctx.notify(NodeMsg::Local {
                 from: to,
                 msg,
@@ -535,11 +544,18 @@ impl Handler<NodeMsg> for NodeActor {
 
     fn handle(&mut self, msg: NodeMsg, ctx: &mut Context<Self>) {
         match msg {
-            NodeMsg::Deliver(d) if self.shared.is_up() => self.deliver(d, ctx),
-            NodeMsg::Local { from, msg, mem } if self.shared.is_up() => {
-                self.dispatch(from, msg, mem, ctx)
+            NodeMsg::Deliver(d) => {
+                if self.shared.is_up() {
+                    self.deliver(d, ctx);
+                }
+                self.shared.inbox.handled();
             }
-            NodeMsg::Deliver(_) | NodeMsg::Local { .. } => {}
+            NodeMsg::Local { from, msg, mem } => {
+                if self.shared.is_up() {
+                    self.dispatch(from, msg, mem, ctx);
+                }
+                self.shared.inbox.handled();
+            }
             NodeMsg::FragmentFinished { query, fragment } => {
                 self.fragments.remove(&(query, fragment));
             }

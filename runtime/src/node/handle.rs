@@ -40,6 +40,7 @@ impl NodeHandle {
     /// message (see [`Network::send_with`]).
     pub fn send_with(&self, to: NodeId, msg: NetMessage, mem: Option<Reservation>) {
         if to == self.id() {
+            self.shared.inbox.sent();
             self.inbox.do_send(NodeMsg::Local { from: to, msg, mem });
         } else {
             self.network.send_with(self.id(), to, &msg, mem);

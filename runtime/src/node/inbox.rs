@@ -10,7 +10,37 @@ use crate::wire::carrier::{Deliver, Inbox};
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::NetMessage;
 use actix::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use weir_operators::Reservation;
+
+/// Protocol messages handed to a node's actor ([`NodeMsg::Deliver`] and [`NodeMsg::Local`])
+/// and how many of them it has handled, so that a caller can tell a node with nothing in its
+/// mailbox from one about to start a query's fragments.
+#[derive(Debug, Default)]
+pub struct InboxCount {
+    sent: AtomicU64,
+    handled: AtomicU64,
+}
+
+impl InboxCount {
+    /// A message was handed to the actor.
+    pub fn sent(&self) {
+        self.sent.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The actor has handled a message (after whatever it started is counted).
+    pub fn handled(&self) {
+        self.handled.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// (messages handled, messages handed over): equal when nothing waits in the mailbox.
+    /// `handled` is read first, so a message handled in between shows as waiting.
+    pub fn read(&self) -> (u64, u64) {
+        let handled = self.handled.load(Ordering::SeqCst);
+        (handled, self.sent.load(Ordering::SeqCst))
+    }
+}
 
 /// What a node actor accepts.
 #[derive(Message, Debug)]
@@ -52,10 +82,11 @@ pub enum NodeMsg {
 
 /// A node's door to the network: frames for the node go to its actor as
 /// [`NodeMsg::Deliver`], and a fault plan's crash as [`NodeMsg::Crash`].
-pub struct NodeInbox(pub Recipient<NodeMsg>);
+pub struct NodeInbox(pub Recipient<NodeMsg>, pub Arc<InboxCount>);
 
 impl Inbox for NodeInbox {
     fn deliver(&self, msg: Deliver) {
+        self.1.sent();
         self.0.do_send(NodeMsg::Deliver(msg));
     }
 

@@ -5,6 +5,7 @@ use crate::memory::breaker::{BreakerConfig, JoinMode};
 use crate::memory::joins::RunningJoins;
 use crate::memory::pool::NodePool;
 use crate::memory::view::NodeView;
+use crate::node::inbox::InboxCount;
 use crate::node::journal::{Journal, JournalConfig, Recovery};
 use crate::node::storage::{Change, NodeStorage};
 use crate::wire::ids::NodeId;
@@ -39,6 +40,8 @@ pub struct NodeShared {
     pub edge_high_water: AtomicUsize,
     /// The hash joins running on the node under its memory circuit breaker.
     pub joins: RunningJoins,
+    /// Protocol messages handed to the node's actor and handled by it.
+    pub inbox: Arc<InboxCount>,
 }
 
 impl NodeShared {
@@ -64,6 +67,7 @@ impl NodeShared {
             up: AtomicBool::new(true),
             edge_high_water: AtomicUsize::new(0),
             joins: RunningJoins::default(),
+            inbox: Arc::default(),
         }
     }
 

@@ -151,9 +151,9 @@ pub struct QueryActor {
 }
 
 impl QueryActor {
-    /// A query actor on `node`.
-    pub fn new(setup: QuerySetup, node: NodeHandle) -> Self {
-        let live = LiveGuard::new(&node.shared);
+    /// A query actor on `node`, counted among its live actors by `live` (made by the caller
+    /// when it asks for the actor, before the actor's arbiter creates it).
+    pub fn new(setup: QuerySetup, node: NodeHandle, live: LiveGuard) -> Self {
         let root_feeders = root_feeders(&setup);
         let rng = StdRng::seed_from_u64(setup.seed ^ setup.id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let span = tracing::debug_span!(parent: None, "query", id = setup.id);
