@@ -278,3 +278,67 @@ fn simulated_writes_crashes_and_restarts_under_faults_keep_every_acknowledged_ro
         assert_idle(&c);
     }
 }
+
+/// A commit that does not reach one node: the write times out (its outcome is unknown to the
+/// caller), yet it is decided, so the copies that applied it are current and every copy on the
+/// node that never heard the commit counts stale. That node gives the prepared write up after
+/// its time to live (a bounded wait: the expiry runs once a second), and a restart repairs
+/// its copies.
+#[test]
+fn a_commit_that_times_out_leaves_the_unanswered_copies_stale_and_the_node_drops_the_write() {
+    let c = Cluster::builder()
+        .nodes(3)
+        .partitions(16)
+        .backups(1)
+        .query_timeout(Duration::from_millis(1000))
+        .prepared_write_ttl(Duration::from_millis(1500))
+        .build()
+        .map(TestCluster::new)
+        .unwrap();
+    c.execute("CREATE TABLE r (id BIGINT PRIMARY KEY, v BIGINT)")
+        .unwrap();
+    c.set_faults(Some(FaultPlan {
+        lose: vec![(1, MessageKind::WriteCommit)],
+        ..FaultPlan::default()
+    }));
+    let values: Vec<String> = (0..100).map(|i| format!("({i}, {i})")).collect();
+    let e = c
+        .execute(&format!("INSERT INTO r VALUES {}", values.join(", ")))
+        .unwrap_err();
+    assert!(matches!(e, Error::Timeout(_)), "{e}");
+    // Nodes 0 and 2 applied the write; every copy node 1 holds is behind and counted so.
+    let stale_on_1 = (0..16)
+        .filter(|&p| c.copy_version(1, "r", p) == Some((0, false)))
+        .count();
+    assert!(stale_on_1 > 0, "node 1 holds copies of some partitions");
+    for p in 0..16 {
+        for n in [0, 2] {
+            let (version, current) = c.copy_version(n, "r", p).unwrap();
+            assert!(current && version <= 1, "node {n} partition {p}: {version}");
+        }
+        let (version, _) = c.copy_version(1, "r", p).unwrap();
+        assert_eq!(version, 0, "node 1 never committed partition {p}");
+    }
+    // Node 1 gives the undecided write up.
+    let started = std::time::Instant::now();
+    while c.stats().nodes[1].expired_writes == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the prepared write did not expire"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(c.stats().nodes[1].expired_writes, 1);
+    c.set_faults(None);
+    // Reads come from the current copies: every acknowledged-or-decided row is there once.
+    assert_eq!(ids(&c).unwrap(), (0..100).collect::<Vec<_>>());
+    // A restart repairs node 1's copies from the current ones.
+    c.crash_node(1).unwrap();
+    c.restart_node(1).unwrap();
+    for p in 0..16 {
+        let (_, current) = c.copy_version(1, "r", p).unwrap();
+        assert!(current, "partition {p} repaired on node 1");
+    }
+    assert_eq!(ids(&c).unwrap(), (0..100).collect::<Vec<_>>());
+    assert_idle(&c);
+}

@@ -63,6 +63,7 @@ impl Cluster {
                 write_replies: write_replies.clone(),
                 membership: Default::default(),
                 max_value_bytes: config.max_value_bytes,
+                prepared_write_ttl: config.prepared_write_ttl,
             })
             .collect();
         let counters = setups.iter().map(|s| s.counters.clone()).collect();

@@ -58,6 +58,7 @@ pub struct ClusterBuilder {
     pub(super) checkpoint_bytes: u64,
     pub(super) disk: Option<DiskSeam>,
     pub(super) max_value_bytes: usize,
+    pub(super) prepared_write_ttl: Duration,
     pub(super) copy_dirs: Option<Vec<PathBuf>>,
 }
 
@@ -99,6 +100,7 @@ impl Default for ClusterBuilder {
             checkpoint_bytes: crate::node::journal::DEFAULT_CHECKPOINT_BYTES,
             disk: None,
             max_value_bytes: weir_operators::limits::DEFAULT_MAX_VALUE_BYTES,
+            prepared_write_ttl: crate::dispatch::node_actor::DEFAULT_PREPARED_WRITE_TTL,
             copy_dirs: None,
         }
     }
@@ -379,6 +381,17 @@ impl ClusterBuilder {
     /// The largest value a SQL function may make (see [`ClusterBuilder::max_value_size`]).
     pub fn max_value_bytes(&self) -> usize {
         self.max_value_bytes
+    }
+
+    /// How long a data node holds a write it prepared (phase one of a write with several
+    /// participants) while waiting for its commit or abort; default 60 s, twice the default
+    /// write timeout. A write its client never decides (the client died between the phases)
+    /// is then aborted there, its rows dropped; a commit that arrives later is refused and its
+    /// client counts that copy stale, to be repaired. Keep it above
+    /// [`ClusterBuilder::query_timeout`], which bounds a write's two phases.
+    pub fn prepared_write_ttl(mut self, ttl: Duration) -> Self {
+        self.prepared_write_ttl = ttl;
+        self
     }
 
     /// The directories `COPY ... FROM 'path'` may read from and `COPY ... TO 'path'` may write

@@ -233,6 +233,7 @@ impl Cluster {
             write_replies: write_replies.clone(),
             membership: membership.clone(),
             max_value_bytes: config.max_value_bytes,
+            prepared_write_ttl: config.prepared_write_ttl,
         };
         let system = NodeSystem::start("weir-client", 1, config.idle_spin, vec![setup])?;
         // The client dials the data nodes it was given until it closes.

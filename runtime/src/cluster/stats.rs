@@ -36,6 +36,9 @@ pub struct NodeStats {
     pub fragment_cache_misses: u64,
     /// Messages about a query unknown here (neither running nor lately ended), dropped.
     pub unknown_query_messages: u64,
+    /// Writes prepared on the node and given up because their coordinator never decided them
+    /// (see [`crate::ClusterBuilder::prepared_write_ttl`]).
+    pub expired_writes: u64,
     /// Whether the node's memory circuit breaker is open.
     pub breaker_open: bool,
     /// Times the breaker opened.
@@ -118,6 +121,7 @@ impl Cluster {
                 fragment_cache_hits: c.fragment_cache_hits.load(Ordering::Relaxed),
                 fragment_cache_misses: c.fragment_cache_misses.load(Ordering::Relaxed),
                 unknown_query_messages: c.unknown_query_messages.load(Ordering::Relaxed),
+                expired_writes: c.expired_writes.load(Ordering::Relaxed),
                 breaker_open: n.pool.is_open(),
                 trips: n.pool.trips(),
                 admitted_memory: self.inner.admission.committed(n.id),

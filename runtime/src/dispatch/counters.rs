@@ -14,4 +14,7 @@ pub struct NodeCounters {
     /// Messages about a query that neither runs nor lately ended here (confused or forged
     /// senders): dropped, logged and counted.
     pub unknown_query_messages: AtomicU64,
+    /// Writes prepared here whose coordinator neither committed nor aborted them in time:
+    /// given up, and their held rows dropped.
+    pub expired_writes: AtomicU64,
 }

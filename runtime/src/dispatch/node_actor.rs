@@ -25,7 +25,8 @@ use crate::node::inbox::{NodeInbox, NodeMsg};
 use crate::node::state::{LiveGuard, NodeShared};
 use crate::replication::membership::Membership;
 use crate::replication::resync::{self, Installs, ResyncReply};
-use crate::replication::writes::{participant, WriteReplies};
+use crate::replication::writes::participant::{self, PreparedSince};
+use crate::replication::writes::WriteReplies;
 use crate::wire::carrier::Deliver;
 use crate::wire::codec;
 use crate::wire::ids::{NodeId, QueryId};
@@ -67,8 +68,14 @@ pub struct NodeActor {
     client: Option<Recipient<NodeMsg>>,
     /// The largest value a function may make, set on the node's thread when it starts.
     max_value_bytes: usize,
+    /// When the writes prepared here and not yet decided were prepared.
+    prepared: PreparedSince,
     _live: LiveGuard,
 }
+
+/// How long a write prepared on a node may wait for its decision by default: twice the
+/// default query (and write) timeout.
+pub const DEFAULT_PREPARED_WRITE_TTL: Duration = Duration::from_secs(60);
 
 /// What a node is started with.
 pub struct NodeSetup {
@@ -99,6 +106,9 @@ pub struct NodeSetup {
     /// The largest value a function may make on the node's thread
     /// ([`weir_operators::limits`]).
     pub max_value_bytes: usize,
+    /// How long a write prepared here may wait for its commit or abort before the node gives
+    /// it up ([`crate::ClusterBuilder::prepared_write_ttl`]).
+    pub prepared_write_ttl: Duration,
 }
 
 impl NodeSetup {
@@ -119,6 +129,7 @@ impl NodeSetup {
             write_replies: Arc::default(),
             membership: Arc::default(),
             max_value_bytes: weir_operators::limits::DEFAULT_MAX_VALUE_BYTES,
+            prepared_write_ttl: DEFAULT_PREPARED_WRITE_TTL,
         }
     }
 }
@@ -175,6 +186,7 @@ impl NodeActor {
             write_replies,
             membership,
             max_value_bytes,
+            prepared_write_ttl,
             ..
         } = setup;
         // Senders on other nodes of this process reserve room for their batches in this
@@ -196,6 +208,7 @@ impl NodeActor {
             breaker,
             client: None,
             max_value_bytes,
+            prepared: PreparedSince::new(prepared_write_ttl),
             _live: live,
         }
     }
@@ -305,15 +318,23 @@ impl NodeActor {
             NetMessage::QueryBatchStop(stop) => self.router.stop(from, stop),
             NetMessage::QueryClose(close) => self.close(from, close, ctx),
             NetMessage::WritePrepare(req) => {
+                let (write, one_phase) = (req.write, req.commit);
                 let (reply, lsn) = participant::prepare(&self.shared, *req);
+                if !one_phase && reply.error.is_none() {
+                    self.prepared.prepared(write);
+                }
                 self.reply_when_durable(from, reply, lsn, ctx);
             }
             NetMessage::WriteCommit(c) => {
+                self.prepared.decided(c.write);
                 let (reply, lsn) = participant::commit(&self.shared, c.write);
                 self.reply_when_durable(from, reply, lsn, ctx);
                 self.shared.maybe_checkpoint();
             }
-            NetMessage::WriteAbort(a) => participant::abort(&self.shared, a.write),
+            NetMessage::WriteAbort(a) => {
+                self.prepared.decided(a.write);
+                participant::abort(&self.shared, a.write);
+            }
             NetMessage::WriteReply(reply) => {
                 self.write_replies.deliver(reply.write, from, reply);
             }
@@ -535,6 +556,10 @@ impl Actor for NodeActor {
         ctx.run_interval(Duration::from_secs(1), |act, _| {
             act.router.expire(PARKED_HORIZON);
             act.installs.expire();
+            let expired = act.prepared.expire(&act.shared);
+            act.counters
+                .expired_writes
+                .fetch_add(expired, Ordering::Relaxed);
         });
     }
 }

@@ -212,6 +212,72 @@ pub mod participant {
             tracing::warn!("{}: {e}", shared.name);
         }
     }
+
+    /// When each write prepared on a node was prepared, so that one its coordinator never
+    /// decides (a client that died between the phases) does not hold its rows for ever.
+    #[derive(Debug)]
+    pub struct PreparedSince {
+        since: HashMap<u64, Instant>,
+        ttl: Duration,
+    }
+
+    impl PreparedSince {
+        /// Writes undecided for longer than `ttl` expire.
+        pub fn new(ttl: Duration) -> Self {
+            PreparedSince {
+                since: HashMap::new(),
+                ttl,
+            }
+        }
+
+        /// Write `write` was prepared (now).
+        pub fn prepared(&mut self, write: u64) {
+            self.since.entry(write).or_insert_with(Instant::now);
+        }
+
+        /// Write `write` was committed or aborted.
+        pub fn decided(&mut self, write: u64) {
+            self.since.remove(&write);
+        }
+
+        /// Aborts on node `shared` every write still prepared there that is older than the
+        /// time to live; returns how many. A commit that comes later is refused ("not
+        /// prepared"), and its coordinator counts this copy stale.
+        pub fn expire(&mut self, shared: &NodeShared) -> u64 {
+            let ttl = self.ttl;
+            let old: Vec<u64> = self
+                .since
+                .iter()
+                .filter(|(_, at)| at.elapsed() >= ttl)
+                .map(|(w, _)| *w)
+                .collect();
+            let mut expired = 0;
+            for write in old {
+                self.since.remove(&write);
+                let held = {
+                    let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
+                    storage.is_prepared(write)
+                };
+                if held {
+                    tracing::warn!(
+                        "{}: write {write} prepared {ttl:?} ago and not decided: aborted",
+                        shared.name
+                    );
+                    abort(shared, write);
+                    expired += 1;
+                }
+            }
+            expired
+        }
+    }
+}
+
+/// What [`Coordinator::gather`] heard in one phase.
+struct Heard {
+    /// The nodes that answered, with their refusals.
+    answered: Vec<(NodeId, Option<WriteRefusal>)>,
+    /// Whether the deadline passed before every live node answered.
+    timed_out: bool,
 }
 
 /// What a writer needs to reach the data nodes.
@@ -246,15 +312,16 @@ impl Coordinator<'_> {
         self.network.send(self.client, to, &msg);
     }
 
-    /// Waits for a reply of `phase` from every node in `pending`, dropping nodes that go down.
-    /// Returns the nodes that answered, with their refusals.
+    /// Waits for a reply of `phase` from every node in `pending`, dropping nodes that go down,
+    /// until `deadline`. Returns the nodes that answered, with their refusals, and whether the
+    /// deadline passed before every live node did.
     fn gather(
         &self,
         rx: &Receiver<(NodeId, WriteReply)>,
         phase: WritePhase,
         mut pending: HashSet<NodeId>,
         deadline: Instant,
-    ) -> Result<Vec<(NodeId, Option<WriteRefusal>)>> {
+    ) -> Heard {
         let mut answered = Vec::new();
         while !pending.is_empty() {
             pending.retain(|&n| self.up(n));
@@ -263,7 +330,10 @@ impl Coordinator<'_> {
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(Error::Timeout(self.timeout));
+                return Heard {
+                    answered,
+                    timed_out: true,
+                };
             }
             let wait = (deadline - now).min(Duration::from_millis(5));
             if let Ok((from, reply)) = rx.recv_timeout(wait) {
@@ -272,7 +342,10 @@ impl Coordinator<'_> {
                 }
             }
         }
-        Ok(answered)
+        Heard {
+            answered,
+            timed_out: false,
+        }
     }
 
     /// Writes `parts` (the change to each partition; their versions are set here) of the
@@ -360,13 +433,12 @@ impl Coordinator<'_> {
                 self.send(n, NetMessage::WriteAbort(WriteAbort { write: id }));
             }
         };
-        let prepared = match self.gather(rx, WritePhase::Prepare, nodes.clone(), deadline) {
-            Ok(p) => p,
-            Err(e) => {
-                abort(&nodes);
-                return Err(e);
-            }
-        };
+        let heard = self.gather(rx, WritePhase::Prepare, nodes.clone(), deadline);
+        if heard.timed_out {
+            abort(&nodes);
+            return Err(Error::Timeout(self.timeout));
+        }
+        let prepared = heard.answered;
         if let Some(refusal) = prepared.iter().find_map(|(_, e)| e.clone()) {
             abort(&nodes);
             return Err(refusal.into_error(&layout.table));
@@ -389,10 +461,11 @@ impl Coordinator<'_> {
     }
 
     /// Waits for the commit replies of `committing`, counts the write in the copies' versions,
-    /// and marks stale every copy that did not apply it. An error when a partition has no
-    /// copy that applied it. In one phase (a single participant), a refusal means nothing was
-    /// applied: the write fails and no version moves; no answer in time leaves the copy's
-    /// state unknown: it counts stale.
+    /// and marks stale every copy that did not apply it, including those that did not answer
+    /// in time (their state is unknown; the write is decided, so the versions move and the
+    /// caller gets [`Error::Timeout`]). An error when a partition has no copy that applied it.
+    /// In one phase (a single participant), a refusal means nothing was applied: the write
+    /// fails and no version moves.
     #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
@@ -406,36 +479,21 @@ impl Coordinator<'_> {
         deadline: Instant,
     ) -> Result<()> {
         let table = layout.table.as_str();
-        let bump = |book: &mut ReplicaBook| {
-            for (p, _) in targets_of {
-                let next = book.committed(table, *p) + 1;
-                book.committed
-                    .entry(table.to_string())
-                    .or_default()
-                    .insert(*p, next);
-            }
-        };
-        let committed = match self.gather(rx, WritePhase::Commit, committing.clone(), deadline) {
-            Ok(c) => c,
-            Err(e) => {
-                // The write was decided (commits went out): its versions move.
-                bump(book);
-                if one_phase {
-                    for (p, _) in targets_of {
-                        for &n in &committing {
-                            book.set_stale(table, *p, n, true);
-                        }
-                    }
-                }
-                return Err(e);
-            }
-        };
-        if one_phase {
+        let heard = self.gather(rx, WritePhase::Commit, committing, deadline);
+        let committed = heard.answered;
+        if one_phase && !heard.timed_out {
             if let Some((_, Some(refusal))) = committed.first() {
                 return Err(refusal.clone().into_error(table));
             }
         }
-        bump(book);
+        // The write is decided (its commits went out): its versions move.
+        for (p, _) in targets_of {
+            let next = book.committed(table, *p) + 1;
+            book.committed
+                .entry(table.to_string())
+                .or_default()
+                .insert(*p, next);
+        }
         let applied: HashSet<NodeId> = committed
             .iter()
             .filter(|(_, e)| e.is_none())
@@ -446,6 +504,9 @@ impl Coordinator<'_> {
             for &n in &copies[*p as usize] {
                 book.set_stale(table, *p, n, !applied.contains(&n));
             }
+        }
+        if heard.timed_out {
+            return Err(Error::Timeout(self.timeout));
         }
         match targets_of
             .iter()

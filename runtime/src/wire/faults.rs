@@ -2,6 +2,7 @@
 //! messages, nodes cut off, and a node that crashes after its k-th batch.
 
 use crate::wire::ids::NodeId;
+use crate::wire::messages::MessageKind;
 use crossbeam_channel::{Receiver, Sender};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -22,6 +23,9 @@ pub struct FaultPlan {
     pub delay: Option<(Duration, Duration)>,
     /// Nodes that neither send nor receive.
     pub cut_off: Vec<NodeId>,
+    /// Messages of a kind to or from a node that are lost, and lost again when retransmitted,
+    /// while this plan holds: a node that never gets a write's commit, say.
+    pub lose: Vec<(NodeId, MessageKind)>,
     /// Crash this node right after it sent this many batches.
     pub crash_after: Option<(NodeId, u64)>,
 }

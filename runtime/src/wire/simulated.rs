@@ -92,6 +92,7 @@ impl Simulated {
         &self,
         from: NodeId,
         to: NodeId,
+        kind: MessageKind,
         bytes: Vec<u8>,
         mem: Option<Reservation>,
         attempt: u32,
@@ -115,6 +116,10 @@ impl Simulated {
         };
         let lost = f.plan.cut_off.contains(&from)
             || f.plan.cut_off.contains(&to)
+            || f.plan
+                .lose
+                .iter()
+                .any(|&(n, k)| k == kind && (n == from || n == to))
             || f.rng.random_bool(f.plan.drop.clamp(0.0, 1.0));
         let corrupt_at = (!lost
             && !bytes.is_empty()
@@ -199,7 +204,7 @@ impl Simulated {
                     Instant::now() + retransmission_timeout(attempt),
                     Box::new(move || {
                         if let Some(carrier) = me.upgrade() {
-                            carrier.transmit(from, to, bytes, resend_mem, attempt + 1);
+                            carrier.transmit(from, to, kind, bytes, resend_mem, attempt + 1);
                         }
                     }),
                 );
@@ -272,7 +277,7 @@ impl Simulated {
             }
         }
         drop(faults);
-        self.transmit(from, to, bytes, mem, 0);
+        self.transmit(from, to, kind, bytes, mem, 0);
         if let Some(node) = crash {
             if let Some(inbox) = self.nodes.inbox(node) {
                 inbox.crash();
