@@ -353,11 +353,10 @@ fn commit(shared: &Shared) {
         // Everything appended up to now is covered by this sync.
         let (target, syncer): (u64, Result<Box<dyn Syncer>>) = {
             let w = lock(&shared.writer);
+            // A log that failed answers every later waiter with the failure itself (a sync
+            // started at an append may have failed before anyone waited for it).
             let syncer = match &w.failed {
-                Some(e) => Err(StorageError::Closed {
-                    path: shared.dir.clone(),
-                    reason: e.to_string(),
-                }),
+                Some(e) => Err(e.clone()),
                 None => w.file.syncer(),
             };
             (w.end, syncer)
