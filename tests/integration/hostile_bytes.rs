@@ -227,6 +227,8 @@ fn forgeries() -> Vec<(String, Vec<u8>)> {
             }],
             rewrite,
             commit: false,
+            piece: 0,
+            pieces: 1,
         }))
     };
     let empty = || Batch::empty(&[DataType::Int64]);
@@ -295,6 +297,8 @@ fn forgeries() -> Vec<(String, Vec<u8>)> {
         parts: vec![],
         rewrite: None,
         commit: false,
+        piece: 0,
+        pieces: 1,
     }));
     out.push((
         "WritePrepare with a key column out of range".into(),

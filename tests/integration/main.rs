@@ -34,3 +34,4 @@ mod sql_limits;
 mod transport;
 mod typed_errors;
 mod windows;
+mod write_pieces;

@@ -59,6 +59,7 @@ pub struct ClusterBuilder {
     pub(super) disk: Option<DiskSeam>,
     pub(super) max_value_bytes: usize,
     pub(super) prepared_write_ttl: Duration,
+    pub(super) write_piece_bytes: usize,
     pub(super) copy_dirs: Option<Vec<PathBuf>>,
 }
 
@@ -101,6 +102,7 @@ impl Default for ClusterBuilder {
             disk: None,
             max_value_bytes: weir_operators::limits::DEFAULT_MAX_VALUE_BYTES,
             prepared_write_ttl: crate::dispatch::node_actor::DEFAULT_PREPARED_WRITE_TTL,
+            write_piece_bytes: crate::wire::messages::MAX_WRITE_PIECE_BYTES,
             copy_dirs: None,
         }
     }
@@ -333,6 +335,14 @@ impl ClusterBuilder {
     /// behind it (default 64 MiB).
     pub fn checkpoint_bytes(mut self, bytes: u64) -> Self {
         self.checkpoint_bytes = bytes.max(1);
+        self
+    }
+
+    /// Most bytes of rows a write sends a node in one message (default
+    /// [`crate::wire::messages::MAX_WRITE_PIECE_BYTES`]): tests cut small writes in pieces.
+    #[doc(hidden)]
+    pub fn write_piece_bytes(mut self, bytes: usize) -> Self {
+        self.write_piece_bytes = bytes.max(1);
         self
     }
 

@@ -277,6 +277,7 @@ impl Cluster {
             names: &self.inner.names,
             replies: &self.inner.write_replies,
             timeout: self.inner.config.query_timeout,
+            piece_bytes: self.inner.config.write_piece_bytes,
         }
     }
 }

@@ -320,10 +320,12 @@ impl NodeActor {
             NetMessage::WritePrepare(req) => {
                 let (write, one_phase) = (req.write, req.commit);
                 let (reply, lsn) = participant::prepare(&self.shared, *req);
-                if !one_phase && reply.error.is_none() {
+                if !one_phase && reply.as_ref().is_none_or(|r| r.error.is_none()) {
                     self.prepared.prepared(write);
                 }
-                self.reply_when_durable(from, reply, lsn, ctx);
+                if let Some(reply) = reply {
+                    self.reply_when_durable(from, reply, lsn, ctx);
+                }
             }
             NetMessage::WriteCommit(c) => {
                 self.prepared.decided(c.write);

@@ -10,7 +10,7 @@
 use crate::node::recent::RecentSet;
 use crate::wire::messages::{CatalogBytes, TableLayout, WritePrepare};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use weir_operators::storage::PartitionData;
 use weir_operators::table_store::TableStore;
 use weir_operators::{Batch, DataType};
@@ -72,8 +72,11 @@ pub struct NodeStorage {
     /// Table name (lowercase) → partition id → version of this copy: the write sequence
     /// number of the last write it applied (see [`crate::replication::writes`]).
     versions: HashMap<String, HashMap<u32, u64>>,
-    /// Writes prepared here and not yet committed or aborted, by write id.
+    /// Writes prepared here and not yet committed or aborted, by write id (the pieces of a
+    /// write cut in pieces merged into one).
     prepared: HashMap<u64, WritePrepare>,
+    /// The pieces held of each prepared write.
+    pieces: HashMap<u64, BTreeSet<u32>>,
     /// Writes committed here lately (a retransmitted message is answered, not applied twice;
     /// a node that restarts with a write in doubt learns the decision from them).
     committed: RecentSet<u64>,
@@ -98,9 +101,16 @@ impl NodeStorage {
         self.versions.iter().map(|(t, v)| (t.as_str(), v))
     }
 
-    /// Whether write `write` is prepared here.
+    /// Whether write `write` is prepared here (some of its pieces at least).
     pub fn is_prepared(&self, write: u64) -> bool {
         self.prepared.contains_key(&write)
+    }
+
+    /// How many pieces of write `write` this node holds, and whether it holds `piece`.
+    pub fn pieces_held(&self, write: u64, piece: u32) -> (usize, bool) {
+        self.pieces
+            .get(&write)
+            .map_or((0, false), |held| (held.len(), held.contains(&piece)))
     }
 
     /// Whether write `write` was committed or aborted here lately.
@@ -148,6 +158,7 @@ impl NodeStorage {
     /// holds them: a node that restarts from its log finds them in doubt).
     pub fn forget_prepared(&mut self) {
         self.prepared.clear();
+        self.pieces.clear();
     }
 
     /// Makes `change`. An error leaves the storage as it was, except that a committed write
@@ -156,11 +167,22 @@ impl NodeStorage {
     pub fn apply(&mut self, change: Change) -> Result<(), String> {
         match change {
             Change::Prepared(req) => {
-                self.prepared.insert(req.write, req);
+                let held = self.pieces.entry(req.write).or_default();
+                if !held.insert(req.piece) {
+                    return Ok(());
+                }
+                match self.prepared.get_mut(&req.write) {
+                    // A later piece of a write cut in pieces: its partitions join the others.
+                    Some(first) => first.parts.extend(req.parts),
+                    None => {
+                        self.prepared.insert(req.write, req);
+                    }
+                }
                 Ok(())
             }
             Change::Aborted { write } => {
                 self.prepared.remove(&write);
+                self.pieces.remove(&write);
                 self.aborted.insert(write);
                 Ok(())
             }
@@ -169,6 +191,7 @@ impl NodeStorage {
                     .prepared
                     .remove(&write)
                     .ok_or_else(|| format!("write {write} was not prepared"))?;
+                self.pieces.remove(&write);
                 self.committed.insert(write);
                 self.commit(req)
             }
@@ -269,6 +292,7 @@ impl NodeStorage {
 
     /// Puts back a write prepared before a checkpoint (read back from it).
     pub(crate) fn restore_prepared(&mut self, req: WritePrepare) {
+        self.pieces.entry(req.write).or_default().insert(req.piece);
         self.prepared.insert(req.write, req);
     }
 

@@ -125,10 +125,13 @@ pub mod participant {
 
     /// Phase one on node `shared`: checks the rows against the node's copies and holds them;
     /// or, for a write with this node as its only participant (`req.commit`), checks and
-    /// applies them at once, answering for the commit.
-    pub fn prepare(shared: &NodeShared, req: WritePrepare) -> (WriteReply, Option<u64>) {
+    /// applies them at once, answering for the commit. A piece of a write cut in pieces is
+    /// held with the others; the reply comes once every piece is held (`None` before), or at
+    /// once for a piece refused.
+    pub fn prepare(shared: &NodeShared, req: WritePrepare) -> (Option<WriteReply>, Option<u64>) {
         let write = req.write;
         let one_phase = req.commit;
+        let (piece, pieces) = (req.piece, req.pieces as usize);
         let phase = if one_phase {
             WritePhase::Commit
         } else {
@@ -141,8 +144,12 @@ pub mod participant {
         };
         {
             let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
-            if storage.is_finished(write) || storage.is_prepared(write) {
-                return (reply(None), None);
+            if storage.is_finished(write) {
+                return (Some(reply(None)), None);
+            }
+            let (held, duplicate) = storage.pieces_held(write, piece);
+            if duplicate {
+                return ((held == pieces).then(|| reply(None)), None);
             }
             let table = &req.layout.table;
             let empty = new_partition(&req.layout);
@@ -155,7 +162,7 @@ pub mod participant {
                         shared.name,
                         w.version.wrapping_sub(1)
                     );
-                    return (reply(Some(WriteRefusal::Other(why))), None);
+                    return (Some(reply(Some(WriteRefusal::Other(why)))), None);
                 }
                 let part = storage
                     .tables
@@ -167,19 +174,26 @@ pub mod participant {
                     None => part.check_insert(&w.insert),
                 };
                 if let Err(e) = check {
-                    return (reply(Some(WriteRefusal::of(e))), None);
+                    return (Some(reply(Some(WriteRefusal::of(e)))), None);
                 }
             }
             if let Some(r) = &req.rewrite {
                 if let Err(e) = empty.check_rewrite(&r.old, r.new.as_ref()) {
-                    return (reply(Some(WriteRefusal::of(e))), None);
+                    return (Some(reply(Some(WriteRefusal::of(e)))), None);
                 }
             }
         }
         match shared.change(Change::Prepared(req)) {
-            Ok(_) if one_phase => commit(shared, write),
-            Ok(lsn) => (reply(None), lsn),
-            Err(e) => (reply(Some(refusal(shared, e))), None),
+            Ok(_) if one_phase => {
+                let (reply, lsn) = commit(shared, write);
+                (Some(reply), lsn)
+            }
+            Ok(lsn) => {
+                let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
+                let (held, _) = storage.pieces_held(write, piece);
+                ((held == pieces).then(|| reply(None)), lsn)
+            }
+            Err(e) => (Some(reply(Some(refusal(shared, e)))), None),
         }
     }
 
@@ -272,6 +286,39 @@ pub mod participant {
     }
 }
 
+/// Cuts a node's share of a write into pieces of at most `piece_bytes` bytes of rows, whole
+/// partitions each (a partition's rows are checked together, duplicates included); an error
+/// when one partition's change is too large for any message.
+fn cut(
+    parts: Vec<PartitionWrite>,
+    piece_bytes: usize,
+    table: &str,
+) -> Result<Vec<Vec<PartitionWrite>>> {
+    let max = crate::wire::codec::MAX_MESSAGE_BYTES / 2;
+    let mut pieces = Vec::new();
+    let (mut piece, mut bytes) = (Vec::new(), 0usize);
+    for w in parts {
+        let size = w.insert.data_size() + w.delete.as_ref().map_or(0, |d| d.data_size());
+        if size > max {
+            return Err(Error::Invalid(format!(
+                "a write of {size} bytes to partition {} of {table} is larger than a message \
+                 may carry ({max} bytes); write it in smaller statements",
+                w.partition
+            )));
+        }
+        if bytes + size > piece_bytes && !piece.is_empty() {
+            pieces.push(std::mem::take(&mut piece));
+            bytes = 0;
+        }
+        bytes += size;
+        piece.push(w);
+    }
+    if !piece.is_empty() || pieces.is_empty() {
+        pieces.push(piece);
+    }
+    Ok(pieces)
+}
+
 /// What [`Coordinator::gather`] heard in one phase.
 struct Heard {
     /// The nodes that answered, with their refusals.
@@ -294,6 +341,9 @@ pub struct Coordinator<'a> {
     pub replies: &'a WriteReplies,
     /// A write not finished after this long fails.
     pub timeout: Duration,
+    /// Most bytes of rows in one [`WritePrepare`] (see
+    /// [`MAX_WRITE_PIECE_BYTES`](crate::wire::messages::MAX_WRITE_PIECE_BYTES)).
+    pub piece_bytes: usize,
 }
 
 impl Coordinator<'_> {
@@ -413,17 +463,26 @@ impl Coordinator<'_> {
     ) -> Result<()> {
         let deadline = Instant::now() + self.timeout;
         let nodes: HashSet<NodeId> = per_node.keys().copied().collect();
-        // A write with one participant needs no vote: it commits in one phase.
-        let one_phase = nodes.len() == 1;
+        let mut pieces: Vec<(NodeId, Vec<Vec<PartitionWrite>>)> = Vec::new();
         for (n, parts) in per_node {
-            let msg = WritePrepare {
-                write: id,
-                layout: layout.clone(),
-                parts,
-                rewrite: rewrite.clone(),
-                commit: one_phase,
-            };
-            self.send(n, NetMessage::WritePrepare(Box::new(msg)));
+            pieces.push((n, cut(parts, self.piece_bytes, &layout.table)?));
+        }
+        // A write with one participant, in one piece, needs no vote: it commits in one phase.
+        let one_phase = pieces.len() == 1 && pieces[0].1.len() == 1;
+        for (n, node_pieces) in pieces {
+            let count = node_pieces.len() as u32;
+            for (piece, parts) in node_pieces.into_iter().enumerate() {
+                let msg = WritePrepare {
+                    write: id,
+                    layout: layout.clone(),
+                    parts,
+                    rewrite: rewrite.clone(),
+                    commit: one_phase,
+                    piece: piece as u32,
+                    pieces: count,
+                };
+                self.send(n, NetMessage::WritePrepare(Box::new(msg)));
+            }
         }
         if one_phase {
             return self.finish(book, layout, targets_of, copies, rx, nodes, true, deadline);

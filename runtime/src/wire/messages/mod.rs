@@ -19,7 +19,7 @@ pub use query::{
 pub use resync::{PartitionFetch, PartitionInstall, PartitionInstalled, PartitionRows};
 pub use writes::{
     PartitionWrite, Rewrite, TableLayout, WriteAbort, WriteCommit, WritePhase, WritePrepare,
-    WriteRefusal, WriteReply,
+    WriteRefusal, WriteReply, MAX_WRITE_PIECE_BYTES,
 };
 
 use crate::wire::ids::{NodeId, QueryId};

@@ -50,7 +50,9 @@ impl Checked for TableLayout {
 /// copies of these partitions, and hold them until [`WriteCommit`] or [`WriteAbort`]. With
 /// `commit`, the node is the write's only participant: it checks and applies at once (one
 /// phase: two messages instead of four, one sync instead of two), and answers for the commit.
+/// A decoded one is checked: its piece is one of its pieces, and only a lone piece commits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct WritePrepare {
     /// Write id (unique in the cluster, from the same sequence as query ids).
     pub write: u64,
@@ -61,9 +63,41 @@ pub struct WritePrepare {
     /// For a table without a key: rows to change in every partition of `parts`, sent once
     /// per node rather than once per partition.
     pub rewrite: Option<Rewrite>,
-    /// Apply at once: the node is the write's only participant.
+    /// Apply at once: the node is the write's only participant (and this its only piece).
     pub commit: bool,
+    /// This message is piece `piece` (from 0) of the `pieces` the node gets for this write: a
+    /// node's share larger than [`MAX_WRITE_PIECE_BYTES`] is cut by partition, every piece
+    /// below the message limit. The node holds the pieces as they come and answers the
+    /// prepare once it holds them all.
+    pub piece: u32,
+    /// How many pieces the node gets for this write (at least 1).
+    pub pieces: u32,
 }
+
+crate::wire::codec::checked_serde!(WritePrepare);
+
+impl Checked for WritePrepare {
+    fn check(&self) -> Result<(), String> {
+        if self.piece >= self.pieces {
+            return Err(format!(
+                "write {} names piece {} of {}",
+                self.write, self.piece, self.pieces
+            ));
+        }
+        if self.commit && self.pieces != 1 {
+            return Err(format!(
+                "write {} commits at once in {} pieces",
+                self.write, self.pieces
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Most bytes of rows ([`Batch::data_size`]) a write sends a node in one [`WritePrepare`]
+/// (the last partition added may take it past this); a single partition's change larger than
+/// half the message limit cannot be sent and fails the write at once.
+pub const MAX_WRITE_PIECE_BYTES: usize = 64 << 20;
 
 /// The change one write makes to one partition copy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
