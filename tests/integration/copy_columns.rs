@@ -96,3 +96,39 @@ fn a_bad_column_list_is_a_clear_error_and_keeps_nothing() {
     assert_eq!(copy("id, name").unwrap(), 2);
     assert_idle(&c);
 }
+
+/// The rows COPY has read are accounted on the client node until they are written: a file
+/// larger than its memory fails with a clear error, keeps nothing and leaves no memory held;
+/// a file that fits loads.
+#[test]
+fn a_file_larger_than_the_clients_memory_is_refused_clearly_and_keeps_nothing() {
+    let dir = temp_dir("big");
+    let big = dir.join("big.csv");
+    let body: String = (0..100_000)
+        .map(|i| format!("{i},name-{i},{i}.5,2024-01-01\n"))
+        .collect();
+    std::fs::write(&big, body).unwrap();
+    let c = common::TestCluster::new(
+        common::cluster_builder()
+            .nodes(2)
+            .node_memory(1 << 20)
+            .build()
+            .unwrap(),
+    );
+    c.execute(CREATE).unwrap();
+    let e = c
+        .execute(&format!("COPY t FROM '{}'", big.display()))
+        .unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory(_)), "{e}");
+    assert!(e.to_string().contains("COPY t FROM"), "{e}");
+    let n = c.query("SELECT COUNT(*) FROM t", &[]).unwrap().rows();
+    assert_eq!(n, vec![vec![Value::Int(0)]]);
+    assert_idle(&c);
+    let small = dir.join("small.csv");
+    std::fs::write(&small, "1,a,1.5,2024-01-02\n").unwrap();
+    assert_eq!(
+        c.execute(&format!("COPY t FROM '{}'", small.display()))
+            .unwrap(),
+        1
+    );
+}

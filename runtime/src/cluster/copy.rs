@@ -418,6 +418,21 @@ impl Cluster {
             None => table_schema.clone(),
         };
         let io = |e: weir_io::IoError| Error::Invalid(e.to_string());
+        // The rows read are held on the client node until they are written, accounted in its
+        // pool: a file larger than the client's memory fails clearly instead of exhausting
+        // the host.
+        let client = &self.inner.nodes[self.client() as usize];
+        let mut held = weir_operators::Reservation::new(client.pool.clone());
+        let mut hold = |b: &Batch, rows: u64| {
+            held.try_grow(b.memory_size()).map_err(|e| {
+                Error::OutOfMemory(format!(
+                    "{} (COPY {table} FROM '{}': the {rows} rows read so far do not fit in \
+                     its memory: {e})",
+                    client.name,
+                    c.path.display()
+                ))
+            })
+        };
         let mut batches: Vec<Batch> = Vec::new();
         let mut rows = 0u64;
         let mut report = |rows: u64, done: u64, total: u64, unit, finished| {
@@ -434,6 +449,7 @@ impl Cluster {
                 let mut r = CsvReader::open(&c.path, &schema, &c.csv).map_err(io)?;
                 while let Some(b) = r.next_batch(DEFAULT_BATCH_ROWS).map_err(io)? {
                     rows += b.num_rows() as u64;
+                    hold(&b, rows)?;
                     batches.push(b);
                     report(
                         rows,
@@ -456,6 +472,7 @@ impl Cluster {
                     ParquetReader::open(&c.path, &schema, DEFAULT_BATCH_ROWS).map_err(io)?;
                 while let Some(b) = r.next_batch().map_err(io)? {
                     rows += b.num_rows() as u64;
+                    hold(&b, rows)?;
                     batches.push(b);
                     report(
                         rows,
@@ -480,6 +497,7 @@ impl Cluster {
         }
         let _writing = self.writing();
         let loaded = self.load_all_locked(table, batches)? as u64;
+        drop(held);
         report(loaded, rows, rows, ProgressUnit::Rows, true);
         Ok(loaded)
     }
