@@ -8,7 +8,7 @@
 //! scale), [`Column`](crate::Column) (a validity bitmap of one bit per row),
 //! [`Batch`](crate::Batch) (every column as long as the batch), [`DataType`](crate::DataType)
 //! and [`Value`](crate::Value) (a decimal's precision and scale). Such a type derives its
-//! serde impls with `#[serde(remote = "Self")]` and [`checked_serde!`] makes the real ones:
+//! serde impls with `#[serde(remote = "Self")]` and `checked_serde!` makes the real ones:
 //! serializing is the derived form unchanged, deserializing is the derived form followed by
 //! [`Checked::check`]. Batches inside a node are moved, never decoded, so no kernel pays for
 //! a check.

@@ -1,9 +1,9 @@
 //! The live connections of an endpoint, one per peer id, and each one's bounded send queue.
 //!
 //! A connection takes its peer's place here once both ends are authenticated
-//! ([`Links::claim`]); while it lives, no other connection can claim that id (a newcomer is
+//! (`Links::claim`); while it lives, no other connection can claim that id (a newcomer is
 //! refused, the live one kept). Frames for a peer are queued on its connection
-//! ([`Links::enqueue`]) and never block the caller: a frame that would take the queue over its
+//! (`Links::enqueue`) and never block the caller: a frame that would take the queue over its
 //! bound closes the connection instead (its peer does not read).
 
 use crate::wire::ids::NodeId;
