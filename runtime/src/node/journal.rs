@@ -12,7 +12,7 @@ use crate::wire::messages::{CatalogBytes, TableLayout, WritePrepare};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use weir_operators::storage::PartitionData;
 use weir_operators::table_store::TableStore;
 use weir_storage::checkpoint::{Checkpoints, PartitionImage};
@@ -94,6 +94,9 @@ pub struct Journal {
     since: AtomicU64,
     checkpoint_bytes: u64,
     checkpointing: AtomicBool,
+    /// The buffer records are encoded in, kept between them: a fresh one per record made the
+    /// kernel zero new pages for every large write.
+    scratch: Mutex<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -102,14 +105,19 @@ impl std::fmt::Debug for Journal {
     }
 }
 
-fn encode(change: &Change) -> Result<Vec<u8>> {
-    bincode::serde::encode_to_vec(change, bincode::config::standard()).map_err(|e| {
-        StorageError::Closed {
+/// Encodes `change` into `out` (cleared first).
+fn encode_into(change: &Change, out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    bincode::serde::encode_into_std_write(change, out, bincode::config::standard())
+        .map(|_| ())
+        .map_err(|e| StorageError::Closed {
             path: PathBuf::new(),
             reason: format!("cannot encode a change: {e}"),
-        }
-    })
+        })
 }
+
+/// Largest encoding buffer a journal keeps between records.
+const KEPT_SCRATCH_BYTES: usize = 16 << 20;
 
 fn decode(dir: &Path, lsn: u64, bytes: &[u8]) -> Result<Change> {
     bincode::serde::decode_from_slice(bytes, bincode::config::standard())
@@ -219,6 +227,7 @@ impl Journal {
             since: AtomicU64::new(0),
             checkpoint_bytes: config.checkpoint_bytes.max(1),
             checkpointing: AtomicBool::new(false),
+            scratch: Mutex::new(Vec::new()),
         };
         Ok((journal, storage, recovery))
     }
@@ -231,9 +240,14 @@ impl Journal {
     /// Appends `change` to the log (the caller holds the storage's write lock, and makes the
     /// change right after); returns its LSN.
     pub fn record(&self, change: &Change) -> Result<u64> {
-        let bytes = encode(change)?;
-        let lsn = self.log.append(&bytes)?;
-        self.since.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        encode_into(change, &mut scratch)?;
+        let lsn = self.log.append(&scratch)?;
+        self.since
+            .fetch_add(scratch.len() as u64, Ordering::Relaxed);
+        if scratch.capacity() > KEPT_SCRATCH_BYTES {
+            *scratch = Vec::new();
+        }
         Ok(lsn)
     }
 

@@ -135,7 +135,7 @@ impl Network {
         if self.nodes.inbox(from).is_none() {
             return false;
         }
-        let bytes = match codec::encode(msg) {
+        let bytes = match codec::encode_sized(msg, msg.rows_bytes() + 256) {
             Ok(b) => b,
             Err(e) => {
                 tracing::error!("cannot encode {:?}: {e}", msg.kind());

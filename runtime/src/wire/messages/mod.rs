@@ -190,6 +190,29 @@ impl NetMessage {
         }
     }
 
+    /// Bytes of rows the message carries (its batches' [`Batch`](weir_operators::Batch)
+    /// data), about what its encoding takes beyond a few hundred bytes: the encoder sizes its
+    /// buffer from it.
+    pub fn rows_bytes(&self) -> usize {
+        match self {
+            NetMessage::QueryBatch(m) => m.rows.as_ref().map_or(0, |b| b.data_size()),
+            NetMessage::WritePrepare(m) => {
+                let parts: usize = m
+                    .parts
+                    .iter()
+                    .map(|w| w.insert.data_size() + w.delete.as_ref().map_or(0, |d| d.data_size()))
+                    .sum();
+                let rewrite = m.rewrite.as_ref().map_or(0, |r| {
+                    r.old.data_size() + r.new.as_ref().map_or(0, |n| n.data_size())
+                });
+                parts + rewrite
+            }
+            NetMessage::PartitionRows(m) => m.rows.iter().map(|b| b.data_size()).sum(),
+            NetMessage::PartitionInstall(m) => m.rows.iter().map(|b| b.data_size()).sum(),
+            _ => 0,
+        }
+    }
+
     /// The query (or write, or catalog or partition request) the message belongs to; 0 for
     /// [`Join`] and [`CatalogPut`].
     pub fn query(&self) -> QueryId {
