@@ -110,6 +110,23 @@ pub enum Error {
         /// The duplicate key value; for a composite key its values as SQL text, `(1, 'x')`.
         value: Value,
     },
+    /// A row's values in the columns of a UNIQUE index equal those of a stored row or of
+    /// another row of the same statement (or, for `CREATE UNIQUE INDEX`, two stored rows
+    /// clash). Nothing of the statement was stored.
+    #[error(
+        "duplicate value {column} = {} for unique index {index} in table {table}",
+        key_sql(column, value)
+    )]
+    DuplicateUnique {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// The index's name.
+        index: String,
+        /// The index's column; for several, its columns as `(a, b)`.
+        column: String,
+        /// The clashing value; for several columns, their values as SQL text, `(1, 'x')`.
+        value: Value,
+    },
     /// A row's primary key is NULL. Nothing of the statement was stored.
     #[error("primary key {column} cannot be NULL in table {table}")]
     NullKey {
@@ -175,6 +192,7 @@ impl Error {
             Error::Timeout(_) => "timeout",
             Error::Codec(_) => "codec",
             Error::DuplicateKey { .. } => "duplicate_key",
+            Error::DuplicateUnique { .. } => "duplicate_unique",
             Error::NullKey { .. } => "null_key",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
