@@ -156,3 +156,97 @@ fn sqllogictest_suite() {
         failures.join("\n")
     );
 }
+
+/// The SQLite sqllogictest corpus, which is not in the repository: every `*.test` file under
+/// the directory `WEIR_SLT_CORPUS` names (e.g. the `test/` directory of a checkout of
+/// github.com/gregrahn/sqllogictest), each on a fresh cluster of `WEIR_SLT_NODES` data nodes
+/// (1 unless given); `WEIR_SLT_FILTER` keeps the files whose path contains it. Prints, per
+/// file and in all, the queries that pass, fail with an error and give a wrong answer
+/// (records for other engines, `onlyif mysql` and the like, are skipped as the corpus says).
+/// It asserts nothing: it measures. Run it with
+/// `WEIR_SLT_CORPUS=DIR cargo test --release --test integration slt::sqlite_corpus -- --ignored --nocapture`.
+#[test]
+#[ignore = "needs the SQLite corpus in WEIR_SLT_CORPUS"]
+fn sqlite_corpus() {
+    let Ok(dir) = std::env::var("WEIR_SLT_CORPUS") else {
+        eprintln!("WEIR_SLT_CORPUS is not set: nothing to run");
+        return;
+    };
+    let filter = std::env::var("WEIR_SLT_FILTER").unwrap_or_default();
+    let nodes: usize = std::env::var("WEIR_SLT_NODES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let mut files = Vec::new();
+    let mut pending = vec![PathBuf::from(dir)];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).expect("corpus directory").flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                pending.push(p);
+            } else if p.extension().is_some_and(|x| x == "test")
+                && p.to_string_lossy().contains(&filter)
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut passed, mut errors, mut wrong) = (0usize, 0usize, 0usize);
+    for file in &files {
+        let records = match sqllogictest::parse_file::<DefaultColumnType>(file) {
+            Ok(r) => r,
+            Err(e) => {
+                println!("{}: cannot parse: {e}", file.display());
+                continue;
+            }
+        };
+        let mut runner = sqllogictest::Runner::new(move || async move {
+            let cluster = cluster_builder()
+                .nodes(nodes)
+                .partitions(16)
+                .build()
+                .expect("cluster starts");
+            Ok(Weir {
+                cluster: TestCluster::new(cluster),
+            })
+        });
+        let (mut p, mut e, mut w) = (0usize, 0usize, 0usize);
+        for record in records {
+            let is_query = matches!(record, sqllogictest::Record::Query { .. });
+            match runner.run(record) {
+                Ok(sqllogictest::RecordOutput::Nothing) => {}
+                Ok(_) if is_query => p += 1,
+                Ok(_) => {}
+                Err(err) if is_query => {
+                    let mismatch = matches!(
+                        err.kind(),
+                        sqllogictest::TestErrorKind::QueryResultMismatch { .. }
+                    );
+                    if mismatch {
+                        w += 1;
+                    } else {
+                        e += 1;
+                    }
+                    if std::env::var_os("WEIR_SLT_VERBOSE").is_some() {
+                        println!("{}", err.display(false));
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        println!(
+            "{}: {p} passed, {e} failed with an error, {w} wrong",
+            file.display()
+        );
+        passed += p;
+        errors += e;
+        wrong += w;
+    }
+    let total = passed + errors + wrong;
+    println!(
+        "corpus: {} files, {total} queries: {passed} passed ({:.2}%), {errors} failed with an error, {wrong} wrong",
+        files.len(),
+        100.0 * passed as f64 / total.max(1) as f64
+    );
+}
