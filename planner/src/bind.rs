@@ -1494,6 +1494,62 @@ fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value,
     }
 }
 
+impl Binder<'_> {
+    /// `GROUPING(a [, b ...])` over grouped rows: per argument (a grouping expression), 1 where
+    /// the row's grouping set leaves it out, else 0, read as binary digits (the first argument
+    /// the most significant). 0 without GROUPING SETS, ROLLUP or CUBE.
+    fn grouping_call(
+        &mut self,
+        f: &sql::Function,
+        e: &sql::Expr,
+        scope: &Scope,
+        ctx: &AggCtx,
+    ) -> Result<B, PlanError> {
+        let args: Vec<&sql::Expr> = match &f.args {
+            sql::FunctionArguments::List(l) if l.duplicate_treatment.is_none() => l
+                .args
+                .iter()
+                .map(|a| match a {
+                    sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => Ok(x),
+                    _ => Err(unsupported("this argument of GROUPING", e.span())),
+                })
+                .collect::<Result<_, _>>()?,
+            _ => vec![],
+        };
+        if args.is_empty() || f.over.is_some() || f.filter.is_some() {
+            return Err(PlanError::Invalid(format!(
+                "GROUPING takes grouping expressions{}",
+                at(e.span())
+            )));
+        }
+        let keys = ctx.grouping.unwrap_or(ctx.groups.len());
+        let mut value: Option<Expr> = None;
+        for a in args {
+            let b = self.expr(a, scope, None)?;
+            let Some(i) = ctx.groups[..keys].iter().position(|g| g.expr == b.expr) else {
+                return Err(PlanError::Invalid(format!(
+                    "arguments to GROUPING must be grouping expressions of the associated query level{}",
+                    at(a.span())
+                )));
+            };
+            let bit = match ctx.grouping {
+                Some(k) => Expr::Column(k + i),
+                None => Expr::lit(0i64),
+            };
+            value = Some(match value {
+                None => bit,
+                Some(v) => v
+                    .binary(BinaryOp::Mul, Expr::lit(2i64))
+                    .binary(BinaryOp::Add, bit),
+            });
+        }
+        Ok(B::new(
+            value.expect("at least one argument"),
+            Some(DataType::Int64),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1553,61 +1609,5 @@ mod tests {
                 got: DataType::Utf8
             })
         );
-    }
-}
-
-impl Binder<'_> {
-    /// `GROUPING(a [, b ...])` over grouped rows: per argument (a grouping expression), 1 where
-    /// the row's grouping set leaves it out, else 0, read as binary digits (the first argument
-    /// the most significant). 0 without GROUPING SETS, ROLLUP or CUBE.
-    fn grouping_call(
-        &mut self,
-        f: &sql::Function,
-        e: &sql::Expr,
-        scope: &Scope,
-        ctx: &AggCtx,
-    ) -> Result<B, PlanError> {
-        let args: Vec<&sql::Expr> = match &f.args {
-            sql::FunctionArguments::List(l) if l.duplicate_treatment.is_none() => l
-                .args
-                .iter()
-                .map(|a| match a {
-                    sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => Ok(x),
-                    _ => Err(unsupported("this argument of GROUPING", e.span())),
-                })
-                .collect::<Result<_, _>>()?,
-            _ => vec![],
-        };
-        if args.is_empty() || f.over.is_some() || f.filter.is_some() {
-            return Err(PlanError::Invalid(format!(
-                "GROUPING takes grouping expressions{}",
-                at(e.span())
-            )));
-        }
-        let keys = ctx.grouping.unwrap_or(ctx.groups.len());
-        let mut value: Option<Expr> = None;
-        for a in args {
-            let b = self.expr(a, scope, None)?;
-            let Some(i) = ctx.groups[..keys].iter().position(|g| g.expr == b.expr) else {
-                return Err(PlanError::Invalid(format!(
-                    "arguments to GROUPING must be grouping expressions of the associated query level{}",
-                    at(a.span())
-                )));
-            };
-            let bit = match ctx.grouping {
-                Some(k) => Expr::Column(k + i),
-                None => Expr::lit(0i64),
-            };
-            value = Some(match value {
-                None => bit,
-                Some(v) => v
-                    .binary(BinaryOp::Mul, Expr::lit(2i64))
-                    .binary(BinaryOp::Add, bit),
-            });
-        }
-        Ok(B::new(
-            value.expect("at least one argument"),
-            Some(DataType::Int64),
-        ))
     }
 }

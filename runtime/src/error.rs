@@ -113,19 +113,15 @@ pub enum Error {
     /// A row's values in the columns of a UNIQUE index equal those of a stored row or of
     /// another row of the same statement (or, for `CREATE UNIQUE INDEX`, two stored rows
     /// clash). Nothing of the statement was stored.
-    #[error(
-        "duplicate value {column} = {} for unique index {index} in table {table}",
-        key_sql(column, value)
-    )]
+    #[error("duplicate value {key} for unique index {index} in table {table}")]
     DuplicateUnique {
         /// Table name as stored in the catalog.
         table: String,
         /// The index's name.
         index: String,
-        /// The index's column; for several, its columns as `(a, b)`.
-        column: String,
-        /// The clashing value; for several columns, their values as SQL text, `(1, 'x')`.
-        value: Value,
+        /// The index's columns and the clashing values as SQL text: `a = 10`, or for several
+        /// columns `(a, b) = (10, 'x')`.
+        key: String,
     },
     /// A row's primary key is NULL. Nothing of the statement was stored.
     #[error("primary key {column} cannot be NULL in table {table}")]

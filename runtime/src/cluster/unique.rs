@@ -128,24 +128,21 @@ fn duplicate(def: &TableDef, index: &IndexDef, values: &[Value]) -> Error {
         .iter()
         .map(|&c| def.schema.fields[c].name.as_str())
         .collect();
-    let (column, value) = match (names.as_slice(), values) {
-        ([name], [value]) => (name.to_string(), value.clone()),
-        _ => (
-            format!("({})", names.join(", ")),
-            Value::Str(format!(
-                "({})",
-                values
-                    .iter()
-                    .map(Value::to_sql)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
+    let key = match (names.as_slice(), values) {
+        ([name], [value]) => format!("{name} = {}", value.to_sql()),
+        _ => format!(
+            "({}) = ({})",
+            names.join(", "),
+            values
+                .iter()
+                .map(Value::to_sql)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     Error::DuplicateUnique {
         table: def.name.clone(),
         index: index.name.clone(),
-        column,
-        value,
+        key,
     }
 }
