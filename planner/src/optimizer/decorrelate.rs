@@ -18,7 +18,9 @@
 use super::rule::Rule;
 use super::unnest;
 use crate::error::PlanError;
-use crate::logical::{and_all, columns_of, conjuncts, has_outer, ApplyKind, JoinKind, LogicalPlan};
+use crate::logical::{
+    and_all, columns_of, conjuncts, has_outer, strip_for_exists, ApplyKind, JoinKind, LogicalPlan,
+};
 use weir_operators::plan::{AggFunc, AggregateExpr};
 use weir_operators::{DataType, Expr, Field, ScalarFunc, Value};
 
@@ -219,20 +221,6 @@ fn semi_join(
         ApplyKind::Scalar => Err(PlanError::Invalid(
             "a scalar subquery is not a semi join".to_string(),
         )),
-    }
-}
-
-/// The part of an EXISTS subquery that decides whether it has rows: its select list,
-/// ORDER BY and aliases do not matter.
-pub(crate) fn strip_for_exists(plan: LogicalPlan) -> LogicalPlan {
-    match plan {
-        LogicalPlan::Project { input, exprs, .. } if !exprs.iter().any(has_outer) => {
-            strip_for_exists(*input)
-        }
-        LogicalPlan::Sort { input, .. } | LogicalPlan::SubqueryAlias { input, .. } => {
-            strip_for_exists(*input)
-        }
-        other => other,
     }
 }
 

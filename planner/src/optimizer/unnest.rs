@@ -26,9 +26,8 @@
 //! the outer columns, which the binder does not produce) is an error naming the construct;
 //! the caller adds its position.
 
-use super::decorrelate::strip_for_exists;
 use crate::error::PlanError;
-use crate::logical::{and_all, ApplyKind, JoinKind, LogicalPlan};
+use crate::logical::{and_all, strip_for_exists, ApplyKind, JoinKind, LogicalPlan};
 use std::collections::BTreeSet;
 use weir_operators::plan::{AggFunc, AggregateExpr, SortKey, WindowExpr, WindowFrame, WindowFunc};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
