@@ -24,8 +24,9 @@ type Declared = std::sync::Arc<std::sync::Mutex<Vec<DefaultColumnType>>>;
 struct Weir {
     cluster: TestCluster,
     /// For the SQLite corpus: the declared types of the query being run (its runner renders
-    /// a value as its column is declared: an `I` column truncates a float to an integer, an
-    /// `R` column prints an integer with 3 decimals).
+    /// a value as its column is declared: an `I` column truncates a float to an integer, shows
+    /// a boolean as 1 or 0 and text as its leading integer, an `R` column prints an integer
+    /// with 3 decimals).
     declared: Option<Declared>,
 }
 
@@ -48,6 +49,16 @@ fn render_declared(v: &Value, t: &DefaultColumnType) -> String {
     match (v, t) {
         (Value::Float(f), DefaultColumnType::Integer) => format!("{}", f.trunc() as i64),
         (Value::Int(i), DefaultColumnType::FloatingPoint) => format!("{:.3}", *i as f64),
+        (Value::Bool(b), DefaultColumnType::Integer) => i64::from(*b).to_string(),
+        // Text read as a number: its leading numeral, 0 without one (as SQLite's conversion).
+        (Value::Str(s), DefaultColumnType::Integer) => {
+            let t = s.trim_start();
+            let end = t
+                .char_indices()
+                .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+')))
+                .count();
+            t[..end].parse::<i64>().unwrap_or(0).to_string()
+        }
         (Value::Decimal(..), DefaultColumnType::Integer) => {
             let f: f64 = v.to_string().parse().unwrap_or(0.0);
             format!("{}", f.trunc() as i64)
