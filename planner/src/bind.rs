@@ -355,6 +355,10 @@ impl B {
 #[derive(Debug, Default)]
 pub(crate) struct AggCtx {
     groups: Vec<B>,
+    /// With GROUPING SETS, ROLLUP or CUBE: the number `k` of grouping expressions, which are
+    /// the first `k` of `groups`; the next `k` are their GROUPING flags (1 where a set leaves
+    /// the expression out), markers that match no expression.
+    grouping: Option<usize>,
     aggs: Vec<AggregateExpr>,
     /// Whether each aggregate is over distinct values (`COUNT(DISTINCT x)`).
     distinct: Vec<bool>,
@@ -759,6 +763,9 @@ impl<'a> Binder<'a> {
         }
         if let Some(ctx) = agg.as_deref_mut() {
             if let E::Function(f) = e {
+                if f.name.to_string().eq_ignore_ascii_case("grouping") {
+                    return self.grouping_call(f, e, scope, ctx);
+                }
                 if agg_func(f).is_some() {
                     return self.aggregate(f, e, scope, ctx);
                 }
@@ -1484,6 +1491,62 @@ fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value,
             "cannot insert {} value '{e}' into {t} column '{column}'",
             type_name(v2.data_type())
         ))),
+    }
+}
+
+impl Binder<'_> {
+    /// `GROUPING(a [, b ...])` over grouped rows: per argument (a grouping expression), 1 where
+    /// the row's grouping set leaves it out, else 0, read as binary digits (the first argument
+    /// the most significant). 0 without GROUPING SETS, ROLLUP or CUBE.
+    fn grouping_call(
+        &mut self,
+        f: &sql::Function,
+        e: &sql::Expr,
+        scope: &Scope,
+        ctx: &AggCtx,
+    ) -> Result<B, PlanError> {
+        let args: Vec<&sql::Expr> = match &f.args {
+            sql::FunctionArguments::List(l) if l.duplicate_treatment.is_none() => l
+                .args
+                .iter()
+                .map(|a| match a {
+                    sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => Ok(x),
+                    _ => Err(unsupported("this argument of GROUPING", e.span())),
+                })
+                .collect::<Result<_, _>>()?,
+            _ => vec![],
+        };
+        if args.is_empty() || f.over.is_some() || f.filter.is_some() {
+            return Err(PlanError::Invalid(format!(
+                "GROUPING takes grouping expressions{}",
+                at(e.span())
+            )));
+        }
+        let keys = ctx.grouping.unwrap_or(ctx.groups.len());
+        let mut value: Option<Expr> = None;
+        for a in args {
+            let b = self.expr(a, scope, None)?;
+            let Some(i) = ctx.groups[..keys].iter().position(|g| g.expr == b.expr) else {
+                return Err(PlanError::Invalid(format!(
+                    "arguments to GROUPING must be grouping expressions of the associated query level{}",
+                    at(a.span())
+                )));
+            };
+            let bit = match ctx.grouping {
+                Some(k) => Expr::Column(k + i),
+                None => Expr::lit(0i64),
+            };
+            value = Some(match value {
+                None => bit,
+                Some(v) => v
+                    .binary(BinaryOp::Mul, Expr::lit(2i64))
+                    .binary(BinaryOp::Add, bit),
+            });
+        }
+        Ok(B::new(
+            value.expect("at least one argument"),
+            Some(DataType::Int64),
+        ))
     }
 }
 

@@ -53,13 +53,40 @@ impl TableDef {
     }
 }
 
-/// A secondary (ordered) index on one column.
+/// A secondary (ordered) index: on one column, or on several (`CREATE INDEX i ON t (a, b)`),
+/// whose first column is the one the nodes index; `UNIQUE`, it refuses a second row with the
+/// same values (rows with a NULL in one of them never clash).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexDef {
     /// Index name.
     pub name: String,
-    /// Indexed column position.
+    /// Indexed column position (the first of a multi-column index).
     pub column: usize,
+    /// The columns after the first of a multi-column index, in order.
+    #[serde(default)]
+    pub further: Vec<usize>,
+    /// `CREATE UNIQUE INDEX`: no two rows have equal values in every column.
+    #[serde(default)]
+    pub unique: bool,
+}
+
+impl IndexDef {
+    /// A plain index on one column.
+    pub fn on(name: impl Into<String>, column: usize) -> IndexDef {
+        IndexDef {
+            name: name.into(),
+            column,
+            further: Vec::new(),
+            unique: false,
+        }
+    }
+
+    /// Every indexed column, in order.
+    pub fn columns(&self) -> Vec<usize> {
+        std::iter::once(self.column)
+            .chain(self.further.iter().copied())
+            .collect()
+    }
 }
 
 /// A view: a named query, bound again wherever it is used.
@@ -247,10 +274,10 @@ impl Catalog {
             }
             return Err(PlanError::IndexExists(index.name));
         }
-        if index.column >= t.schema.len() {
+        if let Some(c) = index.columns().into_iter().find(|&c| c >= t.schema.len()) {
             return Err(PlanError::Invalid(format!(
-                "index column {} out of range for table '{}'",
-                index.column, t.name
+                "index column {c} out of range for table '{}'",
+                t.name
             )));
         }
         t.indexes.push(index);

@@ -2,7 +2,7 @@
 //! `INSERT ... VALUES`.
 
 use crate::bind::{constant_value, map_type, unsupported, Binder};
-use crate::catalog::{Catalog, TableDef, ViewDef};
+use crate::catalog::{Catalog, IndexDef, TableDef, ViewDef};
 use crate::error::PlanError;
 use crate::statement::Statement;
 use sqlparser::ast::{self as sql, Spanned};
@@ -136,10 +136,20 @@ fn plain_primary_key(pk: &sql::PrimaryKeyConstraint) -> bool {
         && pk.characteristics.is_none()
 }
 
+/// A `UNIQUE` constraint weir enforces: no index options, NULLs distinct.
+fn plain_unique(u: &sql::UniqueConstraint) -> bool {
+    u.index_name.is_none()
+        && u.index_type.is_none()
+        && u.include.is_empty()
+        && u.index_options.is_empty()
+        && u.characteristics.is_none()
+        && !matches!(u.nulls_distinct, sql::NullsDistinctOption::NotDistinct)
+}
+
 /// `CREATE TABLE`. A table without a declared primary key has none: it keeps every row and
 /// places rows by a hidden row id. Every clause, column option or constraint weir does not
-/// enforce is an error naming it (`NOT NULL` is accepted only on the primary key, which is
-/// never NULL anyway), so nothing written in the statement is silently ignored.
+/// enforce is an error naming it, so nothing written in the statement is silently ignored.
+/// `UNIQUE` (on a column, or `UNIQUE (a, b)`) becomes a unique index.
 pub(crate) fn create_table(
     ct: &sql::CreateTable,
     catalog: &Catalog,
@@ -165,6 +175,8 @@ pub(crate) fn create_table(
     let mut pk: Vec<usize> = Vec::new();
     // Columns declared NOT NULL, with where it was written.
     let mut not_null: Vec<(usize, Span)> = Vec::new();
+    // UNIQUE constraints: their names, if given, and columns.
+    let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         if fields
             .iter()
@@ -188,6 +200,9 @@ pub(crate) fn create_table(
                 // Every column is nullable.
                 sql::ColumnOption::Null => {}
                 sql::ColumnOption::NotNull => not_null.push((i, c.name.span)),
+                sql::ColumnOption::Unique(u) if plain_unique(u) && u.columns.is_empty() => {
+                    uniques.push((u.name.as_ref().map(|n| n.value.clone()), vec![i]));
+                }
                 _ => {
                     return Err(unsupported(
                         format!("{} on column '{}'", o.option, c.name.value),
@@ -215,6 +230,24 @@ pub(crate) fn create_table(
                     pk.push(i);
                 }
             }
+            sql::TableConstraint::Unique(u) if plain_unique(u) => {
+                let columns = u
+                    .columns
+                    .iter()
+                    .map(|col| index_column(col, &schema, &name))
+                    .collect::<Result<Vec<usize>, PlanError>>()?;
+                if let Some(&dup) = columns
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, c)| columns[..i].contains(c).then_some(c))
+                {
+                    return Err(PlanError::Invalid(format!(
+                        "column '{}' appears twice in a UNIQUE constraint of table '{name}'",
+                        schema.fields[dup].name
+                    )));
+                }
+                uniques.push((u.name.as_ref().map(|n| n.value.clone()), columns));
+            }
             _ => return Err(unsupported(format!("{c} in CREATE TABLE"), c.span())),
         }
     }
@@ -223,6 +256,31 @@ pub(crate) fn create_table(
         .map(|(i, _)| i)
         .filter(|i| !pk.contains(i))
         .collect();
+    // A UNIQUE constraint is a unique index (named as PostgreSQL names it), but on the
+    // primary key, which is unique already.
+    let mut indexes: Vec<IndexDef> = Vec::new();
+    for (given, columns) in uniques {
+        if columns.is_empty() || columns == pk {
+            continue;
+        }
+        let names: Vec<&str> = columns
+            .iter()
+            .map(|&c| schema.fields[c].name.as_str())
+            .collect();
+        let index_name = given.unwrap_or_else(|| format!("{name}_{}_key", names.join("_")));
+        if indexes
+            .iter()
+            .any(|i| i.name.eq_ignore_ascii_case(&index_name))
+        {
+            return Err(PlanError::IndexExists(index_name));
+        }
+        indexes.push(IndexDef {
+            name: index_name,
+            column: columns[0],
+            further: columns[1..].to_vec(),
+            unique: true,
+        });
+    }
     // Only now, so that IF NOT EXISTS does not hide an unsupported clause.
     if let Some(existing) = catalog.table(&name) {
         if ct.if_not_exists {
@@ -234,13 +292,13 @@ pub(crate) fn create_table(
         name,
         schema,
         primary_key: pk,
-        indexes: Vec::new(),
+        indexes,
         not_null,
         partitions: partitions.max(1),
     }))
 }
 
-/// `CREATE INDEX name ON table(column)`.
+/// `CREATE [UNIQUE] INDEX name ON table(column, ...)`.
 pub(crate) fn create_index(
     ci: &sql::CreateIndex,
     catalog: &Catalog,
@@ -252,36 +310,60 @@ pub(crate) fn create_index(
     if ci.predicate.is_some() {
         return Err(unsupported("partial indexes", ci.table_name.span()));
     }
-    if ci.unique {
-        // An ordered index that would not refuse duplicates.
-        return Err(unsupported("CREATE UNIQUE INDEX", ci.table_name.span()));
-    }
-    let [col] = ci.columns.as_slice() else {
-        return Err(unsupported("multi-column indexes", ci.table_name.span()));
+    let columns = ci
+        .columns
+        .iter()
+        .map(|c| index_column(c, &t.schema, &t.name))
+        .collect::<Result<Vec<usize>, PlanError>>()?;
+    let Some((&column, further)) = columns.split_first() else {
+        return Err(PlanError::Invalid(format!(
+            "an index needs a column{}",
+            crate::bind::at(ci.table_name.span())
+        )));
     };
-    let column = index_column(col, &t.schema, &t.name)?;
+    if let Some(c) = further
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| columns[..=i].contains(c).then_some(*c))
+    {
+        return Err(PlanError::Invalid(format!(
+            "column '{}' appears twice in the index{}",
+            t.schema.fields[c].name,
+            crate::bind::at(ci.table_name.span())
+        )));
+    }
     let name = match &ci.name {
         Some(n) => object_name(n)?,
-        None => format!("{}_{}_idx", t.name, t.schema.fields[column].name),
+        None => {
+            let cols: Vec<&str> = columns
+                .iter()
+                .map(|&c| t.schema.fields[c].name.as_str())
+                .collect();
+            format!("{}_{}_idx", t.name, cols.join("_"))
+        }
+    };
+    let index = IndexDef {
+        name,
+        column,
+        further: further.to_vec(),
+        unique: ci.unique,
     };
     if let Some(existing) = t
         .indexes
         .iter()
-        .find(|i| i.name.eq_ignore_ascii_case(&name))
+        .find(|i| i.name.eq_ignore_ascii_case(&index.name))
     {
-        if !(ci.if_not_exists && existing.column == column) {
-            return Err(PlanError::IndexExists(name));
+        if !(ci.if_not_exists && existing.columns() == columns && existing.unique == ci.unique) {
+            return Err(PlanError::IndexExists(index.name));
         }
         return Ok(Statement::CreateIndex {
-            name: existing.name.clone(),
             table: t.name.clone(),
-            column,
+            index: existing.clone(),
         });
     }
     Ok(Statement::CreateIndex {
-        name,
         table: t.name.clone(),
-        column,
+        index,
     })
 }
 

@@ -59,9 +59,23 @@ fn target<'c>(
     }
 }
 
-/// A quoted column reference, so that any column name resolves as written.
-fn column_ref(name: &str) -> sql::Expr {
-    sql::Expr::Identifier(sql::Ident::with_quote('"', name))
+/// A quoted column reference, so that any column name resolves as written; qualified by the
+/// target table's name or alias where other tables are in scope (`UPDATE ... FROM`).
+fn column_ref(name: &str, table: Option<&str>) -> sql::Expr {
+    let column = sql::Ident::with_quote('"', name);
+    match table {
+        Some(t) => sql::Expr::CompoundIdentifier(vec![sql::Ident::with_quote('"', t), column]),
+        None => sql::Expr::Identifier(column),
+    }
+}
+
+/// The name the target table `twj` goes by in its statement: its alias, else its name.
+fn target_name(twj: &sql::TableWithJoins) -> Result<String, PlanError> {
+    match &twj.relation {
+        sql::TableFactor::Table { alias: Some(a), .. } => Ok(a.name.value.clone()),
+        sql::TableFactor::Table { name, .. } => object_name(name),
+        other => Err(unsupported(format!("DML of '{other}'"), other.span())),
+    }
 }
 
 /// Binds `SELECT items FROM twj [WHERE selection]` (the statement's own table and WHERE, so
@@ -72,6 +86,16 @@ fn bind_select(
     selection: Option<&sql::Expr>,
     binder: &mut Binder<'_>,
 ) -> Result<BoundQuery, PlanError> {
+    let q = select_query(items, vec![twj.clone()], selection)?;
+    binder.query(&q)
+}
+
+/// The query `SELECT items FROM from [WHERE selection]`.
+fn select_query(
+    items: Vec<sql::Expr>,
+    from: Vec<sql::TableWithJoins>,
+    selection: Option<&sql::Expr>,
+) -> Result<sql::Query, PlanError> {
     let template = Parser::parse_sql(&GenericDialect {}, "SELECT 1 FROM t")
         .ok()
         .and_then(|mut v| v.pop());
@@ -89,9 +113,9 @@ fn bind_select(
         .into_iter()
         .map(sql::SelectItem::UnnamedExpr)
         .collect();
-    select.from = vec![twj.clone()];
+    select.from = from;
     select.selection = selection.cloned();
-    binder.query(&q)
+    Ok(*q)
 }
 
 /// The bound column `i` converted to `f`'s type, or a type error naming the column.
@@ -116,7 +140,9 @@ fn is_null_literal(e: &sql::Expr) -> bool {
     matches!(e, sql::Expr::Value(v) if v.value == sql::Value::Null)
 }
 
-/// `DELETE FROM t [WHERE cond]`.
+/// `DELETE FROM t [USING u, ...] [WHERE cond]`: a row of `t` is deleted when `cond` holds
+/// for it and some row of the USING tables, as `WHERE EXISTS (SELECT 1 FROM u, ... WHERE
+/// cond)` (which the optimizer unnests into a semi join).
 pub(crate) fn delete(
     d: &sql::Delete,
     catalog: &Catalog,
@@ -126,9 +152,6 @@ pub(crate) fn delete(
     let refuse = |what: &str| Err(unsupported(what, at));
     if !d.tables.is_empty() {
         return refuse("multi-table DELETE");
-    }
-    if d.using.is_some() {
-        return refuse("DELETE ... USING");
     }
     if d.returning.is_some() {
         return refuse("RETURNING");
@@ -152,9 +175,21 @@ pub(crate) fn delete(
     let t = target(twj, "DELETE", catalog)?;
     let items = identity_columns(t)
         .iter()
-        .map(|&c| column_ref(&t.schema.fields[c].name))
+        .map(|&c| column_ref(&t.schema.fields[c].name, None))
         .collect();
-    let bound = bind_select(items, twj, d.selection.as_ref(), binder)?;
+    let using = match &d.using {
+        Some(using) => {
+            let one = sql::Expr::value(sql::Value::Number("1".into(), false));
+            let q = select_query(vec![one], using.clone(), d.selection.as_ref())?;
+            Some(sql::Expr::Exists {
+                subquery: Box::new(q),
+                negated: false,
+            })
+        }
+        None => None,
+    };
+    let selection = using.as_ref().or(d.selection.as_ref());
+    let bound = bind_select(items, twj, selection, binder)?;
     let query = crate::query::plan_with_constants(bound, catalog, binder)?;
     Ok(Statement::Delete {
         table: t.name.clone(),
@@ -182,7 +217,11 @@ fn assigned_column(a: &sql::Assignment, t: &TableDef) -> Result<usize, PlanError
         })
 }
 
-/// `UPDATE t SET col = expr [, ...] [WHERE cond]`.
+/// `UPDATE t SET col = expr [, ...] [FROM u, ...] [WHERE cond]`. With FROM, the rows of `t`
+/// are joined with those of the FROM tables under `cond`, and the SET expressions read both;
+/// a row of `t` that more than one row of them matches is an error (its key would be written
+/// twice). A table without a primary key cannot be updated FROM other tables (its rows have
+/// no identity that tells the matches of one row apart).
 pub(crate) fn update(
     u: &sql::Update,
     catalog: &Catalog,
@@ -190,9 +229,6 @@ pub(crate) fn update(
 ) -> Result<Statement, PlanError> {
     let at: Span = u.update_token.0.span;
     let refuse = |what: &str| Err(unsupported(what, at));
-    if u.from.is_some() {
-        return refuse("UPDATE ... FROM");
-    }
     if u.returning.is_some() {
         return refuse("RETURNING");
     }
@@ -212,6 +248,21 @@ pub(crate) fn update(
         return refuse("this UPDATE form (only UPDATE t SET ... [WHERE ...])");
     }
     let t = target(&u.table, "UPDATE", catalog)?;
+    let from = match &u.from {
+        Some(sql::UpdateTableFromKind::AfterSet(f) | sql::UpdateTableFromKind::BeforeSet(f)) => {
+            if !t.has_key() {
+                return refuse("UPDATE ... FROM of a table without a primary key");
+            }
+            Some(f.clone())
+        }
+        None => None,
+    };
+    // With FROM, the target's columns are named with its name (or alias).
+    let qualifier = match from {
+        Some(_) => Some(target_name(&u.table)?),
+        None => None,
+    };
+    let qualifier = qualifier.as_deref();
     // The new value of every column: its assignment, or the column itself.
     let mut values: Vec<Option<&sql::Expr>> = vec![None; t.schema.len()];
     for a in &u.assignments {
@@ -234,15 +285,23 @@ pub(crate) fn update(
     let identity = identity_columns(t);
     let mut items: Vec<sql::Expr> = identity
         .iter()
-        .map(|&c| column_ref(&t.schema.fields[c].name))
+        .map(|&c| column_ref(&t.schema.fields[c].name, qualifier))
         .collect();
     for (c, v) in values.iter().enumerate() {
         items.push(match v {
             Some(e) if !is_null_literal(e) => (*e).clone(),
-            _ => column_ref(&t.schema.fields[c].name),
+            _ => column_ref(&t.schema.fields[c].name, qualifier),
         });
     }
-    let bound = bind_select(items, &u.table, u.selection.as_ref(), binder)?;
+    let bound = match from {
+        None => bind_select(items, &u.table, u.selection.as_ref(), binder)?,
+        Some(from) => {
+            let mut tables = vec![u.table.clone()];
+            tables.extend(from);
+            let q = select_query(items, tables, u.selection.as_ref())?;
+            binder.query(&q)?
+        }
+    };
     let mut exprs = Vec::with_capacity(identity.len() + t.schema.len());
     let mut fields = Vec::with_capacity(identity.len() + t.schema.len());
     for (i, &c) in identity.iter().enumerate() {

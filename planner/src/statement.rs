@@ -1,7 +1,7 @@
 //! Planned statements and the distributed query plan: fragments, their placement, and the
 //! exchanges that connect them.
 
-use crate::catalog::{TableDef, ViewDef};
+use crate::catalog::{IndexDef, TableDef, ViewDef};
 use serde::{Deserialize, Serialize};
 use weir_operators::plan::Distribution;
 use weir_operators::{Batch, DataType, Expr, PhysicalPlan, Schema};
@@ -15,14 +15,12 @@ pub enum Statement {
     Explain(QueryPlan),
     /// `CREATE TABLE`: the definition to add to the catalog and storage.
     CreateTable(TableDef),
-    /// `CREATE INDEX name ON table(column)`.
+    /// `CREATE [UNIQUE] INDEX name ON table(column, ...)`.
     CreateIndex {
-        /// Index name.
-        name: String,
         /// Table name as stored in the catalog.
         table: String,
-        /// Indexed column position.
-        column: usize,
+        /// The index.
+        index: IndexDef,
     },
     /// `INSERT INTO table VALUES ...`: rows evaluated and type-checked, in the full table
     /// schema's column order (omitted columns are NULL).

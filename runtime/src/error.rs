@@ -119,6 +119,19 @@ pub enum Error {
         /// The duplicate key value; for a composite key its values as SQL text, `(1, 'x')`.
         value: Value,
     },
+    /// A row's values in the columns of a UNIQUE index equal those of a stored row or of
+    /// another row of the same statement (or, for `CREATE UNIQUE INDEX`, two stored rows
+    /// clash). Nothing of the statement was stored.
+    #[error("duplicate value {key} for unique index {index} in table {table}")]
+    DuplicateUnique {
+        /// Table name as stored in the catalog.
+        table: String,
+        /// The index's name.
+        index: String,
+        /// The index's columns and the clashing values as SQL text: `a = 10`, or for several
+        /// columns `(a, b) = (10, 'x')`.
+        key: String,
+    },
     /// A row's primary key is NULL. Nothing of the statement was stored.
     #[error("primary key {column} cannot be NULL in table {table}")]
     NullKey {
@@ -185,6 +198,7 @@ impl Error {
             Error::Timeout(_) => "timeout",
             Error::Codec(_) => "codec",
             Error::DuplicateKey { .. } => "duplicate_key",
+            Error::DuplicateUnique { .. } => "duplicate_unique",
             Error::NullKey { .. } => "null_key",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",

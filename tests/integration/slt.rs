@@ -17,9 +17,17 @@ use sqllogictest::{DBOutput, DefaultColumnType};
 use std::path::{Path, PathBuf};
 use weir::{DataType, Value};
 
+/// The column types a corpus query declares (`query IRT`), which its answers are rendered in.
+type Declared = std::sync::Arc<std::sync::Mutex<Vec<DefaultColumnType>>>;
+
 /// A `weir` cluster as a sqllogictest database.
 struct Weir {
     cluster: TestCluster,
+    /// For the SQLite corpus: the declared types of the query being run (its runner renders
+    /// a value as its column is declared: an `I` column truncates a float to an integer, shows
+    /// a boolean as 1 or 0 and text as its leading integer, an `R` column prints an integer
+    /// with 3 decimals).
+    declared: Option<Declared>,
 }
 
 impl Weir {
@@ -31,7 +39,35 @@ impl Weir {
             .expect("cluster starts");
         Weir {
             cluster: TestCluster::new(cluster),
+            declared: None,
         }
+    }
+}
+
+/// `v` rendered as the SQLite corpus's runner renders a value of a column declared `t`.
+fn render_declared(v: &Value, t: &DefaultColumnType) -> String {
+    match (v, t) {
+        (Value::Float(f), DefaultColumnType::Integer) => format!("{}", f.trunc() as i64),
+        (Value::Int(i), DefaultColumnType::FloatingPoint) => format!("{:.3}", *i as f64),
+        (Value::Bool(b), DefaultColumnType::Integer) => i64::from(*b).to_string(),
+        // Text read as a number: its leading numeral, 0 without one (as SQLite's conversion).
+        (Value::Str(s), DefaultColumnType::Integer) => {
+            let t = s.trim_start();
+            let end = t
+                .char_indices()
+                .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+')))
+                .count();
+            t[..end].parse::<i64>().unwrap_or(0).to_string()
+        }
+        (Value::Decimal(..), DefaultColumnType::Integer) => {
+            let f: f64 = v.to_string().parse().unwrap_or(0.0);
+            format!("{}", f.trunc() as i64)
+        }
+        (Value::Decimal(..), DefaultColumnType::FloatingPoint) => {
+            let f: f64 = v.to_string().parse().unwrap_or(0.0);
+            format!("{f:.3}")
+        }
+        _ => render(v),
     }
 }
 
@@ -78,8 +114,11 @@ impl sqllogictest::DB for Weir {
 
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, weir::Error> {
         let out = self.run_sql(sql);
-        // Whatever the outcome, the statement's actors stop and its memory is released.
-        common::assert_idle(&self.cluster);
+        // Whatever the outcome, the statement's actors stop and its memory is released (the
+        // corpus, which measures, does not wait to check).
+        if self.declared.is_none() {
+            common::assert_idle(&self.cluster);
+        }
         out
     }
 
@@ -100,10 +139,23 @@ impl Weir {
             .iter()
             .map(|f| column_type(f.data_type))
             .collect();
+        let declared = self
+            .declared
+            .as_ref()
+            .map(|d| d.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default();
         let rows = r
             .rows()
             .iter()
-            .map(|row| row.iter().map(render).collect())
+            .map(|row| {
+                row.iter()
+                    .enumerate()
+                    .map(|(i, v)| match declared.get(i) {
+                        Some(t) => render_declared(v, t),
+                        None => render(v),
+                    })
+                    .collect()
+            })
             .collect();
         Ok(DBOutput::Rows { types, rows })
     }
@@ -154,5 +206,150 @@ fn sqllogictest_suite() {
         failed_files,
         files.len(),
         failures.join("\n")
+    );
+}
+
+/// The corpus writes a result one value per line: the values of `actual` and of `expected`
+/// compared in order, whatever the lines.
+fn valuewise(
+    normalizer: sqllogictest::Normalizer,
+    actual: &[Vec<String>],
+    expected: &[String],
+) -> bool {
+    let got = actual.iter().flatten().map(normalizer);
+    let want: Vec<String> = expected
+        .iter()
+        .flat_map(|l| l.split_ascii_whitespace().map(str::to_string))
+        .collect();
+    let got: Vec<String> = got
+        .flat_map(|v| {
+            v.split_ascii_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    got == want
+}
+
+/// The SQLite sqllogictest corpus, which is not in the repository: every `*.test` file under
+/// the directory `WEIR_SLT_CORPUS` names (e.g. the `test/` directory of a checkout of
+/// github.com/gregrahn/sqllogictest), each on a fresh cluster of `WEIR_SLT_NODES` data nodes
+/// (1 unless given); `WEIR_SLT_FILTER` keeps the files whose path contains it. Prints, per
+/// file and in all, the queries that pass, fail with an error and give a wrong answer
+/// (records for other engines, `onlyif mysql` and the like, are skipped as the corpus says).
+/// It asserts nothing: it measures. Run it with
+/// `WEIR_SLT_CORPUS=DIR cargo test --release --test integration slt::sqlite_corpus -- --ignored --nocapture`.
+#[test]
+#[ignore = "needs the SQLite corpus in WEIR_SLT_CORPUS"]
+fn sqlite_corpus() {
+    let Ok(dir) = std::env::var("WEIR_SLT_CORPUS") else {
+        eprintln!("WEIR_SLT_CORPUS is not set: nothing to run");
+        return;
+    };
+    let filter = std::env::var("WEIR_SLT_FILTER").unwrap_or_default();
+    let nodes: usize = std::env::var("WEIR_SLT_NODES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let mut files = Vec::new();
+    let mut pending = vec![PathBuf::from(dir)];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).expect("corpus directory").flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                pending.push(p);
+            } else if p.extension().is_some_and(|x| x == "test")
+                && p.to_string_lossy().contains(&filter)
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut passed, mut errors, mut wrong) = (0usize, 0usize, 0usize);
+    for file in &files {
+        // The corpus comments its conditions (`onlyif mysql # DIV`), which the parser does not
+        // take: the comments go.
+        let text = std::fs::read_to_string(file).expect("corpus file");
+        let text: String = text
+            .lines()
+            .map(|l| match l.find(" #") {
+                Some(at) if l.starts_with("skipif ") || l.starts_with("onlyif ") => &l[..at],
+                _ => l,
+            })
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        let name = file.display().to_string();
+        let records = match sqllogictest::parse_with_name::<DefaultColumnType>(&text, name) {
+            Ok(r) => r,
+            Err(e) => {
+                println!("{}: cannot parse: {e}", file.display());
+                continue;
+            }
+        };
+        let declared: Declared = Default::default();
+        let handed = declared.clone();
+        let mut runner = sqllogictest::Runner::new(move || {
+            let declared = handed.clone();
+            async move {
+                let cluster = cluster_builder()
+                    .nodes(nodes)
+                    .partitions(16)
+                    .build()
+                    .expect("cluster starts");
+                Ok(Weir {
+                    cluster: TestCluster::new(cluster),
+                    declared: Some(declared),
+                })
+            }
+        });
+        // The corpus was written with results of more than 8 values hashed (as its runner's
+        // `-ht 8`); a file's `hash-threshold` record says otherwise.
+        runner.with_hash_threshold(8);
+        runner.with_validator(valuewise);
+        let (mut p, mut e, mut w) = (0usize, 0usize, 0usize);
+        for record in records {
+            let is_query = matches!(record, sqllogictest::Record::Query { .. });
+            if let sqllogictest::Record::Query {
+                expected: sqllogictest::QueryExpect::Results { types, .. },
+                ..
+            } = &record
+            {
+                *declared.lock().unwrap_or_else(|e| e.into_inner()) = types.clone();
+            }
+            match runner.run(record) {
+                Ok(sqllogictest::RecordOutput::Nothing) => {}
+                Ok(_) if is_query => p += 1,
+                Ok(_) => {}
+                Err(err) if is_query => {
+                    let mismatch = matches!(
+                        err.kind(),
+                        sqllogictest::TestErrorKind::QueryResultMismatch { .. }
+                    );
+                    if mismatch {
+                        w += 1;
+                    } else {
+                        e += 1;
+                    }
+                    if std::env::var_os("WEIR_SLT_VERBOSE").is_some() {
+                        println!("{}", err.display(false));
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        println!(
+            "{}: {p} passed, {e} failed with an error, {w} wrong",
+            file.display()
+        );
+        passed += p;
+        errors += e;
+        wrong += w;
+    }
+    let total = passed + errors + wrong;
+    println!(
+        "corpus: {} files, {total} queries: {passed} passed ({:.2}%), {errors} failed with an error, {wrong} wrong",
+        files.len(),
+        100.0 * passed as f64 / total.max(1) as f64
     );
 }

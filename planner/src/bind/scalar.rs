@@ -104,6 +104,44 @@ impl Binder<'_> {
         Ok(acc)
     }
 
+    /// `NULLIF(a, b)` as PostgreSQL types it: of `a`'s type (NULL where `a = b`, compared in
+    /// the type both meet at, else `a` as it is), so `NULLIF(73, 2.5) / 2` divides integers.
+    /// An untyped NULL `a` takes `b`'s type.
+    fn nullif(&mut self, args: Vec<B>, e: &sql::Expr) -> Result<B, PlanError> {
+        let t = self.common_type(&args, "function nullif", e)?;
+        let t = t.unwrap_or(DataType::Int64);
+        let [a, b] = <[B; 2]>::try_from(args).map_err(|_| {
+            PlanError::Invalid(format!("function nullif takes 2 arguments{}", at(e.span())))
+        })?;
+        let out = a.ty.unwrap_or(t);
+        if out == t {
+            let exprs = vec![self.typed(a, t), self.typed(b, t)];
+            return Ok(B::new(
+                Expr::Function {
+                    func: ScalarFunc::NullIf,
+                    args: exprs,
+                },
+                Some(t),
+            ));
+        }
+        let value = a.expr.clone();
+        let equal = self.typed(a, t).eq(self.typed(b, t));
+        Ok(B::new(
+            Expr::Case {
+                operand: None,
+                branches: vec![(
+                    equal,
+                    Expr::Cast {
+                        expr: Box::new(Expr::Literal(Value::Null)),
+                        to: out,
+                    },
+                )],
+                else_result: Some(Box::new(value)),
+            },
+            Some(out),
+        ))
+    }
+
     /// Type-checks a call of `func` on bound arguments, converting them as it needs.
     pub(super) fn call(
         &mut self,
@@ -137,7 +175,10 @@ impl Binder<'_> {
         if let Some(b) = self.decimal_call(func, name, &args, e)? {
             return Ok(b);
         }
-        if matches!(func, F::Coalesce | F::NullIf) {
+        if func == F::NullIf {
+            return self.nullif(args, e);
+        }
+        if func == F::Coalesce {
             let t = self.common_type(&args, &format!("function {name}"), e)?;
             let t = t.unwrap_or(DataType::Int64);
             let exprs = args.into_iter().map(|b| self.typed(b, t)).collect();

@@ -325,13 +325,13 @@ impl Binder<'_> {
         };
 
         // GROUP BY
-        let group_asts: Vec<&sql::Expr> = match &select.group_by {
+        let (group_asts, grouping_sets) = match &select.group_by {
             sql::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL", sspan)),
             sql::GroupByExpr::Expressions(exprs, mods) => {
                 if !mods.is_empty() {
                     return Err(unsupported("GROUP BY modifiers", sspan));
                 }
-                exprs.iter().collect()
+                grouping_sets_of(exprs, sspan)?
             }
         };
         let order_exprs: Vec<&sql::OrderByExpr> = match q.and_then(|q| q.order_by.as_ref()) {
@@ -355,6 +355,7 @@ impl Binder<'_> {
             sql::NamedWindowExpr::NamedWindow(_) => false,
         });
         let is_agg = !group_asts.is_empty()
+            || grouping_sets.is_some()
             || select.having.is_some()
             || select_asts.iter().flatten().any(|e| contains_agg(e))
             || order_exprs.iter().any(|o| contains_agg(&o.expr))
@@ -369,6 +370,14 @@ impl Binder<'_> {
             let t = self.settle(&b);
             let expr = self.coerce(b, t);
             ctx.groups.push(B::new(expr, Some(t)));
+        }
+        if grouping_sets.is_some() {
+            let k = ctx.groups.len();
+            ctx.grouping = Some(k);
+            for i in 0..k {
+                let marker = Expr::Literal(Value::Str(format!("\u{0}grouping {i}")));
+                ctx.groups.push(B::new(marker, Some(DataType::Int64)));
+            }
         }
 
         // SELECT list
@@ -536,15 +545,27 @@ impl Binder<'_> {
                 .iter()
                 .map(|a| crate::explain::fmt_agg(a, names))
                 .collect();
-            plan = aggregate_plan(
-                plan,
-                groups,
-                group_fields,
-                aggs,
-                &ctx.distinct,
-                agg_names,
-                sspan,
-            )?;
+            plan = match &grouping_sets {
+                None => aggregate_plan(
+                    plan,
+                    groups,
+                    group_fields,
+                    aggs,
+                    &ctx.distinct,
+                    agg_names,
+                    sspan,
+                )?,
+                Some(sets) => {
+                    let spec = AggregateSpec {
+                        groups,
+                        group_fields,
+                        aggs,
+                        distinct: ctx.distinct.clone(),
+                        agg_names,
+                    };
+                    grouping_sets_plan(plan, spec, sets, sspan)?
+                }
+            };
             let (p, post_at) = Binder::place_subqueries(plan, post);
             let fix_post = |e: &Expr| resolve_placeholders(e, POST_APPLY, &post_at);
             plan = p.filter_all(having.iter().map(fix_post).collect());
@@ -1178,10 +1199,7 @@ fn aggregate_plan(
         .zip(distinct)
         .any(|(a, d)| *d && a.arg.as_ref() != Some(&arg))
     {
-        return Err(unsupported(
-            "DISTINCT aggregates over different expressions",
-            span,
-        ));
+        return split_distinct(input, groups, group_fields, aggs, distinct, agg_names, span);
     }
     let k = groups.len();
     let mut inner_groups = groups;
@@ -1284,6 +1302,221 @@ fn aggregate_plan(
     }
     let exprs = (0..k).map(Expr::Column).chain(results).collect();
     Ok(combined.project(exprs, fields))
+}
+
+/// Aggregates with DISTINCT over different expressions (`COUNT(DISTINCT a), SUM(DISTINCT
+/// b)`): one aggregation per DISTINCT expression (and one for the aggregates without
+/// DISTINCT), each as [`aggregate_plan`] plans it, joined on the group keys (NULL keys
+/// matching: every aggregation has the same groups, and without GROUP BY each one row).
+fn split_distinct(
+    input: LogicalPlan,
+    groups: Vec<Expr>,
+    group_fields: Vec<Field>,
+    aggs: Vec<AggregateExpr>,
+    distinct: &[bool],
+    agg_names: Vec<String>,
+    span: Span,
+) -> Result<LogicalPlan, PlanError> {
+    let k = groups.len();
+    // The aggregates of each part: those without DISTINCT, then one part per expression.
+    let mut parts: Vec<(Option<&Expr>, Vec<usize>)> = Vec::new();
+    for (i, (a, d)) in aggs.iter().zip(distinct).enumerate() {
+        let key = if *d { a.arg.as_ref() } else { None };
+        match parts.iter_mut().find(|(p, _)| *p == key) {
+            Some((_, members)) => members.push(i),
+            None => parts.push((key, vec![i])),
+        }
+    }
+    let mut plan: Option<LogicalPlan> = None;
+    // Where each aggregate's result is in the joined parts.
+    let mut at = vec![0; aggs.len()];
+    for (_, members) in &parts {
+        let part = aggregate_plan(
+            input.clone(),
+            groups.clone(),
+            group_fields.clone(),
+            members.iter().map(|&i| aggs[i].clone()).collect(),
+            &members.iter().map(|&i| distinct[i]).collect::<Vec<_>>(),
+            members.iter().map(|&i| agg_names[i].clone()).collect(),
+            span,
+        )?;
+        let base = plan.as_ref().map_or(0, LogicalPlan::width);
+        for (j, &i) in members.iter().enumerate() {
+            at[i] = base + k + j;
+        }
+        plan = Some(match plan {
+            None => part,
+            Some(left) => {
+                let on = group_fields
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(g, f)| {
+                        crate::optimizer::unnest::null_safe_keys(
+                            Expr::Column(g),
+                            Expr::Column(g),
+                            f.data_type,
+                        )
+                    })
+                    .collect();
+                LogicalPlan::Join {
+                    left: Box::new(left),
+                    right: Box::new(part),
+                    kind: JoinKind::Inner,
+                    on,
+                    filter: None,
+                }
+            }
+        });
+    }
+    let plan = plan.expect("at least two DISTINCT aggregates");
+    let mut fields = group_fields;
+    for (a, name) in aggs.iter().zip(agg_names) {
+        fields.push(Field::new(name, a.output_type()));
+    }
+    let exprs = (0..k).chain(at).map(Expr::Column).collect();
+    Ok(plan.project(exprs, fields))
+}
+
+/// Most grouping sets a GROUP BY may expand to (CUBE of 12 expressions).
+const MAX_GROUPING_SETS: usize = 4096;
+
+/// The GROUP BY list `exprs` as its distinct grouping expressions and, when it has GROUPING
+/// SETS, ROLLUP or CUBE, the sets grouped by (positions in that list): the cross product of
+/// its items (`a, ROLLUP (b, c)` is `(a, b, c), (a, b), (a)`).
+#[allow(clippy::type_complexity)]
+fn grouping_sets_of(
+    exprs: &[sql::Expr],
+    span: Span,
+) -> Result<(Vec<&sql::Expr>, Option<Vec<Vec<usize>>>), PlanError> {
+    let mut list: Vec<&sql::Expr> = Vec::new();
+    fn index<'e>(e: &'e sql::Expr, list: &mut Vec<&'e sql::Expr>) -> usize {
+        match list.iter().position(|x| *x == e) {
+            Some(i) => i,
+            None => {
+                list.push(e);
+                list.len() - 1
+            }
+        }
+    }
+    let mut sets: Vec<Vec<usize>> = vec![vec![]];
+    let mut any = false;
+    for e in exprs {
+        let alternatives: Vec<Vec<usize>> = match e {
+            sql::Expr::GroupingSets(v) => {
+                any = true;
+                v.iter()
+                    .map(|s| s.iter().map(|x| index(x, &mut list)).collect())
+                    .collect()
+            }
+            sql::Expr::Rollup(v) => {
+                any = true;
+                let parts: Vec<Vec<usize>> = v
+                    .iter()
+                    .map(|s| s.iter().map(|x| index(x, &mut list)).collect())
+                    .collect();
+                (0..=parts.len())
+                    .rev()
+                    .map(|n| parts[..n].concat())
+                    .collect()
+            }
+            sql::Expr::Cube(v) => {
+                any = true;
+                let parts: Vec<Vec<usize>> = v
+                    .iter()
+                    .map(|s| s.iter().map(|x| index(x, &mut list)).collect())
+                    .collect();
+                if parts.len() > 12 {
+                    return Err(unsupported("CUBE of more than 12 expressions", span));
+                }
+                let n = parts.len();
+                (0..1usize << n)
+                    .rev()
+                    .map(|mask| {
+                        (0..n)
+                            .filter(|i| mask & (1 << (n - 1 - i)) != 0)
+                            .flat_map(|i| parts[i].iter().copied())
+                            .collect()
+                    })
+                    .collect()
+            }
+            plain => vec![vec![index(plain, &mut list)]],
+        };
+        sets = sets
+            .iter()
+            .flat_map(|s| {
+                alternatives
+                    .iter()
+                    .map(move |a| [s.clone(), a.clone()].concat())
+            })
+            .collect();
+        if sets.len() > MAX_GROUPING_SETS {
+            return Err(unsupported(
+                format!("more than {MAX_GROUPING_SETS} grouping sets"),
+                span,
+            ));
+        }
+    }
+    Ok((list, any.then_some(sets)))
+}
+
+/// The aggregation of a SELECT: its group keys (for grouping sets, the `k` expressions then
+/// their `k` GROUPING flags), and its aggregates.
+struct AggregateSpec {
+    groups: Vec<Expr>,
+    group_fields: Vec<Field>,
+    aggs: Vec<AggregateExpr>,
+    distinct: Vec<bool>,
+    agg_names: Vec<String>,
+}
+
+/// GROUPING SETS: a UNION ALL of one aggregation per set (as [`aggregate_plan`] plans it),
+/// each giving the columns of every grouping expression (NULL for those it leaves out),
+/// their GROUPING flags (1 for those), and the aggregates.
+fn grouping_sets_plan(
+    input: LogicalPlan,
+    spec: AggregateSpec,
+    sets: &[Vec<usize>],
+    span: Span,
+) -> Result<LogicalPlan, PlanError> {
+    let k = spec.groups.len() / 2;
+    let mut fields = spec.group_fields.clone();
+    for (a, name) in spec.aggs.iter().zip(&spec.agg_names) {
+        fields.push(Field::new(name.clone(), a.output_type()));
+    }
+    let mut inputs = Vec::with_capacity(sets.len());
+    for set in sets {
+        let mut keys: Vec<usize> = Vec::new();
+        for &i in set {
+            if !keys.contains(&i) {
+                keys.push(i);
+            }
+        }
+        let part = aggregate_plan(
+            input.clone(),
+            keys.iter().map(|&i| spec.groups[i].clone()).collect(),
+            keys.iter().map(|&i| spec.group_fields[i].clone()).collect(),
+            spec.aggs.clone(),
+            &spec.distinct,
+            spec.agg_names.clone(),
+            span,
+        )?;
+        let mut exprs: Vec<Expr> = (0..k)
+            .map(|i| match keys.iter().position(|&x| x == i) {
+                Some(at) => Expr::Column(at),
+                None => Expr::Cast {
+                    expr: Box::new(Expr::Literal(Value::Null)),
+                    to: spec.group_fields[i].data_type,
+                },
+            })
+            .collect();
+        exprs.extend((0..k).map(|i| Expr::lit(i64::from(!keys.contains(&i)))));
+        exprs.extend((0..spec.aggs.len()).map(|j| Expr::Column(keys.len() + j)));
+        inputs.push(part.project(exprs, fields.clone()));
+    }
+    Ok(match inputs.len() {
+        1 => inputs.pop().expect("one set"),
+        _ => LogicalPlan::Union { inputs },
+    })
 }
 
 /// `COALESCE(e, 0)`: a count combined from no parts is 0, not NULL.

@@ -617,6 +617,20 @@ pub fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     }
 }
 
+/// The part of an EXISTS subquery that decides whether it has rows: its select list,
+/// ORDER BY and aliases do not matter.
+pub(crate) fn strip_for_exists(plan: LogicalPlan) -> LogicalPlan {
+    match plan {
+        LogicalPlan::Project { input, exprs, .. } if !exprs.iter().any(has_outer) => {
+            strip_for_exists(*input)
+        }
+        LogicalPlan::Sort { input, .. } | LogicalPlan::SubqueryAlias { input, .. } => {
+            strip_for_exists(*input)
+        }
+        other => other,
+    }
+}
+
 /// Whether `e` reads an outer column.
 pub fn has_outer(e: &Expr) -> bool {
     e.any(&|x| matches!(x, Expr::OuterColumn(_)))

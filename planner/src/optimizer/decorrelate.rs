@@ -11,11 +11,16 @@
 //!   row gets the aggregate of no rows (COUNT is 0, the others NULL).
 //!
 //! The correlated conjuncts are pulled up from the subquery's filters through projections
-//! (which are widened to keep the columns they read).
+//! (which are widened to keep the columns they read). A subquery of any other shape (an
+//! inequality under an aggregate, GROUP BY, LIMIT, outer references in its select list, ...)
+//! is unnested in general by `super::unnest`.
 
 use super::rule::Rule;
+use super::unnest;
 use crate::error::PlanError;
-use crate::logical::{and_all, columns_of, conjuncts, has_outer, ApplyKind, JoinKind, LogicalPlan};
+use crate::logical::{
+    and_all, columns_of, conjuncts, has_outer, strip_for_exists, ApplyKind, JoinKind, LogicalPlan,
+};
 use weir_operators::plan::{AggFunc, AggregateExpr};
 use weir_operators::{DataType, Expr, Field, ScalarFunc, Value};
 
@@ -57,8 +62,14 @@ impl Rule for DecorrelateExistsIn {
         if rest.iter().any(|c| columns_of(c).contains(&mark)) {
             return Ok(None);
         }
-        let join = semi_join((**rows).clone(), (**subquery).clone(), kind, negated)
-            .map_err(|e| e.or_at(position))?;
+        // The shapes the semi join above does not take are unnested in general.
+        let join = match semi_join((**rows).clone(), (**subquery).clone(), kind, negated) {
+            Err(PlanError::Unsupported { .. }) => {
+                unnest::semi_join((**rows).clone(), (**subquery).clone(), kind, negated)
+            }
+            done => done,
+        }
+        .map_err(|e| e.or_at(position))?;
         // The mark column stays, as the constant the filter required, so the rewritten node
         // keeps the Apply's width: a join above it (TPC-H Q21's NOT EXISTS over its EXISTS)
         // addresses its right side's columns after this node's, and must not see them shift.
@@ -130,9 +141,15 @@ impl Rule for DecorrelateScalar {
                 filter: None,
             }));
         }
-        correlated_scalar((**input).clone(), (**subquery).clone(), field.clone())
-            .map(Some)
-            .map_err(|e| e.or_at(position))
+        // The shapes the grouped left join does not take are unnested in general.
+        match correlated_scalar((**input).clone(), (**subquery).clone(), field.clone()) {
+            Err(PlanError::Unsupported { .. }) => {
+                unnest::scalar((**input).clone(), (**subquery).clone(), field.clone())
+            }
+            done => done,
+        }
+        .map(Some)
+        .map_err(|e| e.or_at(position))
     }
 }
 
@@ -204,20 +221,6 @@ fn semi_join(
         ApplyKind::Scalar => Err(PlanError::Invalid(
             "a scalar subquery is not a semi join".to_string(),
         )),
-    }
-}
-
-/// The part of an EXISTS subquery that decides whether it has rows: its select list,
-/// ORDER BY and aliases do not matter.
-pub(crate) fn strip_for_exists(plan: LogicalPlan) -> LogicalPlan {
-    match plan {
-        LogicalPlan::Project { input, exprs, .. } if !exprs.iter().any(has_outer) => {
-            strip_for_exists(*input)
-        }
-        LogicalPlan::Sort { input, .. } | LogicalPlan::SubqueryAlias { input, .. } => {
-            strip_for_exists(*input)
-        }
-        other => other,
     }
 }
 

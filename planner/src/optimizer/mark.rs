@@ -38,7 +38,7 @@ impl Rule for MarkAsCounts {
         let (counts, mark) = match kind {
             ApplyKind::Scalar => return Ok(None),
             ApplyKind::Exists => {
-                let body = super::decorrelate::strip_for_exists((**subquery).clone());
+                let body = crate::logical::strip_for_exists((**subquery).clone());
                 let body = if body.is_correlated() {
                     body
                 } else {

@@ -5,8 +5,9 @@
 //! of the tree, top down, and repeats a list of rules until none changes anything (a fixed
 //! point, bounded by [`MAX_PASSES`]). Rules run in four phases:
 //! 1. subquery decorrelation (`decorrelate`): Applies become semi, anti and outer joins
-//!    while the subqueries' correlated predicates still sit where the binder put them; the
-//!    EXISTS and IN left over, used as values, become counts (`mark`) and left joins;
+//!    while the subqueries' correlated predicates still sit where the binder put them (any
+//!    other correlated shape is unnested in general, `unnest`); the EXISTS and IN left over,
+//!    used as values, become counts (`mark`) and left joins;
 //! 2. simplification and pushdown to a fixed point: constant folding (`simplify`),
 //!    filter pushdown with join-key extraction and outer-to-inner conversion (`pushdown`),
 //!    semi and anti joins below the inner joins they filter (`semi_join`), limit
@@ -30,6 +31,7 @@ mod rule;
 pub(crate) mod semi_join;
 pub(crate) mod simplify;
 pub(crate) mod topn;
+pub(crate) mod unnest;
 
 pub use rule::MAX_PASSES;
 

@@ -248,10 +248,7 @@ mod tests {
             ]),
             primary_key: vec![0],
             not_null: vec![],
-            indexes: vec![IndexDef {
-                name: "ia".into(),
-                column: 1,
-            }],
+            indexes: vec![IndexDef::on("ia", 1)],
             partitions: 4,
         }
     }

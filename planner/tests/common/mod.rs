@@ -8,13 +8,7 @@ use weir_planner::{plan_statement, Catalog, QueryPlan, Statement};
 pub fn exec_ddl(cat: &mut Catalog, sql: &str) {
     match plan_statement(sql, cat, &[], 4).unwrap() {
         Statement::CreateTable(t) => cat.add_table(t).unwrap(),
-        Statement::CreateIndex {
-            name,
-            table,
-            column,
-        } => cat
-            .add_index(&table, weir_planner::IndexDef { name, column })
-            .unwrap(),
+        Statement::CreateIndex { table, index } => cat.add_index(&table, index).unwrap(),
         Statement::DropTable { name, .. } => {
             cat.drop_table(&name).unwrap();
         }

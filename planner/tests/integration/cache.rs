@@ -38,14 +38,7 @@ fn hits_misses_and_invalidation() {
     );
     assert_eq!(c.misses(), 3);
     // a catalog change invalidates
-    cat.add_index(
-        "Item",
-        IndexDef {
-            name: "f".into(),
-            column: 2,
-        },
-    )
-    .unwrap();
+    cat.add_index("Item", IndexDef::on("f", 2)).unwrap();
     let d = plan(&c, &cat, sql, &[Value::Int(1)]);
     assert!(!Arc::ptr_eq(&a, &d));
     assert_eq!(c.misses(), 4);

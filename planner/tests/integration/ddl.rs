@@ -71,23 +71,10 @@ fn catalog_versions() {
     cat.set_row_count("item", 5);
     assert_eq!(cat.version(), v);
     assert_eq!(cat.row_count("ITEM"), 5);
-    cat.add_index(
-        "item",
-        IndexDef {
-            name: "ix".into(),
-            column: 2,
-        },
-    )
-    .unwrap();
+    cat.add_index("item", IndexDef::on("ix", 2)).unwrap();
     assert_eq!(cat.version(), v + 1);
     assert!(matches!(
-        cat.add_index(
-            "item",
-            IndexDef {
-                name: "ix".into(),
-                column: 3
-            }
-        ),
+        cat.add_index("item", IndexDef::on("ix", 3)),
         Err(PlanError::IndexExists(_))
     ));
     let t = cat.drop_table("ITEM").unwrap();
@@ -102,15 +89,9 @@ fn create_index() {
     let cat = catalog();
     let s = plan_statement("CREATE INDEX by_name ON item (NAME)", &cat, &[], 4).unwrap();
     match s {
-        Statement::CreateIndex {
-            name,
-            table,
-            column,
-        } => {
-            assert_eq!(
-                (name.as_str(), table.as_str(), column),
-                ("by_name", "Item", 1)
-            );
+        Statement::CreateIndex { table, index } => {
+            assert_eq!(table, "Item");
+            assert_eq!(index, IndexDef::on("by_name", 1));
         }
         other => panic!("{other:?}"),
     }
@@ -118,6 +99,25 @@ fn create_index() {
         plan_statement("CREATE INDEX idx_fldIdx ON Item(fld)", &cat, &[], 4),
         Err(PlanError::IndexExists(_))
     ));
+    // Several columns, UNIQUE: the first column is the one the nodes index.
+    match plan_statement("CREATE UNIQUE INDEX u ON item (fld, name)", &cat, &[], 4).unwrap() {
+        Statement::CreateIndex { index, .. } => {
+            assert_eq!(index.columns(), vec![2, 1]);
+            assert_eq!(index.column, 2);
+            assert!(index.unique);
+        }
+        other => panic!("{other:?}"),
+    }
+    match plan_statement("CREATE INDEX ON item (fld, name)", &cat, &[], 4).unwrap() {
+        Statement::CreateIndex { index, .. } => assert_eq!(index.name, "Item_fld_name_idx"),
+        other => panic!("{other:?}"),
+    }
+    let e = plan_statement("CREATE INDEX d ON item (fld, name, fld)", &cat, &[], 4).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("column 'fld' appears twice in the index"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -462,10 +462,9 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
             "CREATE TABLE n (a INT DEFAULT 5, b INT)",
             "DEFAULT 5 on column 'a'",
         ),
-        ("CREATE TABLE n (a INT UNIQUE)", "UNIQUE on column 'a'"),
         (
-            "CREATE TABLE n (a INT PRIMARY KEY, b INT UNIQUE)",
-            "UNIQUE on column 'b'",
+            "CREATE TABLE n (a INT UNIQUE NULLS NOT DISTINCT)",
+            "UNIQUE NULLS NOT DISTINCT on column 'a'",
         ),
         (
             "CREATE TABLE n (a INT, b INT CHECK (b > 0))",
@@ -474,10 +473,6 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
         (
             "CREATE TABLE n (a INT REFERENCES Item(id))",
             "REFERENCES Item (id) on column 'a'",
-        ),
-        (
-            "CREATE TABLE n (a INT, UNIQUE (a))",
-            "UNIQUE (a) in CREATE TABLE",
         ),
         (
             "CREATE TABLE n (a INT, CHECK (a > 0))",
@@ -537,7 +532,6 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
             "CREATE TABLE IF NOT EXISTS Item (id INT DEFAULT 1)",
             "DEFAULT 1 on column 'id'",
         ),
-        ("CREATE UNIQUE INDEX u ON Item (fld)", "CREATE UNIQUE INDEX"),
     ] {
         let (got, position) = unsupported(sql, &cat);
         assert_eq!(got, what, "{sql}");
@@ -580,4 +574,28 @@ fn create_table_forms_that_are_enforced() {
         ),
         Err(PlanError::Invalid(m)) if m.contains("more than one primary key")
     ));
+}
+
+#[test]
+fn unique_constraints_in_create_table_are_unique_indexes() {
+    let cat = catalog();
+    let Statement::CreateTable(t) = plan_statement(
+        "CREATE TABLE n (a INT PRIMARY KEY UNIQUE, b INT UNIQUE, c INT, d INT, CONSTRAINT cd UNIQUE (c, d))",
+        &cat,
+        &[],
+        4,
+    )
+    .unwrap() else {
+        panic!("a table")
+    };
+    // The primary key is unique already; the others are unique indexes.
+    let indexes: Vec<(&str, Vec<usize>, bool)> = t
+        .indexes
+        .iter()
+        .map(|i| (i.name.as_str(), i.columns(), i.unique))
+        .collect();
+    assert_eq!(
+        indexes,
+        vec![("n_b_key", vec![1], true), ("cd", vec![2, 3], true)]
+    );
 }

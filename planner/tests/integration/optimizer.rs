@@ -276,3 +276,112 @@ fn a_semi_join_moves_below_an_inner_join_that_does_not_shrink_its_side() {
         "{p}"
     );
 }
+
+/// The lines of `plan` that hold `needle`.
+fn count(plan: &str, needle: &str) -> usize {
+    plan.lines().filter(|l| l.contains(needle)).count()
+}
+
+#[test]
+fn an_inequality_under_an_aggregate_is_unnested_over_the_distinct_outer_values() {
+    let p = optimized("SELECT id, (SELECT COUNT(*) FROM Tag WHERE Tag.score < Item.fld) FROM Item");
+    assert!(!p.contains("Apply"), "{p}");
+    // The distinct outer values, joined with the subquery's rows under the inequality, grouped
+    // by them, left-joined back to the domain (COUNT 0 where nothing matched) and to the rows
+    // (NULL matching NULL).
+    assert!(p.contains("Distinct"), "{p}");
+    assert!(p.contains("filter=(score < CAST(fld AS DOUBLE))"), "{p}");
+    assert!(p.contains("aggs=[COUNT(*)]"), "{p}");
+    assert!(p.contains("coalesce(COUNT(*), 0)"), "{p}");
+    assert!(p.contains("Join LEFT on fld IS NULL = fld IS NULL"), "{p}");
+    assert_eq!(count(&p, "Join LEFT"), 2, "{p}");
+    // The domain is read from the outer table's scan, not from the rows of the query.
+    assert!(
+        line_of(&p, "Distinct") < p.rfind("Scan Item").map_or(0, |at| p[..at].lines().count()),
+        "{p}"
+    );
+}
+
+#[test]
+fn a_correlated_limit_is_a_row_number_per_outer_value() {
+    let p = optimized(
+        "SELECT id, (SELECT score FROM Tag WHERE Tag.item_id > Item.id ORDER BY score LIMIT 1) FROM Item",
+    );
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("ROW_NUMBER()"), "{p}");
+    assert!(
+        p.contains("keep=1"),
+        "the top-N rule cuts each partition:\n{p}"
+    );
+    // LIMIT 1 promises one row per outer value: no check for more.
+    assert!(!p.contains("too_many_rows"), "{p}");
+}
+
+#[test]
+fn a_correlated_subquery_without_an_aggregate_checks_for_one_row_after_the_join() {
+    let p = optimized("SELECT id, (SELECT label FROM Category WHERE cid < Item.fld) FROM Item");
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("too_many_rows"), "{p}");
+    assert!(
+        line_of(&p, "too_many_rows") < line_of(&p, "Join LEFT"),
+        "{p}"
+    );
+}
+
+#[test]
+fn exists_over_a_correlated_aggregate_is_a_semi_join_on_the_outer_values() {
+    let p = optimized(
+        "SELECT id FROM Item WHERE EXISTS (SELECT cat_id FROM Tag WHERE Tag.item_id < Item.id GROUP BY cat_id HAVING COUNT(*) > 1)",
+    );
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("Join SEMI on id IS NULL = id IS NULL"), "{p}");
+    assert!(p.contains("Aggregate groups=[cat_id, id]"), "{p}");
+    let p = optimized(
+        "SELECT id FROM Item WHERE fld NOT IN (SELECT cat_id FROM Tag WHERE Tag.item_id < Item.id LIMIT 3)",
+    );
+    assert!(p.contains("Join ANTI on id IS NULL = id IS NULL"), "{p}");
+    assert!(p.contains("coalesce((fld = cat_id), true)"), "{p}");
+}
+
+#[test]
+fn equality_correlation_keeps_its_grouped_left_join() {
+    // The fast rewrite still takes the equality shape: no domain.
+    let p =
+        optimized("SELECT id, (SELECT COUNT(*) FROM Tag WHERE Tag.item_id = Item.id) FROM Item");
+    assert!(!p.contains("Distinct"), "{p}");
+    assert!(p.contains("Join LEFT on id = item_id"), "{p}");
+}
+
+#[test]
+fn a_join_inside_a_correlated_subquery_takes_the_domain_on_the_side_that_reads_it() {
+    let p = optimized(
+        "SELECT id, (SELECT COUNT(c.cid) FROM Tag t LEFT JOIN Category c ON c.cid = t.cat_id AND c.weight < Item.fld) FROM Item",
+    );
+    assert!(!p.contains("Apply"), "{p}");
+    // Only the condition reads the outer column: the domain joins the preserved left side,
+    // where the condition reads it.
+    assert!(
+        p.contains("Join LEFT on cat_id = cid filter=(weight < CAST(fld AS DOUBLE))"),
+        "{p}"
+    );
+    assert_eq!(count(&p, "Distinct"), 2, "{p}");
+    // A FULL JOIN preserves both sides: both take the domain, joined on it too.
+    let p = optimized(
+        "SELECT id, (SELECT COUNT(*) FROM Tag t FULL JOIN Category c ON c.cid = t.cat_id AND c.weight < Item.fld) FROM Item",
+    );
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(
+        p.contains("Join FULL on fld IS NULL = fld IS NULL AND coalesce(fld, 0) = coalesce(fld, 0) AND cat_id = cid"),
+        "{p}"
+    );
+    assert_eq!(count(&p, "Distinct"), 3, "{p}");
+}
+
+#[test]
+fn a_correlated_subquery_in_having_reads_the_group_keys() {
+    let p = optimized(
+        "SELECT fld, COUNT(*) FROM Item GROUP BY fld HAVING COUNT(*) > (SELECT COUNT(*) FROM Tag WHERE Tag.score < Item.fld)",
+    );
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("filter=(score < CAST(fld AS DOUBLE))"), "{p}");
+}

@@ -21,6 +21,7 @@ pub(crate) mod restore;
 mod statements;
 pub mod stats;
 mod system;
+mod unique;
 mod writes;
 
 use builder::ClusterBuilder;

@@ -5,7 +5,7 @@ use super::Cluster;
 use crate::error::{Error, Result};
 use crate::node::storage::Change;
 use weir_operators::Value;
-use weir_planner::{CachedStatement, QueryPlan, Statement};
+use weir_planner::{CachedStatement, PlanError, QueryPlan, Statement};
 
 impl Cluster {
     /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`,
@@ -74,17 +74,27 @@ impl Cluster {
                 self.publish(&catalog)?;
                 Ok(0)
             }
-            Statement::CreateIndex {
-                name,
-                table,
-                column,
-            } => {
+            Statement::CreateIndex { table, index } => {
+                // No write comes between the check of the stored rows and the index.
+                let _writing = self.writing();
+                if index.unique {
+                    let def = self
+                        .inner
+                        .catalog
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .table(&table)
+                        .cloned()
+                        .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.clone())))?;
+                    self.check_stored_unique(&def, &index)?;
+                }
+                let column = index.column;
                 let mut catalog = self
                     .inner
                     .catalog
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
-                catalog.add_index(&table, weir_planner::IndexDef { name, column })?;
+                catalog.add_index(&table, index)?;
                 let data_type = catalog
                     .table(&table)
                     .and_then(|d| d.schema.fields.get(column))

@@ -1,4 +1,5 @@
-//! The write path: rows of a load or INSERT are checked, assigned to partitions (by key, or
+//! The write path: rows of a load or INSERT are checked (NOT NULL columns, unique indexes:
+//! `super::unique`), assigned to partitions (by key, or
 //! by hidden row id for tables without one) and replicated to every copy through
 //! [`crate::replication::writes`]; UPDATE and DELETE run their query for the affected rows, then
 //! write deletes (by key) and inserts the same way, or, for a table without a key, rewrite
@@ -88,6 +89,7 @@ impl Cluster {
     /// with the write lock held.
     pub(super) fn load_all_locked(&self, table: &str, batches: Vec<Batch>) -> Result<usize> {
         self.check_up()?;
+        self.check_unique_of(table, &batches)?;
         let mut catalog = self
             .inner
             .catalog
@@ -166,6 +168,13 @@ impl Cluster {
             return Ok(0);
         };
         let n = rows.num_rows();
+        self.check_updated_once(table, &rows)?;
+        if let Some(def) = self.unique_indexed(table) {
+            let id_len = weir_planner::identity_columns(&def).len();
+            let ids: Vec<usize> = (0..id_len).collect();
+            let values: Vec<usize> = (id_len..rows.num_columns()).collect();
+            self.check_unique(&def, &[rows.project(&values)], Some(&rows.project(&ids)))?;
+        }
         self.change(table, 0, |def, changes| {
             let id_len = weir_planner::identity_columns(def).len();
             let ids: Vec<usize> = (0..id_len).collect();
@@ -197,6 +206,51 @@ impl Cluster {
             }
         })?;
         Ok(n as u64)
+    }
+
+    /// Fails when an UPDATE's `rows` (identity, then new values) change a row of a keyed
+    /// `table` more than once: `UPDATE ... FROM` where several rows of FROM match one.
+    fn check_updated_once(&self, table: &str, rows: &Batch) -> Result<()> {
+        let def = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            catalog.table(table).cloned()
+        };
+        let Some(def) = def.filter(TableDef::has_key) else {
+            return Ok(());
+        };
+        let k = def.primary_key.len();
+        let mut seen = std::collections::HashSet::new();
+        for r in 0..rows.num_rows() {
+            let key: Vec<String> = (0..k)
+                .map(|c| format!("{:?}", rows.column(c).value(r)))
+                .collect();
+            if !seen.insert(key) {
+                let key: Vec<String> = (0..k).map(|c| rows.column(c).value(r).to_sql()).collect();
+                return Err(Error::Plan(PlanError::Invalid(format!(
+                    "UPDATE of table '{}' changes the row of key ({}) more than once (more than one row of FROM matches it)",
+                    def.name,
+                    key.join(", ")
+                ))));
+            }
+        }
+        Ok(())
+    }
+
+    /// `table`'s definition when it has a unique index (whose writes are checked first).
+    fn unique_indexed(&self, table: &str) -> Option<TableDef> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        catalog
+            .table(table)
+            .filter(|d| d.indexes.iter().any(|i| i.unique))
+            .cloned()
+    }
+
+    /// [`Cluster::check_unique`] of rows inserted into `table`, when it has a unique index.
+    fn check_unique_of(&self, table: &str, batches: &[Batch]) -> Result<()> {
+        match self.unique_indexed(table) {
+            Some(def) => self.check_unique(&def, batches, None),
+            None => Ok(()),
+        }
     }
 
     /// Runs `query` and returns its rows as one batch (`None` when there are none).

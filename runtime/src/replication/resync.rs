@@ -632,10 +632,7 @@ mod tests {
             name: "T".into(),
             schema: schema(),
             primary_key: vec![0],
-            indexes: vec![IndexDef {
-                name: "t_x".into(),
-                column: 1,
-            }],
+            indexes: vec![IndexDef::on("t_x", 1)],
             not_null: vec![],
             partitions: 4,
         }
