@@ -1,0 +1,934 @@
+//! weir through the PostgreSQL wire protocol, driven by a client no one here wrote:
+//! `tokio-postgres` (simple and extended protocol, binary parameters and results, every type,
+//! errors by SQLSTATE, cancel, portals, sessions, passwords), and raw sockets for what no
+//! well-behaved client sends (malformed messages, a huge startup packet, silence).
+
+use std::error::Error as StdError;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{NaiveDate, NaiveDateTime};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+use tokio_postgres::{AsyncMessage, Client, NoTls, SimpleQueryMessage};
+use weir_operators::{Batch, Column};
+use weir_runtime::Cluster;
+use weir_server::{PostgresServer, ServePostgres, ServerConfig};
+
+/// Longest any step may take before the test calls it hung.
+const LIMIT: Duration = Duration::from_secs(30);
+
+async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, f)
+        .await
+        .unwrap_or_else(|_| panic!("hung: {what}"))
+}
+
+fn cluster() -> Arc<Cluster> {
+    Arc::new(
+        Cluster::builder()
+            .nodes(2)
+            .partitions(8)
+            .batch_size(256)
+            .window(2)
+            .query_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap(),
+    )
+}
+
+/// Table `name (id BIGINT PRIMARY KEY, v BIGINT)` with `n` rows, `v = id`.
+fn load(c: &Cluster, name: &str, n: i64) {
+    c.execute(&format!(
+        "CREATE TABLE {name} (id BIGINT PRIMARY KEY, v BIGINT)"
+    ))
+    .unwrap();
+    let ids: Vec<i64> = (0..n).collect();
+    let batch = Batch::try_new(vec![Column::from_i64(ids.clone()), Column::from_i64(ids)]).unwrap();
+    c.load(name, batch).unwrap();
+}
+
+fn serve(c: &Arc<Cluster>, config: ServerConfig) -> PostgresServer {
+    c.clone()
+        .serve_postgres_with("127.0.0.1:0", config)
+        .unwrap()
+}
+
+/// A client connected as `user`, and the messages (notices) its connection receives.
+async fn connect_as(
+    addr: SocketAddr,
+    user: &str,
+    password: Option<&str>,
+) -> Result<(Client, mpsc::UnboundedReceiver<String>), tokio_postgres::Error> {
+    let mut config = tokio_postgres::Config::new();
+    config
+        .host(addr.ip().to_string())
+        .port(addr.port())
+        .user(user)
+        .dbname("shop");
+    if let Some(p) = password {
+        config.password(p);
+    }
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(m) = messages.next().await {
+            match m {
+                Ok(AsyncMessage::Notice(n)) => {
+                    let _ = tx.send(n.message().to_string());
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    Ok((client, rx))
+}
+
+async fn connect(addr: SocketAddr) -> Client {
+    bounded("connect", connect_as(addr, "weir", None))
+        .await
+        .unwrap()
+        .0
+}
+
+/// The SQLSTATE of a failed statement.
+fn code(e: &tokio_postgres::Error) -> String {
+    e.as_db_error()
+        .map(|d| d.code().code().to_string())
+        .unwrap_or_else(|| format!("not a server error: {e}"))
+}
+
+/// The values of the rows of a simple query's answer, as text.
+fn texts(messages: &[SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The row counts of a simple query's command completions.
+fn counts(messages: &[SimpleQueryMessage]) -> Vec<u64> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::CommandComplete(n) => Some(*n),
+            _ => None,
+        })
+        .collect()
+}
+
+fn assert_idle(c: &Cluster) {
+    assert!(
+        c.wait_idle(Duration::from_secs(10)),
+        "the cluster did not return to idle: {} actors (baseline {}), {} bytes reserved",
+        c.stats().live_actors(),
+        c.baseline_actors(),
+        c.stats().memory_reserved()
+    );
+    assert_eq!(c.stats().memory_reserved(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simple_protocol_runs_every_statement_of_a_message_in_order() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let answer = bounded(
+        "script",
+        client.simple_query(
+            "CREATE TABLE kv (k BIGINT PRIMARY KEY, v VARCHAR); \
+             INSERT INTO kv VALUES (1, 'one'), (2, 'two'); \
+             INSERT INTO kv VALUES (3, NULL); \
+             SELECT k, v FROM kv ORDER BY k; \
+             UPDATE kv SET v = 'deux' WHERE k = 2; \
+             SELECT v FROM kv WHERE k = 2; DELETE FROM kv WHERE k >= 2",
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        texts(&answer),
+        vec![
+            vec![Some("1".into()), Some("one".into())],
+            vec![Some("2".into()), Some("two".into())],
+            vec![Some("3".into()), None],
+            vec![Some("deux".into())],
+        ]
+    );
+    // CREATE TABLE, 2 inserted, 1 inserted, 3 rows, 1 updated, 1 row, 2 deleted.
+    assert_eq!(counts(&answer), vec![0, 2, 1, 3, 1, 1, 2]);
+
+    // The first failing statement ends the message; those before it stay done.
+    let err = bounded(
+        "failing script",
+        client.batch_execute(
+            "INSERT INTO kv VALUES (10, 'ten'); SELECT * FROM nope; INSERT INTO kv VALUES (11, 'x')",
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code(&err), "42P01", "{err}");
+    let left = client
+        .simple_query("SELECT k FROM kv ORDER BY k")
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&left),
+        vec![vec![Some("1".into())], vec![Some("10".into())]]
+    );
+    // An empty message answers nothing, and the connection goes on.
+    assert!(texts(&client.simple_query(" ; ").await.unwrap()).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extended_protocol_prepares_once_and_binds_many_times() {
+    let c = cluster();
+    load(&c, "t", 1000);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+
+    let get = client
+        .prepare("SELECT v, v * 2 AS twice FROM t WHERE id = $1")
+        .await
+        .unwrap();
+    assert_eq!(get.params(), &[Type::INT8]);
+    let names: Vec<&str> = get.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["v", "twice"]);
+    assert_eq!(get.columns()[1].type_(), &Type::INT8);
+
+    let row = client.query_one(&get, &[&7i64]).await.unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>("twice")), (7, 14));
+    // Planned once: binding again parses nothing.
+    let parses = c.stats().parses;
+    for k in 0..50i64 {
+        let row = client.query_one(&get, &[&k]).await.unwrap();
+        assert_eq!(row.get::<_, i64>(1), 2 * k);
+    }
+    assert_eq!(
+        c.stats().parses,
+        parses,
+        "a bound statement was planned again"
+    );
+
+    // Writes with parameters answer their counts; `execute` reads them.
+    let insert = client
+        .prepare("INSERT INTO t (id, v) VALUES ($1, $2)")
+        .await
+        .unwrap();
+    assert_eq!(insert.params(), &[Type::INT8, Type::INT8]);
+    assert_eq!(
+        client.execute(&insert, &[&5000i64, &1i64]).await.unwrap(),
+        1
+    );
+    let updated = client
+        .execute("UPDATE t SET v = $1 WHERE id >= $2", &[&-1i64, &990i64])
+        .await
+        .unwrap();
+    assert_eq!(updated, 11);
+    let deleted = client
+        .execute("DELETE FROM t WHERE v = $1", &[&-1i64])
+        .await
+        .unwrap();
+    assert_eq!(deleted, 11);
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 990);
+
+    // A parameter type the client names is read as that type.
+    let typed = client
+        .prepare_typed("SELECT v FROM t WHERE id = $1", &[Type::INT4])
+        .await
+        .unwrap();
+    let row = client.query_one(&typed, &[&42i32]).await.unwrap();
+    assert_eq!(row.get::<_, i64>(0), 42);
+    // Several statements in one Parse are refused, as PostgreSQL refuses them.
+    let err = client.prepare("SELECT 1; SELECT 2").await.unwrap_err();
+    assert_eq!(code(&err), "42601");
+}
+
+/// A NUMERIC read with its own decoder (not the server's): "-12.50" from the binary form.
+#[derive(Debug, PartialEq)]
+struct Numeric(String);
+
+impl<'a> FromSql<'a> for Numeric {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        let word = |i: usize| i16::from_be_bytes([raw[2 * i], raw[2 * i + 1]]);
+        let (n, weight, sign, scale) = (word(0) as usize, word(1), word(2) as u16, word(3));
+        let digit = |i: i64| -> i16 {
+            if i >= 0 && (i as usize) < n {
+                word(4 + i as usize)
+            } else {
+                0
+            }
+        };
+        let mut int = String::new();
+        for i in 0..=i64::from(weight) {
+            let d = digit(i);
+            if int.is_empty() {
+                if d != 0 {
+                    int = d.to_string();
+                }
+            } else {
+                int.push_str(&format!("{d:04}"));
+            }
+        }
+        if int.is_empty() {
+            int.push('0');
+        }
+        let mut frac = String::new();
+        let mut i = i64::from(weight) + 1;
+        while frac.len() < scale as usize {
+            frac.push_str(&format!("{:04}", digit(i)));
+            i += 1;
+        }
+        frac.truncate(scale as usize);
+        let sign = if sign == 0x4000 { "-" } else { "" };
+        Ok(Numeric(if frac.is_empty() {
+            format!("{sign}{int}")
+        } else {
+            format!("{sign}{int}.{frac}")
+        }))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::NUMERIC
+    }
+}
+
+/// A NUMERIC parameter given as its binary bytes, as PostgreSQL's documentation lays them
+/// out.
+#[derive(Debug)]
+struct RawNumeric(Vec<u8>);
+
+impl ToSql for RawNumeric {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::NUMERIC
+    }
+
+    fn to_sql_checked(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        if !<Self as ToSql>::accepts(ty) {
+            return Err(format!("RawNumeric is not a {ty}").into());
+        }
+        self.to_sql(ty, out)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_type_round_trips_in_binary_and_in_text() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    client
+        .batch_execute(
+            "CREATE TABLE every (id BIGINT PRIMARY KEY, i INTEGER, s SMALLINT, d DOUBLE, \
+             r REAL, n DECIMAL(10, 2), v VARCHAR, t TEXT, b BOOLEAN, day DATE, at TIMESTAMP)",
+        )
+        .await
+        .unwrap();
+    let insert = client
+        .prepare("INSERT INTO every VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
+        .await
+        .unwrap();
+    let types: Vec<&str> = insert.params().iter().map(|t| t.name()).collect();
+    assert_eq!(
+        types,
+        [
+            "int8",
+            "int8",
+            "int8",
+            "float8",
+            "float8",
+            "numeric",
+            "text",
+            "text",
+            "bool",
+            "date",
+            "timestamp"
+        ]
+    );
+    let day = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+    let at: NaiveDateTime = day.and_hms_micro_opt(13, 45, 0, 500_000).unwrap();
+    // -12.50: two digits (12, 5000), weight 0, negative, display scale 2.
+    let minus_12_50 = RawNumeric(vec![0, 2, 0, 0, 0x40, 0, 0, 2, 0, 12, 0x13, 0x88]);
+    let n = client
+        .execute(
+            &insert,
+            &[
+                &1i64,
+                &-7i64,
+                &3i64,
+                &1.5f64,
+                &-0.25f64,
+                &minus_12_50,
+                &"héllo",
+                &"",
+                &true,
+                &day,
+                &at,
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let nulls: [&(dyn ToSql + Sync); 11] = [
+        &2i64,
+        &None::<i64>,
+        &None::<i64>,
+        &None::<f64>,
+        &None::<f64>,
+        &None::<RawNumeric>,
+        &None::<String>,
+        &None::<String>,
+        &None::<bool>,
+        &None::<NaiveDate>,
+        &None::<NaiveDateTime>,
+    ];
+    client.execute(&insert, &nulls).await.unwrap();
+
+    // Binary results (tokio-postgres asks for binary).
+    let row = client
+        .query_one("SELECT * FROM every WHERE id = $1", &[&1i64])
+        .await
+        .unwrap();
+    let column_types: Vec<&str> = row.columns().iter().map(|c| c.type_().name()).collect();
+    assert_eq!(
+        column_types,
+        [
+            "int8",
+            "int8",
+            "int8",
+            "float8",
+            "float8",
+            "numeric",
+            "text",
+            "text",
+            "bool",
+            "date",
+            "timestamp"
+        ]
+    );
+    assert_eq!(row.get::<_, i64>("i"), -7);
+    assert_eq!(row.get::<_, i64>("s"), 3);
+    assert_eq!(row.get::<_, f64>("d"), 1.5);
+    assert_eq!(row.get::<_, f64>("r"), -0.25);
+    assert_eq!(row.get::<_, Numeric>("n"), Numeric("-12.50".into()));
+    assert_eq!(row.get::<_, String>("v"), "héllo");
+    assert_eq!(row.get::<_, String>("t"), "");
+    assert!(row.get::<_, bool>("b"));
+    assert_eq!(row.get::<_, NaiveDate>("day"), day);
+    assert_eq!(row.get::<_, NaiveDateTime>("at"), at);
+    let row = client
+        .query_one("SELECT * FROM every WHERE id = 2", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Option<i64>>("i"), None);
+    assert_eq!(row.get::<_, Option<i64>>("s"), None);
+    assert_eq!(row.get::<_, Option<f64>>("d"), None);
+    assert_eq!(row.get::<_, Option<f64>>("r"), None);
+    assert_eq!(row.get::<_, Option<Numeric>>("n"), None);
+    assert_eq!(row.get::<_, Option<String>>("v"), None);
+    assert_eq!(row.get::<_, Option<String>>("t"), None);
+    assert_eq!(row.get::<_, Option<bool>>("b"), None);
+    assert_eq!(row.get::<_, Option<NaiveDate>>("day"), None);
+    assert_eq!(row.get::<_, Option<NaiveDateTime>>("at"), None);
+
+    // Text results (the simple protocol), as PostgreSQL prints them.
+    let answer = client
+        .simple_query("SELECT * FROM every ORDER BY id")
+        .await
+        .unwrap();
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        texts(&answer),
+        vec![
+            vec![
+                s("1"),
+                s("-7"),
+                s("3"),
+                s("1.5"),
+                s("-0.25"),
+                s("-12.50"),
+                s("héllo"),
+                s(""),
+                s("t"),
+                s("2024-02-29"),
+                s("2024-02-29 13:45:00.5")
+            ],
+            vec![
+                s("2"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None
+            ],
+        ]
+    );
+    // Parameters of every type where a WHERE clause types them.
+    let row = client
+        .query_one(
+            "SELECT COUNT(*) FROM every WHERE n = $1 AND day = $2 AND b = $3 AND d = $4",
+            &[
+                &RawNumeric(vec![0, 2, 0, 0, 0x40, 0, 0, 2, 0, 12, 0x13, 0x88]),
+                &day,
+                &true,
+                &1.5f64,
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_carry_their_sqlstate_and_the_connection_goes_on() {
+    let c = cluster();
+    load(&c, "t", 10);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let cases = [
+        ("SELEC 1", "42601"),
+        ("SELECT * FROM nope", "42P01"),
+        ("SELECT nope FROM t", "42703"),
+        ("INSERT INTO t VALUES (1, 1)", "23505"),
+        ("INSERT INTO t VALUES (NULL, 1)", "23502"),
+        ("SELECT id + 9223372036854775807 FROM t", "22003"),
+        ("CREATE TABLE t (x BIGINT)", "42P07"),
+        ("COPY t FROM '/etc/passwd'", "0A000"),
+    ];
+    for (sql, expected) in cases {
+        // Both protocols: the simple one ...
+        let err = client.simple_query(sql).await.unwrap_err();
+        assert_eq!(code(&err), expected, "{sql}: {err}");
+        // ... and the extended one, whether the error comes at Parse or at Execute.
+        let err = client.query(sql, &[]).await.unwrap_err();
+        assert_eq!(code(&err), expected, "{sql}: {err}");
+    }
+    let err = client
+        .query("SELECT id FROM t WHERE id = $1", &[&"x"])
+        .await
+        .unwrap_err();
+    assert!(
+        err.as_db_error().is_none(),
+        "the client refuses text for BIGINT: {err}"
+    );
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_request_cancels_the_running_query_and_frees_its_memory() {
+    let c = cluster();
+    load(&c, "t", 2000);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    // Four million rows: far more than the socket holds, so the query is still running.
+    let stmt = client
+        .prepare("SELECT a.id, b.id FROM t a, t b")
+        .await
+        .unwrap();
+    let stream = client.query_raw(&stmt, Vec::<i64>::new()).await.unwrap();
+    futures::pin_mut!(stream);
+    let first = bounded("first row", stream.next()).await.unwrap().unwrap();
+    assert_eq!(first.len(), 2);
+    assert!(c.stats().live_actors() > c.baseline_actors());
+    client.cancel_token().cancel_query(NoTls).await.unwrap();
+    let mut rows = 1u64;
+    let err = loop {
+        match bounded("rows after cancel", stream.next()).await {
+            Some(Ok(_)) => rows += 1,
+            Some(Err(e)) => break e,
+            None => panic!("the query finished ({rows} rows) instead of being cancelled"),
+        }
+    };
+    assert_eq!(code(&err), "57014", "{err}");
+    assert!(rows < 4_000_000);
+    assert_idle(&c);
+    // The session goes on.
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2000);
+    // A cancel with nothing running does nothing.
+    client.cancel_token().cancel_query(NoTls).await.unwrap();
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_hangs_up_cancels_its_query() {
+    let c = cluster();
+    load(&c, "t", 2000);
+    let server = serve(&c, ServerConfig::new());
+    let addr = server.local_addr();
+    let (client, connection) = tokio_postgres::Config::new()
+        .host(addr.ip().to_string())
+        .port(addr.port())
+        .user("weir")
+        .connect(NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let stmt = client
+        .prepare("SELECT a.id, b.id FROM t a, t b")
+        .await
+        .unwrap();
+    let stream = client.query_raw(&stmt, Vec::<i64>::new()).await.unwrap();
+    futures::pin_mut!(stream);
+    bounded("first row", stream.next()).await.unwrap().unwrap();
+    assert!(c.stats().live_actors() > c.baseline_actors());
+    // The client goes away without a word: its socket closes with the rows unread.
+    connection.abort();
+    let _ = connection.await;
+    assert_idle(&c);
+    // The server still serves.
+    let other = connect(addr).await;
+    let n: i64 = other
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_stream_while_the_query_runs() {
+    let c = cluster();
+    load(&c, "t", 600);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let stmt = client
+        .prepare("SELECT a.id, b.v FROM t a, t b")
+        .await
+        .unwrap();
+    let stream = client.query_raw(&stmt, Vec::<i64>::new()).await.unwrap();
+    futures::pin_mut!(stream);
+    bounded("first row", stream.next()).await.unwrap().unwrap();
+    // The first row is here while the query still runs: the result is not gathered first.
+    assert!(
+        c.stats().live_actors() > c.baseline_actors(),
+        "the query had ended before its first row reached the client"
+    );
+    let mut n = 1u64;
+    while let Some(row) = bounded("rows", stream.next()).await {
+        row.unwrap();
+        n += 1;
+    }
+    assert_eq!(n, 360_000);
+    assert_idle(&c);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_portal_with_a_row_limit_suspends_and_resumes() {
+    let c = cluster();
+    load(&c, "t", 25);
+    let server = serve(&c, ServerConfig::new());
+    let mut client = connect(server.local_addr()).await;
+    let stmt = client
+        .prepare("SELECT id FROM t WHERE id >= $1 ORDER BY id")
+        .await
+        .unwrap();
+    let tx = client.transaction().await.unwrap();
+    let portal = tx.bind(&stmt, &[&5i64]).await.unwrap();
+    let mut seen = Vec::new();
+    let mut fetches = 0;
+    loop {
+        let rows = tx.query_portal(&portal, 8).await.unwrap();
+        fetches += 1;
+        let got = rows.len();
+        seen.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+        if got < 8 {
+            break;
+        }
+    }
+    assert_eq!(seen, (5..25).collect::<Vec<i64>>());
+    assert_eq!(fetches, 3);
+    tx.commit().await.unwrap();
+    assert_idle(&c);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_answer_set_show_transactions_and_system_functions() {
+    let c = cluster();
+    load(&c, "t", 3);
+    let server = serve(&c, ServerConfig::new());
+    let (client, mut notices) = connect_as(server.local_addr(), "ana", None).await.unwrap();
+    let one = |m: Vec<SimpleQueryMessage>| texts(&m)[0][0].clone().unwrap();
+    client
+        .batch_execute("SET application_name = 'reports'; SET extra_float_digits TO 3")
+        .await
+        .unwrap();
+    assert_eq!(
+        one(client.simple_query("SHOW application_name").await.unwrap()),
+        "reports"
+    );
+    assert_eq!(
+        one(client.simple_query("SHOW client_encoding").await.unwrap()),
+        "UTF8"
+    );
+    let err = client.simple_query("SHOW no_such_thing").await.unwrap_err();
+    assert_eq!(code(&err), "42704");
+    let err = client
+        .simple_query("SET client_encoding = 'LATIN1'")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "22023");
+    // Through the extended protocol too (JDBC sends SET that way).
+    let row = client
+        .query_one(
+            "SELECT version(), current_schema(), current_database(), current_user, \
+             current_setting('extra_float_digits')",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(row.get::<_, String>(0).starts_with("PostgreSQL 16"));
+    assert!(row.get::<_, String>(0).contains("weir"));
+    assert_eq!(row.get::<_, String>(1), "public");
+    assert_eq!(row.get::<_, String>(2), "shop");
+    assert_eq!(row.get::<_, String>(3), "ana");
+    assert_eq!(row.get::<_, String>(4), "3");
+
+    // BEGIN ... COMMIT: every statement autocommits; the block groups nothing.
+    client
+        .batch_execute("BEGIN; INSERT INTO t VALUES (10, 10); COMMIT")
+        .await
+        .unwrap();
+    // ROLLBACK does not undo a write, and says so.
+    client.batch_execute("BEGIN").await.unwrap();
+    client
+        .execute("INSERT INTO t VALUES ($1, $2)", &[&11i64, &11i64])
+        .await
+        .unwrap();
+    client.batch_execute("ROLLBACK").await.unwrap();
+    let warning = bounded("the ROLLBACK warning", notices.recv())
+        .await
+        .unwrap();
+    assert!(warning.contains("ROLLBACK does not undo"), "{warning}");
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5);
+    // A read-only block rolls back quietly.
+    client
+        .batch_execute("BEGIN; SELECT 1; ROLLBACK")
+        .await
+        .unwrap();
+    assert!(notices.try_recv().is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passwords_are_checked_with_scram() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("passwords");
+    std::fs::write(&file, "# users\nana:open sesame\nbob:b0b\n").unwrap();
+    let passwords = weir_server::Passwords::from_file(&file).unwrap();
+    assert_eq!(passwords.len(), 2);
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new().passwords(passwords));
+    let addr = server.local_addr();
+    let (ok, _) = connect_as(addr, "ana", Some("open sesame")).await.unwrap();
+    ok.simple_query("SELECT 1").await.unwrap();
+    let err = connect_as(addr, "ana", Some("wrong")).await.err().unwrap();
+    assert_eq!(code(&err), "28P01", "{err}");
+    let err = connect_as(addr, "mallory", Some("b0b"))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(code(&err), "28P01", "{err}");
+    assert!(connect_as(addr, "bob", None).await.is_err());
+
+    // The server asks for SASL (SCRAM-SHA-256), never for a cleartext password.
+    let mut raw = std::net::TcpStream::connect(addr).unwrap();
+    raw.write_all(&startup(&[("user", "ana")])).unwrap();
+    let (kind, body) = read_message(&mut raw);
+    assert_eq!(kind, b'R');
+    assert_eq!(
+        &body[..4],
+        &10i32.to_be_bytes(),
+        "not an AuthenticationSASL"
+    );
+    assert!(String::from_utf8_lossy(&body[4..]).contains("SCRAM-SHA-256"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_past_the_limit_are_refused_until_one_closes() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new().max_connections(2));
+    let addr = server.local_addr();
+    let first = connect(addr).await;
+    let second = connect(addr).await;
+    let err = connect_as(addr, "weir", None).await.err().unwrap();
+    assert_eq!(code(&err), "53300", "{err}");
+    second.simple_query("SELECT 1").await.unwrap();
+    drop(first);
+    // The slot is free once the server has seen the first connection close.
+    let started = Instant::now();
+    let third = loop {
+        match connect_as(addr, "weir", None).await {
+            Ok((c, _)) => break c,
+            Err(e) => {
+                assert_eq!(code(&e), "53300");
+                assert!(started.elapsed() < LIMIT, "the slot never came back");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    third.simple_query("SELECT 1").await.unwrap();
+}
+
+/// A startup message with `params`, protocol 3.0.
+fn startup(params: &[(&str, &str)]) -> Vec<u8> {
+    let mut body = 196_608i32.to_be_bytes().to_vec();
+    for (k, v) in params {
+        body.extend_from_slice(k.as_bytes());
+        body.push(0);
+        body.extend_from_slice(v.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut msg = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    msg.extend(body);
+    msg
+}
+
+/// One backend message: its type byte and body.
+fn read_message(s: &mut std::net::TcpStream) -> (u8, Vec<u8>) {
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).unwrap();
+    let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut body = vec![0u8; len - 4];
+    s.read_exact(&mut body).unwrap();
+    (head[0], body)
+}
+
+/// Whether the server closed `s` (reads end, or fail with a reset).
+fn closed_by_server(s: &mut std::net::TcpStream) -> bool {
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_clients_are_closed_while_others_are_served() {
+    let c = cluster();
+    load(&c, "t", 5);
+    let server = serve(
+        &c,
+        ServerConfig::new()
+            .max_connections(20)
+            .auth_timeout(Duration::from_millis(300)),
+    );
+    let addr = server.local_addr();
+    let good = connect(addr).await;
+
+    // A startup packet claiming a length of 2 GB.
+    let mut huge = std::net::TcpStream::connect(addr).unwrap();
+    huge.write_all(&[0x7f, 0xff, 0xff, 0xff, 0, 3, 0, 0])
+        .unwrap();
+    assert!(closed_by_server(&mut huge), "huge startup packet");
+
+    // A message of an unknown type after a good startup.
+    let mut bad = std::net::TcpStream::connect(addr).unwrap();
+    bad.write_all(&startup(&[("user", "x")])).unwrap();
+    loop {
+        let (kind, _) = read_message(&mut bad);
+        if kind == b'Z' {
+            break;
+        }
+    }
+    bad.write_all(&[b'!', 0, 0, 0, 4]).unwrap();
+    assert!(closed_by_server(&mut bad), "unknown message type");
+
+    // Garbage where the startup packet should be.
+    let mut garbage = std::net::TcpStream::connect(addr).unwrap();
+    garbage.write_all(&[0, 0, 0, 8, 1, 2, 3, 4]).unwrap();
+    assert!(closed_by_server(&mut garbage), "garbage startup");
+
+    // Many connections that never say anything: closed once the time to authenticate is
+    // over, and those past the limit are refused, while the good client is served.
+    let mut idle: Vec<std::net::TcpStream> = (0..100)
+        .map(|_| std::net::TcpStream::connect(addr).unwrap())
+        .collect();
+    let n: i64 = good
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5);
+    for s in idle.iter_mut().step_by(10) {
+        assert!(closed_by_server(s), "a silent connection stayed open");
+    }
+    drop(idle);
+    // Once they are gone a new client gets in.
+    let started = Instant::now();
+    loop {
+        match connect_as(addr, "weir", None).await {
+            Ok((c, _)) => {
+                c.simple_query("SELECT 1").await.unwrap();
+                break;
+            }
+            Err(e) => {
+                assert!(started.elapsed() < LIMIT, "no slot came back: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+    let n: i64 = good
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5);
+}
