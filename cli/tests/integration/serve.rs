@@ -1,0 +1,151 @@
+//! `weir serve` as a user runs it: it prints the address it listens on, answers a PostgreSQL
+//! client's simple query (several statements in one message) on the demo data, and with
+//! `--password-file` asks for SCRAM-SHA-256. Spoken here with raw protocol messages; the
+//! `weir-server` crate's tests drive the server with `tokio-postgres`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// Longest any wait here may take.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A `weir serve` process, killed on drop.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `weir serve` with `args` on 127.0.0.1:0 and returns it with the address it printed.
+fn start(args: &[&str]) -> (Server, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--nodes", "1"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("weir runs");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let server = Server(child);
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(LIMIT)
+        .expect("the server prints its address");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .parse()
+        .expect("an address");
+    (server, addr)
+}
+
+/// A startup message for `user`, protocol 3.0.
+fn startup(user: &str) -> Vec<u8> {
+    let mut body = 196_608i32.to_be_bytes().to_vec();
+    for (k, v) in [("user", user), ("database", "weir")] {
+        body.extend_from_slice(k.as_bytes());
+        body.push(0);
+        body.extend_from_slice(v.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut msg = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    msg.extend(body);
+    msg
+}
+
+/// One backend message: its type byte and body.
+fn read_message(s: &mut TcpStream) -> (u8, Vec<u8>) {
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).unwrap();
+    let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut body = vec![0u8; len - 4];
+    s.read_exact(&mut body).unwrap();
+    (head[0], body)
+}
+
+/// The first field of a DataRow, as text.
+fn first_field(body: &[u8]) -> String {
+    let len = i32::from_be_bytes([body[2], body[3], body[4], body[5]]) as usize;
+    String::from_utf8(body[6..6 + len].to_vec()).unwrap()
+}
+
+#[test]
+fn serve_answers_a_simple_query_on_the_demo_data() {
+    let (_server, addr) = start(&["--demo", "--orders", "1000"]);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    s.write_all(&startup("weir")).unwrap();
+    loop {
+        let (kind, body) = read_message(&mut s);
+        assert_ne!(kind, b'E', "{}", String::from_utf8_lossy(&body));
+        if kind == b'Z' {
+            break;
+        }
+    }
+    let sql = b"SELECT COUNT(*) FROM Item; SELECT COUNT(*) FROM orders\0";
+    let mut msg = vec![b'Q'];
+    msg.extend(((sql.len() + 4) as i32).to_be_bytes());
+    msg.extend(sql);
+    s.write_all(&msg).unwrap();
+    let mut values = Vec::new();
+    let mut tags = Vec::new();
+    loop {
+        let (kind, body) = read_message(&mut s);
+        match kind {
+            b'D' => values.push(first_field(&body)),
+            b'C' => tags.push(
+                String::from_utf8_lossy(&body)
+                    .trim_end_matches('\0')
+                    .to_string(),
+            ),
+            b'E' => panic!("{}", String::from_utf8_lossy(&body)),
+            b'Z' => break,
+            _ => {}
+        }
+    }
+    assert_eq!(values, ["100000", "1000"]);
+    assert_eq!(tags, ["SELECT 1", "SELECT 1"]);
+}
+
+#[test]
+fn serve_with_a_password_file_asks_for_scram() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("users");
+    std::fs::write(&file, "ana:secret\n").unwrap();
+    let (_server, addr) = start(&["--password-file", file.to_str().unwrap()]);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    s.write_all(&startup("ana")).unwrap();
+    let (kind, body) = read_message(&mut s);
+    assert_eq!(kind, b'R');
+    assert_eq!(&body[..4], &10i32.to_be_bytes(), "AuthenticationSASL");
+    assert!(String::from_utf8_lossy(&body[4..]).contains("SCRAM-SHA-256"));
+}
+
+#[test]
+fn serve_refuses_an_empty_password_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("users");
+    std::fs::write(&file, "# nobody\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--nodes", "1"])
+        .arg("--password-file")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no user:password line"));
+}
