@@ -170,6 +170,7 @@ impl Startup {
             watch,
             settings: std::sync::Mutex::new(settings::initial(client.metadata())),
             block: Default::default(),
+            copy_in: Default::default(),
         });
         Ok(())
     }

@@ -17,16 +17,18 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::{Sink, SinkExt, Stream, StreamExt};
+use pgwire::api::copy::{send_copy_in_response, send_copy_out_response, CopyHandler};
 use pgwire::api::portal::{Format, Portal, PortalExecutionState};
 use pgwire::api::query::{
     send_execution_response, send_query_response, send_ready_for_query, ExtendedQueryHandler,
     SimpleQueryHandler,
 };
-use pgwire::api::results::{FieldFormat, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::results::{CopyResponse, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, Type, DEFAULT_NAME};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult, SEVERITY_WARNING};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::data::DataRow;
 use pgwire::messages::extendedquery::Execute;
 use pgwire::messages::response::{EmptyQueryResponse, NoticeResponse};
@@ -36,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use weir_operators::{DataType, Value};
 use weir_runtime::{AsyncQueryStream, Cluster};
 
+use crate::copy::{copy_out_stream, CopyIn, CopySpec};
 use crate::errors::{to_pg, user_error};
 use crate::session::Session;
 use crate::settings;
@@ -138,7 +141,49 @@ impl QueryHandler {
                 Ok(Response::Execution(tag).into())
             }
             Kind::Local(local) => self.local(session, local, &stmt.columns, format),
+            Kind::Copy(spec) => self.copy(session, spec),
         }
+    }
+
+    /// Starts a COPY: FROM STDIN opens the file the client's data goes to; TO STDOUT starts
+    /// the query whose rows stream out.
+    fn copy(&self, session: &Session, spec: &CopySpec) -> PgWireResult<Outcome> {
+        let (name, columns) = match spec.target.split_once('(') {
+            Some((name, cols)) if !name.trim().is_empty() => {
+                let cols = cols.trim_end().trim_end_matches(')');
+                (name.trim(), Some(cols.to_string()))
+            }
+            _ => (spec.target.trim(), None),
+        };
+        if spec.from_stdin {
+            let n = match &columns {
+                Some(cols) => cols.split(',').count(),
+                None => self
+                    .cluster
+                    .tables()
+                    .iter()
+                    .find(|t| t.name.eq_ignore_ascii_case(name))
+                    .map(|t| t.schema.fields.len())
+                    .ok_or_else(|| user_error("42P01", format!("unknown table '{name}'")))?,
+            };
+            let copy = CopyIn::start(spec.clone())?;
+            *session.copy_in.lock().unwrap_or_else(|e| e.into_inner()) = Some(copy);
+            let empty = futures::stream::empty();
+            return Ok(Response::CopyIn(CopyResponse::new(0, n, empty)).into());
+        }
+        let query = if spec.target.starts_with('(') {
+            spec.target[1..spec.target.len() - 1].to_string()
+        } else {
+            format!("SELECT {} FROM {name}", columns.as_deref().unwrap_or("*"))
+        };
+        let stream = self
+            .cluster
+            .query_stream(&query, &[])
+            .map_err(to_pg)?
+            .into_async();
+        let n = stream.schema().fields.len();
+        let data = copy_out_stream(stream, spec.format.clone());
+        Ok(Response::CopyOut(CopyResponse::new(0, n, data)).into())
     }
 
     /// Answers a statement the server handles itself.
@@ -346,7 +391,8 @@ impl SimpleQueryHandler for QueryHandler {
         client.set_state(PgWireConnectionState::QueryInProgress);
         let session = session_of(client)?;
         let mut status = client.transaction_status();
-        let outcome: PgWireResult<()> = async {
+        // Ok(true): a COPY FROM STDIN is under way, and ReadyForQuery waits for its end.
+        let outcome: PgWireResult<bool> = async {
             let pieces = split_statements(&query.query)
                 .map_err(|e| user_error("42601", format!("syntax error: {e}")))?;
             if pieces.is_empty() {
@@ -356,8 +402,15 @@ impl SimpleQueryHandler for QueryHandler {
                     ))
                     .await?;
             }
-            for sql in pieces {
+            let count = pieces.len();
+            for (i, sql) in pieces.into_iter().enumerate() {
                 let stmt = Arc::new(classify(&self.cluster, &sql, &[], false)?);
+                if matches!(&stmt.kind, Kind::Copy(c) if c.from_stdin) && i + 1 < count {
+                    return Err(user_error(
+                        "0A000",
+                        "COPY FROM STDIN must be the last statement of its message",
+                    ));
+                }
                 let outcome = self
                     .execute(&session, stmt, vec![], &Format::UnifiedText)
                     .await?;
@@ -375,6 +428,14 @@ impl SimpleQueryHandler for QueryHandler {
                         send_execution_response(client, tag).await?;
                         status = status.to_idle_state();
                     }
+                    Response::CopyOut(data) => send_copy_out_response(client, data).await?,
+                    Response::CopyIn(copy) => {
+                        // The data comes next; CopyDone answers, then ReadyForQuery.
+                        send_copy_in_response(client, copy).await?;
+                        client.set_state(PgWireConnectionState::CopyInProgress(false));
+                        client.set_transaction_status(status);
+                        return Ok(true);
+                    }
                     _ => {
                         client
                             .feed(PgWireBackendMessage::EmptyQueryResponse(
@@ -384,9 +445,12 @@ impl SimpleQueryHandler for QueryHandler {
                     }
                 }
             }
-            Ok(())
+            Ok(false)
         }
         .await;
+        if let Ok(true) = outcome {
+            return Ok(());
+        }
         if let Err(e) = outcome {
             if is_connection_error(&e) {
                 return Err(e);
@@ -543,6 +607,12 @@ impl ExtendedQueryHandler for QueryHandler {
                 status = status.to_idle_state();
                 client.portal_store().rm_portal(DEFAULT_NAME);
             }
+            Response::CopyOut(data) => send_copy_out_response(client, data).await?,
+            Response::CopyIn(copy) => {
+                client.set_state(PgWireConnectionState::CopyInProgress(true));
+                send_copy_in_response(client, copy).await?;
+                return Ok(());
+            }
             _ => {
                 client
                     .feed(PgWireBackendMessage::EmptyQueryResponse(
@@ -605,5 +675,78 @@ impl ExtendedQueryHandler for QueryHandler {
             send_notice(client, n).await?;
         }
         Ok(outcome.response)
+    }
+}
+
+#[async_trait]
+impl CopyHandler for QueryHandler {
+    async fn on_copy_data<C>(&self, client: &mut C, data: CopyData) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let session = session_of(client)?;
+        let mut copy = session.copy_in.lock().unwrap_or_else(|e| e.into_inner());
+        match copy.as_mut() {
+            Some(c) => c.write(&data.data),
+            None => Err(user_error("08P01", "CopyData without a COPY FROM STDIN")),
+        }
+    }
+
+    /// Loads what the client sent with weir's COPY (all or nothing) and answers `COPY n`.
+    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let session = session_of(client)?;
+        let copy = session
+            .copy_in
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(mut copy) = copy else {
+            return Err(user_error("08P01", "CopyDone without a COPY FROM STDIN"));
+        };
+        let sql = copy.finish()?;
+        let cluster = self.cluster.clone();
+        let n = tokio::task::spawn_blocking(move || {
+            let n = cluster.execute(&sql);
+            // Removes the file.
+            drop(copy);
+            n
+        })
+        .await
+        .map_err(|e| user_error("XX000", format!("the COPY's thread failed: {e}")))?
+        .map_err(to_pg)?;
+        session.with_block(|b| {
+            if b.open {
+                b.writes += 1;
+            }
+        });
+        client
+            .send(PgWireBackendMessage::CommandComplete(
+                Tag::new("COPY").with_rows(n as usize).into(),
+            ))
+            .await?;
+        Ok(())
+    }
+
+    async fn on_copy_fail<C>(&self, client: &mut C, fail: CopyFail) -> PgWireError
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let Ok(session) = session_of(client) {
+            session
+                .copy_in
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+        }
+        user_error("57014", format!("COPY from stdin failed: {}", fail.message))
     }
 }

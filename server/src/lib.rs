@@ -20,12 +20,13 @@
 //! ```
 //!
 //! The modules: [`statement`] (what a statement is and how it is described), [`handler`]
-//! (running statements: both query protocols, streaming rows), [`types`] (OIDs and
-//! encodings), [`errors`] (SQLSTATE codes), [`auth`] (SCRAM, the connection limit, cancel
+//! (running statements: both query protocols, streaming rows), [`copy`] (COPY FROM STDIN and
+//! TO STDOUT), [`types`] (OIDs and encodings), [`errors`] (SQLSTATE codes), [`auth`] (SCRAM, the connection limit, cancel
 //! requests), [`session`] (per-connection state), [`settings`] (`SET` / `SHOW` parameters)
 //! and [`split`] (statements of a message). See `docs/postgres.md` for what is supported.
 
 pub mod auth;
+pub mod copy;
 pub mod errors;
 pub mod handler;
 pub mod session;
@@ -129,6 +130,10 @@ impl PgWireServerHandlers for Handlers {
 
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
         self.cancel.clone()
+    }
+
+    fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
+        self.query.clone()
     }
 }
 

@@ -161,6 +161,8 @@ pub struct Session {
     pub settings: Mutex<BTreeMap<String, String>>,
     /// The `BEGIN` block.
     pub block: Mutex<Block>,
+    /// The COPY FROM STDIN under way.
+    pub copy_in: Mutex<Option<crate::copy::CopyIn>>,
 }
 
 impl Session {

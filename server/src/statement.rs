@@ -1,5 +1,6 @@
 //! What a statement is before it runs: a weir query or write, prepared on the cluster
-//! ([`Kind::Query`], [`Kind::Write`]); or one the server answers itself ([`Local`]): the
+//! ([`Kind::Query`], [`Kind::Write`]); a COPY with the client ([`Kind::Copy`]); or one the
+//! server answers itself ([`Local`]): the
 //! transaction commands, `SET`, `SHOW`, `RESET`, `DISCARD`, and a `SELECT` of the system
 //! functions drivers call (`version()`, `current_schema()`, `current_database()`, ...). And,
 //! for the extended protocol's Describe, its parameter types and result columns
@@ -70,6 +71,8 @@ pub enum Kind {
     Write(Option<PreparedCell>, WriteTag),
     /// Answered by the server.
     Local(Local),
+    /// `COPY ... FROM STDIN` or `COPY ... TO STDOUT`.
+    Copy(crate::copy::CopySpec),
 }
 
 /// The command tag of a write: `INSERT 0 n`, `UPDATE n`, `DELETE n`, `SELECT n` (CREATE
@@ -201,11 +204,13 @@ pub fn classify(
         "DISCARD" => return local(Local::Accept("DISCARD ALL"), vec![]),
         "DEALLOCATE" => return local(Local::Accept("DEALLOCATE"), vec![]),
         "COPY" => {
-            return Err(user_error(
-                "0A000",
-                "COPY is not supported through the PostgreSQL protocol (neither FROM STDIN / \
-                 TO STDOUT nor a file on the server); use INSERT, or `weir sql` for COPY",
-            ))
+            return Ok(Stmt {
+                sql: sql.to_string(),
+                kind: Kind::Copy(crate::copy::parse_copy(sql, &tokens)?),
+                params: vec![],
+                expected: vec![],
+                columns: vec![],
+            })
         }
         "SAVEPOINT" | "RELEASE" | "ROLLBACK" | "PREPARE" | "EXECUTE" | "LISTEN" | "NOTIFY"
         | "UNLISTEN" | "LOCK" | "VACUUM" | "ANALYZE" => {

@@ -127,6 +127,30 @@ pub fn encode_values(rows: &[Vec<Value>], formats: &[FieldFormat]) -> Vec<DataRo
         .collect()
 }
 
+/// Row `row` of `col` as PostgreSQL prints it (`None` for NULL), for COPY's text formats.
+pub fn text_value(col: &Column, row: usize) -> Option<String> {
+    if col.is_null(row) {
+        return None;
+    }
+    Some(match col.data_type() {
+        DataType::Int64 => col.as_i64().map_or(0, |v| v[row]).to_string(),
+        DataType::Float64 => float_text(col.as_f64().map_or(0.0, |v| v[row])),
+        DataType::Utf8 => col.str_at(row).to_string(),
+        DataType::Boolean => if col.as_bool().is_some_and(|v| v[row]) {
+            "t"
+        } else {
+            "f"
+        }
+        .into(),
+        DataType::Decimal { .. } => {
+            let (v, scale) = col.as_decimal().map_or((0, 0), |(v, s)| (v[row], s));
+            decimal_text(v, scale)
+        }
+        DataType::Date => date_text(col.as_date().map_or(0, |v| v[row])),
+        DataType::Timestamp => timestamp_text(col.as_timestamp().map_or(0, |v| v[row])),
+    })
+}
+
 /// Appends one value: its length (-1 for NULL), then its bytes.
 fn encode_value(col: &Column, row: usize, t: DataType, format: FieldFormat, buf: &mut BytesMut) {
     if col.is_null(row) {

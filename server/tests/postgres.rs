@@ -932,3 +932,121 @@ async fn hostile_clients_are_closed_while_others_are_served() {
         .get(0);
     assert_eq!(n, 5);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_from_stdin_and_to_stdout_in_csv_and_text() {
+    use futures::SinkExt;
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    client
+        .batch_execute(
+            "CREATE TABLE items (id BIGINT PRIMARY KEY, name VARCHAR, price DECIMAL(10, 2), \
+             day DATE); CREATE TABLE notes (id BIGINT PRIMARY KEY, body VARCHAR)",
+        )
+        .await
+        .unwrap();
+
+    // CSV with a header, quoted fields and NULLs, sent in several CopyData messages.
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY items FROM STDIN WITH (FORMAT csv, HEADER true)")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from("id,name,price,day\n"))
+        .await
+        .unwrap();
+    for chunk in 0..10 {
+        let mut data = String::new();
+        for i in chunk * 100..(chunk + 1) * 100 {
+            data.push_str(&format!(
+                "{i},\"item, {i}\",{i}.50,2024-01-0{}\n",
+                1 + i % 9
+            ));
+        }
+        sink.send(bytes::Bytes::from(data)).await.unwrap();
+    }
+    sink.send(bytes::Bytes::from("1000,,,\n")).await.unwrap();
+    assert_eq!(sink.as_mut().finish().await.unwrap(), 1001);
+    let row = client
+        .query_one(
+            "SELECT name, price::VARCHAR, day FROM items WHERE id = 7",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "item, 7");
+    assert_eq!(row.get::<_, String>(1), "7.50");
+    assert_eq!(
+        row.get::<_, NaiveDate>(2),
+        NaiveDate::from_ymd_opt(2024, 1, 8).unwrap()
+    );
+    let row = client
+        .query_one("SELECT name FROM items WHERE id = 1000", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Option<String>>(0), None);
+
+    // The text format: tab-separated, \N for NULL.
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY notes FROM STDIN")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from("1\thello world\n2\t\\N\n"))
+        .await
+        .unwrap();
+    assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
+
+    // A bad row keeps nothing of its COPY.
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY notes FROM STDIN")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from("3\tthree\nfour\t4\n"))
+        .await
+        .unwrap();
+    assert!(sink.as_mut().finish().await.is_err());
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM notes", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+
+    // Out, as CSV from a query and as text from a table.
+    let read = |sql: &'static str| {
+        let client = &client;
+        async move {
+            let stream = client.copy_out(sql).await.unwrap();
+            futures::pin_mut!(stream);
+            let mut out = Vec::new();
+            while let Some(b) = stream.next().await {
+                out.extend_from_slice(&b.unwrap());
+            }
+            String::from_utf8(out).unwrap()
+        }
+    };
+    assert_eq!(
+        read("COPY (SELECT id, name FROM items WHERE id < 3 ORDER BY id) TO STDOUT (FORMAT csv, HEADER true)")
+            .await,
+        "id,name\n0,\"item, 0\"\n1,\"item, 1\"\n2,\"item, 2\"\n"
+    );
+    let text = read("COPY notes TO STDOUT").await;
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["1\thello world", "2\t\\N"]);
+
+    // Files of the server are not the client's to read.
+    let err = client
+        .batch_execute("COPY items FROM '/etc/passwd'")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "0A000");
+    let err = client
+        .batch_execute("COPY items TO STDOUT (FORMAT binary)")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "0A000");
+}
