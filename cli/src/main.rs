@@ -153,6 +153,12 @@ enum Command {
         /// Seconds a connection has to authenticate before it is closed.
         #[arg(long, default_value_t = 10)]
         auth_timeout: u64,
+        /// Offer TLS with this certificate chain (PEM); clients that ask for SSL get it.
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// The private key (PEM) of --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
     },
     /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
     /// the soak, TPC-H, and a hash join against a hand-written one.
@@ -505,6 +511,7 @@ struct ServeArgs {
     max_connections: usize,
     password_file: Option<std::path::PathBuf>,
     auth_timeout: u64,
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 /// `weir serve`: serves until the process is killed.
@@ -521,6 +528,9 @@ fn run_serve(a: ServeArgs) -> Result<(), String> {
             return Err(format!("{}: no user:password line", path.display()));
         }
         config = config.passwords(passwords);
+    }
+    if let Some((cert, key)) = &a.tls {
+        config = config.tls_files(cert, key).map_err(|e| e.to_string())?;
     }
     let builder = a.storage.apply(Cluster::builder().nodes(a.nodes));
     let cluster = a
@@ -614,6 +624,8 @@ fn main() -> ExitCode {
             max_connections,
             password_file,
             auth_timeout,
+            tls_cert,
+            tls_key,
         } => run_serve(ServeArgs {
             listen,
             nodes,
@@ -627,6 +639,7 @@ fn main() -> ExitCode {
             max_connections,
             password_file,
             auth_timeout,
+            tls: tls_cert.zip(tls_key),
         }),
         Command::Bench { command } => weir_cli::bench::run(&command),
         Command::Node {

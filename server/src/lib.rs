@@ -21,9 +21,10 @@
 //!
 //! The modules: [`statement`] (what a statement is and how it is described), [`handler`]
 //! (running statements: both query protocols, streaming rows), [`copy`] (COPY FROM STDIN and
-//! TO STDOUT), [`types`] (OIDs and encodings), [`errors`] (SQLSTATE codes), [`auth`] (SCRAM, the connection limit, cancel
-//! requests), [`session`] (per-connection state), [`settings`] (`SET` / `SHOW` parameters)
-//! and [`split`] (statements of a message). See `docs/postgres.md` for what is supported.
+//! TO STDOUT), [`types`] (OIDs and encodings), [`errors`] (SQLSTATE codes), [`auth`] (SCRAM,
+//! the connection limit, cancel requests), [`tls`] (certificates), [`session`]
+//! (per-connection state), [`settings`] (`SET` / `SHOW` parameters) and [`split`]
+//! (statements of a message). See `docs/postgres.md` for what is supported.
 
 pub mod auth;
 pub mod copy;
@@ -33,6 +34,7 @@ pub mod session;
 pub mod settings;
 pub mod split;
 pub mod statement;
+pub mod tls;
 pub mod types;
 
 use std::io;
@@ -63,11 +65,23 @@ pub const DEFAULT_PORT: u16 = 5433;
 const REFUSAL_SLACK: usize = 64;
 
 /// How the server admits clients.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServerConfig {
     max_connections: usize,
     auth_timeout: Duration,
     passwords: Option<Passwords>,
+    tls: Option<pgwire::tokio::TlsAcceptor>,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("max_connections", &self.max_connections)
+            .field("auth_timeout", &self.auth_timeout)
+            .field("passwords", &self.passwords)
+            .field("tls", &self.tls.is_some())
+            .finish()
+    }
 }
 
 impl Default for ServerConfig {
@@ -76,6 +90,7 @@ impl Default for ServerConfig {
             max_connections: 100,
             auth_timeout: Duration::from_secs(10),
             passwords: None,
+            tls: None,
         }
     }
 }
@@ -105,6 +120,19 @@ impl ServerConfig {
     pub fn passwords(mut self, passwords: Passwords) -> Self {
         self.passwords = Some(passwords);
         self
+    }
+
+    /// Offer TLS with this certificate chain and private key (PEM text); a client that asks
+    /// for SSL gets it, one that does not is served in plain text.
+    pub fn tls(mut self, cert_pem: &[u8], key_pem: &[u8]) -> io::Result<Self> {
+        self.tls = Some(tls::acceptor(cert_pem, key_pem)?);
+        Ok(self)
+    }
+
+    /// [`ServerConfig::tls`] with the PEM files at `cert` and `key`.
+    pub fn tls_files(mut self, cert: &std::path::Path, key: &std::path::Path) -> io::Result<Self> {
+        self.tls = Some(tls::acceptor_from_files(cert, key)?);
+        Ok(self)
     }
 }
 
@@ -191,9 +219,10 @@ pub async fn serve(
         let pending = pending.clone();
         let open = open.clone();
         let auth_timeout = config.auth_timeout;
+        let tls = config.tls.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let connection = process_socket(socket, None, handlers);
+            let connection = process_socket(socket, tls, handlers);
             tokio::pin!(connection);
             tokio::select! {
                 r = &mut connection => {

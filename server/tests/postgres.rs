@@ -1050,3 +1050,125 @@ async fn copy_from_stdin_and_to_stdout_in_csv_and_text() {
         .unwrap_err();
     assert_eq!(code(&err), "0A000");
 }
+
+/// Accepts any server certificate: the test's is self-signed.
+#[derive(Debug)]
+struct AnyCertificate;
+
+mod tls_client {
+    use pgwire::tokio::tokio_rustls::rustls;
+    use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+    use rustls::{DigitallySignedStruct, SignatureScheme};
+
+    impl ServerCertVerifier for super::AnyCertificate {
+        fn verify_server_cert(
+            &self,
+            _: &CertificateDer<'_>,
+            _: &[CertificateDer<'_>],
+            _: &ServerName<'_>,
+            _: &[u8],
+            _: UnixTime,
+        ) -> Result<ServerCertVerified, rustls::Error> {
+            Ok(ServerCertVerified::assertion())
+        }
+
+        fn verify_tls12_signature(
+            &self,
+            _: &[u8],
+            _: &CertificateDer<'_>,
+            _: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            Ok(HandshakeSignatureValid::assertion())
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            _: &[u8],
+            _: &CertificateDer<'_>,
+            _: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            Ok(HandshakeSignatureValid::assertion())
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            vec![
+                SignatureScheme::RSA_PKCS1_SHA256,
+                SignatureScheme::RSA_PSS_SHA256,
+                SignatureScheme::ECDSA_NISTP256_SHA256,
+                SignatureScheme::ED25519,
+            ]
+        }
+    }
+}
+
+/// One backend message read from an async stream: its type byte and body.
+async fn read_async<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> (u8, Vec<u8>) {
+    use tokio::io::AsyncReadExt;
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).await.unwrap();
+    let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut body = vec![0u8; len - 4];
+    s.read_exact(&mut body).await.unwrap();
+    (head[0], body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_is_given_to_clients_that_ask_and_plain_clients_are_served() {
+    use pgwire::tokio::tokio_rustls::{rustls, TlsConnector};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let c = cluster();
+    let config = ServerConfig::new()
+        .tls(
+            include_bytes!("tls/server.crt"),
+            include_bytes!("tls/server.key"),
+        )
+        .unwrap();
+    let server = serve(&c, config);
+    let addr = server.local_addr();
+    // A client that does not ask for SSL.
+    let plain = connect(addr).await;
+    plain.simple_query("SELECT 1").await.unwrap();
+
+    // SSLRequest, 'S', then the handshake and the protocol inside TLS.
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])
+        .await
+        .unwrap();
+    let mut answer = [0u8; 1];
+    tcp.read_exact(&mut answer).await.unwrap();
+    assert_eq!(answer[0], b'S', "the server does not offer SSL");
+    let client_config = rustls::ClientConfig::builder()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCertificate))
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = bounded(
+        "TLS handshake",
+        TlsConnector::from(Arc::new(client_config)).connect(name, tcp),
+    )
+    .await
+    .unwrap();
+    tls.write_all(&startup(&[("user", "weir")])).await.unwrap();
+    loop {
+        let (kind, body) = read_async(&mut tls).await;
+        assert_ne!(kind, b'E', "{}", String::from_utf8_lossy(&body));
+        if kind == b'Z' {
+            break;
+        }
+    }
+    let sql = b"SELECT 41 + 1\0";
+    let mut msg = vec![b'Q'];
+    msg.extend(((sql.len() + 4) as i32).to_be_bytes());
+    msg.extend(sql);
+    tls.write_all(&msg).await.unwrap();
+    let value = loop {
+        let (kind, body) = read_async(&mut tls).await;
+        assert_ne!(kind, b'E', "{}", String::from_utf8_lossy(&body));
+        if kind == b'D' {
+            let len = i32::from_be_bytes([body[2], body[3], body[4], body[5]]) as usize;
+            break String::from_utf8(body[6..6 + len].to_vec()).unwrap();
+        }
+    };
+    assert_eq!(value, "42");
+}

@@ -149,3 +149,23 @@ fn serve_refuses_an_empty_password_file() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no user:password line"));
 }
+
+#[test]
+fn serve_with_a_certificate_offers_tls() {
+    let tls = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/tests/tls");
+    let cert = tls.join("server.crt");
+    let key = tls.join("server.key");
+    let (_server, addr) = start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    // SSLRequest: the server answers 'S' and expects a TLS handshake next.
+    s.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]).unwrap();
+    let mut answer = [0u8; 1];
+    s.read_exact(&mut answer).unwrap();
+    assert_eq!(answer[0], b'S');
+}
