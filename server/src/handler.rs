@@ -295,6 +295,30 @@ impl QueryHandler {
                     .collect();
                 rows(vec![row])
             }
+            Local::Relations(list) => {
+                let owner = session.setting("user").unwrap_or_default();
+                let mut names: Vec<String> = self
+                    .cluster
+                    .tables()
+                    .into_iter()
+                    .map(|t| t.name)
+                    .filter(|n| {
+                        list.tables
+                            && list
+                                .pattern
+                                .as_deref()
+                                .is_none_or(|p| crate::catalog::matches(p, n))
+                    })
+                    .collect();
+                names.sort();
+                let table = |n: String| {
+                    ["public".to_string(), n, "table".to_string(), owner.clone()]
+                        .into_iter()
+                        .map(Value::Str)
+                        .collect()
+                };
+                rows(names.into_iter().map(table).collect())
+            }
         }
     }
 }

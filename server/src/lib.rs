@@ -22,11 +22,13 @@
 //! The modules: [`statement`] (what a statement is and how it is described), [`handler`]
 //! (running statements: both query protocols, streaming rows), [`copy`] (COPY FROM STDIN and
 //! TO STDOUT), [`types`] (OIDs and encodings), [`errors`] (SQLSTATE codes), [`auth`] (SCRAM,
-//! the connection limit, cancel requests), [`tls`] (certificates), [`session`]
+//! the connection limit, cancel requests), [`tls`] (certificates), [`catalog`] (psql's
+//! relation lists), [`session`]
 //! (per-connection state), [`settings`] (`SET` / `SHOW` parameters) and [`split`]
 //! (statements of a message). See `docs/postgres.md` for what is supported.
 
 pub mod auth;
+pub mod catalog;
 pub mod copy;
 pub mod errors;
 pub mod handler;

@@ -113,6 +113,8 @@ pub enum Local {
     Accept(&'static str),
     /// A `SELECT` of system functions, one per column.
     System(Vec<SystemFn>),
+    /// psql's `\d` / `\dt`: the relations, as its catalog query would list them.
+    Relations(crate::catalog::RelationList),
 }
 
 /// A system function a `SELECT` without FROM may call.
@@ -221,6 +223,13 @@ pub fn classify(
         }
         _ => {}
     }
+    if let Some(list) = crate::catalog::psql_relation_list(sql) {
+        let columns = crate::catalog::RELATION_COLUMNS
+            .iter()
+            .map(|n| (n.to_string(), DataType::Utf8))
+            .collect();
+        return local(Local::Relations(list), columns);
+    }
     let parsed = Parser::parse_sql(&GenericDialect {}, sql).ok();
     let ast = parsed.as_ref().and_then(|s| s.first());
     if let Some(sql::Statement::Query(q)) = ast {
@@ -233,6 +242,7 @@ pub fn classify(
             return local(Local::System(fns), columns);
         }
     }
+    crate::catalog::refuse_catalog_query(&tokens)?;
     let returns_rows = match ast {
         Some(sql::Statement::Query(_)) | Some(sql::Statement::Explain { .. }) => true,
         Some(_) => false,

@@ -1172,3 +1172,52 @@ async fn tls_is_given_to_clients_that_ask_and_plain_clients_are_served() {
     };
     assert_eq!(value, "42");
 }
+
+/// The query psql 15 sends for `\dt` (and, with other relkinds, `\d`).
+const PSQL_DT: &str = "SELECT n.nspname as \"Schema\",
+  c.relname as \"Name\",
+  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'i' THEN 'index' WHEN 'S' THEN 'sequence' WHEN 't' THEN 'TOAST table' WHEN 'f' THEN 'foreign table' WHEN 'p' THEN 'partitioned table' WHEN 'I' THEN 'partitioned index' END as \"Type\",
+  pg_catalog.pg_get_userbyid(c.relowner) as \"Owner\"
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+WHERE c.relkind IN ('r','p','')
+      AND n.nspname <> 'pg_catalog'
+      AND n.nspname !~ '^pg_toast'
+      AND n.nspname <> 'information_schema'
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 1,2;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn psql_lists_tables_and_other_catalog_queries_are_refused() {
+    let c = cluster();
+    load(&c, "orders", 1);
+    load(&c, "items", 1);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let s = |v: &str| Some(v.to_string());
+    let listed = client.simple_query(PSQL_DT).await.unwrap();
+    assert_eq!(
+        texts(&listed),
+        vec![
+            vec![s("public"), s("items"), s("table"), s("weir")],
+            vec![s("public"), s("orders"), s("table"), s("weir")],
+        ]
+    );
+    // `\dt ord*` adds a pattern.
+    let with_pattern = PSQL_DT.replace(
+        "  AND pg_catalog.pg_table_is_visible",
+        "  AND c.relname OPERATOR(pg_catalog.~) '^(ord.*)$' COLLATE pg_catalog.default\n  AND pg_catalog.pg_table_is_visible",
+    );
+    let listed = client.simple_query(&with_pattern).await.unwrap();
+    assert_eq!(texts(&listed).len(), 1);
+    let err = client
+        .simple_query("SELECT typname FROM pg_catalog.pg_type")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "0A000");
+    assert!(
+        err.to_string().contains("system catalogs")
+            || format!("{err:?}").contains("system catalogs")
+    );
+}
