@@ -197,7 +197,10 @@ impl Session {
         let Some(watch) = &self.watch else {
             return std::future::pending().await;
         };
-        let mut ticker = tokio::time::interval(DISCONNECT_POLL);
+        // First look once the query has waited a while: a batch that comes at once costs no
+        // system call.
+        let first = tokio::time::Instant::now() + DISCONNECT_POLL;
+        let mut ticker = tokio::time::interval_at(first, DISCONNECT_POLL);
         loop {
             ticker.tick().await;
             let mut head = [0u8; 5];
