@@ -635,7 +635,7 @@ async fn a_client_that_hangs_up_cancels_its_query() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rows_stream_while_the_query_runs() {
     let c = cluster();
-    load(&c, "t", 600);
+    load(&c, "t", 1000);
     let server = serve(&c, ServerConfig::new());
     let client = connect(server.local_addr()).await;
     let stmt = client
@@ -655,7 +655,7 @@ async fn rows_stream_while_the_query_runs() {
         row.unwrap();
         n += 1;
     }
-    assert_eq!(n, 360_000);
+    assert_eq!(n, 1_000_000);
     assert_idle(&c);
 }
 
