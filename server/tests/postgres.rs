@@ -586,14 +586,6 @@ async fn a_cancel_request_cancels_the_running_query_and_frees_its_memory() {
         .unwrap()
         .get(0);
     assert_eq!(n, 2000);
-    // A cancel with nothing running does nothing.
-    client.cancel_token().cancel_query(NoTls).await.unwrap();
-    let n: i64 = client
-        .query_one("SELECT COUNT(*) FROM t", &[])
-        .await
-        .unwrap()
-        .get(0);
-    assert_eq!(n, 2000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1220,4 +1212,62 @@ async fn psql_lists_tables_and_other_catalog_queries_are_refused() {
         err.to_string().contains("system catalogs")
             || format!("{err:?}").contains("system catalogs")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_admission_queue_answers_53000_and_the_queued_queries_complete() {
+    use weir_runtime::{BreakerConfig, JoinMode};
+    const BUDGET: usize = 64 << 20;
+    let c = Arc::new(
+        Cluster::builder()
+            .nodes(1)
+            .partitions(8)
+            .batch_size(1024)
+            .node_memory(BUDGET)
+            .join_mode(JoinMode::Guarded)
+            .breaker(BreakerConfig {
+                base: Duration::from_millis(10),
+                cap: Duration::from_millis(200),
+                attempts: 8,
+                retry_killed: true,
+                joins_per_node: Some(usize::MAX),
+                queue: 2,
+                ..BreakerConfig::default()
+            })
+            .query_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap(),
+    );
+    load(&c, "big", 60_000);
+    let server = serve(&c, ServerConfig::new());
+    let addr = server.local_addr();
+    // Most of the node's memory held: queries wait in the admission queue (2 places).
+    let hold = c.hold_memory(0, BUDGET * 9 / 10).unwrap();
+    let mut queued = Vec::new();
+    for _ in 0..2 {
+        let client = connect(addr).await;
+        queued.push(tokio::spawn(async move {
+            client
+                .query_one("SELECT COUNT(*) FROM big", &[])
+                .await
+                .map(|r| r.get::<_, i64>(0))
+        }));
+    }
+    let started = Instant::now();
+    while c.stats().breaker.rejections < 2 {
+        assert!(started.elapsed() < LIMIT, "the queries never queued");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // The third is refused at once with a code a client retries on.
+    let third = connect(addr).await;
+    let err = third
+        .query_one("SELECT COUNT(*) FROM big", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "53000", "{err}");
+    drop(hold);
+    for q in queued {
+        assert_eq!(bounded("a queued query", q).await.unwrap().unwrap(), 60_000);
+    }
+    assert_idle(&c);
 }
