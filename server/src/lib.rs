@@ -27,6 +27,8 @@
 //! (per-connection state), [`settings`] (`SET` / `SHOW` parameters) and [`split`]
 //! (statements of a message). See `docs/postgres.md` for what is supported.
 
+#![warn(missing_docs)]
+
 pub mod auth;
 pub mod catalog;
 pub mod copy;
