@@ -169,3 +169,91 @@ fn serve_with_a_certificate_offers_tls() {
     s.read_exact(&mut answer).unwrap();
     assert_eq!(answer[0], b'S');
 }
+
+/// A `weir node` process, killed on drop, and the address it printed.
+fn start_node(id: u32, secret: &std::path::Path) -> (Server, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["node", "--listen", "127.0.0.1:0", "--id", &id.to_string()])
+        .arg("--secret-file")
+        .arg(secret)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("weir runs");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let node = Server(child);
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(LIMIT).expect("the node prints its address");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .parse()
+        .expect("an address");
+    (node, addr)
+}
+
+/// Runs `sql` (a simple query) on a new connection to `addr`: the first value of each row,
+/// and the command tags.
+fn simple_query(addr: SocketAddr, sql: &str) -> (Vec<String>, Vec<String>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    s.write_all(&startup("weir")).unwrap();
+    loop {
+        let (kind, body) = read_message(&mut s);
+        assert_ne!(kind, b'E', "{}", String::from_utf8_lossy(&body));
+        if kind == b'Z' {
+            break;
+        }
+    }
+    let mut msg = vec![b'Q'];
+    msg.extend(((sql.len() + 5) as i32).to_be_bytes());
+    msg.extend(sql.as_bytes());
+    msg.push(0);
+    s.write_all(&msg).unwrap();
+    let (mut values, mut tags) = (Vec::new(), Vec::new());
+    loop {
+        let (kind, body) = read_message(&mut s);
+        match kind {
+            b'D' => values.push(first_field(&body)),
+            b'C' => tags.push(
+                String::from_utf8_lossy(&body)
+                    .trim_end_matches('\0')
+                    .to_string(),
+            ),
+            b'E' => panic!("{}", String::from_utf8_lossy(&body)),
+            b'Z' => break,
+            _ => {}
+        }
+    }
+    (values, tags)
+}
+
+#[test]
+fn serve_connected_to_node_processes_answers_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, "the secret of the serve tests\n").unwrap();
+    let (_node0, a0) = start_node(0, &secret);
+    let (_node1, a1) = start_node(1, &secret);
+    let connect = format!("{a0},{a1}");
+    let (_server, addr) = start(&[
+        "--connect",
+        &connect,
+        "--secret-file",
+        secret.to_str().unwrap(),
+    ]);
+    let (values, tags) = simple_query(
+        addr,
+        "CREATE TABLE kv (k BIGINT PRIMARY KEY, v VARCHAR); \
+         INSERT INTO kv VALUES (1, 'a'), (2, 'b'), (3, 'c'); SELECT COUNT(*) FROM kv",
+    );
+    assert_eq!(tags, ["CREATE TABLE", "INSERT 0 3", "SELECT 1"]);
+    assert_eq!(values, ["3"]);
+}
