@@ -2,7 +2,8 @@
 //! so `psql`'s `\copy` and drivers' copy APIs work, in PostgreSQL's text and CSV formats.
 //!
 //! `FROM STDIN`: the client's CopyData is written to a file of the server's temporary
-//! directory as it arrives (never held in memory); at CopyDone weir's own `COPY ... FROM
+//! directory (or of the first directory the cluster's COPY may use, when
+//! `ClusterBuilder::copy_dirs` limits them) as it arrives (never held in memory); at CopyDone weir's own `COPY ... FROM
 //! 'file'` loads it (all or nothing, a bad row an error naming its line and column) and the
 //! file is removed. The text format is read as tab-separated values with `\N` for NULL (its
 //! backslash escapes are not decoded). `TO STDOUT`: the table's or query's rows stream out a
@@ -232,10 +233,10 @@ pub struct CopyIn {
 }
 
 impl CopyIn {
-    /// Starts a COPY FROM STDIN: a new file in the temporary directory.
-    pub fn start(spec: CopySpec) -> PgWireResult<CopyIn> {
+    /// Starts a COPY FROM STDIN: a new file in directory `dir`.
+    pub fn start(spec: CopySpec, dir: &std::path::Path) -> PgWireResult<CopyIn> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
+        let path = dir.join(format!(
             "weir-copy-{}-{}.csv",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)

@@ -166,7 +166,19 @@ impl QueryHandler {
                     .map(|t| t.schema.fields.len())
                     .ok_or_else(|| user_error("42P01", format!("unknown table '{name}'")))?,
             };
-            let copy = CopyIn::start(spec.clone())?;
+            // The file goes where the cluster's COPY may read.
+            let dir = match self.cluster.config().copy_dir_list() {
+                None => std::env::temp_dir(),
+                Some([first, ..]) => first.clone(),
+                Some([]) => {
+                    return Err(user_error(
+                        "0A000",
+                        "COPY FROM STDIN needs a directory COPY may use, and this cluster \
+                         allows none (ClusterBuilder::copy_dirs)",
+                    ))
+                }
+            };
+            let copy = CopyIn::start(spec.clone(), &dir)?;
             *session.copy_in.lock().unwrap_or_else(|e| e.into_inner()) = Some(copy);
             let empty = futures::stream::empty();
             return Ok(Response::CopyIn(CopyResponse::new(0, n, empty)).into());

@@ -1271,3 +1271,32 @@ async fn a_full_admission_queue_answers_53000_and_the_queued_queries_complete() 
     }
     assert_idle(&c);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_from_stdin_works_where_the_clusters_copy_is_confined() {
+    use futures::SinkExt;
+    let dir = tempfile::tempdir().unwrap();
+    let c = Arc::new(
+        Cluster::builder()
+            .nodes(1)
+            .partitions(4)
+            .copy_dirs([dir.path()])
+            .build()
+            .unwrap(),
+    );
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    client
+        .batch_execute("CREATE TABLE kv (k BIGINT PRIMARY KEY, v VARCHAR)")
+        .await
+        .unwrap();
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY kv FROM STDIN (FORMAT csv)")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from("1,a\n2,b\n")).await.unwrap();
+    assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
+    // The buffer file is gone once loaded.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
