@@ -77,7 +77,7 @@ pub mod arrow {
 
 /// The PostgreSQL wire protocol (cargo feature `postgres`): `psql`, psycopg, JDBC,
 /// `tokio-postgres` and every other PostgreSQL client run SQL on a cluster. Bring
-/// [`ServePostgres`](postgres::ServePostgres) into scope and call `serve_postgres` on an
+/// [`ServePostgres`] into scope and call `serve_postgres` on an
 /// `Arc<Cluster>` (or a `Cluster`, which the server then owns); see `docs/postgres.md`.
 ///
 /// ```

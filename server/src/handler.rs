@@ -2,7 +2,7 @@
 //! after another, each answered before the next starts) and [`ExtendedQueryHandler`] (Parse
 //! prepares a statement on the cluster, Bind decodes its parameters, Execute runs it; pgwire
 //! keeps statements and portals and suspends a portal at its row limit), over one executor
-//! ([`QueryHandler::execute`]).
+//! (`QueryHandler::execute`).
 //!
 //! A query's rows stream (in both protocols: an Execute without a row limit is streamed here
 //! rather than gathered by pgwire's default): each batch weir hands over is encoded into

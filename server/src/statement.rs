@@ -4,7 +4,7 @@
 //! transaction commands, `SET`, `SHOW`, `RESET`, `DISCARD`, and a `SELECT` of the system
 //! functions drivers call (`version()`, `current_schema()`, `current_database()`, ...). And,
 //! for the extended protocol's Describe, its parameter types and result columns
-//! ([`describe`]).
+//! (`describe_query`, through [`classify`]).
 //!
 //! A weir statement is prepared with [`Cluster::prepare`] once, when the client parses it;
 //! every Bind/Execute then runs the kept plan (planned again only after DDL or for other

@@ -1,5 +1,5 @@
 //! weir's types as PostgreSQL sees them: each [`DataType`] has a type OID and a type modifier
-//! ([`pg_type`], [`field`]), each value a text and a binary encoding ([`encode_row`]), and
+//! ([`pg_type`], [`field`]), each value a text and a binary encoding ([`encode_batch`]), and
 //! each parameter a decoding from the client's text or binary bytes ([`decode_param`]).
 //!
 //! | weir | PostgreSQL | binary encoding |
