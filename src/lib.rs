@@ -74,3 +74,36 @@ pub mod arrow {
     /// The Arrow crates the conversions use (`arrow-array`, `arrow-schema`).
     pub use weir_io::{arrow_array, arrow_schema};
 }
+
+/// The PostgreSQL wire protocol (cargo feature `postgres`): `psql`, psycopg, JDBC,
+/// `tokio-postgres` and every other PostgreSQL client run SQL on a cluster. Bring
+/// [`ServePostgres`] into scope and call `serve_postgres` on an
+/// `Arc<Cluster>` (or a `Cluster`, which the server then owns); see `docs/postgres.md`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use weir::postgres::{Passwords, ServePostgres, ServerConfig};
+/// use weir::Cluster;
+///
+/// let cluster = Arc::new(Cluster::builder().nodes(2).partitions(8).build().unwrap());
+/// // Port 0 picks a free port; `local_addr` tells which.
+/// let server = cluster.clone().serve_postgres("127.0.0.1:0").unwrap();
+/// assert!(server.local_addr().port() > 0);
+/// server.shutdown();
+///
+/// // With passwords (SCRAM-SHA-256) and a connection limit:
+/// let config = ServerConfig::new()
+///     .passwords(Passwords::new().user("app", "s3cret"))
+///     .max_connections(20);
+/// let server = cluster.serve_postgres_with("127.0.0.1:0", config).unwrap();
+/// server.shutdown();
+/// ```
+#[cfg(feature = "postgres")]
+pub mod postgres {
+    pub use weir_server::{
+        serve, start, Passwords, PostgresServer, ServePostgres, ServerConfig, DEFAULT_PORT,
+    };
+}
+
+#[cfg(feature = "postgres")]
+pub use weir_server::ServePostgres;

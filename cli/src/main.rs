@@ -1,5 +1,6 @@
 //! The `weir` command: run the demo, run SQL statements (an argument, a file or standard
-//! input) on one cluster, an interactive shell, the benchmarks, or one data node over TCP.
+//! input) on one cluster, an interactive shell, a PostgreSQL server (`weir serve`), the
+//! benchmarks, or one data node over TCP.
 //!
 //! `RUST_LOG` (for example `RUST_LOG=weir=debug`) sets what the runtime's tracing shows on
 //! standard error.
@@ -114,6 +115,50 @@ enum Command {
         /// A directory COPY may read and write besides the current one (repeat for more).
         #[arg(long = "copy-dir", value_name = "DIR")]
         copy_dirs: Vec<std::path::PathBuf>,
+    },
+    /// Serve PostgreSQL clients (psql, psycopg, JDBC, tokio-postgres, ...) on ADDR: a
+    /// cluster in this process, or the client of `weir node` processes (`--connect`). Prints
+    /// `listening on ADDR` once it listens, then serves until killed.
+    Serve {
+        /// Address to listen on (port 0 picks one). The default is PostgreSQL's port plus
+        /// one, on the loopback interface only.
+        #[arg(long, default_value_t = std::net::SocketAddr::from(([127, 0, 0, 1], weir::postgres::DEFAULT_PORT)))]
+        listen: std::net::SocketAddr,
+        /// Data nodes.
+        #[arg(long, default_value_t = 3)]
+        nodes: usize,
+        /// Connect to data nodes running in other processes (`weir node`) at these
+        /// addresses, node 0 first, instead of starting a cluster in this process.
+        #[arg(long, value_delimiter = ',', requires = "secret_file")]
+        connect: Vec<String>,
+        /// The cluster's shared secret, as `weir node --secret-file` reads it (with
+        /// `--connect`).
+        #[arg(long, requires = "connect")]
+        secret_file: Option<std::path::PathBuf>,
+        /// Load the demo data (`Item`, `customers`, `orders`) first.
+        #[arg(long)]
+        demo: bool,
+        /// Rows of the `orders` table loaded with the demo data.
+        #[arg(long, default_value_t = 1_000_000)]
+        orders: usize,
+        #[command(flatten)]
+        storage: StorageArgs,
+        /// Clients connected at once; the next is refused (SQLSTATE 53300).
+        #[arg(long, default_value_t = 100)]
+        max_connections: usize,
+        /// Ask for passwords (SCRAM-SHA-256): a file of `user:password` lines. Without it,
+        /// anyone who reaches ADDR is let in.
+        #[arg(long)]
+        password_file: Option<std::path::PathBuf>,
+        /// Seconds a connection has to authenticate before it is closed.
+        #[arg(long, default_value_t = 10)]
+        auth_timeout: u64,
+        /// Offer TLS with this certificate chain (PEM); clients that ask for SSL get it.
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// The private key (PEM) of --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
     },
     /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
     /// the soak, TPC-H, and a hash join against a hand-written one.
@@ -455,6 +500,60 @@ fn run_shell(
     Ok(())
 }
 
+/// What `weir serve` was asked to do.
+struct ServeArgs {
+    listen: std::net::SocketAddr,
+    nodes: usize,
+    remote: Remote,
+    demo: bool,
+    orders: usize,
+    storage: StorageArgs,
+    max_connections: usize,
+    password_file: Option<std::path::PathBuf>,
+    auth_timeout: u64,
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+/// `weir serve`: serves until the process is killed.
+fn run_serve(a: ServeArgs) -> Result<(), String> {
+    use std::io::Write;
+    use weir::postgres::{Passwords, ServePostgres, ServerConfig};
+    let mut config = ServerConfig::new()
+        .max_connections(a.max_connections)
+        .auth_timeout(std::time::Duration::from_secs(a.auth_timeout));
+    if let Some(path) = &a.password_file {
+        let passwords =
+            Passwords::from_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if passwords.is_empty() {
+            return Err(format!("{}: no user:password line", path.display()));
+        }
+        config = config.passwords(passwords);
+    }
+    if let Some((cert, key)) = &a.tls {
+        config = config.tls_files(cert, key).map_err(|e| e.to_string())?;
+    }
+    let builder = a.storage.apply(Cluster::builder().nodes(a.nodes));
+    let cluster = a
+        .remote
+        .apply(builder)?
+        .build()
+        .map_err(|e| e.to_string())?;
+    if a.demo {
+        progress::step("loading the demo data", || {
+            load_demo(&cluster, a.orders, 42)
+        })
+        .map_err(|e| e.to_string())?;
+    }
+    let server = cluster
+        .serve_postgres_with(a.listen, config)
+        .map_err(|e| format!("listening on {}: {e}", a.listen))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on {}", server.local_addr()).map_err(|e| e.to_string())?;
+    out.flush().map_err(|e| e.to_string())?;
+    drop(out);
+    server.wait().map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init();
@@ -514,6 +613,34 @@ fn main() -> ExitCode {
             orders,
             &copy_dirs,
         ),
+        Command::Serve {
+            listen,
+            nodes,
+            connect,
+            secret_file,
+            demo,
+            orders,
+            storage,
+            max_connections,
+            password_file,
+            auth_timeout,
+            tls_cert,
+            tls_key,
+        } => run_serve(ServeArgs {
+            listen,
+            nodes,
+            remote: Remote {
+                connect,
+                secret_file,
+            },
+            demo,
+            orders,
+            storage,
+            max_connections,
+            password_file,
+            auth_timeout,
+            tls: tls_cert.zip(tls_key),
+        }),
         Command::Bench { command } => weir_cli::bench::run(&command),
         Command::Node {
             listen,

@@ -16,6 +16,7 @@ const PACKAGES: &[(&str, &str)] = &[
     ("runtime", "runtime"),
     ("io", "io"),
     ("storage", "storage"),
+    ("server", "server"),
     ("cli", "cli"),
     (".", "weir"),
 ];

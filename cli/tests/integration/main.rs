@@ -13,5 +13,6 @@ mod cli;
 mod memory_budget;
 mod multiprocess;
 mod node;
+mod serve;
 mod soak;
 mod tpch;

@@ -1,0 +1,1302 @@
+//! weir through the PostgreSQL wire protocol, driven by a client no one here wrote:
+//! `tokio-postgres` (simple and extended protocol, binary parameters and results, every type,
+//! errors by SQLSTATE, cancel, portals, sessions, passwords), and raw sockets for what no
+//! well-behaved client sends (malformed messages, a huge startup packet, silence).
+
+use std::error::Error as StdError;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{NaiveDate, NaiveDateTime};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+use tokio_postgres::{AsyncMessage, Client, NoTls, SimpleQueryMessage};
+use weir_operators::{Batch, Column};
+use weir_runtime::Cluster;
+use weir_server::{PostgresServer, ServePostgres, ServerConfig};
+
+/// Longest any step may take before the test calls it hung.
+const LIMIT: Duration = Duration::from_secs(30);
+
+async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, f)
+        .await
+        .unwrap_or_else(|_| panic!("hung: {what}"))
+}
+
+fn cluster() -> Arc<Cluster> {
+    Arc::new(
+        Cluster::builder()
+            .nodes(2)
+            .partitions(8)
+            .batch_size(256)
+            .window(2)
+            .query_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap(),
+    )
+}
+
+/// Table `name (id BIGINT PRIMARY KEY, v BIGINT)` with `n` rows, `v = id`.
+fn load(c: &Cluster, name: &str, n: i64) {
+    c.execute(&format!(
+        "CREATE TABLE {name} (id BIGINT PRIMARY KEY, v BIGINT)"
+    ))
+    .unwrap();
+    let ids: Vec<i64> = (0..n).collect();
+    let batch = Batch::try_new(vec![Column::from_i64(ids.clone()), Column::from_i64(ids)]).unwrap();
+    c.load(name, batch).unwrap();
+}
+
+fn serve(c: &Arc<Cluster>, config: ServerConfig) -> PostgresServer {
+    c.clone()
+        .serve_postgres_with("127.0.0.1:0", config)
+        .unwrap()
+}
+
+/// A client connected as `user`, and the messages (notices) its connection receives.
+async fn connect_as(
+    addr: SocketAddr,
+    user: &str,
+    password: Option<&str>,
+) -> Result<(Client, mpsc::UnboundedReceiver<String>), tokio_postgres::Error> {
+    let mut config = tokio_postgres::Config::new();
+    config
+        .host(addr.ip().to_string())
+        .port(addr.port())
+        .user(user)
+        .dbname("shop");
+    if let Some(p) = password {
+        config.password(p);
+    }
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(m) = messages.next().await {
+            match m {
+                Ok(AsyncMessage::Notice(n)) => {
+                    let _ = tx.send(n.message().to_string());
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    Ok((client, rx))
+}
+
+async fn connect(addr: SocketAddr) -> Client {
+    bounded("connect", connect_as(addr, "weir", None))
+        .await
+        .unwrap()
+        .0
+}
+
+/// The SQLSTATE of a failed statement.
+fn code(e: &tokio_postgres::Error) -> String {
+    e.as_db_error()
+        .map(|d| d.code().code().to_string())
+        .unwrap_or_else(|| format!("not a server error: {e}"))
+}
+
+/// The values of the rows of a simple query's answer, as text.
+fn texts(messages: &[SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The row counts of a simple query's command completions.
+fn counts(messages: &[SimpleQueryMessage]) -> Vec<u64> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::CommandComplete(n) => Some(*n),
+            _ => None,
+        })
+        .collect()
+}
+
+fn assert_idle(c: &Cluster) {
+    assert!(
+        c.wait_idle(Duration::from_secs(10)),
+        "the cluster did not return to idle: {} actors (baseline {}), {} bytes reserved",
+        c.stats().live_actors(),
+        c.baseline_actors(),
+        c.stats().memory_reserved()
+    );
+    assert_eq!(c.stats().memory_reserved(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simple_protocol_runs_every_statement_of_a_message_in_order() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let answer = bounded(
+        "script",
+        client.simple_query(
+            "CREATE TABLE kv (k BIGINT PRIMARY KEY, v VARCHAR); \
+             INSERT INTO kv VALUES (1, 'one'), (2, 'two'); \
+             INSERT INTO kv VALUES (3, NULL); \
+             SELECT k, v FROM kv ORDER BY k; \
+             UPDATE kv SET v = 'deux' WHERE k = 2; \
+             SELECT v FROM kv WHERE k = 2; DELETE FROM kv WHERE k >= 2",
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        texts(&answer),
+        vec![
+            vec![Some("1".into()), Some("one".into())],
+            vec![Some("2".into()), Some("two".into())],
+            vec![Some("3".into()), None],
+            vec![Some("deux".into())],
+        ]
+    );
+    // CREATE TABLE, 2 inserted, 1 inserted, 3 rows, 1 updated, 1 row, 2 deleted.
+    assert_eq!(counts(&answer), vec![0, 2, 1, 3, 1, 1, 2]);
+
+    // The first failing statement ends the message; those before it stay done.
+    let err = bounded(
+        "failing script",
+        client.batch_execute(
+            "INSERT INTO kv VALUES (10, 'ten'); SELECT * FROM nope; INSERT INTO kv VALUES (11, 'x')",
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code(&err), "42P01", "{err}");
+    let left = client
+        .simple_query("SELECT k FROM kv ORDER BY k")
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&left),
+        vec![vec![Some("1".into())], vec![Some("10".into())]]
+    );
+    // An empty message answers nothing, and the connection goes on.
+    assert!(texts(&client.simple_query(" ; ").await.unwrap()).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extended_protocol_prepares_once_and_binds_many_times() {
+    let c = cluster();
+    load(&c, "t", 1000);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+
+    let get = client
+        .prepare("SELECT v, v * 2 AS twice FROM t WHERE id = $1")
+        .await
+        .unwrap();
+    assert_eq!(get.params(), &[Type::INT8]);
+    let names: Vec<&str> = get.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["v", "twice"]);
+    assert_eq!(get.columns()[1].type_(), &Type::INT8);
+
+    let row = client.query_one(&get, &[&7i64]).await.unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>("twice")), (7, 14));
+    // Planned once: binding again parses nothing.
+    let parses = c.stats().parses;
+    for k in 0..50i64 {
+        let row = client.query_one(&get, &[&k]).await.unwrap();
+        assert_eq!(row.get::<_, i64>(1), 2 * k);
+    }
+    assert_eq!(
+        c.stats().parses,
+        parses,
+        "a bound statement was planned again"
+    );
+
+    // Writes with parameters answer their counts; `execute` reads them.
+    let insert = client
+        .prepare("INSERT INTO t (id, v) VALUES ($1, $2)")
+        .await
+        .unwrap();
+    assert_eq!(insert.params(), &[Type::INT8, Type::INT8]);
+    assert_eq!(
+        client.execute(&insert, &[&5000i64, &1i64]).await.unwrap(),
+        1
+    );
+    let updated = client
+        .execute("UPDATE t SET v = $1 WHERE id >= $2", &[&-1i64, &990i64])
+        .await
+        .unwrap();
+    assert_eq!(updated, 11);
+    let deleted = client
+        .execute("DELETE FROM t WHERE v = $1", &[&-1i64])
+        .await
+        .unwrap();
+    assert_eq!(deleted, 11);
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 990);
+
+    // A parameter type the client names is read as that type.
+    let typed = client
+        .prepare_typed("SELECT v FROM t WHERE id = $1", &[Type::INT4])
+        .await
+        .unwrap();
+    let row = client.query_one(&typed, &[&42i32]).await.unwrap();
+    assert_eq!(row.get::<_, i64>(0), 42);
+    // Several statements in one Parse are refused, as PostgreSQL refuses them.
+    let err = client.prepare("SELECT 1; SELECT 2").await.unwrap_err();
+    assert_eq!(code(&err), "42601");
+}
+
+/// A NUMERIC read with its own decoder (not the server's): "-12.50" from the binary form.
+#[derive(Debug, PartialEq)]
+struct Numeric(String);
+
+impl<'a> FromSql<'a> for Numeric {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        let word = |i: usize| i16::from_be_bytes([raw[2 * i], raw[2 * i + 1]]);
+        let (n, weight, sign, scale) = (word(0) as usize, word(1), word(2) as u16, word(3));
+        let digit = |i: i64| -> i16 {
+            if i >= 0 && (i as usize) < n {
+                word(4 + i as usize)
+            } else {
+                0
+            }
+        };
+        let mut int = String::new();
+        for i in 0..=i64::from(weight) {
+            let d = digit(i);
+            if int.is_empty() {
+                if d != 0 {
+                    int = d.to_string();
+                }
+            } else {
+                int.push_str(&format!("{d:04}"));
+            }
+        }
+        if int.is_empty() {
+            int.push('0');
+        }
+        let mut frac = String::new();
+        let mut i = i64::from(weight) + 1;
+        while frac.len() < scale as usize {
+            frac.push_str(&format!("{:04}", digit(i)));
+            i += 1;
+        }
+        frac.truncate(scale as usize);
+        let sign = if sign == 0x4000 { "-" } else { "" };
+        Ok(Numeric(if frac.is_empty() {
+            format!("{sign}{int}")
+        } else {
+            format!("{sign}{int}.{frac}")
+        }))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::NUMERIC
+    }
+}
+
+/// A NUMERIC parameter given as its binary bytes, as PostgreSQL's documentation lays them
+/// out.
+#[derive(Debug)]
+struct RawNumeric(Vec<u8>);
+
+impl ToSql for RawNumeric {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::NUMERIC
+    }
+
+    fn to_sql_checked(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        if !<Self as ToSql>::accepts(ty) {
+            return Err(format!("RawNumeric is not a {ty}").into());
+        }
+        self.to_sql(ty, out)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_type_round_trips_in_binary_and_in_text() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    client
+        .batch_execute(
+            "CREATE TABLE every (id BIGINT PRIMARY KEY, i INTEGER, s SMALLINT, d DOUBLE, \
+             r REAL, n DECIMAL(10, 2), v VARCHAR, t TEXT, b BOOLEAN, day DATE, at TIMESTAMP)",
+        )
+        .await
+        .unwrap();
+    let insert = client
+        .prepare("INSERT INTO every VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
+        .await
+        .unwrap();
+    let types: Vec<&str> = insert.params().iter().map(|t| t.name()).collect();
+    assert_eq!(
+        types,
+        [
+            "int8",
+            "int8",
+            "int8",
+            "float8",
+            "float8",
+            "numeric",
+            "text",
+            "text",
+            "bool",
+            "date",
+            "timestamp"
+        ]
+    );
+    let day = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+    let at: NaiveDateTime = day.and_hms_micro_opt(13, 45, 0, 500_000).unwrap();
+    // -12.50: two digits (12, 5000), weight 0, negative, display scale 2.
+    let minus_12_50 = RawNumeric(vec![0, 2, 0, 0, 0x40, 0, 0, 2, 0, 12, 0x13, 0x88]);
+    let n = client
+        .execute(
+            &insert,
+            &[
+                &1i64,
+                &-7i64,
+                &3i64,
+                &1.5f64,
+                &-0.25f64,
+                &minus_12_50,
+                &"héllo",
+                &"",
+                &true,
+                &day,
+                &at,
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let nulls: [&(dyn ToSql + Sync); 11] = [
+        &2i64,
+        &None::<i64>,
+        &None::<i64>,
+        &None::<f64>,
+        &None::<f64>,
+        &None::<RawNumeric>,
+        &None::<String>,
+        &None::<String>,
+        &None::<bool>,
+        &None::<NaiveDate>,
+        &None::<NaiveDateTime>,
+    ];
+    client.execute(&insert, &nulls).await.unwrap();
+
+    // Binary results (tokio-postgres asks for binary).
+    let row = client
+        .query_one("SELECT * FROM every WHERE id = $1", &[&1i64])
+        .await
+        .unwrap();
+    let column_types: Vec<&str> = row.columns().iter().map(|c| c.type_().name()).collect();
+    assert_eq!(
+        column_types,
+        [
+            "int8",
+            "int8",
+            "int8",
+            "float8",
+            "float8",
+            "numeric",
+            "text",
+            "text",
+            "bool",
+            "date",
+            "timestamp"
+        ]
+    );
+    assert_eq!(row.get::<_, i64>("i"), -7);
+    assert_eq!(row.get::<_, i64>("s"), 3);
+    assert_eq!(row.get::<_, f64>("d"), 1.5);
+    assert_eq!(row.get::<_, f64>("r"), -0.25);
+    assert_eq!(row.get::<_, Numeric>("n"), Numeric("-12.50".into()));
+    assert_eq!(row.get::<_, String>("v"), "héllo");
+    assert_eq!(row.get::<_, String>("t"), "");
+    assert!(row.get::<_, bool>("b"));
+    assert_eq!(row.get::<_, NaiveDate>("day"), day);
+    assert_eq!(row.get::<_, NaiveDateTime>("at"), at);
+    let row = client
+        .query_one("SELECT * FROM every WHERE id = 2", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Option<i64>>("i"), None);
+    assert_eq!(row.get::<_, Option<i64>>("s"), None);
+    assert_eq!(row.get::<_, Option<f64>>("d"), None);
+    assert_eq!(row.get::<_, Option<f64>>("r"), None);
+    assert_eq!(row.get::<_, Option<Numeric>>("n"), None);
+    assert_eq!(row.get::<_, Option<String>>("v"), None);
+    assert_eq!(row.get::<_, Option<String>>("t"), None);
+    assert_eq!(row.get::<_, Option<bool>>("b"), None);
+    assert_eq!(row.get::<_, Option<NaiveDate>>("day"), None);
+    assert_eq!(row.get::<_, Option<NaiveDateTime>>("at"), None);
+
+    // Text results (the simple protocol), as PostgreSQL prints them.
+    let answer = client
+        .simple_query("SELECT * FROM every ORDER BY id")
+        .await
+        .unwrap();
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        texts(&answer),
+        vec![
+            vec![
+                s("1"),
+                s("-7"),
+                s("3"),
+                s("1.5"),
+                s("-0.25"),
+                s("-12.50"),
+                s("héllo"),
+                s(""),
+                s("t"),
+                s("2024-02-29"),
+                s("2024-02-29 13:45:00.5")
+            ],
+            vec![
+                s("2"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None
+            ],
+        ]
+    );
+    // Parameters of every type where a WHERE clause types them.
+    let row = client
+        .query_one(
+            "SELECT COUNT(*) FROM every WHERE n = $1 AND day = $2 AND b = $3 AND d = $4",
+            &[
+                &RawNumeric(vec![0, 2, 0, 0, 0x40, 0, 0, 2, 0, 12, 0x13, 0x88]),
+                &day,
+                &true,
+                &1.5f64,
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_carry_their_sqlstate_and_the_connection_goes_on() {
+    let c = cluster();
+    load(&c, "t", 10);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let cases = [
+        ("SELEC 1", "42601"),
+        ("SELECT * FROM nope", "42P01"),
+        ("SELECT nope FROM t", "42703"),
+        ("INSERT INTO t VALUES (1, 1)", "23505"),
+        ("INSERT INTO t VALUES (NULL, 1)", "23502"),
+        ("SELECT id + 9223372036854775807 FROM t", "22003"),
+        ("CREATE TABLE t (x BIGINT)", "42P07"),
+        ("COPY t FROM '/etc/passwd'", "0A000"),
+    ];
+    for (sql, expected) in cases {
+        // Both protocols: the simple one ...
+        let err = client.simple_query(sql).await.unwrap_err();
+        assert_eq!(code(&err), expected, "{sql}: {err}");
+        // ... and the extended one, whether the error comes at Parse or at Execute.
+        let err = client.query(sql, &[]).await.unwrap_err();
+        assert_eq!(code(&err), expected, "{sql}: {err}");
+    }
+    let err = client
+        .query("SELECT id FROM t WHERE id = $1", &[&"x"])
+        .await
+        .unwrap_err();
+    assert!(
+        err.as_db_error().is_none(),
+        "the client refuses text for BIGINT: {err}"
+    );
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_request_cancels_the_running_query_and_frees_its_memory() {
+    let c = cluster();
+    load(&c, "t", 2000);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    // Four million rows: far more than the socket holds, so the query is still running.
+    let stmt = client
+        .prepare("SELECT a.id, b.id FROM t a, t b")
+        .await
+        .unwrap();
+    let stream = client.query_raw(&stmt, Vec::<i64>::new()).await.unwrap();
+    futures::pin_mut!(stream);
+    let first = bounded("first row", stream.next()).await.unwrap().unwrap();
+    assert_eq!(first.len(), 2);
+    assert!(c.stats().live_actors() > c.baseline_actors());
+    client.cancel_token().cancel_query(NoTls).await.unwrap();
+    let mut rows = 1u64;
+    let err = loop {
+        match bounded("rows after cancel", stream.next()).await {
+            Some(Ok(_)) => rows += 1,
+            Some(Err(e)) => break e,
+            None => panic!("the query finished ({rows} rows) instead of being cancelled"),
+        }
+    };
+    assert_eq!(code(&err), "57014", "{err}");
+    assert!(rows < 4_000_000);
+    assert_idle(&c);
+    // The session goes on.
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_hangs_up_cancels_its_query() {
+    let c = cluster();
+    load(&c, "t", 2000);
+    let server = serve(&c, ServerConfig::new());
+    let addr = server.local_addr();
+    let (client, connection) = tokio_postgres::Config::new()
+        .host(addr.ip().to_string())
+        .port(addr.port())
+        .user("weir")
+        .connect(NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let stmt = client
+        .prepare("SELECT a.id, b.id FROM t a, t b")
+        .await
+        .unwrap();
+    let stream = client.query_raw(&stmt, Vec::<i64>::new()).await.unwrap();
+    futures::pin_mut!(stream);
+    bounded("first row", stream.next()).await.unwrap().unwrap();
+    assert!(c.stats().live_actors() > c.baseline_actors());
+    // The client goes away without a word: its socket closes with the rows unread.
+    connection.abort();
+    let _ = connection.await;
+    assert_idle(&c);
+    // The server still serves.
+    let other = connect(addr).await;
+    let n: i64 = other
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_stream_while_the_query_runs() {
+    let c = cluster();
+    load(&c, "t", 1000);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let stmt = client
+        .prepare("SELECT a.id, b.v FROM t a, t b")
+        .await
+        .unwrap();
+    let stream = client.query_raw(&stmt, Vec::<i64>::new()).await.unwrap();
+    futures::pin_mut!(stream);
+    bounded("first row", stream.next()).await.unwrap().unwrap();
+    // The first row is here while the query still runs: the result is not gathered first.
+    assert!(
+        c.stats().live_actors() > c.baseline_actors(),
+        "the query had ended before its first row reached the client"
+    );
+    let mut n = 1u64;
+    while let Some(row) = bounded("rows", stream.next()).await {
+        row.unwrap();
+        n += 1;
+    }
+    assert_eq!(n, 1_000_000);
+    assert_idle(&c);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_portal_with_a_row_limit_suspends_and_resumes() {
+    let c = cluster();
+    load(&c, "t", 25);
+    let server = serve(&c, ServerConfig::new());
+    let mut client = connect(server.local_addr()).await;
+    let stmt = client
+        .prepare("SELECT id FROM t WHERE id >= $1 ORDER BY id")
+        .await
+        .unwrap();
+    let tx = client.transaction().await.unwrap();
+    let portal = tx.bind(&stmt, &[&5i64]).await.unwrap();
+    let mut seen = Vec::new();
+    let mut fetches = 0;
+    loop {
+        let rows = tx.query_portal(&portal, 8).await.unwrap();
+        fetches += 1;
+        let got = rows.len();
+        seen.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+        if got < 8 {
+            break;
+        }
+    }
+    assert_eq!(seen, (5..25).collect::<Vec<i64>>());
+    assert_eq!(fetches, 3);
+    tx.commit().await.unwrap();
+    assert_idle(&c);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_answer_set_show_transactions_and_system_functions() {
+    let c = cluster();
+    load(&c, "t", 3);
+    let server = serve(&c, ServerConfig::new());
+    let (client, mut notices) = connect_as(server.local_addr(), "ana", None).await.unwrap();
+    let one = |m: Vec<SimpleQueryMessage>| texts(&m)[0][0].clone().unwrap();
+    client
+        .batch_execute("SET application_name = 'reports'; SET extra_float_digits TO 3")
+        .await
+        .unwrap();
+    assert_eq!(
+        one(client.simple_query("SHOW application_name").await.unwrap()),
+        "reports"
+    );
+    assert_eq!(
+        one(client.simple_query("SHOW client_encoding").await.unwrap()),
+        "UTF8"
+    );
+    let err = client.simple_query("SHOW no_such_thing").await.unwrap_err();
+    assert_eq!(code(&err), "42704");
+    let err = client
+        .simple_query("SET client_encoding = 'LATIN1'")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "22023");
+    // Through the extended protocol too (JDBC sends SET that way).
+    let row = client
+        .query_one(
+            "SELECT version(), current_schema(), current_database(), current_user, \
+             current_setting('extra_float_digits')",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(row.get::<_, String>(0).starts_with("PostgreSQL 16"));
+    assert!(row.get::<_, String>(0).contains("weir"));
+    assert_eq!(row.get::<_, String>(1), "public");
+    assert_eq!(row.get::<_, String>(2), "shop");
+    assert_eq!(row.get::<_, String>(3), "ana");
+    assert_eq!(row.get::<_, String>(4), "3");
+
+    // BEGIN ... COMMIT: every statement autocommits; the block groups nothing.
+    client
+        .batch_execute("BEGIN; INSERT INTO t VALUES (10, 10); COMMIT")
+        .await
+        .unwrap();
+    // ROLLBACK does not undo a write, and says so.
+    client.batch_execute("BEGIN").await.unwrap();
+    client
+        .execute("INSERT INTO t VALUES ($1, $2)", &[&11i64, &11i64])
+        .await
+        .unwrap();
+    client.batch_execute("ROLLBACK").await.unwrap();
+    let warning = bounded("the ROLLBACK warning", notices.recv())
+        .await
+        .unwrap();
+    assert!(warning.contains("ROLLBACK does not undo"), "{warning}");
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5);
+    // A read-only block rolls back quietly.
+    client
+        .batch_execute("BEGIN; SELECT 1; ROLLBACK")
+        .await
+        .unwrap();
+    assert!(notices.try_recv().is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passwords_are_checked_with_scram() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("passwords");
+    std::fs::write(&file, "# users\nana:open sesame\nbob:b0b\n").unwrap();
+    let passwords = weir_server::Passwords::from_file(&file).unwrap();
+    assert_eq!(passwords.len(), 2);
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new().passwords(passwords));
+    let addr = server.local_addr();
+    let (ok, _) = connect_as(addr, "ana", Some("open sesame")).await.unwrap();
+    ok.simple_query("SELECT 1").await.unwrap();
+    let err = connect_as(addr, "ana", Some("wrong")).await.err().unwrap();
+    assert_eq!(code(&err), "28P01", "{err}");
+    let err = connect_as(addr, "mallory", Some("b0b"))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(code(&err), "28P01", "{err}");
+    assert!(connect_as(addr, "bob", None).await.is_err());
+
+    // The server asks for SASL (SCRAM-SHA-256), never for a cleartext password.
+    let mut raw = std::net::TcpStream::connect(addr).unwrap();
+    raw.write_all(&startup(&[("user", "ana")])).unwrap();
+    let (kind, body) = read_message(&mut raw);
+    assert_eq!(kind, b'R');
+    assert_eq!(
+        &body[..4],
+        &10i32.to_be_bytes(),
+        "not an AuthenticationSASL"
+    );
+    assert!(String::from_utf8_lossy(&body[4..]).contains("SCRAM-SHA-256"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_past_the_limit_are_refused_until_one_closes() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new().max_connections(2));
+    let addr = server.local_addr();
+    let first = connect(addr).await;
+    let second = connect(addr).await;
+    let err = connect_as(addr, "weir", None).await.err().unwrap();
+    assert_eq!(code(&err), "53300", "{err}");
+    second.simple_query("SELECT 1").await.unwrap();
+    drop(first);
+    // The slot is free once the server has seen the first connection close.
+    let started = Instant::now();
+    let third = loop {
+        match connect_as(addr, "weir", None).await {
+            Ok((c, _)) => break c,
+            Err(e) => {
+                assert_eq!(code(&e), "53300");
+                assert!(started.elapsed() < LIMIT, "the slot never came back");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    third.simple_query("SELECT 1").await.unwrap();
+}
+
+/// A startup message with `params`, protocol 3.0.
+fn startup(params: &[(&str, &str)]) -> Vec<u8> {
+    let mut body = 196_608i32.to_be_bytes().to_vec();
+    for (k, v) in params {
+        body.extend_from_slice(k.as_bytes());
+        body.push(0);
+        body.extend_from_slice(v.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut msg = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    msg.extend(body);
+    msg
+}
+
+/// One backend message: its type byte and body.
+fn read_message(s: &mut std::net::TcpStream) -> (u8, Vec<u8>) {
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).unwrap();
+    let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut body = vec![0u8; len - 4];
+    s.read_exact(&mut body).unwrap();
+    (head[0], body)
+}
+
+/// Whether the server closed `s` (reads end, or fail with a reset).
+fn closed_by_server(s: &mut std::net::TcpStream) -> bool {
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_clients_are_closed_while_others_are_served() {
+    let c = cluster();
+    load(&c, "t", 5);
+    let server = serve(
+        &c,
+        ServerConfig::new()
+            .max_connections(20)
+            .auth_timeout(Duration::from_millis(300)),
+    );
+    let addr = server.local_addr();
+    let good = connect(addr).await;
+
+    // A startup packet claiming a length of 2 GB.
+    let mut huge = std::net::TcpStream::connect(addr).unwrap();
+    huge.write_all(&[0x7f, 0xff, 0xff, 0xff, 0, 3, 0, 0])
+        .unwrap();
+    assert!(closed_by_server(&mut huge), "huge startup packet");
+
+    // A message of an unknown type after a good startup.
+    let mut bad = std::net::TcpStream::connect(addr).unwrap();
+    bad.write_all(&startup(&[("user", "x")])).unwrap();
+    loop {
+        let (kind, _) = read_message(&mut bad);
+        if kind == b'Z' {
+            break;
+        }
+    }
+    bad.write_all(&[b'!', 0, 0, 0, 4]).unwrap();
+    assert!(closed_by_server(&mut bad), "unknown message type");
+
+    // Garbage where the startup packet should be.
+    let mut garbage = std::net::TcpStream::connect(addr).unwrap();
+    garbage.write_all(&[0, 0, 0, 8, 1, 2, 3, 4]).unwrap();
+    assert!(closed_by_server(&mut garbage), "garbage startup");
+
+    // Many connections that never say anything: closed once the time to authenticate is
+    // over, and those past the limit are refused, while the good client is served.
+    let mut idle: Vec<std::net::TcpStream> = (0..100)
+        .map(|_| std::net::TcpStream::connect(addr).unwrap())
+        .collect();
+    let n: i64 = good
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5);
+    for s in idle.iter_mut().step_by(10) {
+        assert!(closed_by_server(s), "a silent connection stayed open");
+    }
+    drop(idle);
+    // Once they are gone a new client gets in.
+    let started = Instant::now();
+    loop {
+        match connect_as(addr, "weir", None).await {
+            Ok((c, _)) => {
+                c.simple_query("SELECT 1").await.unwrap();
+                break;
+            }
+            Err(e) => {
+                assert!(started.elapsed() < LIMIT, "no slot came back: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+    let n: i64 = good
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_from_stdin_and_to_stdout_in_csv_and_text() {
+    use futures::SinkExt;
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    client
+        .batch_execute(
+            "CREATE TABLE items (id BIGINT PRIMARY KEY, name VARCHAR, price DECIMAL(10, 2), \
+             day DATE); CREATE TABLE notes (id BIGINT PRIMARY KEY, body VARCHAR)",
+        )
+        .await
+        .unwrap();
+
+    // CSV with a header, quoted fields and NULLs, sent in several CopyData messages.
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY items FROM STDIN WITH (FORMAT csv, HEADER true)")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from("id,name,price,day\n"))
+        .await
+        .unwrap();
+    for chunk in 0..10 {
+        let mut data = String::new();
+        for i in chunk * 100..(chunk + 1) * 100 {
+            data.push_str(&format!(
+                "{i},\"item, {i}\",{i}.50,2024-01-0{}\n",
+                1 + i % 9
+            ));
+        }
+        sink.send(bytes::Bytes::from(data)).await.unwrap();
+    }
+    sink.send(bytes::Bytes::from("1000,,,\n")).await.unwrap();
+    assert_eq!(sink.as_mut().finish().await.unwrap(), 1001);
+    let row = client
+        .query_one(
+            "SELECT name, price::VARCHAR, day FROM items WHERE id = 7",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "item, 7");
+    assert_eq!(row.get::<_, String>(1), "7.50");
+    assert_eq!(
+        row.get::<_, NaiveDate>(2),
+        NaiveDate::from_ymd_opt(2024, 1, 8).unwrap()
+    );
+    let row = client
+        .query_one("SELECT name FROM items WHERE id = 1000", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Option<String>>(0), None);
+
+    // The text format: tab-separated, \N for NULL.
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY notes FROM STDIN")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from("1\thello world\n2\t\\N\n"))
+        .await
+        .unwrap();
+    assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
+
+    // A bad row keeps nothing of its COPY.
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY notes FROM STDIN")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from("3\tthree\nfour\t4\n"))
+        .await
+        .unwrap();
+    assert!(sink.as_mut().finish().await.is_err());
+    let n: i64 = client
+        .query_one("SELECT COUNT(*) FROM notes", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+
+    // Out, as CSV from a query and as text from a table.
+    let read = |sql: &'static str| {
+        let client = &client;
+        async move {
+            let stream = client.copy_out(sql).await.unwrap();
+            futures::pin_mut!(stream);
+            let mut out = Vec::new();
+            while let Some(b) = stream.next().await {
+                out.extend_from_slice(&b.unwrap());
+            }
+            String::from_utf8(out).unwrap()
+        }
+    };
+    assert_eq!(
+        read("COPY (SELECT id, name FROM items WHERE id < 3 ORDER BY id) TO STDOUT (FORMAT csv, HEADER true)")
+            .await,
+        "id,name\n0,\"item, 0\"\n1,\"item, 1\"\n2,\"item, 2\"\n"
+    );
+    let text = read("COPY notes TO STDOUT").await;
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["1\thello world", "2\t\\N"]);
+
+    // Files of the server are not the client's to read.
+    let err = client
+        .batch_execute("COPY items FROM '/etc/passwd'")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "0A000");
+    let err = client
+        .batch_execute("COPY items TO STDOUT (FORMAT binary)")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "0A000");
+}
+
+/// Accepts any server certificate: the test's is self-signed.
+#[derive(Debug)]
+struct AnyCertificate;
+
+mod tls_client {
+    use pgwire::tokio::tokio_rustls::rustls;
+    use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+    use rustls::{DigitallySignedStruct, SignatureScheme};
+
+    impl ServerCertVerifier for super::AnyCertificate {
+        fn verify_server_cert(
+            &self,
+            _: &CertificateDer<'_>,
+            _: &[CertificateDer<'_>],
+            _: &ServerName<'_>,
+            _: &[u8],
+            _: UnixTime,
+        ) -> Result<ServerCertVerified, rustls::Error> {
+            Ok(ServerCertVerified::assertion())
+        }
+
+        fn verify_tls12_signature(
+            &self,
+            _: &[u8],
+            _: &CertificateDer<'_>,
+            _: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            Ok(HandshakeSignatureValid::assertion())
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            _: &[u8],
+            _: &CertificateDer<'_>,
+            _: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            Ok(HandshakeSignatureValid::assertion())
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            vec![
+                SignatureScheme::RSA_PKCS1_SHA256,
+                SignatureScheme::RSA_PSS_SHA256,
+                SignatureScheme::ECDSA_NISTP256_SHA256,
+                SignatureScheme::ED25519,
+            ]
+        }
+    }
+}
+
+/// One backend message read from an async stream: its type byte and body.
+async fn read_async<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> (u8, Vec<u8>) {
+    use tokio::io::AsyncReadExt;
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).await.unwrap();
+    let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut body = vec![0u8; len - 4];
+    s.read_exact(&mut body).await.unwrap();
+    (head[0], body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_is_given_to_clients_that_ask_and_plain_clients_are_served() {
+    use pgwire::tokio::tokio_rustls::{rustls, TlsConnector};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let c = cluster();
+    let config = ServerConfig::new()
+        .tls(
+            include_bytes!("tls/server.crt"),
+            include_bytes!("tls/server.key"),
+        )
+        .unwrap();
+    let server = serve(&c, config);
+    let addr = server.local_addr();
+    // A client that does not ask for SSL.
+    let plain = connect(addr).await;
+    plain.simple_query("SELECT 1").await.unwrap();
+
+    // SSLRequest, 'S', then the handshake and the protocol inside TLS.
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])
+        .await
+        .unwrap();
+    let mut answer = [0u8; 1];
+    tcp.read_exact(&mut answer).await.unwrap();
+    assert_eq!(answer[0], b'S', "the server does not offer SSL");
+    let client_config = rustls::ClientConfig::builder()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCertificate))
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = bounded(
+        "TLS handshake",
+        TlsConnector::from(Arc::new(client_config)).connect(name, tcp),
+    )
+    .await
+    .unwrap();
+    tls.write_all(&startup(&[("user", "weir")])).await.unwrap();
+    loop {
+        let (kind, body) = read_async(&mut tls).await;
+        assert_ne!(kind, b'E', "{}", String::from_utf8_lossy(&body));
+        if kind == b'Z' {
+            break;
+        }
+    }
+    let sql = b"SELECT 41 + 1\0";
+    let mut msg = vec![b'Q'];
+    msg.extend(((sql.len() + 4) as i32).to_be_bytes());
+    msg.extend(sql);
+    tls.write_all(&msg).await.unwrap();
+    let value = loop {
+        let (kind, body) = read_async(&mut tls).await;
+        assert_ne!(kind, b'E', "{}", String::from_utf8_lossy(&body));
+        if kind == b'D' {
+            let len = i32::from_be_bytes([body[2], body[3], body[4], body[5]]) as usize;
+            break String::from_utf8(body[6..6 + len].to_vec()).unwrap();
+        }
+    };
+    assert_eq!(value, "42");
+}
+
+/// The query psql 15 sends for `\dt` (and, with other relkinds, `\d`).
+const PSQL_DT: &str = "SELECT n.nspname as \"Schema\",
+  c.relname as \"Name\",
+  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'i' THEN 'index' WHEN 'S' THEN 'sequence' WHEN 't' THEN 'TOAST table' WHEN 'f' THEN 'foreign table' WHEN 'p' THEN 'partitioned table' WHEN 'I' THEN 'partitioned index' END as \"Type\",
+  pg_catalog.pg_get_userbyid(c.relowner) as \"Owner\"
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+WHERE c.relkind IN ('r','p','')
+      AND n.nspname <> 'pg_catalog'
+      AND n.nspname !~ '^pg_toast'
+      AND n.nspname <> 'information_schema'
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 1,2;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn psql_lists_tables_and_other_catalog_queries_are_refused() {
+    let c = cluster();
+    load(&c, "orders", 1);
+    load(&c, "items", 1);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let s = |v: &str| Some(v.to_string());
+    let listed = client.simple_query(PSQL_DT).await.unwrap();
+    assert_eq!(
+        texts(&listed),
+        vec![
+            vec![s("public"), s("items"), s("table"), s("weir")],
+            vec![s("public"), s("orders"), s("table"), s("weir")],
+        ]
+    );
+    // `\dt ord*` adds a pattern.
+    let with_pattern = PSQL_DT.replace(
+        "  AND pg_catalog.pg_table_is_visible",
+        "  AND c.relname OPERATOR(pg_catalog.~) '^(ord.*)$' COLLATE pg_catalog.default\n  AND pg_catalog.pg_table_is_visible",
+    );
+    let listed = client.simple_query(&with_pattern).await.unwrap();
+    assert_eq!(texts(&listed).len(), 1);
+    let err = client
+        .simple_query("SELECT typname FROM pg_catalog.pg_type")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "0A000");
+    assert!(
+        err.to_string().contains("system catalogs")
+            || format!("{err:?}").contains("system catalogs")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_admission_queue_answers_53000_and_the_queued_queries_complete() {
+    use weir_runtime::{BreakerConfig, JoinMode};
+    const BUDGET: usize = 64 << 20;
+    let c = Arc::new(
+        Cluster::builder()
+            .nodes(1)
+            .partitions(8)
+            .batch_size(1024)
+            .node_memory(BUDGET)
+            .join_mode(JoinMode::Guarded)
+            .breaker(BreakerConfig {
+                base: Duration::from_millis(10),
+                cap: Duration::from_millis(200),
+                attempts: 8,
+                retry_killed: true,
+                joins_per_node: Some(usize::MAX),
+                queue: 2,
+                ..BreakerConfig::default()
+            })
+            .query_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap(),
+    );
+    load(&c, "big", 60_000);
+    let server = serve(&c, ServerConfig::new());
+    let addr = server.local_addr();
+    // Most of the node's memory held: queries wait in the admission queue (2 places).
+    let hold = c.hold_memory(0, BUDGET * 9 / 10).unwrap();
+    let mut queued = Vec::new();
+    for _ in 0..2 {
+        let client = connect(addr).await;
+        queued.push(tokio::spawn(async move {
+            client
+                .query_one("SELECT COUNT(*) FROM big", &[])
+                .await
+                .map(|r| r.get::<_, i64>(0))
+        }));
+    }
+    let started = Instant::now();
+    while c.stats().breaker.rejections < 2 {
+        assert!(started.elapsed() < LIMIT, "the queries never queued");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // The third is refused at once with a code a client retries on.
+    let third = connect(addr).await;
+    let err = third
+        .query_one("SELECT COUNT(*) FROM big", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "53000", "{err}");
+    drop(hold);
+    for q in queued {
+        assert_eq!(bounded("a queued query", q).await.unwrap().unwrap(), 60_000);
+    }
+    assert_idle(&c);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_from_stdin_works_where_the_clusters_copy_is_confined() {
+    use futures::SinkExt;
+    let dir = tempfile::tempdir().unwrap();
+    let c = Arc::new(
+        Cluster::builder()
+            .nodes(1)
+            .partitions(4)
+            .copy_dirs([dir.path()])
+            .build()
+            .unwrap(),
+    );
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    client
+        .batch_execute("CREATE TABLE kv (k BIGINT PRIMARY KEY, v VARCHAR)")
+        .await
+        .unwrap();
+    let sink = client
+        .copy_in::<_, bytes::Bytes>("COPY kv FROM STDIN (FORMAT csv)")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from("1,a\n2,b\n")).await.unwrap();
+    assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
+    // The buffer file is gone once loaded.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
