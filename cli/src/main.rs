@@ -70,14 +70,8 @@ enum Command {
         /// one statement only.
         #[arg(long = "param", short = 'p')]
         params: Vec<String>,
-        /// Connect to data nodes running in other processes (`weir node`) at these
-        /// addresses, node 0 first, instead of starting a cluster in this process.
-        #[arg(long, value_delimiter = ',', requires = "secret_file")]
-        connect: Vec<String>,
-        /// The cluster's shared secret, as `weir node --secret-file` reads it (with
-        /// `--connect`).
-        #[arg(long, requires = "connect")]
-        secret_file: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        remote: Remote,
         #[command(flatten)]
         storage: StorageArgs,
         /// A directory COPY may read and write besides the current one (repeat for more).
@@ -96,14 +90,8 @@ enum Command {
         /// Data nodes.
         #[arg(long, default_value_t = 3)]
         nodes: usize,
-        /// Connect to data nodes running in other processes (`weir node`) at these
-        /// addresses, node 0 first, instead of starting a cluster in this process.
-        #[arg(long, value_delimiter = ',', requires = "secret_file")]
-        connect: Vec<String>,
-        /// The cluster's shared secret, as `weir node --secret-file` reads it (with
-        /// `--connect`).
-        #[arg(long, requires = "connect")]
-        secret_file: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        remote: Remote,
         /// Load the demo data (`Item`, `customers`, `orders`) first.
         #[arg(long)]
         demo: bool,
@@ -127,14 +115,8 @@ enum Command {
         /// Data nodes.
         #[arg(long, default_value_t = 3)]
         nodes: usize,
-        /// Connect to data nodes running in other processes (`weir node`) at these
-        /// addresses, node 0 first, instead of starting a cluster in this process.
-        #[arg(long, value_delimiter = ',', requires = "secret_file")]
-        connect: Vec<String>,
-        /// The cluster's shared secret, as `weir node --secret-file` reads it (with
-        /// `--connect`).
-        #[arg(long, requires = "connect")]
-        secret_file: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        remote: Remote,
         /// Load the demo data (`Item`, `customers`, `orders`) first.
         #[arg(long)]
         demo: bool,
@@ -376,8 +358,15 @@ fn script_text(file: Option<&str>, sql: Option<&str>) -> Result<String, String> 
 }
 
 /// `--connect` and `--secret-file`: data nodes in other processes, if given.
+#[derive(clap::Args, Clone)]
 struct Remote {
+    /// Connect to data nodes running in other processes (`weir node`) at these
+    /// addresses, node 0 first, instead of starting a cluster in this process.
+    #[arg(long, value_delimiter = ',', requires = "secret_file")]
     connect: Vec<String>,
+    /// The cluster's shared secret, as `weir node --secret-file` reads it (with
+    /// `--connect`).
+    #[arg(long, requires = "connect")]
     secret_file: Option<std::path::PathBuf>,
 }
 
@@ -571,18 +560,14 @@ fn main() -> ExitCode {
             demo,
             orders,
             params,
-            connect,
-            secret_file,
+            remote,
             storage,
             copy_dirs,
             file,
             sql,
         } => run_sql(SqlArgs {
             nodes,
-            remote: Remote {
-                connect,
-                secret_file,
-            },
+            remote,
             format,
             protocol,
             stats,
@@ -596,28 +581,16 @@ fn main() -> ExitCode {
         }),
         Command::Shell {
             nodes,
-            connect,
-            secret_file,
+            remote,
             demo,
             orders,
             storage,
             copy_dirs,
-        } => run_shell(
-            nodes,
-            &Remote {
-                connect,
-                secret_file,
-            },
-            &storage,
-            demo,
-            orders,
-            &copy_dirs,
-        ),
+        } => run_shell(nodes, &remote, &storage, demo, orders, &copy_dirs),
         Command::Serve {
             listen,
             nodes,
-            connect,
-            secret_file,
+            remote,
             demo,
             orders,
             storage,
@@ -629,10 +602,7 @@ fn main() -> ExitCode {
         } => run_serve(ServeArgs {
             listen,
             nodes,
-            remote: Remote {
-                connect,
-                secret_file,
-            },
+            remote,
             demo,
             orders,
             storage,
