@@ -93,3 +93,68 @@ pub fn weir_in(
         stderr: stderr.join().unwrap_or_default(),
     }
 }
+
+/// A `weir` process started by [`weir_listening`], killed on drop.
+pub struct Listening(pub std::process::Child);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the `weir` command with `args` (a `serve` or `node` that prints `listening on ADDR`
+/// as its first line) and returns it with that address; fails when the line does not come
+/// within `limit`.
+pub fn weir_listening(
+    args: &[&std::ffi::OsStr],
+    limit: Duration,
+) -> (Listening, std::net::SocketAddr) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("weir runs");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let process = Listening(child);
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("`weir {args:?}` prints its address within {limit:?}"));
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .parse()
+        .expect("an address");
+    (process, addr)
+}
+
+/// Starts `weir node --id id --secret-file secret` on 127.0.0.1:0 (see [`weir_listening`]).
+pub fn weir_node(
+    id: u32,
+    secret: &std::path::Path,
+    limit: Duration,
+) -> (Listening, std::net::SocketAddr) {
+    let id = id.to_string();
+    let args = [
+        "node",
+        "--listen",
+        "127.0.0.1:0",
+        "--id",
+        &id,
+        "--secret-file",
+    ];
+    let mut all: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    all.push(secret.as_os_str());
+    weir_listening(&all, limit)
+}

@@ -4,11 +4,8 @@
 
 use crate::common;
 
-use common::weir;
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use common::{weir, weir_node};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use weir_runtime::wire::framing::Secret;
@@ -18,51 +15,12 @@ use weir_runtime::wire::tcp::{TcpConfig, TcpTransport};
 const LIMIT: Duration = Duration::from_secs(10);
 const SECRET: &str = "the secret of the node tests";
 
-/// A node process, killed on drop.
-struct Node(Child);
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn secret_file(test: &str, secret: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("weir-node-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("secret");
     std::fs::write(&path, format!("{secret}\n")).unwrap();
     path
-}
-
-/// Starts `weir node --id id` on 127.0.0.1:0 and returns it with the address it printed.
-fn start_node(id: u32, secret: &PathBuf) -> (Node, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(["node", "--listen", "127.0.0.1:0", "--id", &id.to_string()])
-        .arg("--secret-file")
-        .arg(secret)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("weir runs");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let node = Node(child);
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(LIMIT).expect("the node prints its address");
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-        .parse()
-        .expect("an address");
-    (node, addr)
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
@@ -82,7 +40,7 @@ fn peer(id: u32, secret: &str) -> TcpTransport {
 #[test]
 fn weir_node_prints_its_address_and_serves_only_peers_with_the_secret() {
     let file = secret_file("serves", SECRET);
-    let (_node, addr) = start_node(1, &file);
+    let (_node, addr) = weir_node(1, &file, LIMIT);
     assert!(addr.ip().is_loopback());
     assert_ne!(addr.port(), 0, "the port picked is printed, not 0");
     let good = peer(0, SECRET);

@@ -3,52 +3,21 @@
 //! `--password-file` asks for SCRAM-SHA-256. Spoken here with raw protocol messages; the
 //! `weir-server` crate's tests drive the server with `tokio-postgres`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use crate::common::{weir_listening, weir_node, Listening};
+use std::ffi::OsStr;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 /// Longest any wait here may take.
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A `weir serve` process, killed on drop.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Starts `weir serve` with `args` on 127.0.0.1:0 and returns it with the address it printed.
-fn start(args: &[&str]) -> (Server, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--nodes", "1"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("weir runs");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let server = Server(child);
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(LIMIT)
-        .expect("the server prints its address");
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-        .parse()
-        .expect("an address");
-    (server, addr)
+fn start(args: &[&str]) -> (Listening, SocketAddr) {
+    let base = ["serve", "--listen", "127.0.0.1:0", "--nodes", "1"];
+    let all: Vec<&OsStr> = base.iter().chain(args).map(OsStr::new).collect();
+    weir_listening(&all, LIMIT)
 }
 
 /// A startup message for `user`, protocol 3.0.
@@ -170,35 +139,6 @@ fn serve_with_a_certificate_offers_tls() {
     assert_eq!(answer[0], b'S');
 }
 
-/// A `weir node` process, killed on drop, and the address it printed.
-fn start_node(id: u32, secret: &std::path::Path) -> (Server, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(["node", "--listen", "127.0.0.1:0", "--id", &id.to_string()])
-        .arg("--secret-file")
-        .arg(secret)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("weir runs");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let node = Server(child);
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(LIMIT).expect("the node prints its address");
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-        .parse()
-        .expect("an address");
-    (node, addr)
-}
-
 /// Runs `sql` (a simple query) on a new connection to `addr`: the first value of each row,
 /// and the command tags.
 fn simple_query(addr: SocketAddr, sql: &str) -> (Vec<String>, Vec<String>) {
@@ -240,8 +180,8 @@ fn serve_connected_to_node_processes_answers_for_them() {
     let dir = tempfile::tempdir().unwrap();
     let secret = dir.path().join("secret");
     std::fs::write(&secret, "the secret of the serve tests\n").unwrap();
-    let (_node0, a0) = start_node(0, &secret);
-    let (_node1, a1) = start_node(1, &secret);
+    let (_node0, a0) = weir_node(0, &secret, LIMIT);
+    let (_node1, a1) = weir_node(1, &secret, LIMIT);
     let connect = format!("{a0},{a1}");
     let (_server, addr) = start(&[
         "--connect",
