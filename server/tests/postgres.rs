@@ -89,6 +89,15 @@ async fn connect_as(
     Ok((client, rx))
 }
 
+/// `SELECT COUNT(*) FROM t` through `client`.
+async fn rows_in_t(client: &Client) -> i64 {
+    client
+        .query_one("SELECT COUNT(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
 async fn connect(addr: SocketAddr) -> Client {
     bounded("connect", connect_as(addr, "weir", None))
         .await
@@ -240,11 +249,7 @@ async fn extended_protocol_prepares_once_and_binds_many_times() {
         .await
         .unwrap();
     assert_eq!(deleted, 11);
-    let n: i64 = client
-        .query_one("SELECT COUNT(*) FROM t", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = rows_in_t(&client).await;
     assert_eq!(n, 990);
 
     // A parameter type the client names is read as that type.
@@ -543,11 +548,7 @@ async fn errors_carry_their_sqlstate_and_the_connection_goes_on() {
         err.as_db_error().is_none(),
         "the client refuses text for BIGINT: {err}"
     );
-    let n: i64 = client
-        .query_one("SELECT COUNT(*) FROM t", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = rows_in_t(&client).await;
     assert_eq!(n, 10);
 }
 
@@ -580,11 +581,7 @@ async fn a_cancel_request_cancels_the_running_query_and_frees_its_memory() {
     assert!(rows < 4_000_000);
     assert_idle(&c);
     // The session goes on.
-    let n: i64 = client
-        .query_one("SELECT COUNT(*) FROM t", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = rows_in_t(&client).await;
     assert_eq!(n, 2000);
 }
 
@@ -616,11 +613,7 @@ async fn a_client_that_hangs_up_cancels_its_query() {
     assert_idle(&c);
     // The server still serves.
     let other = connect(addr).await;
-    let n: i64 = other
-        .query_one("SELECT COUNT(*) FROM t", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = rows_in_t(&other).await;
     assert_eq!(n, 2000);
 }
 
@@ -738,11 +731,7 @@ async fn sessions_answer_set_show_transactions_and_system_functions() {
         .await
         .unwrap();
     assert!(warning.contains("ROLLBACK does not undo"), "{warning}");
-    let n: i64 = client
-        .query_one("SELECT COUNT(*) FROM t", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = rows_in_t(&client).await;
     assert_eq!(n, 5);
     // A read-only block rolls back quietly.
     client
@@ -893,11 +882,7 @@ async fn hostile_clients_are_closed_while_others_are_served() {
     let mut idle: Vec<std::net::TcpStream> = (0..100)
         .map(|_| std::net::TcpStream::connect(addr).unwrap())
         .collect();
-    let n: i64 = good
-        .query_one("SELECT COUNT(*) FROM t", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = rows_in_t(&good).await;
     assert_eq!(n, 5);
     for s in idle.iter_mut().step_by(10) {
         assert!(closed_by_server(s), "a silent connection stayed open");
@@ -917,11 +902,7 @@ async fn hostile_clients_are_closed_while_others_are_served() {
             }
         }
     }
-    let n: i64 = good
-        .query_one("SELECT COUNT(*) FROM t", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = rows_in_t(&good).await;
     assert_eq!(n, 5);
 }
 
