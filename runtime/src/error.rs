@@ -157,6 +157,17 @@ pub enum Error {
         /// What failed: the operation and the file.
         message: String,
     },
+    /// A schema change was refused by the data nodes' catalog log: another client changed the
+    /// catalog first. The client has fetched the catalog again; the statement can be run
+    /// again (`execute` does so by itself a few times before it reports this).
+    #[error(
+        "the catalog changed under this statement: another client's schema change came first \
+         (the catalog is now at epoch {epoch}); run it again"
+    )]
+    CatalogChanged {
+        /// The catalog log's epoch.
+        epoch: u64,
+    },
     /// A client could not join the data nodes of another process
     /// ([`crate::ClusterBuilder::connect`]): an address that does not resolve, a node that
     /// cannot be reached in time, or one that refused the connection (a wrong secret or id).
@@ -197,6 +208,7 @@ impl Error {
             Error::Cancelled => "cancelled",
             Error::Timeout(_) => "timeout",
             Error::Codec(_) => "codec",
+            Error::CatalogChanged { .. } => "catalog_changed",
             Error::DuplicateKey { .. } => "duplicate_key",
             Error::DuplicateUnique { .. } => "duplicate_unique",
             Error::NullKey { .. } => "null_key",

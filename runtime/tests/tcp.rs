@@ -22,8 +22,8 @@ use weir_runtime::wire::framing::{
 };
 use weir_runtime::wire::ids::NodeId;
 use weir_runtime::wire::messages::{
-    BatchAck, BatchStop, CatalogBytes, CatalogPut, CloseMessage, MessageKind, NetMessage,
-    WriteAbort, WriteCommit,
+    BatchAck, BatchStop, CatalogBytes, CatalogPropose, CloseMessage, MessageKind, NetMessage,
+    Proposal, WriteAbort, WriteCommit,
 };
 use weir_runtime::wire::network::Network;
 use weir_runtime::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
@@ -673,11 +673,15 @@ fn frames_altered_replayed_reordered_or_injected_on_the_path_close_the_connectio
     let events = a.events();
     c.add_peer(0, mitm.addr());
     let forged = {
-        // What the attacker sends: a catalog from the far future, sealed as any
+        // What the attacker sends: a catalog that drops every table, sealed as any
         // message is, with a tag made up.
-        let put = NetMessage::CatalogPut(Box::new(CatalogPut {
-            epoch: u64::MAX,
-            catalog: CatalogBytes(vec![0; 16]),
+        let put = NetMessage::CatalogPropose(Box::new(CatalogPropose {
+            request: 1,
+            proposal: Proposal::Schema {
+                id: 1,
+                expected: 0,
+                catalog: CatalogBytes(vec![0; 16]),
+            },
         }));
         let mut frame = sealed(&put);
         frame.extend_from_slice(&[0xC3; TAG_BYTES]);

@@ -26,6 +26,7 @@
 //! | `Shutdown` | 57P01 | admin_shutdown |
 //! | `Disk` | 58030 | io_error |
 //! | `Connect` | 08001 | sqlclient_unable_to_establish_sqlconnection |
+//! | `CatalogChanged` | 40001 | serialization_failure (run it again) |
 //! | anything else | XX000 | internal_error |
 
 use pgwire::error::{ErrorInfo, PgWireError, SEVERITY_ERROR, SEVERITY_FATAL};
@@ -82,6 +83,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::Shutdown => "57P01",
         Error::Disk { .. } => "58030",
         Error::Connect(_) => "08001",
+        Error::CatalogChanged { .. } => "40001",
         _ => "XX000",
     }
 }
@@ -134,6 +136,7 @@ mod tests {
                 "53200",
             ),
             (Error::Overloaded("queue full".into()), "53000"),
+            (Error::CatalogChanged { epoch: 4 }, "40001"),
             (
                 Error::AdmissionTimeout {
                     node: node(),

@@ -896,7 +896,7 @@ type Tampering = fn(&[Vec<u8>]) -> Vec<u8>;
 #[test]
 fn frames_that_do_not_verify_are_refused_and_the_cluster_keeps_answering() {
     use weir_runtime::wire::codec;
-    use weir_runtime::wire::messages::{CatalogRequest, NetMessage};
+    use weir_runtime::wire::messages::{CatalogPropose, CatalogRequest, NetMessage, Proposal};
     let nodes = Nodes::start_with_logs("forged", 3, true);
     let client = build(nodes.client(0));
     client
@@ -906,13 +906,19 @@ fn frames_that_do_not_verify_are_refused_and_the_cluster_keeps_answering() {
         .execute("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
         .unwrap();
     let secret = Secret::from_file(&nodes.secret).expect("the secret");
-    // The attack: a catalog from the far future, with no table in it; kept, it
-    // would drop every table.
-    let put = weir_runtime::replication::membership::catalog_put(
-        u64::MAX,
-        &weir::planner::CatalogSnapshot::default(),
-    );
-    let forged = codec::seal(codec::encode(&NetMessage::CatalogPut(Box::new(put))).unwrap());
+    // The attack: a catalog with no table in it, proposed on the catalog's epoch
+    // after the CREATE TABLE; taken, it would drop every table.
+    let put = NetMessage::CatalogPropose(Box::new(CatalogPropose {
+        request: 1,
+        proposal: Proposal::Schema {
+            id: 1,
+            expected: 1,
+            catalog: weir_runtime::replication::membership::encode_catalog(
+                &weir::planner::CatalogSnapshot::default(),
+            ),
+        },
+    }));
+    let forged = codec::seal(codec::encode(&put).unwrap());
     let answers = |when: &str| {
         assert_eq!(
             rows(&client, "SELECT id, x FROM t", &[]),
@@ -983,5 +989,94 @@ fn frames_that_do_not_verify_are_refused_and_the_cluster_keeps_answering() {
         nodes.log(0).contains("malformed handshake frame"),
         "{}",
         nodes.log(0)
+    );
+}
+
+/// The names of the tables client `c` sees, sorted.
+fn table_names(c: &TestCluster) -> Vec<String> {
+    let mut names: Vec<String> = c.tables().into_iter().map(|t| t.name).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn two_clients_never_drop_each_others_tables_and_concurrent_ddl_has_one_winner() {
+    let nodes = Nodes::start("two-clients", 3);
+    // A connects before B makes anything: its view of the catalog is B's past.
+    let a = build(nodes.client(0));
+    let b = build(nodes.client(1));
+    b.execute("CREATE TABLE t1 (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    b.execute("INSERT INTO t1 VALUES (1, 10), (2, 20)").unwrap();
+    a.execute("CREATE TABLE t2 (id BIGINT PRIMARY KEY, y BIGINT)")
+        .unwrap();
+    a.execute("INSERT INTO t2 VALUES (3, 30)").unwrap();
+    // A client that connects now sees both tables and their rows.
+    let c = build(nodes.client(2));
+    assert_eq!(table_names(&c), ["t1", "t2"]);
+    assert_eq!(
+        rows(&c, "SELECT SUM(x) FROM t1", &[]),
+        vec![vec![Value::Int(30)]]
+    );
+    assert_eq!(
+        rows(&c, "SELECT y FROM t2", &[]),
+        vec![vec![Value::Int(30)]]
+    );
+    // The same name with two schemas, from two clients: the one whose view is stale is
+    // refused by the log, fetches the catalog, and is told the table exists.
+    c.execute("CREATE TABLE t3 (id BIGINT PRIMARY KEY)")
+        .unwrap();
+    let err = b
+        .execute("CREATE TABLE t3 (id BIGINT PRIMARY KEY, name VARCHAR)")
+        .expect_err("t3 exists");
+    assert!(err.to_string().contains("t3"), "{err}");
+    // B dropping a table A made, from a view that predates it, drops that table only.
+    b.execute("DROP TABLE t2").unwrap();
+    let d = build(nodes.client(3));
+    assert_eq!(table_names(&d), ["t1", "t3"]);
+    assert_eq!(
+        rows(&d, "SELECT id FROM t1 ORDER BY id", &[]),
+        vec![vec![Value::Int(1)], vec![Value::Int(2)]]
+    );
+    // Concurrent CREATE TABLEs of distinct names from four clients all land.
+    let clients = [&a, &b, &c, &d];
+    std::thread::scope(|s| {
+        for (i, client) in clients.iter().enumerate() {
+            s.spawn(move || {
+                for j in 0..3 {
+                    client
+                        .execute(&format!("CREATE TABLE c{i}_{j} (id BIGINT PRIMARY KEY)"))
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let e = build(nodes.client(4));
+    assert_eq!(table_names(&e).len(), 2 + 12, "{:?}", table_names(&e));
+}
+
+#[test]
+fn the_catalog_log_survives_a_minority_of_nodes_and_a_restarted_node_catches_up() {
+    let mut nodes = Nodes::start("minority", 3);
+    let a = build(nodes.client(0).backups(1));
+    a.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    a.execute("INSERT INTO t VALUES (1, 10), (2, 20)").unwrap();
+    // Whichever node led the log, with one of three gone the others decide on.
+    for gone in [0, 2] {
+        nodes.kill(gone);
+        wait_for("the node seen down", || !a.stats().nodes[gone].up);
+        a.execute(&format!("CREATE TABLE after{gone} (id BIGINT PRIMARY KEY)"))
+            .unwrap();
+        // Back without its data (no data directory): it takes the catalog from the log.
+        let (child, _) = start_node(gone, &nodes.addrs[gone].to_string(), &nodes.secret);
+        nodes.children[gone] = Some(child);
+        wait_for("the node back up", || a.stats().nodes[gone].up);
+    }
+    let later = build(nodes.client(1).backups(1));
+    assert_eq!(table_names(&later), ["after0", "after2", "t"]);
+    assert_eq!(
+        rows(&later, "SELECT SUM(x) FROM t", &[]),
+        vec![vec![Value::Int(30)]]
     );
 }

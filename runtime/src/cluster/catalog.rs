@@ -1,22 +1,24 @@
-//! Where the catalog goes after a change: to the client node's log when the cluster has a data
-//! directory (a new schema, durably, before the statement returns), and to every data node of
-//! a cluster of processes; and changes every node of this process makes with it (DDL on the
-//! stored tables).
+//! Where the catalog goes after a schema change: to the client node's log when the cluster has
+//! a data directory (durably, before the statement returns), and to the data nodes' catalog
+//! log in a cluster of processes ([`super::proposals`]); and changes every node of this
+//! process makes with it (DDL on the stored tables).
 
 use super::Cluster;
 use crate::error::{Error, Result};
 use crate::node::storage::Change;
-use crate::replication::membership::{catalog_put, encode_catalog};
-use crate::wire::ids::NodeId;
-use crate::wire::messages::NetMessage;
+use crate::replication::membership::encode_catalog;
 use std::sync::atomic::Ordering;
 use weir_planner::Catalog;
 
 impl Cluster {
-    /// Publishes `catalog` after a change: a new schema is logged on the client node (with a
-    /// data directory), and the catalog is sent to every data node that is up (a connected
-    /// cluster).
-    pub(super) fn publish(&self, catalog: &Catalog) -> Result<()> {
+    /// Publishes `catalog` after a schema change: it is proposed to the data nodes' catalog
+    /// log (a connected cluster: refused with [`Error::CatalogChanged`] when another client
+    /// changed the catalog first, `catalog` then being the log's), and logged on the client
+    /// node (with a data directory).
+    pub(super) fn publish(&self, catalog: &mut Catalog) -> Result<()> {
+        if self.inner.remote.is_some() {
+            self.inner.propose_catalog(catalog)?;
+        }
         let client = &self.inner.nodes[self.client() as usize];
         if client.journal.is_some()
             && self
@@ -33,18 +35,6 @@ impl Cluster {
                 node: client.name.clone(),
                 message: e.to_string(),
             })?;
-        }
-        if let Some(remote) = &self.inner.remote {
-            let epoch = remote.epoch.fetch_add(1, Ordering::SeqCst) + 1;
-            let put = catalog_put(epoch, &catalog.snapshot());
-            for i in 0..self.inner.config.nodes {
-                if self.inner.nodes[i].up.load(Ordering::SeqCst) {
-                    let msg = NetMessage::CatalogPut(Box::new(put.clone()));
-                    self.inner
-                        .network
-                        .send(self.inner.client, i as NodeId, &msg);
-                }
-            }
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 use crate::replication::membership::Membership;
 use crate::wire::tcp::TcpTransport;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -16,8 +16,10 @@ pub struct Remote {
     pub(super) membership: Arc<Membership>,
     /// Where each data node listens, by node id.
     pub(super) addrs: Vec<SocketAddr>,
-    /// Epoch of the newest catalog this client published or fetched.
+    /// Epoch of the newest catalog this client had accepted by the catalog log or fetched.
     pub(super) epoch: AtomicU64,
+    /// The data node the client last found leading the catalog log.
+    pub(super) leader: AtomicU32,
     /// Set when the client shuts down: the watcher ends.
     pub(super) stop: Arc<AtomicBool>,
     /// The thread that watches the connections (see [`super::remote`]).

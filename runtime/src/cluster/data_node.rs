@@ -8,8 +8,9 @@
 //!
 //! A data node starts knowing nobody: a client ([`ClusterBuilder::connect`]) dials it and
 //! tells it where the other data nodes listen ([`crate::wire::messages::Join`]); the node then
-//! connects to them (the lower id dials). It keeps the catalog the clients send it
-//! ([`crate::replication::membership`]), so a client that connects later finds the tables.
+//! connects to them (the lower id dials). The data nodes keep the catalog in a replicated log
+//! ([`crate::replication::catalog_log`]) that clients propose changes to, so a client that
+//! connects later finds the tables.
 //!
 //! [`ClusterBuilder::connect`]: crate::ClusterBuilder::connect
 
@@ -21,6 +22,7 @@ use crate::memory::breaker::{BreakerConfig, JoinMode};
 use crate::node::journal::JournalConfig;
 use crate::node::state::NodeShared;
 use crate::node::storage::Change;
+use crate::replication::catalog_log::CatalogLog;
 use crate::replication::membership::Membership;
 use crate::wire::framing::Secret;
 use crate::wire::ids::NodeId;
@@ -39,6 +41,7 @@ pub struct DataNode {
     transport: Arc<TcpTransport>,
     system: Option<NodeSystem>,
     node: Arc<NodeShared>,
+    log: Arc<CatalogLog>,
     /// The lock on the node's data directory, if it has one.
     _lock: Option<std::fs::File>,
 }
@@ -74,6 +77,9 @@ impl DataNode {
         let breaker = BreakerConfig::default();
         let name = format!("node-{id}");
         let mut lock = None;
+        let log_dir = data
+            .as_ref()
+            .map(|(dir, durability)| (dir.clone(), *durability == Durability::Fsync));
         let shared = match data {
             None => NodeShared::new(id, &name, true, memory, JoinMode::Guarded, &breaker),
             Some((dir, durability)) => {
@@ -125,6 +131,21 @@ impl DataNode {
             ))
         };
         membership.restore(&shared);
+        let log = {
+            let taker = Arc::downgrade(&membership);
+            let node = shared.clone();
+            CatalogLog::start(
+                id,
+                network.clone(),
+                log_dir.as_ref().map(|(dir, sync)| (dir.as_path(), *sync)),
+                Box::new(move |epoch, catalog| {
+                    if let Some(membership) = taker.upgrade() {
+                        membership.take_catalog(epoch, catalog, &node);
+                    }
+                }),
+            )?
+        };
+        membership.set_log(log.clone());
         let mut setup = NodeSetup::new(shared, network.clone(), Protocol::Lean);
         setup.breaker_config = breaker;
         setup.seed = 0x5eed;
@@ -135,6 +156,7 @@ impl DataNode {
             Ok(t) => Arc::new(t),
             Err(e) => {
                 system.stop();
+                log.shutdown();
                 return Err(Error::Invalid(format!("cannot listen: {e}")));
             }
         };
@@ -145,6 +167,7 @@ impl DataNode {
             transport,
             system: Some(system),
             node,
+            log,
             _lock: lock,
         })
     }
@@ -161,6 +184,11 @@ impl DataNode {
         &self.transport
     }
 
+    /// The node's part of the catalog log.
+    pub fn catalog_log(&self) -> &Arc<CatalogLog> {
+        &self.log
+    }
+
     /// The node's network (its message counters).
     pub fn network(&self) -> &Arc<Network> {
         &self.network
@@ -174,6 +202,7 @@ impl DataNode {
     fn stop(&mut self) {
         if let Some(system) = self.system.take() {
             self.transport.close();
+            self.log.shutdown();
             self.network.attach(self.transport.id(), None);
             system.stop();
             self.node.finish_checkpoint();

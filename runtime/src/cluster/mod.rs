@@ -14,6 +14,7 @@ mod connection;
 pub mod copy;
 pub mod data_node;
 pub mod prepared;
+mod proposals;
 mod queries;
 mod recovery;
 pub mod remote;

@@ -79,7 +79,7 @@ impl Cluster {
                 Ok(QueryStream::of_batch(schema, batch))
             }
             CachedStatement::Other(s) => {
-                let n = self.apply(s)?;
+                let n = self.apply_planned(sql, params, s)?;
                 let batch = Batch::try_new(vec![Column::from_i64(vec![n as i64])])
                     .map_err(|e| Error::Invalid(e.to_string()))?;
                 let schema = Schema::new(vec![Field::new("rows", DataType::Int64)]);

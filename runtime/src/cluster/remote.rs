@@ -22,10 +22,14 @@
 //! Once connected, the client tells every data node where the others listen
 //! ([`Join`]), waits until each reports a connection to every other
 //! ([`CatalogReply::peers`]), and fetches the catalog and the copies' versions from them: the
-//! newest catalog a client published ([`CatalogPut`](crate::wire::messages::CatalogPut)) and, per partition, the highest version
-//! of any copy as the committed one (copies behind it are stale and serve no reads). Every
-//! change of the catalog (DDL, and the row counts and row ids of a write) is published to every
-//! data node; a statement naming a table this client does not know fetches the catalog again.
+//! catalog of the highest epoch the data nodes' catalog log
+//! ([`crate::replication::catalog_log`]) has applied and, per partition, the highest version
+//! of any copy as the committed one (copies behind it are stale and serve no reads). A schema
+//! change is proposed to the log as a compare-and-set on the epoch the client's catalog came
+//! from ([`super::proposals`]): refused when another client changed the catalog first, the
+//! client fetches it again and plans the statement again. A statement naming a table this
+//! client does not know fetches the catalog again too. Row counts and row ids stay the
+//! client's: they are hints for planning and placement, not part of the schema.
 //!
 //! ## Failures
 //! A data node whose connection ends is marked down at once and its queries told
@@ -53,7 +57,7 @@ use crate::memory::breaker::BreakerCounters;
 use crate::memory::pool::Pools;
 use crate::node::inbox::NodeMsg;
 use crate::node::state::NodeShared;
-use crate::replication::membership::{catalog_put, decode_catalog, Membership};
+use crate::replication::membership::{decode_catalog, Membership};
 use crate::replication::resync::{Resync, ResyncOutcome};
 use crate::replication::writes::WriteReplies;
 use crate::wire::ids::NodeId;
@@ -62,7 +66,7 @@ use crate::wire::messages::{CatalogReply, CatalogRequest, Join, NetMessage};
 use crate::wire::network::Network;
 use crate::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use weir_planner::Catalog;
@@ -76,7 +80,7 @@ pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 pub const SLOT_TRIES: usize = 4;
 
 /// Longest the client waits for the data nodes to answer a catalog request.
-const ASK_LIMIT: Duration = Duration::from_secs(5);
+pub(super) const ASK_LIMIT: Duration = Duration::from_secs(5);
 
 /// How long after the last resync attempt the client tries again by itself, when a stale copy
 /// on a live data node has a live current copy to come from (a resync that failed, a copy
@@ -95,7 +99,7 @@ fn resolve(addrs: &[String]) -> Result<Vec<SocketAddr>> {
         .collect()
 }
 
-fn random_u64() -> u64 {
+pub(super) fn random_u64() -> u64 {
     let mut b = [0u8; 8];
     rand::fill(&mut b[..]);
     u64::from_le_bytes(b)
@@ -267,6 +271,7 @@ impl Cluster {
                     membership,
                     addrs,
                     epoch: AtomicU64::new(0),
+                    leader: AtomicU32::new(0),
                     stop: stop.clone(),
                     watcher: Mutex::new(None),
                 }),
@@ -296,20 +301,15 @@ impl Cluster {
                 .store(true, Ordering::SeqCst);
         }
         {
-            // Copies left stale before this client came (a node restarted meanwhile, and
-            // holds no catalog either: it gets this one first).
+            // Copies left stale before this client came (a node restarted meanwhile: it takes
+            // the catalog from the catalog log before its copies are refreshed).
             let catalog = cluster
                 .inner
                 .catalog
                 .write()
                 .unwrap_or_else(|e| e.into_inner());
             if cluster.inner.has_stale() {
-                let epoch = cluster.remote().epoch.load(Ordering::SeqCst);
-                let put = catalog_put(epoch, &catalog.snapshot());
-                for &i in &live {
-                    let msg = NetMessage::CatalogPut(Box::new(put.clone()));
-                    cluster.inner.network.send(client, i, &msg);
-                }
+                cluster.inner.wait_caught_up(&live);
                 cluster.inner.resync(&catalog);
             }
         }
@@ -445,7 +445,7 @@ fn wait_connected(
 }
 
 impl Inner {
-    fn remote(&self) -> &Remote {
+    pub(super) fn remote(&self) -> &Remote {
         self.remote.as_ref().expect("a connected cluster")
     }
 
@@ -463,8 +463,23 @@ impl Inner {
         self.network.send(self.client, to, &NetMessage::Join(join));
     }
 
+    /// Waits (up to [`CONNECT_LIMIT`]) until every node of `nodes` has applied the catalog
+    /// log up to this client's epoch (a node that restarted catches up from the log's leader).
+    fn wait_caught_up(&self, nodes: &[NodeId]) {
+        let deadline = Instant::now() + CONNECT_LIMIT;
+        let epoch = self.remote().epoch.load(Ordering::SeqCst);
+        while Instant::now() < deadline {
+            let replies = self.ask(nodes, ASK_LIMIT);
+            if replies.len() == nodes.len() && replies.iter().all(|(_, r)| r.epoch >= epoch) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tracing::warn!("the data nodes did not all catch up with the catalog log in time");
+    }
+
     /// Asks `nodes` for their catalog and versions; the replies that came within `limit`.
-    fn ask(&self, nodes: &[NodeId], limit: Duration) -> Vec<(NodeId, CatalogReply)> {
+    pub(super) fn ask(&self, nodes: &[NodeId], limit: Duration) -> Vec<(NodeId, CatalogReply)> {
         let remote = self.remote();
         let request = self.ids.fetch_add(1, Ordering::Relaxed);
         let rx = remote.membership.expect(request);
@@ -498,7 +513,7 @@ impl Inner {
     /// Takes the newest catalog of `replies` if it is newer than `catalog`, and the copies'
     /// versions: a partition's committed version is the highest any copy has; a copy of a
     /// node that replied and is behind it is stale. Returns whether the catalog changed.
-    fn learn(&self, catalog: &mut Catalog, replies: &[(NodeId, CatalogReply)]) -> bool {
+    pub(super) fn learn(&self, catalog: &mut Catalog, replies: &[(NodeId, CatalogReply)]) -> bool {
         let remote = self.remote();
         let mut changed = false;
         if let Some((_, newest)) = replies
@@ -635,9 +650,7 @@ impl Inner {
         let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
         self.send_join(i);
         let remote = self.remote();
-        let put = catalog_put(remote.epoch.load(Ordering::SeqCst), &catalog.snapshot());
-        self.network
-            .send(self.client, i, &NetMessage::CatalogPut(Box::new(put)));
+        let epoch = remote.epoch.load(Ordering::SeqCst);
         let others: Vec<NodeId> = (0..self.config.nodes as NodeId)
             .filter(|&j| j != i && self.nodes[j as usize].up.load(Ordering::SeqCst))
             .collect();
@@ -650,7 +663,9 @@ impl Inner {
             let Some((_, reply)) = replies.first() else {
                 continue;
             };
-            if others.iter().all(|j| reply.peers.contains(j)) {
+            // Connected to the others again, and caught up with the catalog log (a node
+            // that restarted without its data takes the catalog from the log's leader).
+            if others.iter().all(|j| reply.peers.contains(j)) && reply.epoch >= epoch {
                 self.learn(&mut catalog, &replies);
                 self.nodes[i as usize].up.store(true, Ordering::SeqCst);
                 tracing::info!("node-{i} is back");

@@ -7,6 +7,10 @@ use crate::node::storage::Change;
 use weir_operators::Value;
 use weir_planner::{CachedStatement, PlanError, QueryPlan, Statement};
 
+/// How many times a schema change refused by the catalog log (another client changed the
+/// catalog first) is planned again and retried before the refusal reaches the caller.
+pub const SCHEMA_RETRIES: u32 = 10;
+
 impl Cluster {
     /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`,
     /// `UPDATE`, `DELETE`, `COPY` (see [`Cluster::execute_with_progress`]), or a query. Returns rows inserted, updated or deleted, or rows
@@ -58,7 +62,34 @@ impl Cluster {
                 Ok(r.num_rows() as u64)
             }
             CachedStatement::Explain(_) => Ok(0),
-            CachedStatement::Other(s) => self.apply(s),
+            CachedStatement::Other(s) => self.apply_planned(sql, params, s),
+        }
+    }
+
+    /// Applies `stmt`, planned from `sql`. A schema change the data nodes' catalog log refused
+    /// because another client changed the catalog first (the client has fetched it again) is
+    /// planned again on the new catalog and retried, up to [`SCHEMA_RETRIES`] times.
+    pub(super) fn apply_planned(
+        &self,
+        sql: &str,
+        params: &[Value],
+        stmt: Statement,
+    ) -> Result<u64> {
+        let mut stmt = stmt;
+        let mut retries = 0;
+        loop {
+            match self.apply(stmt) {
+                Err(Error::CatalogChanged { .. }) if retries < SCHEMA_RETRIES => {
+                    retries += 1;
+                    match self.plan_statement(sql, params)? {
+                        CachedStatement::Other(s) => stmt = s,
+                        _ => {
+                            return Err(Error::Invalid(format!("{sql:?} is no longer a statement")))
+                        }
+                    }
+                }
+                applied => return applied,
+            }
         }
     }
 
@@ -71,7 +102,7 @@ impl Cluster {
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
                 catalog.add_table(def)?;
-                self.publish(&catalog)?;
+                self.publish(&mut catalog)?;
                 Ok(0)
             }
             Statement::CreateIndex { table, index } => {
@@ -100,7 +131,7 @@ impl Cluster {
                     .and_then(|d| d.schema.fields.get(column))
                     .map(|f| f.data_type)
                     .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
-                self.publish(&catalog)?;
+                self.publish(&mut catalog)?;
                 self.change_every_node(Change::AddIndex {
                     table: table.to_lowercase(),
                     column,
@@ -123,7 +154,7 @@ impl Cluster {
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .drop_table(&key);
-                        self.publish(&catalog)?;
+                        self.publish(&mut catalog)?;
                         Ok(0)
                     }
                     Err(_) if if_exists => Ok(0),
@@ -138,7 +169,7 @@ impl Cluster {
                     .write()
                     .unwrap_or_else(|e| e.into_inner());
                 catalog.add_view(def, replace)?;
-                self.publish(&catalog)?;
+                self.publish(&mut catalog)?;
                 Ok(0)
             }
             Statement::DropView { name, if_exists } => {
@@ -149,7 +180,7 @@ impl Cluster {
                     .unwrap_or_else(|e| e.into_inner());
                 match catalog.drop_view(&name) {
                     Ok(_) => {
-                        self.publish(&catalog)?;
+                        self.publish(&mut catalog)?;
                         Ok(0)
                     }
                     Err(_) if if_exists => Ok(0),

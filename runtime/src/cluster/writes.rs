@@ -131,7 +131,6 @@ impl Cluster {
         self.write_changes(&def, changes, None)?;
         let before = catalog.row_count(&def.name);
         catalog.set_row_count(&def.name, before + rows as u64);
-        self.publish(&catalog)?;
         Ok(rows)
     }
 
@@ -294,7 +293,6 @@ impl Cluster {
         self.write_changes(&def, changes, rewrite)?;
         let before = catalog.row_count(&def.name);
         catalog.set_row_count(&def.name, before.saturating_sub(deleted as u64));
-        self.publish(&catalog)?;
         Ok(())
     }
 

@@ -31,8 +31,8 @@ use crate::wire::carrier::Deliver;
 use crate::wire::codec;
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{
-    CloseMessage, ErrorMessage, Join, NetMessage, Protocol, StartRequest, StartResponse,
-    WriteRefusal, WriteReply,
+    CatalogDecided, CloseMessage, Decision, ErrorMessage, Join, NetMessage, Protocol, StartRequest,
+    StartResponse, WriteRefusal, WriteReply,
 };
 use crate::wire::network::Network;
 use actix::prelude::*;
@@ -341,8 +341,35 @@ impl NodeActor {
                 self.write_replies.deliver(reply.write, from, reply);
             }
             NetMessage::Join(join) => self.join(from, join),
-            NetMessage::CatalogPut(put) => {
-                self.membership.put_catalog(*put, &self.shared);
+            NetMessage::RaftCall(call) => match self.membership.log() {
+                Some(log) => log.call(from, *call),
+                None => tracing::warn!(
+                    "{}: a catalog log call from node {from}, but this node keeps no catalog log",
+                    self.shared.name
+                ),
+            },
+            NetMessage::RaftAnswer(answer) => {
+                if let Some(log) = self.membership.log() {
+                    log.answer(from, *answer);
+                }
+            }
+            NetMessage::CatalogPropose(propose) => match self.membership.log() {
+                Some(log) => log.propose(from, *propose),
+                None => {
+                    let decided = CatalogDecided {
+                        request: propose.request,
+                        decision: Decision::Failed(format!(
+                            "{} keeps no catalog log (not a data node)",
+                            self.shared.name
+                        )),
+                    };
+                    self.send(from, NetMessage::CatalogDecided(decided), ctx);
+                }
+            },
+            NetMessage::CatalogDecided(decided) => {
+                if !self.membership.deliver_decision(from, decided) {
+                    tracing::debug!("{}: a catalog decision nobody waits for", self.shared.name);
+                }
             }
             NetMessage::CatalogRequest(req) => {
                 let reply = {
@@ -472,6 +499,8 @@ impl NodeActor {
                 );
             }
         }
+        let members: Vec<NodeId> = join.peers.iter().map(|(peer, _)| *peer).collect();
+        self.membership.join(&members);
         self.protocol = join.protocol;
     }
 

@@ -1,23 +1,26 @@
 //! What a node of a cluster of processes knows beyond its own partitions: how to reach its
-//! peers, the cluster's catalog as the last client sent it, and (on a client) where the
-//! answers to its catalog requests and resyncs ([`crate::replication::resync`]) go.
+//! peers, its part of the catalog log and the catalog it has taken from it, and (on a client)
+//! where the answers to its catalog requests, proposals and resyncs
+//! ([`crate::replication::resync`]) go.
 //!
 //! In one process the catalog lives only on the client and every node sees every other; over
 //! TCP a data node learns its peers' addresses from a client's
-//! [`Join`](crate::wire::messages::Join) and keeps a copy of the catalog ([`CatalogPut`]) so that a
-//! client that connects later can fetch it ([`CatalogRequest`](crate::wire::messages::CatalogRequest),
-//! [`CatalogReply`]). The node actor hands these messages here.
+//! [`Join`](crate::wire::messages::Join), and the data nodes keep the catalog in a replicated
+//! log ([`crate::replication::catalog_log`]) that clients propose changes to and fetch it
+//! from ([`CatalogRequest`](crate::wire::messages::CatalogRequest), [`CatalogReply`]). The
+//! node actor hands these messages here.
 
 use crate::error::Result;
 use crate::node::state::NodeShared;
 use crate::node::storage::{Change, NodeStorage};
+use crate::replication::catalog_log::CatalogLog;
 use crate::replication::resync::ResyncReplies;
 use crate::wire::codec;
 use crate::wire::ids::NodeId;
-use crate::wire::messages::{CatalogBytes, CatalogPut, CatalogReply, TableVersions};
+use crate::wire::messages::{CatalogBytes, CatalogDecided, CatalogReply, TableVersions};
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use weir_planner::{CatalogSnapshot, TableDef};
 
 /// How a node connects to a peer at an address (a data node's TCP endpoint).
@@ -33,7 +36,9 @@ pub struct Membership {
     peers_up: Option<PeersUp>,
     catalog: Mutex<Option<(u64, CatalogSnapshot)>>,
     replies: crate::replication::waiters::Waiters<CatalogReply>,
+    decisions: crate::replication::waiters::Waiters<CatalogDecided>,
     resyncs: ResyncReplies,
+    log: OnceLock<Arc<CatalogLog>>,
 }
 
 impl std::fmt::Debug for Membership {
@@ -67,6 +72,23 @@ impl Membership {
         }
     }
 
+    /// Sets the node's part of the catalog log (a data node).
+    pub fn set_log(&self, log: Arc<CatalogLog>) {
+        let _ = self.log.set(log);
+    }
+
+    /// The node's part of the catalog log (a data node).
+    pub fn log(&self) -> Option<&Arc<CatalogLog>> {
+        self.log.get()
+    }
+
+    /// A client's `Join` names the data nodes `members`: they are the catalog log's.
+    pub fn join(&self, members: &[NodeId]) {
+        if let Some(log) = self.log.get() {
+            log.join(members);
+        }
+    }
+
     /// Takes back the catalog copy node `shared` recovered from its data directory.
     pub fn restore(&self, shared: &NodeShared) {
         let storage = shared.storage.read().unwrap_or_else(|e| e.into_inner());
@@ -81,17 +103,17 @@ impl Membership {
         }
     }
 
-    /// Keeps `put`'s catalog if it is at least as new as the copy held, and makes what it
-    /// changes to node `shared`'s storage: tables no longer in the catalog are dropped,
-    /// secondary indexes it names are built, and a new schema is kept in the node's storage
-    /// (logged, on a node with a data directory; a catalog that changed only its row counts is
-    /// held in memory). Returns whether it was kept.
-    pub fn put_catalog(&self, put: CatalogPut, shared: &NodeShared) -> bool {
+    /// Takes the catalog `bytes` of `epoch` the catalog log applied, unless the copy held is
+    /// newer (the log replaying entries a node's storage already has after a restart), and
+    /// makes what it changes to node `shared`'s storage: tables no longer in the catalog are
+    /// dropped, secondary indexes it names are built, and a new schema is kept in the node's
+    /// storage (logged, on a node with a data directory). Returns whether it was taken.
+    pub fn take_catalog(&self, epoch: u64, bytes: &CatalogBytes, shared: &NodeShared) -> bool {
         let mut held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
-        if held.as_ref().is_some_and(|(epoch, _)| *epoch > put.epoch) {
+        if held.as_ref().is_some_and(|(held, _)| *held > epoch) {
             return false;
         }
-        let catalog = match decode_catalog(&put.catalog) {
+        let catalog = match decode_catalog(bytes) {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!("refused a catalog that does not decode: {e}");
@@ -133,8 +155,8 @@ impl Membership {
             .is_none_or(|(_, c)| c.version != catalog.version);
         if schema_changed {
             changes.push(Change::Catalog {
-                epoch: put.epoch,
-                catalog: put.catalog,
+                epoch,
+                catalog: bytes.clone(),
             });
         }
         for change in changes {
@@ -142,7 +164,7 @@ impl Membership {
                 tracing::warn!("{}: a catalog change was not made: {e}", shared.name);
             }
         }
-        *held = Some((put.epoch, catalog));
+        *held = Some((epoch, catalog));
         true
     }
 
@@ -205,6 +227,21 @@ impl Membership {
     pub fn deliver(&self, from: NodeId, reply: CatalogReply) -> bool {
         self.replies.deliver(reply.request, from, reply)
     }
+
+    /// Waits for the decision on proposal `request` (a client).
+    pub fn expect_decision(&self, request: u64) -> Receiver<(NodeId, CatalogDecided)> {
+        self.decisions.register(request)
+    }
+
+    /// Stops waiting for the decision on `request`.
+    pub fn forget_decision(&self, request: u64) {
+        self.decisions.unregister(request);
+    }
+
+    /// Hands `decided` from node `from` to whoever waits for it; false when nobody does.
+    pub fn deliver_decision(&self, from: NodeId, decided: CatalogDecided) -> bool {
+        self.decisions.deliver(decided.request, from, decided)
+    }
 }
 
 /// The wire form of catalog `snapshot`.
@@ -242,12 +279,4 @@ pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
         }
     }
     Ok(snapshot)
-}
-
-/// The message that publishes catalog `snapshot` as of `epoch`.
-pub fn catalog_put(epoch: u64, snapshot: &CatalogSnapshot) -> CatalogPut {
-    CatalogPut {
-        epoch,
-        catalog: encode_catalog(snapshot),
-    }
 }

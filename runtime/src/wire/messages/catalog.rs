@@ -15,17 +15,6 @@ pub struct Join {
     pub protocol: Protocol,
 }
 
-/// Client → data node: the cluster's catalog after a change. A node keeps the copy with the
-/// highest epoch, and applies what it says to its stored partitions (dropped tables go, new
-/// secondary indexes are built).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CatalogPut {
-    /// Orders the copies: higher is newer.
-    pub epoch: u64,
-    /// The catalog.
-    pub catalog: CatalogBytes,
-}
-
 /// A catalog snapshot in its encoded form: the wire carries the catalog without knowing the
 /// planner's types; the replication floor encodes and decodes it
 /// ([`crate::replication::membership`]).

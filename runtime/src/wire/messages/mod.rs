@@ -7,11 +7,15 @@
 //! [`crate::wire::network`]).
 
 mod catalog;
+mod consensus;
 mod query;
 mod resync;
 mod writes;
 
-pub use catalog::{CatalogBytes, CatalogPut, CatalogReply, CatalogRequest, Join, TableVersions};
+pub use catalog::{CatalogBytes, CatalogReply, CatalogRequest, Join, TableVersions};
+pub use consensus::{
+    CatalogDecided, CatalogPropose, Decision, Proposal, RaftAnswer, RaftBytes, RaftCall, RaftRpc,
+};
 pub use query::{
     BatchAck, BatchMessage, BatchStop, CloseMessage, ErrorMessage, ExchangeInput, OutputTarget,
     PlanPayload, Protocol, StartRequest, StartResponse,
@@ -55,8 +59,6 @@ pub enum MessageKind {
     WriteReply,
     /// [`NetMessage::Join`].
     Join,
-    /// [`NetMessage::CatalogPut`].
-    CatalogPut,
     /// [`NetMessage::CatalogRequest`].
     CatalogRequest,
     /// [`NetMessage::CatalogReply`].
@@ -69,11 +71,19 @@ pub enum MessageKind {
     PartitionInstall,
     /// [`NetMessage::PartitionInstalled`].
     PartitionInstalled,
+    /// [`NetMessage::RaftCall`].
+    RaftCall,
+    /// [`NetMessage::RaftAnswer`].
+    RaftAnswer,
+    /// [`NetMessage::CatalogPropose`].
+    CatalogPropose,
+    /// [`NetMessage::CatalogDecided`].
+    CatalogDecided,
 }
 
 impl MessageKind {
     /// All kinds, in protocol order.
-    pub const ALL: [MessageKind; 19] = [
+    pub const ALL: [MessageKind; 22] = [
         MessageKind::QueryStartRequest,
         MessageKind::QueryStartResponse,
         MessageKind::QueryBatch,
@@ -86,13 +96,16 @@ impl MessageKind {
         MessageKind::WriteAbort,
         MessageKind::WriteReply,
         MessageKind::Join,
-        MessageKind::CatalogPut,
         MessageKind::CatalogRequest,
         MessageKind::CatalogReply,
         MessageKind::PartitionFetch,
         MessageKind::PartitionRows,
         MessageKind::PartitionInstall,
         MessageKind::PartitionInstalled,
+        MessageKind::RaftCall,
+        MessageKind::RaftAnswer,
+        MessageKind::CatalogPropose,
+        MessageKind::CatalogDecided,
     ];
 
     /// The message type's name.
@@ -110,13 +123,16 @@ impl MessageKind {
             MessageKind::WriteAbort => "WriteAbort",
             MessageKind::WriteReply => "WriteReply",
             MessageKind::Join => "Join",
-            MessageKind::CatalogPut => "CatalogPut",
             MessageKind::CatalogRequest => "CatalogRequest",
             MessageKind::CatalogReply => "CatalogReply",
             MessageKind::PartitionFetch => "PartitionFetch",
             MessageKind::PartitionRows => "PartitionRows",
             MessageKind::PartitionInstall => "PartitionInstall",
             MessageKind::PartitionInstalled => "PartitionInstalled",
+            MessageKind::RaftCall => "RaftCall",
+            MessageKind::RaftAnswer => "RaftAnswer",
+            MessageKind::CatalogPropose => "CatalogPropose",
+            MessageKind::CatalogDecided => "CatalogDecided",
         }
     }
 }
@@ -149,7 +165,6 @@ pub enum NetMessage {
     /// Who the data nodes are (a cluster of processes).
     Join(Join),
     /// The catalog after a change.
-    CatalogPut(Box<CatalogPut>),
     /// A client asks for the catalog and copy versions.
     CatalogRequest(CatalogRequest),
     /// A node's catalog and copy versions.
@@ -162,6 +177,14 @@ pub enum NetMessage {
     PartitionInstall(Box<PartitionInstall>),
     /// A node's answer to an install.
     PartitionInstalled(PartitionInstalled),
+    /// A Raft RPC of the catalog log, between data nodes.
+    RaftCall(Box<RaftCall>),
+    /// The answer to a Raft RPC.
+    RaftAnswer(Box<RaftAnswer>),
+    /// A client proposes a change to the catalog log.
+    CatalogPropose(Box<CatalogPropose>),
+    /// The catalog log's decision on a proposal.
+    CatalogDecided(CatalogDecided),
 }
 
 impl NetMessage {
@@ -180,13 +203,16 @@ impl NetMessage {
             NetMessage::WriteAbort(_) => MessageKind::WriteAbort,
             NetMessage::WriteReply(_) => MessageKind::WriteReply,
             NetMessage::Join(_) => MessageKind::Join,
-            NetMessage::CatalogPut(_) => MessageKind::CatalogPut,
             NetMessage::CatalogRequest(_) => MessageKind::CatalogRequest,
             NetMessage::CatalogReply(_) => MessageKind::CatalogReply,
             NetMessage::PartitionFetch(_) => MessageKind::PartitionFetch,
             NetMessage::PartitionRows(_) => MessageKind::PartitionRows,
             NetMessage::PartitionInstall(_) => MessageKind::PartitionInstall,
             NetMessage::PartitionInstalled(_) => MessageKind::PartitionInstalled,
+            NetMessage::RaftCall(_) => MessageKind::RaftCall,
+            NetMessage::RaftAnswer(_) => MessageKind::RaftAnswer,
+            NetMessage::CatalogPropose(_) => MessageKind::CatalogPropose,
+            NetMessage::CatalogDecided(_) => MessageKind::CatalogDecided,
         }
     }
 
@@ -214,7 +240,7 @@ impl NetMessage {
     }
 
     /// The query (or write, or catalog or partition request) the message belongs to; 0 for
-    /// [`Join`] and [`CatalogPut`].
+    /// [`Join`] and Raft's RPCs.
     pub fn query(&self) -> QueryId {
         match self {
             NetMessage::QueryStartRequest(m) => m.query,
@@ -228,7 +254,9 @@ impl NetMessage {
             NetMessage::WriteCommit(m) => m.write,
             NetMessage::WriteAbort(m) => m.write,
             NetMessage::WriteReply(m) => m.write,
-            NetMessage::Join(_) | NetMessage::CatalogPut(_) => 0,
+            NetMessage::Join(_) | NetMessage::RaftCall(_) | NetMessage::RaftAnswer(_) => 0,
+            NetMessage::CatalogPropose(m) => m.request,
+            NetMessage::CatalogDecided(m) => m.request,
             NetMessage::CatalogRequest(m) => m.request,
             NetMessage::CatalogReply(m) => m.request,
             NetMessage::PartitionFetch(m) => m.request,

@@ -1,0 +1,231 @@
+//! The catalog log's state machine on one data node: applies the log's entries in order to
+//! the [`CatalogState`] (a schema proposal is taken only if it expected the current epoch),
+//! tells the node of every catalog it takes (the node drops tables the catalog no longer
+//! has and builds the indexes it names), and keeps the snapshots Raft folds the log into
+//! (in memory, and in the data directory when the node has one).
+
+use super::disk::LogFile;
+use super::types::{Applied, CatalogState, LogTypes};
+use crate::replication::membership::decode_catalog;
+use crate::wire::messages::{CatalogBytes, Proposal};
+use openraft::storage::{RaftStateMachine, Snapshot};
+use openraft::{
+    EmptyNode, Entry, EntryPayload, LogId, RaftSnapshotBuilder, SnapshotMeta, StorageError,
+    StorageIOError, StoredMembership,
+};
+use serde::{Deserialize, Serialize};
+use std::io::Cursor;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Called with every catalog the node's copy of the log takes, and its epoch.
+pub type OnCatalog = Box<dyn Fn(u64, &CatalogBytes) + Send + Sync>;
+
+/// A snapshot as kept: where it ends and the state it holds, encoded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct KeptSnapshot {
+    meta: SnapshotMeta<u64, EmptyNode>,
+    data: Vec<u8>,
+}
+
+#[derive(Default)]
+struct Inner {
+    last_applied: Option<LogId<u64>>,
+    membership: StoredMembership<u64, EmptyNode>,
+    state: CatalogState,
+    snapshot: Option<KeptSnapshot>,
+    snapshots_built: u64,
+}
+
+/// The state machine (cheap to clone: clones share it).
+#[derive(Clone)]
+pub struct Machine {
+    inner: Arc<Mutex<Inner>>,
+    on_catalog: Arc<OnCatalog>,
+    file: Option<LogFile>,
+}
+
+impl Machine {
+    /// A state machine that calls `on_catalog` with every catalog it takes; with `file`, its
+    /// snapshots are kept there, and the last one is read back now (and handed to
+    /// `on_catalog`).
+    pub fn new(on_catalog: OnCatalog, file: Option<LogFile>) -> std::io::Result<Self> {
+        let mut inner = Inner::default();
+        if let Some(kept) = file
+            .as_ref()
+            .map(|f| f.read::<KeptSnapshot>())
+            .transpose()?
+            .flatten()
+        {
+            let state: CatalogState = crate::wire::codec::decode(&kept.data)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+            if let Some(catalog) = &state.catalog {
+                on_catalog(state.epoch, catalog);
+            }
+            inner.last_applied = kept.meta.last_log_id;
+            inner.membership = kept.meta.last_membership.clone();
+            inner.state = state;
+            inner.snapshot = Some(kept);
+        }
+        Ok(Machine {
+            inner: Arc::new(Mutex::new(inner)),
+            on_catalog: Arc::new(on_catalog),
+            file,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The catalog state as of the last entry applied here.
+    pub fn state(&self) -> CatalogState {
+        self.lock().state.clone()
+    }
+
+    /// Applies one proposal to `state`: the same decision on every node.
+    fn decide(&self, state: &mut CatalogState, proposal: &Proposal) -> Applied {
+        match proposal {
+            Proposal::Schema {
+                id,
+                expected,
+                catalog,
+            } => {
+                if state.catalog.is_some() && state.last_proposal == *id {
+                    // Sent again after its answer was lost: it is the change made last.
+                    return Applied::Accepted { epoch: state.epoch };
+                }
+                if *expected != state.epoch {
+                    return Applied::Stale { epoch: state.epoch };
+                }
+                if let Err(e) = decode_catalog(catalog) {
+                    return Applied::Malformed(e.to_string());
+                }
+                state.epoch += 1;
+                state.catalog = Some(catalog.clone());
+                state.last_proposal = *id;
+                (self.on_catalog)(state.epoch, catalog);
+                Applied::Accepted { epoch: state.epoch }
+            }
+        }
+    }
+}
+
+impl RaftSnapshotBuilder<LogTypes> for Machine {
+    async fn build_snapshot(&mut self) -> Result<Snapshot<LogTypes>, StorageError<u64>> {
+        let kept = {
+            let mut inner = self.lock();
+            let data = crate::wire::codec::encode(&inner.state)
+                .map_err(|e| StorageIOError::read_state_machine(&e))?;
+            inner.snapshots_built += 1;
+            let snapshot_id = match inner.last_applied {
+                Some(last) => format!(
+                    "{}-{}-{}",
+                    last.leader_id, last.index, inner.snapshots_built
+                ),
+                None => format!("--{}", inner.snapshots_built),
+            };
+            let kept = KeptSnapshot {
+                meta: SnapshotMeta {
+                    last_log_id: inner.last_applied,
+                    last_membership: inner.membership.clone(),
+                    snapshot_id,
+                },
+                data,
+            };
+            inner.snapshot = Some(kept.clone());
+            kept
+        };
+        if let Some(file) = &self.file {
+            file.write(&kept)
+                .map_err(|e| StorageIOError::write_snapshot(Some(kept.meta.signature()), &e))?;
+        }
+        Ok(Snapshot {
+            meta: kept.meta,
+            snapshot: Box::new(Cursor::new(kept.data)),
+        })
+    }
+}
+
+impl RaftStateMachine<LogTypes> for Machine {
+    type SnapshotBuilder = Self;
+
+    async fn applied_state(
+        &mut self,
+    ) -> Result<(Option<LogId<u64>>, StoredMembership<u64, EmptyNode>), StorageError<u64>> {
+        let inner = self.lock();
+        Ok((inner.last_applied, inner.membership.clone()))
+    }
+
+    async fn apply<I>(&mut self, entries: I) -> Result<Vec<Applied>, StorageError<u64>>
+    where
+        I: IntoIterator<Item = Entry<LogTypes>> + Send,
+        I::IntoIter: Send,
+    {
+        let mut answers = Vec::new();
+        let mut inner = self.lock();
+        for entry in entries {
+            inner.last_applied = Some(entry.log_id);
+            let answer = match &entry.payload {
+                EntryPayload::Blank => Applied::Nothing,
+                EntryPayload::Normal(proposal) => {
+                    let mut state = std::mem::take(&mut inner.state);
+                    let answer = self.decide(&mut state, proposal);
+                    inner.state = state;
+                    answer
+                }
+                EntryPayload::Membership(m) => {
+                    inner.membership = StoredMembership::new(Some(entry.log_id), m.clone());
+                    Applied::Nothing
+                }
+            };
+            answers.push(answer);
+        }
+        Ok(answers)
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        self.clone()
+    }
+
+    async fn begin_receiving_snapshot(
+        &mut self,
+    ) -> Result<Box<Cursor<Vec<u8>>>, StorageError<u64>> {
+        Ok(Box::new(Cursor::new(Vec::new())))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMeta<u64, EmptyNode>,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> Result<(), StorageError<u64>> {
+        let data = snapshot.into_inner();
+        let state: CatalogState = crate::wire::codec::decode(&data)
+            .map_err(|e| StorageIOError::read_snapshot(Some(meta.signature()), &e))?;
+        let kept = KeptSnapshot {
+            meta: meta.clone(),
+            data,
+        };
+        if let Some(file) = &self.file {
+            file.write(&kept)
+                .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &e))?;
+        }
+        let mut inner = self.lock();
+        if let Some(catalog) = &state.catalog {
+            (self.on_catalog)(state.epoch, catalog);
+        }
+        inner.last_applied = meta.last_log_id;
+        inner.membership = meta.last_membership.clone();
+        inner.state = state;
+        inner.snapshot = Some(kept);
+        Ok(())
+    }
+
+    async fn get_current_snapshot(
+        &mut self,
+    ) -> Result<Option<Snapshot<LogTypes>>, StorageError<u64>> {
+        Ok(self.lock().snapshot.clone().map(|kept| Snapshot {
+            meta: kept.meta,
+            snapshot: Box::new(Cursor::new(kept.data)),
+        }))
+    }
+}

@@ -1,0 +1,330 @@
+//! The catalog log: the cluster's catalog kept by the data nodes of a cluster of processes
+//! in a replicated log (Raft, by the `openraft` crate), so that it survives the loss of a
+//! minority of them and every client, connecting at any time, sees the same one.
+//!
+//! - **Changes are compare-and-set.** A client proposes a new catalog together with the epoch
+//!   of the one it was derived from ([`Proposal::Schema`]); the log takes it only if that is
+//!   still its epoch, and every node decides alike since they apply the same entries in the
+//!   same order ([`machine`]). A client with a stale view is refused
+//!   ([`Decision::Stale`]), fetches the catalog again and retries: two clients can no longer
+//!   drop each other's tables.
+//! - **Any data node takes a proposal** ([`CatalogPropose`]); one that is not the leader
+//!   names the leader it knows ([`Decision::NotLeader`]) and the client asks it.
+//! - **Raft's RPCs travel on weir's network** ([`peers`]), between data nodes only: a call
+//!   from any other sender is refused and counted.
+//! - **What a node stores:** its log and vote ([`log_store`]) and the snapshots Raft folds the
+//!   log into ([`machine`]), in memory, and in files of its data directory when it has one
+//!   ([`disk`]). A data node without a data directory that restarts comes back with an empty
+//!   log and catches up from the leader; safety then assumes a majority of the data nodes did
+//!   not restart at once (with data directories, Raft's usual guarantees hold).
+//!
+//! The members are the data nodes a client's `Join` names; each node initialises the log with
+//! them when it first hears of them (doing so on every node with the same members is safe).
+
+pub mod disk;
+pub mod log_store;
+pub mod machine;
+pub mod peers;
+pub mod types;
+
+use self::disk::LogFile;
+use self::log_store::LogStore;
+use self::machine::{Machine, OnCatalog};
+use self::peers::{Calls, Peers};
+use self::types::{Applied, CatalogState, LogTypes};
+use crate::error::{Error, Result};
+use crate::replication::membership::decode_catalog;
+use crate::wire::codec;
+use crate::wire::ids::NodeId;
+use crate::wire::messages::{
+    CatalogDecided, CatalogPropose, Decision, NetMessage, Proposal, RaftAnswer, RaftBytes,
+    RaftCall, RaftRpc,
+};
+use crate::wire::network::Network;
+use openraft::error::{ClientWriteError, RaftError};
+use openraft::raft::{AppendEntriesRequest, InstallSnapshotRequest, VoteRequest};
+use openraft::{Raft, SnapshotPolicy};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The Raft settings of the catalog log: heartbeats every 100 ms, an election after 0.5–1 s
+/// without one, a snapshot every 200 entries (keeping the log, written whole on a node with a
+/// data directory, short).
+pub fn raft_config() -> openraft::Config {
+    openraft::Config {
+        cluster_name: "weir-catalog".into(),
+        heartbeat_interval: 100,
+        election_timeout_min: 500,
+        election_timeout_max: 1000,
+        install_snapshot_timeout: 2000,
+        snapshot_policy: SnapshotPolicy::LogsSinceLast(200),
+        max_in_snapshot_log_to_keep: 50,
+        ..Default::default()
+    }
+}
+
+/// One data node's part of the catalog log (see the module comment).
+pub struct CatalogLog {
+    id: NodeId,
+    raft: Raft<LogTypes>,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    handle: tokio::runtime::Handle,
+    calls: Arc<Calls>,
+    network: Arc<Network>,
+    machine: Machine,
+    members: Mutex<Option<BTreeSet<NodeId>>>,
+    refused: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for CatalogLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogLog")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CatalogLog {
+    /// Starts node `id`'s part of the log, sending on `network`. With `dir`, its log, vote
+    /// and snapshots are kept in files there (synced when `sync`), and read back now.
+    /// `on_catalog` is called with every catalog the node takes, in order (also with the
+    /// one a snapshot read back holds).
+    pub fn start(
+        id: NodeId,
+        network: Arc<Network>,
+        dir: Option<(&Path, bool)>,
+        on_catalog: OnCatalog,
+    ) -> Result<Arc<Self>> {
+        let disk = |e: std::io::Error| Error::Disk {
+            node: format!("node-{id}"),
+            message: format!("the catalog log: {e}"),
+        };
+        let (log, machine) = match dir {
+            Some((dir, sync)) => {
+                let dir = dir.join("catalog-log");
+                std::fs::create_dir_all(&dir).map_err(disk)?;
+                let log =
+                    LogStore::on_disk(LogFile::new(dir.join("log.bin"), sync)).map_err(disk)?;
+                let machine = Machine::new(
+                    on_catalog,
+                    Some(LogFile::new(dir.join("snapshot.bin"), sync)),
+                )
+                .map_err(disk)?;
+                (log, machine)
+            }
+            None => (
+                LogStore::in_memory(),
+                Machine::new(on_catalog, None).map_err(disk)?,
+            ),
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name(format!("weir-catalog-log-{id}"))
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Invalid(format!("cannot start the catalog log: {e}")))?;
+        let calls = Arc::new(Calls::default());
+        let peers = Peers {
+            id,
+            network: network.clone(),
+            calls: calls.clone(),
+        };
+        let config = raft_config()
+            .validate()
+            .map_err(|e| Error::Invalid(format!("the catalog log's settings: {e}")))?;
+        let raft = runtime
+            .block_on(Raft::new(
+                id as u64,
+                Arc::new(config),
+                peers,
+                log,
+                machine.clone(),
+            ))
+            .map_err(|e| Error::Invalid(format!("cannot start the catalog log: {e}")))?;
+        Ok(Arc::new(CatalogLog {
+            id,
+            raft,
+            handle: runtime.handle().clone(),
+            runtime: Mutex::new(Some(runtime)),
+            calls,
+            network,
+            machine,
+            members: Mutex::new(None),
+            refused: Arc::default(),
+        }))
+    }
+
+    /// The log's members are the data nodes `members`: the first time it hears of them, the
+    /// node initialises the log with them (if it holds no log yet).
+    pub fn join(&self, members: &[NodeId]) {
+        let members: BTreeSet<NodeId> = members.iter().copied().collect();
+        {
+            let mut known = self.members.lock().unwrap_or_else(|e| e.into_inner());
+            if known.as_ref() == Some(&members) {
+                return;
+            }
+            *known = Some(members.clone());
+        }
+        let raft = self.raft.clone();
+        let id = self.id;
+        self.handle.spawn(async move {
+            match raft.is_initialized().await {
+                Ok(false) => {
+                    let ids: BTreeSet<u64> = members.iter().map(|&m| m as u64).collect();
+                    if let Err(e) = raft.initialize(ids).await {
+                        tracing::debug!("node-{id}: the catalog log was not initialised: {e}");
+                    }
+                }
+                Ok(true) => {}
+                Err(e) => tracing::warn!("node-{id}: the catalog log stopped: {e}"),
+            }
+        });
+    }
+
+    /// Whether `node` is a member (a data node named by a client's `Join`).
+    fn is_member(&self, node: NodeId) -> bool {
+        self.members
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|m| m.contains(&node))
+    }
+
+    /// Raft calls refused so far (from a sender that is not a data node of the log, or whose
+    /// request does not decode).
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Serves a Raft call from `from`, answering it on the network.
+    pub fn call(&self, from: NodeId, call: RaftCall) {
+        if !self.is_member(from) || from == self.id {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                "node-{}: refused a catalog log call from node {from}, not a data node of the log",
+                self.id
+            );
+            return;
+        }
+        let raft = self.raft.clone();
+        let network = self.network.clone();
+        let me = self.id;
+        let bytes = call.request.0;
+        let answer = move |encoded: Result<Vec<u8>>| match encoded {
+            Ok(answer) => {
+                let msg = NetMessage::RaftAnswer(Box::new(RaftAnswer {
+                    call: call.call,
+                    answer: RaftBytes(answer),
+                }));
+                network.send(me, from, &msg);
+                true
+            }
+            Err(e) => {
+                tracing::warn!("node-{me}: a catalog log call from node {from}: {e}");
+                false
+            }
+        };
+        let refused = self.refused.clone();
+        self.handle.spawn(async move {
+            let encoded = match call.rpc {
+                RaftRpc::Append => match codec::decode::<AppendEntriesRequest<LogTypes>>(&bytes) {
+                    Ok(req) => encode(&raft.append_entries(req).await),
+                    Err(e) => Err(e),
+                },
+                RaftRpc::Vote => match codec::decode::<VoteRequest<u64>>(&bytes) {
+                    Ok(req) => encode(&raft.vote(req).await),
+                    Err(e) => Err(e),
+                },
+                RaftRpc::Snapshot => {
+                    match codec::decode::<InstallSnapshotRequest<LogTypes>>(&bytes) {
+                        Ok(req) => encode(&raft.install_snapshot(req).await),
+                        Err(e) => Err(e),
+                    }
+                }
+            };
+            if !answer(encoded) {
+                refused.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// Hands an answer to the call that waits for it.
+    pub fn answer(&self, from: NodeId, answer: RaftAnswer) {
+        if !self.calls.answer(answer) {
+            tracing::debug!(
+                "node-{}: a catalog log answer from node {from} nobody waits for",
+                self.id
+            );
+        }
+    }
+
+    /// Serves a client's proposal: the leader appends it to the log and answers once it is
+    /// applied; another node names the leader.
+    pub fn propose(&self, from: NodeId, propose: CatalogPropose) {
+        let raft = self.raft.clone();
+        let network = self.network.clone();
+        let me = self.id;
+        let CatalogPropose { request, proposal } = propose;
+        self.handle.spawn(async move {
+            let decision = match check(&proposal) {
+                Err(why) => Decision::Malformed(why),
+                Ok(()) => match raft.client_write(proposal).await {
+                    Ok(written) => match written.data {
+                        Applied::Accepted { epoch } => Decision::Accepted { epoch },
+                        Applied::Stale { epoch } => Decision::Stale { epoch },
+                        Applied::Malformed(why) => Decision::Malformed(why),
+                        Applied::Nothing => Decision::Failed("the entry changed nothing".into()),
+                    },
+                    Err(RaftError::APIError(ClientWriteError::ForwardToLeader(to))) => {
+                        Decision::NotLeader {
+                            leader: to.leader_id.and_then(|l| NodeId::try_from(l).ok()),
+                        }
+                    }
+                    Err(e) => Decision::Failed(e.to_string()),
+                },
+            };
+            let msg = NetMessage::CatalogDecided(CatalogDecided { request, decision });
+            network.send(me, from, &msg);
+        });
+    }
+
+    /// The catalog as this node's copy of the log has applied it.
+    pub fn state(&self) -> CatalogState {
+        self.machine.state()
+    }
+
+    /// Stops the node's part of the log.
+    pub fn shutdown(&self) {
+        let runtime = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(runtime) = runtime {
+            let _ = runtime.block_on(self.raft.shutdown());
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Drop for CatalogLog {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// A proposal's catalog must decode before it goes into the log.
+fn check(proposal: &Proposal) -> std::result::Result<(), String> {
+    match proposal {
+        Proposal::Schema { catalog, .. } => decode_catalog(catalog)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    }
+}
+
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    codec::encode(value)
+}

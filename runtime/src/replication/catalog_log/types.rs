@@ -1,0 +1,49 @@
+//! The Raft types of the catalog log: what an entry carries ([`Proposal`]), what applying it
+//! answers ([`Applied`]), and the state every data node's copy of the log builds
+//! ([`CatalogState`]).
+
+use crate::wire::messages::{CatalogBytes, Proposal};
+use serde::{Deserialize, Serialize};
+use std::io::Cursor;
+
+openraft::declare_raft_types!(
+    /// The catalog log's Raft types: entries carry [`Proposal`]s, node ids are weir's
+    /// (widened to `u64`), nodes carry no address (the TCP endpoint knows them).
+    pub LogTypes:
+        D = Proposal,
+        R = Applied,
+        NodeId = u64,
+        Node = openraft::EmptyNode,
+        SnapshotData = Cursor<Vec<u8>>,
+);
+
+/// What applying one entry of the log decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Applied {
+    /// An entry of Raft's own (a membership change, a new leader's blank entry).
+    Nothing,
+    /// A schema proposal was taken: the catalog is at `epoch`.
+    Accepted {
+        /// The new epoch.
+        epoch: u64,
+    },
+    /// A schema proposal expected another epoch: the catalog stays at `epoch`.
+    Stale {
+        /// The catalog's epoch.
+        epoch: u64,
+    },
+    /// A schema proposal carried a catalog that does not decode.
+    Malformed(String),
+}
+
+/// The state the log's entries build: the cluster's catalog and its epoch (one per accepted
+/// schema change), and the id of the proposal that made it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CatalogState {
+    /// Accepted schema changes so far.
+    pub epoch: u64,
+    /// The catalog, once a first change was accepted.
+    pub catalog: Option<CatalogBytes>,
+    /// The id of the proposal accepted last.
+    pub last_proposal: u64,
+}
