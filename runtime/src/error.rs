@@ -77,6 +77,22 @@ pub enum Error {
     /// A node the query needed is down.
     #[error("{0} is down")]
     NodeDown(String),
+    /// A partition's copies that are up are all stale (they missed writes, or their node lost
+    /// its rows when it restarted without a data directory) and no current copy is up to read
+    /// or repair them from: the query fails rather than answer without those rows.
+    #[error(
+        "no current copy of partition {partition} of {table}: the copy on {node} is up but \
+         stale (it missed writes, or lost its rows in a restart) and no replica that has the \
+         rows is up"
+    )]
+    NoCurrentCopy {
+        /// The table.
+        table: String,
+        /// The partition.
+        partition: u32,
+        /// A node whose copy is up and stale.
+        node: String,
+    },
     /// A node ran out of memory while running this query.
     #[error("{0} ran out of memory")]
     OutOfMemory(String),
@@ -168,6 +184,17 @@ pub enum Error {
         /// The catalog log's epoch.
         epoch: u64,
     },
+    /// A write met another client's write to the same partition (on data nodes of other
+    /// processes): nothing of it was applied. The client has refreshed the copies' versions;
+    /// the statement can be run again (`execute` does so by itself a few times before it
+    /// reports this).
+    #[error("the write to {table} met another client's write ({message}); run it again")]
+    WriteConflict {
+        /// The table written.
+        table: String,
+        /// Where they met.
+        message: String,
+    },
     /// A client could not join the data nodes of another process
     /// ([`crate::ClusterBuilder::connect`]): an address that does not resolve, a node that
     /// cannot be reached in time, or one that refused the connection (a wrong secret or id).
@@ -201,6 +228,7 @@ impl Error {
             Error::Cast { .. } => "cast",
             Error::ValueTooLarge { .. } => "value_too_large",
             Error::NodeDown(_) => "node_down",
+            Error::NoCurrentCopy { .. } => "no_current_copy",
             Error::OutOfMemory(_) => "out_of_memory",
             Error::BreakerOpen { .. } => "breaker_open",
             Error::Killed(_) => "killed",
@@ -209,6 +237,7 @@ impl Error {
             Error::Timeout(_) => "timeout",
             Error::Codec(_) => "codec",
             Error::CatalogChanged { .. } => "catalog_changed",
+            Error::WriteConflict { .. } => "write_conflict",
             Error::DuplicateKey { .. } => "duplicate_key",
             Error::DuplicateUnique { .. } => "duplicate_unique",
             Error::NullKey { .. } => "null_key",

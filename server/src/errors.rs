@@ -26,7 +26,7 @@
 //! | `Shutdown` | 57P01 | admin_shutdown |
 //! | `Disk` | 58030 | io_error |
 //! | `Connect` | 08001 | sqlclient_unable_to_establish_sqlconnection |
-//! | `CatalogChanged` | 40001 | serialization_failure (run it again) |
+//! | `CatalogChanged`, `WriteConflict` | 40001 | serialization_failure (run it again) |
 //! | anything else | XX000 | internal_error |
 
 use pgwire::error::{ErrorInfo, PgWireError, SEVERITY_ERROR, SEVERITY_FATAL};
@@ -83,7 +83,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::Shutdown => "57P01",
         Error::Disk { .. } => "58030",
         Error::Connect(_) => "08001",
-        Error::CatalogChanged { .. } => "40001",
+        Error::CatalogChanged { .. } | Error::WriteConflict { .. } => "40001",
         _ => "XX000",
     }
 }
@@ -137,6 +137,13 @@ mod tests {
             ),
             (Error::Overloaded("queue full".into()), "53000"),
             (Error::CatalogChanged { epoch: 4 }, "40001"),
+            (
+                Error::WriteConflict {
+                    table: "t".into(),
+                    message: "x".into(),
+                },
+                "40001",
+            ),
             (
                 Error::AdmissionTimeout {
                     node: node(),

@@ -913,7 +913,7 @@ fn frames_that_do_not_verify_are_refused_and_the_cluster_keeps_answering() {
         proposal: Proposal::Schema {
             id: 1,
             expected: 1,
-            catalog: weir_runtime::replication::membership::encode_catalog(
+            catalog: weir_runtime::replication::catalog_bytes::encode_catalog(
                 &weir::planner::CatalogSnapshot::default(),
             ),
         },
@@ -1079,4 +1079,102 @@ fn the_catalog_log_survives_a_minority_of_nodes_and_a_restarted_node_catches_up(
         rows(&later, "SELECT SUM(x) FROM t", &[]),
         vec![vec![Value::Int(30)]]
     );
+}
+
+#[test]
+fn writes_of_several_clients_at_once_all_land_once_and_a_dropped_table_takes_none() {
+    let nodes = Nodes::start("many-writers", 3);
+    let clients: Vec<TestCluster> = (0..4).map(|i| build(nodes.client(i).backups(1))).collect();
+    clients[0]
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, who BIGINT)")
+        .unwrap();
+    // Four clients insert at once into the same partitions (the keys of a round land on
+    // every partition): each write lands once, none is lost.
+    std::thread::scope(|s| {
+        for (i, client) in clients.iter().enumerate() {
+            s.spawn(move || {
+                for round in 0..15 {
+                    let values: Vec<String> = (0..8)
+                        .map(|k| format!("({}, {i})", (round * 8 + k) * 4 + i))
+                        .collect();
+                    let sql = format!("INSERT INTO t VALUES {}", values.join(", "));
+                    assert_eq!(client.execute(&sql).unwrap(), 8, "client {i} round {round}");
+                }
+            });
+        }
+    });
+    let check = build(nodes.client(9).backups(1));
+    assert_eq!(
+        rows(
+            &check,
+            "SELECT COUNT(*), COUNT(DISTINCT id), SUM(id) FROM t",
+            &[]
+        ),
+        vec![vec![
+            Value::Int(480),
+            Value::Int(480),
+            Value::Int((0..480).sum::<i64>())
+        ]]
+    );
+    for who in 0..4 {
+        assert_eq!(
+            rows(
+                &check,
+                "SELECT COUNT(*) FROM t WHERE who = ?",
+                &[Value::Int(who)]
+            ),
+            vec![vec![Value::Int(120)]]
+        );
+    }
+    // The same key from two clients at once: one lands, the other is told it exists.
+    let outcomes: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients[..2]
+            .iter()
+            .map(|c| s.spawn(move || c.execute("INSERT INTO t VALUES (100000, 7)")))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        outcomes.iter().filter(|o| o.is_ok()).count(),
+        1,
+        "{outcomes:?}"
+    );
+    let refused = outcomes.iter().find_map(|o| o.as_ref().err()).unwrap();
+    assert!(refused.to_string().contains("100000"), "{refused}");
+    // A table dropped by one client takes no rows from another that still knows it.
+    clients[1].execute("DROP TABLE t").unwrap();
+    let err = clients[2]
+        .execute("INSERT INTO t VALUES (1, 1)")
+        .expect_err("t is gone");
+    assert!(err.to_string().contains("'t'"), "{err}");
+    clients[3]
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, name VARCHAR)")
+        .unwrap();
+    assert_eq!(
+        rows(&check, "SELECT COUNT(*) FROM t", &[]),
+        vec![vec![Value::Int(0)]]
+    );
+}
+
+#[test]
+fn a_schema_change_without_a_majority_of_data_nodes_fails_within_the_proposal_limit() {
+    let mut nodes = Nodes::start("no-majority", 3);
+    let a = build(nodes.client(0).backups(1)).with_limit(Duration::from_secs(25));
+    a.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
+    for gone in [1, 2] {
+        nodes.kill(gone);
+        wait_for("the node seen down", || !a.stats().nodes[gone].up);
+    }
+    // A test of a timeout: the catalog log cannot decide with one node of three, and the
+    // client gives up after its proposal limit (15 s), with an error that says why.
+    let started = Instant::now();
+    let err = a
+        .execute("CREATE TABLE u (id BIGINT PRIMARY KEY)")
+        .expect_err("no majority");
+    let took = started.elapsed();
+    assert!(
+        matches!(&err, weir_runtime::Error::NodeDown(why) if why.contains("majority")),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(25), "{took:?}");
 }

@@ -6,7 +6,7 @@
 use super::Cluster;
 use crate::error::{Error, Result};
 use crate::node::storage::Change;
-use crate::replication::membership::encode_catalog;
+use crate::replication::catalog_bytes::encode_catalog;
 use std::sync::atomic::Ordering;
 use weir_planner::Catalog;
 

@@ -7,7 +7,7 @@
 use super::remote::{random_u64, ASK_LIMIT};
 use super::Inner;
 use crate::error::{Error, Result};
-use crate::replication::membership::encode_catalog;
+use crate::replication::catalog_bytes::encode_catalog;
 use crate::wire::ids::NodeId;
 use crate::wire::messages::{CatalogPropose, Decision, NetMessage, Proposal};
 use std::sync::atomic::Ordering;
@@ -17,7 +17,19 @@ use weir_planner::Catalog;
 /// Longest a client tries to have a proposal decided (the log may be electing a leader).
 pub const PROPOSE_LIMIT: Duration = Duration::from_secs(15);
 
+/// Longest a client waits, after a schema change was accepted, for the live data nodes to
+/// have applied it (one that takes longer refuses writes to the changed table until it has,
+/// and the writer retries).
+pub const CATCH_UP_LIMIT: Duration = Duration::from_secs(2);
+
 impl Inner {
+    /// The data nodes that are up.
+    pub(super) fn live_data_nodes(&self) -> Vec<NodeId> {
+        (0..self.config.nodes as NodeId)
+            .filter(|&i| self.nodes[i as usize].up.load(Ordering::SeqCst))
+            .collect()
+    }
+
     /// Proposes `catalog`, changed from the one of this client's epoch, to the catalog log.
     /// Refused because the log moved on, `catalog` is replaced by the log's (undoing the
     /// change) and the error is [`Error::CatalogChanged`].
@@ -32,13 +44,13 @@ impl Inner {
         match self.propose(proposal)? {
             Decision::Accepted { epoch } => {
                 remote.epoch.store(epoch, Ordering::SeqCst);
+                // The data nodes take the change as they apply the log: wait (briefly) for
+                // the live ones, so that a write that follows finds its table everywhere.
+                self.wait_caught_up(&self.live_data_nodes(), CATCH_UP_LIMIT);
                 Ok(())
             }
             Decision::Stale { epoch } => {
-                let live: Vec<NodeId> = (0..self.config.nodes as NodeId)
-                    .filter(|&i| self.nodes[i as usize].up.load(Ordering::SeqCst))
-                    .collect();
-                let replies = self.ask(&live, ASK_LIMIT);
+                let replies = self.ask(&self.live_data_nodes(), ASK_LIMIT);
                 // Whatever this client's epoch, the log's catalog replaces the changed one.
                 remote.epoch.store(0, Ordering::SeqCst);
                 if !self.learn(catalog, &replies) {

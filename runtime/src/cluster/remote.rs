@@ -57,7 +57,8 @@ use crate::memory::breaker::BreakerCounters;
 use crate::memory::pool::Pools;
 use crate::node::inbox::NodeMsg;
 use crate::node::state::NodeShared;
-use crate::replication::membership::{decode_catalog, Membership};
+use crate::replication::catalog_bytes::decode_catalog;
+use crate::replication::membership::Membership;
 use crate::replication::resync::{Resync, ResyncOutcome};
 use crate::replication::writes::WriteReplies;
 use crate::wire::ids::NodeId;
@@ -309,7 +310,7 @@ impl Cluster {
                 .write()
                 .unwrap_or_else(|e| e.into_inner());
             if cluster.inner.has_stale() {
-                cluster.inner.wait_caught_up(&live);
+                cluster.inner.wait_caught_up(&live, CONNECT_LIMIT);
                 cluster.inner.resync(&catalog);
             }
         }
@@ -364,10 +365,16 @@ impl Cluster {
         let deadline = Instant::now() + CONNECT_LIMIT;
         loop {
             let replies = inner.ask(nodes, ASK_LIMIT.min(CONNECT_LIMIT));
+            // Every node answered, is connected to the others, and has applied the catalog
+            // log as far as the most advanced one (a node that restarted without its data
+            // learns from the log which of its tables it lost).
+            let newest = replies.iter().map(|(_, r)| r.epoch).max().unwrap_or(0);
             let missing = nodes.iter().find(|&&i| {
                 replies.iter().all(|(from, _)| *from != i)
                     || replies.iter().any(|(from, r)| {
-                        *from == i && nodes.iter().any(|&j| j != i && !r.peers.contains(&j))
+                        *from == i
+                            && (r.epoch < newest
+                                || nodes.iter().any(|&j| j != i && !r.peers.contains(&j)))
                     })
             });
             match missing {
@@ -378,8 +385,8 @@ impl Cluster {
                 }
                 Some(&i) if Instant::now() >= deadline => {
                     return Err(Error::Connect(format!(
-                        "node-{i} at {} did not connect to the other data nodes within \
-                         {CONNECT_LIMIT:?}",
+                        "node-{i} at {} did not connect to the other data nodes (or catch up \
+                         with their catalog log) within {CONNECT_LIMIT:?}",
                         self.remote().addrs[i as usize]
                     )))
                 }
@@ -463,13 +470,13 @@ impl Inner {
         self.network.send(self.client, to, &NetMessage::Join(join));
     }
 
-    /// Waits (up to [`CONNECT_LIMIT`]) until every node of `nodes` has applied the catalog
-    /// log up to this client's epoch (a node that restarted catches up from the log's leader).
-    fn wait_caught_up(&self, nodes: &[NodeId]) {
-        let deadline = Instant::now() + CONNECT_LIMIT;
+    /// Waits (up to `limit`) until every node of `nodes` has applied the catalog log up to
+    /// this client's epoch (a node that restarted catches up from the log's leader).
+    pub(super) fn wait_caught_up(&self, nodes: &[NodeId], limit: Duration) {
+        let deadline = Instant::now() + limit;
         let epoch = self.remote().epoch.load(Ordering::SeqCst);
         while Instant::now() < deadline {
-            let replies = self.ask(nodes, ASK_LIMIT);
+            let replies = self.ask(nodes, ASK_LIMIT.min(limit));
             if replies.len() == nodes.len() && replies.iter().all(|(_, r)| r.epoch >= epoch) {
                 return;
             }

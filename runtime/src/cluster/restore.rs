@@ -9,7 +9,7 @@ use super::Cluster;
 use crate::error::{Error, Result};
 use crate::node::state::NodeShared;
 use crate::node::storage::Change;
-use crate::replication::membership::decode_catalog;
+use crate::replication::catalog_bytes::decode_catalog;
 use crate::replication::writes;
 use crate::wire::ids::NodeId;
 use std::collections::HashSet;

@@ -7,9 +7,9 @@ use crate::node::storage::Change;
 use weir_operators::Value;
 use weir_planner::{CachedStatement, PlanError, QueryPlan, Statement};
 
-/// How many times a schema change refused by the catalog log (another client changed the
-/// catalog first) is planned again and retried before the refusal reaches the caller.
-pub const SCHEMA_RETRIES: u32 = 10;
+/// How many times a statement that met another client's (see [`Cluster::apply_planned`]) is
+/// planned again and retried before the refusal reaches the caller.
+pub const CONFLICT_RETRIES: u32 = 10;
 
 impl Cluster {
     /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`,
@@ -30,8 +30,8 @@ impl Cluster {
 
     /// The statement of `sql`, from the plan cache or planned now.
     /// Connected to data nodes of other processes, a statement naming a table this client
-    /// does not know fetches the catalog (another client may have made the table) and is
-    /// planned again.
+    /// does not know, or making one it knows, fetches the catalog (another client may have
+    /// made or dropped the table) and is planned again.
     pub(super) fn plan_statement(&self, sql: &str, params: &[Value]) -> Result<CachedStatement> {
         // The planner folds constants on this thread: under the cluster's value limit.
         let max = self.inner.config.max_value_bytes;
@@ -44,7 +44,9 @@ impl Cluster {
             })
         };
         match plan() {
-            Err(weir_planner::PlanError::UnknownTable(_)) if self.refresh_catalog()? => Ok(plan()?),
+            Err(
+                PlanError::UnknownTable(_) | PlanError::TableExists(_) | PlanError::IndexExists(_),
+            ) if self.refresh_catalog()? => Ok(plan()?),
             planned => Ok(planned?),
         }
     }
@@ -66,9 +68,13 @@ impl Cluster {
         }
     }
 
-    /// Applies `stmt`, planned from `sql`. A schema change the data nodes' catalog log refused
-    /// because another client changed the catalog first (the client has fetched it again) is
-    /// planned again on the new catalog and retried, up to [`SCHEMA_RETRIES`] times.
+    /// Applies `stmt`, planned from `sql`. On data nodes of other processes, a statement that
+    /// met another client's (a schema change refused by the catalog log because another
+    /// client changed the catalog first, a write whose table changed or that met another
+    /// client's write: nothing of it was applied) is planned again on the catalog and the
+    /// copies' versions fetched again, and retried, up to [`CONFLICT_RETRIES`] times, after a
+    /// pause that grows with each try and differs between clients (so that clients that keep
+    /// meeting stop meeting).
     pub(super) fn apply_planned(
         &self,
         sql: &str,
@@ -79,8 +85,14 @@ impl Cluster {
         let mut retries = 0;
         loop {
             match self.apply(stmt) {
-                Err(Error::CatalogChanged { .. }) if retries < SCHEMA_RETRIES => {
+                Err(Error::CatalogChanged { .. } | Error::WriteConflict { .. })
+                    if retries < CONFLICT_RETRIES =>
+                {
                     retries += 1;
+                    let spread = u64::from(self.client() % 8) + 1;
+                    let pause = (1u64 << retries.min(6)) * spread;
+                    std::thread::sleep(std::time::Duration::from_millis(pause));
+                    self.refresh_catalog()?;
                     match self.plan_statement(sql, params)? {
                         CachedStatement::Other(s) => stmt = s,
                         _ => {

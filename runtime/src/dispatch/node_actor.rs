@@ -32,7 +32,7 @@ use crate::wire::codec;
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{
     CatalogDecided, CloseMessage, Decision, ErrorMessage, Join, NetMessage, Protocol, StartRequest,
-    StartResponse, WriteRefusal, WriteReply,
+    StartResponse, WritePhase, WriteRefusal, WriteReply,
 };
 use crate::wire::network::Network;
 use actix::prelude::*;
@@ -319,6 +319,20 @@ impl NodeActor {
             NetMessage::QueryClose(close) => self.close(from, close, ctx),
             NetMessage::WritePrepare(req) => {
                 let (write, one_phase) = (req.write, req.commit);
+                if let Some(refusal) = self.membership.check_layout(&req.layout) {
+                    let phase = if one_phase {
+                        WritePhase::Commit
+                    } else {
+                        WritePhase::Prepare
+                    };
+                    let reply = WriteReply {
+                        write,
+                        phase,
+                        error: Some(refusal),
+                    };
+                    self.send(from, NetMessage::WriteReply(reply), ctx);
+                    return;
+                }
                 let (reply, lsn) = participant::prepare(&self.shared, *req);
                 if !one_phase && reply.as_ref().is_none_or(|r| r.error.is_none()) {
                     self.prepared.prepared(write);

@@ -101,10 +101,17 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                 let whole = wanted.is_none() && stale.is_none_or(HashSet::is_empty);
                 let map = if whole {
                     view.whole_tables.get_or_assign(count, view.live, || {
-                        assign(None, count, &copies, stale, view)
+                        assign(table, None, count, &copies, stale, view)
                     })?
                 } else {
-                    Arc::new(assign(wanted.as_deref(), count, &copies, stale, view)?)
+                    Arc::new(assign(
+                        table,
+                        wanted.as_deref(),
+                        count,
+                        &copies,
+                        stale,
+                        view,
+                    )?)
                 };
                 instances.push(map.nodes().to_vec());
                 partitions.push(Some(map));
@@ -120,6 +127,7 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
 /// The node serving each partition of `wanted` (every partition when `None`) of a table with
 /// `count` partitions: its first live, current copy.
 fn assign(
+    table: &str,
     wanted: Option<&[u32]>,
     count: u32,
     copies: &[Vec<NodeId>],
@@ -134,6 +142,21 @@ fn assign(
         let up = |n: NodeId| view.live.get(n as usize).copied().unwrap_or(false);
         // The first live, current copy serves the partition.
         let Some(owner) = copies.iter().copied().find(|&n| up(n) && current(n)) else {
+            let name = |n: NodeId| {
+                view.names
+                    .get(n as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("node-{n}"))
+            };
+            if !copies.iter().any(|&n| current(n)) {
+                if let Some(&n) = copies.iter().find(|&&n| up(n)) {
+                    return Err(Error::NoCurrentCopy {
+                        table: table.to_string(),
+                        partition: p,
+                        node: name(n),
+                    });
+                }
+            }
             // Name a node whose copy is current but down, else the primary.
             let down = copies
                 .iter()

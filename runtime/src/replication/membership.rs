@@ -10,14 +10,15 @@
 //! from ([`CatalogRequest`](crate::wire::messages::CatalogRequest), [`CatalogReply`]). The
 //! node actor hands these messages here.
 
-use crate::error::Result;
 use crate::node::state::NodeShared;
 use crate::node::storage::{Change, NodeStorage};
+use crate::replication::catalog_bytes::{decode_catalog, encode_catalog};
 use crate::replication::catalog_log::CatalogLog;
 use crate::replication::resync::ResyncReplies;
-use crate::wire::codec;
 use crate::wire::ids::NodeId;
-use crate::wire::messages::{CatalogBytes, CatalogDecided, CatalogReply, TableVersions};
+use crate::wire::messages::{
+    CatalogBytes, CatalogDecided, CatalogReply, TableLayout, TableVersions, WriteRefusal,
+};
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -168,6 +169,32 @@ impl Membership {
         true
     }
 
+    /// On a data node of the catalog log: why a write laid out as `layout` does not match the
+    /// catalog it has taken from the log (the table dropped, made again with other columns or
+    /// another key, or not known yet); `None` when it matches, or on a node that keeps no
+    /// catalog log (a node of one process, whose client holds the only catalog).
+    pub fn check_layout(&self, layout: &TableLayout) -> Option<WriteRefusal> {
+        self.log.get()?;
+        let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
+        let epoch = held.as_ref().map_or(0, |(epoch, _)| *epoch);
+        let def = held.as_ref().and_then(|(_, c)| {
+            c.tables
+                .iter()
+                .find(|t| t.name.eq_ignore_ascii_case(&layout.table))
+        });
+        let message = match def {
+            None => format!("no table {} in the catalog at epoch {epoch}", layout.table),
+            Some(def) if def.schema != layout.schema || def.primary_key != layout.primary_key => {
+                format!(
+                    "table {} has other columns or another key in the catalog at epoch {epoch}",
+                    layout.table
+                )
+            }
+            Some(_) => return None,
+        };
+        Some(WriteRefusal::CatalogChanged { epoch, message })
+    }
+
     /// The definition of `table` (any case) in the catalog copy held, if any.
     pub fn table(&self, table: &str) -> Option<TableDef> {
         let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
@@ -242,41 +269,4 @@ impl Membership {
     pub fn deliver_decision(&self, from: NodeId, decided: CatalogDecided) -> bool {
         self.decisions.deliver(decided.request, from, decided)
     }
-}
-
-/// The wire form of catalog `snapshot`.
-pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
-    CatalogBytes(codec::encode(snapshot).unwrap_or_else(|e| {
-        // Only a catalog beyond the codec's size limit gets here; its receivers refuse the
-        // empty form as they would any catalog that does not decode.
-        tracing::error!("cannot encode the catalog: {e}");
-        Vec::new()
-    }))
-}
-
-/// The catalog snapshot `bytes` encode, checked: every table's key, indexed and NOT NULL
-/// columns are its columns, the key's distinct, and it has partitions (the planner indexes
-/// a table's columns by these).
-pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
-    let snapshot: CatalogSnapshot = codec::decode(&bytes.0)?;
-    for def in &snapshot.tables {
-        let columns = def.schema.len();
-        let named = def
-            .primary_key
-            .iter()
-            .chain(def.indexes.iter().map(|i| &i.column))
-            .chain(&def.not_null);
-        let mut key = def.primary_key.clone();
-        key.sort_unstable();
-        if named.into_iter().any(|&c| c >= columns)
-            || key.windows(2).any(|w| w[0] == w[1])
-            || def.partitions == 0
-        {
-            return Err(crate::error::Error::Codec(format!(
-                "the catalog's table {} is malformed (a key, index or NOT NULL column it does not have, a repeated key column, or no partitions)",
-                def.name
-            )));
-        }
-    }
-    Ok(snapshot)
 }

@@ -5,9 +5,11 @@
 //! phases, coordinated by the client node while it holds the catalog's write lock (so writes
 //! are serialized):
 //! 1. [`WritePrepare`] to every node holding a live, current copy of a written partition: the
-//!    node checks the change against its copy (duplicate keys, NULL keys) and that its copy is
-//!    at the version before this write, then holds it. Any refusal aborts the write on every
-//!    node ([`WriteAbort`]): a multi-row INSERT, UPDATE or DELETE is all or nothing.
+//!    node checks the change against its copy (duplicate keys, NULL keys), that its copy is
+//!    at the version before this write and that no other undecided write holds the partition
+//!    (a write of another client: a conflict, [`WriteRefusal::Conflict`]), then holds it. Any
+//!    refusal aborts the write on every node ([`WriteAbort`]): a multi-row INSERT, UPDATE or
+//!    DELETE is all or nothing.
 //! 2. [`WriteCommit`]: every prepared node applies the change and sets each copy's version.
 //!    The write is acknowledged once every copy that is still live has applied it.
 //!
@@ -153,6 +155,12 @@ pub mod participant {
             }
             let table = &req.layout.table;
             let empty = new_partition(&req.layout);
+            // Partitions another undecided write holds (a write of another client).
+            let held: HashSet<u32> = storage
+                .prepared()
+                .filter(|other| other.write != write && other.layout.table == *table)
+                .flat_map(|other| other.parts.iter().map(|w| w.partition))
+                .collect();
             for w in &req.parts {
                 let p = w.partition;
                 let have = storage.version(table, p);
@@ -162,7 +170,14 @@ pub mod participant {
                         shared.name,
                         w.version.wrapping_sub(1)
                     );
-                    return (Some(reply(Some(WriteRefusal::Other(why)))), None);
+                    return (Some(reply(Some(WriteRefusal::Conflict(why)))), None);
+                }
+                if held.contains(&p) {
+                    let why = format!(
+                        "{}: partition {p} of {table} is held by another write not decided yet",
+                        shared.name
+                    );
+                    return (Some(reply(Some(WriteRefusal::Conflict(why)))), None);
                 }
                 let part = storage
                     .tables

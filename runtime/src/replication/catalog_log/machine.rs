@@ -6,7 +6,7 @@
 
 use super::disk::LogFile;
 use super::types::{Applied, CatalogState, LogTypes};
-use crate::replication::membership::decode_catalog;
+use crate::replication::catalog_bytes::decode_catalog;
 use crate::wire::messages::{CatalogBytes, Proposal};
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{

@@ -16,7 +16,9 @@
 //!   log into ([`machine`]), in memory, and in files of its data directory when it has one
 //!   ([`disk`]). A data node without a data directory that restarts comes back with an empty
 //!   log and catches up from the leader; safety then assumes a majority of the data nodes did
-//!   not restart at once (with data directories, Raft's usual guarantees hold).
+//!   not restart at once (with data directories, Raft's usual guarantees hold). Such a node
+//!   takes back a log shorter than the leader remembers it having (the `openraft` feature
+//!   `loosen-follower-log-revert`).
 //!
 //! The members are the data nodes a client's `Join` names; each node initialises the log with
 //! them when it first hears of them (doing so on every node with the same members is safe).
@@ -33,7 +35,7 @@ use self::machine::{Machine, OnCatalog};
 use self::peers::{Calls, Peers};
 use self::types::{Applied, CatalogState, LogTypes};
 use crate::error::{Error, Result};
-use crate::replication::membership::decode_catalog;
+use crate::replication::catalog_bytes::decode_catalog;
 use crate::wire::codec;
 use crate::wire::ids::NodeId;
 use crate::wire::messages::{

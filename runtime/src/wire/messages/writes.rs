@@ -169,7 +169,19 @@ pub enum WriteRefusal {
         /// What failed.
         message: String,
     },
-    /// Anything else (a copy out of date, a write that was never prepared).
+    /// The write met another client's: a copy is not at the version before this write (a
+    /// write of another client came first), or another undecided write holds the partition.
+    /// Nothing was applied; the writer refreshes its versions and may run it again.
+    Conflict(String),
+    /// The write's table is not what the node's catalog (the catalog log's) has: dropped,
+    /// made again with other columns, or not known yet to a node that is behind the log.
+    CatalogChanged {
+        /// The epoch of the node's catalog.
+        epoch: u64,
+        /// What differs.
+        message: String,
+    },
+    /// Anything else (a write that was never prepared).
     Other(String),
 }
 
@@ -189,6 +201,14 @@ impl WriteRefusal {
                 column,
             },
             WriteRefusal::Disk { node, message } => Error::Disk { node, message },
+            WriteRefusal::Conflict(message) => Error::WriteConflict {
+                table: table.to_string(),
+                message,
+            },
+            WriteRefusal::CatalogChanged { epoch, message } => {
+                tracing::debug!("a write to {table} refused: {message}");
+                Error::CatalogChanged { epoch }
+            }
             WriteRefusal::Other(message) => Error::Invalid(message),
         }
     }
