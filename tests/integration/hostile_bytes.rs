@@ -229,6 +229,7 @@ fn forgeries() -> Vec<(String, Vec<u8>)> {
             commit: false,
             piece: 0,
             pieces: 1,
+            catalog_epoch: 0,
         }))
     };
     let empty = || Batch::empty(&[DataType::Int64]);
@@ -299,6 +300,7 @@ fn forgeries() -> Vec<(String, Vec<u8>)> {
         commit: false,
         piece: 0,
         pieces: 1,
+        catalog_epoch: 0,
     }));
     out.push((
         "WritePrepare with a key column out of range".into(),

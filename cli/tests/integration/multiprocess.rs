@@ -1002,9 +1002,11 @@ fn table_names(c: &TestCluster) -> Vec<String> {
 #[test]
 fn two_clients_never_drop_each_others_tables_and_concurrent_ddl_has_one_winner() {
     let nodes = Nodes::start("two-clients", 3);
+    // Statements that meet others' are retried, with pauses: a longer watchdog.
+    let build = |slot| build(nodes.client(slot)).with_limit(Duration::from_secs(30));
     // A connects before B makes anything: its view of the catalog is B's past.
-    let a = build(nodes.client(0));
-    let b = build(nodes.client(1));
+    let a = build(0);
+    let b = build(1);
     b.execute("CREATE TABLE t1 (id BIGINT PRIMARY KEY, x BIGINT)")
         .unwrap();
     b.execute("INSERT INTO t1 VALUES (1, 10), (2, 20)").unwrap();
@@ -1012,7 +1014,7 @@ fn two_clients_never_drop_each_others_tables_and_concurrent_ddl_has_one_winner()
         .unwrap();
     a.execute("INSERT INTO t2 VALUES (3, 30)").unwrap();
     // A client that connects now sees both tables and their rows.
-    let c = build(nodes.client(2));
+    let c = build(2);
     assert_eq!(table_names(&c), ["t1", "t2"]);
     assert_eq!(
         rows(&c, "SELECT SUM(x) FROM t1", &[]),
@@ -1032,7 +1034,7 @@ fn two_clients_never_drop_each_others_tables_and_concurrent_ddl_has_one_winner()
     assert!(err.to_string().contains("t3"), "{err}");
     // B dropping a table A made, from a view that predates it, drops that table only.
     b.execute("DROP TABLE t2").unwrap();
-    let d = build(nodes.client(3));
+    let d = build(3);
     assert_eq!(table_names(&d), ["t1", "t3"]);
     assert_eq!(
         rows(&d, "SELECT id FROM t1 ORDER BY id", &[]),
@@ -1051,14 +1053,15 @@ fn two_clients_never_drop_each_others_tables_and_concurrent_ddl_has_one_winner()
             });
         }
     });
-    let e = build(nodes.client(4));
+    let e = build(4);
     assert_eq!(table_names(&e).len(), 2 + 12, "{:?}", table_names(&e));
 }
 
 #[test]
 fn the_catalog_log_survives_a_minority_of_nodes_and_a_restarted_node_catches_up() {
     let mut nodes = Nodes::start("minority", 3);
-    let a = build(nodes.client(0).backups(1));
+    // A schema change while the log elects a new leader waits for it: a longer watchdog.
+    let a = build(nodes.client(0).backups(1)).with_limit(Duration::from_secs(30));
     a.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
         .unwrap();
     a.execute("INSERT INTO t VALUES (1, 10), (2, 20)").unwrap();
@@ -1084,7 +1087,10 @@ fn the_catalog_log_survives_a_minority_of_nodes_and_a_restarted_node_catches_up(
 #[test]
 fn writes_of_several_clients_at_once_all_land_once_and_a_dropped_table_takes_none() {
     let nodes = Nodes::start("many-writers", 3);
-    let clients: Vec<TestCluster> = (0..4).map(|i| build(nodes.client(i).backups(1))).collect();
+    // Writes that meet others' are retried, with pauses: a longer watchdog.
+    let clients: Vec<TestCluster> = (0..4)
+        .map(|i| build(nodes.client(i).backups(1)).with_limit(Duration::from_secs(30)))
+        .collect();
     clients[0]
         .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, who BIGINT)")
         .unwrap();

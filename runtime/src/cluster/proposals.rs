@@ -17,11 +17,6 @@ use weir_planner::Catalog;
 /// Longest a client tries to have a proposal decided (the log may be electing a leader).
 pub const PROPOSE_LIMIT: Duration = Duration::from_secs(15);
 
-/// Longest a client waits, after a schema change was accepted, for the live data nodes to
-/// have applied it (one that takes longer refuses writes to the changed table until it has,
-/// and the writer retries).
-pub const CATCH_UP_LIMIT: Duration = Duration::from_secs(2);
-
 impl Inner {
     /// The data nodes that are up.
     pub(super) fn live_data_nodes(&self) -> Vec<NodeId> {
@@ -44,9 +39,6 @@ impl Inner {
         match self.propose(proposal)? {
             Decision::Accepted { epoch } => {
                 remote.epoch.store(epoch, Ordering::SeqCst);
-                // The data nodes take the change as they apply the log: wait (briefly) for
-                // the live ones, so that a write that follows finds its table everywhere.
-                self.wait_caught_up(&self.live_data_nodes(), CATCH_UP_LIMIT);
                 Ok(())
             }
             Decision::Stale { epoch } => {

@@ -330,6 +330,11 @@ impl Cluster {
             replies: &self.inner.write_replies,
             timeout: self.inner.config.query_timeout,
             piece_bytes: self.inner.config.write_piece_bytes,
+            catalog_epoch: self
+                .inner
+                .remote
+                .as_ref()
+                .map_or(0, |r| r.epoch.load(Ordering::SeqCst)),
         }
     }
 }

@@ -319,7 +319,8 @@ impl NodeActor {
             NetMessage::QueryClose(close) => self.close(from, close, ctx),
             NetMessage::WritePrepare(req) => {
                 let (write, one_phase) = (req.write, req.commit);
-                if let Some(refusal) = self.membership.check_layout(&req.layout) {
+                if let Some(refusal) = self.membership.check_layout(&req.layout, req.catalog_epoch)
+                {
                     let phase = if one_phase {
                         WritePhase::Commit
                     } else {

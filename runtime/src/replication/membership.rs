@@ -110,16 +110,23 @@ impl Membership {
     /// dropped, secondary indexes it names are built, and a new schema is kept in the node's
     /// storage (logged, on a node with a data directory). Returns whether it was taken.
     pub fn take_catalog(&self, epoch: u64, bytes: &CatalogBytes, shared: &NodeShared) -> bool {
-        let mut held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
-        if held.as_ref().is_some_and(|(held, _)| *held > epoch) {
-            return false;
-        }
         let catalog = match decode_catalog(bytes) {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!("refused a catalog that does not decode: {e}");
                 return false;
             }
+        };
+        // The lock on the copy held is not kept while the storage changes: the node actor
+        // takes the two the other way round (the storage, then the copy, to answer a
+        // catalog request), and the catalog log calls this from a thread of its own.
+        let schema_changed = {
+            let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
+            if held.as_ref().is_some_and(|(held, _)| *held > epoch) {
+                return false;
+            }
+            held.as_ref()
+                .is_none_or(|(_, c)| c.version != catalog.version)
         };
         let mut changes = Vec::new();
         {
@@ -151,9 +158,6 @@ impl Membership {
                 }
             }
         }
-        let schema_changed = held
-            .as_ref()
-            .is_none_or(|(_, c)| c.version != catalog.version);
         if schema_changed {
             changes.push(Change::Catalog {
                 epoch,
@@ -165,18 +169,23 @@ impl Membership {
                 tracing::warn!("{}: a catalog change was not made: {e}", shared.name);
             }
         }
-        *held = Some((epoch, catalog));
+        *self.catalog.lock().unwrap_or_else(|e| e.into_inner()) = Some((epoch, catalog));
         true
     }
 
-    /// On a data node of the catalog log: why a write laid out as `layout` does not match the
-    /// catalog it has taken from the log (the table dropped, made again with other columns or
-    /// another key, or not known yet); `None` when it matches, or on a node that keeps no
-    /// catalog log (a node of one process, whose client holds the only catalog).
-    pub fn check_layout(&self, layout: &TableLayout) -> Option<WriteRefusal> {
+    /// On a data node of the catalog log: why a write laid out as `layout` by a writer whose
+    /// catalog is at `writer_epoch` does not match the catalog this node has taken from the
+    /// log (the table dropped, or made again with other columns or another key); `None` when
+    /// it matches, when the writer's catalog is newer than this node's (the node is behind
+    /// the log and takes the writer's layout), or on a node that keeps no catalog log (a
+    /// node of one process, whose client holds the only catalog).
+    pub fn check_layout(&self, layout: &TableLayout, writer_epoch: u64) -> Option<WriteRefusal> {
         self.log.get()?;
         let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
         let epoch = held.as_ref().map_or(0, |(epoch, _)| *epoch);
+        if epoch < writer_epoch {
+            return None;
+        }
         let def = held.as_ref().and_then(|(_, c)| {
             c.tables
                 .iter()

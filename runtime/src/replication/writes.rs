@@ -359,6 +359,8 @@ pub struct Coordinator<'a> {
     /// Most bytes of rows in one [`WritePrepare`] (see
     /// [`MAX_WRITE_PIECE_BYTES`](crate::wire::messages::MAX_WRITE_PIECE_BYTES)).
     pub piece_bytes: usize,
+    /// The epoch of the writer's catalog ([`WritePrepare::catalog_epoch`]).
+    pub catalog_epoch: u64,
 }
 
 impl Coordinator<'_> {
@@ -495,6 +497,7 @@ impl Coordinator<'_> {
                     commit: one_phase,
                     piece: piece as u32,
                     pieces: count,
+                    catalog_epoch: self.catalog_epoch,
                 };
                 self.send(n, NetMessage::WritePrepare(Box::new(msg)));
             }

@@ -20,8 +20,9 @@
 //!   takes back a log shorter than the leader remembers it having (the `openraft` feature
 //!   `loosen-follower-log-revert`).
 //!
-//! The members are the data nodes a client's `Join` names; each node initialises the log with
-//! them when it first hears of them (doing so on every node with the same members is safe).
+//! The members are the data nodes a client's `Join` names; the member of the lowest id
+//! initialises the log with them when it first hears of them (and holds no log), and the
+//! others learn them from it.
 
 pub mod disk;
 pub mod log_store;
@@ -52,15 +53,16 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// The Raft settings of the catalog log: heartbeats every 100 ms, an election after 0.5–1 s
-/// without one, a snapshot every 200 entries (keeping the log, written whole on a node with a
+/// The Raft settings of the catalog log: heartbeats every 150 ms, an election after
+/// 0.75–1.5 s without one (a node whose process is starved of CPU for a moment does not depose a live
+/// leader), a snapshot every 200 entries (keeping the log, written whole on a node with a
 /// data directory, short).
 pub fn raft_config() -> openraft::Config {
     openraft::Config {
         cluster_name: "weir-catalog".into(),
-        heartbeat_interval: 100,
-        election_timeout_min: 500,
-        election_timeout_max: 1000,
+        heartbeat_interval: 150,
+        election_timeout_min: 750,
+        election_timeout_max: 1500,
         install_snapshot_timeout: 2000,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(200),
         max_in_snapshot_log_to_keep: 50,
@@ -159,8 +161,10 @@ impl CatalogLog {
         }))
     }
 
-    /// The log's members are the data nodes `members`: the first time it hears of them, the
-    /// node initialises the log with them (if it holds no log yet).
+    /// The log's members are the data nodes `members`. The first time it hears of them, the
+    /// member of the lowest id initialises the log with them if it holds no log yet; the
+    /// others wait to hear from a leader (a node that restarted without its log then
+    /// catches up without standing for election first).
     pub fn join(&self, members: &[NodeId]) {
         let members: BTreeSet<NodeId> = members.iter().copied().collect();
         {
@@ -169,6 +173,9 @@ impl CatalogLog {
                 return;
             }
             *known = Some(members.clone());
+        }
+        if members.first() != Some(&self.id) {
+            return;
         }
         let raft = self.raft.clone();
         let id = self.id;

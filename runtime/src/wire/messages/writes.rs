@@ -72,6 +72,10 @@ pub struct WritePrepare {
     pub piece: u32,
     /// How many pieces the node gets for this write (at least 1).
     pub pieces: u32,
+    /// The epoch of the catalog the writer laid the write out by (its catalog log's, on
+    /// data nodes of other processes; 0 in one process). A node whose own catalog is at
+    /// least as new checks the layout against it; one behind takes the writer's.
+    pub catalog_epoch: u64,
 }
 
 crate::wire::codec::checked_serde!(WritePrepare);
