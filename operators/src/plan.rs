@@ -611,8 +611,7 @@ impl PhysicalPlan {
             PhysicalPlan::Scan { .. }
             | PhysicalPlan::Exchange { .. }
             | PhysicalPlan::Values { .. }
-            | PhysicalPlan::StepInput { .. }
-            | PhysicalPlan::RecursiveUnion { .. } => RowBound::Source,
+            | PhysicalPlan::StepInput { .. } => RowBound::Source,
             PhysicalPlan::Filter { .. }
             | PhysicalPlan::Project { .. }
             | PhysicalPlan::Repeat { .. }
@@ -628,7 +627,8 @@ impl PhysicalPlan {
             }),
             PhysicalPlan::HashJoin { .. } => RowBound::Larger,
             PhysicalPlan::NestedLoopJoin { .. } => RowBound::Product,
-            PhysicalPlan::Union { .. } => RowBound::Sum,
+            // At least its inputs' rows: the rounds it runs are not known.
+            PhysicalPlan::Union { .. } | PhysicalPlan::RecursiveUnion { .. } => RowBound::Sum,
         }
     }
 

@@ -17,6 +17,7 @@ use weir_operators::plan::{AggFunc, AggregateExpr, SortKey};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
 mod datetime;
+mod recursive;
 mod scalar;
 mod select;
 mod subquery;

@@ -40,12 +40,10 @@ impl Binder<'_> {
         result
     }
 
-    /// Binds the CTEs of `q.with` in order (each sees the ones before it).
-    fn with_clause(&mut self, q: &sql::Query) -> Result<(), PlanError> {
+    /// Binds the CTEs of `q.with` in order (each sees the ones before it; under `WITH
+    /// RECURSIVE`, one that names itself is a recursive query, [`Binder::recursive_cte`]).
+    pub(super) fn with_clause(&mut self, q: &sql::Query) -> Result<(), PlanError> {
         let Some(with) = &q.with else { return Ok(()) };
-        if with.recursive {
-            return Err(unsupported("WITH RECURSIVE", with.span()));
-        }
         for cte in &with.cte_tables {
             if cte.from.is_some() {
                 return Err(unsupported("CTE ... FROM", cte.alias.name.span));
@@ -58,18 +56,23 @@ impl Binder<'_> {
                     at(cte.alias.name.span)
                 )));
             }
-            self.outer.push(None);
-            let bound = self.query(&cte.query);
-            self.outer.pop();
-            let mut bound = bound?;
-            rename_columns(&mut bound.fields, &cte.alias, cte.alias.name.span)?;
+            let bound = if with.recursive && super::recursive::refers_to(&cte.query, &name) {
+                self.recursive_cte(cte, &name)?
+            } else {
+                self.outer.push(None);
+                let bound = self.query(&cte.query);
+                self.outer.pop();
+                let mut bound = bound?;
+                rename_columns(&mut bound.fields, &cte.alias, cte.alias.name.span)?;
+                bound
+            };
             self.ctes.push((name, bound));
         }
         Ok(())
     }
 
     /// Binds a query body that is not a plain SELECT with its own ORDER BY.
-    fn set_expr(&mut self, body: &sql::SetExpr) -> Result<BoundQuery, PlanError> {
+    pub(super) fn set_expr(&mut self, body: &sql::SetExpr) -> Result<BoundQuery, PlanError> {
         match body {
             sql::SetExpr::Select(s) => self.select(s, None),
             sql::SetExpr::Query(q) => self.query(q),
@@ -156,7 +159,7 @@ impl Binder<'_> {
     }
 
     /// `bound`'s plan with its columns converted to `types` where they differ.
-    fn cast_columns(&mut self, bound: BoundQuery, types: &[DataType]) -> LogicalPlan {
+    pub(super) fn cast_columns(&mut self, bound: BoundQuery, types: &[DataType]) -> LogicalPlan {
         if bound
             .fields
             .iter()
@@ -1538,7 +1541,7 @@ fn same_or_numeric(a: DataType, b: DataType) -> Option<DataType> {
 }
 
 /// `l UNION ALL r`, flattening nested unions.
-fn union_all(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
+pub(super) fn union_all(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
     let mut inputs = match l {
         LogicalPlan::Union { inputs } => inputs,
         other => vec![other],
@@ -1559,7 +1562,7 @@ fn cross_join(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
 }
 
 /// Renames `fields` by the column list of `alias` (`AS t(a, b)`), if it has one.
-fn rename_columns(
+pub(super) fn rename_columns(
     fields: &mut [Field],
     alias: &sql::TableAlias,
     span: Span,

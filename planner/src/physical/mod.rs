@@ -14,13 +14,15 @@
 //!   sort of a large input sorts on each node and merges the gathered streams, of a smaller
 //!   one sorts the gathered rows once; a limit limits each node, then the gathered rows;
 //! - unions gather every input into one fragment; INTERSECT and EXCEPT are planned as a union
-//!   counted by an aggregation;
+//!   counted by an aggregation; a recursive query runs in one fragment on the initiator
+//!   ([`recursive`]);
 //! - a partitioned window hash-distributes its input on the partition keys into a window
 //!   fragment on every data node, an unpartitioned one gathers it; a top-N window keeps its
 //!   first rows per partition where the rows are, before they move.
 //!
 //! What runs on the initiator at the top becomes the root fragment (id 0).
 
+mod recursive;
 pub(crate) mod scan;
 
 use crate::catalog::Catalog;
@@ -390,6 +392,24 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         LogicalPlan::Apply { position, .. } => {
             return Err(PlanError::unsupported("this subquery", position));
         }
+        LogicalPlan::RecursiveCte {
+            name,
+            base,
+            step,
+            distinct,
+        } => {
+            let cte = recursive::RecursiveCte {
+                name,
+                distinct,
+                max_iterations: catalog.max_recursion(),
+            };
+            recursive::lower_recursive(cte, *base, *step, schema, catalog, fr)?
+        }
+        LogicalPlan::WorkTable { name, .. } => {
+            return Err(PlanError::Invalid(format!(
+                "internal planner error: recursive query \"{name}\" read outside its step"
+            )));
+        }
         LogicalPlan::Window {
             input,
             partition_by,
@@ -409,7 +429,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
     })
 }
 
-fn join_type(kind: JoinKind) -> JoinType {
+pub(crate) fn join_type(kind: JoinKind) -> JoinType {
     match kind {
         JoinKind::Inner => JoinType::Inner,
         JoinKind::Left => JoinType::Left,
