@@ -135,32 +135,33 @@ impl Binder<'_> {
         }
         let step = self.cast_columns(step, &types);
         let uses = check_step(&step, name, span)?;
-        let plan =
-            match uses {
-                // Only a CTE of the same name inside the step was named: no recursion.
-                0 => {
-                    let union = union_all(base.plan, step);
-                    if distinct {
-                        LogicalPlan::Distinct {
-                            input: Box::new(union),
-                        }
-                    } else {
-                        union
+        let plan = match uses {
+            // Only a CTE of the same name inside the step was named: no recursion.
+            0 => {
+                let union = union_all(base.plan, step);
+                if distinct {
+                    LogicalPlan::Distinct {
+                        input: Box::new(union),
                     }
+                } else {
+                    union
                 }
-                1 => LogicalPlan::RecursiveCte {
-                    name: name.to_string(),
-                    base: Box::new(base.plan),
-                    step: Box::new(step),
-                    distinct,
-                },
-                _ => return Err(invalid(
+            }
+            1 => LogicalPlan::RecursiveCte {
+                name: name.to_string(),
+                base: Box::new(base.plan),
+                step: Box::new(step),
+                distinct,
+            },
+            _ => {
+                return Err(invalid(
                     format!(
                         "recursive reference to query \"{name}\" must not appear more than once"
                     ),
                     span,
-                )),
-            };
+                ))
+            }
+        };
         Ok(BoundQuery {
             plan,
             fields: base.fields,
