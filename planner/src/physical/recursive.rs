@@ -92,13 +92,13 @@ struct Step<'a> {
 }
 
 impl Step<'_> {
-    /// [`Step::lower`] of a boxed part.
+    /// [`Step::lower`], boxed.
     fn boxed(
         &mut self,
-        plan: Box<LogicalPlan>,
+        plan: LogicalPlan,
         fr: &mut Frags,
     ) -> Result<Box<PhysicalPlan>, PlanError> {
-        self.lower(*plan, fr).map(Box::new)
+        self.lower(plan, fr).map(Box::new)
     }
 
     /// The in-memory operator tree of `plan`, a part of the step.
@@ -116,11 +116,11 @@ impl Step<'_> {
         Ok(match plan {
             LogicalPlan::WorkTable { schema, .. } => PhysicalPlan::StepInput { port: 0, schema },
             LogicalPlan::Filter { input, predicate } => PhysicalPlan::Filter {
-                input: self.boxed(input, fr)?,
+                input: self.boxed(*input, fr)?,
                 predicate,
             },
             LogicalPlan::Project { input, exprs, .. } => PhysicalPlan::Project {
-                input: self.boxed(input, fr)?,
+                input: self.boxed(*input, fr)?,
                 exprs,
             },
             LogicalPlan::SubqueryAlias { input, .. } => self.lower(*input, fr)?,
@@ -138,7 +138,7 @@ impl Step<'_> {
                         JoinSide::Left
                     };
                 let (left_types, right_types) = (left.schema().types(), right.schema().types());
-                let (left, right) = (self.boxed(left, fr)?, self.boxed(right, fr)?);
+                let (left, right) = (self.boxed(*left, fr)?, self.boxed(*right, fr)?);
                 let join_type = join_type(kind);
                 let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
                 if left_keys.is_empty() {
@@ -169,7 +169,7 @@ impl Step<'_> {
             LogicalPlan::Distinct { input } => {
                 let n = schema.len();
                 PhysicalPlan::HashAggregate {
-                    input: self.boxed(input, fr)?,
+                    input: self.boxed(*input, fr)?,
                     group_by: (0..n).map(Expr::Column).collect(),
                     group_types: schema.types(),
                     aggs: vec![],
@@ -183,14 +183,14 @@ impl Step<'_> {
                 aggs,
                 ..
             } => PhysicalPlan::HashAggregate {
-                input: self.boxed(input, fr)?,
+                input: self.boxed(*input, fr)?,
                 group_by: groups,
                 group_types: group_fields.iter().map(|f| f.data_type).collect(),
                 aggs,
                 mode: AggMode::Single,
             },
             LogicalPlan::Sort { input, keys } => PhysicalPlan::Sort {
-                input: self.boxed(input, fr)?,
+                input: self.boxed(*input, fr)?,
                 keys,
                 limit: None,
             },
@@ -199,7 +199,7 @@ impl Step<'_> {
                 offset,
                 limit,
             } => PhysicalPlan::Limit {
-                input: self.boxed(input, fr)?,
+                input: self.boxed(*input, fr)?,
                 offset,
                 limit,
             },
@@ -212,7 +212,7 @@ impl Step<'_> {
             LogicalPlan::SingleRow { input } => {
                 let types = input.schema().types();
                 PhysicalPlan::SingleRow {
-                    input: self.boxed(input, fr)?,
+                    input: self.boxed(*input, fr)?,
                     types,
                 }
             }
@@ -224,7 +224,7 @@ impl Step<'_> {
                 keep,
                 ..
             } => PhysicalPlan::Window {
-                input: self.boxed(input, fr)?,
+                input: self.boxed(*input, fr)?,
                 partition_by,
                 order_by,
                 functions,
