@@ -18,6 +18,7 @@ use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
 mod datetime;
 mod recursive;
+mod relations;
 mod scalar;
 mod select;
 mod subquery;

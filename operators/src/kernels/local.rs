@@ -8,18 +8,24 @@
 //! [`PhysicalPlan::StepInput`]s, read from the batches the caller holds, and constant
 //! [`PhysicalPlan::Values`]; a scan, an exchange or a recursive union cannot run here.
 
-use super::{create_operator, drain, ExecContext, InputOrder};
+use super::operator::{drain, ExecContext, InputOrder, Operator};
 use crate::plan::PhysicalPlan;
 use crate::{Batch, Error, Reservation, Result};
 
+/// How a node's kernel is built (`kernels::create_operator`, handed in by the caller: the
+/// kernel builder builds the recursive union that runs steps here).
+pub type Build = fn(&PhysicalPlan, &ExecContext, Reservation) -> Result<Box<dyn Operator>>;
+
 /// Every output batch of `plan`, whose [`PhysicalPlan::StepInput`] leaves of port `k` read
-/// the batches `inputs[k]`. Kernels and the batches waiting between them account their
-/// memory against `pool`'s pool; all of it is returned by the time this returns.
+/// the batches `inputs[k]`; `build` builds each node's kernel. Kernels and the batches
+/// waiting between them account their memory against `pool`'s pool; all of it is returned
+/// by the time this returns.
 pub fn run_local(
     plan: &PhysicalPlan,
     inputs: &[&[Batch]],
     ctx: &ExecContext,
     pool: &Reservation,
+    build: Build,
 ) -> Result<Vec<Batch>> {
     match plan {
         PhysicalPlan::StepInput { port, .. } => inputs
@@ -34,7 +40,7 @@ pub fn run_local(
             plan.name()
         ))),
         node => {
-            let mut op = create_operator(node, ctx, pool.new_empty())?;
+            let mut op = build(node, ctx, pool.new_empty())?;
             let children = node.children();
             let order: Vec<usize> = match op.input_order() {
                 InputOrder::Any => (0..children.len()).collect(),
@@ -50,7 +56,7 @@ pub fn run_local(
                 if op.is_done() {
                     break;
                 }
-                let batches = run_local(children[port], inputs, ctx, pool)?;
+                let batches = run_local(children[port], inputs, ctx, pool, build)?;
                 // The input's rows wait here until the kernel takes them.
                 let mut waiting = pool.new_empty();
                 waiting.try_grow(batches.iter().map(Batch::memory_size).sum())?;
@@ -74,6 +80,7 @@ pub fn run_local(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::create_operator;
     use crate::memory::UnboundedPool;
     use crate::types::{Field, Schema};
     use crate::{BinaryOp, Column, DataType, Expr};
@@ -110,13 +117,14 @@ mod tests {
             vec![ints(vec![1, 2, 3])],
             vec![ints(vec![2, 3, 4]), ints(vec![3])],
         );
-        let out = run_local(&plan, &[&a, &b], &ExecContext::new(vec![]), &reservation).unwrap();
+        let ctx = ExecContext::new(vec![]);
+        let out = run_local(&plan, &[&a, &b], &ctx, &reservation, create_operator).unwrap();
         let mut rows: Vec<Vec<crate::Value>> = out.iter().flat_map(Batch::rows).collect();
         rows.sort_by_key(|r| format!("{r:?}"));
         assert_eq!(rows.len(), 3);
         assert!(pool.peak() > 0);
         assert_eq!(pool.used(), 0);
-        let e = run_local(&input(2), &[&a], &ExecContext::new(vec![]), &reservation).unwrap_err();
+        let e = run_local(&input(2), &[&a], &ctx, &reservation, create_operator).unwrap_err();
         assert!(e.to_string().contains("input 2"), "{e}");
     }
 }

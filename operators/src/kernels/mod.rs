@@ -149,6 +149,7 @@ pub fn create_operator(
                 max_iterations: *max_iterations,
                 types: types.clone(),
                 inputs: inputs.len(),
+                build: create_operator,
             },
             ctx.clone(),
             reservation,

@@ -14,7 +14,7 @@
 //! step's kernels account theirs in the same pool while a round runs.
 
 use super::groups::Groups;
-use super::local::run_local;
+use super::local::{run_local, Build};
 use super::operator::{output_pending, ExecContext, Operator};
 use crate::plan::PhysicalPlan;
 use crate::{Batch, DataType, Error, Reservation, Result};
@@ -35,6 +35,8 @@ pub struct RecursiveSpec {
     pub types: Vec<DataType>,
     /// How many inputs (the base term and the step's other relations).
     pub inputs: usize,
+    /// How the step's kernels are built (`kernels::create_operator`).
+    pub build: Build,
 }
 
 /// `base UNION [ALL] step`, iterated to a fixed point.
@@ -89,6 +91,13 @@ impl RecursiveUnionOp {
         let mut next = seen.len as u32;
         let mut ids = Vec::with_capacity(n);
         seen.assign(&keys, n, &mut ids)?;
+        if ids.len() != n {
+            return Err(Error::Internal(format!(
+                "RecursiveUnion of {} columns got a batch of {}",
+                seen.types.len(),
+                batch.num_columns()
+            )));
+        }
         // A group's first row is where its id first appears, in increasing order.
         let mask: Vec<bool> = ids
             .iter()
@@ -136,7 +145,13 @@ impl RecursiveUnionOp {
         let made = {
             let mut inputs: Vec<&[Batch]> = self.held.iter().map(Vec::as_slice).collect();
             inputs[0] = &self.working;
-            run_local(&self.spec.step, &inputs, &self.ctx, &self.reservation)?
+            run_local(
+                &self.spec.step,
+                &inputs,
+                &self.ctx,
+                &self.reservation,
+                self.spec.build,
+            )?
         };
         for b in made {
             self.add(b)?;
@@ -232,6 +247,7 @@ mod tests {
             max_iterations,
             types: vec![DataType::Int64],
             inputs: 1,
+            build: crate::kernels::create_operator,
         };
         RecursiveUnionOp::new(spec, ExecContext::new(vec![]), pool.new_empty())
     }

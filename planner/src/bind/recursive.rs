@@ -8,7 +8,7 @@
 //! join, INTERSECT or EXCEPT: each of those is an error naming the construct, in
 //! PostgreSQL's words.
 
-use super::select::{rename_columns, union_all};
+use super::relations::{rename_columns, union_all};
 use super::*;
 use crate::bind::BoundQuery;
 use crate::logical::{JoinKind, LogicalPlan};

@@ -9,6 +9,7 @@
 //! (followed by hidden ORDER BY columns), Distinct, Sort, Limit, and a last Project that drops
 //! the hidden columns.
 
+use super::relations::{rename_columns, union_all};
 use super::subquery::resolve_placeholders;
 use super::window_scope::WINDOW_SLOT;
 use super::*;
@@ -1540,16 +1541,6 @@ fn same_or_numeric(a: DataType, b: DataType) -> Option<DataType> {
     }
 }
 
-/// `l UNION ALL r`, flattening nested unions.
-pub(super) fn union_all(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
-    let mut inputs = match l {
-        LogicalPlan::Union { inputs } => inputs,
-        other => vec![other],
-    };
-    inputs.push(r);
-    LogicalPlan::Union { inputs }
-}
-
 /// `l CROSS JOIN r` (a comma in FROM).
 fn cross_join(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
     LogicalPlan::Join {
@@ -1559,33 +1550,6 @@ fn cross_join(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
         on: vec![],
         filter: None,
     }
-}
-
-/// Renames `fields` by the column list of `alias` (`AS t(a, b)`), if it has one.
-pub(super) fn rename_columns(
-    fields: &mut [Field],
-    alias: &sql::TableAlias,
-    span: Span,
-) -> Result<(), PlanError> {
-    if alias.columns.is_empty() {
-        return Ok(());
-    }
-    if alias.columns.len() > fields.len() {
-        return Err(PlanError::Invalid(format!(
-            "'{}' has {} columns but {} column names were given{}",
-            alias.name.value,
-            fields.len(),
-            alias.columns.len(),
-            at(span)
-        )));
-    }
-    for (f, c) in fields.iter_mut().zip(&alias.columns) {
-        if c.data_type.is_some() {
-            return Err(unsupported("typed column aliases", span));
-        }
-        f.name = c.name.value.clone();
-    }
-    Ok(())
 }
 
 /// LIMIT/OFFSET or OFFSET/FETCH of a query: `(limit, offset)`.

@@ -44,6 +44,20 @@ impl JoinKind {
         )
     }
 
+    /// The operators' join type that runs this kind.
+    pub fn join_type(self) -> weir_operators::plan::JoinType {
+        use weir_operators::plan::JoinType;
+        match self {
+            JoinKind::Inner => JoinType::Inner,
+            JoinKind::Left => JoinType::Left,
+            JoinKind::Right => JoinType::Right,
+            JoinKind::Full => JoinType::Full,
+            JoinKind::Semi => JoinType::Semi,
+            JoinKind::Anti => JoinType::Anti { null_aware: false },
+            JoinKind::AntiNullAware => JoinType::Anti { null_aware: true },
+        }
+    }
+
     /// The SQL-ish name, for EXPLAIN.
     pub fn name(self) -> &'static str {
         match self {

@@ -11,7 +11,7 @@
 //! side the smaller estimate), DISTINCT and grouping, sorts, limits, unions and windows, all
 //! on one instance.
 
-use super::{join_type, lower, Frags, Input};
+use super::fragments::{Frags, Input};
 use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::LogicalPlan;
@@ -30,14 +30,19 @@ pub(super) struct RecursiveCte {
     pub max_iterations: usize,
 }
 
-/// `base UNION [ALL] step` of the recursive query `cte`, whose columns are `schema`.
+/// How a query is planned into fragments (the physical planner's `lower`, handed in: it
+/// plans the recursive query that plans its terms here).
+pub(super) type Lower = fn(LogicalPlan, &Catalog, &mut Frags) -> Result<Input, PlanError>;
+
+/// `base UNION [ALL] step` of the recursive query `cte`, whose columns are `schema`; `lower`
+/// plans its base term and the relations its step reads.
 pub(super) fn lower_recursive(
     cte: RecursiveCte,
-    base: LogicalPlan,
-    step: LogicalPlan,
+    [base, step]: [LogicalPlan; 2],
     schema: Schema,
     catalog: &Catalog,
     fr: &mut Frags,
+    lower: Lower,
 ) -> Result<Input, PlanError> {
     let target = fr.alloc();
     let base = lower(base, catalog, fr)?;
@@ -46,6 +51,7 @@ pub(super) fn lower_recursive(
         target,
         inputs: vec![gather_into(base, target, fr)],
         catalog,
+        lower,
     };
     let step = steps.lower(step, fr)?;
     let plan = PhysicalPlan::RecursiveUnion {
@@ -89,15 +95,12 @@ struct Step<'a> {
     target: u32,
     inputs: Vec<PhysicalPlan>,
     catalog: &'a Catalog,
+    lower: Lower,
 }
 
 impl Step<'_> {
     /// [`Step::lower`], boxed.
-    fn boxed(
-        &mut self,
-        plan: LogicalPlan,
-        fr: &mut Frags,
-    ) -> Result<Box<PhysicalPlan>, PlanError> {
+    fn boxed(&mut self, plan: LogicalPlan, fr: &mut Frags) -> Result<Box<PhysicalPlan>, PlanError> {
         self.lower(plan, fr).map(Box::new)
     }
 
@@ -106,7 +109,7 @@ impl Step<'_> {
         let schema = plan.schema();
         if !reads(&plan, self.name) {
             // A relation every round reads alike: planned as any query, gathered once.
-            let input = lower(plan, self.catalog, fr)?;
+            let input = (self.lower)(plan, self.catalog, fr)?;
             self.inputs.push(gather_into(input, self.target, fr));
             return Ok(PhysicalPlan::StepInput {
                 port: self.inputs.len() - 1,
@@ -139,7 +142,7 @@ impl Step<'_> {
                     };
                 let (left_types, right_types) = (left.schema().types(), right.schema().types());
                 let (left, right) = (self.boxed(*left, fr)?, self.boxed(*right, fr)?);
-                let join_type = join_type(kind);
+                let join_type = kind.join_type();
                 let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
                 if left_keys.is_empty() {
                     PhysicalPlan::NestedLoopJoin {
