@@ -74,6 +74,10 @@ pub enum Error {
     /// size ([`crate::limits`]); the text names the function and the sizes.
     #[error("value too large: {0}")]
     ValueTooLarge(String),
+    /// A recursive query (`WITH RECURSIVE`) that went on for more rounds than its limit; the
+    /// text names the query and the limit.
+    #[error("{0}")]
+    RecursionLimit(String),
     /// Anything else that is a bug in the plan (wrong column index, wrong arity).
     #[error("internal error: {0}")]
     Internal(String),

@@ -534,6 +534,37 @@ pub enum PhysicalPlan {
         /// Rows.
         rows: Vec<Vec<crate::value::Value>>,
     },
+    /// `WITH RECURSIVE name AS (base UNION [ALL] step)`, on one instance: outputs the rows of
+    /// input 0 (the base term), then evaluates `step` over the rows the previous round added
+    /// (the working table) again and again, outputting what each round adds, until a round
+    /// adds nothing. With `distinct` (UNION), a row already output is never added again
+    /// (the base's duplicates go too); without (UNION ALL) every row a round makes is added.
+    /// More than `max_iterations` rounds is an error naming the query.
+    RecursiveUnion {
+        /// The query's name, for the iteration limit's error.
+        name: String,
+        /// Input 0 is the base term; the others are what the step reads besides the working
+        /// table (whole relations, read once and held in memory).
+        inputs: Vec<PhysicalPlan>,
+        /// The recursive term, evaluated in memory each round: its leaves are
+        /// [`PhysicalPlan::StepInput`]s and constant [`PhysicalPlan::Values`]; no scans or
+        /// exchanges.
+        step: Box<PhysicalPlan>,
+        /// UNION (rows deduplicated against every row so far) rather than UNION ALL.
+        distinct: bool,
+        /// The most rounds of the step before the query fails.
+        max_iterations: usize,
+        /// The column types (of the base term; the step's are cast to them).
+        types: Vec<DataType>,
+    },
+    /// Inside a [`PhysicalPlan::RecursiveUnion`]'s step: port 0 is the working table (the
+    /// rows the previous round added), port `k > 0` the rows of the recursive union's input `k`.
+    StepInput {
+        /// Which rows.
+        port: usize,
+        /// Their schema.
+        schema: Schema,
+    },
 }
 
 crate::decode::checked_serde!(PhysicalPlan, nested "a plan");
@@ -579,7 +610,8 @@ impl PhysicalPlan {
         match self {
             PhysicalPlan::Scan { .. }
             | PhysicalPlan::Exchange { .. }
-            | PhysicalPlan::Values { .. } => RowBound::Source,
+            | PhysicalPlan::Values { .. }
+            | PhysicalPlan::StepInput { .. } => RowBound::Source,
             PhysicalPlan::Filter { .. }
             | PhysicalPlan::Project { .. }
             | PhysicalPlan::Repeat { .. }
@@ -595,18 +627,22 @@ impl PhysicalPlan {
             }),
             PhysicalPlan::HashJoin { .. } => RowBound::Larger,
             PhysicalPlan::NestedLoopJoin { .. } => RowBound::Product,
-            PhysicalPlan::Union { .. } => RowBound::Sum,
+            // At least its inputs' rows: the rounds it runs are not known.
+            PhysicalPlan::Union { .. } | PhysicalPlan::RecursiveUnion { .. } => RowBound::Sum,
         }
     }
 
-    /// Inputs of this node, in port order (a join's left input is port 0).
+    /// Inputs of this node, in port order (a join's left input is port 0). A recursive
+    /// union's step is not an input: its kernel evaluates it.
     pub fn children(&self) -> Vec<&PhysicalPlan> {
         match self {
             PhysicalPlan::Scan { .. }
             | PhysicalPlan::Exchange { .. }
-            | PhysicalPlan::Values { .. } => {
+            | PhysicalPlan::Values { .. }
+            | PhysicalPlan::StepInput { .. } => {
                 vec![]
             }
+            PhysicalPlan::RecursiveUnion { inputs, .. } => inputs.iter().collect(),
             PhysicalPlan::Filter { input, .. }
             | PhysicalPlan::Project { input, .. }
             | PhysicalPlan::HashAggregate { input, .. }
@@ -649,6 +685,8 @@ impl PhysicalPlan {
             PhysicalPlan::Exchange { .. } => "Exchange",
             PhysicalPlan::Values { .. } => "Values",
             PhysicalPlan::Union { .. } => "Union",
+            PhysicalPlan::RecursiveUnion { .. } => "RecursiveUnion",
+            PhysicalPlan::StepInput { .. } => "StepInput",
         }
     }
 }

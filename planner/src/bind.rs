@@ -17,6 +17,8 @@ use weir_operators::plan::{AggFunc, AggregateExpr, SortKey};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
 mod datetime;
+mod recursive;
+mod relations;
 mod scalar;
 mod select;
 mod subquery;

@@ -128,7 +128,12 @@ pub struct Catalog {
     version: u64,
     /// Data nodes of the cluster the plans are for (see [`Catalog::set_data_nodes`]).
     data_nodes: Option<usize>,
+    /// The most rounds of a recursive query's step (see [`Catalog::set_max_recursion`]).
+    max_recursion: Option<usize>,
 }
+
+/// The most rounds a recursive query's step runs by default before the query fails.
+pub const DEFAULT_MAX_RECURSION: usize = 10_000;
 
 impl Catalog {
     /// An empty catalog at version 0.
@@ -174,6 +179,7 @@ impl Catalog {
             next_row_ids: snapshot.next_row_ids.into_iter().collect(),
             version: snapshot.version.max(min_version),
             data_nodes: None,
+            max_recursion: None,
         }
     }
 
@@ -297,6 +303,17 @@ impl Catalog {
     /// bump the version.
     pub fn set_data_nodes(&mut self, nodes: usize) {
         self.data_nodes = Some(nodes.max(1));
+    }
+
+    /// Plans a recursive query (`WITH RECURSIVE`) to fail when its step still adds rows
+    /// after `rounds` rounds (default [`DEFAULT_MAX_RECURSION`]).
+    pub fn set_max_recursion(&mut self, rounds: usize) {
+        self.max_recursion = Some(rounds);
+    }
+
+    /// The most rounds of a recursive query's step (see [`Catalog::set_max_recursion`]).
+    pub fn max_recursion(&self) -> usize {
+        self.max_recursion.unwrap_or(DEFAULT_MAX_RECURSION)
     }
 
     /// The data nodes recorded by [`Catalog::set_data_nodes`], if any.

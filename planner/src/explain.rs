@@ -171,8 +171,13 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
                 }
             }
         }
-        PhysicalPlan::Exchange { schema, .. } | PhysicalPlan::Values { schema, .. } => {
+        PhysicalPlan::Exchange { schema, .. }
+        | PhysicalPlan::Values { schema, .. }
+        | PhysicalPlan::StepInput { schema, .. } => {
             schema.fields.iter().map(|f| f.name.clone()).collect()
+        }
+        PhysicalPlan::RecursiveUnion { inputs, .. } => {
+            inputs.first().map(names).unwrap_or_default()
         }
         PhysicalPlan::Union { inputs } => inputs.first().map(names).unwrap_or_default(),
         PhysicalPlan::Window {
@@ -402,6 +407,17 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
         }
         PhysicalPlan::Values { rows, .. } => format!("Values ({} row(s))", rows.len()),
         PhysicalPlan::Union { inputs } => format!("Union ({} inputs)", inputs.len()),
+        PhysicalPlan::RecursiveUnion {
+            name,
+            distinct,
+            max_iterations,
+            ..
+        } => format!(
+            "RecursiveUnion {name} (UNION{}, at most {max_iterations} iterations; the base, then what the step reads)",
+            if *distinct { "" } else { " ALL" }
+        ),
+        PhysicalPlan::StepInput { port: 0, .. } => "StepInput (the working table)".to_string(),
+        PhysicalPlan::StepInput { port, .. } => format!("StepInput (input {port})"),
         PhysicalPlan::Window {
             input,
             partition_by,
@@ -426,6 +442,10 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
     let _ = writeln!(out, "{pad}{line}");
     for c in plan.children() {
         node(c, qp, depth + 1, out);
+    }
+    if let PhysicalPlan::RecursiveUnion { step, .. } = plan {
+        let _ = writeln!(out, "{pad}  step, each round:");
+        node(step, qp, depth + 2, out);
     }
 }
 

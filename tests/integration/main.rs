@@ -27,6 +27,7 @@ mod layout;
 mod prepared;
 mod properties;
 mod protocol;
+mod recursive;
 mod replication;
 mod seed_queries;
 mod slt;

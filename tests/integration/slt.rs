@@ -161,13 +161,19 @@ impl Weir {
     }
 }
 
-/// The `.slt` files under `tests/slt/`, sorted.
+/// The `.slt` files under `tests/slt/`, sorted; with `WEIR_SLT_FILTER` set, those whose name
+/// contains it (`WEIR_SLT_FILTER=recursive cargo test --test integration slt::`).
 fn slt_files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt");
+    let filter = std::env::var("WEIR_SLT_FILTER").unwrap_or_default();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "slt"))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(&filter))
+        })
         .collect();
     files.sort();
     files

@@ -19,13 +19,16 @@ use crate::plan::PhysicalPlan;
 
 pub mod aggregate;
 pub mod filter;
+pub(crate) mod groups;
 pub mod hash;
 pub(crate) mod int_table;
 pub mod join;
 pub mod limit;
+pub mod local;
 mod operator;
 pub mod partition;
 pub mod project;
+pub mod recursive;
 pub mod repeat;
 pub mod scan;
 pub mod single_row;
@@ -38,7 +41,7 @@ pub use scan::ScanSource;
 
 /// Builds the kernel for a non-leaf plan node (`Filter`, `Project`, `HashJoin`,
 /// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`, `Union`, `Repeat`,
-/// `Window`). Stateful kernels account their memory in `reservation`
+/// `Window`, `RecursiveUnion`). Stateful kernels account their memory in `reservation`
 /// and fail with [`crate::Error::Memory`] when it refuses to grow. Leaf nodes (`Scan`,
 /// `Exchange`, `Values`) are sources handled by the runtime; asking for one here is an error.
 pub fn create_operator(
@@ -128,6 +131,26 @@ pub fn create_operator(
             order_by.clone(),
             functions.clone(),
             *keep,
+            ctx.clone(),
+            reservation,
+        ))),
+        PhysicalPlan::RecursiveUnion {
+            name,
+            inputs,
+            step,
+            distinct,
+            max_iterations,
+            types,
+        } => Ok(Box::new(recursive::RecursiveUnionOp::new(
+            recursive::RecursiveSpec {
+                name: name.clone(),
+                step: (**step).clone(),
+                distinct: *distinct,
+                max_iterations: *max_iterations,
+                types: types.clone(),
+                inputs: inputs.len(),
+                build: create_operator,
+            },
             ctx.clone(),
             reservation,
         ))),

@@ -9,6 +9,7 @@
 //! (followed by hidden ORDER BY columns), Distinct, Sort, Limit, and a last Project that drops
 //! the hidden columns.
 
+use super::relations::{rename_columns, union_all};
 use super::subquery::resolve_placeholders;
 use super::window_scope::WINDOW_SLOT;
 use super::*;
@@ -40,12 +41,10 @@ impl Binder<'_> {
         result
     }
 
-    /// Binds the CTEs of `q.with` in order (each sees the ones before it).
-    fn with_clause(&mut self, q: &sql::Query) -> Result<(), PlanError> {
+    /// Binds the CTEs of `q.with` in order (each sees the ones before it; under `WITH
+    /// RECURSIVE`, one that names itself is a recursive query, [`Binder::recursive_cte`]).
+    pub(super) fn with_clause(&mut self, q: &sql::Query) -> Result<(), PlanError> {
         let Some(with) = &q.with else { return Ok(()) };
-        if with.recursive {
-            return Err(unsupported("WITH RECURSIVE", with.span()));
-        }
         for cte in &with.cte_tables {
             if cte.from.is_some() {
                 return Err(unsupported("CTE ... FROM", cte.alias.name.span));
@@ -58,18 +57,23 @@ impl Binder<'_> {
                     at(cte.alias.name.span)
                 )));
             }
-            self.outer.push(None);
-            let bound = self.query(&cte.query);
-            self.outer.pop();
-            let mut bound = bound?;
-            rename_columns(&mut bound.fields, &cte.alias, cte.alias.name.span)?;
+            let bound = if with.recursive && super::recursive::refers_to(&cte.query, &name) {
+                self.recursive_cte(cte, &name)?
+            } else {
+                self.outer.push(None);
+                let bound = self.query(&cte.query);
+                self.outer.pop();
+                let mut bound = bound?;
+                rename_columns(&mut bound.fields, &cte.alias, cte.alias.name.span)?;
+                bound
+            };
             self.ctes.push((name, bound));
         }
         Ok(())
     }
 
     /// Binds a query body that is not a plain SELECT with its own ORDER BY.
-    fn set_expr(&mut self, body: &sql::SetExpr) -> Result<BoundQuery, PlanError> {
+    pub(super) fn set_expr(&mut self, body: &sql::SetExpr) -> Result<BoundQuery, PlanError> {
         match body {
             sql::SetExpr::Select(s) => self.select(s, None),
             sql::SetExpr::Query(q) => self.query(q),
@@ -156,7 +160,7 @@ impl Binder<'_> {
     }
 
     /// `bound`'s plan with its columns converted to `types` where they differ.
-    fn cast_columns(&mut self, bound: BoundQuery, types: &[DataType]) -> LogicalPlan {
+    pub(super) fn cast_columns(&mut self, bound: BoundQuery, types: &[DataType]) -> LogicalPlan {
         if bound
             .fields
             .iter()
@@ -1537,16 +1541,6 @@ fn same_or_numeric(a: DataType, b: DataType) -> Option<DataType> {
     }
 }
 
-/// `l UNION ALL r`, flattening nested unions.
-fn union_all(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
-    let mut inputs = match l {
-        LogicalPlan::Union { inputs } => inputs,
-        other => vec![other],
-    };
-    inputs.push(r);
-    LogicalPlan::Union { inputs }
-}
-
 /// `l CROSS JOIN r` (a comma in FROM).
 fn cross_join(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
     LogicalPlan::Join {
@@ -1556,33 +1550,6 @@ fn cross_join(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
         on: vec![],
         filter: None,
     }
-}
-
-/// Renames `fields` by the column list of `alias` (`AS t(a, b)`), if it has one.
-fn rename_columns(
-    fields: &mut [Field],
-    alias: &sql::TableAlias,
-    span: Span,
-) -> Result<(), PlanError> {
-    if alias.columns.is_empty() {
-        return Ok(());
-    }
-    if alias.columns.len() > fields.len() {
-        return Err(PlanError::Invalid(format!(
-            "'{}' has {} columns but {} column names were given{}",
-            alias.name.value,
-            fields.len(),
-            alias.columns.len(),
-            at(span)
-        )));
-    }
-    for (f, c) in fields.iter_mut().zip(&alias.columns) {
-        if c.data_type.is_some() {
-            return Err(unsupported("typed column aliases", span));
-        }
-        f.name = c.name.value.clone();
-    }
-    Ok(())
 }
 
 /// LIMIT/OFFSET or OFFSET/FETCH of a query: `(limit, offset)`.

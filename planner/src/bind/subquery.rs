@@ -12,7 +12,8 @@ use super::*;
 
 impl Binder<'_> {
     /// A column reference: in `scope`, else in the enclosing query's FROM row (an outer
-    /// reference of a correlated subquery).
+    /// reference of a correlated subquery). A column of a query further out is refused,
+    /// naming the construct.
     pub(crate) fn column(
         &mut self,
         parts: &[sql::Ident],
@@ -24,12 +25,32 @@ impl Binder<'_> {
             Err(err @ PlanError::UnknownColumn { .. }) => match self.outer.last() {
                 Some(Some(outer)) => match outer.resolve(parts, span) {
                     Ok(g) => Ok(B::new(Expr::OuterColumn(g), Some(outer.types[g]))),
-                    Err(_) => Err(err),
+                    Err(_) => Err(self.further_out(parts, span).unwrap_or(err)),
                 },
                 _ => Err(err),
             },
             Err(err) => Err(err),
         }
+    }
+
+    /// The error for `parts`, when a query two or more levels out of the subquery has such
+    /// a column (the optimizer unnests only references to the query right around it).
+    fn further_out(&self, parts: &[sql::Ident], span: Span) -> Option<PlanError> {
+        let scopes = self.outer.iter().rev().skip(1);
+        let found = scopes
+            .map_while(Option::as_ref)
+            .any(|s| s.resolve(parts, span).is_ok());
+        let name: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
+        found.then(|| {
+            unsupported(
+                format!(
+                    "a reference to column '{}' of a query two or more levels out of its subquery \
+                     (a subquery may read the query right around it)",
+                    name.join(".")
+                ),
+                span,
+            )
+        })
     }
 
     /// Binds the body of a subquery of an expression over `scope`. With `groups`, the

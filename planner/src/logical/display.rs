@@ -53,6 +53,11 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
             s
         }
         LogicalPlan::Values { rows, .. } => format!("Values ({} rows)", rows.len()),
+        LogicalPlan::RecursiveCte { name, distinct, .. } => format!(
+            "RecursiveCte {name} UNION{}",
+            if *distinct { "" } else { " ALL" }
+        ),
+        LogicalPlan::WorkTable { name, .. } => format!("WorkTable {name}"),
         LogicalPlan::Filter { predicate, .. } => {
             format!("Filter {}", fmt_expr(predicate, &input_names(0)))
         }

@@ -44,6 +44,20 @@ impl JoinKind {
         )
     }
 
+    /// The operators' join type that runs this kind.
+    pub fn join_type(self) -> weir_operators::plan::JoinType {
+        use weir_operators::plan::JoinType;
+        match self {
+            JoinKind::Inner => JoinType::Inner,
+            JoinKind::Left => JoinType::Left,
+            JoinKind::Right => JoinType::Right,
+            JoinKind::Full => JoinType::Full,
+            JoinKind::Semi => JoinType::Semi,
+            JoinKind::Anti => JoinType::Anti { null_aware: false },
+            JoinKind::AntiNullAware => JoinType::Anti { null_aware: true },
+        }
+    }
+
     /// The SQL-ish name, for EXPLAIN.
     pub fn name(self) -> &'static str {
         match self {
@@ -229,6 +243,29 @@ pub enum LogicalPlan {
         /// before its own).
         keep: Option<usize>,
     },
+    /// `WITH RECURSIVE name AS (base UNION [ALL] step)`: the rows of `base`, then of `step`
+    /// evaluated again and again over the rows the round before added (its
+    /// [`LogicalPlan::WorkTable`]), until a round adds none. `distinct` (UNION) drops every
+    /// row seen before. The columns are `base`'s; `step`'s have the same types.
+    RecursiveCte {
+        /// The query's name (the step's work table has it).
+        name: String,
+        /// The non-recursive term.
+        base: Box<LogicalPlan>,
+        /// The recursive term: reads the work table once, outside subqueries, aggregates and
+        /// the nullable side of outer joins.
+        step: Box<LogicalPlan>,
+        /// UNION rather than UNION ALL.
+        distinct: bool,
+    },
+    /// Inside the step of the [`LogicalPlan::RecursiveCte`] named `name`: the rows its last
+    /// round added.
+    WorkTable {
+        /// The recursive query's name.
+        name: String,
+        /// Its columns.
+        schema: Schema,
+    },
 }
 
 impl LogicalPlan {
@@ -243,7 +280,10 @@ impl LogicalPlan {
                     .map(|&c| table.schema.fields[c].clone())
                     .collect(),
             ),
-            LogicalPlan::Values { schema, .. } => schema.clone(),
+            LogicalPlan::Values { schema, .. } | LogicalPlan::WorkTable { schema, .. } => {
+                schema.clone()
+            }
+            LogicalPlan::RecursiveCte { base, .. } => base.schema(),
             LogicalPlan::Filter { input, .. }
             | LogicalPlan::Distinct { input }
             | LogicalPlan::Sort { input, .. }
@@ -302,7 +342,12 @@ impl LogicalPlan {
     /// The inputs, in order (a subquery of an Apply is its second input).
     pub fn inputs(&self) -> Vec<&LogicalPlan> {
         match self {
-            LogicalPlan::Scan { .. } | LogicalPlan::Values { .. } => vec![],
+            LogicalPlan::Scan { .. }
+            | LogicalPlan::Values { .. }
+            | LogicalPlan::WorkTable { .. } => {
+                vec![]
+            }
+            LogicalPlan::RecursiveCte { base, step, .. } => vec![base, step],
             LogicalPlan::Filter { input, .. }
             | LogicalPlan::Project { input, .. }
             | LogicalPlan::Aggregate { input, .. }
@@ -330,7 +375,20 @@ impl LogicalPlan {
     ) -> Result<LogicalPlan, E> {
         let mut b = |p: Box<LogicalPlan>| f(*p).map(Box::new);
         Ok(match self {
-            leaf @ (LogicalPlan::Scan { .. } | LogicalPlan::Values { .. }) => leaf,
+            leaf @ (LogicalPlan::Scan { .. }
+            | LogicalPlan::Values { .. }
+            | LogicalPlan::WorkTable { .. }) => leaf,
+            LogicalPlan::RecursiveCte {
+                name,
+                base,
+                step,
+                distinct,
+            } => LogicalPlan::RecursiveCte {
+                name,
+                base: b(base)?,
+                step: b(step)?,
+                distinct,
+            },
             LogicalPlan::Filter { input, predicate } => LogicalPlan::Filter {
                 input: b(input)?,
                 predicate,

@@ -224,7 +224,8 @@ fn semi_join(
     }
 }
 
-fn node_name(plan: &LogicalPlan) -> &'static str {
+/// What `plan` is, in words, for errors (`"a table scan"`, `"ORDER BY"`).
+pub(crate) fn node_name(plan: &LogicalPlan) -> &'static str {
     match plan {
         LogicalPlan::Scan { .. } => "a table scan",
         LogicalPlan::Values { .. } => "VALUES",
@@ -241,6 +242,7 @@ fn node_name(plan: &LogicalPlan) -> &'static str {
         LogicalPlan::Apply { .. } => "a nested subquery",
         LogicalPlan::SingleRow { .. } => "a scalar subquery",
         LogicalPlan::Window { .. } => "a window function",
+        LogicalPlan::RecursiveCte { .. } | LogicalPlan::WorkTable { .. } => "a recursive query",
     }
 }
 

@@ -104,6 +104,12 @@ pub(crate) fn selectivity_of(conds: &[Expr]) -> f64 {
     conds.iter().map(selectivity).product()
 }
 
+/// The rounds a recursive query is guessed to run.
+const RECURSIVE_ROUNDS: f64 = 10.0;
+
+/// The rows one round of a recursive query is guessed to add.
+const WORK_TABLE_ROWS: f64 = 100.0;
+
 /// The estimate of `plan`'s output.
 pub(crate) fn estimate(plan: &LogicalPlan, catalog: &Catalog) -> Estimate {
     match plan {
@@ -136,6 +142,13 @@ pub(crate) fn estimate(plan: &LogicalPlan, catalog: &Catalog) -> Estimate {
             full.scaled(base * kept)
         }
         LogicalPlan::Values { schema, rows } => Estimate::unknown(rows.len() as f64, schema.len()),
+        // A recursive query's rounds are not known: a guess of ten, each like the first.
+        LogicalPlan::RecursiveCte { base, step, .. } => {
+            let rows =
+                estimate(base, catalog).rows + RECURSIVE_ROUNDS * estimate(step, catalog).rows;
+            Estimate::unknown(rows, plan.width())
+        }
+        LogicalPlan::WorkTable { schema, .. } => Estimate::unknown(WORK_TABLE_ROWS, schema.len()),
         LogicalPlan::Filter { input, predicate } => {
             let input = estimate(input, catalog);
             let mut conds = Vec::new();

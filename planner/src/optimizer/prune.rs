@@ -93,6 +93,24 @@ fn narrowed(
     Ok((project, keep_map(req, width)))
 }
 
+/// `plan` pruned to output exactly the columns `keep`, in order (projected onto them when it
+/// would output more): what each input of a union must agree on.
+fn prune_exactly(plan: LogicalPlan, keep: &BTreeSet<usize>) -> Result<LogicalPlan, PlanError> {
+    let fields = plan.schema().fields;
+    let (p, map) = prune(plan, keep)?;
+    let exprs = keep
+        .iter()
+        .map(|&c| remap(&Expr::Column(c), &map))
+        .collect::<Result<Vec<_>, _>>()?;
+    let is_identity =
+        p.width() == keep.len() && exprs.iter().enumerate().all(|(n, e)| *e == Expr::Column(n));
+    Ok(if is_identity {
+        p
+    } else {
+        p.project(exprs, keep.iter().map(|&c| fields[c].clone()).collect())
+    })
+}
+
 fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map), PlanError> {
     let width = plan.width();
     Ok(match plan {
@@ -307,22 +325,10 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
             } else {
                 req.clone()
             };
-            let mut pruned = Vec::with_capacity(inputs.len());
-            for i in inputs {
-                let fields = i.schema().fields;
-                let (p, map) = prune(i, &keep)?;
-                let exprs = keep
-                    .iter()
-                    .map(|&c| remap(&Expr::Column(c), &map))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let is_identity = p.width() == keep.len()
-                    && exprs.iter().enumerate().all(|(n, e)| *e == Expr::Column(n));
-                pruned.push(if is_identity {
-                    p
-                } else {
-                    p.project(exprs, keep.iter().map(|&c| fields[c].clone()).collect())
-                });
-            }
+            let pruned = inputs
+                .into_iter()
+                .map(|i| prune_exactly(i, &keep))
+                .collect::<Result<Vec<_>, _>>()?;
             (
                 LogicalPlan::Union { inputs: pruned },
                 keep_map(&keep, width),
@@ -404,7 +410,25 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
                 out,
             )
         }
-        other @ (LogicalPlan::Values { .. } | LogicalPlan::Apply { .. }) => {
+        LogicalPlan::RecursiveCte {
+            name,
+            base,
+            step,
+            distinct,
+        } => {
+            // Each round feeds every column to the next: the terms keep them all.
+            let all: BTreeSet<usize> = (0..width).collect();
+            let cte = LogicalPlan::RecursiveCte {
+                name,
+                base: Box::new(prune_exactly(*base, &all)?),
+                step: Box::new(prune_exactly(*step, &all)?),
+                distinct,
+            };
+            (cte, identity(width))
+        }
+        other @ (LogicalPlan::Values { .. }
+        | LogicalPlan::Apply { .. }
+        | LogicalPlan::WorkTable { .. }) => {
             // Values are tiny and Applies are gone by now.
             (other, identity(width))
         }

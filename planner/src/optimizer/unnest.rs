@@ -420,6 +420,9 @@ impl Domain {
                     "",
                 ))
             }
+            LogicalPlan::RecursiveCte { .. } | LogicalPlan::WorkTable { .. } => {
+                return Err(PlanError::unsupported("a correlated recursive query", ""))
+            }
         })
     }
 

@@ -14,128 +14,30 @@
 //!   sort of a large input sorts on each node and merges the gathered streams, of a smaller
 //!   one sorts the gathered rows once; a limit limits each node, then the gathered rows;
 //! - unions gather every input into one fragment; INTERSECT and EXCEPT are planned as a union
-//!   counted by an aggregation;
+//!   counted by an aggregation; a recursive query runs in one fragment on the initiator
+//!   ([`recursive`]);
 //! - a partitioned window hash-distributes its input on the partition keys into a window
 //!   fragment on every data node, an unpartitioned one gathers it; a top-N window keeps its
 //!   first rows per partition where the rows are, before they move.
 //!
 //! What runs on the initiator at the top becomes the root fragment (id 0).
 
+mod fragments;
+mod recursive;
 pub(crate) mod scan;
+
+use fragments::{Frags, Input};
 
 use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::{JoinKind, LogicalPlan, SetOpKind};
 use crate::optimizer::estimate::estimate;
-use crate::statement::{Fragment, FragmentOutput, Placement, QueryPlan};
+use crate::statement::{Fragment, Placement, QueryPlan};
 use weir_operators::kernels::sort::MERGE_MIN_BYTES;
 use weir_operators::plan::Distribution;
-use weir_operators::plan::{
-    AggFunc, AggMode, AggregateExpr, JoinSide, JoinType, SortKey, WindowExpr,
-};
+use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey, WindowExpr};
 use weir_operators::types::row_bytes;
 use weir_operators::{BinaryOp, DataType, Expr, Field, PhysicalPlan, Schema};
-
-/// A partially built fragment: its operator tree so far and where it runs.
-struct Input {
-    plan: PhysicalPlan,
-    schema: Schema,
-    placement: Placement,
-    /// Pre-assigned fragment id (join and gather fragments), if any.
-    fragment: Option<u32>,
-    /// When the fragment runs on several instances: expressions (over its output) whose
-    /// equal values are known to be on one instance, because a hash exchange on them feeds
-    /// it (a partitioned window's); `None` when not known.
-    hashed: Option<Vec<Expr>>,
-}
-
-impl Input {
-    /// Whether the fragment runs as a single instance, on the initiator.
-    fn is_single(&self) -> bool {
-        self.placement == Placement::Initiator
-    }
-
-    fn wrap(self, plan: PhysicalPlan, schema: Schema) -> Input {
-        Input {
-            plan,
-            schema,
-            ..self
-        }
-    }
-
-    /// The same fragment with `f` of its plan on top (an operator that keeps the rows on
-    /// their instances and the columns in place, adding some after them).
-    fn top(self, f: impl FnOnce(PhysicalPlan) -> PhysicalPlan, schema: Schema) -> Input {
-        Input {
-            plan: f(self.plan),
-            schema,
-            ..self
-        }
-    }
-}
-
-struct Frags {
-    fragments: Vec<Fragment>,
-    next_id: u32,
-    next_exchange: u32,
-    /// Data nodes a broadcast reaches (see [`Catalog::data_nodes`]).
-    data_nodes: Option<usize>,
-}
-
-impl Frags {
-    fn alloc(&mut self) -> u32 {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
-    }
-
-    /// Turns `input` into a fragment sending to `target`; returns the receiving leaf.
-    fn emit(&mut self, input: Input, target: u32, distribution: Distribution) -> PhysicalPlan {
-        let id = match input.fragment {
-            Some(id) => id,
-            None => self.alloc(),
-        };
-        let exchange = self.next_exchange;
-        self.next_exchange += 1;
-        self.fragments.push(Fragment {
-            id,
-            plan: input.plan,
-            placement: input.placement,
-            output: Some(FragmentOutput {
-                exchange,
-                target,
-                distribution,
-            }),
-        });
-        PhysicalPlan::Exchange {
-            id: exchange,
-            schema: input.schema,
-        }
-    }
-
-    /// `input`'s rows gathered into a new single fragment on the initiator.
-    fn gather(&mut self, input: Input) -> Input {
-        let id = self.alloc();
-        let schema = input.schema.clone();
-        let plan = self.emit(input, id, Distribution::Gather);
-        Input {
-            plan,
-            schema,
-            placement: Placement::Initiator,
-            fragment: Some(id),
-            hashed: None,
-        }
-    }
-
-    /// `input` as a single instance: gathered unless it already is one.
-    fn single(&mut self, input: Input) -> Input {
-        if input.is_single() {
-            input
-        } else {
-            self.gather(input)
-        }
-    }
-}
 
 fn is_identity(exprs: &[Expr], width: usize) -> bool {
     exprs.len() == width && exprs.iter().enumerate().all(|(i, e)| *e == Expr::Column(i))
@@ -390,6 +292,24 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         LogicalPlan::Apply { position, .. } => {
             return Err(PlanError::unsupported("this subquery", position));
         }
+        LogicalPlan::RecursiveCte {
+            name,
+            base,
+            step,
+            distinct,
+        } => {
+            let cte = recursive::RecursiveCte {
+                name,
+                distinct,
+                max_iterations: catalog.max_recursion(),
+            };
+            recursive::lower_recursive(cte, [*base, *step], schema, catalog, fr, lower)?
+        }
+        LogicalPlan::WorkTable { name, .. } => {
+            return Err(PlanError::Invalid(format!(
+                "internal planner error: recursive query \"{name}\" read outside its step"
+            )));
+        }
         LogicalPlan::Window {
             input,
             partition_by,
@@ -407,18 +327,6 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             window(input, spec, functions, schema, fr)
         }
     })
-}
-
-fn join_type(kind: JoinKind) -> JoinType {
-    match kind {
-        JoinKind::Inner => JoinType::Inner,
-        JoinKind::Left => JoinType::Left,
-        JoinKind::Right => JoinType::Right,
-        JoinKind::Full => JoinType::Full,
-        JoinKind::Semi => JoinType::Semi,
-        JoinKind::Anti => JoinType::Anti { null_aware: false },
-        JoinKind::AntiNullAware => JoinType::Anti { null_aware: true },
-    }
 }
 
 /// Puts `inputs` into one single-instance fragment on the initiator: an input that already
@@ -512,7 +420,7 @@ fn join(
     schema: Schema,
     fr: &mut Frags,
 ) -> Input {
-    let join_type = join_type(kind);
+    let join_type = kind.join_type();
     let left_types = left.schema.types();
     let right_types = right.schema.types();
     let smaller = if right_rows <= left_rows {

@@ -125,8 +125,13 @@ fn unsupported_with_position() {
     for (sql, what) in [
         ("SELECT DISTINCT ON (name) name FROM Item", "DISTINCT ON"),
         (
-            "WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x",
-            "WITH RECURSIVE at line 1, column 1",
+            "WITH RECURSIVE x AS (SELECT 1 UNION SELECT 2 FROM x ORDER BY 1) SELECT * FROM x",
+            "ORDER BY in a recursive query at line 1, column 16",
+        ),
+        (
+            "SELECT id FROM Item i WHERE EXISTS (SELECT 1 FROM Category c WHERE EXISTS \
+             (SELECT 1 FROM Category d WHERE d.cid = i.id))",
+            "a reference to column 'i.id' of a query two or more levels out of its subquery",
         ),
         (
             "SELECT id FROM Item UNION BY NAME SELECT cid FROM Category",

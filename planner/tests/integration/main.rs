@@ -13,4 +13,5 @@ mod explain_joins;
 mod fuzz;
 mod optimizer;
 mod plans;
+mod recursive;
 mod windows;

@@ -58,6 +58,7 @@ pub struct ClusterBuilder {
     pub(super) checkpoint_bytes: u64,
     pub(super) disk: Option<DiskSeam>,
     pub(super) max_value_bytes: usize,
+    pub(super) max_recursion: usize,
     pub(super) prepared_write_ttl: Duration,
     pub(super) write_piece_bytes: usize,
     pub(super) copy_dirs: Option<Vec<PathBuf>>,
@@ -101,6 +102,7 @@ impl Default for ClusterBuilder {
             checkpoint_bytes: crate::node::journal::DEFAULT_CHECKPOINT_BYTES,
             disk: None,
             max_value_bytes: weir_operators::limits::DEFAULT_MAX_VALUE_BYTES,
+            max_recursion: weir_planner::catalog::DEFAULT_MAX_RECURSION,
             prepared_write_ttl: crate::dispatch::node_actor::DEFAULT_PREPARED_WRITE_TTL,
             write_piece_bytes: crate::wire::messages::MAX_WRITE_PIECE_BYTES,
             copy_dirs: None,
@@ -391,6 +393,27 @@ impl ClusterBuilder {
     /// The largest value a SQL function may make (see [`ClusterBuilder::max_value_size`]).
     pub fn max_value_bytes(&self) -> usize {
         self.max_value_bytes
+    }
+
+    /// The most rounds the step of a recursive query (`WITH RECURSIVE`) runs (default
+    /// [`DEFAULT_MAX_RECURSION`](weir_planner::catalog::DEFAULT_MAX_RECURSION), 10,000): a
+    /// query whose step still adds rows after that many fails with an error naming it, so an
+    /// endless recursion is an error rather than a hang.
+    ///
+    /// ```
+    /// use weir_runtime::Cluster;
+    /// let cluster = Cluster::builder().nodes(1).max_recursion(5).build().unwrap();
+    /// let count = |to: i64| {
+    ///     let sql = format!("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < {to}) SELECT COUNT(*) FROM r");
+    ///     cluster.query(&sql, &[])
+    /// };
+    /// assert_eq!(count(6).unwrap().num_rows(), 1);
+    /// let err = count(7).unwrap_err().to_string();
+    /// assert!(err.contains("recursive query \"r\"") && err.contains("5 iterations"), "{err}");
+    /// ```
+    pub fn max_recursion(mut self, rounds: usize) -> Self {
+        self.max_recursion = rounds;
+        self
     }
 
     /// How long a data node holds a write it prepared (phase one of a write with several

@@ -166,6 +166,7 @@ impl Inner {
         );
         let mut catalog = Catalog::new();
         catalog.set_data_nodes(p.config.nodes);
+        catalog.set_max_recursion(p.config.max_recursion);
         Inner {
             plans: PlanCache::new(p.config.plan_cache),
             client: p.client,

@@ -532,7 +532,9 @@ impl Inner {
                 match newest.catalog.as_ref().map(decode_catalog) {
                     Some(Ok(snapshot)) => {
                         let nodes = catalog.data_nodes();
+                        let rounds = catalog.max_recursion();
                         *catalog = Catalog::from_snapshot(snapshot, catalog.version() + 1);
+                        catalog.set_max_recursion(rounds);
                         if let Some(nodes) = nodes {
                             catalog.set_data_nodes(nodes);
                         }

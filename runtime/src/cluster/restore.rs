@@ -165,6 +165,7 @@ impl Cluster {
         let version = snapshot.version;
         *catalog = Catalog::from_snapshot(snapshot, version);
         catalog.set_data_nodes(self.inner.config.nodes);
+        catalog.set_max_recursion(self.inner.config.max_recursion);
         self.inner
             .logged_schema
             .store(catalog.version(), std::sync::atomic::Ordering::SeqCst);
