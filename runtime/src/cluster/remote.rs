@@ -705,6 +705,9 @@ fn watch(
             }
             continue;
         };
+        if stop.load(Ordering::SeqCst) {
+            return; // the client is closing its connections: not a node going down
+        }
         let Some(inner) = inner.upgrade() else { return };
         let data = inner.config.nodes as NodeId;
         let up = |i: NodeId| inner.nodes[i as usize].up.load(Ordering::SeqCst);
