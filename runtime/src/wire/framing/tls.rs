@@ -5,7 +5,7 @@
 //! that come after it in its file) by the cluster's CA, whose certificate every party holds
 //! too. Both ends of a connection present their certificate and check the other's against the
 //! CA (signature, validity dates, key usage); then the weir handshake runs inside TLS and the
-//! id it claims is checked against the certificate's names ([`allows`]):
+//! id it claims is checked against the certificate's names (`allows`):
 //!
 //! - `node-<id>.weir` (a DNS subject alternative name, e.g. `node-2.weir`): data node `<id>`.
 //!   It may claim that id and no other. A node that dials another checks, as a TLS client

@@ -3,7 +3,7 @@
 //! deadline, and become connections ([`super::link`]) if the peer proves the secret and no
 //! live connection holds its id. Under TLS, the TLS handshake comes first (the peer's
 //! certificate must be signed by the CA), then the weir handshake inside it, whose claimed
-//! id the certificate must name ([`tls::allows`]); both within the one deadline.
+//! id the certificate must name (`tls::allows`); both within the one deadline.
 
 use super::config::Auth;
 use super::link::serve;

@@ -73,7 +73,7 @@ pub struct TcpStats {
     /// checksum, no node here to take them). Too long closes the connection.
     pub refused_frames: u64,
     /// Frames whose tag did not verify (forged, altered, replayed, reordered or injected);
-    /// each closed its connection.
+    /// under TLS, records that did not decrypt. Each closed its connection.
     pub forged_frames: u64,
     /// Authenticated newcomers refused because a live connection holds their id.
     pub duplicate_ids: u64,
