@@ -116,7 +116,7 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         nodes: usize,
         #[command(flatten)]
-        remote: Remote,
+        remote: Remote<ServeNodeTls>,
         /// Load the demo data (`Item`, `customers`, `orders`) first.
         #[arg(long)]
         demo: bool,
@@ -149,7 +149,8 @@ enum Command {
         command: weir_cli::bench::BenchCommand,
     },
     /// Run one data node over TCP: listen on ADDR (port 0 picks one), print the address it
-    /// bound on a line `listening on ADDR`, and serve peers that know the secret until
+    /// bound on a line `listening on ADDR`, and serve peers that know the secret (or, with
+    /// --tls-cert, --tls-key and --tls-ca, that present a certificate the CA signed) until
     /// killed.
     Node {
         /// Address to listen on, e.g. 127.0.0.1:0.
@@ -159,9 +160,15 @@ enum Command {
         #[arg(long)]
         id: u32,
         /// A file holding the cluster's shared secret (at least 16 bytes; a trailing line
-        /// break is ignored).
-        #[arg(long)]
-        secret_file: std::path::PathBuf,
+        /// break is ignored). Not with the --tls-* flags: TLS replaces the secret.
+        #[arg(
+            long,
+            required_unless_present = "tls_cert",
+            conflicts_with = "tls_cert"
+        )]
+        secret_file: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        tls: NodeTls,
         /// The node's memory budget in bytes.
         #[arg(long, default_value_t = weir_runtime::memory::DEFAULT_NODE_MEMORY)]
         memory: usize,
@@ -247,13 +254,21 @@ fn parse_param(s: &str) -> Value {
 fn run_node(
     listen: std::net::SocketAddr,
     id: u32,
-    secret_file: &std::path::Path,
+    secret_file: Option<&std::path::Path>,
+    tls: &NodeTls,
     memory: usize,
     storage: &StorageArgs,
 ) -> Result<(), String> {
     use std::io::Write;
-    let secret = weir_runtime::wire::framing::Secret::from_file(secret_file)?;
-    let config = weir_runtime::wire::tcp::TcpConfig::new(id, secret).listen(listen);
+    use weir_runtime::wire::tcp::{Auth, TcpConfig};
+    let auth = match (secret_file, tls.files()) {
+        (_, Some(files)) => Auth::Tls(weir::Tls::load(&files).map_err(|e| e.to_string())?),
+        (Some(file), None) => Auth::Secret(weir::Secret::from_file(file)?),
+        (None, None) => {
+            return Err("give --secret-file, or --tls-cert, --tls-key and --tls-ca".into())
+        }
+    };
+    let config = TcpConfig::new(id, auth).listen(listen);
     let data = storage.data_dir.clone().map(|d| (d, storage.durability));
     let node = weir_runtime::cluster::data_node::DataNode::start_in(config, memory, data)
         .map_err(|e| format!("node {id}: {e}"))?;
@@ -357,31 +372,128 @@ fn script_text(file: Option<&str>, sql: Option<&str>) -> Result<String, String> 
     }
 }
 
-/// `--connect` and `--secret-file`: data nodes in other processes, if given.
-#[derive(clap::Args, Clone)]
-struct Remote {
-    /// Connect to data nodes running in other processes (`weir node`) at these
-    /// addresses, node 0 first, instead of starting a cluster in this process.
-    #[arg(long, value_delimiter = ',', requires = "secret_file")]
-    connect: Vec<String>,
-    /// The cluster's shared secret, as `weir node --secret-file` reads it (with
-    /// `--connect`).
-    #[arg(long, requires = "connect")]
-    secret_file: Option<std::path::PathBuf>,
+/// TLS files as a set: all three or none.
+trait TlsArgs {
+    /// The three files, if given (clap makes sure they come together).
+    fn files(&self) -> Option<weir::TlsFiles>;
+    /// The flags' names, for messages.
+    const FLAGS: &'static str;
 }
 
-impl Remote {
+/// `--tls-cert`, `--tls-key` and `--tls-ca` of `weir node`: its certificate (naming
+/// `node-<id>.weir`), its key, and the CA that signs every node's and client's certificate.
+#[derive(clap::Args, Clone)]
+struct NodeTls {
+    /// Mutual TLS instead of the secret: this node's certificate (PEM, naming
+    /// `node-<ID>.weir`, signed by the CA of --tls-ca). With --tls-key and --tls-ca.
+    #[arg(long, requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, requires_all = ["tls_cert", "tls_ca"])]
+    tls_key: Option<std::path::PathBuf>,
+    /// The CA certificate (PEM) that signs every node's and client's certificate.
+    #[arg(long, requires_all = ["tls_cert", "tls_key"])]
+    tls_ca: Option<std::path::PathBuf>,
+}
+
+/// `--tls-cert`, `--tls-key` and `--tls-ca` of `weir sql` and `weir shell` with `--connect`.
+#[derive(clap::Args, Clone)]
+struct ConnectTls {
+    /// Connect over mutual TLS instead of with the secret: this client's certificate (PEM,
+    /// naming `client.weir`, signed by the CA of --tls-ca). With --connect, --tls-key and
+    /// --tls-ca.
+    #[arg(long, requires_all = ["tls_key", "tls_ca", "connect"])]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, requires_all = ["tls_cert", "tls_ca", "connect"])]
+    tls_key: Option<std::path::PathBuf>,
+    /// The CA certificate (PEM) that signs the nodes' certificates and this one.
+    #[arg(long, requires_all = ["tls_cert", "tls_key", "connect"])]
+    tls_ca: Option<std::path::PathBuf>,
+}
+
+/// The TLS flags of `weir serve --connect`: `--tls-cert` and `--tls-key` are the
+/// PostgreSQL listener's there, so the client certificate towards the data nodes is
+/// `--node-tls-cert`, `--node-tls-key` and `--node-tls-ca`.
+#[derive(clap::Args, Clone)]
+struct ServeNodeTls {
+    /// Connect to the data nodes over mutual TLS instead of with the secret: this client's
+    /// certificate (PEM, naming `client.weir`, signed by the CA of --node-tls-ca). With
+    /// --connect, --node-tls-key and --node-tls-ca.
+    #[arg(long, requires_all = ["node_tls_key", "node_tls_ca", "connect"])]
+    node_tls_cert: Option<std::path::PathBuf>,
+    /// The private key (PEM) of --node-tls-cert.
+    #[arg(long, requires_all = ["node_tls_cert", "node_tls_ca", "connect"])]
+    node_tls_key: Option<std::path::PathBuf>,
+    /// The CA certificate (PEM) that signs the data nodes' certificates and this one.
+    #[arg(long, requires_all = ["node_tls_cert", "node_tls_key", "connect"])]
+    node_tls_ca: Option<std::path::PathBuf>,
+}
+
+fn tls_files(
+    cert: &Option<std::path::PathBuf>,
+    key: &Option<std::path::PathBuf>,
+    ca: &Option<std::path::PathBuf>,
+) -> Option<weir::TlsFiles> {
+    Some(weir::TlsFiles {
+        cert: cert.clone()?,
+        key: key.clone()?,
+        ca: ca.clone()?,
+    })
+}
+
+impl TlsArgs for NodeTls {
+    const FLAGS: &'static str = "--tls-cert, --tls-key and --tls-ca";
+    fn files(&self) -> Option<weir::TlsFiles> {
+        tls_files(&self.tls_cert, &self.tls_key, &self.tls_ca)
+    }
+}
+
+impl TlsArgs for ConnectTls {
+    const FLAGS: &'static str = "--tls-cert, --tls-key and --tls-ca";
+    fn files(&self) -> Option<weir::TlsFiles> {
+        tls_files(&self.tls_cert, &self.tls_key, &self.tls_ca)
+    }
+}
+
+impl TlsArgs for ServeNodeTls {
+    const FLAGS: &'static str = "--node-tls-cert, --node-tls-key and --node-tls-ca";
+    fn files(&self) -> Option<weir::TlsFiles> {
+        tls_files(&self.node_tls_cert, &self.node_tls_key, &self.node_tls_ca)
+    }
+}
+
+/// `--connect` with `--secret-file` or TLS files: data nodes in other processes, if given.
+#[derive(clap::Args, Clone)]
+struct Remote<T: clap::Args + TlsArgs = ConnectTls> {
+    /// Connect to data nodes running in other processes (`weir node`) at these
+    /// addresses, node 0 first, instead of starting a cluster in this process.
+    #[arg(long, value_delimiter = ',')]
+    connect: Vec<String>,
+    /// The cluster's shared secret, as `weir node --secret-file` reads it (with
+    /// `--connect`; not with TLS, which replaces it).
+    #[arg(long, requires = "connect")]
+    secret_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    tls: T,
+}
+
+impl<T: clap::Args + TlsArgs> Remote<T> {
     /// `builder` connected to the data nodes of `--connect`, or unchanged without it.
     fn apply(&self, builder: weir::ClusterBuilder) -> Result<weir::ClusterBuilder, String> {
         if self.connect.is_empty() {
             return Ok(builder);
         }
-        let file = self
-            .secret_file
-            .as_deref()
-            .ok_or("--connect needs --secret-file")?;
-        let secret = weir_runtime::wire::framing::Secret::from_file(file)?;
-        Ok(builder.connect(&self.connect).secret(secret))
+        let builder = builder.connect(&self.connect);
+        match (&self.secret_file, self.tls.files()) {
+            (Some(_), Some(_)) => Err(format!(
+                "--secret-file and {} exclude each other (TLS replaces the secret)",
+                T::FLAGS
+            )),
+            (Some(file), None) => Ok(builder.secret(weir::Secret::from_file(file)?)),
+            (None, Some(files)) => Ok(builder.tls(files)),
+            (None, None) => Err(format!("--connect needs --secret-file, or {}", T::FLAGS)),
+        }
     }
 }
 
@@ -493,7 +605,7 @@ fn run_shell(
 struct ServeArgs {
     listen: std::net::SocketAddr,
     nodes: usize,
-    remote: Remote,
+    remote: Remote<ServeNodeTls>,
     demo: bool,
     orders: usize,
     storage: StorageArgs,
@@ -616,9 +728,10 @@ fn main() -> ExitCode {
             listen,
             id,
             secret_file,
+            tls,
             memory,
             storage,
-        } => run_node(listen, id, &secret_file, memory, &storage),
+        } => run_node(listen, id, secret_file.as_deref(), &tls, memory, &storage),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -51,5 +51,5 @@ pub use weir_operators::Value;
 pub use weir_storage::Durability;
 pub use wire::counters::MessageStats;
 pub use wire::faults::FaultPlan;
-pub use wire::framing::Secret;
+pub use wire::framing::{Secret, Tls, TlsFiles};
 pub use wire::messages::{MessageKind, Protocol};

@@ -13,6 +13,7 @@ mod cli;
 mod memory_budget;
 mod multiprocess;
 mod node;
+mod node_tls;
 mod serve;
 mod soak;
 mod tpch;

@@ -3,7 +3,7 @@
 use crate::memory::breaker::{BreakerConfig, JoinMode, KillPolicy};
 use crate::memory::pool::DEFAULT_NODE_MEMORY;
 use crate::node::journal::JournalConfig;
-use crate::wire::framing::Secret;
+use crate::wire::framing::{Secret, TlsFiles};
 use crate::wire::messages::Protocol;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,6 +51,7 @@ pub struct ClusterBuilder {
     pub(super) threads: Option<usize>,
     pub(super) connect: Vec<String>,
     pub(super) secret: Option<Secret>,
+    pub(super) tls: Option<TlsFiles>,
     pub(super) client_slot: Option<u32>,
     pub(super) slot_draws: Vec<u32>,
     pub(super) data_dir: Option<PathBuf>,
@@ -95,6 +96,7 @@ impl Default for ClusterBuilder {
             threads: None,
             connect: Vec::new(),
             secret: None,
+            tls: None,
             client_slot: None,
             slot_draws: Vec::new(),
             data_dir: None,
@@ -253,7 +255,8 @@ impl ClusterBuilder {
 
     /// Makes this process the client node of a cluster of data nodes running in other
     /// processes (`weir node`), listening at `addrs`: the data node at `addrs[i]` is node `i`
-    /// and must have been started with `--id i`. Needs [`ClusterBuilder::secret`]; the number
+    /// and must have been started with `--id i`. Needs [`ClusterBuilder::secret`] or
+    /// [`ClusterBuilder::tls`] (as the nodes were started); the number
     /// of data nodes is the number of addresses. Every client of one cluster must be built
     /// with the same [`ClusterBuilder::backups`] (the copies' placement depends on it).
     ///
@@ -277,6 +280,34 @@ impl ClusterBuilder {
     /// [`Secret::from_file`]).
     pub fn secret(mut self, secret: Secret) -> Self {
         self.secret = Some(secret);
+        self
+    }
+
+    /// Connects to the data nodes over mutual TLS instead of with a shared secret (as
+    /// `weir node --tls-cert --tls-key --tls-ca` serves): `files.cert` is this client's
+    /// certificate, which must name `client.weir` and be signed by the CA of `files.ca`, as
+    /// every node's is (see [`crate::wire::framing::tls`]). The files are read when the
+    /// cluster is built; a missing, unreadable or malformed one, a key that does not match,
+    /// or a certificate the CA did not sign, is expired or does not name `client.weir`, fails
+    /// [`build`](ClusterBuilder::build) with [`Error::Invalid`](crate::Error::Invalid)
+    /// naming the file. Not with [`ClusterBuilder::secret`]: TLS replaces the secret.
+    ///
+    /// ```no_run
+    /// use weir_runtime::wire::framing::TlsFiles;
+    /// use weir_runtime::Cluster;
+    /// let cluster = Cluster::builder()
+    ///     .connect(&["127.0.0.1:7000", "127.0.0.1:7001"])
+    ///     .tls(TlsFiles {
+    ///         cert: "client.crt".into(),
+    ///         key: "client.key".into(),
+    ///         ca: "ca.crt".into(),
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = cluster;
+    /// ```
+    pub fn tls(mut self, files: TlsFiles) -> Self {
+        self.tls = Some(files);
         self
     }
 

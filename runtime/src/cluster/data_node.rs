@@ -12,6 +12,9 @@
 //! ([`crate::replication::catalog_log`]) that clients propose changes to, so a client that
 //! connects later finds the tables.
 //!
+//! Under TLS ([`Auth::Tls`]) the node's certificate must name it (`node-<id>.weir`, see
+//! [`crate::wire::framing::tls`]): a certificate that does not is an error at start.
+//!
 //! [`ClusterBuilder::connect`]: crate::ClusterBuilder::connect
 
 use super::restore::lock_dir;
@@ -24,11 +27,11 @@ use crate::node::state::NodeShared;
 use crate::node::storage::Change;
 use crate::replication::catalog_log::CatalogLog;
 use crate::replication::membership::Membership;
-use crate::wire::framing::Secret;
+use crate::wire::framing::Role;
 use crate::wire::ids::NodeId;
 use crate::wire::messages::Protocol;
 use crate::wire::network::Network;
-use crate::wire::tcp::{TcpConfig, TcpTransport};
+use crate::wire::tcp::{Auth, TcpConfig, TcpTransport};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, Weak};
@@ -48,9 +51,15 @@ pub struct DataNode {
 
 impl DataNode {
     /// Starts node `id` with a memory budget of `memory` bytes, listening on `listen` (port 0
-    /// picks one) for peers that know `secret`.
-    pub fn start(id: NodeId, listen: SocketAddr, secret: Secret, memory: usize) -> Result<Self> {
-        Self::start_with(TcpConfig::new(id, secret).listen(listen), memory)
+    /// picks one) for peers that authenticate with `auth`: a [`Secret`](crate::Secret) they
+    /// know, or a [`Tls`](crate::wire::framing::Tls) setup (certificates signed by its CA).
+    pub fn start(
+        id: NodeId,
+        listen: SocketAddr,
+        auth: impl Into<Auth>,
+        memory: usize,
+    ) -> Result<Self> {
+        Self::start_with(TcpConfig::new(id, auth).listen(listen), memory)
     }
 
     /// [`DataNode::start`] with every TCP setting given (`config.listen` must be set).
@@ -73,6 +82,10 @@ impl DataNode {
             return Err(Error::Invalid(
                 "a data node needs an address to listen on".into(),
             ));
+        }
+        if let Auth::Tls(tls) = &config.auth {
+            tls.check_role(Role::Node(id))
+                .map_err(|e| Error::Invalid(e.to_string()))?;
         }
         let breaker = BreakerConfig::default();
         let name = format!("node-{id}");

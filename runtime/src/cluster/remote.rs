@@ -61,11 +61,12 @@ use crate::replication::catalog_bytes::decode_catalog;
 use crate::replication::membership::Membership;
 use crate::replication::resync::{Resync, ResyncOutcome};
 use crate::replication::writes::WriteReplies;
+use crate::wire::framing::{Role, Tls};
 use crate::wire::ids::NodeId;
 use crate::wire::messages::TableLayout;
 use crate::wire::messages::{CatalogReply, CatalogRequest, Join, NetMessage};
 use crate::wire::network::Network;
-use crate::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
+use crate::wire::tcp::{Auth, PeerEvent, TcpConfig, TcpTransport};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -87,6 +88,26 @@ pub(super) const ASK_LIMIT: Duration = Duration::from_secs(5);
 /// on a live data node has a live current copy to come from (a resync that failed, a copy
 /// that missed a write its node refused).
 const RESYNC_RETRY: Duration = Duration::from_secs(10);
+
+/// How the client authenticates to the data nodes: the cluster's secret, or TLS with its
+/// certificate (read and checked here: it must name `client.weir`).
+fn auth(config: &ClusterBuilder) -> Result<Auth> {
+    match (&config.secret, &config.tls) {
+        (Some(_), Some(_)) => Err(Error::Invalid(
+            "give the cluster's secret or TLS files, not both (TLS replaces the secret)".into(),
+        )),
+        (Some(secret), None) => Ok(Auth::Secret(secret.clone())),
+        (None, Some(files)) => {
+            let invalid = |e: crate::wire::framing::TlsError| Error::Invalid(e.to_string());
+            let tls = Tls::load(files).map_err(invalid)?;
+            tls.check_role(Role::Client).map_err(invalid)?;
+            Ok(Auth::Tls(tls))
+        }
+        (None, None) => Err(Error::Connect(
+            "connecting to data nodes needs the cluster's secret or TLS files".into(),
+        )),
+    }
+}
 
 fn resolve(addrs: &[String]) -> Result<Vec<SocketAddr>> {
     addrs
@@ -186,9 +207,7 @@ impl Cluster {
         mut config: ClusterBuilder,
         slot: u32,
     ) -> std::result::Result<Cluster, Unconnected> {
-        let secret = config.secret.clone().ok_or_else(|| {
-            Error::Connect("connecting to data nodes needs the cluster's secret".into())
-        })?;
+        let auth = auth(&config)?;
         let addrs = resolve(&config.connect)?;
         let n = addrs.len();
         config.nodes = n;
@@ -242,7 +261,7 @@ impl Cluster {
         };
         let system = NodeSystem::start("weir-client", 1, config.idle_spin, vec![setup])?;
         // The client dials the data nodes it was given until it closes.
-        let mut tcp = TcpConfig::new(client, secret);
+        let mut tcp = TcpConfig::new(client, auth);
         tcp.dial_attempts = None;
         let transport = match TcpTransport::start(tcp, network.inbound(client)) {
             Ok(t) => Arc::new(t),
@@ -424,8 +443,8 @@ fn wait_connected(
                 )));
             }
             return Err(Error::Connect(format!(
-                "node-{i} at {at} refused the connection (a wrong secret, or another node \
-                 listens there?): {}",
+                "node-{i} at {at} refused the connection (a wrong secret or certificate, or \
+                 another node listens there?): {}",
                 refusal.message
             ))
             .into());
@@ -710,6 +729,9 @@ fn watch(
             }
             continue;
         };
+        if stop.load(Ordering::SeqCst) {
+            return; // the client is closing its connections: not a node going down
+        }
         let Some(inner) = inner.upgrade() else { return };
         let data = inner.config.nodes as NodeId;
         let up = |i: NodeId| inner.nodes[i as usize].up.load(Ordering::SeqCst);

@@ -13,6 +13,10 @@
 //! ([`FrameError::BadTag`]), and neither does any frame after one that was dropped. The
 //! stream cannot be trusted from then on: the caller closes the connection.
 //!
+//! Under TLS ([`super::tls`]) frames carry no tag ([`LinkKeys::untagged`]): TLS
+//! authenticates, orders and encrypts every byte of the stream already, and a tampered record
+//! fails there (the connection closes). The framing is otherwise the same.
+//!
 //! Cost: one HMAC per frame (the keyed state is computed once per connection and cloned),
 //! and the sender writes the tag into its write buffer after the payload, so the payload is
 //! copied no more than length-delimited framing copied it before.
@@ -80,6 +84,7 @@ impl FrameKey {
 pub struct LinkKeys {
     send: FrameKey,
     recv: FrameKey,
+    tagged: bool,
 }
 
 impl fmt::Debug for LinkKeys {
@@ -91,23 +96,43 @@ impl fmt::Debug for LinkKeys {
 impl LinkKeys {
     /// The keys of one end: `send` for its frames, `recv` for its peer's.
     pub(super) fn new(send: FrameKey, recv: FrameKey) -> Self {
-        LinkKeys { send, recv }
+        LinkKeys {
+            send,
+            recv,
+            tagged: true,
+        }
+    }
+
+    /// The same ends with frames that carry no tag: for a connection under TLS, which
+    /// authenticates every byte itself. Both ends must agree.
+    pub fn untagged(mut self) -> Self {
+        self.tagged = false;
+        self
+    }
+
+    /// Whether frames carry a tag.
+    pub fn is_tagged(&self) -> bool {
+        self.tagged
     }
 
     /// The writer and the reader of this end's frames, both counting from frame 0, with
     /// payloads of at most `max_payload` bytes.
     pub fn split(self, max_payload: usize) -> (FrameSealer, FrameOpener) {
+        let (send, recv, tag) = match self.tagged {
+            true => (Some(self.send), Some(self.recv), TAG_BYTES),
+            false => (None, None, 0),
+        };
         (
             FrameSealer {
-                key: self.send,
+                key: send,
                 seq: 0,
                 max_payload,
             },
             FrameOpener {
-                key: self.recv,
+                key: recv,
                 seq: 0,
                 max_payload,
-                inner: codec(max_payload.saturating_add(TAG_BYTES)),
+                inner: codec(max_payload.saturating_add(tag)),
             },
         )
     }
@@ -138,7 +163,8 @@ pub enum FrameError {
 /// comment). Also an [`Encoder`] of payloads.
 #[derive(Debug)]
 pub struct FrameSealer {
-    key: FrameKey,
+    /// `None`: untagged frames (under TLS).
+    key: Option<FrameKey>,
     seq: u64,
     max_payload: usize,
 }
@@ -147,17 +173,19 @@ impl FrameSealer {
     /// Appends the frame carrying `payload` to `dst` and counts it; a payload over the
     /// limit is refused and not counted.
     pub fn seal_into(&mut self, payload: &[u8], dst: &mut BytesMut) -> Result<(), FrameError> {
-        let len = payload.len() + TAG_BYTES;
+        let tag_bytes = if self.key.is_some() { TAG_BYTES } else { 0 };
+        let len = payload.len() + tag_bytes;
         if payload.len() > self.max_payload || len > u32::MAX as usize {
             return Err(FrameError::TooLong {
                 max: self.max_payload,
             });
         }
-        let tag = self.key.tag(self.seq, payload);
         dst.reserve(4 + len);
         dst.put_u32(len as u32);
         dst.extend_from_slice(payload);
-        dst.extend_from_slice(&tag);
+        if let Some(key) = &self.key {
+            dst.extend_from_slice(&key.tag(self.seq, payload));
+        }
         self.seq += 1;
         Ok(())
     }
@@ -180,7 +208,8 @@ impl Encoder<Bytes> for FrameSealer {
 /// stream; yields the payloads. A [`Decoder`].
 #[derive(Debug)]
 pub struct FrameOpener {
-    key: FrameKey,
+    /// `None`: untagged frames (under TLS).
+    key: Option<FrameKey>,
     seq: u64,
     max_payload: usize,
     inner: LengthDelimitedCodec,
@@ -209,11 +238,15 @@ impl Decoder for FrameOpener {
             Err(e) => return Err(e.into()),
         };
         let seq = self.seq;
+        let Some(key) = &self.key else {
+            self.seq += 1;
+            return Ok(Some(frame));
+        };
         let Some(payload_len) = frame.len().checked_sub(TAG_BYTES) else {
             return Err(FrameError::BadTag { seq });
         };
         let (payload, tag) = frame.split_at(payload_len);
-        if !self.key.verifies(seq, payload, tag) {
+        if !key.verifies(seq, payload, tag) {
             return Err(FrameError::BadTag { seq });
         }
         self.seq += 1;
@@ -314,5 +347,23 @@ mod tests {
             Err(FrameError::TooLong { .. })
         ));
         assert_eq!(sealer.sequence(), 3, "a refused frame is not counted");
+    }
+
+    #[test]
+    fn untagged_frames_are_length_and_payload_only() {
+        let (mine, theirs) = keys();
+        let (mut sealer, _) = mine.untagged().split(1024);
+        let (_, mut opener) = theirs.untagged().split(1024);
+        let sent = frames(&mut sealer, &[b"zero", b""]);
+        assert_eq!(&sent[0][..], b"\0\0\0\x04zero");
+        assert_eq!(&open(&mut opener, &sent[0]).unwrap().unwrap()[..], b"zero");
+        assert!(open(&mut opener, &sent[1]).unwrap().unwrap().is_empty());
+        assert_eq!(opener.sequence(), 2);
+        let mut long = BytesMut::new();
+        long.put_u32(1025);
+        assert!(matches!(
+            open(&mut opener, &long),
+            Err(FrameError::TooLong { max: 1024 })
+        ));
     }
 }

@@ -14,13 +14,18 @@
 //!   (D checks A's proof; a wrong one closes the connection)
 //!   RESPONSE  HMAC(k, "dial" v2 D.id A.id nonce_d nonce_a)  ->
 //!             (A checks D's proof; a wrong one closes the connection; then A admits D's id,
-//!              or answers IN-USE when a live connection holds it, and closes)
+//!              or answers IN-USE when a live connection holds it, or WRONG-ID when D's TLS
+//!              certificate does not name it, and closes)
 //!             <-   WELCOME "WEIR-OK"
 //! ```
 //!
 //! Both ends then hold the connection's [`LinkKeys`]: HMAC-SHA256 of the secret over a label
 //! per direction, both ids and both nonces. Every frame after the WELCOME carries a tag under
 //! them ([`super::frame_mac`]).
+//!
+//! Under TLS ([`super::tls`]) the same handshake runs inside the TLS session, keyed not with
+//! a shared secret but with keying material both ends export from that session: the proofs
+//! then bind the weir ids to the TLS session whose certificates were checked.
 
 use super::frame_mac::{FrameKey, LinkKeys};
 use super::secret::{Binding, Purpose, Secret, MAC_BYTES, NONCE_BYTES, VERSION};
@@ -40,6 +45,20 @@ pub const WELCOME: &[u8] = b"WEIR-OK";
 /// The last handshake frame from the acceptor when a live connection already holds the
 /// dialer's id: the dialer is refused ([`HandshakeError::IdInUse`]).
 pub const IN_USE: &[u8] = b"WEIR-IN-USE";
+/// The last handshake frame from the acceptor when the dialer's TLS certificate does not
+/// name the id it claims: the dialer is refused ([`HandshakeError::IdentityRefused`]).
+pub const WRONG_ID: &[u8] = b"WEIR-WRONG-ID";
+
+/// What the acceptor's admission says of a dialer whose proof verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admit {
+    /// The dialer may connect with the id it claims.
+    Yes,
+    /// A live connection holds the id.
+    InUse,
+    /// The dialer's certificate does not entitle it to the id; the reason in words.
+    WrongIdentity(String),
+}
 
 const HELLO_BYTES: usize = MAGIC.len() + 1 + 4 + NONCE_BYTES;
 const CHALLENGE_BYTES: usize = HELLO_BYTES + MAC_BYTES;
@@ -92,6 +111,28 @@ pub enum HandshakeError {
     /// is refused, the live connection kept.
     #[error("id {0} is held by a live connection at the acceptor")]
     IdInUse(NodeId),
+    /// The dialer's TLS certificate does not entitle it to the id it claims (the acceptor's
+    /// view).
+    #[error("node {peer}'s certificate does not let it claim that id: {why}")]
+    WrongIdentity {
+        /// The id claimed.
+        peer: NodeId,
+        /// Why not.
+        why: String,
+    },
+    /// The acceptor refused this node's certificate for the id it claims (the dialer's view).
+    #[error("the peer refused this node's TLS certificate for id {0} (it must name that id)")]
+    IdentityRefused(NodeId),
+    /// The TLS session could not be set up (its handshake failed, or a certificate was
+    /// refused by either end).
+    #[error("TLS: {message}")]
+    Tls {
+        /// What failed, in words.
+        message: String,
+        /// Whether a certificate was refused (by this end or the peer): not signed by the CA,
+        /// expired, missing, or not naming the node dialed.
+        certificate: bool,
+    },
 }
 
 fn nonce() -> [u8; NONCE_BYTES] {
@@ -139,7 +180,11 @@ async fn next<T: AsyncRead + AsyncWrite + Unpin>(
 ) -> Result<bytes::BytesMut, HandshakeError> {
     match framed.next().await {
         Some(Ok(f)) => Ok(f),
-        Some(Err(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+        // The codec's own error (not a TLS stream's, which are InvalidData too).
+        Some(Err(e))
+            if e.get_ref()
+                .is_some_and(|e| e.is::<tokio_util::codec::LengthDelimitedCodecError>()) =>
+        {
             Err(HandshakeError::Malformed("frame too long"))
         }
         Some(Err(e)) => Err(e.into()),
@@ -201,6 +246,7 @@ pub async fn dial<T: AsyncRead + AsyncWrite + Unpin>(
                 keys: link_keys(secret, &on, true),
             }),
             Ok(w) if &w[..] == IN_USE => Err(HandshakeError::IdInUse(me)),
+            Ok(w) if &w[..] == WRONG_ID => Err(HandshakeError::IdentityRefused(me)),
             Ok(_) => Err(HandshakeError::Malformed("expected the welcome")),
             Err(HandshakeError::Closed) => Err(HandshakeError::Refused),
             Err(e) => Err(e),
@@ -211,15 +257,16 @@ pub async fn dial<T: AsyncRead + AsyncWrite + Unpin>(
 
 /// The acceptor's side of the handshake, as node `me`, on a connection framed with
 /// [`codec`](super::frame_mac::codec)`(`[`HANDSHAKE_MAX_FRAME`]`)`. Once the dialer's proof
-/// verifies, `admit` is asked whether its id may connect (false: a live connection holds
-/// it; the dialer is told [`IN_USE`] and refused). Returns the peer and the connection's
+/// verifies, `admit` is asked whether its id may connect ([`Admit::InUse`]: a live
+/// connection holds it, the dialer is told [`IN_USE`] and refused;
+/// [`Admit::WrongIdentity`]: told [`WRONG_ID`] and refused). Returns the peer and the connection's
 /// keys once both sides are authenticated and the peer admitted.
 pub async fn accept<T: AsyncRead + AsyncWrite + Unpin>(
     framed: &mut Framed<T, LengthDelimitedCodec>,
     secret: &Secret,
     me: NodeId,
     limit: Duration,
-    admit: impl FnOnce(NodeId) -> bool,
+    admit: impl FnOnce(NodeId) -> Admit,
 ) -> Result<Session, HandshakeError> {
     bounded(limit, async {
         let frame = next(framed).await?;
@@ -248,10 +295,17 @@ pub async fn accept<T: AsyncRead + AsyncWrite + Unpin>(
         if !secret.verify(Purpose::DialProof, &on, &proof) {
             return Err(HandshakeError::WrongSecret(peer));
         }
-        if !admit(peer) {
-            // Best effort: the dialer learns why; the connection closes either way.
-            let _ = framed.send(Bytes::from_static(IN_USE)).await;
-            return Err(HandshakeError::IdInUse(peer));
+        match admit(peer) {
+            Admit::Yes => {}
+            Admit::InUse => {
+                // Best effort: the dialer learns why; the connection closes either way.
+                let _ = framed.send(Bytes::from_static(IN_USE)).await;
+                return Err(HandshakeError::IdInUse(peer));
+            }
+            Admit::WrongIdentity(why) => {
+                let _ = framed.send(Bytes::from_static(WRONG_ID)).await;
+                return Err(HandshakeError::WrongIdentity { peer, why });
+            }
         }
         framed.send(Bytes::from_static(WELCOME)).await?;
         Ok(Session {
@@ -283,7 +337,7 @@ mod tests {
     fn handshake(
         d: (&Secret, NodeId),
         a: (&Secret, NodeId),
-        admit: bool,
+        admit: Admit,
     ) -> (
         Result<Session, HandshakeError>,
         Result<Session, HandshakeError>,
@@ -303,7 +357,7 @@ mod tests {
                 r
             };
             let acceptor = async {
-                let r = accept(&mut fy, a.0, a.1, limit, |_| admit).await;
+                let r = accept(&mut fy, a.0, a.1, limit, |_| admit.clone()).await;
                 drop(fy);
                 r
             };
@@ -316,7 +370,7 @@ mod tests {
         use bytes::BytesMut;
         use tokio_util::codec::Decoder;
         let k = Secret::new(b"0123456789abcdef".to_vec()).unwrap();
-        let (d, a) = handshake((&k, 1), (&k, 2), true);
+        let (d, a) = handshake((&k, 1), (&k, 2), Admit::Yes);
         let (d, a) = (d.unwrap(), a.unwrap());
         assert_eq!((d.peer, a.peer), (2, 1));
         let (mut d_out, mut d_in) = d.keys.split(64);
@@ -333,18 +387,32 @@ mod tests {
             b"to the dialer"
         );
         // Another connection of the same two nodes has other keys (fresh nonces).
-        let (d2, _) = handshake((&k, 1), (&k, 2), true);
+        let (d2, _) = handshake((&k, 1), (&k, 2), Admit::Yes);
         let (mut d2_out, _) = d2.unwrap().keys.split(64);
         d2_out.seal_into(b"replayed", &mut wire).unwrap();
-        let (_, mut a_in_fresh) = handshake((&k, 1), (&k, 2), true).1.unwrap().keys.split(64);
+        let (_, mut a_in_fresh) = handshake((&k, 1), (&k, 2), Admit::Yes)
+            .1
+            .unwrap()
+            .keys
+            .split(64);
         assert!(a_in_fresh.decode(&mut wire).is_err());
         // An id the acceptor holds: both ends say so.
-        let (d, a) = handshake((&k, 1), (&k, 2), false);
+        let (d, a) = handshake((&k, 1), (&k, 2), Admit::InUse);
         assert!(matches!(d, Err(HandshakeError::IdInUse(1))), "{d:?}");
         assert!(matches!(a, Err(HandshakeError::IdInUse(1))), "{a:?}");
+        // An id the dialer's certificate does not name: both ends say so.
+        let (d, a) = handshake((&k, 1), (&k, 2), Admit::WrongIdentity("no".into()));
+        assert!(
+            matches!(d, Err(HandshakeError::IdentityRefused(1))),
+            "{d:?}"
+        );
+        assert!(
+            matches!(a, Err(HandshakeError::WrongIdentity { peer: 1, .. })),
+            "{a:?}"
+        );
         // A wrong secret never reaches the admission.
         let other = Secret::new(b"fedcba9876543210".to_vec()).unwrap();
-        let (d, a) = handshake((&other, 1), (&k, 2), true);
+        let (d, a) = handshake((&other, 1), (&k, 2), Admit::Yes);
         assert!(matches!(d, Err(HandshakeError::WrongSecret(2))), "{d:?}");
         assert!(a.is_err());
     }

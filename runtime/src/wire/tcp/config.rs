@@ -1,8 +1,9 @@
-//! How a TCP endpoint behaves: its id and secret, where it listens, and every bound it keeps
+//! How a TCP endpoint behaves: its id and how it authenticates (a shared secret, or TLS),
+//! where it listens, and every bound it keeps
 //! (heartbeats, handshakes, sends, dials), with their defaults.
 
 use crate::wire::codec;
-use crate::wire::framing::Secret;
+use crate::wire::framing::{Secret, Tls};
 use crate::wire::ids::NodeId;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -26,13 +27,36 @@ pub const MAX_PEERS: usize = 4096;
 /// Default of [`TcpConfig::send_queue_bytes`].
 pub const SEND_QUEUE_BYTES: usize = 512 << 20;
 
+/// How the two ends of a connection authenticate each other.
+#[derive(Debug, Clone)]
+pub enum Auth {
+    /// Both prove they know the cluster's shared secret; every frame carries a MAC under a
+    /// key derived from it (not encrypted).
+    Secret(Secret),
+    /// Mutual TLS: both present a certificate signed by the cluster's CA, naming the id they
+    /// claim ([`framing::tls`](crate::wire::framing::tls)); frames are encrypted.
+    Tls(Tls),
+}
+
+impl From<Secret> for Auth {
+    fn from(secret: Secret) -> Self {
+        Auth::Secret(secret)
+    }
+}
+
+impl From<Tls> for Auth {
+    fn from(tls: Tls) -> Self {
+        Auth::Tls(tls)
+    }
+}
+
 /// How a [`TcpTransport`](super::TcpTransport) behaves.
 #[derive(Debug, Clone)]
 pub struct TcpConfig {
     /// This node's id.
     pub id: NodeId,
-    /// The shared secret every peer must prove it knows.
-    pub secret: Secret,
+    /// How peers authenticate: the shared secret every peer must prove it knows, or TLS.
+    pub auth: Auth,
     /// Where to listen for peers (port 0 picks one); `None`: dial only.
     pub listen: Option<SocketAddr>,
     /// How often a heartbeat goes out on an idle or busy connection.
@@ -73,11 +97,11 @@ impl TcpConfig {
     /// row, frames up to the codec's message limit, a send that makes no progress for 2 s or
     /// a queue over [`SEND_QUEUE_BYTES`] declares its peer down, at most
     /// [`MAX_PENDING_HANDSHAKES`] handshakes pending, [`MAX_PENDING_PER_SOURCE`] from one
-    /// source.
-    pub fn new(id: NodeId, secret: Secret) -> Self {
+    /// source. `auth` is a [`Secret`] or a [`Tls`] setup.
+    pub fn new(id: NodeId, auth: impl Into<Auth>) -> Self {
         TcpConfig {
             id,
-            secret,
+            auth: auth.into(),
             listen: None,
             heartbeat_interval: Duration::from_millis(500),
             dead_after: Duration::from_secs(2),

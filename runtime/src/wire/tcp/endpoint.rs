@@ -96,6 +96,10 @@ impl TcpTransport {
     /// `peer` has a live connection and `addr` is not its address (a live peer is never
     /// repointed), or when the endpoint already knows [`TcpConfig::max_peers`] other peers
     /// (both counted in [`TcpStats::refused_peers`]). A dial loop that gave up starts again.
+    ///
+    /// Under TLS, `peer` is a data node from then on: a live connection holding its id with a
+    /// client certificate is closed (counted in [`TcpStats::refused_certificates`]), and no
+    /// client certificate can claim it again.
     pub fn add_peer(&self, peer: NodeId, addr: SocketAddr) -> bool {
         let me = self.shared.config.id;
         if peer == me {
@@ -104,7 +108,18 @@ impl TcpTransport {
         {
             let mut addrs = self.shared.addrs.lock().unwrap_or_else(|e| e.into_inner());
             let known = addrs.get(&peer).copied();
-            if known != Some(addr) && self.shared.links.is_up(peer) {
+            let impostor = self
+                .shared
+                .links
+                .close_client_cert(peer, "a client certificate held a data node's id");
+            if impostor {
+                bump(&self.shared.counters.refused_certificates);
+                tracing::warn!(
+                    "node {me}: closed a connection holding node {peer}'s id with a client \
+                     certificate"
+                );
+            }
+            if known != Some(addr) && !impostor && self.shared.links.is_up(peer) {
                 bump(&self.shared.counters.refused_peers);
                 tracing::warn!(
                     "node {me}: node {peer} is connected{}: not moved to {addr}",

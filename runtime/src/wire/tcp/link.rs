@@ -3,7 +3,8 @@
 //!
 //! - The reader checks each frame's tag ([`framing::frame_mac`](crate::wire::framing::frame_mac))
 //!   and hands messages on. A frame whose tag does not verify closes the connection (counted
-//!   in `forged_frames`), as does one over the length limit; a verified frame with a bad
+//!   in `forged_frames`; under TLS, where frames carry no tag, a record that does not
+//!   decrypt), as does one over the length limit; a verified frame with a bad
 //!   checksum is dropped and counted. Nothing arriving for [`TcpConfig::dead_after`] closes it.
 //! - The writer takes frames from the connection's queue, seals up to [`BATCH_FRAMES`] of
 //!   them into one buffer and writes it, and sends a heartbeat every
@@ -21,7 +22,9 @@
 use super::links::{charge, Claim, LinkState};
 use super::shared::{PeerEvent, Shared};
 use super::stats::bump;
+use super::stream::Stream;
 use crate::wire::codec;
+use crate::wire::framing::tls::is_tampering;
 use crate::wire::framing::{FrameError, FrameOpener, FrameSealer, Session};
 use crate::wire::ids::NodeId;
 use bytes::{Bytes, BytesMut};
@@ -29,9 +32,7 @@ use futures_util::StreamExt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::codec::{Framed, FramedRead, LengthDelimitedCodec};
 
@@ -43,9 +44,9 @@ const BATCH_BYTES: usize = 1 << 20;
 
 /// Runs the connection `framed` (whose handshake made `session`, and which `claim` holds
 /// the peer's place for) until it ends, then gives the place back and reports the peer down.
-pub(super) async fn serve(
+pub(super) async fn serve<S: Stream>(
     shared: Arc<Shared>,
-    framed: Framed<TcpStream, LengthDelimitedCodec>,
+    framed: Framed<S, LengthDelimitedCodec>,
     session: Session,
     claim: Claim,
 ) {
@@ -54,7 +55,7 @@ pub(super) async fn serve(
     let Claim { conn, rx, state } = claim;
     // Bytes the peer sent right after the handshake may already be buffered.
     let parts = framed.into_parts();
-    let (read_half, write_half) = parts.io.into_split();
+    let (read_half, write_half) = parts.io.halves();
     let (sealer, opener) = session.keys.split(shared.config.max_frame_bytes);
     let mut reader = FramedRead::new(read_half, opener);
     reader.read_buffer_mut().extend_from_slice(&parts.read_buf);
@@ -78,10 +79,10 @@ pub(super) async fn serve(
 }
 
 /// Reads frames from `peer` until the connection is to close.
-async fn read_loop(
+async fn read_loop<R: AsyncRead + Unpin>(
     shared: &Shared,
     peer: NodeId,
-    mut reader: FramedRead<OwnedReadHalf, FrameOpener>,
+    mut reader: FramedRead<R, FrameOpener>,
     state: &LinkState,
 ) {
     let me = shared.config.id;
@@ -109,6 +110,11 @@ async fn read_loop(
                 tracing::warn!("node {me}: closing the connection to node {peer}: {e}");
                 return state.close(format!("refused frame: {e}"));
             }
+            Ok(Some(Err(FrameError::Io(e)))) if is_tampering(&e) => {
+                bump(&c.forged_frames);
+                tracing::warn!("node {me}: closing the connection to node {peer}: {e}");
+                return state.close(format!("refused TLS record: {e}"));
+            }
             Ok(Some(Err(e))) => return state.close(format!("receive failed: {e}")),
         };
         if frame.is_empty() {
@@ -134,10 +140,10 @@ async fn read_loop(
 }
 
 /// Writes the frames queued for `peer`, and heartbeats, until the connection is to close.
-async fn write_loop(
+async fn write_loop<W: AsyncWrite + Unpin>(
     shared: Arc<Shared>,
     peer: NodeId,
-    mut half: OwnedWriteHalf,
+    mut half: W,
     mut sealer: FrameSealer,
     mut rx: mpsc::UnboundedReceiver<Bytes>,
     state: Arc<LinkState>,
@@ -199,9 +205,10 @@ enum Unwritten {
     Failed(String),
 }
 
-/// Writes all of `buf`, each write allowed `timeout` to make progress.
-async fn write_out(
-    half: &mut OwnedWriteHalf,
+/// Writes all of `buf` and flushes it (a TLS stream may hold records back until then), each
+/// write allowed `timeout` to make progress.
+async fn write_out<W: AsyncWrite + Unpin>(
+    half: &mut W,
     buf: &mut BytesMut,
     timeout: Duration,
     state: &LinkState,
@@ -219,5 +226,13 @@ async fn write_out(
         }
     }
     buf.clear();
-    Ok(())
+    let flushed = tokio::select! {
+        _ = state.close.cancelled() => return Err(Unwritten::Closing),
+        flushed = tokio::time::timeout(timeout, half.flush()) => flushed,
+    };
+    match flushed {
+        Err(_) => Err(Unwritten::Stalled),
+        Ok(Err(e)) => Err(Unwritten::Failed(e.to_string())),
+        Ok(Ok(())) => Ok(()),
+    }
 }

@@ -9,7 +9,7 @@
 use crate::wire::ids::NodeId;
 use bytes::Bytes;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -29,6 +29,8 @@ pub(super) struct LinkState {
     pub queued: AtomicUsize,
     /// Cancelled when the connection is to close.
     pub close: CancellationToken,
+    /// Under TLS, the peer authenticated with a client certificate (not a data node's).
+    pub client_cert: AtomicBool,
     reason: OnceLock<String>,
 }
 
@@ -142,6 +144,19 @@ impl Links {
             return Enqueued::NoLink;
         }
         Enqueued::Queued
+    }
+
+    /// Closes the live connection holding `peer`'s place if its peer authenticated with a
+    /// client certificate (it took a data node's id): true if it did.
+    pub fn close_client_cert(&self, peer: NodeId, reason: &str) -> bool {
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        match map.get(&peer) {
+            Some(link) if link.state.client_cert.load(Ordering::Relaxed) => {
+                link.state.close(reason);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Whether a live connection holds `peer`'s place.

@@ -6,15 +6,17 @@
 //! [`TcpTransport::add_peer`]. Of two nodes that both listen, the one with the lower id dials,
 //! so a pair has one connection; a node that does not listen dials everyone.
 //!
-//! Every connection starts with the handshake of [`framing`](crate::wire::framing); a peer
-//! that fails it is refused and logged, and nothing it sent is deserialized. Handshakes are
+//! Every connection starts with the handshake of [`framing`](crate::wire::framing) (under
+//! [`Auth::Tls`], inside a mutual TLS session whose certificates name the ids claimed); a
+//! peer that fails it is refused and logged, and nothing it sent is deserialized. Handshakes are
 //! bounded in number, in total and per source, and in time ([`pending`]). A live connection
 //! holds its peer's id: a newcomer claiming it is refused, counted and logged, and the live
 //! connection kept ([`links`]); a live peer is never moved to another address. After the
 //! handshake ([`link`]):
 //! - every frame carries a MAC under the connection's key for its direction, over its
 //!   sequence number and bytes ([`framing::frame_mac`](crate::wire::framing::frame_mac)): a
-//!   frame that does not verify closes the connection and is counted;
+//!   frame that does not verify closes the connection and is counted (under TLS, frames
+//!   carry no MAC: a TLS record that does not decrypt closes it and is counted alike);
 //! - each side sends a heartbeat (an empty frame) every [`TcpConfig::heartbeat_interval`], and
 //!   a connection on which nothing arrived for [`TcpConfig::dead_after`] is closed and its
 //!   peer reported [`PeerEvent::Down`];
@@ -41,9 +43,10 @@ pub mod links;
 pub mod pending;
 pub mod shared;
 pub mod stats;
+mod stream;
 
 pub use config::{
-    TcpConfig, DIAL_ATTEMPTS, MAX_PEERS, MAX_PENDING_HANDSHAKES, MAX_PENDING_PER_SOURCE,
+    Auth, TcpConfig, DIAL_ATTEMPTS, MAX_PEERS, MAX_PENDING_HANDSHAKES, MAX_PENDING_PER_SOURCE,
     SEND_QUEUE_BYTES,
 };
 pub use endpoint::TcpTransport;

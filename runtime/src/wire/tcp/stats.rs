@@ -16,6 +16,7 @@ pub(super) struct Counters {
     pub refused_frames: AtomicU64,
     pub forged_frames: AtomicU64,
     pub duplicate_ids: AtomicU64,
+    pub refused_certificates: AtomicU64,
     pub refused_peers: AtomicU64,
     pub stalled_peers: AtomicU64,
     pub unsendable: AtomicU64,
@@ -41,6 +42,7 @@ impl Counters {
             refused_frames: n(&self.refused_frames),
             forged_frames: n(&self.forged_frames),
             duplicate_ids: n(&self.duplicate_ids),
+            refused_certificates: n(&self.refused_certificates),
             refused_peers: n(&self.refused_peers),
             stalled_peers: n(&self.stalled_peers),
             unsendable: n(&self.unsendable),
@@ -64,16 +66,22 @@ pub struct TcpStats {
     /// Heartbeats received.
     pub heartbeats_received: u64,
     /// Connections refused or failed in the handshake (a wrong secret, garbage, a timeout,
-    /// too many pending, an id held by a live connection).
+    /// too many pending, an id held by a live connection; under TLS also a failed TLS
+    /// handshake, a plaintext peer, or a refused certificate).
     pub refused_connections: u64,
     /// Frames refused after the handshake although their tag verified (too long, a bad
     /// checksum, no node here to take them). Too long closes the connection.
     pub refused_frames: u64,
     /// Frames whose tag did not verify (forged, altered, replayed, reordered or injected);
-    /// each closed its connection.
+    /// under TLS, records that did not decrypt. Each closed its connection.
     pub forged_frames: u64,
     /// Authenticated newcomers refused because a live connection holds their id.
     pub duplicate_ids: u64,
+    /// Under TLS, connections refused for a certificate: not signed by the CA, expired or
+    /// not valid yet, missing, or not naming the id its holder claims (also counted in
+    /// `refused_connections`); and client-certificate connections closed because a `Join`
+    /// named their id as a data node's.
+    pub refused_certificates: u64,
     /// Peer addresses refused: a new address for a peer with a live connection (a live peer
     /// is never moved), or a peer past [`TcpConfig::max_peers`](super::TcpConfig::max_peers).
     pub refused_peers: u64,
