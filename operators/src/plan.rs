@@ -605,6 +605,45 @@ pub enum RowBound {
 }
 
 impl PhysicalPlan {
+    /// A join of `left` and `right`: a [`PhysicalPlan::HashJoin`] on `left_keys =
+    /// right_keys`, or, with no keys, a [`PhysicalPlan::NestedLoopJoin`]; every output column.
+    #[allow(clippy::too_many_arguments)]
+    pub fn join(
+        left: Box<PhysicalPlan>,
+        right: Box<PhysicalPlan>,
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+        join_type: JoinType,
+        filter: Option<Expr>,
+        build: JoinSide,
+        (left_types, right_types): (Vec<DataType>, Vec<DataType>),
+    ) -> PhysicalPlan {
+        if left_keys.is_empty() {
+            PhysicalPlan::NestedLoopJoin {
+                left,
+                right,
+                join_type,
+                filter,
+                build,
+                left_types,
+                right_types,
+            }
+        } else {
+            PhysicalPlan::HashJoin {
+                left,
+                right,
+                left_keys,
+                right_keys,
+                join_type,
+                filter,
+                build,
+                left_types,
+                right_types,
+                output: None,
+            }
+        }
+    }
+
     /// How many rows this node outputs, from its inputs' (see [`RowBound`]).
     pub fn row_bound(&self) -> RowBound {
         match self {

@@ -484,30 +484,16 @@ fn join(
         }
     };
     let (left, right) = (Box::new(l), Box::new(r));
-    let plan = if left_keys.is_empty() {
-        PhysicalPlan::NestedLoopJoin {
-            left,
-            right,
-            join_type,
-            filter,
-            build,
-            left_types,
-            right_types,
-        }
-    } else {
-        PhysicalPlan::HashJoin {
-            left,
-            right,
-            left_keys,
-            right_keys,
-            join_type,
-            filter,
-            build,
-            left_types,
-            right_types,
-            output: None,
-        }
-    };
+    let plan = PhysicalPlan::join(
+        left,
+        right,
+        left_keys,
+        right_keys,
+        join_type,
+        filter,
+        build,
+        (left_types, right_types),
+    );
     Input {
         plan,
         schema,

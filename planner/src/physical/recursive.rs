@@ -144,30 +144,16 @@ impl Step<'_> {
                 let (left, right) = (self.boxed(*left, fr)?, self.boxed(*right, fr)?);
                 let join_type = kind.join_type();
                 let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
-                if left_keys.is_empty() {
-                    PhysicalPlan::NestedLoopJoin {
-                        left,
-                        right,
-                        join_type,
-                        filter,
-                        build,
-                        left_types,
-                        right_types,
-                    }
-                } else {
-                    PhysicalPlan::HashJoin {
-                        left,
-                        right,
-                        left_keys,
-                        right_keys,
-                        join_type,
-                        filter,
-                        build,
-                        left_types,
-                        right_types,
-                        output: None,
-                    }
-                }
+                PhysicalPlan::join(
+                    left,
+                    right,
+                    left_keys,
+                    right_keys,
+                    join_type,
+                    filter,
+                    build,
+                    (left_types, right_types),
+                )
             }
             LogicalPlan::Distinct { input } => {
                 let n = schema.len();
