@@ -7,8 +7,11 @@
 //! comes back; a data node takes frames from an authenticated peer. Every wait is bounded,
 //! and every test waits for what it checks, never for a timeout to pass.
 
+#[path = "tcp/endpoints.rs"]
+mod endpoints;
 #[path = "tcp/proxy.rs"]
 mod proxy;
+use endpoints::endpoint;
 
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
@@ -47,17 +50,6 @@ fn config(id: NodeId, secret: Secret, listen: bool) -> TcpConfig {
         c = c.listen("127.0.0.1:0".parse().unwrap());
     }
     c
-}
-
-/// An endpoint whose arriving frames land in the returned channel.
-fn endpoint(config: TcpConfig) -> (TcpTransport, Receiver<(NodeId, Vec<u8>)>) {
-    let (tx, rx) = crossbeam_channel::unbounded();
-    let t = TcpTransport::start(
-        config,
-        Arc::new(move |from, bytes| tx.send((from, bytes)).is_ok()),
-    )
-    .unwrap();
-    (t, rx)
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {

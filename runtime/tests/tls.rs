@@ -9,6 +9,9 @@
 
 #[path = "tls/certs.rs"]
 mod certs;
+#[path = "tcp/endpoints.rs"]
+mod endpoints;
+use endpoints::endpoint;
 
 use certs::{Ca, Validity};
 use crossbeam_channel::Receiver;
@@ -38,17 +41,6 @@ fn config(id: NodeId, auth: impl Into<Auth>, listen: bool) -> TcpConfig {
         c = c.listen("127.0.0.1:0".parse().unwrap());
     }
     c
-}
-
-/// An endpoint whose arriving frames land in the returned channel.
-fn endpoint(config: TcpConfig) -> (TcpTransport, Receiver<(NodeId, Vec<u8>)>) {
-    let (tx, rx) = crossbeam_channel::unbounded();
-    let t = TcpTransport::start(
-        config,
-        Arc::new(move |from, bytes| tx.send((from, bytes)).is_ok()),
-    )
-    .unwrap();
-    (t, rx)
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
