@@ -1,7 +1,8 @@
 //! Hash aggregation kernel (single-phase, partial and final modes).
 //!
 //! Each input batch is processed in two vectorized steps: first the group key columns are
-//! hashed with [`hash_rows`] and every row is mapped to a dense group id through a hash table
+//! hashed with [`hash_rows`](crate::kernels::hash::hash_rows) and every row is mapped to a
+//! dense group id through a hash table
 //! (new keys are appended to typed key stores; one BIGINT key is looked up by value in an
 //! `IntTable` instead, without hashing the column first); then every aggregate updates its typed
 //! accumulator vectors (indexed by group id) in one loop over the argument column.

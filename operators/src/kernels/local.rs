@@ -3,7 +3,8 @@
 //!
 //! [`run_local`] evaluates a plan bottom up: each node's inputs are evaluated whole (their
 //! batches accounted in the caller's pool while they wait), then pushed through the node's
-//! kernel, built as the runtime builds it ([`create_operator`]) with a reservation of its
+//! kernel, built as the runtime builds it
+//! ([`create_operator`](crate::kernels::create_operator)) with a reservation of its
 //! own in the same pool, which is returned when the node is done. Leaves are
 //! [`PhysicalPlan::StepInput`]s, read from the batches the caller holds, and constant
 //! [`PhysicalPlan::Values`]; a scan, an exchange or a recursive union cannot run here.

@@ -26,7 +26,7 @@
 //! ([`crate::replication::catalog_log`]) has applied and, per partition, the highest version
 //! of any copy as the committed one (copies behind it are stale and serve no reads). A schema
 //! change is proposed to the log as a compare-and-set on the epoch the client's catalog came
-//! from ([`super::proposals`]): refused when another client changed the catalog first, the
+//! from (`cluster/proposals.rs`): refused when another client changed the catalog first, the
 //! client fetches it again and plans the statement again. A statement naming a table this
 //! client does not know fetches the catalog again too. Row counts and row ids stay the
 //! client's: they are hints for planning and placement, not part of the schema.
