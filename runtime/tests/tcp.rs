@@ -52,12 +52,8 @@ fn config(id: NodeId, secret: Secret, listen: bool) -> TcpConfig {
     c
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < LIMIT, "{what}: not within {LIMIT:?}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+fn wait_for(what: &str, done: impl FnMut() -> bool) {
+    endpoints::wait_within(LIMIT, what, done);
 }
 
 fn sealed(msg: &NetMessage) -> Vec<u8> {

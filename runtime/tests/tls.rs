@@ -19,7 +19,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use weir_runtime::cluster::data_node::DataNode;
 use weir_runtime::wire::codec;
 use weir_runtime::wire::framing::{Secret, Tls, TlsError, TlsFiles};
@@ -43,12 +43,8 @@ fn config(id: NodeId, auth: impl Into<Auth>, listen: bool) -> TcpConfig {
     c
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < LIMIT, "{what}: not within {LIMIT:?}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+fn wait_for(what: &str, done: impl FnMut() -> bool) {
+    endpoints::wait_within(LIMIT, what, done);
 }
 
 fn ack(query: u64) -> NetMessage {

@@ -1,7 +1,9 @@
-//! TCP endpoints for the transport tests: each endpoint's arriving frames land in a channel.
+//! TCP endpoints for the transport tests (each endpoint's arriving frames land in a channel),
+//! and waiting for what they do.
 
 use crossbeam_channel::Receiver;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use weir_runtime::wire::ids::NodeId;
 use weir_runtime::wire::tcp::{TcpConfig, TcpTransport};
 
@@ -14,4 +16,13 @@ pub fn endpoint(config: TcpConfig) -> (TcpTransport, Receiver<(NodeId, Vec<u8>)>
     )
     .unwrap();
     (t, rx)
+}
+
+/// Waits until `done`, polling; panics naming `what` when `limit` passes first.
+pub fn wait_within(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
