@@ -274,7 +274,7 @@ fn a_peer_whose_certificate_another_ca_signed_is_refused_and_counted() {
     // Node 0 keeps serving the real node 1.
     let (b, _) = endpoint(config(1, pki.node(1), false));
     b.add_peer(0, addr);
-    wait_for("node 1 connected", || a.is_up(1));
+    wait_for("node 1 connected", || a.is_up(1) && b.is_up(0));
     deliver(&b, &a, &a_rx, 1);
 
     // A client whose certificate the other CA signed does not connect: a clear error.
@@ -353,7 +353,7 @@ fn a_certificate_naming_another_id_is_refused_both_ways_and_counted() {
     // Node 0 keeps serving.
     let (b, _) = endpoint(config(1, pki.node(1), false));
     b.add_peer(0, addr);
-    wait_for("node 1 connected", || a.is_up(1));
+    wait_for("node 1 connected", || a.is_up(1) && b.is_up(0));
     deliver(&b, &a, &a_rx, 2);
 
     // A data node whose certificate names another node does not start.
@@ -401,7 +401,7 @@ fn a_plaintext_peer_to_a_tls_node_is_refused_and_the_node_keeps_serving() {
     let _ = raw.read_to_end(&mut rest); // closed by the node
     let (b, _) = endpoint(config(1, pki.node(1), false));
     b.add_peer(0, addr);
-    wait_for("node 1 connected", || a.is_up(1));
+    wait_for("node 1 connected", || a.is_up(1) && b.is_up(0));
     deliver(&b, &a, &a_rx, 1);
 
     // The other way: a TLS peer to a plaintext node is refused there.
