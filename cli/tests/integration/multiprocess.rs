@@ -1184,3 +1184,146 @@ fn a_schema_change_without_a_majority_of_data_nodes_fails_within_the_proposal_li
     );
     assert!(took < Duration::from_secs(25), "{took:?}");
 }
+
+/// Whether `result` is the error of a partition whose only live copies are on node-1 and lost.
+fn lost_on_node_1<T>(result: &weir_cli::Result<T>) -> bool {
+    matches!(
+        result,
+        Err(weir_cli::Error::NoCurrentCopy { node, .. }) if node == "node-1"
+    )
+}
+
+#[test]
+fn a_node_restarted_without_its_data_while_no_client_is_connected_fails_reads_of_its_lost_copies() {
+    let mut nodes = Nodes::start("lost", 3);
+    {
+        let first = build(nodes.client(0));
+        first
+            .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+            .unwrap();
+        first
+            .execute("CREATE TABLE never (id BIGINT PRIMARY KEY)")
+            .unwrap();
+        let values: Vec<String> = (1..=200).map(|i| format!("({i}, {})", i * 10)).collect();
+        first
+            .execute(&format!("INSERT INTO t VALUES {}", values.join(", ")))
+            .unwrap();
+    }
+    // No client is connected while node 1 restarts without its data (no backups: its
+    // partitions' rows are gone).
+    nodes.kill(1);
+    let (child, _) = start_node(1, &nodes.addrs[1].to_string(), &nodes.secret);
+    nodes.children[1] = Some(child);
+    let second = build(nodes.client(1));
+    // Not an answer with fewer rows: the query fails naming what is lost.
+    let count = second.query("SELECT COUNT(*) FROM t", &[]);
+    assert!(lost_on_node_1(&count), "{count:?}");
+    // Every row is either read right or its lookup fails the same way; never missing.
+    let (mut found, mut lost) = (0, 0);
+    for id in 1..=200i64 {
+        let got = second.query("SELECT x FROM t WHERE id = ?", &[Value::Int(id)]);
+        if lost_on_node_1(&got) {
+            lost += 1;
+        } else {
+            assert_eq!(
+                got.unwrap().rows(),
+                vec![vec![Value::Int(id * 10)]],
+                "row {id}"
+            );
+            found += 1;
+        }
+    }
+    assert!(found > 0 && lost > 0, "found {found}, lost {lost}");
+    // A table never written lost nothing, and a write to a lost partition is refused.
+    assert_eq!(
+        rows(&second, "SELECT COUNT(*) FROM never", &[]),
+        vec![vec![Value::Int(0)]]
+    );
+    let insert: Vec<String> = (1001..=1100).map(|i| format!("({i}, 0)")).collect();
+    let write = second.execute(&format!("INSERT INTO t VALUES {}", insert.join(", ")));
+    assert!(write.is_err(), "{write:?}");
+    // A client that connects later sees the same.
+    drop(second);
+    let third = build(nodes.client(2));
+    let count = third.query("SELECT COUNT(*) FROM t", &[]);
+    assert!(lost_on_node_1(&count), "{count:?}");
+}
+
+#[test]
+fn a_client_connecting_while_the_current_copies_are_down_does_not_read_a_copy_that_missed_writes() {
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let dir = |i: usize| data.path().join(format!("node-{i}"));
+    let mut nodes = Nodes {
+        children: Vec::new(),
+        addrs: Vec::new(),
+        secret: secret_file("behind", SECRET),
+    };
+    for id in 0..3 {
+        let (child, addr) = start_node_in(id, "127.0.0.1:0", &nodes.secret, Some(&dir(id)));
+        nodes.children.push(Some(child));
+        nodes.addrs.push(addr);
+    }
+    let restart = |nodes: &mut Nodes, i: usize| {
+        let (child, _) =
+            start_node_in(i, &nodes.addrs[i].to_string(), &nodes.secret, Some(&dir(i)));
+        nodes.children[i] = Some(child);
+    };
+    let values = |ids: std::ops::RangeInclusive<i64>| {
+        let rows: Vec<String> = ids.map(|i| format!("({i}, {})", i * 10)).collect();
+        format!("INSERT INTO t VALUES {}", rows.join(", "))
+    };
+    {
+        let first = build(nodes.client(0).backups(1));
+        first
+            .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+            .unwrap();
+        first.execute(&values(1..=200)).unwrap();
+        // Node 1 misses the second insert; it comes back from its directory, behind.
+        nodes.kill(1);
+        wait_for("node 1 seen down", || !first.stats().nodes[1].up);
+        assert_eq!(first.execute(&values(201..=400)).unwrap(), 200);
+    }
+    restart(&mut nodes, 1);
+    nodes.kill(0);
+    // A new client, with node 0 (holding current copies) down: node 1's copies are older
+    // but the newest it can reach for the partitions node 0 shares with it.
+    let second = build(nodes.client(1).backups(1));
+    // Not an answer without the rows node 1 missed: the query fails naming node 0, down
+    // with the current copies.
+    let unreadable = |result: &weir_cli::Result<weir_cli::QueryResult>| matches!(result, Err(weir_cli::Error::NodeDown(node)) if node == "node-0");
+    let count = second.query("SELECT COUNT(*) FROM t", &[]);
+    assert!(unreadable(&count), "{count:?}");
+    let (mut found, mut behind) = (0, 0);
+    for id in 1..=400i64 {
+        let got = second.query("SELECT x FROM t WHERE id = ?", &[Value::Int(id)]);
+        if unreadable(&got) {
+            behind += 1;
+        } else {
+            assert_eq!(
+                got.unwrap().rows(),
+                vec![vec![Value::Int(id * 10)]],
+                "row {id}"
+            );
+            found += 1;
+        }
+    }
+    assert!(found > 0 && behind > 0, "found {found}, behind {behind}");
+    // Node 0 back: node 1's copies are repaired from it, and every row is there.
+    restart(&mut nodes, 0);
+    wait_for("node 0 back", || second.stats().nodes[0].up);
+    wait_for("health green after the resync", || {
+        second.health() == weir_runtime::Health::Green
+    });
+    assert_eq!(
+        rows(&second, "SELECT COUNT(*), SUM(x) FROM t", &[]),
+        vec![vec![Value::Int(400), Value::Int(802_000)]]
+    );
+    // Repaired in the log too: a later client, node 0 down again, reads node 1's copies.
+    drop(second);
+    nodes.kill(0);
+    let third = build(nodes.client(2).backups(1));
+    assert_eq!(
+        rows(&third, "SELECT COUNT(*) FROM t", &[]),
+        vec![vec![Value::Int(400)]]
+    );
+}

@@ -2,7 +2,9 @@
 //! `weir node` processes holds (see [`super::remote`] for what it does with it).
 
 use crate::replication::membership::Membership;
+use crate::wire::ids::NodeId;
 use crate::wire::tcp::TcpTransport;
+use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,6 +26,12 @@ pub struct Remote {
     pub(super) stop: Arc<AtomicBool>,
     /// The thread that watches the connections (see [`super::remote`]).
     pub(super) watcher: Mutex<Option<JoinHandle<()>>>,
+    /// The copies lost by data nodes that started without their data, as last learnt from
+    /// the catalog log ([`super::lost`]).
+    pub(super) lost: Mutex<HashSet<super::lost::LostCopy>>,
+    /// The incarnation of every data node that started without its data, as learnt from it
+    /// (sent with the first writes, [`crate::wire::messages::Proposal::Written`]).
+    pub(super) incarnations: Mutex<BTreeMap<NodeId, u64>>,
 }
 
 impl Remote {

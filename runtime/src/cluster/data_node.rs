@@ -144,6 +144,17 @@ impl DataNode {
             ))
         };
         membership.restore(&shared);
+        let kept_data = shared
+            .storage
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .catalog()
+            .is_some();
+        if !kept_data {
+            // Its copies of partitions written before are lost, not empty: clients record
+            // that in the catalog log before they take its versions.
+            membership.set_fresh_start(super::remote::random_u64() | 1);
+        }
         let log = {
             let taker = Arc::downgrade(&membership);
             let node = shared.clone();

@@ -62,16 +62,81 @@ impl Inner {
         }
     }
 
+    /// Records in the catalog log that `partitions` of `table` take their first write
+    /// ([`Proposal::Written`]).
+    pub(super) fn record_written(&self, table: &str, partitions: &[u32]) -> Result<()> {
+        let starts = self
+            .remote()
+            .incarnations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(&n, &i)| (n, i))
+            .collect();
+        self.record(Proposal::Written {
+            table: table.to_string(),
+            partitions: partitions.to_vec(),
+            starts,
+        })
+    }
+
+    /// Records in the catalog log that data node `node` started without its data as
+    /// `incarnation` ([`Proposal::Started`]).
+    pub(super) fn record_started(&self, node: NodeId, incarnation: u64) -> Result<()> {
+        self.record(Proposal::Started { node, incarnation })
+    }
+
+    /// Records in the catalog log that node `node`'s copies of `partitions` of `table`
+    /// missed a write ([`Proposal::Missed`]).
+    pub(super) fn record_missed(
+        &self,
+        node: NodeId,
+        table: &str,
+        partitions: Vec<u32>,
+    ) -> Result<()> {
+        self.record(Proposal::Missed {
+            node,
+            table: table.to_string(),
+            partitions,
+        })
+    }
+
+    /// Records in the catalog log that node `node`'s lost copies of `partitions` of `table`
+    /// were refreshed ([`Proposal::Repaired`]).
+    pub(super) fn record_repaired(
+        &self,
+        node: NodeId,
+        table: &str,
+        partitions: Vec<u32>,
+    ) -> Result<()> {
+        self.record(Proposal::Repaired {
+            node,
+            table: table.to_string(),
+            partitions,
+        })
+    }
+
+    fn record(&self, proposal: Proposal) -> Result<()> {
+        match self.propose(proposal)? {
+            Decision::Recorded => Ok(()),
+            other => Err(Error::NodeDown(format!(
+                "the catalog log did not record it: {other:?}"
+            ))),
+        }
+    }
+
     /// Sends `proposal` to the log's leader and waits for the decision: a data node that is
     /// not the leader names it, one that cannot decide (an election under way) is asked
     /// again, for up to [`PROPOSE_LIMIT`].
     fn propose(&self, proposal: Proposal) -> Result<Decision> {
         let remote = self.remote();
         let nodes = self.config.nodes as NodeId;
-        let up = |i: NodeId| self.nodes[i as usize].up.load(Ordering::SeqCst);
+        // Connected is enough: a node being joined is not marked up yet.
+        let up = |i: NodeId| remote.transport.is_up(i);
         let deadline = Instant::now() + PROPOSE_LIMIT;
         let mut target = remote.leader.load(Ordering::SeqCst) % nodes.max(1);
         let mut last_failure = String::from("no data node answered");
+        let mut redirects = 0u32;
         while Instant::now() < deadline {
             if !up(target) {
                 target = (target + 1) % nodes;
@@ -97,6 +162,12 @@ impl Inner {
                     } if leader < nodes && leader != target => {
                         target = leader;
                         remote.leader.store(leader, Ordering::SeqCst);
+                        // Nodes that still name a leader that is gone send the proposal
+                        // round in a circle until an election ends: slow down after a few.
+                        redirects += 1;
+                        if redirects > 2 {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
                         continue;
                     }
                     Decision::NotLeader { .. } => {

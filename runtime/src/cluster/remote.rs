@@ -47,6 +47,7 @@
 
 use super::builder::{ClusterBuilder, CLIENT_SLOTS};
 use super::connection::Remote;
+use super::lost::{lost_copies, LostCopy};
 use super::system::NodeSystem;
 use super::{Cluster, Inner, InnerParts};
 use crate::dispatch::counters::NodeCounters;
@@ -67,6 +68,7 @@ use crate::wire::messages::TableLayout;
 use crate::wire::messages::{CatalogReply, CatalogRequest, Join, NetMessage};
 use crate::wire::network::Network;
 use crate::wire::tcp::{Auth, PeerEvent, TcpConfig, TcpTransport};
+use std::collections::HashSet;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -294,6 +296,8 @@ impl Cluster {
                     leader: AtomicU32::new(0),
                     stop: stop.clone(),
                     watcher: Mutex::new(None),
+                    lost: Mutex::default(),
+                    incarnations: Mutex::default(),
                 }),
                 config,
                 nodes,
@@ -382,6 +386,7 @@ impl Cluster {
             inner.send_join(i);
         }
         let deadline = Instant::now() + CONNECT_LIMIT;
+        let mut proposed = HashSet::new();
         loop {
             let replies = inner.ask(nodes, ASK_LIMIT.min(CONNECT_LIMIT));
             // Every node answered, is connected to the others, and has applied the catalog
@@ -396,13 +401,21 @@ impl Cluster {
                                 || nodes.iter().any(|&j| j != i && !r.peers.contains(&j)))
                     })
             });
+            // A node that started without its data has its start recorded first.
+            let missing = match missing {
+                None => inner
+                    .record_starts(&replies, &mut proposed)?
+                    .first()
+                    .copied(),
+                Some(&i) => Some(i),
+            };
             match missing {
                 None => {
                     let mut catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
                     inner.learn(&mut catalog, &replies);
                     return Ok(());
                 }
-                Some(&i) if Instant::now() >= deadline => {
+                Some(i) if Instant::now() >= deadline => {
                     return Err(Error::Connect(format!(
                         "node-{i} at {} did not connect to the other data nodes (or catch up \
                          with their catalog log) within {CONNECT_LIMIT:?}",
@@ -538,7 +551,8 @@ impl Inner {
 
     /// Takes the newest catalog of `replies` if it is newer than `catalog`, and the copies'
     /// versions: a partition's committed version is the highest any copy has; a copy of a
-    /// node that replied and is behind it is stale. Returns whether the catalog changed.
+    /// node that replied and is behind it is stale, and so is a copy the catalog log counts
+    /// lost ([`super::lost`]). Returns whether the catalog changed.
     pub(super) fn learn(&self, catalog: &mut Catalog, replies: &[(NodeId, CatalogReply)]) -> bool {
         let remote = self.remote();
         let mut changed = false;
@@ -565,6 +579,7 @@ impl Inner {
                 }
             }
         }
+        let lost = lost_copies(replies);
         let mut book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
         let version_of = |r: &CatalogReply, table: &str, p: u32| {
             r.versions
@@ -586,9 +601,30 @@ impl Inner {
                     .max(book.committed(&table, p));
                 book.set_committed(&table, p, newest);
                 for &n in holders {
-                    if let Some((_, r)) = replies.iter().find(|(from, _)| *from == n) {
+                    if lost.contains(&(n, table.clone(), p)) {
+                        book.mark_stale(&table, p, n, true);
+                    } else if let Some((_, r)) = replies.iter().find(|(from, _)| *from == n) {
                         book.mark_stale(&table, p, n, version_of(r, &table, p) < newest);
                     }
+                }
+            }
+        }
+        drop(book);
+        *remote.lost.lock().unwrap_or_else(|e| e.into_inner()) = lost;
+        let mut incarnations = remote
+            .incarnations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for (from, reply) in replies {
+            // A start the log has not recorded is recorded at the rejoin, with its losses,
+            // unless nothing can have been written yet.
+            match reply.fresh_start {
+                Some(i) if reply.start_recorded || reply.epoch == 0 => {
+                    incarnations.insert(*from, i);
+                }
+                Some(_) => {}
+                None => {
+                    incarnations.remove(from);
                 }
             }
         }
@@ -630,7 +666,12 @@ impl Inner {
             names: &self.names,
         };
         let started = Instant::now();
+        let before: HashSet<LostCopy> = stale_set(&book);
         let outcome = resync.run(&mut book, &tables);
+        let after = stale_set(&book);
+        drop(book);
+        let refreshed: HashSet<LostCopy> = before.difference(&after).cloned().collect();
+        self.record_repairs(&refreshed);
         if outcome.refreshed > 0 || outcome.failed > 0 {
             tracing::info!(
                 "resync: {} copies refreshed, {} still stale, in {:?}",
@@ -640,6 +681,27 @@ impl Inner {
             );
         }
         outcome
+    }
+
+    /// Whether the start of every node of `replies` that lost its data is recorded in its
+    /// copy of the catalog log (proposing it when not; see [`super::lost`]). A node whose
+    /// log holds no catalog yet while the client's is at `epoch` is not there yet.
+    fn start_known(
+        &self,
+        replies: &[(NodeId, CatalogReply)],
+        epoch: u64,
+        proposed: &mut HashSet<(NodeId, u64)>,
+    ) -> bool {
+        if epoch == 0 {
+            return true;
+        }
+        match self.record_starts(replies, proposed) {
+            Ok(waiting) => waiting.is_empty(),
+            Err(e) => {
+                tracing::warn!("a data node's start was not recorded: {e}");
+                false
+            }
+        }
     }
 
     /// Whether any copy is stale.
@@ -686,14 +748,19 @@ impl Inner {
             self.send_join(j);
         }
         let deadline = Instant::now() + CONNECT_LIMIT;
+        let mut proposed = HashSet::new();
         while Instant::now() < deadline && !remote.stop.load(Ordering::SeqCst) {
             let replies = self.ask(&[i], ASK_LIMIT);
             let Some((_, reply)) = replies.first() else {
                 continue;
             };
-            // Connected to the others again, and caught up with the catalog log (a node
-            // that restarted without its data takes the catalog from the log's leader).
-            if others.iter().all(|j| reply.peers.contains(j)) && reply.epoch >= epoch {
+            // Connected to the others again, caught up with the catalog log (a node that
+            // restarted without its data takes the catalog from the log's leader), and, if
+            // it lost its data, its start recorded there.
+            if others.iter().all(|j| reply.peers.contains(j))
+                && reply.epoch >= epoch
+                && self.start_known(&replies, epoch, &mut proposed)
+            {
                 self.learn(&mut catalog, &replies);
                 self.nodes[i as usize].up.store(true, Ordering::SeqCst);
                 tracing::info!("node-{i} is back");
@@ -706,6 +773,14 @@ impl Inner {
             "node-{i} reconnected but did not rejoin within {CONNECT_LIMIT:?}: it stays down"
         );
     }
+}
+
+/// Every stale copy of `book`, as (node, table, partition).
+fn stale_set(book: &crate::replication::writes::ReplicaBook) -> HashSet<LostCopy> {
+    book.stale_copies()
+        .iter()
+        .flat_map(|(table, copies)| copies.iter().map(|&(p, n)| (n, table.clone(), p)))
+        .collect()
 }
 
 /// Follows the client's connections: a data node whose connection ends is down (and its

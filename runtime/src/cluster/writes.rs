@@ -7,7 +7,7 @@
 
 use super::Cluster;
 use crate::error::{Error, Result};
-use crate::replication::writes::Coordinator;
+use crate::replication::writes::{Coordinator, WriteRecords};
 use crate::wire::messages::{PartitionWrite, Rewrite, TableLayout};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -335,6 +335,11 @@ impl Cluster {
                 .remote
                 .as_ref()
                 .map_or(0, |r| r.epoch.load(Ordering::SeqCst)),
+            records: self
+                .inner
+                .remote
+                .as_ref()
+                .map(|_| &*self.inner as &dyn WriteRecords),
         }
     }
 }

@@ -387,13 +387,14 @@ impl NodeActor {
                 }
             }
             NetMessage::CatalogRequest(req) => {
+                let log = self.membership.log_view();
                 let reply = {
                     let storage = self
                         .shared
                         .storage
                         .read()
                         .unwrap_or_else(|e| e.into_inner());
-                    self.membership.reply(req.request, &storage)
+                    self.membership.reply(req.request, &storage, log)
                 };
                 self.send(from, NetMessage::CatalogReply(Box::new(reply)), ctx);
             }

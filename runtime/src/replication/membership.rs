@@ -13,11 +13,13 @@
 use crate::node::state::NodeShared;
 use crate::node::storage::{Change, NodeStorage};
 use crate::replication::catalog_bytes::{decode_catalog, encode_catalog};
+use crate::replication::catalog_log::types::CatalogState;
 use crate::replication::catalog_log::CatalogLog;
 use crate::replication::resync::ResyncReplies;
 use crate::wire::ids::NodeId;
 use crate::wire::messages::{
-    CatalogBytes, CatalogDecided, CatalogReply, TableLayout, TableVersions, WriteRefusal,
+    CatalogBytes, CatalogDecided, CatalogReply, LostCopies, TableLayout, TableVersions,
+    WriteRefusal,
 };
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
@@ -40,6 +42,16 @@ pub struct Membership {
     decisions: crate::replication::waiters::Waiters<CatalogDecided>,
     resyncs: ResyncReplies,
     log: OnceLock<Arc<CatalogLog>>,
+    fresh_start: OnceLock<u64>,
+}
+
+/// What a data node's copy of the catalog log says about lost copies, taken before the node's
+/// storage is locked (the log applies entries holding its own lock and then changes the
+/// storage, so the two are never taken the other way round).
+#[derive(Debug, Clone, Default)]
+pub struct LogView {
+    state: Option<CatalogState>,
+    index: u64,
 }
 
 impl std::fmt::Debug for Membership {
@@ -81,6 +93,28 @@ impl Membership {
     /// The node's part of the catalog log (a data node).
     pub fn log(&self) -> Option<&Arc<CatalogLog>> {
         self.log.get()
+    }
+
+    /// The node started without its data, as process `incarnation` (a data node without a
+    /// data directory, or with an empty one): until the catalog log records it, clients do
+    /// not take its copies' versions (see [`Proposal::Started`](crate::wire::messages::Proposal::Started)).
+    pub fn set_fresh_start(&self, incarnation: u64) {
+        let _ = self.fresh_start.set(incarnation);
+    }
+
+    /// What this node's copy of the catalog log says now (empty on a node without one). Take
+    /// it before locking the node's storage.
+    pub fn log_view(&self) -> LogView {
+        match self.log.get() {
+            Some(log) => {
+                let (state, index) = log.applied();
+                LogView {
+                    state: Some(state),
+                    index,
+                }
+            }
+            None => LogView::default(),
+        }
     }
 
     /// A client's `Join` names the data nodes `members`: they are the catalog log's.
@@ -220,9 +254,10 @@ impl Membership {
         &self.resyncs
     }
 
-    /// The answer to catalog request `request`: the copy held and the versions of the
-    /// partition copies in `storage`.
-    pub fn reply(&self, request: u64, storage: &NodeStorage) -> CatalogReply {
+    /// The answer to catalog request `request`: the copy held, the versions of the
+    /// partition copies in `storage`, and what the catalog log (`log`) says of this node's
+    /// start and of lost copies.
+    pub fn reply(&self, request: u64, storage: &NodeStorage, log: LogView) -> CatalogReply {
         let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
         let (epoch, catalog) = match held.as_ref() {
             Some((e, c)) => (*e, Some(encode_catalog(c))),
@@ -240,12 +275,35 @@ impl Membership {
             })
             .collect();
         versions.sort_by(|a, b| a.table.cmp(&b.table));
+        let fresh_start = self.fresh_start.get().copied();
+        let state = log.state.unwrap_or_default();
+        let start_recorded = match (fresh_start, self.log.get()) {
+            (Some(incarnation), Some(log)) => state.starts.get(&log.id()) == Some(&incarnation),
+            _ => true,
+        };
+        let lost = state
+            .lost
+            .into_iter()
+            .flat_map(|(node, tables)| {
+                tables
+                    .into_iter()
+                    .map(move |(table, partitions)| LostCopies {
+                        node,
+                        table,
+                        partitions: partitions.into_iter().collect(),
+                    })
+            })
+            .collect();
         CatalogReply {
             request,
             epoch,
             catalog,
             versions,
             peers: self.peers_up.as_ref().map(|f| f()).unwrap_or_default(),
+            fresh_start,
+            start_recorded,
+            log_index: log.index,
+            lost,
         }
     }
 

@@ -361,6 +361,20 @@ pub struct Coordinator<'a> {
     pub piece_bytes: usize,
     /// The epoch of the writer's catalog ([`WritePrepare::catalog_epoch`]).
     pub catalog_epoch: u64,
+    /// Where a cluster of processes records what writes do to the copies (its catalog
+    /// log); `None` in one process.
+    pub records: Option<&'a dyn WriteRecords>,
+}
+
+/// What a cluster of processes records of its writes in its catalog log, so that any client,
+/// connecting at any time, knows which copies hold their partitions' rows.
+pub trait WriteRecords {
+    /// `partitions` of `table` take their first write (recorded before it can commit): a
+    /// copy of them a restarted node no longer holds is lost, not empty.
+    fn first_writes(&self, table: &str, partitions: &[u32]) -> Result<()>;
+    /// The copies `(node, partition)` of `table` missed a committed write (recorded before
+    /// the write is acknowledged): they are stale until repaired, whoever connects.
+    fn missed(&self, table: &str, copies: &[(NodeId, u32)]) -> Result<()>;
 }
 
 impl Coordinator<'_> {
@@ -377,6 +391,14 @@ impl Coordinator<'_> {
 
     fn send(&self, to: NodeId, msg: NetMessage) {
         self.network.send(self.client, to, &msg);
+    }
+
+    /// Records `partitions` of `table` as written ([`WriteRecords::first_writes`]).
+    fn record_first_writes(&self, table: &str, partitions: &[u32]) -> Result<()> {
+        match self.records {
+            Some(records) if !partitions.is_empty() => records.first_writes(table, partitions),
+            _ => Ok(()),
+        }
     }
 
     /// Waits for a reply of `phase` from every node in `pending`, dropping nodes that go down,
@@ -486,6 +508,15 @@ impl Coordinator<'_> {
         }
         // A write with one participant, in one piece, needs no vote: it commits in one phase.
         let one_phase = pieces.len() == 1 && pieces[0].1.len() == 1;
+        let first_writes: Vec<u32> = targets_of
+            .iter()
+            .map(|(p, _)| *p)
+            .filter(|&p| book.committed(&layout.table, p) == 0)
+            .collect();
+        if one_phase {
+            // Nothing is held yet: recorded first, or not written at all.
+            self.record_first_writes(&layout.table, &first_writes)?;
+        }
         for (n, node_pieces) in pieces {
             let count = node_pieces.len() as u32;
             for (piece, parts) in node_pieces.into_iter().enumerate() {
@@ -528,6 +559,11 @@ impl Coordinator<'_> {
         {
             abort(&prepared);
             return Err(Error::NodeDown(self.name(copies[*p as usize][0])));
+        }
+        // Every copy agreed: the first writes are recorded before any can commit.
+        if let Err(e) = self.record_first_writes(&layout.table, &first_writes) {
+            abort(&prepared);
+            return Err(e);
         }
         for &n in &prepared {
             self.send(n, NetMessage::WriteCommit(WriteCommit { write: id }));
@@ -577,13 +613,27 @@ impl Coordinator<'_> {
             .map(|(n, _)| *n)
             .collect();
         // Every copy that did not apply this write is behind now.
+        let mut missed = Vec::new();
         for (p, _) in targets_of {
             for &n in &copies[*p as usize] {
                 book.set_stale(table, *p, n, !applied.contains(&n));
+                if !applied.contains(&n) {
+                    missed.push((n, *p));
+                }
             }
         }
+        let recorded = match self.records {
+            Some(records) if !missed.is_empty() => records.missed(table, &missed),
+            _ => Ok(()),
+        };
         if heard.timed_out {
             return Err(Error::Timeout(self.timeout));
+        }
+        if let Err(e) = recorded {
+            return Err(Error::NodeDown(format!(
+                "the write to {table} was applied, but the catalog log did not record the \
+                 copies that missed it: {e}"
+            )));
         }
         match targets_of
             .iter()

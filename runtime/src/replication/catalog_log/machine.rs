@@ -14,6 +14,7 @@ use openraft::{
     StorageIOError, StoredMembership,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::io::Cursor;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -82,6 +83,16 @@ impl Machine {
         self.lock().state.clone()
     }
 
+    /// The catalog state as of the last entry applied here, and that entry's index (0 when
+    /// none was).
+    pub fn applied(&self) -> (CatalogState, u64) {
+        let inner = self.lock();
+        (
+            inner.state.clone(),
+            inner.last_applied.map_or(0, |id| id.index),
+        )
+    }
+
     /// Applies one proposal to `state`: the same decision on every node.
     fn decide(&self, state: &mut CatalogState, proposal: &Proposal) -> Applied {
         match proposal {
@@ -97,17 +108,90 @@ impl Machine {
                 if *expected != state.epoch {
                     return Applied::Stale { epoch: state.epoch };
                 }
-                if let Err(e) = decode_catalog(catalog) {
-                    return Applied::Malformed(e.to_string());
-                }
+                let tables: BTreeSet<String> = match decode_catalog(catalog) {
+                    Ok(snapshot) => snapshot
+                        .tables
+                        .iter()
+                        .map(|t| t.name.to_lowercase())
+                        .collect(),
+                    Err(e) => return Applied::Malformed(e.to_string()),
+                };
                 state.epoch += 1;
                 state.catalog = Some(catalog.clone());
                 state.last_proposal = *id;
+                forget_dropped(state, &tables);
                 (self.on_catalog)(state.epoch, catalog);
                 Applied::Accepted { epoch: state.epoch }
             }
+            Proposal::Written {
+                table,
+                partitions,
+                starts,
+            } => {
+                for &(node, incarnation) in starts {
+                    state.starts.entry(node).or_insert(incarnation);
+                }
+                state
+                    .written
+                    .entry(table.clone())
+                    .or_default()
+                    .extend(partitions.iter().copied());
+                Applied::Recorded
+            }
+            Proposal::Started { node, incarnation } => {
+                if state.starts.insert(*node, *incarnation) != Some(*incarnation) {
+                    // Every partition written so far had a copy there that is gone (whether
+                    // the node holds one is the placement's business, not the log's).
+                    state.lost.insert(*node, state.written.clone());
+                }
+                Applied::Recorded
+            }
+            Proposal::Missed {
+                node,
+                table,
+                partitions,
+            } => {
+                state
+                    .lost
+                    .entry(*node)
+                    .or_default()
+                    .entry(table.clone())
+                    .or_default()
+                    .extend(partitions.iter().copied());
+                Applied::Recorded
+            }
+            Proposal::Repaired {
+                node,
+                table,
+                partitions,
+            } => {
+                if let Some(tables) = state.lost.get_mut(node) {
+                    if let Some(lost) = tables.get_mut(table) {
+                        for p in partitions {
+                            lost.remove(p);
+                        }
+                        if lost.is_empty() {
+                            tables.remove(table);
+                        }
+                    }
+                    if tables.is_empty() {
+                        state.lost.remove(node);
+                    }
+                }
+                Applied::Recorded
+            }
         }
     }
+}
+
+/// Forgets the writes and lost copies of tables no longer in the catalog (`tables`): a table
+/// made again under the same name starts unwritten.
+fn forget_dropped(state: &mut CatalogState, tables: &BTreeSet<String>) {
+    state.written.retain(|t, _| tables.contains(t));
+    for lost in state.lost.values_mut() {
+        lost.retain(|t, _| tables.contains(t));
+    }
+    state.lost.retain(|_, lost| !lost.is_empty());
 }
 
 impl RaftSnapshotBuilder<LogTypes> for Machine {
@@ -227,5 +311,94 @@ impl RaftStateMachine<LogTypes> for Machine {
             meta: kept.meta,
             snapshot: Box::new(Cursor::new(kept.data)),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(table: &str, partitions: &[u32], starts: &[(u32, u64)]) -> Proposal {
+        Proposal::Written {
+            table: table.into(),
+            partitions: partitions.to_vec(),
+            starts: starts.to_vec(),
+        }
+    }
+
+    fn lost(state: &CatalogState, node: u32, table: &str) -> Vec<u32> {
+        state
+            .lost
+            .get(&node)
+            .and_then(|t| t.get(table))
+            .map(|p| p.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_start_without_data_loses_what_was_written_before_it_and_repairs_give_it_back() {
+        let machine = Machine::new(Box::new(|_, _| {}), None).unwrap();
+        let mut state = CatalogState::default();
+        // Node 1 started (incarnation 7) before the first write: it holds the write.
+        machine.decide(&mut state, &written("t", &[0, 3], &[(1, 7)]));
+        machine.decide(&mut state, &written("t", &[5], &[(1, 99)]));
+        assert_eq!(
+            state.starts.get(&1),
+            Some(&7),
+            "the first known start stays"
+        );
+        assert!(state.lost.is_empty());
+        // The same start recorded again changes nothing.
+        machine.decide(
+            &mut state,
+            &Proposal::Started {
+                node: 1,
+                incarnation: 7,
+            },
+        );
+        assert!(state.lost.is_empty());
+        // A new incarnation without data lost every partition written so far.
+        machine.decide(
+            &mut state,
+            &Proposal::Started {
+                node: 1,
+                incarnation: 8,
+            },
+        );
+        assert_eq!(lost(&state, 1, "t"), [0, 3, 5]);
+        // Writes after the start are held by the node: nothing more is lost.
+        machine.decide(&mut state, &written("t", &[9], &[]));
+        assert_eq!(lost(&state, 1, "t"), [0, 3, 5]);
+        machine.decide(
+            &mut state,
+            &Proposal::Repaired {
+                node: 1,
+                table: "t".into(),
+                partitions: vec![0, 5],
+            },
+        );
+        assert_eq!(lost(&state, 1, "t"), [3]);
+        machine.decide(
+            &mut state,
+            &Proposal::Repaired {
+                node: 1,
+                table: "t".into(),
+                partitions: vec![3],
+            },
+        );
+        assert!(state.lost.is_empty());
+    }
+
+    #[test]
+    fn a_dropped_table_is_forgotten_with_its_lost_copies() {
+        let mut state = CatalogState::default();
+        state.written.insert("t".into(), [1, 2].into());
+        state.written.insert("u".into(), [4].into());
+        state
+            .lost
+            .insert(2, [("t".to_string(), BTreeSet::from([1]))].into());
+        forget_dropped(&mut state, &BTreeSet::from(["u".to_string()]));
+        assert_eq!(state.written.keys().collect::<Vec<_>>(), ["u"]);
+        assert!(state.lost.is_empty());
     }
 }

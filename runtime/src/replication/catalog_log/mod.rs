@@ -8,6 +8,11 @@
 //!   same order ([`machine`]). A client with a stale view is refused
 //!   ([`Decision::Stale`]), fetches the catalog again and retries: two clients can no longer
 //!   drop each other's tables.
+//! - **It records what writes did to the copies**: partitions' first writes, starts of data
+//!   nodes without their data, copies that missed a committed write, and their repairs
+//!   ([`Proposal::Written`], [`Proposal::Started`], [`Proposal::Missed`],
+//!   [`Proposal::Repaired`]), so that every client knows which copies are lost or behind
+//!   (`cluster/lost.rs`).
 //! - **Any data node takes a proposal** ([`CatalogPropose`]); one that is not the leader
 //!   names the leader it knows ([`Decision::NotLeader`]) and the client asks it.
 //! - **Raft's RPCs travel on weir's network** ([`peers`]), between data nodes only: a call
@@ -193,6 +198,11 @@ impl CatalogLog {
         });
     }
 
+    /// The data node this is part of.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
     /// Whether `node` is a member (a data node named by a client's `Join`).
     fn is_member(&self, node: NodeId) -> bool {
         self.members
@@ -283,6 +293,7 @@ impl CatalogLog {
                 Ok(()) => match raft.client_write(proposal).await {
                     Ok(written) => match written.data {
                         Applied::Accepted { epoch } => Decision::Accepted { epoch },
+                        Applied::Recorded => Decision::Recorded,
                         Applied::Stale { epoch } => Decision::Stale { epoch },
                         Applied::Malformed(why) => Decision::Malformed(why),
                         Applied::Nothing => Decision::Failed("the entry changed nothing".into()),
@@ -305,6 +316,11 @@ impl CatalogLog {
         self.machine.state()
     }
 
+    /// [`CatalogLog::state`], with the index of the last entry applied.
+    pub fn applied(&self) -> (CatalogState, u64) {
+        self.machine.applied()
+    }
+
     /// Stops the node's part of the log.
     pub fn shutdown(&self) {
         let runtime = self
@@ -325,12 +341,23 @@ impl Drop for CatalogLog {
     }
 }
 
-/// A proposal's catalog must decode before it goes into the log.
+/// A proposal's catalog must decode, and a record name a table, before it goes into the log.
 fn check(proposal: &Proposal) -> std::result::Result<(), String> {
     match proposal {
         Proposal::Schema { catalog, .. } => decode_catalog(catalog)
             .map(|_| ())
             .map_err(|e| e.to_string()),
+        Proposal::Written { table, .. }
+        | Proposal::Missed { table, .. }
+        | Proposal::Repaired { table, .. }
+            if table.is_empty() =>
+        {
+            Err("a record names no table".into())
+        }
+        Proposal::Written { .. }
+        | Proposal::Started { .. }
+        | Proposal::Missed { .. }
+        | Proposal::Repaired { .. } => Ok(()),
     }
 }
 

@@ -2,8 +2,10 @@
 //! answers ([`Applied`]), and the state every data node's copy of the log builds
 //! ([`CatalogState`]).
 
+use crate::wire::ids::NodeId;
 use crate::wire::messages::{CatalogBytes, Proposal};
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Cursor;
 
 openraft::declare_raft_types!(
@@ -27,6 +29,8 @@ pub enum Applied {
         /// The new epoch.
         epoch: u64,
     },
+    /// A record of writes, starts or repairs was taken.
+    Recorded,
     /// A schema proposal expected another epoch: the catalog stays at `epoch`.
     Stale {
         /// The catalog's epoch.
@@ -37,7 +41,8 @@ pub enum Applied {
 }
 
 /// The state the log's entries build: the cluster's catalog and its epoch (one per accepted
-/// schema change), and the id of the proposal that made it.
+/// schema change), and the id of the proposal that made it; which partitions were ever
+/// written, and which copies data nodes lost by starting again without their data.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CatalogState {
     /// Accepted schema changes so far.
@@ -46,4 +51,12 @@ pub struct CatalogState {
     pub catalog: Option<CatalogBytes>,
     /// The id of the proposal accepted last.
     pub last_proposal: u64,
+    /// Per table, the partitions written at least once.
+    pub written: BTreeMap<String, BTreeSet<u32>>,
+    /// Per data node, the incarnation whose start without data was recorded last.
+    pub starts: BTreeMap<NodeId, u64>,
+    /// Per data node and table, the partitions whose copy the node lost (it started without
+    /// its data after they were written, or the copy missed a write) and that were not
+    /// repaired since.
+    pub lost: BTreeMap<NodeId, BTreeMap<String, BTreeSet<u32>>>,
 }

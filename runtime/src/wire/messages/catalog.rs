@@ -50,4 +50,26 @@ pub struct CatalogReply {
     pub versions: Vec<TableVersions>,
     /// The peers the node has an authenticated connection to now.
     pub peers: Vec<NodeId>,
+    /// The node's incarnation when it started without its data, if it did (see
+    /// [`Proposal::Started`](crate::wire::messages::Proposal::Started)).
+    pub fresh_start: Option<u64>,
+    /// Whether the catalog log, as this node applied it, has recorded its start (always true
+    /// for a node that kept its data).
+    pub start_recorded: bool,
+    /// How far this node applied the catalog log (the index of the last entry).
+    pub log_index: u64,
+    /// The copies lost by data nodes that started without their data and not repaired yet,
+    /// as this node's copy of the catalog log knows them.
+    pub lost: Vec<LostCopies>,
+}
+
+/// One data node's lost copies of one table's partitions (see [`CatalogReply::lost`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LostCopies {
+    /// The data node.
+    pub node: NodeId,
+    /// The table (lowercase, as stored).
+    pub table: String,
+    /// The partitions whose copy on `node` is lost.
+    pub partitions: Vec<u32>,
 }

@@ -59,6 +59,48 @@ pub enum Proposal {
         /// The new catalog.
         catalog: CatalogBytes,
     },
+    /// Partitions of `table` take their first write: a copy of them that a restarted node no
+    /// longer holds is lost, not empty. Recorded before the write commits.
+    Written {
+        /// The table (lowercase, as stored).
+        table: String,
+        /// The partitions written for the first time.
+        partitions: Vec<u32>,
+        /// The incarnations of the data nodes that started without data, as the writer
+        /// knows them: an incarnation the log has not recorded for its node yet is recorded
+        /// as one that holds the write (it started before it).
+        starts: Vec<(NodeId, u64)>,
+    },
+    /// Data node `node` started again without its data (no data directory, or an empty
+    /// one), as process `incarnation`: its copies of every partition written so far are
+    /// lost until repaired. Recorded once per incarnation.
+    Started {
+        /// The data node.
+        node: NodeId,
+        /// The process's incarnation (a random number drawn when it started).
+        incarnation: u64,
+    },
+    /// Node `node`'s copies of `partitions` of `table` missed a committed write (the node was
+    /// down, or did not answer in time): they count as lost until repaired.
+    Missed {
+        /// The data node.
+        node: NodeId,
+        /// The table (lowercase, as stored).
+        table: String,
+        /// The partitions whose copy missed the write.
+        partitions: Vec<u32>,
+    },
+    /// Node `node`'s copies of `partitions` of `table`, lost when it started without its
+    /// data or behind since they missed a write, were refreshed from a current copy: they
+    /// count again.
+    Repaired {
+        /// The data node.
+        node: NodeId,
+        /// The table (lowercase, as stored).
+        table: String,
+        /// The partitions refreshed.
+        partitions: Vec<u32>,
+    },
 }
 
 /// What the catalog log decided about a proposal.
@@ -69,6 +111,9 @@ pub enum Decision {
         /// The new epoch.
         epoch: u64,
     },
+    /// Recorded: a [`Proposal::Written`], [`Proposal::Started`], [`Proposal::Missed`] or
+    /// [`Proposal::Repaired`] is in the log.
+    Recorded,
     /// Refused: the log's catalog is at `epoch`, not at the one the proposal expected.
     Stale {
         /// The log's epoch.

@@ -12,7 +12,7 @@ mod query;
 mod resync;
 mod writes;
 
-pub use catalog::{CatalogBytes, CatalogReply, CatalogRequest, Join, TableVersions};
+pub use catalog::{CatalogBytes, CatalogReply, CatalogRequest, Join, LostCopies, TableVersions};
 pub use consensus::{
     CatalogDecided, CatalogPropose, Decision, Proposal, RaftAnswer, RaftBytes, RaftCall, RaftRpc,
 };

@@ -1,0 +1,139 @@
+//! Copies lost by data nodes that started again without their data, as the catalog log
+//! records them ([`crate::replication::catalog_log`]).
+//!
+//! A data node without a data directory (or with an empty one) comes back holding nothing,
+//! and reports version 0 for every copy: alone, that cannot be told from a partition never
+//! written. So the log records which partitions were ever written (before their first write
+//! commits, [`Proposal::Written`](crate::wire::messages::Proposal::Written)), and, when a
+//! client first meets such a node, its start
+//! ([`Proposal::Started`](crate::wire::messages::Proposal::Started)): from that entry on, the
+//! node's copies of every partition written before count as lost. A copy that missed a
+//! committed write (its node down, or silent past the timeout) is recorded too, before the
+//! write is acknowledged
+//! ([`Proposal::Missed`](crate::wire::messages::Proposal::Missed)), so that a client that
+//! connects while the current copies are down does not take it for current. A client does not take a
+//! node's versions before its start is recorded, counts its lost copies stale (queries read
+//! other copies, or fail naming the partition when there is none), refreshes them from live
+//! copies when it can, and records each repair
+//! ([`Proposal::Repaired`](crate::wire::messages::Proposal::Repaired)). Whoever connects, and
+//! whenever, sees the same lost copies.
+
+use super::Inner;
+use crate::error::Result;
+use crate::replication::writes::WriteRecords;
+use crate::wire::ids::NodeId;
+use crate::wire::messages::CatalogReply;
+use std::collections::{BTreeMap, HashSet};
+
+/// One lost copy: node, table, partition.
+pub(super) type LostCopy = (NodeId, String, u32);
+
+/// The lost copies named by the reply that applied the catalog log furthest.
+pub(super) fn lost_copies(replies: &[(NodeId, CatalogReply)]) -> HashSet<LostCopy> {
+    replies
+        .iter()
+        .max_by_key(|(_, r)| r.log_index)
+        .map(|(_, r)| {
+            r.lost
+                .iter()
+                .flat_map(|l| l.partitions.iter().map(|&p| (l.node, l.table.clone(), p)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Inner {
+    /// Records the start of every node of `replies` that started without its data and whose
+    /// start its copy of the catalog log does not show yet (each incarnation proposed once;
+    /// `proposed` remembers). Returns the nodes still waiting for theirs to show. Nothing is
+    /// recorded while the log holds no catalog: nothing can have been written.
+    pub(super) fn record_starts(
+        &self,
+        replies: &[(NodeId, CatalogReply)],
+        proposed: &mut HashSet<(NodeId, u64)>,
+    ) -> Result<Vec<NodeId>> {
+        if replies.iter().all(|(_, r)| r.epoch == 0) {
+            return Ok(Vec::new());
+        }
+        let mut waiting = Vec::new();
+        for (from, reply) in replies {
+            let Some(incarnation) = reply.fresh_start else {
+                continue;
+            };
+            if reply.start_recorded {
+                continue;
+            }
+            if proposed.insert((*from, incarnation)) {
+                tracing::info!("node-{from} started without its data: recording it");
+                self.record_started(*from, incarnation)?;
+            }
+            waiting.push(*from);
+        }
+        Ok(waiting)
+    }
+
+    /// Records as repaired the lost copies among `refreshed` (node, table, partition) that
+    /// the client knows of; a failure is only logged (the copy then counts as lost again for
+    /// the next client, which refreshes it once more).
+    pub(super) fn record_repairs(&self, refreshed: &HashSet<LostCopy>) {
+        let mut by_table: BTreeMap<(NodeId, String), Vec<u32>> = BTreeMap::new();
+        {
+            let lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
+            for copy in refreshed.iter().filter(|c| lost.contains(*c)) {
+                by_table
+                    .entry((copy.0, copy.1.clone()))
+                    .or_default()
+                    .push(copy.2);
+            }
+        }
+        for ((node, table), partitions) in by_table {
+            let done: Vec<LostCopy> = partitions
+                .iter()
+                .map(|&p| (node, table.clone(), p))
+                .collect();
+            match self.record_repaired(node, &table, partitions) {
+                Ok(()) => {
+                    let mut lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
+                    for copy in &done {
+                        lost.remove(copy);
+                    }
+                }
+                Err(e) => tracing::warn!(
+                    "node-{node}'s repaired copies of {table} were not recorded: {e}"
+                ),
+            }
+        }
+    }
+}
+
+impl WriteRecords for Inner {
+    fn first_writes(&self, table: &str, partitions: &[u32]) -> Result<()> {
+        self.record_written(table, partitions)
+    }
+
+    /// Records the copies the log does not count lost yet, and counts them lost here.
+    fn missed(&self, table: &str, copies: &[(NodeId, u32)]) -> Result<()> {
+        let mut by_node: BTreeMap<NodeId, Vec<u32>> = BTreeMap::new();
+        {
+            let lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
+            for &(n, p) in copies {
+                if !lost.contains(&(n, table.to_string(), p)) {
+                    by_node.entry(n).or_default().push(p);
+                }
+            }
+        }
+        for (node, partitions) in by_node {
+            let done: Vec<LostCopy> = partitions
+                .iter()
+                .map(|&p| (node, table.to_string(), p))
+                .collect();
+            self.record_missed(node, table, partitions)?;
+            self.remote()
+                .lost
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(done);
+        }
+        Ok(())
+    }
+}
