@@ -1327,3 +1327,52 @@ fn a_client_connecting_while_the_current_copies_are_down_does_not_read_a_copy_th
         vec![vec![Value::Int(400)]]
     );
 }
+
+#[test]
+fn a_unique_index_holds_when_several_clients_insert_the_same_values_at_once() {
+    let nodes = Nodes::start("unique-writers", 3);
+    let clients: Vec<TestCluster> = (0..3)
+        .map(|i| build(nodes.client(i).backups(1)).with_limit(Duration::from_secs(30)))
+        .collect();
+    clients[0]
+        .execute("CREATE TABLE u (id BIGINT PRIMARY KEY, email VARCHAR, n BIGINT)")
+        .unwrap();
+    clients[0]
+        .execute("CREATE UNIQUE INDEX u_email ON u(email)")
+        .unwrap();
+    // Every round, each client inserts a row of its own key with the round's email: the
+    // rows land on different partitions, the emails clash.
+    let outcomes: Vec<Vec<bool>> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .iter()
+            .enumerate()
+            .map(|(i, client)| {
+                s.spawn(move || {
+                    (0..12)
+                        .map(|round| {
+                            let sql = format!(
+                                "INSERT INTO u VALUES ({}, 'user{round}@example.com', {i})",
+                                round * 10 + i
+                            );
+                            match client.execute(&sql) {
+                                Ok(n) => n == 1,
+                                Err(weir_cli::Error::DuplicateUnique { .. }) => false,
+                                Err(e) => panic!("client {i} round {round}: {e}"),
+                            }
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for round in 0..12 {
+        let landed = outcomes.iter().filter(|o| o[round]).count();
+        assert_eq!(landed, 1, "round {round}: {outcomes:?}");
+    }
+    let check = build(nodes.client(9).backups(1));
+    assert_eq!(
+        rows(&check, "SELECT COUNT(*), COUNT(DISTINCT email) FROM u", &[]),
+        vec![vec![Value::Int(12), Value::Int(12)]]
+    );
+}

@@ -7,7 +7,9 @@
 //! serialised), before writing, it looks for equal values among the statement's rows and,
 //! through the index on the first column, among the stored rows; a stored row the statement
 //! itself replaces (as an UPDATE does) does not count. A NULL in any of the index's columns
-//! never clashes, as in SQLite and PostgreSQL.
+//! never clashes, as in SQLite and PostgreSQL. Clients of nodes in other processes check
+//! each on its own; their writes also take the partitions the new values hash to, so that
+//! two writes of one value meet there and the second is checked again (`super::writes`).
 
 use super::Cluster;
 use crate::error::{Error, Result};

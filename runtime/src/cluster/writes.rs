@@ -43,6 +43,35 @@ impl Changes {
             .collect()
     }
 
+    /// Adds to the write, unchanged, the partition each unique index's values of the rows
+    /// it inserts hash to (rows with a NULL in them clash with none). Clients in other
+    /// processes check unique indexes each on its own; two writes of equal values then meet
+    /// on that partition, whose copies take one undecided write at a time and each at the
+    /// version after their own: the second is refused as a conflict, and checked again
+    /// once the first is decided. (A write that rewrites every partition meets any other.)
+    fn guard_unique_values(&mut self, def: &TableDef) -> Result<()> {
+        let mut guards = std::collections::BTreeSet::new();
+        let mut of_row = Vec::new();
+        for index in def.indexes.iter().filter(|i| i.unique) {
+            let columns = index.columns();
+            for (_, inserts) in self.parts.values() {
+                for batch in inserts {
+                    assign_partitions(batch, &columns, 0, def.partitions, &mut of_row)
+                        .map_err(|e| Error::from_storage(&def.name, e))?;
+                    for (row, &p) in of_row.iter().enumerate() {
+                        if columns.iter().all(|&c| !batch.column(c).is_null(row)) {
+                            guards.insert(p);
+                        }
+                    }
+                }
+            }
+        }
+        for p in guards {
+            self.parts.entry(p).or_default();
+        }
+        Ok(())
+    }
+
     fn into_writes(self, def: &TableDef) -> Result<Vec<PartitionWrite>> {
         let types = def.schema.types();
         let concat = |mut b: Vec<Batch>| -> Result<Option<Batch>> {
@@ -300,9 +329,12 @@ impl Cluster {
     fn write_changes(
         &self,
         def: &TableDef,
-        changes: Changes,
+        mut changes: Changes,
         rewrite: Option<Rewrite>,
     ) -> Result<()> {
+        if self.inner.remote.is_some() && rewrite.is_none() {
+            changes.guard_unique_values(def)?;
+        }
         let parts = changes.into_writes(def)?;
         let layout = TableLayout {
             table: def.name.to_lowercase(),
