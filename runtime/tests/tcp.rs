@@ -669,6 +669,7 @@ fn frames_altered_replayed_reordered_or_injected_on_the_path_close_the_connectio
                 id: 1,
                 expected: 0,
                 catalog: CatalogBytes(vec![0; 16]),
+                backups: 0,
             },
         }));
         let mut frame = sealed(&put);

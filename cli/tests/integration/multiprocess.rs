@@ -916,6 +916,7 @@ fn frames_that_do_not_verify_are_refused_and_the_cluster_keeps_answering() {
             catalog: weir_runtime::replication::catalog_bytes::encode_catalog(
                 &weir::planner::CatalogSnapshot::default(),
             ),
+            backups: 0,
         },
     }));
     let forged = codec::seal(codec::encode(&put).unwrap());
@@ -1375,4 +1376,27 @@ fn a_unique_index_holds_when_several_clients_insert_the_same_values_at_once() {
         rows(&check, "SELECT COUNT(*), COUNT(DISTINCT email) FROM u", &[]),
         vec![vec![Value::Int(12), Value::Int(12)]]
     );
+}
+
+#[test]
+fn a_client_built_with_other_backups_places_copies_as_the_cluster_does() {
+    let mut nodes = Nodes::start("backups", 3);
+    let first = build(nodes.client(0).backups(1));
+    first
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    // The second client asks for no backups; the cluster keeps one, and so does it.
+    let second = build(nodes.client(1).backups(0));
+    let values: Vec<String> = (1..=300).map(|i| format!("({i}, {i})")).collect();
+    second
+        .execute(&format!("INSERT INTO t VALUES {}", values.join(", ")))
+        .unwrap();
+    nodes.kill(0);
+    wait_for("node 0 seen down", || !second.stats().nodes[0].up);
+    for client in [&first, &second] {
+        assert_eq!(
+            rows(client, "SELECT COUNT(*), SUM(x) FROM t", &[]),
+            vec![vec![Value::Int(300), Value::Int(45_150)]]
+        );
+    }
 }

@@ -207,7 +207,9 @@ impl ClusterBuilder {
     }
 
     /// Backup copies of every partition, on distinct nodes (default 0). Writes go to every
-    /// copy; queries read the first live one.
+    /// copy; queries read the first live one. A client of nodes in other processes
+    /// ([`ClusterBuilder::connect`]) takes the cluster's instead once its catalog log has
+    /// them: the first schema change of any client fixes them.
     pub fn backups(mut self, n: usize) -> Self {
         self.backups = n;
         self

@@ -6,7 +6,7 @@ use crate::wire::ids::NodeId;
 use crate::wire::tcp::TcpTransport;
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -29,6 +29,9 @@ pub struct Remote {
     /// The copies lost by data nodes that started without their data, as last learnt from
     /// the catalog log ([`super::lost`]).
     pub(super) lost: Mutex<HashSet<super::lost::LostCopy>>,
+    /// The backups per partition: the builder's until the catalog log names the cluster's
+    /// (fixed by the first schema change of any client).
+    pub(super) backups: AtomicUsize,
     /// The incarnation of every data node that started without its data, as learnt from it
     /// (sent with the first writes, [`crate::wire::messages::Proposal::Written`]).
     pub(super) incarnations: Mutex<BTreeMap<NodeId, u64>>,

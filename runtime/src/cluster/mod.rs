@@ -50,13 +50,20 @@ use std::thread::JoinHandle;
 use weir_operators::Value;
 use weir_planner::{Catalog, PlanCache, QueryPlan};
 
+/// The copies of every partition of a table, primary first (shared by the plans).
+type Placement = Arc<Vec<Vec<NodeId>>>;
+
 impl Inner {
     fn copies(&self, partitions: u32) -> Arc<Vec<Vec<NodeId>>> {
         let mut cache = self.copies.lock().unwrap_or_else(|e| e.into_inner());
         let data = self.config.nodes as u32;
-        let backups = self.config.backups.min(self.config.nodes - 1);
+        let backups = self
+            .remote
+            .as_ref()
+            .map_or(self.config.backups, |r| r.backups.load(Ordering::SeqCst))
+            .min(self.config.nodes - 1);
         cache
-            .entry(partitions)
+            .entry((partitions, backups))
             .or_insert_with(|| Arc::new(copies::copies(partitions, data, backups)))
             .clone()
     }
@@ -112,7 +119,7 @@ struct Inner {
     catalog: RwLock<Catalog>,
     plans: PlanCache,
     next_query: AtomicU64,
-    copies: Mutex<HashMap<u32, Arc<Vec<Vec<NodeId>>>>>,
+    copies: Mutex<HashMap<(u32, usize), Placement>>,
     whole_tables: placement::WholeTableMaps,
     known_plans: Mutex<HashSet<(NodeId, u64)>>,
     max_high_water: AtomicUsize,

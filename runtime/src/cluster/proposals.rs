@@ -35,6 +35,7 @@ impl Inner {
             id: random_u64() | 1,
             expected,
             catalog: encode_catalog(&catalog.snapshot()),
+            backups: remote.backups.load(Ordering::SeqCst) as u32,
         };
         match self.propose(proposal)? {
             Decision::Accepted { epoch } => {

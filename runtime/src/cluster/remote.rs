@@ -70,7 +70,7 @@ use crate::wire::network::Network;
 use crate::wire::tcp::{Auth, PeerEvent, TcpConfig, TcpTransport};
 use std::collections::HashSet;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use weir_planner::Catalog;
@@ -298,6 +298,7 @@ impl Cluster {
                     watcher: Mutex::new(None),
                     lost: Mutex::default(),
                     incarnations: Mutex::default(),
+                    backups: AtomicUsize::new(config.backups),
                 }),
                 config,
                 nodes,
@@ -580,6 +581,15 @@ impl Inner {
             }
         }
         let lost = lost_copies(replies);
+        if let Some(backups) = replies.iter().find_map(|(_, r)| r.backups) {
+            let before = remote.backups.swap(backups as usize, Ordering::SeqCst);
+            if before != backups as usize {
+                tracing::info!(
+                    "the cluster keeps {backups} backup(s) per partition: this client places \
+                     copies so too (it was built with {before})"
+                );
+            }
+        }
         let mut book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
         let version_of = |r: &CatalogReply, table: &str, p: u32| {
             r.versions

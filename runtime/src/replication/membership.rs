@@ -277,6 +277,7 @@ impl Membership {
         versions.sort_by(|a, b| a.table.cmp(&b.table));
         let fresh_start = self.fresh_start.get().copied();
         let state = log.state.unwrap_or_default();
+        let backups = state.backups;
         let start_recorded = match (fresh_start, self.log.get()) {
             (Some(incarnation), Some(log)) => state.starts.get(&log.id()) == Some(&incarnation),
             _ => true,
@@ -303,6 +304,7 @@ impl Membership {
             fresh_start,
             start_recorded,
             log_index: log.index,
+            backups,
             lost,
         }
     }

@@ -100,6 +100,7 @@ impl Machine {
                 id,
                 expected,
                 catalog,
+                backups,
             } => {
                 if state.catalog.is_some() && state.last_proposal == *id {
                     // Sent again after its answer was lost: it is the change made last.
@@ -119,6 +120,7 @@ impl Machine {
                 state.epoch += 1;
                 state.catalog = Some(catalog.clone());
                 state.last_proposal = *id;
+                state.backups.get_or_insert(*backups);
                 forget_dropped(state, &tables);
                 (self.on_catalog)(state.epoch, catalog);
                 Applied::Accepted { epoch: state.epoch }

@@ -51,6 +51,8 @@ pub struct CatalogState {
     pub catalog: Option<CatalogBytes>,
     /// The id of the proposal accepted last.
     pub last_proposal: u64,
+    /// The backups per partition of the cluster, fixed by the first accepted schema change.
+    pub backups: Option<u32>,
     /// Per table, the partitions written at least once.
     pub written: BTreeMap<String, BTreeSet<u32>>,
     /// Per data node, the incarnation whose start without data was recorded last.

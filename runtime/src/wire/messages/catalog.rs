@@ -58,6 +58,8 @@ pub struct CatalogReply {
     pub start_recorded: bool,
     /// How far this node applied the catalog log (the index of the last entry).
     pub log_index: u64,
+    /// The backups per partition the cluster keeps, once the log fixed them.
+    pub backups: Option<u32>,
     /// The copies lost by data nodes that started without their data and not repaired yet,
     /// as this node's copy of the catalog log knows them.
     pub lost: Vec<LostCopies>,

@@ -58,6 +58,9 @@ pub enum Proposal {
         expected: u64,
         /// The new catalog.
         catalog: CatalogBytes,
+        /// The backups per partition the proposer keeps: the first accepted change fixes
+        /// them for the cluster (every client then places copies alike).
+        backups: u32,
     },
     /// Partitions of `table` take their first write: a copy of them that a restarted node no
     /// longer holds is lost, not empty. Recorded before the write commits.
