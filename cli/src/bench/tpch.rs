@@ -56,6 +56,9 @@ pub struct TpchArgs {
     /// Seconds a query may run before it is cancelled and reported as failed.
     #[arg(long, default_value_t = 600.0)]
     pub timeout: f64,
+    /// Runs of each query; `ms` is their median (the answer checked is the last run's).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
 }
 
 /// Parses `--sf`: one of [`SCALE_FACTORS`].
@@ -146,8 +149,12 @@ pub struct TpchRow {
     pub query: usize,
     /// Rows returned; `None` when the query failed.
     pub rows: Option<usize>,
-    /// Wall time, milliseconds.
+    /// Wall time, milliseconds (the median of the runs with `--repeat`).
     pub ms: f64,
+    /// The fastest run, milliseconds.
+    pub min_ms: f64,
+    /// Runs of the query.
+    pub runs: u32,
     /// Whether the answer was compared with a reference answer (only at SF 1).
     pub checked: bool,
     /// Whether it matched; `None` when not checked.
@@ -220,13 +227,26 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
     let mut rows = Vec::new();
     for n in queries {
         progress.step(format!("running Q{n}"));
-        let (took, result) = run_query(&cluster, n, args.sf);
-        let ms = took.as_secs_f64() * 1e3;
+        let mut times = Vec::with_capacity(args.repeat as usize);
+        let mut result = Err(String::new());
+        for _ in 0..args.repeat {
+            let (took, r) = run_query(&cluster, n, args.sf);
+            times.push(took.as_secs_f64() * 1e3);
+            result = r;
+            if result.is_err() {
+                break;
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        let ms = times[times.len() / 2];
+        let (min_ms, runs) = (times[0], times.len() as u32);
         let row = match result {
             Err(e) => TpchRow {
                 query: n,
                 rows: None,
                 ms,
+                min_ms,
+                runs,
                 checked: false,
                 matches: None,
                 error: Some(e),
@@ -243,6 +263,8 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
                     query: n,
                     rows: Some(r.num_rows()),
                     ms,
+                    min_ms,
+                    runs,
                     checked,
                     matches,
                     error,

@@ -249,18 +249,26 @@ fn overload_reports_both_modes_and_writes_charts() {
 
 #[test]
 fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
-    let out = weir(&["bench", "tpch", "--sf", "0.01", "--query", "6", "--json"]);
+    let out = weir(&[
+        "bench", "tpch", "--sf", "0.01", "--query", "6", "--json", "--repeat", "3",
+    ]);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     let l = &lines[0];
     assert_eq!(
         keys(l),
         sorted(&[
-            "machine", "cores", "profile", "date", "query", "rows", "ms", "checked", "matches"
+            "machine", "cores", "profile", "date", "query", "rows", "ms", "min_ms", "runs",
+            "checked", "matches"
         ]),
         "{l}"
     );
     assert_eq!(l["query"], 6);
+    assert_eq!(l["runs"], 3);
+    assert!(
+        l["min_ms"].as_f64().unwrap() <= l["ms"].as_f64().unwrap(),
+        "{l}"
+    );
     assert!(l["cores"].as_u64().is_some_and(|c| c >= 1), "{l}");
     assert!(
         ["debug", "release"].contains(&l["profile"].as_str().unwrap_or("")),
@@ -275,6 +283,8 @@ fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
         "progress lines on stderr"
     );
 
+    let out = weir(&["bench", "tpch", "--repeat", "0"]);
+    assert!(!out.status.success(), "--repeat 0 was accepted");
     for bad in ["2", "abc", "0"] {
         let out = weir(&["bench", "tpch", "--sf", bad]);
         assert!(!out.status.success(), "--sf {bad} was accepted");
