@@ -652,6 +652,22 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// Converts an operand of a comparison (`=`, `<`, `BETWEEN`, `IN`, ...) to the type the
+    /// operands meet at, `target`: as [`Binder::coerce`], except that a DECIMAL operand of
+    /// `target`'s scale is left as it is (only the precision would change, and the values
+    /// would not: the comparison kernels compare exact numbers of any precision, so a
+    /// column is not copied row by row for nothing).
+    fn coerce_compared(&mut self, b: B, target: DataType) -> Expr {
+        match (b.ty, target) {
+            (Some(DataType::Decimal { scale: s, .. }), DataType::Decimal { scale: t, .. })
+                if s == t =>
+            {
+                b.expr
+            }
+            _ => self.coerce(b, target),
+        }
+    }
+
     /// The type of an expression that must have one (an output or group column): an untyped
     /// parameter takes its given value's type, a bare NULL is BIGINT.
     fn settle(&mut self, b: &B) -> DataType {
@@ -874,8 +890,11 @@ impl<'a> Binder<'a> {
                 let t = self.unify(&types, e)?;
                 let (x, list) = match t {
                     Some(t) => (
-                        self.coerce(x, t),
-                        items.into_iter().map(|b| self.coerce(b, t)).collect(),
+                        self.coerce_compared(x, t),
+                        items
+                            .into_iter()
+                            .map(|b| self.coerce_compared(b, t))
+                            .collect(),
                     ),
                     None => (x.expr, items.into_iter().map(|b| b.expr).collect()),
                 };
@@ -899,7 +918,11 @@ impl<'a> Binder<'a> {
                 let hi = self.expr(high, scope, agg.as_deref_mut())?;
                 let t = self.unify(&[x.ty, lo.ty, hi.ty], e)?;
                 let (x, lo, hi) = match t {
-                    Some(t) => (self.coerce(x, t), self.coerce(lo, t), self.coerce(hi, t)),
+                    Some(t) => (
+                        self.coerce_compared(x, t),
+                        self.coerce_compared(lo, t),
+                        self.coerce_compared(hi, t),
+                    ),
                     None => (x.expr, lo.expr, hi.expr),
                 };
                 Ok(B::new(
@@ -1184,8 +1207,8 @@ impl<'a> Binder<'a> {
             let t = self.unify(&[l.ty, r.ty], e)?;
             match t {
                 Some(t) => (
-                    self.coerce(l, t),
-                    self.coerce(r, t),
+                    self.coerce_compared(l, t),
+                    self.coerce_compared(r, t),
                     Some(DataType::Boolean),
                 ),
                 None => (l.expr, r.expr, Some(DataType::Boolean)),

@@ -30,6 +30,7 @@ pub mod partition;
 pub mod project;
 pub mod recursive;
 pub mod repeat;
+mod row_filter;
 pub mod scan;
 pub mod single_row;
 pub mod sort;
