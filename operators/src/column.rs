@@ -775,6 +775,29 @@ pub struct ColumnBuilder {
     validity: Option<Bitmap>,
 }
 
+/// Appends `s[i]` for every `i` of `rows` to `d`: runs of consecutive rows as slice copies
+/// when the rows ascend densely (a filter that keeps most rows), else one by one.
+fn gather<T: Copy>(d: &mut Vec<T>, s: &[T], rows: &[u32]) {
+    let (Some(&first), Some(&last)) = (rows.first(), rows.last()) else {
+        return;
+    };
+    if last < first || rows.len() * 2 < (last - first) as usize + 1 {
+        d.extend(rows.iter().map(|&i| s[i as usize]));
+        return;
+    }
+    d.reserve(rows.len());
+    let mut j = 0;
+    while j < rows.len() {
+        let start = rows[j] as usize;
+        let mut k = j + 1;
+        while k < rows.len() && rows[k] as usize == start + (k - j) {
+            k += 1;
+        }
+        d.extend_from_slice(&s[start..start + (k - j)]);
+        j = k;
+    }
+}
+
 impl ColumnBuilder {
     /// A builder for a column of type `dt` with room for `capacity` rows.
     pub fn new(dt: DataType, capacity: usize) -> Self {
@@ -963,7 +986,17 @@ impl ColumnBuilder {
             ColumnData::Int64(v) => self.push_i64(v[i]),
             ColumnData::Float64(v) => self.push_f64(v[i]),
             ColumnData::Boolean(v) => self.push_bool(v[i]),
-            ColumnData::Utf8 { .. } => self.push_str(col.str_at(i)),
+            ColumnData::Utf8 {
+                offsets: so,
+                bytes: sb,
+            } => match &mut self.data {
+                ColumnData::Utf8 { offsets, bytes } => {
+                    bytes.extend_from_slice(&sb[so[i] as usize..so[i + 1] as usize]);
+                    offsets.push(bytes.len() as u32);
+                    self.valid();
+                }
+                _ => self.push_str(col.str_at(i)),
+            },
             ColumnData::Decimal { values, .. } => self.push_decimal(values[i]),
             ColumnData::Date(v) => self.push_date(v[i]),
             ColumnData::Timestamp(v) => self.push_timestamp(v[i]),
@@ -1047,19 +1080,35 @@ impl ColumnBuilder {
         let gathered = match (&mut self.data, &col.data) {
             (ColumnData::Int64(d), ColumnData::Int64(s))
             | (ColumnData::Timestamp(d), ColumnData::Timestamp(s)) => {
-                d.extend(rows.iter().map(|&i| s[i as usize]));
+                gather(d, s, rows);
                 true
             }
             (ColumnData::Float64(d), ColumnData::Float64(s)) => {
-                d.extend(rows.iter().map(|&i| s[i as usize]));
+                gather(d, s, rows);
                 true
             }
             (ColumnData::Date(d), ColumnData::Date(s)) => {
-                d.extend(rows.iter().map(|&i| s[i as usize]));
+                gather(d, s, rows);
                 true
             }
             (ColumnData::Decimal { values: d, .. }, ColumnData::Decimal { values: s, .. }) => {
-                d.extend(rows.iter().map(|&i| s[i as usize]));
+                gather(d, s, rows);
+                true
+            }
+            (
+                ColumnData::Utf8 { offsets, bytes },
+                ColumnData::Utf8 {
+                    offsets: so,
+                    bytes: sb,
+                },
+            ) => {
+                // Bytes copied as they are (they were UTF-8 going in), no check per row.
+                offsets.reserve(rows.len());
+                for &i in rows {
+                    let (a, b) = (so[i as usize] as usize, so[i as usize + 1] as usize);
+                    bytes.extend_from_slice(&sb[a..b]);
+                    offsets.push(bytes.len() as u32);
+                }
                 true
             }
             _ => false,
@@ -1188,6 +1237,19 @@ mod tests {
                 .chain(values(&col))
                 .collect();
             assert_eq!(values(&bulk.finish()), expected, "{dt}");
+            // Dense ascending selections (copied by runs), sparse and repeated ones.
+            for rows in [
+                &[0u32, 1, 2, 3, 4][..],
+                &[0, 1, 3, 4],
+                &[1, 2, 4],
+                &[0, 4],
+                &[2, 3, 3, 4],
+            ] {
+                let mut bulk = ColumnBuilder::new(dt, 0);
+                bulk.extend_rows(&col, rows);
+                let expected: Vec<Value> = rows.iter().map(|&i| col.value(i as usize)).collect();
+                assert_eq!(values(&bulk.finish()), expected, "{dt} {rows:?}");
+            }
         }
     }
 

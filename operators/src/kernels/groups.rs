@@ -8,6 +8,7 @@
 
 use super::hash::hash_rows;
 use super::int_table::{IntTable, PREFETCH_AHEAD};
+use super::packed_keys;
 use crate::bitmap::Bitmap;
 use crate::column::ColumnData;
 use crate::{Column, DataType, Error, Result};
@@ -162,10 +163,13 @@ pub(crate) enum GroupIndex {
         table: IntTable,
         null_group: Option<u32>,
     },
-    /// Any other keys: `(hash, group id)` by row hash, compared key by key.
+    /// Any other keys: `(hash, group id)` by row hash, compared key by key; and, for batches
+    /// whose keys pack into one code a row ([`super::packed_keys`]), group id by code.
     Hashed {
         table: HashTable<(u64, u32)>,
         hashes: Vec<u64>,
+        packed: hashbrown::HashMap<u128, u32>,
+        codes: Vec<u128>,
     },
 }
 
@@ -190,6 +194,8 @@ impl Groups {
             GroupIndex::Hashed {
                 table: HashTable::new(),
                 hashes: Vec::new(),
+                packed: hashbrown::HashMap::new(),
+                codes: Vec::new(),
             }
         };
         Groups {
@@ -242,7 +248,13 @@ impl Groups {
         if let Some(values) = int_values {
             return self.assign_int(&keys[0], values, n, ids);
         }
-        let GroupIndex::Hashed { table, hashes } = &mut self.index else {
+        let GroupIndex::Hashed {
+            table,
+            hashes,
+            packed,
+            codes,
+        } = &mut self.index
+        else {
             return Err(Error::Internal(format!(
                 "a BIGINT group key came as {:?}",
                 keys.iter().map(|k| k.data_type()).collect::<Vec<_>>()
@@ -250,21 +262,58 @@ impl Groups {
         };
         let mut table = std::mem::take(table);
         let mut hashes = std::mem::take(hashes);
-        hash_rows(keys, &mut hashes);
-        for (i, &h) in hashes.iter().enumerate().take(n) {
-            let found = table.find(h, |&(gh, g)| gh == h && self.group_eq(g as usize, keys, i));
-            let g = match found {
-                Some(&(_, g)) => g,
-                None => {
-                    let g = self.add(keys, i);
-                    table.insert_unique(h, (h, g), |&(gh, _)| gh);
-                    g
-                }
-            };
-            ids.push(g);
+        let mut packed = std::mem::take(packed);
+        let mut codes = std::mem::take(codes);
+        let columns: Vec<&Column> = keys.iter().map(|k| k.as_ref()).collect();
+        if packed_keys::pack(&columns, n, &mut codes) {
+            // By code; a code not seen yet finds (or makes) its group the general way.
+            hashes.clear();
+            for (i, code) in codes.iter().enumerate() {
+                let g = match packed.get(code) {
+                    Some(&g) => g,
+                    None => {
+                        if hashes.is_empty() {
+                            hash_rows(keys, &mut hashes);
+                        }
+                        let g = self.find_or_add(&mut table, hashes[i], keys, i);
+                        packed.insert(*code, g);
+                        g
+                    }
+                };
+                ids.push(g);
+            }
+        } else {
+            hash_rows(keys, &mut hashes);
+            for (i, &h) in hashes.iter().enumerate().take(n) {
+                ids.push(self.find_or_add(&mut table, h, keys, i));
+            }
         }
-        self.index = GroupIndex::Hashed { table, hashes };
+        self.index = GroupIndex::Hashed {
+            table,
+            hashes,
+            packed,
+            codes,
+        };
         Ok(())
+    }
+
+    /// The group of row `i` of `keys` (hash `h`) in `table`, added when there is none.
+    fn find_or_add(
+        &mut self,
+        table: &mut HashTable<(u64, u32)>,
+        h: u64,
+        keys: &[Cow<'_, Column>],
+        i: usize,
+    ) -> u32 {
+        let found = table.find(h, |&(gh, g)| gh == h && self.group_eq(g as usize, keys, i));
+        match found {
+            Some(&(_, g)) => g,
+            None => {
+                let g = self.add(keys, i);
+                table.insert_unique(h, (h, g), |&(gh, _)| gh);
+                g
+            }
+        }
     }
 
     /// [`Groups::assign`] for one BIGINT key column (`values` are its values).
@@ -321,8 +370,16 @@ impl Groups {
             + self.valid.iter().map(Vec::capacity).sum::<usize>()
             + match &self.index {
                 GroupIndex::Int { table, .. } => table.memory_size(),
-                GroupIndex::Hashed { table, hashes } => {
-                    table.allocation_size() + hashes.capacity() * 8
+                GroupIndex::Hashed {
+                    table,
+                    hashes,
+                    packed,
+                    codes,
+                } => {
+                    table.allocation_size()
+                        + hashes.capacity() * 8
+                        + packed.allocation_size()
+                        + codes.capacity() * 16
                 }
             }
     }

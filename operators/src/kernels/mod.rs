@@ -26,6 +26,7 @@ pub mod join;
 pub mod limit;
 pub mod local;
 mod operator;
+mod packed_keys;
 pub mod partition;
 pub mod project;
 pub mod recursive;
