@@ -14,6 +14,7 @@ mod memory_budget;
 mod multiprocess;
 mod node;
 mod node_tls;
+mod processes;
 mod serve;
 mod soak;
 mod tpch;
