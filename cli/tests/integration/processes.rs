@@ -68,6 +68,19 @@ pub(crate) fn start_node_logged(
     data: Option<&std::path::Path>,
     log: Option<&std::path::Path>,
 ) -> (Child, SocketAddr) {
+    try_start_node(id, listen, secret, data, log).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`start_node_logged`], its failure returned: a node that does not print its address
+/// within [`LIMIT`] (it is killed), or prints something else. Its log is appended to `log`
+/// when given (a node started again adds to it).
+pub(crate) fn try_start_node(
+    id: usize,
+    listen: &str,
+    secret: &PathBuf,
+    data: Option<&std::path::Path>,
+    log: Option<&std::path::Path>,
+) -> Result<(Child, SocketAddr), String> {
     let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
     command
         .args(["node", "--listen", listen, "--id", &id.to_string()])
@@ -77,7 +90,13 @@ pub(crate) fn start_node_logged(
         command.arg("--data-dir").arg(dir);
     }
     let stderr = match log {
-        Some(path) => Stdio::from(std::fs::File::create(path).expect("the node's log file")),
+        Some(path) => Stdio::from(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .expect("the node's log file"),
+        ),
         None => Stdio::null(),
     };
     let mut child = command
@@ -98,7 +117,7 @@ pub(crate) fn start_node_logged(
         Err(_) => {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("node {id} printed no address within {LIMIT:?}");
+            return Err(format!("node {id} printed no address within {LIMIT:?}"));
         }
     };
     let addr = line
@@ -106,11 +125,11 @@ pub(crate) fn start_node_logged(
         .strip_prefix("listening on ")
         .and_then(|a| a.parse().ok());
     match addr {
-        Some(addr) => (child, addr),
+        Some(addr) => Ok((child, addr)),
         None => {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("node {id}: unexpected first line {line:?}");
+            Err(format!("node {id}: unexpected first line {line:?}"))
         }
     }
 }
@@ -137,6 +156,61 @@ impl Nodes {
             nodes.addrs.push(addr);
         }
         nodes
+    }
+
+    /// Node processes with ids `0..data.len()` on 127.0.0.1, ports picked by the system, node
+    /// `i` with `--data-dir data[i]` when given; each logs to [`Nodes::log_path`].
+    pub(crate) fn start_in(test: &str, data: &[Option<PathBuf>]) -> Nodes {
+        let mut nodes = Nodes {
+            children: Vec::new(),
+            addrs: Vec::new(),
+            secret: secret_file(test, SECRET),
+        };
+        for (id, dir) in data.iter().enumerate() {
+            let log = nodes.log_path(id);
+            let (child, addr) =
+                start_node_logged(id, "127.0.0.1:0", &nodes.secret, dir.as_deref(), Some(&log));
+            nodes.children.push(Some(child));
+            nodes.addrs.push(addr);
+        }
+        nodes
+    }
+
+    /// Starts node `i` again (after [`Nodes::kill`]) with its id and address, on `data` when
+    /// given, its log appended to [`Nodes::log_path`].
+    pub(crate) fn restart(
+        &mut self,
+        i: usize,
+        data: Option<&std::path::Path>,
+    ) -> Result<(), String> {
+        let log = self.log_path(i);
+        let listen = self.addrs[i].to_string();
+        let (child, addr) = try_start_node(i, &listen, &self.secret, data, Some(&log))?;
+        self.children[i] = Some(child);
+        if addr != self.addrs[i] {
+            return Err(format!(
+                "node {i} listens on {addr}, not on {}",
+                self.addrs[i]
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`, ...) to node `i`'s process with `kill(1)`.
+    pub(crate) fn signal(&self, i: usize, signal: &str) -> Result<(), String> {
+        let child = self.children[i]
+            .as_ref()
+            .ok_or_else(|| format!("node {i} is not running"))?;
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .map_err(|e| format!("kill -{signal} node {i}: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("kill -{signal} node {i}: {status}"))
+        }
     }
 
     /// A client builder connected to these nodes (test defaults: 64 partitions, 30 s
