@@ -9,6 +9,7 @@ mod common;
 
 mod arrow;
 mod bench_cli;
+mod chaos;
 mod cli;
 mod memory_budget;
 mod multiprocess;
