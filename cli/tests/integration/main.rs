@@ -9,11 +9,13 @@ mod common;
 
 mod arrow;
 mod bench_cli;
+mod chaos;
 mod cli;
 mod memory_budget;
 mod multiprocess;
 mod node;
 mod node_tls;
+mod processes;
 mod serve;
 mod soak;
 mod tpch;

@@ -10,179 +10,18 @@
 //! can pass by waiting out a timeout.
 
 use crate::common;
+use crate::processes::{secret_file, start_node, start_node_in, Nodes, LIMIT, SECRET};
 
 use common::{cluster_builder, TestCluster};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use weir_cli::demo::{self, JOIN_QUERY, PRIMARY_KEY_QUERY, SEED_QUERIES};
 use weir_cli::{Cluster, ClusterBuilder, MessageKind, Protocol, Value};
 use weir_runtime::wire::framing::Secret;
 
-/// Longest a node process may take to print its address, or a node to be seen down.
-const LIMIT: Duration = Duration::from_secs(10);
-const SECRET: &str = "the secret of the multiprocess tests";
 /// Rows of `Item` (a multiple of 1000, as the seed queries' expected counts want).
 const ITEM_ROWS: usize = 5_000;
-
-/// The node processes of one test, killed (SIGKILL) on drop.
-struct Nodes {
-    children: Vec<Option<Child>>,
-    addrs: Vec<SocketAddr>,
-    secret: PathBuf,
-}
-
-impl Drop for Nodes {
-    fn drop(&mut self) {
-        for child in self.children.iter_mut().flatten() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn secret_file(test: &str, secret: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weir-mp-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let path = dir.join("secret");
-    std::fs::write(&path, format!("{secret}\n")).expect("the secret file");
-    path
-}
-
-/// Starts `weir node --id id --listen listen` and returns it with the address it printed.
-fn start_node(id: usize, listen: &str, secret: &PathBuf) -> (Child, SocketAddr) {
-    start_node_in(id, listen, secret, None)
-}
-
-/// [`start_node`], with `--data-dir data` when given.
-fn start_node_in(
-    id: usize,
-    listen: &str,
-    secret: &PathBuf,
-    data: Option<&std::path::Path>,
-) -> (Child, SocketAddr) {
-    start_node_logged(id, listen, secret, data, None)
-}
-
-/// [`start_node_in`], its log (standard error) written to `log` when given.
-fn start_node_logged(
-    id: usize,
-    listen: &str,
-    secret: &PathBuf,
-    data: Option<&std::path::Path>,
-    log: Option<&std::path::Path>,
-) -> (Child, SocketAddr) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
-    command
-        .args(["node", "--listen", listen, "--id", &id.to_string()])
-        .arg("--secret-file")
-        .arg(secret);
-    if let Some(dir) = data {
-        command.arg("--data-dir").arg(dir);
-    }
-    let stderr = match log {
-        Some(path) => Stdio::from(std::fs::File::create(path).expect("the node's log file")),
-        None => Stdio::null(),
-    };
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("weir runs");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = match rx.recv_timeout(LIMIT) {
-        Ok(line) => line,
-        Err(_) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("node {id} printed no address within {LIMIT:?}");
-        }
-    };
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .and_then(|a| a.parse().ok());
-    match addr {
-        Some(addr) => (child, addr),
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("node {id}: unexpected first line {line:?}");
-        }
-    }
-}
-
-impl Nodes {
-    /// `n` node processes with ids 0..n on 127.0.0.1, ports picked by the system.
-    fn start(test: &str, n: usize) -> Nodes {
-        Self::start_with_logs(test, n, false)
-    }
-
-    /// [`Nodes::start`], each node's log (warnings, the default level) kept when `logs`
-    /// ([`Nodes::log`]).
-    fn start_with_logs(test: &str, n: usize, logs: bool) -> Nodes {
-        let mut nodes = Nodes {
-            children: Vec::new(),
-            addrs: Vec::new(),
-            secret: secret_file(test, SECRET),
-        };
-        for id in 0..n {
-            let log = logs.then(|| nodes.log_path(id));
-            let (child, addr) =
-                start_node_logged(id, "127.0.0.1:0", &nodes.secret, None, log.as_deref());
-            nodes.children.push(Some(child));
-            nodes.addrs.push(addr);
-        }
-        nodes
-    }
-
-    /// A client builder connected to these nodes (test defaults: 64 partitions, 30 s
-    /// query timeout), in client slot `slot`.
-    fn client(&self, slot: u32) -> ClusterBuilder {
-        let secret = Secret::from_file(&self.secret).expect("the secret");
-        cluster_builder()
-            .connect(&self.addrs)
-            .secret(secret)
-            .client_slot(slot)
-    }
-
-    /// Where node `i` logs, when started with logs.
-    fn log_path(&self, i: usize) -> PathBuf {
-        let dir = self.secret.parent().expect("the secret's directory");
-        dir.join(format!("node-{i}.log"))
-    }
-
-    /// What node `i` logged so far.
-    fn log(&self, i: usize) -> String {
-        std::fs::read_to_string(self.log_path(i)).unwrap_or_default()
-    }
-
-    /// Kills node `i`'s process (SIGKILL) and waits for it.
-    fn kill(&mut self, i: usize) {
-        if let Some(mut child) = self.children[i].take() {
-            child.kill().expect("kill the node");
-            child.wait().expect("reap the node");
-        }
-    }
-
-    /// `a,b,c`, as `--connect` takes them.
-    fn connect_arg(&self) -> String {
-        self.addrs
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-}
 
 fn build(builder: ClusterBuilder) -> TestCluster {
     TestCluster::new(builder.build().expect("the client connects"))
