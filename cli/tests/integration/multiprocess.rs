@@ -1025,6 +1025,27 @@ fn a_schema_change_without_a_majority_of_data_nodes_fails_within_the_proposal_li
     assert!(took < Duration::from_secs(25), "{took:?}");
 }
 
+/// Looks up rows `1..=rows` of `t (id, x = id * 10)` one by one: each is read right, or fails
+/// as `unreadable` says it may. Returns how many were read and how many failed.
+fn look_up_each(
+    client: &TestCluster,
+    rows: i64,
+    unreadable: impl Fn(&weir_cli::Result<weir_cli::QueryResult>) -> bool,
+) -> (usize, usize) {
+    let (mut found, mut failed) = (0, 0);
+    for id in 1..=rows {
+        let got = client.query("SELECT x FROM t WHERE id = ?", &[Value::Int(id)]);
+        if unreadable(&got) {
+            failed += 1;
+        } else {
+            let got = got.unwrap_or_else(|e| panic!("row {id}: {e}"));
+            assert_eq!(got.rows(), vec![vec![Value::Int(id * 10)]], "row {id}");
+            found += 1;
+        }
+    }
+    (found, failed)
+}
+
 /// Whether `result` is the error of a partition whose only live copies are on node-1 and lost.
 fn lost_on_node_1<T>(result: &weir_cli::Result<T>) -> bool {
     matches!(
@@ -1059,20 +1080,7 @@ fn a_node_restarted_without_its_data_while_no_client_is_connected_fails_reads_of
     let count = second.query("SELECT COUNT(*) FROM t", &[]);
     assert!(lost_on_node_1(&count), "{count:?}");
     // Every row is either read right or its lookup fails the same way; never missing.
-    let (mut found, mut lost) = (0, 0);
-    for id in 1..=200i64 {
-        let got = second.query("SELECT x FROM t WHERE id = ?", &[Value::Int(id)]);
-        if lost_on_node_1(&got) {
-            lost += 1;
-        } else {
-            assert_eq!(
-                got.unwrap().rows(),
-                vec![vec![Value::Int(id * 10)]],
-                "row {id}"
-            );
-            found += 1;
-        }
-    }
+    let (found, lost) = look_up_each(&second, 200, lost_on_node_1);
     assert!(found > 0 && lost > 0, "found {found}, lost {lost}");
     // A table never written lost nothing, and a write to a lost partition is refused.
     assert_eq!(
@@ -1133,20 +1141,7 @@ fn a_client_connecting_while_the_current_copies_are_down_does_not_read_a_copy_th
     let unreadable = |result: &weir_cli::Result<weir_cli::QueryResult>| matches!(result, Err(weir_cli::Error::NodeDown(node)) if node == "node-0");
     let count = second.query("SELECT COUNT(*) FROM t", &[]);
     assert!(unreadable(&count), "{count:?}");
-    let (mut found, mut behind) = (0, 0);
-    for id in 1..=400i64 {
-        let got = second.query("SELECT x FROM t WHERE id = ?", &[Value::Int(id)]);
-        if unreadable(&got) {
-            behind += 1;
-        } else {
-            assert_eq!(
-                got.unwrap().rows(),
-                vec![vec![Value::Int(id * 10)]],
-                "row {id}"
-            );
-            found += 1;
-        }
-    }
+    let (found, behind) = look_up_each(&second, 400, unreadable);
     assert!(found > 0 && behind > 0, "found {found}, behind {behind}");
     // Node 0 back: node 1's copies are repaired from it, and every row is there.
     restart(&mut nodes, 0);
