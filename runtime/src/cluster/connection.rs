@@ -10,6 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+/// One lost copy: node, table, partition (see `super::lost`).
+pub(super) type LostCopy = (NodeId, String, u32);
+
 /// The client's side of the connections to data nodes in other processes.
 pub struct Remote {
     /// The client's TCP endpoint.
@@ -28,7 +31,7 @@ pub struct Remote {
     pub(super) watcher: Mutex<Option<JoinHandle<()>>>,
     /// The copies lost by data nodes that started without their data, as last learnt from
     /// the catalog log ([`super::lost`]).
-    pub(super) lost: Mutex<HashSet<super::lost::LostCopy>>,
+    pub(super) lost: Mutex<HashSet<LostCopy>>,
     /// The backups per partition: the builder's until the catalog log names the cluster's
     /// (fixed by the first schema change of any client).
     pub(super) backups: AtomicUsize,

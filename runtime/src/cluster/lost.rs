@@ -18,15 +18,13 @@
 //! ([`Proposal::Repaired`](crate::wire::messages::Proposal::Repaired)). Whoever connects, and
 //! whenever, sees the same lost copies.
 
+use super::connection::LostCopy;
 use super::Inner;
 use crate::error::Result;
 use crate::replication::writes::WriteRecords;
 use crate::wire::ids::NodeId;
 use crate::wire::messages::CatalogReply;
 use std::collections::{BTreeMap, HashSet};
-
-/// One lost copy: node, table, partition.
-pub(super) type LostCopy = (NodeId, String, u32);
 
 /// The lost copies named by the reply that applied the catalog log furthest.
 pub(super) fn lost_copies(replies: &[(NodeId, CatalogReply)]) -> HashSet<LostCopy> {

@@ -46,8 +46,8 @@
 //! come from.
 
 use super::builder::{ClusterBuilder, CLIENT_SLOTS};
-use super::connection::Remote;
-use super::lost::{lost_copies, LostCopy};
+use super::connection::{LostCopy, Remote};
+use super::lost::lost_copies;
 use super::system::NodeSystem;
 use super::{Cluster, Inner, InnerParts};
 use crate::dispatch::counters::NodeCounters;
