@@ -94,12 +94,14 @@ const THINK_MS: u64 = 20;
 /// Data node processes.
 const NODES: usize = 3;
 /// The node that keeps no data directory (the others keep one each), unless
-/// `WEIR_CHAOS_MEMORY_NODE` names another. Not node 0 by default: node 0, the lowest id,
-/// initialises the catalog log, and killed and started again without its log right after it
-/// led the log's first term, it leads that term again with an empty log, whose entries conflict
-/// with those the other nodes committed (a known runtime bug: the debug assertion of openraft's
-/// `has_log_id` panics on a follower and stops its catalog log, seeds 62 and 64 with
-/// `WEIR_CHAOS_MEMORY_NODE=0`; the same conflict passes unnoticed in a release build).
+/// `WEIR_CHAOS_MEMORY_NODE` names another. A node that restarts without its catalog log
+/// forgets its votes and the entries it acknowledged, and a runtime bug follows from it now and
+/// then: a leader sends a follower entries that conflict with entries the follower committed,
+/// and the debug assertion of openraft's `has_log_id` (`log_state_reader.rs:23`) panics on the
+/// follower and stops its catalog log while the process lives on (seeds 62 and 64 with
+/// `WEIR_CHAOS_MEMORY_NODE=0`, where node 0, the lowest id, also initialises the log again when
+/// it comes back; seed 118 with node 2); a release build would go on with diverging logs. A
+/// node that panicked fails the run. Node 2 by default: it met the bug less often than node 0.
 const MEMORY_NODE: usize = 2;
 /// Partitions per table: few, so that writes of several clients meet and resyncs are quick.
 const PARTITIONS: u32 = 8;
