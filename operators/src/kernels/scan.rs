@@ -4,7 +4,7 @@
 //!
 //! A table partition holds few rows (about a hundred in the seed benchmark), so a scan reads
 //! many small chunks: per chunk it only computes a selection of row numbers
-//! ([`super::row_filter`]: typed loops for comparisons with constants, each conjunct narrowing
+//! (`kernels/row_filter.rs`: typed loops for comparisons with constants, each conjunct narrowing
 //! the selection), and output columns are built once per output batch rather than once per
 //! chunk.
 
