@@ -11,7 +11,7 @@
 mod endpoints;
 #[path = "tcp/proxy.rs"]
 mod proxy;
-use endpoints::endpoint;
+use endpoints::{ack, endpoint, sealed};
 
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
@@ -25,8 +25,8 @@ use weir_runtime::wire::framing::{
 };
 use weir_runtime::wire::ids::NodeId;
 use weir_runtime::wire::messages::{
-    BatchAck, BatchStop, CatalogBytes, CatalogPropose, CloseMessage, MessageKind, NetMessage,
-    Proposal, WriteAbort, WriteCommit,
+    BatchStop, CatalogBytes, CatalogPropose, CloseMessage, MessageKind, NetMessage, Proposal,
+    WriteAbort, WriteCommit,
 };
 use weir_runtime::wire::network::Network;
 use weir_runtime::wire::tcp::{PeerEvent, TcpConfig, TcpTransport};
@@ -56,23 +56,8 @@ fn wait_for(what: &str, done: impl FnMut() -> bool) {
     endpoints::wait_within(LIMIT, what, done);
 }
 
-fn sealed(msg: &NetMessage) -> Vec<u8> {
-    codec::seal(codec::encode(msg).unwrap())
-}
-
 fn decoded(bytes: &[u8]) -> NetMessage {
     codec::decode(codec::unseal(bytes).unwrap()).unwrap()
-}
-
-fn ack(query: u64) -> NetMessage {
-    NetMessage::QueryBatchAck(BatchAck {
-        query,
-        fragment: 1,
-        exchange: 2,
-        batch_id: query * 10,
-        credits: 3,
-        bytes: 4096,
-    })
 }
 
 /// Sends one message each way between `a` and `b` and checks both arrive intact.

@@ -11,7 +11,7 @@
 mod certs;
 #[path = "tcp/endpoints.rs"]
 mod endpoints;
-use endpoints::endpoint;
+use endpoints::{ack, endpoint, sealed};
 
 use certs::{Ca, Validity};
 use crossbeam_channel::Receiver;
@@ -24,7 +24,6 @@ use weir_runtime::cluster::data_node::DataNode;
 use weir_runtime::wire::codec;
 use weir_runtime::wire::framing::{Secret, Tls, TlsError, TlsFiles};
 use weir_runtime::wire::ids::NodeId;
-use weir_runtime::wire::messages::{BatchAck, NetMessage};
 use weir_runtime::wire::tcp::{Auth, PeerEvent, TcpConfig, TcpTransport};
 use weir_runtime::{Cluster, Error, Value};
 
@@ -45,21 +44,6 @@ fn config(id: NodeId, auth: impl Into<Auth>, listen: bool) -> TcpConfig {
 
 fn wait_for(what: &str, done: impl FnMut() -> bool) {
     endpoints::wait_within(LIMIT, what, done);
-}
-
-fn ack(query: u64) -> NetMessage {
-    NetMessage::QueryBatchAck(BatchAck {
-        query,
-        fragment: 1,
-        exchange: 2,
-        batch_id: query * 10,
-        credits: 3,
-        bytes: 4096,
-    })
-}
-
-fn sealed(msg: &NetMessage) -> Vec<u8> {
-    codec::seal(codec::encode(msg).unwrap())
 }
 
 /// Sends a message from `a` to `b` and checks it arrives intact.
