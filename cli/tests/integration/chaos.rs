@@ -1044,7 +1044,7 @@ fn length() -> Length {
 #[test]
 #[ignore = "finds runtime bugs not fixed yet (a memory-only member of the catalog log breaks \
             Raft's safety, reads of a dropped table by a client that has not seen the drop, one \
-            run of six with acknowledged writes missing); run it with -- --ignored"]
+            run of eight with acknowledged writes missing); run it with -- --ignored"]
 fn seeded_chaos_of_node_processes_loses_and_duplicates_no_acknowledged_write() {
     let seed = seed();
     let length = length();
