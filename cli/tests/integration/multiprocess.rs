@@ -924,6 +924,56 @@ fn the_catalog_log_survives_a_minority_of_nodes_and_a_restarted_node_catches_up(
     );
 }
 
+/// A data node without a data directory that restarts has forgotten the catalog log's
+/// entries it acknowledged: were it to vote at once, a member that fell behind could be
+/// elected with it and lead a log without an entry already committed (here the schema change
+/// that created `t2`, held by node 0's data directory alone once node 2 restarted).
+#[test]
+fn a_node_restarted_without_its_catalog_log_does_not_vote_before_it_caught_up() {
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let dirs = [
+        Some(data.path().join("node-0")),
+        Some(data.path().join("node-1")),
+        None,
+    ];
+    let mut nodes = Nodes::start_in("amnesia", &dirs);
+    // Schema changes while the log elects a new leader wait for it: a longer watchdog.
+    let a = build(nodes.client(0).backups(1)).with_limit(Duration::from_secs(30));
+    a.execute("CREATE TABLE t1 (id BIGINT PRIMARY KEY)")
+        .unwrap();
+    // Node 1 falls behind: `t2` is committed by nodes 0 and 2.
+    nodes.signal(1, "STOP").unwrap();
+    a.execute("CREATE TABLE t2 (id BIGINT PRIMARY KEY)")
+        .unwrap();
+    // Node 0 stops, node 2 restarts without its log (client `a` joins it again): `t2` is in
+    // node 0's data directory only.
+    nodes.kill(0);
+    nodes.kill(2);
+    nodes.restart(2, None).unwrap();
+    wait_for("client a connected to node 2 again", || {
+        a.transport().is_some_and(|t| t.is_up(2))
+    });
+    // Node 1 wakes and stands for election, with node 0 gone. Node 2 must not vote for it:
+    // the time it is given shows that nothing it does meanwhile undoes `t2`.
+    nodes.signal(1, "CONT").unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    nodes.restart(0, dirs[0].as_deref()).unwrap();
+    let later = build(nodes.client(1).backups(1)).with_limit(Duration::from_secs(30));
+    assert_eq!(table_names(&later), ["t1", "t2"]);
+    // The log has `t2`: a write to it is taken (writes are checked against the log's
+    // catalog), and the next schema change lands on top of it.
+    assert_eq!(later.execute("INSERT INTO t2 VALUES (1), (2)").unwrap(), 2);
+    later
+        .execute("CREATE TABLE t3 (id BIGINT PRIMARY KEY)")
+        .unwrap();
+    let third = build(nodes.client(2).backups(1));
+    assert_eq!(table_names(&third), ["t1", "t2", "t3"]);
+    assert_eq!(
+        rows(&third, "SELECT id FROM t2", &[]),
+        vec![vec![Value::Int(1)], vec![Value::Int(2)]]
+    );
+}
+
 #[test]
 fn writes_of_several_clients_at_once_all_land_once_and_a_dropped_table_takes_none() {
     let nodes = Nodes::start("many-writers", 3);

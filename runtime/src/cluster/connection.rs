@@ -38,6 +38,9 @@ pub struct Remote {
     /// The incarnation of every data node that started without its data, as learnt from it
     /// (sent with the first writes, [`crate::wire::messages::Proposal::Written`]).
     pub(super) incarnations: Mutex<BTreeMap<NodeId, u64>>,
+    /// The highest index of the catalog log a data node reported applied or decided (sent
+    /// with every `Join`, [`crate::wire::messages::Join::log_index`]).
+    pub(super) log_index: AtomicU64,
 }
 
 impl Remote {

@@ -177,6 +177,8 @@ impl Inner {
                     Decision::Failed(why) => last_failure = format!("node-{target}: {why}"),
                     decision => {
                         remote.leader.store(target, Ordering::SeqCst);
+                        // Decided: the log holds the entry.
+                        remote.log_index.fetch_max(decided.index, Ordering::SeqCst);
                         return Ok(decision);
                     }
                 },

@@ -299,6 +299,7 @@ impl Cluster {
                     lost: Mutex::default(),
                     incarnations: Mutex::default(),
                     backups: AtomicUsize::new(config.backups),
+                    log_index: AtomicU64::new(0),
                 }),
                 config,
                 nodes,
@@ -383,6 +384,10 @@ impl Cluster {
     /// other, and learns the catalog and versions from them.
     fn join(&self, nodes: &[NodeId]) -> Result<()> {
         let inner = &self.inner;
+        // Whether the catalog log holds entries already decides whether a member without a
+        // log may start one (see `Join::log_index`).
+        let first = inner.ask(nodes, ASK_LIMIT.min(Duration::from_secs(1)));
+        inner.note_log(&first);
         for &i in nodes {
             inner.send_join(i);
         }
@@ -499,6 +504,7 @@ impl Inner {
                 .map(|(i, a)| (i as NodeId, a.to_string()))
                 .collect(),
             protocol: self.config.protocol,
+            log_index: remote.log_index.load(Ordering::SeqCst),
         };
         self.network.send(self.client, to, &NetMessage::Join(join));
     }
@@ -550,12 +556,19 @@ impl Inner {
         replies
     }
 
+    /// Notes the highest index of the catalog log `replies` say is applied.
+    fn note_log(&self, replies: &[(NodeId, CatalogReply)]) {
+        let index = replies.iter().map(|(_, r)| r.log_index).max().unwrap_or(0);
+        self.remote().log_index.fetch_max(index, Ordering::SeqCst);
+    }
+
     /// Takes the newest catalog of `replies` if it is newer than `catalog`, and the copies'
     /// versions: a partition's committed version is the highest any copy has; a copy of a
     /// node that replied and is behind it is stale, and so is a copy the catalog log counts
     /// lost ([`super::lost`]). Returns whether the catalog changed.
     pub(super) fn learn(&self, catalog: &mut Catalog, replies: &[(NodeId, CatalogReply)]) -> bool {
         let remote = self.remote();
+        self.note_log(replies);
         let mut changed = false;
         if let Some((_, newest)) = replies
             .iter()

@@ -377,6 +377,7 @@ impl NodeActor {
                             "{} keeps no catalog log (not a data node)",
                             self.shared.name
                         )),
+                        index: 0,
                     };
                     self.send(from, NetMessage::CatalogDecided(decided), ctx);
                 }
@@ -516,7 +517,7 @@ impl NodeActor {
             }
         }
         let members: Vec<NodeId> = join.peers.iter().map(|(peer, _)| *peer).collect();
-        self.membership.join(&members);
+        self.membership.join(&members, join.log_index);
         self.protocol = join.protocol;
     }
 

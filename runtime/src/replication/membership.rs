@@ -117,10 +117,12 @@ impl Membership {
         }
     }
 
-    /// A client's `Join` names the data nodes `members`: they are the catalog log's.
-    pub fn join(&self, members: &[NodeId]) {
+    /// A client's `Join` names the data nodes `members`: they are the catalog log's
+    /// (`log_index`: the highest index of the log the client has seen, see
+    /// [`CatalogLog::join`]).
+    pub fn join(&self, members: &[NodeId], log_index: u64) {
         if let Some(log) = self.log.get() {
-            log.join(members);
+            log.join(members, log_index);
         }
     }
 

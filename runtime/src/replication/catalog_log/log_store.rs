@@ -46,6 +46,14 @@ impl LogStore {
         })
     }
 
+    /// Whether the log holds nothing: no vote, no entry, nothing folded into a snapshot (a
+    /// node that starts so has never been a member, or forgot it: see
+    /// [`super::CatalogLog::join`]).
+    pub fn is_empty(&self) -> bool {
+        let kept = self.lock();
+        kept.vote.is_none() && kept.entries.is_empty() && kept.last_purged.is_none()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -20,14 +20,22 @@
 //! - **What a node stores:** its log and vote ([`log_store`]) and the snapshots Raft folds the
 //!   log into ([`machine`]), in memory, and in files of its data directory when it has one
 //!   ([`disk`]). A data node without a data directory that restarts comes back with an empty
-//!   log and catches up from the leader; safety then assumes a majority of the data nodes did
-//!   not restart at once (with data directories, Raft's usual guarantees hold). Such a node
-//!   takes back a log shorter than the leader remembers it having (the `openraft` feature
-//!   `loosen-follower-log-revert`).
+//!   log: it forgot the entries it acknowledged and the vote it gave, so until it has caught
+//!   up from a leader (its log reaches the commit index a leader sent it) it neither votes
+//!   nor stands for election, as a learner would; counting it earlier could elect a leader
+//!   without entries already committed, or two leaders in one term. The one vote it gives
+//!   meanwhile is to a candidate whose log reaches the highest index a client has seen
+//!   (`Join::log_index`), so that a cluster whose other node without its data is gone for
+//!   good can still elect the member that kept the log. Such a node takes back a
+//!   log shorter than the leader remembers it having (the `openraft` feature
+//!   `loosen-follower-log-revert`). Safety then assumes a majority of the data nodes did not
+//!   restart without their data at once (with data directories, Raft's usual guarantees
+//!   hold).
 //!
 //! The members are the data nodes a client's `Join` names; the member of the lowest id
-//! initialises the log with them when it first hears of them (and holds no log), and the
-//! others learn them from it.
+//! initialises the log with them when it first hears of them, if it holds no log and the
+//! client has not seen the log hold entries (`Join::log_index` is 0: else the log exists on
+//! the others, and it catches up from them), and the others learn them from it.
 
 pub mod disk;
 pub mod log_store;
@@ -50,12 +58,14 @@ use crate::wire::messages::{
 };
 use crate::wire::network::Network;
 use openraft::error::{ClientWriteError, RaftError};
-use openraft::raft::{AppendEntriesRequest, InstallSnapshotRequest, VoteRequest};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, VoteRequest,
+};
 use openraft::{Raft, SnapshotPolicy};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The Raft settings of the catalog log: heartbeats every 150 ms, an election after
@@ -86,6 +96,11 @@ pub struct CatalogLog {
     machine: Machine,
     members: Mutex<Option<BTreeSet<NodeId>>>,
     refused: Arc<AtomicU64>,
+    /// Whether the node votes and stands for election: from the start when it read a log
+    /// back, else once it caught up from a leader or the log is new (see the module comment).
+    voting: Arc<AtomicBool>,
+    /// The highest index of the log a client's `Join` named.
+    known_index: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for CatalogLog {
@@ -129,6 +144,7 @@ impl CatalogLog {
                 Machine::new(on_catalog, None).map_err(disk)?,
             ),
         };
+        let voting = Arc::new(AtomicBool::new(!log.is_empty()));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name(format!("weir-catalog-log-{id}"))
@@ -153,6 +169,9 @@ impl CatalogLog {
                 machine.clone(),
             ))
             .map_err(|e| Error::Invalid(format!("cannot start the catalog log: {e}")))?;
+        if !voting.load(Ordering::SeqCst) {
+            raft.runtime_config().elect(false);
+        }
         Ok(Arc::new(CatalogLog {
             id,
             raft,
@@ -163,14 +182,23 @@ impl CatalogLog {
             machine,
             members: Mutex::new(None),
             refused: Arc::default(),
+            voting,
+            known_index: Arc::default(),
         }))
     }
 
-    /// The log's members are the data nodes `members`. The first time it hears of them, the
-    /// member of the lowest id initialises the log with them if it holds no log yet; the
-    /// others wait to hear from a leader (a node that restarted without its log then
-    /// catches up without standing for election first).
-    pub fn join(&self, members: &[NodeId]) {
+    /// The log's members are the data nodes `members`; `log_index` is the highest index of
+    /// the log the client has seen (0: none). The first time it hears of them, the member of
+    /// the lowest id initialises the log with them if it holds no log yet and the log has not
+    /// started; the others wait to hear from a leader. A node that holds no log votes at once
+    /// only while the log has not started (its first election); else not before it has
+    /// caught up, but for a candidate whose log reaches `log_index`.
+    pub fn join(&self, members: &[NodeId], log_index: u64) {
+        let log_started = log_index > 0;
+        self.known_index.fetch_max(log_index, Ordering::SeqCst);
+        if !log_started {
+            allow_voting(&self.voting, &self.raft);
+        }
         let members: BTreeSet<NodeId> = members.iter().copied().collect();
         {
             let mut known = self.members.lock().unwrap_or_else(|e| e.into_inner());
@@ -179,7 +207,7 @@ impl CatalogLog {
             }
             *known = Some(members.clone());
         }
-        if members.first() != Some(&self.id) {
+        if members.first() != Some(&self.id) || log_started {
             return;
         }
         let raft = self.raft.clone();
@@ -196,6 +224,11 @@ impl CatalogLog {
                 Err(e) => tracing::warn!("node-{id}: the catalog log stopped: {e}"),
             }
         });
+    }
+
+    /// Whether the node votes and stands for election (see the module comment).
+    pub fn is_voting(&self) -> bool {
+        self.voting.load(Ordering::SeqCst)
     }
 
     /// The data node this is part of.
@@ -247,13 +280,39 @@ impl CatalogLog {
             }
         };
         let refused = self.refused.clone();
+        let voting = self.voting.clone();
+        let known_index = self.known_index.load(Ordering::SeqCst);
         self.handle.spawn(async move {
             let encoded = match call.rpc {
                 RaftRpc::Append => match codec::decode::<AppendEntriesRequest<LogTypes>>(&bytes) {
-                    Ok(req) => encode(&raft.append_entries(req).await),
+                    Ok(req) => {
+                        let reached = req
+                            .entries
+                            .last()
+                            .map(|e| e.log_id)
+                            .or(req.prev_log_id)
+                            .map(|l| l.index);
+                        let commit = req.leader_commit.map(|l| l.index);
+                        let answer = raft.append_entries(req).await;
+                        if matches!(answer, Ok(AppendEntriesResponse::Success)) && commit <= reached
+                        {
+                            allow_voting(&voting, &raft);
+                        }
+                        encode(&answer)
+                    }
                     Err(e) => Err(e),
                 },
                 RaftRpc::Vote => match codec::decode::<VoteRequest<u64>>(&bytes) {
+                    // A node that forgot its log and vote does not vote until it caught up,
+                    // but for a candidate whose log reaches what a client has seen: the
+                    // candidate hears nothing from it, as from a node that is down.
+                    Ok(req)
+                        if !voting.load(Ordering::SeqCst)
+                            && req.last_log_id.map_or(0, |l| l.index) < known_index.max(1) =>
+                    {
+                        tracing::debug!("node-{me}: no vote for node {from} before catching up");
+                        return;
+                    }
                     Ok(req) => encode(&raft.vote(req).await),
                     Err(e) => Err(e),
                 },
@@ -288,25 +347,35 @@ impl CatalogLog {
         let me = self.id;
         let CatalogPropose { request, proposal } = propose;
         self.handle.spawn(async move {
-            let decision = match check(&proposal) {
-                Err(why) => Decision::Malformed(why),
+            let (decision, index) = match check(&proposal) {
+                Err(why) => (Decision::Malformed(why), 0),
                 Ok(()) => match raft.client_write(proposal).await {
-                    Ok(written) => match written.data {
-                        Applied::Accepted { epoch } => Decision::Accepted { epoch },
-                        Applied::Recorded => Decision::Recorded,
-                        Applied::Stale { epoch } => Decision::Stale { epoch },
-                        Applied::Malformed(why) => Decision::Malformed(why),
-                        Applied::Nothing => Decision::Failed("the entry changed nothing".into()),
-                    },
-                    Err(RaftError::APIError(ClientWriteError::ForwardToLeader(to))) => {
+                    Ok(written) => (
+                        match written.data {
+                            Applied::Accepted { epoch } => Decision::Accepted { epoch },
+                            Applied::Recorded => Decision::Recorded,
+                            Applied::Stale { epoch } => Decision::Stale { epoch },
+                            Applied::Malformed(why) => Decision::Malformed(why),
+                            Applied::Nothing => {
+                                Decision::Failed("the entry changed nothing".into())
+                            }
+                        },
+                        written.log_id.index,
+                    ),
+                    Err(RaftError::APIError(ClientWriteError::ForwardToLeader(to))) => (
                         Decision::NotLeader {
                             leader: to.leader_id.and_then(|l| NodeId::try_from(l).ok()),
-                        }
-                    }
-                    Err(e) => Decision::Failed(e.to_string()),
+                        },
+                        0,
+                    ),
+                    Err(e) => (Decision::Failed(e.to_string()), 0),
                 },
             };
-            let msg = NetMessage::CatalogDecided(CatalogDecided { request, decision });
+            let msg = NetMessage::CatalogDecided(CatalogDecided {
+                request,
+                decision,
+                index,
+            });
             network.send(me, from, &msg);
         });
     }
@@ -358,6 +427,13 @@ fn check(proposal: &Proposal) -> std::result::Result<(), String> {
         | Proposal::Started { .. }
         | Proposal::Missed { .. }
         | Proposal::Repaired { .. } => Ok(()),
+    }
+}
+
+/// From now on the node votes and stands for election (see the module comment).
+fn allow_voting(voting: &AtomicBool, raft: &Raft<LogTypes>) {
+    if !voting.swap(true, Ordering::SeqCst) {
+        raft.runtime_config().elect(true);
     }
 }
 

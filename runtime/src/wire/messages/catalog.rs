@@ -13,6 +13,11 @@ pub struct Join {
     pub peers: Vec<(NodeId, String)>,
     /// The client's message workflow.
     pub protocol: Protocol,
+    /// The highest index of the catalog log the client has seen applied or decided (0: the
+    /// log holds nothing yet, as far as it knows). A member that holds no log while it is
+    /// above 0 catches up from the others rather than initialising a new log, and votes
+    /// before it caught up only for a candidate whose log reaches it.
+    pub log_index: u64,
 }
 
 /// A catalog snapshot in its encoded form: the wire carries the catalog without knowing the

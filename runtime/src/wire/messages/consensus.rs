@@ -149,4 +149,6 @@ pub struct CatalogDecided {
     pub request: u64,
     /// The decision.
     pub decision: Decision,
+    /// The index of the log entry decided (0 when none was).
+    pub index: u64,
 }
