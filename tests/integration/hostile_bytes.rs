@@ -207,6 +207,7 @@ fn start_request(
         window: 4,
         window_bytes: 1 << 20,
         timeout_ms: 1_000,
+        catalog_epoch: 0,
     }))
 }
 

@@ -132,6 +132,13 @@ struct Inner {
     /// Held by every statement that writes, from reading the rows it changes to the end of
     /// its write, so that no other write slips in between.
     writer: Mutex<()>,
+    /// Held while a schema change of this client is proposed to the data nodes' catalog log
+    /// (one at a time; see [`Cluster::change_schema`]).
+    schema_changes: Mutex<()>,
+    /// The highest catalog epoch a data node named in refusing a fragment of a query planned
+    /// on an older catalog: the catalog is fetched again before the next statement is
+    /// planned.
+    catalog_behind: Arc<AtomicU64>,
     /// The schema version last logged on the client node (a cluster with a data directory).
     logged_schema: AtomicU64,
 }
@@ -202,6 +209,8 @@ impl Inner {
             replicas: Mutex::new(ReplicaBook::default()),
             write_replies: p.write_replies,
             writer: Mutex::new(()),
+            schema_changes: Mutex::new(()),
+            catalog_behind: Arc::default(),
             logged_schema: AtomicU64::new(0),
         }
     }

@@ -25,29 +25,25 @@ impl Inner {
             .collect()
     }
 
-    /// Proposes `catalog`, changed from the one of this client's epoch, to the catalog log.
-    /// Refused because the log moved on, `catalog` is replaced by the log's (undoing the
-    /// change) and the error is [`Error::CatalogChanged`].
-    pub(super) fn propose_catalog(&self, catalog: &mut Catalog) -> Result<()> {
+    /// Proposes `draft`, changed from the catalog of epoch `expected`, to the catalog log,
+    /// and returns the epoch the log gave it. Refused because the log moved on, the client
+    /// takes the log's catalog and the error is [`Error::CatalogChanged`]. The client's
+    /// catalog is not locked while the log decides (queries and rejoins go on).
+    pub(super) fn propose_schema(&self, draft: &Catalog, expected: u64) -> Result<u64> {
         let remote = self.remote();
-        let expected = remote.epoch.load(Ordering::SeqCst);
         let proposal = Proposal::Schema {
             id: random_u64() | 1,
             expected,
-            catalog: encode_catalog(&catalog.snapshot()),
+            catalog: encode_catalog(&draft.snapshot()),
             backups: remote.backups.load(Ordering::SeqCst) as u32,
         };
         match self.propose(proposal)? {
-            Decision::Accepted { epoch } => {
-                remote.epoch.store(epoch, Ordering::SeqCst);
-                Ok(())
-            }
+            Decision::Accepted { epoch } => Ok(epoch),
             Decision::Stale { epoch } => {
                 let replies = self.ask(&self.live_data_nodes(), ASK_LIMIT);
-                // Whatever this client's epoch, the log's catalog replaces the changed one.
-                remote.epoch.store(0, Ordering::SeqCst);
-                if !self.learn(catalog, &replies) {
-                    remote.epoch.store(expected, Ordering::SeqCst);
+                let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+                self.learn(&mut catalog, &replies);
+                if remote.epoch.load(Ordering::SeqCst) < epoch {
                     return Err(Error::Connect(format!(
                         "the catalog log is at epoch {epoch} but no data node sent its catalog"
                     )));

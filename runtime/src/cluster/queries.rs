@@ -33,9 +33,19 @@ impl Cluster {
     /// assert_eq!(r.rows(), vec![vec![Value::Int(2), "b".into()], vec![Value::Int(3), Value::Null]]);
     /// ```
     pub fn query(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
-        let result = self.query_stream(sql, params)?.collect_all()?;
-        self.note_high_water(&result);
-        Ok(result)
+        let mut retries = 0;
+        loop {
+            match self.query_stream(sql, params)?.collect_all() {
+                // Planned on a catalog a data node knows changed since (a client of data
+                // nodes of other processes): planned again on the new one.
+                Err(Error::CatalogChanged { .. }) if retries < 3 => retries += 1,
+                result => {
+                    let result = result?;
+                    self.note_high_water(&result);
+                    return Ok(result);
+                }
+            }
+        }
     }
 
     /// Keeps the highest edge high-water mark a finished query saw, for the cluster's stats.
@@ -181,6 +191,12 @@ impl Cluster {
             ids: self.inner.ids.clone(),
             seed: self.inner.config.seed,
             epoch: epoch.clone(),
+            catalog_epoch: self
+                .inner
+                .remote
+                .as_ref()
+                .map_or(0, |r| r.epoch.load(Ordering::SeqCst)),
+            catalog_behind: self.inner.catalog_behind.clone(),
             reschedule: {
                 let inner = self.inner.clone();
                 Arc::new(move |plan: &QueryPlan, params: &[Value]| inner.schedule(plan, params))

@@ -616,12 +616,23 @@ impl Inner {
             let copies = self.copies(def.partitions);
             for (p, holders) in copies.iter().enumerate() {
                 let p = p as u32;
-                let newest = replies
+                let answered = replies
                     .iter()
                     .map(|(_, r)| version_of(r, &table, p))
                     .max()
-                    .unwrap_or(0)
-                    .max(book.committed(&table, p));
+                    .unwrap_or(0);
+                // With every copy's version at hand, the copies say what is committed (a
+                // copy that lost or missed writes is known from the catalog log); else the
+                // book's version stands too. (The book may know a version of a table
+                // dropped and made again under the same name since.)
+                let all_answered = holders
+                    .iter()
+                    .all(|n| replies.iter().any(|(from, _)| from == n));
+                let newest = if all_answered {
+                    answered
+                } else {
+                    answered.max(book.committed(&table, p))
+                };
                 book.set_committed(&table, p, newest);
                 for &n in holders {
                     if lost.contains(&(n, table.clone(), p)) {

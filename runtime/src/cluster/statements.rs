@@ -4,6 +4,7 @@
 use super::Cluster;
 use crate::error::{Error, Result};
 use crate::node::storage::Change;
+use std::sync::atomic::Ordering;
 use weir_operators::Value;
 use weir_planner::{CachedStatement, PlanError, QueryPlan, Statement};
 
@@ -33,6 +34,14 @@ impl Cluster {
     /// does not know, or making one it knows, fetches the catalog (another client may have
     /// made or dropped the table) and is planned again.
     pub(super) fn plan_statement(&self, sql: &str, params: &[Value]) -> Result<CachedStatement> {
+        if let Some(remote) = &self.inner.remote {
+            // A data node said the catalog changed: fetch it before planning.
+            if self.inner.catalog_behind.load(Ordering::SeqCst)
+                > remote.epoch.load(Ordering::SeqCst)
+            {
+                self.refresh_catalog()?;
+            }
+        }
         // The planner folds constants on this thread: under the cluster's value limit.
         let max = self.inner.config.max_value_bytes;
         let plan = || {
@@ -108,13 +117,10 @@ impl Cluster {
     pub(super) fn apply(&self, stmt: Statement) -> Result<u64> {
         match stmt {
             Statement::CreateTable(def) => {
-                let mut catalog = self
-                    .inner
-                    .catalog
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                catalog.add_table(def)?;
-                self.publish(&mut catalog)?;
+                self.change_schema(
+                    |catalog| Ok(Some(catalog.add_table(def.clone())?)),
+                    |_| Ok(()),
+                )?;
                 Ok(0)
             }
             Statement::CreateIndex { table, index } => {
@@ -132,72 +138,65 @@ impl Cluster {
                     self.check_stored_unique(&def, &index)?;
                 }
                 let column = index.column;
-                let mut catalog = self
-                    .inner
-                    .catalog
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                catalog.add_index(&table, index)?;
-                let data_type = catalog
-                    .table(&table)
-                    .and_then(|d| d.schema.fields.get(column))
-                    .map(|f| f.data_type)
-                    .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
-                self.publish(&mut catalog)?;
-                self.change_every_node(Change::AddIndex {
-                    table: table.to_lowercase(),
-                    column,
-                    data_type,
-                })?;
+                let data_type = self.change_schema(
+                    |catalog| {
+                        catalog.add_index(&table, index.clone())?;
+                        catalog
+                            .table(&table)
+                            .and_then(|d| d.schema.fields.get(column))
+                            .map(|f| Some(f.data_type))
+                            .ok_or_else(|| {
+                                Error::Invalid(format!("no column #{column} in {table}"))
+                            })
+                    },
+                    |_| Ok(()),
+                )?;
+                if let Some(data_type) = data_type {
+                    self.change_every_node(Change::AddIndex {
+                        table: table.to_lowercase(),
+                        column,
+                        data_type,
+                    })?;
+                }
                 Ok(0)
             }
             Statement::DropTable { name, if_exists } => {
-                let mut catalog = self
-                    .inner
-                    .catalog
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                match catalog.drop_table(&name) {
-                    Ok(def) => {
-                        let key = def.name.to_lowercase();
+                self.change_schema(
+                    |catalog| match catalog.drop_table(&name) {
+                        Ok(def) => Ok(Some(def.name.to_lowercase())),
+                        Err(_) if if_exists => Ok(None),
+                        Err(e) => Err(e.into()),
+                    },
+                    |key| {
                         self.change_every_node(Change::DropTable { table: key.clone() })?;
                         self.inner
                             .replicas
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .drop_table(&key);
-                        self.publish(&mut catalog)?;
-                        Ok(0)
-                    }
-                    Err(_) if if_exists => Ok(0),
-                    Err(e) => Err(e.into()),
-                }
+                            .drop_table(key);
+                        Ok(())
+                    },
+                )?;
+                Ok(0)
             }
             Statement::Insert { table, batch } => self.load(&table, batch).map(|n| n as u64),
             Statement::CreateView { def, replace } => {
-                let mut catalog = self
-                    .inner
-                    .catalog
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                catalog.add_view(def, replace)?;
-                self.publish(&mut catalog)?;
+                self.change_schema(
+                    |catalog| Ok(Some(catalog.add_view(def.clone(), replace)?)),
+                    |_| Ok(()),
+                )?;
                 Ok(0)
             }
             Statement::DropView { name, if_exists } => {
-                let mut catalog = self
-                    .inner
-                    .catalog
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                match catalog.drop_view(&name) {
-                    Ok(_) => {
-                        self.publish(&mut catalog)?;
-                        Ok(0)
-                    }
-                    Err(_) if if_exists => Ok(0),
-                    Err(e) => Err(e.into()),
-                }
+                self.change_schema(
+                    |catalog| match catalog.drop_view(&name) {
+                        Ok(_) => Ok(Some(())),
+                        Err(_) if if_exists => Ok(None),
+                        Err(e) => Err(e.into()),
+                    },
+                    |_| Ok(()),
+                )?;
+                Ok(0)
             }
             Statement::InsertSelect { table, query } => self.insert_query(&table, *query),
             Statement::Delete { table, query } => self.delete_rows(&table, *query),

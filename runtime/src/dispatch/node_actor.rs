@@ -569,13 +569,14 @@ impl NodeActor {
         if self.router.is_closed(req.query) {
             return;
         }
-        let (query, fragment) = (req.query, req.fragment);
+        let (query, fragment, planned_at) = (req.query, req.fragment, req.catalog_epoch);
         let respond = |error: Option<String>, plan_missing: bool| {
             NetMessage::QueryStartResponse(StartResponse {
                 query,
                 fragment,
                 error,
                 plan_missing,
+                catalog_epoch: 0,
             })
         };
         match self.starts.take(req, self.protocol, &self.counters) {
@@ -583,6 +584,19 @@ impl NodeActor {
             Start::PlanMissing => self.send(from, respond(None, true), ctx),
             Start::Refused(why) => self.send(from, respond(Some(why), false), ctx),
             Start::Run(spec) => {
+                // A query planned before a table it scans was dropped or made again reads
+                // nothing of it here: its client plans it again on the new catalog.
+                if let Some((epoch, why)) = self.membership.check_scans(&spec.plan, planned_at) {
+                    let refused = NetMessage::QueryStartResponse(StartResponse {
+                        query,
+                        fragment,
+                        error: Some(why),
+                        plan_missing: false,
+                        catalog_epoch: epoch,
+                    });
+                    self.send(from, refused, ctx);
+                    return;
+                }
                 let addr =
                     FragmentActor::new(*spec, self.handle_of(ctx), self.router.clone()).start();
                 self.fragments.insert((query, fragment), addr);

@@ -91,6 +91,12 @@ pub struct QuerySetup {
     /// Shared with the caller's stream: `attempt × 2 + taken`, where `taken` says the caller
     /// has seen rows of that attempt (which then can no longer be retried).
     pub epoch: Arc<AtomicU64>,
+    /// The epoch of the catalog the query was planned on (a client of data nodes of other
+    /// processes; 0 in process).
+    pub catalog_epoch: u64,
+    /// Raised to a data node's catalog epoch when it refused a fragment because the query's
+    /// catalog is behind (the client fetches the catalog again before it plans next).
+    pub catalog_behind: Arc<AtomicU64>,
 }
 
 /// Maps a plan onto the nodes that are live now.
@@ -429,6 +435,7 @@ impl QueryActor {
             window: self.setup.window as u32,
             window_bytes: self.setup.window_bytes as u64,
             timeout_ms: self.setup.timeout.as_millis() as u64,
+            catalog_epoch: self.setup.catalog_epoch,
         })
     }
 
@@ -759,6 +766,10 @@ impl Handler<RemoteEvent> for QueryActor {
                                 .send(node, NetMessage::QueryStartRequest(Box::new(req)));
                         }
                     }
+                } else if resp.catalog_epoch > 0 {
+                    let epoch = resp.catalog_epoch;
+                    self.setup.catalog_behind.fetch_max(epoch, Ordering::SeqCst);
+                    self.finish(Err(Error::CatalogChanged { epoch }), false, ctx);
                 } else if let Some(message) = resp.error {
                     let node = self.node_name(node);
                     self.finish(Err(Error::Execution { node, message }), false, ctx);

@@ -24,6 +24,8 @@ use crate::wire::messages::{
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
+use weir_operators::plan::PhysicalPlan;
+use weir_operators::Schema;
 use weir_planner::{CatalogSnapshot, TableDef};
 
 /// How a node connects to a peer at an address (a data node's TCP endpoint).
@@ -240,6 +242,41 @@ impl Membership {
         Some(WriteRefusal::CatalogChanged { epoch, message })
     }
 
+    /// On a data node of the catalog log: why a fragment `plan` of a query planned on the
+    /// catalog of epoch `planned_at` must not run here: a table it scans was dropped, or made
+    /// again with other columns, in the catalog this node has taken from the log since. Gives
+    /// this node's epoch with the reason; `None` when the plan's tables are as they were,
+    /// when the query's catalog is not behind this node's, or on a node that keeps no catalog
+    /// log.
+    pub fn check_scans(&self, plan: &PhysicalPlan, planned_at: u64) -> Option<(u64, String)> {
+        self.log.get()?;
+        let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
+        let (epoch, catalog) = held.as_ref()?;
+        if *epoch <= planned_at {
+            return None;
+        }
+        let mut scans = Vec::new();
+        scanned_tables(plan, &mut scans);
+        scans.into_iter().find_map(|(table, schema)| {
+            let def = catalog
+                .tables
+                .iter()
+                .find(|t| t.name.eq_ignore_ascii_case(table));
+            let what = match def {
+                None => "was dropped",
+                Some(def) if def.schema != *schema => "was made again with other columns",
+                Some(_) => return None,
+            };
+            Some((
+                *epoch,
+                format!(
+                    "table {table} {what} after the query was planned (catalog epoch \
+                     {planned_at}, now {epoch})"
+                ),
+            ))
+        })
+    }
+
     /// The definition of `table` (any case) in the catalog copy held, if any.
     pub fn table(&self, table: &str) -> Option<TableDef> {
         let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
@@ -339,5 +376,20 @@ impl Membership {
     /// Hands `decided` from node `from` to whoever waits for it; false when nobody does.
     pub fn deliver_decision(&self, from: NodeId, decided: CatalogDecided) -> bool {
         self.decisions.deliver(decided.request, from, decided)
+    }
+}
+
+/// The tables `plan` scans, with the schema it read each with.
+fn scanned_tables<'a>(plan: &'a PhysicalPlan, out: &mut Vec<(&'a str, &'a Schema)>) {
+    if let PhysicalPlan::Scan {
+        table,
+        table_schema,
+        ..
+    } = plan
+    {
+        out.push((table, table_schema));
+    }
+    for child in plan.children() {
+        scanned_tables(child, out);
     }
 }

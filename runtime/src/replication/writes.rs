@@ -85,6 +85,8 @@ impl ReplicaBook {
                 .entry(table.to_string())
                 .or_default()
                 .insert(p, version);
+        } else if let Some(versions) = self.committed.get_mut(table) {
+            versions.remove(&p);
         }
     }
 
@@ -552,22 +554,27 @@ impl Coordinator<'_> {
             return Err(refusal.into_error(&layout.table));
         }
         let prepared: HashSet<NodeId> = prepared.into_iter().map(|(n, _)| n).collect();
-        // Every partition needs a prepared copy, or nothing is written.
+        // Every partition needs a prepared copy, or nothing is written. Every node sent a
+        // prepare is told the outcome, also one that went down meanwhile (it may only have
+        // been out of reach: it would hold its partitions until the prepared write expires).
         if let Some((p, _)) = targets_of
             .iter()
             .find(|(_, t)| !t.iter().any(|n| prepared.contains(n)))
         {
-            abort(&prepared);
+            abort(&nodes);
             return Err(Error::NodeDown(self.name(copies[*p as usize][0])));
         }
         // Every copy agreed: the first writes are recorded before any can commit.
         if let Err(e) = self.record_first_writes(&layout.table, &first_writes) {
-            abort(&prepared);
+            abort(&nodes);
             return Err(e);
         }
         for &n in &prepared {
             self.send(n, NetMessage::WriteCommit(WriteCommit { write: id }));
         }
+        // A node that did not vote takes no part: its prepare is undone (its copies miss
+        // the write, and are marked so below).
+        abort(&nodes.difference(&prepared).copied().collect());
         self.finish(
             book, layout, targets_of, copies, rx, prepared, false, deadline,
         )

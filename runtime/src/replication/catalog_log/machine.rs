@@ -5,7 +5,7 @@
 //! (in memory, and in the data directory when the node has one).
 
 use super::disk::LogFile;
-use super::types::{Applied, CatalogState, LogTypes};
+use super::types::{Applied, CatalogState, LogTypes, RECENT_PROPOSALS};
 use crate::replication::catalog_bytes::decode_catalog;
 use crate::wire::messages::{CatalogBytes, Proposal};
 use openraft::storage::{RaftStateMachine, Snapshot};
@@ -102,9 +102,9 @@ impl Machine {
                 catalog,
                 backups,
             } => {
-                if state.catalog.is_some() && state.last_proposal == *id {
-                    // Sent again after its answer was lost: it is the change made last.
-                    return Applied::Accepted { epoch: state.epoch };
+                if let Some(&(_, epoch)) = state.recent.iter().find(|(p, _)| p == id) {
+                    // Sent again after its answer was lost: it made `epoch`.
+                    return Applied::Accepted { epoch };
                 }
                 if *expected != state.epoch {
                     return Applied::Stale { epoch: state.epoch };
@@ -119,7 +119,10 @@ impl Machine {
                 };
                 state.epoch += 1;
                 state.catalog = Some(catalog.clone());
-                state.last_proposal = *id;
+                if state.recent.len() == RECENT_PROPOSALS {
+                    state.recent.remove(0);
+                }
+                state.recent.push((*id, state.epoch));
                 state.backups.get_or_insert(*backups);
                 forget_dropped(state, &tables);
                 (self.on_catalog)(state.epoch, catalog);
@@ -389,6 +392,52 @@ mod tests {
             },
         );
         assert!(state.lost.is_empty());
+    }
+
+    fn schema(id: u64, expected: u64) -> Proposal {
+        Proposal::Schema {
+            id,
+            expected,
+            catalog: crate::replication::catalog_bytes::encode_catalog(
+                &weir_planner::Catalog::default().snapshot(),
+            ),
+            backups: 1,
+        }
+    }
+
+    #[test]
+    fn a_schema_proposal_sent_again_is_answered_as_it_was_after_other_changes() {
+        let machine = Machine::new(Box::new(|_, _| {}), None).unwrap();
+        let mut state = CatalogState::default();
+        assert_eq!(
+            machine.decide(&mut state, &schema(11, 0)),
+            Applied::Accepted { epoch: 1 }
+        );
+        assert_eq!(
+            machine.decide(&mut state, &schema(22, 1)),
+            Applied::Accepted { epoch: 2 }
+        );
+        // Proposal 11 again (its answer was lost): it made epoch 1, it is not stale.
+        assert_eq!(
+            machine.decide(&mut state, &schema(11, 0)),
+            Applied::Accepted { epoch: 1 }
+        );
+        assert_eq!(state.epoch, 2);
+        // Another proposal expecting epoch 0 is stale.
+        assert_eq!(
+            machine.decide(&mut state, &schema(33, 0)),
+            Applied::Stale { epoch: 2 }
+        );
+        // The log recognises the last RECENT_PROPOSALS only.
+        for i in 0..RECENT_PROPOSALS as u64 {
+            let epoch = state.epoch;
+            machine.decide(&mut state, &schema(100 + i, epoch));
+        }
+        assert_eq!(state.recent.len(), RECENT_PROPOSALS);
+        assert_eq!(
+            machine.decide(&mut state, &schema(11, 0)),
+            Applied::Stale { epoch: state.epoch }
+        );
     }
 
     #[test]

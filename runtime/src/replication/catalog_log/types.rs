@@ -40,17 +40,23 @@ pub enum Applied {
     Malformed(String),
 }
 
+/// How many accepted schema proposals the log recognises when one is sent again
+/// ([`CatalogState::recent`]).
+pub const RECENT_PROPOSALS: usize = 256;
+
 /// The state the log's entries build: the cluster's catalog and its epoch (one per accepted
-/// schema change), and the id of the proposal that made it; which partitions were ever
-/// written, and which copies data nodes lost by starting again without their data.
+/// schema change), and the ids of the proposals that made the last ones; which partitions
+/// were ever written, and which copies data nodes lost by starting again without their data.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CatalogState {
     /// Accepted schema changes so far.
     pub epoch: u64,
     /// The catalog, once a first change was accepted.
     pub catalog: Option<CatalogBytes>,
-    /// The id of the proposal accepted last.
-    pub last_proposal: u64,
+    /// The ids of the last [`RECENT_PROPOSALS`] schema proposals accepted, with the epoch
+    /// each made, oldest first: one sent again after its answer was lost (its leader gone)
+    /// is answered as it was, even after other clients' changes.
+    pub recent: Vec<(u64, u64)>,
     /// The backups per partition of the cluster, fixed by the first accepted schema change.
     pub backups: Option<u32>,
     /// Per table, the partitions written at least once.

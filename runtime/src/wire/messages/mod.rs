@@ -296,6 +296,7 @@ pub fn start_request_sizes(
         window: 4,
         window_bytes: 4 << 20,
         timeout_ms: 30_000,
+        catalog_epoch: 0,
     };
     let compact = crate::wire::codec::encode(&NetMessage::QueryStartRequest(Box::new(req)))
         .map_or(0, |b| b.len());

@@ -83,6 +83,10 @@ pub struct StartRequest {
     /// The query's timeout in milliseconds: a fragment still running this long after it
     /// started closes itself (its initiator may be unreachable).
     pub timeout_ms: u64,
+    /// The epoch of the catalog the query was planned on (a client of data nodes of other
+    /// processes; 0 in process): a data node whose catalog log is further refuses to scan a
+    /// table dropped or changed since.
+    pub catalog_epoch: u64,
 }
 
 /// Node → initiator: a fragment instance started, or failed to.
@@ -97,6 +101,9 @@ pub struct StartResponse {
     /// The node did not hold the cached plan named by the request; the initiator must resend
     /// the full plan.
     pub plan_missing: bool,
+    /// Refused because a table the fragment scans was dropped or changed at a catalog epoch
+    /// after the request's: the node's epoch (0 otherwise).
+    pub catalog_epoch: u64,
 }
 
 /// A batch of rows on an exchange channel.
