@@ -40,18 +40,18 @@
 //! - every table's contents, and aggregates over them, equal those of an in-process reference
 //!   cluster (`Cluster::builder()` with no `connect`) fed the statements as they landed.
 //!
-//! Two known runtime bugs are stated, not failed on, unless `WEIR_CHAOS_STRICT=1`: the
-//! real-time check of reads made during the run that ran concurrently with other clients'
-//! writes ([`STALE_READ`]: its violations are printed with their history; the final reads and
-//! a client's reads of its own tables always fail the test), and DDL refused as "already
-//! exists" or "unknown table", counted as of unknown outcome ([`DDL_IN_DOUBT`]). Every other
-//! violation fails the test. A run prints its seed and its figures. Every wait is bounded: an
+//! Two checks tracked runtime bugs that are fixed now, and can be relaxed with
+//! `WEIR_CHAOS_STRICT=0` (they are then stated, not failed on): the real-time check of reads
+//! made during the run that ran concurrently with other clients' writes ([`STALE_READ`]: its
+//! violations are printed with their history; the final reads and a client's reads of its own
+//! tables always fail the test), and DDL refused as "already exists" or "unknown table",
+//! then counted as of unknown outcome ([`DDL_IN_DOUBT`]). Every violation fails the test. A run prints its seed and its figures. Every wait is bounded: an
 //! operation that does not return within [`OP_LIMIT`], a cluster not whole again within
 //! [`RECOVER_LIMIT`], fail the test (with the history). The node processes are killed when
 //! the test ends, pass or fail ([`Nodes`]). `chaos::checker` runs the checker on histories
 //! made by hand.
 //!
-//! The run is ignored by the suite until the runtime bugs it finds are fixed (see the
+//! The run is ignored by the suite until the runtime bug it still finds is fixed (see the
 //! attribute on the test); the checker's own tests run. Run it alone, with its report:
 //! `cargo test -p weir-cli --test integration chaos:: -- --ignored --nocapture`. By default the clients
 //! start operations for [`DEFAULT_SECS`] seconds (at most [`DEFAULT_OPS`] each); the run takes
@@ -70,7 +70,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use weir_cli::planner::PlanError;
 use weir_cli::{Cluster, ClusterBuilder, Error, Value};
@@ -96,13 +96,12 @@ const THINK_MS: u64 = 20;
 const NODES: usize = 3;
 /// The node that keeps no data directory (the others keep one each), unless
 /// `WEIR_CHAOS_MEMORY_NODE` names another. A node that restarts without its catalog log
-/// forgets its votes and the entries it acknowledged, and a runtime bug follows from it now and
-/// then: a leader sends a follower entries that conflict with entries the follower committed,
-/// and the debug assertion of openraft's `has_log_id` (`log_state_reader.rs:23`) panics on the
-/// follower and stops its catalog log while the process lives on (seeds 62 and 64 with
-/// `WEIR_CHAOS_MEMORY_NODE=0`, where node 0, the lowest id, also initialises the log again when
-/// it comes back; seed 118 with node 2); a release build would go on with diverging logs. A
-/// node that panicked fails the run. Node 2 by default: it met the bug less often than node 0.
+/// forgets its votes and the entries it acknowledged; it used to vote at once, and a leader
+/// then sent a follower entries that conflicted with entries the follower committed (the debug
+/// assertion of openraft's `has_log_id` panicked on it: seeds 62, 64 and 537978614). Such a
+/// node now votes only once it caught up (`runtime/src/replication/catalog_log/mod.rs`); a
+/// node that panicked fails the run. `WEIR_CHAOS_MEMORY_NODE=0` has node 0, the lowest id,
+/// which initialised the log, restart without it.
 const MEMORY_NODE: usize = 2;
 /// Partitions per table: few, so that writes of several clients meet and resyncs are quick.
 const PARTITIONS: u32 = 8;
@@ -135,10 +134,9 @@ const FINAL_SLOT: u32 = 1000;
 /// version and the node's). A client that has not written the partition since it connected
 /// (the reader; any client on a shared table) takes the copy of a node that restarted, which
 /// missed writes while it was down, for current and reads it before it is repaired (found with
-/// seed 45). Such violations are printed and counted but fail the test only under
-/// `WEIR_CHAOS_STRICT=1`, until the committed versions live on the data nodes (issue 33); every
-/// other check fails it.
-const STALE_READ: &str = "stale read (known bug: a client's committed versions age)";
+/// seed 45). The catalog log now records the copies that are lost or behind, and such reads
+/// fail the test (unless `WEIR_CHAOS_STRICT=0`, which only prints and counts them).
+const STALE_READ: &str = "stale read (a client's committed versions aged)";
 
 /// How the test accommodates a known runtime bug: a CREATE TABLE refused because the table
 /// exists, or a DROP TABLE refused because it does not, counts as an operation of unknown
@@ -147,11 +145,12 @@ const STALE_READ: &str = "stale read (known bug: a client's committed versions a
 /// sent it again, the catalog log had taken another client's change since and answered stale,
 /// and the statement, planned again on the new catalog, found its own table made (or gone)
 /// (`runtime/src/cluster/proposals.rs` `propose`, `propose_catalog`; `statements.rs`
-/// `apply_planned`; the log recognises only the last proposal it applied, `machine.rs`). Seen
+/// `apply_planned`; the log recognised only the last proposal it applied, `machine.rs`). Seen
 /// with seed 71 (a CREATE of a client's own fresh name "already exists", the table there) and
-/// seed 64 (a DROP "unknown table" that dropped the table). Under `WEIR_CHAOS_STRICT=1` they
-/// count as failed, and such a history fails the test.
-const DDL_IN_DOUBT: &str = "DDL in doubt (known bug: a proposal sent again)";
+/// seed 64 (a DROP "unknown table" that dropped the table). The log now answers a proposal
+/// sent again as it did the first time, and such outcomes count as failed (unless
+/// `WEIR_CHAOS_STRICT=0`), failing the test.
+const DDL_IN_DOUBT: &str = "DDL in doubt (a proposal sent again)";
 
 /// A row of every table: its key, the client that wrote it, a value.
 type Row = (i64, i64, i64);
@@ -348,7 +347,7 @@ fn classify(kind: &Kind, e: &Error, strict: bool) -> Outcome {
 /// the problems of the harness itself (an operation that hung, a node that did not come back).
 struct Run {
     t0: Instant,
-    /// `WEIR_CHAOS_STRICT=1`: the checks that track known bugs fail the test too.
+    /// Unless `WEIR_CHAOS_STRICT=0`: the checks that tracked runtime bugs fail the test too.
     strict: bool,
     addrs: Vec<std::net::SocketAddr>,
     secret: PathBuf,
@@ -357,6 +356,12 @@ struct Run {
     problems: Mutex<Vec<String>>,
     /// Client threads still running.
     running: AtomicUsize,
+    /// Held (shared) by every client's statement that is not a query while it runs, and
+    /// (alone) by the chaos thread from before it checks the cluster whole to the kill of the
+    /// node without a data directory: that node then holds no copy that is the only current
+    /// one (a write in flight could leave the other copy behind, and the kill would then lose
+    /// the partition's last writes: two faults, which one backup does not survive).
+    quiet: RwLock<()>,
     /// Every table name a client has used (the reader picks among them).
     names: Mutex<Vec<String>>,
     /// Connections made, all clients together.
@@ -416,6 +421,8 @@ impl Run {
         let sql = kind.sql();
         let c = cluster.clone();
         let query = kind.is_query();
+        let _writing = (client != CHAOS && !query)
+            .then(|| self.quiet.read().unwrap_or_else(|e| e.into_inner()));
         let start = self.now();
         let what = format!("client {client}: `{sql}`");
         let result = bounded(&what, move || {
@@ -907,7 +914,17 @@ fn chaos_thread(run: &Run, cluster: &Mutex<Cluster3>, seed: u64, figures: &Mutex
         let mut c = cluster.lock().unwrap();
         let result: Result<(), String> = (|| {
             if roll < 50 {
+                // The node without a data directory is killed only with no write in flight
+                // and every copy current (see `Run::quiet`).
+                let quiet = if i == memory_node() {
+                    let quiet = run.quiet.write().unwrap_or_else(|e| e.into_inner());
+                    settle(run, &mut slot, &mut probes)?;
+                    Some(quiet)
+                } else {
+                    None
+                };
                 c.nodes.kill(i);
+                drop(quiet);
                 run.event(format!("node {i} killed"));
                 figures.lock().unwrap().kills += 1;
                 std::thread::sleep(Duration::from_millis(rng.random_range(0..1200)));
@@ -1042,9 +1059,9 @@ fn length() -> Length {
 }
 
 #[test]
-#[ignore = "finds runtime bugs not fixed yet (a memory-only member of the catalog log breaks \
-            Raft's safety, reads of a dropped table by a client that has not seen the drop, one \
-            run of eight with acknowledged writes missing); run it with -- --ignored"]
+#[ignore = "finds a runtime bug not fixed yet: under the load of the whole suite, one run in \
+            three lost an acknowledged insert whose write met a node's kill (seed 771796429); \
+            run it with -- --ignored"]
 fn seeded_chaos_of_node_processes_loses_and_duplicates_no_acknowledged_write() {
     let seed = seed();
     let length = length();
@@ -1062,7 +1079,7 @@ fn seeded_chaos_of_node_processes_loses_and_duplicates_no_acknowledged_write() {
         .collect();
     let nodes = Nodes::start_in("chaos", &dirs);
     client_log(&nodes);
-    let strict = std::env::var("WEIR_CHAOS_STRICT").is_ok_and(|v| v == "1");
+    let strict = std::env::var("WEIR_CHAOS_STRICT").map_or(true, |v| v.trim() != "0");
     let run = Run {
         t0: Instant::now(),
         strict,
@@ -1072,6 +1089,7 @@ fn seeded_chaos_of_node_processes_loses_and_duplicates_no_acknowledged_write() {
         events: Mutex::new(Vec::new()),
         problems: Mutex::new(Vec::new()),
         running: AtomicUsize::new(CLIENTS),
+        quiet: RwLock::new(()),
         names: Mutex::new(SHARED.iter().map(|s| s.to_string()).collect()),
         connections: AtomicUsize::new(0),
     };
@@ -1155,8 +1173,9 @@ fn seeded_chaos_of_node_processes_loses_and_duplicates_no_acknowledged_write() {
         .map(|v| v.op)
         .collect();
     // DDL in doubt on a client's own table (on a shared name "exists" and "unknown table" are
-    // ordinary answers too): each is the known bug at work, the table made or dropped by the
-    // statement's own first proposal.
+    // ordinary answers too), counted under WEIR_CHAOS_STRICT=0: each is the bug a proposal
+    // sent again used to cause, the table made or dropped by the statement's own first
+    // proposal.
     let ddl_misreported = history
         .iter()
         .filter(|op| op.kind.table().is_some_and(|t| !SHARED.contains(&t)))
@@ -1165,8 +1184,8 @@ fn seeded_chaos_of_node_processes_loses_and_duplicates_no_acknowledged_write() {
     println!(
         "chaos: seed {seed}: {CLIENTS} clients and a reader ({} connections), {} operations ({} \
          ok, {} failed, {} unknown) in {:.1} s; {} kills, {} restarts, {} pauses (+{} brief); {} \
-         acknowledged writes checked, {} reads checked; lost {}, duplicated {}; known bugs: stale \
-         reads {}, DDL misreported {}; {:.1} s in all; history in {}",
+         acknowledged writes checked, {} reads checked; lost {}, duplicated {}; stale reads {}, DDL \
+         misreported {}; {:.1} s in all; history in {}",
         run.connections.load(Ordering::SeqCst),
         count(|_| true),
         count(Outcome::is_ok),
@@ -1193,8 +1212,8 @@ fn seeded_chaos_of_node_processes_loses_and_duplicates_no_acknowledged_write() {
         .collect();
     if !known.is_empty() && !strict {
         println!(
-            "chaos: seed {seed}: {} violations of checks that track a known runtime bug (not \
-             failures; WEIR_CHAOS_STRICT=1 fails on them):",
+            "chaos: seed {seed}: {} violations of checks relaxed by WEIR_CHAOS_STRICT=0 (not \
+             failures):",
             known.len()
         );
         for v in known.iter().take(10) {
@@ -1322,7 +1341,7 @@ impl Report {
         });
     }
 
-    /// A violation of the check that tracks the known bug [`STALE_READ`] when `op` is a read
+    /// A violation of the check that tracked the bug [`STALE_READ`] when `op` is a read
     /// made during the run, an ordinary one otherwise (the final reads).
     fn stale(&mut self, table: Option<&str>, keys: Vec<i64>, op: Option<usize>, text: String) {
         self.violation(table, keys, op, text);
@@ -1333,8 +1352,8 @@ impl Report {
         }
     }
 
-    /// The violations that fail the test: all under `WEIR_CHAOS_STRICT=1`, else those of no
-    /// known bug.
+    /// The violations that fail the test: all, or under `WEIR_CHAOS_STRICT=0` those of no
+    /// relaxed check.
     fn failing(&self, strict: bool) -> impl Iterator<Item = &Violation> {
         self.violations
             .iter()

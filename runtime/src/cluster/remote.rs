@@ -766,12 +766,13 @@ impl Inner {
         })
     }
 
-    /// Data node `i`'s connection came back: join it again, learn its versions (copies it
-    /// lost are stale), mark it up, and resync the stale copies. Holds the catalog so that
-    /// no write slips in. The other live data nodes are joined again too: one whose dial loop
-    /// to `i` gave up while `i` was away dials it again.
+    /// Data node `i`'s connection came back: join it again, wait until it is connected and
+    /// caught up, then learn its versions (copies it lost are stale), mark it up, and resync
+    /// the stale copies, holding the catalog from a last question to it on so that no write
+    /// slips in (but not while it waits: the client's statements go on meanwhile). The other
+    /// live data nodes are joined again too: one whose dial loop to `i` gave up while `i` was
+    /// away dials it again.
     fn rejoin(&self, i: NodeId) {
-        let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
         self.send_join(i);
         let remote = self.remote();
         let epoch = remote.epoch.load(Ordering::SeqCst);
@@ -795,6 +796,11 @@ impl Inner {
                 && reply.epoch >= epoch
                 && self.start_known(&replies, epoch, &mut proposed)
             {
+                let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+                let replies = self.ask(&[i], ASK_LIMIT.min(Duration::from_secs(1)));
+                if replies.is_empty() {
+                    continue;
+                }
                 self.learn(&mut catalog, &replies);
                 self.nodes[i as usize].up.store(true, Ordering::SeqCst);
                 tracing::info!("node-{i} is back");
