@@ -767,9 +767,10 @@ impl Inner {
     }
 
     /// Data node `i`'s connection came back: join it again, wait until it is connected and
-    /// caught up, then learn its versions (copies it lost are stale), mark it up, and resync
-    /// the stale copies, holding the catalog from a last question to it on so that no write
-    /// slips in (but not while it waits: the client's statements go on meanwhile). The other
+    /// caught up, then learn its versions (copies it lost or that missed writes are stale,
+    /// as every live node's reply shows), mark it up, and resync the stale copies, holding the
+    /// catalog from a last question to the live nodes on so that no write slips in (but not
+    /// while it waits: the client's statements go on meanwhile). The other
     /// live data nodes are joined again too: one whose dial loop to `i` gave up while `i` was
     /// away dials it again.
     fn rejoin(&self, i: NodeId) {
@@ -796,9 +797,14 @@ impl Inner {
                 && reply.epoch >= epoch
                 && self.start_known(&replies, epoch, &mut proposed)
             {
+                // Learnt from every live node, not `i` alone: `i`'s copy of the catalog log
+                // may not hold yet the records of writes it missed while it was away (which
+                // the others' do), and the others' versions show where `i`'s copies are behind.
                 let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
-                let replies = self.ask(&[i], ASK_LIMIT.min(Duration::from_secs(1)));
-                if replies.is_empty() {
+                let mut asked = others.clone();
+                asked.push(i);
+                let replies = self.ask(&asked, ASK_LIMIT.min(Duration::from_secs(1)));
+                if replies.iter().all(|(from, _)| *from != i) {
                     continue;
                 }
                 self.learn(&mut catalog, &replies);
