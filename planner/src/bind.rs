@@ -576,6 +576,37 @@ pub(crate) struct PendingApply {
 pub(crate) struct SubqueryFrame {
     pub pre: Vec<PendingApply>,
     pub post: Vec<PendingApply>,
+    /// The columns of the query around this SELECT that its subqueries read through its FROM
+    /// row (see [`OuterScope::passed`]).
+    pub passed: Vec<(usize, DataType)>,
+}
+
+/// The row of an enclosing query as the subqueries inside it see it: its FROM scope, and the
+/// columns of the query further out that subqueries deeper in read, passed through it.
+#[derive(Debug, Clone)]
+pub(crate) struct OuterScope {
+    /// The row's columns.
+    pub scope: Scope,
+    /// Pass-through column `j` is the row's column `scope.types.len() + j`: an
+    /// [`Expr::OuterColumn`] `passed[j].0` of the row (a column of the query around it, of
+    /// type `passed[j].1`), which whoever owns the row appends to it before placing the
+    /// subqueries over it ([`pass_through`]).
+    pub passed: Vec<(usize, DataType)>,
+}
+
+/// `plan` (a query's row, as wide as its scope) with the pass-through columns `passed`
+/// appended (see [`OuterScope::passed`]).
+pub(crate) fn pass_through(plan: LogicalPlan, passed: &[(usize, DataType)]) -> LogicalPlan {
+    if passed.is_empty() {
+        return plan;
+    }
+    let mut fields = plan.schema().fields;
+    let mut exprs: Vec<Expr> = (0..fields.len()).map(Expr::Column).collect();
+    for (j, &(c, t)) in passed.iter().enumerate() {
+        exprs.push(Expr::OuterColumn(c));
+        fields.push(Field::new(format!("__outer{j}"), t));
+    }
+    plan.project(exprs, fields)
 }
 
 /// A bound query: its logical plan and the columns users see (the plan's output).
@@ -591,9 +622,10 @@ pub(crate) struct Binder<'a> {
     pub params: Params<'a>,
     /// Tables and views.
     pub catalog: &'a Catalog,
-    /// The FROM scope of each enclosing query, innermost last; `None` where a subquery may not
-    /// refer to it (derived tables, CTEs, subqueries over aggregated rows).
-    pub outer: Vec<Option<Scope>>,
+    /// The FROM scope of each enclosing query, innermost last (for a `LATERAL` subquery, the
+    /// FROM items left of it); `None` where a subquery may not refer to what is further out
+    /// (CTEs, views). A subquery reads the columns of every level out to the first `None`.
+    pub outer: Vec<Option<OuterScope>>,
     /// Subqueries met per SELECT being bound, innermost last.
     pub frames: Vec<SubqueryFrame>,
     /// Common table expressions in scope, innermost last.
