@@ -1538,6 +1538,11 @@ fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value,
     match (&v, target) {
         (Value::Null, _) => Ok(v),
         (Value::Int(i), DataType::Float64) => Ok(Value::Float(*i as f64)),
+        // A whole number written with a fraction (`4.0`, `1e3`) fits a BIGINT column, as
+        // PostgreSQL's assignment cast takes it; a fraction that is not zero does not.
+        (Value::Decimal(..) | Value::Float(_), T::Int64) if whole(&v).is_some() => {
+            Ok(Value::Int(whole(&v).expect("checked above")))
+        }
         _ if assignable => cast_value(v, target).map_err(|_| {
             PlanError::Type(format!(
                 "value '{e}' does not fit {target} column '{column}'"
@@ -1548,6 +1553,18 @@ fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value,
             "cannot insert {} value '{e}' into {t} column '{column}'",
             type_name(v2.data_type())
         ))),
+    }
+}
+
+/// The BIGINT `v` (a DECIMAL or DOUBLE) is, when it is a whole number in range.
+fn whole(v: &Value) -> Option<i64> {
+    match v {
+        Value::Decimal(m, s) => {
+            let unit = 10i128.checked_pow(u32::from(*s))?;
+            (m % unit == 0).then(|| i64::try_from(m / unit).ok())?
+        }
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Some(*f as i64),
+        _ => None,
     }
 }
 
