@@ -345,6 +345,7 @@ impl Binder<'_> {
         name: &str,
         scope: &Scope,
         mut agg: Option<&mut AggCtx>,
+        lenient: bool,
     ) -> Result<Vec<B>, PlanError> {
         let span = f.name.span();
         if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
@@ -366,11 +367,19 @@ impl Binder<'_> {
                 span,
             ));
         }
-        let mut out = Vec::with_capacity(list.args.len());
+        let mut out: Vec<B> = Vec::with_capacity(list.args.len());
         for (i, a) in list.args.iter().enumerate() {
             match a {
                 sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => {
-                    out.push(self.expr(x, scope, agg.as_deref_mut())?)
+                    let b = self.expr(x, scope, agg.as_deref_mut());
+                    // After a first argument that is never NULL, the others of COALESCE are
+                    // never read: one that names a column the query does not group by is
+                    // left out (see `function`).
+                    let unread = lenient && out.first().is_some_and(never_null);
+                    match b {
+                        Err(PlanError::Invalid(m)) if unread && m.contains(NOT_GROUPED) => {}
+                        b => out.push(b?),
+                    }
                 }
                 _ => {
                     return Err(super::unsupported(
@@ -395,7 +404,15 @@ impl Binder<'_> {
         let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
             return Err(super::unsupported(format!("function {}", f.name), e.span()));
         };
-        let args = self.call_args(f, &name, scope, agg)?;
+        let coalesce = func == ScalarFunc::Coalesce;
+        let args = self.call_args(f, &name, scope, agg, coalesce)?;
+        // `COALESCE(c, ...)` of a constant `c` that is not NULL is `c`, of its own type, as
+        // SQLite has it (PostgreSQL gives it the type all the arguments meet at): the
+        // arguments must still meet at a type.
+        if coalesce && args.first().is_some_and(never_null) {
+            self.call(func, &name, args.clone(), e)?;
+            return Ok(args[0].clone());
+        }
         self.call(func, &name, args, e)
     }
 
@@ -531,4 +548,13 @@ impl Binder<'_> {
             Some(t),
         ))
     }
+}
+
+/// The start of the error for a column that an aggregating query reads outside an aggregate
+/// without grouping by it.
+pub(super) const NOT_GROUPED: &str = "must appear in the GROUP BY clause";
+
+/// Whether `b` is a constant that is not NULL.
+fn never_null(b: &B) -> bool {
+    matches!(&b.expr, Expr::Literal(v) if !v.is_null())
 }
