@@ -375,7 +375,7 @@ impl Binder<'_> {
                     // After a first argument that is never NULL, the others of COALESCE are
                     // never read: one that names a column the query does not group by is
                     // left out (see `function`).
-                    let unread = lenient && out.first().is_some_and(never_null);
+                    let unread = lenient && out.first().and_then(non_null_constant).is_some();
                     match b {
                         Err(PlanError::Invalid(m)) if unread && m.contains(NOT_GROUPED) => {}
                         b => out.push(b?),
@@ -409,9 +409,13 @@ impl Binder<'_> {
         // `COALESCE(c, ...)` of a constant `c` that is not NULL is `c`, of its own type, as
         // SQLite has it (PostgreSQL gives it the type all the arguments meet at): the
         // arguments must still meet at a type.
-        if coalesce && args.first().is_some_and(never_null) {
-            self.call(func, &name, args.clone(), e)?;
-            return Ok(args[0].clone());
+        if let Some(c) = args
+            .first()
+            .and_then(non_null_constant)
+            .filter(|_| coalesce)
+        {
+            self.call(func, &name, args, e)?;
+            return Ok(c);
         }
         self.call(func, &name, args, e)
     }
@@ -554,7 +558,19 @@ impl Binder<'_> {
 /// without grouping by it.
 pub(super) const NOT_GROUPED: &str = "must appear in the GROUP BY clause";
 
-/// Whether `b` is a constant that is not NULL.
-fn never_null(b: &B) -> bool {
-    matches!(&b.expr, Expr::Literal(v) if !v.is_null())
+/// `b` as a literal, when it is a constant (`- + 60` too) that is not NULL.
+fn non_null_constant(b: &B) -> Option<B> {
+    let constant = !b.expr.any(&|x| {
+        matches!(
+            x,
+            Expr::Column(_) | Expr::OuterColumn(_) | Expr::Param(_) | Expr::Function { .. }
+        )
+    });
+    if !constant {
+        return None;
+    }
+    match crate::optimizer::simplify::fold(&b.expr) {
+        Expr::Literal(v) if !v.is_null() => Some(B::new(Expr::Literal(v), b.ty)),
+        _ => None,
+    }
 }
