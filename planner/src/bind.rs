@@ -576,6 +576,37 @@ pub(crate) struct PendingApply {
 pub(crate) struct SubqueryFrame {
     pub pre: Vec<PendingApply>,
     pub post: Vec<PendingApply>,
+    /// The columns of the query around this SELECT that its subqueries read through its FROM
+    /// row (see [`OuterScope::passed`]).
+    pub passed: Vec<(usize, DataType)>,
+}
+
+/// The row of an enclosing query as the subqueries inside it see it: its FROM scope, and the
+/// columns of the query further out that subqueries deeper in read, passed through it.
+#[derive(Debug, Clone)]
+pub(crate) struct OuterScope {
+    /// The row's columns.
+    pub scope: Scope,
+    /// Pass-through column `j` is the row's column `scope.types.len() + j`: an
+    /// [`Expr::OuterColumn`] `passed[j].0` of the row (a column of the query around it, of
+    /// type `passed[j].1`), which whoever owns the row appends to it before placing the
+    /// subqueries over it ([`pass_through`]).
+    pub passed: Vec<(usize, DataType)>,
+}
+
+/// `plan` (a query's row, as wide as its scope) with the pass-through columns `passed`
+/// appended (see [`OuterScope::passed`]).
+pub(crate) fn pass_through(plan: LogicalPlan, passed: &[(usize, DataType)]) -> LogicalPlan {
+    if passed.is_empty() {
+        return plan;
+    }
+    let mut fields = plan.schema().fields;
+    let mut exprs: Vec<Expr> = (0..fields.len()).map(Expr::Column).collect();
+    for (j, &(c, t)) in passed.iter().enumerate() {
+        exprs.push(Expr::OuterColumn(c));
+        fields.push(Field::new(format!("__outer{j}"), t));
+    }
+    plan.project(exprs, fields)
 }
 
 /// A bound query: its logical plan and the columns users see (the plan's output).
@@ -591,9 +622,10 @@ pub(crate) struct Binder<'a> {
     pub params: Params<'a>,
     /// Tables and views.
     pub catalog: &'a Catalog,
-    /// The FROM scope of each enclosing query, innermost last; `None` where a subquery may not
-    /// refer to it (derived tables, CTEs, subqueries over aggregated rows).
-    pub outer: Vec<Option<Scope>>,
+    /// The FROM scope of each enclosing query, innermost last (for a `LATERAL` subquery, the
+    /// FROM items left of it); `None` where a subquery may not refer to what is further out
+    /// (CTEs, views). A subquery reads the columns of every level out to the first `None`.
+    pub outer: Vec<Option<OuterScope>>,
     /// Subqueries met per SELECT being bound, innermost last.
     pub frames: Vec<SubqueryFrame>,
     /// Common table expressions in scope, innermost last.
@@ -1506,6 +1538,11 @@ fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value,
     match (&v, target) {
         (Value::Null, _) => Ok(v),
         (Value::Int(i), DataType::Float64) => Ok(Value::Float(*i as f64)),
+        // A whole number written with a fraction (`4.0`, `1e3`) fits a BIGINT column, as
+        // PostgreSQL's assignment cast takes it; a fraction that is not zero does not.
+        (Value::Decimal(..) | Value::Float(_), T::Int64) if whole(&v).is_some() => {
+            Ok(Value::Int(whole(&v).expect("checked above")))
+        }
         _ if assignable => cast_value(v, target).map_err(|_| {
             PlanError::Type(format!(
                 "value '{e}' does not fit {target} column '{column}'"
@@ -1516,6 +1553,18 @@ fn fit(v: Value, target: DataType, column: &str, e: &sql::Expr) -> Result<Value,
             "cannot insert {} value '{e}' into {t} column '{column}'",
             type_name(v2.data_type())
         ))),
+    }
+}
+
+/// The BIGINT `v` (a DECIMAL or DOUBLE) is, when it is a whole number in range.
+fn whole(v: &Value) -> Option<i64> {
+    match v {
+        Value::Decimal(m, s) => {
+            let unit = 10i128.checked_pow(u32::from(*s))?;
+            (m % unit == 0).then(|| i64::try_from(m / unit).ok())?
+        }
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Some(*f as i64),
+        _ => None,
     }
 }
 

@@ -267,12 +267,6 @@ pub(crate) fn update(
     let mut values: Vec<Option<&sql::Expr>> = vec![None; t.schema.len()];
     for a in &u.assignments {
         let c = assigned_column(a, t)?;
-        if values[c].is_some() {
-            return Err(PlanError::Invalid(format!(
-                "column '{}' is assigned more than once",
-                t.schema.fields[c].name
-            )));
-        }
         if contains_window(&a.value) {
             // As PostgreSQL and SQLite: an UPDATE's rows have no window to number.
             return Err(PlanError::Invalid(format!(
@@ -280,6 +274,8 @@ pub(crate) fn update(
                 crate::bind::at(a.value.span())
             )));
         }
+        // A column assigned more than once takes its last value, as SQLite and MySQL have it
+        // (PostgreSQL refuses the statement).
         values[c] = Some(&a.value);
     }
     let identity = identity_columns(t);

@@ -24,7 +24,10 @@ fn bad_statements_get_clear_errors() {
     assert!(e.contains("nosuch"), "{e}");
     let e = msg("SELECT nosuchcol FROM t", &[]);
     assert!(e.contains("nosuchcol"), "{e}");
-    let e = msg("SELECT name FROM t, LATERAL (SELECT 1) y", &[]);
+    let e = msg(
+        "SELECT name FROM t FULL JOIN LATERAL (SELECT t.x) y ON TRUE",
+        &[],
+    );
     assert!(e.contains("unsupported") && e.contains("line 1"), "{e}");
     // Once refused (an outer reference below an aggregate), now unnested.
     let r = c

@@ -104,7 +104,19 @@ pub(super) fn case<'a>(
         let col = evaluate(e, &sub, params)?;
         take_piece(col, &undecided, &mut picks);
     }
-    let dt = out_type.unwrap_or(DataType::Int64);
+    // Where no row took a result, its type is that of a result evaluated over no rows (a
+    // NULL literal says nothing): a CASE of DOUBLE results is DOUBLE also when all its rows
+    // are NULL.
+    let dt = out_type.unwrap_or_else(|| {
+        let none = batch.take(&[]);
+        branches
+            .iter()
+            .map(|(_, then)| then)
+            .chain(else_result)
+            .filter(|e| !matches!(e, Expr::Literal(Value::Null)))
+            .find_map(|e| evaluate(e, &none, params).ok())
+            .map_or(DataType::Int64, |c| c.data_type())
+    });
     if pieces.len() == 1 && pieces[0].len() == n {
         return Ok(owned(pieces.pop().expect("one piece")));
     }
@@ -197,6 +209,20 @@ mod tests {
         .unwrap();
         let c = evaluate(&e, &b, &[]).unwrap();
         assert_eq!((c.value(0), c.value(1)), (7.into(), 0.into()));
+        // No row takes a result: the column still has the results' type.
+        let e = case(
+            None,
+            vec![(Expr::col(0).eq(Expr::lit(99)), Expr::col(1))],
+            None,
+        );
+        let b = Batch::from_rows(
+            &[DataType::Int64, DataType::Float64],
+            &[vec![1.into(), 1.5.into()], vec![2.into(), Value::Null]],
+        )
+        .unwrap();
+        let c = evaluate(&e, &b, &[]).unwrap();
+        assert_eq!(c.data_type(), DataType::Float64);
+        assert_eq!((c.value(0), c.value(1)), (Value::Null, Value::Null));
         // Scalar CASE, and a NULL branch result.
         let e = case(None, vec![(Expr::lit(false), Expr::lit(1))], None);
         assert_eq!(evaluate_scalar(&e, &[]).unwrap(), Value::Null);

@@ -345,6 +345,7 @@ impl Binder<'_> {
         name: &str,
         scope: &Scope,
         mut agg: Option<&mut AggCtx>,
+        lenient: bool,
     ) -> Result<Vec<B>, PlanError> {
         let span = f.name.span();
         if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
@@ -366,11 +367,19 @@ impl Binder<'_> {
                 span,
             ));
         }
-        let mut out = Vec::with_capacity(list.args.len());
+        let mut out: Vec<B> = Vec::with_capacity(list.args.len());
         for (i, a) in list.args.iter().enumerate() {
             match a {
                 sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => {
-                    out.push(self.expr(x, scope, agg.as_deref_mut())?)
+                    let b = self.expr(x, scope, agg.as_deref_mut());
+                    // After a first argument that is never NULL, the others of COALESCE are
+                    // never read: one that names a column the query does not group by is
+                    // left out (see `function`).
+                    let unread = lenient && out.first().and_then(non_null_constant).is_some();
+                    match b {
+                        Err(PlanError::Invalid(m)) if unread && m.contains(NOT_GROUPED) => {}
+                        b => out.push(b?),
+                    }
                 }
                 _ => {
                     return Err(super::unsupported(
@@ -395,7 +404,19 @@ impl Binder<'_> {
         let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
             return Err(super::unsupported(format!("function {}", f.name), e.span()));
         };
-        let args = self.call_args(f, &name, scope, agg)?;
+        let coalesce = func == ScalarFunc::Coalesce;
+        let args = self.call_args(f, &name, scope, agg, coalesce)?;
+        // `COALESCE(c, ...)` of a constant `c` that is not NULL is `c`, of its own type, as
+        // SQLite has it (PostgreSQL gives it the type all the arguments meet at): the
+        // arguments must still meet at a type.
+        if let Some(c) = args
+            .first()
+            .and_then(non_null_constant)
+            .filter(|_| coalesce)
+        {
+            self.call(func, &name, args, e)?;
+            return Ok(c);
+        }
         self.call(func, &name, args, e)
     }
 
@@ -530,5 +551,26 @@ impl Binder<'_> {
             },
             Some(t),
         ))
+    }
+}
+
+/// The start of the error for a column that an aggregating query reads outside an aggregate
+/// without grouping by it.
+pub(super) const NOT_GROUPED: &str = "must appear in the GROUP BY clause";
+
+/// `b` as a literal, when it is a constant (`- + 60` too) that is not NULL.
+fn non_null_constant(b: &B) -> Option<B> {
+    let constant = !b.expr.any(&|x| {
+        matches!(
+            x,
+            Expr::Column(_) | Expr::OuterColumn(_) | Expr::Param(_) | Expr::Function { .. }
+        )
+    });
+    if !constant {
+        return None;
+    }
+    match crate::optimizer::simplify::fold(&b.expr) {
+        Expr::Literal(v) if !v.is_null() => Some(B::new(Expr::Literal(v), b.ty)),
+        _ => None,
     }
 }

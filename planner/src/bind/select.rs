@@ -515,6 +515,7 @@ impl Binder<'_> {
         let frame = self.frames.last_mut().expect("select pushed its frame");
         let pre = std::mem::take(&mut frame.pre);
         let post = std::mem::take(&mut frame.post);
+        let from_plan = pass_through(from_plan, &std::mem::take(&mut frame.passed));
         let (mut plan, pre_at) = Binder::place_subqueries(from_plan, pre);
         let fix_pre = |e: &Expr| resolve_placeholders(e, PRE_APPLY, &pre_at);
         plan = plan.filter_all(where_pred.iter().map(fix_pre).collect());
@@ -640,11 +641,7 @@ impl Binder<'_> {
         let mut scope = Scope::default();
         let mut plan: Option<LogicalPlan> = None;
         for twj in from {
-            let p = self.table_with_joins(twj, &mut scope)?;
-            plan = Some(match plan {
-                None => p,
-                Some(left) => cross_join(left, p),
-            });
+            plan = Some(self.table_with_joins(twj, &mut scope, plan)?);
         }
         let plan = plan.unwrap_or_else(|| LogicalPlan::Values {
             schema: Schema::default(),
@@ -654,12 +651,27 @@ impl Binder<'_> {
     }
 
     /// `a JOIN b ON ... JOIN c USING (...)`: the relations are added to `scope` in order.
+    /// `before` is the plan of the FROM items left of it (the scope's columns so far), which
+    /// the result cross-joins, or a `LATERAL` subquery first in `twj` reads. Returns the plan
+    /// of all the FROM items so far.
     fn table_with_joins(
         &mut self,
         twj: &sql::TableWithJoins,
         scope: &mut Scope,
+        before: Option<LogicalPlan>,
     ) -> Result<LogicalPlan, PlanError> {
-        let mut plan = self.table_factor(&twj.relation, scope)?;
+        // Where this item's columns and relations start in the scope: its join conditions
+        // read the columns from there on.
+        let (mut base, mut first) = (scope.types.len(), scope.tables.len());
+        let (mut plan, mut before) = match before {
+            Some(left) if is_lateral(&twj.relation) => {
+                let plan =
+                    self.lateral_join(left, &twj.relation, scope, (0, 0), JoinKind::Inner, None)?;
+                (base, first) = (0, 0);
+                (plan, None)
+            }
+            before => (self.table_factor(&twj.relation, scope)?, before),
+        };
         for j in &twj.joins {
             let jspan = j.relation.span();
             let (kind, constraint) = match &j.join_operator {
@@ -672,9 +684,16 @@ impl Binder<'_> {
                 sql::JoinOperator::CrossJoin(c) => (JoinKind::Inner, c),
                 _ => return Err(unsupported("this join type", jspan)),
             };
+            if is_lateral(&j.relation) {
+                let constraint = Some((constraint, jspan));
+                plan =
+                    self.lateral_join(plan, &j.relation, scope, (base, first), kind, constraint)?;
+                continue;
+            }
             let left_tables = scope.tables.len();
             let right = self.table_factor(&j.relation, scope)?;
             let filter = self.join_condition(constraint, scope, left_tables, jspan)?;
+            let filter = local_condition(filter, base, jspan)?;
             if filter.is_none() && kind != JoinKind::Inner {
                 return Err(PlanError::Invalid(format!(
                     "{} JOIN needs an ON or USING condition{}",
@@ -690,7 +709,129 @@ impl Binder<'_> {
                 filter,
             };
         }
-        Ok(plan)
+        Ok(match before.take() {
+            Some(left) => cross_join(left, plan),
+            None => plan,
+        })
+    }
+
+    /// `left` joined with the `LATERAL` subquery `f` (a dependent join: the subquery reads
+    /// the columns of `left`, which are the scope's from `start.0` on, of its relations from
+    /// `start.1` on), `kind` (inner or left) with `constraint`. The subquery is added to
+    /// `scope`. A subquery that reads none of `left` is an ordinary derived table.
+    fn lateral_join(
+        &mut self,
+        left: LogicalPlan,
+        f: &sql::TableFactor,
+        scope: &mut Scope,
+        start: (usize, usize),
+        kind: JoinKind,
+        constraint: Option<(&sql::JoinConstraint, Span)>,
+    ) -> Result<LogicalPlan, PlanError> {
+        let span = f.span();
+        let sql::TableFactor::Derived {
+            subquery, alias, ..
+        } = f
+        else {
+            return Err(unsupported("LATERAL on this FROM item", span));
+        };
+        let (base, first) = start;
+        let visible = Scope {
+            tables: scope.tables[first..]
+                .iter()
+                .map(|t| ScopeTable {
+                    offset: t.offset - base,
+                    ..t.clone()
+                })
+                .collect(),
+            types: scope.types[base..].to_vec(),
+            names: scope.names[base..].to_vec(),
+        };
+        self.outer.push(Some(OuterScope {
+            scope: visible,
+            passed: Vec::new(),
+        }));
+        let bound = self.query(subquery);
+        let passed = self
+            .outer
+            .pop()
+            .flatten()
+            .map_or_else(Vec::new, |o| o.passed);
+        let mut bound = bound?;
+        let alias_name = alias
+            .as_ref()
+            .map_or_else(String::new, |a| a.name.value.to_lowercase());
+        if let Some(a) = alias {
+            rename_columns(&mut bound.fields, a, span)?;
+        }
+        let left_tables = scope.tables.len();
+        scope.add(bound.fields, alias_name.clone(), span)?;
+        let filter = match constraint {
+            Some((c, jspan)) => {
+                let filter = self.join_condition(c, scope, left_tables, jspan)?;
+                local_condition(filter, base, jspan)?
+            }
+            None => None,
+        };
+        let right = LogicalPlan::SubqueryAlias {
+            input: Box::new(bound.plan),
+            alias: alias_name,
+        };
+        if !right.is_correlated() {
+            if filter.is_none() && kind != JoinKind::Inner {
+                return Err(PlanError::Invalid(format!(
+                    "{} JOIN needs an ON or USING condition{}",
+                    kind.name(),
+                    at(span)
+                )));
+            }
+            return Ok(LogicalPlan::Join {
+                left: Box::new(left),
+                right: Box::new(right),
+                kind,
+                on: vec![],
+                filter,
+            });
+        }
+        let outer = match kind {
+            JoinKind::Inner => false,
+            JoinKind::Left => true,
+            _ => {
+                return Err(unsupported(
+                    format!(
+                        "{} JOIN LATERAL (the join must be INNER or LEFT for a LATERAL reference)",
+                        kind.name()
+                    ),
+                    span,
+                ))
+            }
+        };
+        if outer && filter.is_none() {
+            return Err(PlanError::Invalid(format!(
+                "LEFT JOIN needs an ON or USING condition{}",
+                at(span)
+            )));
+        }
+        // The pass-through columns sit between the left's columns and the subquery's, and
+        // go again after the join.
+        let w = left.width();
+        let p = passed.len();
+        let ws = right.width();
+        let on = filter.map(|e| e.map_columns(&|c| if c >= w { c + p } else { c }));
+        let apply = LogicalPlan::Apply {
+            input: Box::new(pass_through(left, &passed)),
+            subquery: Box::new(right),
+            kind: ApplyKind::Lateral { left: outer, on },
+            field: Field::new("lateral", DataType::Boolean),
+            position: pos(span),
+        };
+        if p == 0 {
+            return Ok(apply);
+        }
+        let fields = apply.schema().fields;
+        let keep: Vec<usize> = (0..w).chain(w + p..w + p + ws).collect();
+        let out = keep.iter().map(|&c| fields[c].clone()).collect();
+        Ok(apply.project(keep.into_iter().map(Expr::Column).collect(), out))
     }
 
     /// The condition of a join whose right side is `scope.tables[left_tables..]`.
@@ -849,18 +990,12 @@ impl Binder<'_> {
                 Ok(plan)
             }
             sql::TableFactor::Derived {
-                lateral,
-                subquery,
-                alias,
-                ..
+                subquery, alias, ..
             } => {
-                if *lateral {
-                    return Err(unsupported("LATERAL", f.span()));
-                }
-                self.outer.push(None);
-                let bound = self.query(subquery);
-                self.outer.pop();
-                let mut bound = bound?;
+                // A LATERAL subquery first in FROM has nothing to its left to read: an
+                // ordinary derived table. A derived table reads the columns of the queries
+                // around this one (not those of the FROM items beside it, which is LATERAL).
+                let mut bound = self.query(subquery)?;
                 let alias_name = alias
                     .as_ref()
                     .map_or_else(String::new, |a| a.name.value.to_lowercase());
@@ -880,7 +1015,7 @@ impl Binder<'_> {
                 if alias.is_some() {
                     return Err(unsupported("an alias on a parenthesized join", f.span()));
                 }
-                self.table_with_joins(table_with_joins, scope)
+                self.table_with_joins(table_with_joins, scope, None)
             }
             _ => Err(unsupported("this FROM item", f.span())),
         }
@@ -1542,6 +1677,33 @@ fn same_or_numeric(a: DataType, b: DataType) -> Option<DataType> {
 }
 
 /// `l CROSS JOIN r` (a comma in FROM).
+/// Whether `f` is a `LATERAL` subquery.
+fn is_lateral(f: &sql::TableFactor) -> bool {
+    matches!(f, sql::TableFactor::Derived { lateral: true, .. })
+}
+
+/// A join condition bound over the whole FROM row, moved to the row of the join's own FROM
+/// item, whose columns start at `base` (`a, b JOIN c ON ...` joins `b` and `c` only): a
+/// column left of it is an error, as PostgreSQL has it.
+fn local_condition(
+    filter: Option<Expr>,
+    base: usize,
+    span: Span,
+) -> Result<Option<Expr>, PlanError> {
+    let Some(e) = filter else { return Ok(None) };
+    if base == 0 {
+        return Ok(Some(e));
+    }
+    if crate::logical::columns_of(&e).iter().any(|&c| c < base) {
+        return Err(PlanError::Invalid(format!(
+            "a JOIN condition reads a FROM item left of the join's own (put it in WHERE, or \
+             join with JOIN instead of a comma){}",
+            at(span)
+        )));
+    }
+    Ok(Some(e.map_columns(&|c| c - base)))
+}
+
 fn cross_join(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
     LogicalPlan::Join {
         left: Box::new(l),

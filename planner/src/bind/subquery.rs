@@ -2,7 +2,8 @@
 //! outer references that correlate them.
 //!
 //! A subquery is bound as a query of its own whose unknown column names resolve in the
-//! enclosing SELECT's FROM row, as [`Expr::OuterColumn`]s. It is not evaluated in place: it
+//! enclosing SELECT's FROM row, as [`Expr::OuterColumn`]s (a column of a query further out is
+//! passed through the rows in between, [`OuterScope::passed`]). It is not evaluated in place: it
 //! waits in the SELECT's [`SubqueryFrame`] and the expression refers to its result through a
 //! placeholder column. Once the SELECT's rows are planned, [`Binder::place_subqueries`] puts
 //! an [`LogicalPlan::Apply`] per subquery over them and turns placeholders into the appended
@@ -11,9 +12,8 @@
 use super::*;
 
 impl Binder<'_> {
-    /// A column reference: in `scope`, else in the enclosing query's FROM row (an outer
-    /// reference of a correlated subquery). A column of a query further out is refused,
-    /// naming the construct.
+    /// A column reference: in `scope`, else in the row of an enclosing query (an outer
+    /// reference of a correlated subquery), the nearest that has it.
     pub(crate) fn column(
         &mut self,
         parts: &[sql::Ident],
@@ -22,35 +22,46 @@ impl Binder<'_> {
     ) -> Result<B, PlanError> {
         match scope.resolve(parts, span) {
             Ok(g) => Ok(B::new(Expr::Column(g), Some(scope.types[g]))),
-            Err(err @ PlanError::UnknownColumn { .. }) => match self.outer.last() {
-                Some(Some(outer)) => match outer.resolve(parts, span) {
-                    Ok(g) => Ok(B::new(Expr::OuterColumn(g), Some(outer.types[g]))),
-                    Err(_) => Err(self.further_out(parts, span).unwrap_or(err)),
-                },
-                _ => Err(err),
-            },
+            Err(err @ PlanError::UnknownColumn { .. }) => {
+                Ok(self.outer_column(parts, span)?.ok_or(err)?)
+            }
             Err(err) => Err(err),
         }
     }
 
-    /// The error for `parts`, when a query two or more levels out of the subquery has such
-    /// a column (the optimizer unnests only references to the query right around it).
-    fn further_out(&self, parts: &[sql::Ident], span: Span) -> Option<PlanError> {
-        let scopes = self.outer.iter().rev().skip(1);
-        let found = scopes
-            .map_while(Option::as_ref)
-            .any(|s| s.resolve(parts, span).is_ok());
-        let name: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
-        found.then(|| {
-            unsupported(
-                format!(
-                    "a reference to column '{}' of a query two or more levels out of its subquery \
-                     (a subquery may read the query right around it)",
-                    name.join(".")
-                ),
-                span,
-            )
-        })
+    /// `parts` as a column of an enclosing query's row, the nearest that has it (`None`
+    /// where none has). A column of the query right around is an [`Expr::OuterColumn`] of
+    /// its row; one further out is passed through the rows of the queries in between (each
+    /// appends it to its row, [`OuterScope::passed`]), so that every subquery reads only the
+    /// row right around it, which the optimizer's unnesting takes.
+    fn outer_column(&mut self, parts: &[sql::Ident], span: Span) -> Result<Option<B>, PlanError> {
+        let n = self.outer.len();
+        let mut found = None;
+        for level in (0..n).rev() {
+            let Some(o) = &self.outer[level] else { break };
+            match o.scope.resolve(parts, span) {
+                Ok(g) => {
+                    found = Some((level, g, o.scope.types[g]));
+                    break;
+                }
+                Err(PlanError::UnknownColumn { .. }) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        let Some((level, mut col, ty)) = found else {
+            return Ok(None);
+        };
+        for o in self.outer[level + 1..].iter_mut().flatten() {
+            let j = match o.passed.iter().position(|&(p, _)| p == col) {
+                Some(j) => j,
+                None => {
+                    o.passed.push((col, ty));
+                    o.passed.len() - 1
+                }
+            };
+            col = o.scope.types.len() + j;
+        }
+        Ok(Some(B::new(Expr::OuterColumn(col), Some(ty))))
     }
 
     /// Binds the body of a subquery of an expression over `scope`. With `groups`, the
@@ -62,10 +73,31 @@ impl Binder<'_> {
         scope: &Scope,
         groups: Option<&[B]>,
     ) -> Result<BoundQuery, PlanError> {
-        self.outer.push(Some(scope.clone()));
+        let passed = self
+            .frames
+            .last()
+            .map_or_else(Vec::new, |f| f.passed.clone());
+        let before = passed.len();
+        self.outer.push(Some(OuterScope {
+            scope: scope.clone(),
+            passed,
+        }));
         let bound = self.query(q);
-        self.outer.pop();
+        let passed = self
+            .outer
+            .pop()
+            .flatten()
+            .map_or_else(Vec::new, |o| o.passed);
         let mut bound = bound?;
+        if passed.len() > before && groups.is_some() {
+            return Err(unsupported(
+                "a subquery over grouped rows whose own subquery reads a query further out",
+                q.span(),
+            ));
+        }
+        if let Some(frame) = self.frames.last_mut() {
+            frame.passed = passed;
+        }
         if let Some(groups) = groups {
             if bound.plan.is_correlated() {
                 bound.plan = outer_over_groups(bound.plan, groups, scope, q.span())?;
@@ -238,6 +270,11 @@ fn outer_over_groups(
     let plan = map_outer_references(plan, &mut remap);
     match missing {
         None => Ok(plan),
+        // A column passed through the FROM row for a subquery further in.
+        Some(g) if g >= scope.names.len() => Err(unsupported(
+            "a subquery over grouped rows whose own subquery reads a query further out",
+            span,
+        )),
         Some(g) => Err(PlanError::Invalid(format!(
             "a subquery over grouped rows reads '{}', which is not a GROUP BY column{}",
             scope.names[g],

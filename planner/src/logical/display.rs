@@ -128,6 +128,13 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
                 field.name
             ),
             ApplyKind::Scalar => format!("Apply scalar as {}", field.name),
+            ApplyKind::Lateral { left, on } => {
+                let join = if *left { "LEFT" } else { "INNER" };
+                match on {
+                    Some(e) => format!("Apply LATERAL {join} on {}", fmt_expr(e, &names(plan))),
+                    None => format!("Apply LATERAL {join}"),
+                }
+            }
         },
         LogicalPlan::SingleRow { .. } => "SingleRow".to_string(),
         LogicalPlan::Window {

@@ -81,6 +81,16 @@ pub enum ApplyKind {
     In(Expr),
     /// `(subquery)` as a value: its single column of its single row; NULL without rows.
     Scalar,
+    /// `LATERAL (subquery)` joined to the input: each input row with each of the rows the
+    /// subquery has for it, the subquery's columns appended (all of them: the Apply's `field`
+    /// is not used).
+    Lateral {
+        /// `LEFT JOIN LATERAL`: an input row that has no row satisfying `on` is kept, with
+        /// NULLs for the subquery's columns.
+        left: bool,
+        /// The join condition, over the input's columns followed by the subquery's.
+        on: Option<Expr>,
+    },
 }
 
 /// Set operations other than `UNION ALL` (which is [`LogicalPlan::Union`]).
@@ -326,9 +336,18 @@ impl LogicalPlan {
             }
             LogicalPlan::Union { inputs } => inputs.first().map(|i| i.schema()).unwrap_or_default(),
             LogicalPlan::SetOp { left, .. } => left.schema(),
-            LogicalPlan::Apply { input, field, .. } => {
+            LogicalPlan::Apply {
+                input,
+                subquery,
+                kind,
+                field,
+                ..
+            } => {
                 let mut s = input.schema();
-                s.fields.push(field.clone());
+                match kind {
+                    ApplyKind::Lateral { .. } => s.fields.extend(subquery.schema().fields),
+                    _ => s.fields.push(field.clone()),
+                }
                 s
             }
         }
@@ -519,6 +538,10 @@ impl LogicalPlan {
             LogicalPlan::Apply {
                 kind: ApplyKind::In(e),
                 ..
+            }
+            | LogicalPlan::Apply {
+                kind: ApplyKind::Lateral { on: Some(e), .. },
+                ..
             } => vec![e],
             LogicalPlan::Window {
                 partition_by,
@@ -572,6 +595,10 @@ impl LogicalPlan {
             LogicalPlan::Sort { keys, .. } => keys.iter_mut().for_each(|k| k.expr = f(&k.expr)),
             LogicalPlan::Apply {
                 kind: ApplyKind::In(e),
+                ..
+            }
+            | LogicalPlan::Apply {
+                kind: ApplyKind::Lateral { on: Some(e), .. },
                 ..
             } => *e = f(e),
             LogicalPlan::Window {

@@ -49,7 +49,7 @@ impl Rule for DecorrelateExistsIn {
         else {
             return Ok(None);
         };
-        if matches!(kind, ApplyKind::Scalar) {
+        if matches!(kind, ApplyKind::Scalar | ApplyKind::Lateral { .. }) {
             return Ok(None);
         }
         let mark = rows.width();
@@ -218,8 +218,8 @@ fn semi_join(
             filter.insert(0, unknown_or_true);
             Ok(join(body, JoinKind::Anti, vec![], and_all(filter)))
         }
-        ApplyKind::Scalar => Err(PlanError::Invalid(
-            "a scalar subquery is not a semi join".to_string(),
+        ApplyKind::Scalar | ApplyKind::Lateral { .. } => Err(PlanError::Invalid(
+            "a scalar or LATERAL subquery is not a semi join".to_string(),
         )),
     }
 }
@@ -514,6 +514,7 @@ pub(crate) fn check_no_apply(plan: &LogicalPlan) -> Result<(), PlanError> {
             ApplyKind::Exists => "this EXISTS subquery",
             ApplyKind::In(_) => "this IN (SELECT ...) subquery",
             ApplyKind::Scalar => "this scalar subquery",
+            ApplyKind::Lateral { .. } => "this LATERAL subquery",
         };
         return Err(PlanError::unsupported(what, position.clone()));
     }

@@ -220,7 +220,7 @@ pub(crate) fn estimate(plan: &LogicalPlan, catalog: &Catalog) -> Estimate {
         }
         LogicalPlan::Apply { input, .. } => {
             let mut e = estimate(input, catalog);
-            e.columns.push(None);
+            e.columns.resize(plan.width(), None);
             e
         }
         LogicalPlan::Window {

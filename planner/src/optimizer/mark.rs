@@ -36,7 +36,7 @@ impl Rule for MarkAsCounts {
         };
         let width = input.width();
         let (counts, mark) = match kind {
-            ApplyKind::Scalar => return Ok(None),
+            ApplyKind::Scalar | ApplyKind::Lateral { .. } => return Ok(None),
             ApplyKind::Exists => {
                 let body = crate::logical::strip_for_exists((**subquery).clone());
                 let body = if body.is_correlated() {

@@ -6,8 +6,9 @@
 //! point, bounded by [`MAX_PASSES`]). Rules run in four phases:
 //! 1. subquery decorrelation (`decorrelate`): Applies become semi, anti and outer joins
 //!    while the subqueries' correlated predicates still sit where the binder put them (any
-//!    other correlated shape is unnested in general, `unnest`); the EXISTS and IN left over,
-//!    used as values, become counts (`mark`) and left joins;
+//!    other correlated shape is unnested in general, `unnest`, and so are `LATERAL`
+//!    subqueries, `lateral`); the EXISTS and IN left over, used as values, become counts
+//!    (`mark`) and left joins;
 //! 2. simplification and pushdown to a fixed point: constant folding (`simplify`),
 //!    filter pushdown with join-key extraction and outer-to-inner conversion (`pushdown`),
 //!    semi and anti joins below the inner joins they filter (`semi_join`), limit
@@ -23,6 +24,7 @@
 pub(crate) mod decorrelate;
 pub(crate) mod estimate;
 pub(crate) mod join_order;
+pub(crate) mod lateral;
 pub(crate) mod limit;
 pub(crate) mod mark;
 pub(crate) mod prune;
@@ -47,6 +49,7 @@ pub fn optimize(plan: LogicalPlan, catalog: &Catalog) -> Result<LogicalPlan, Pla
             &decorrelate::DecorrelateExistsIn,
             &decorrelate::FilterIntoSemiJoin,
             &decorrelate::DecorrelateScalar,
+            &lateral::UnnestLateral,
         ],
         plan,
     )?;

@@ -207,8 +207,9 @@ impl Rule for PushDownFilters {
                 position,
             } => {
                 let m = inner.width();
-                let (below, above): (Vec<Expr>, Vec<Expr>) =
-                    conds.into_iter().partition(|c| !columns_of(c).contains(&m));
+                let (below, above): (Vec<Expr>, Vec<Expr>) = conds
+                    .into_iter()
+                    .partition(|c| columns_of(c).iter().all(|&x| x < m));
                 if below.is_empty() {
                     return Ok(None);
                 }

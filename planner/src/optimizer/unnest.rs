@@ -21,6 +21,9 @@
 //!    that no outer row gets more than one row, where the subquery's shape does not promise
 //!    it), a semi or anti join for `[NOT] EXISTS` and `[NOT] IN` in a WHERE conjunct.
 //!
+//! A `LATERAL` subquery ([`lateral`]) is pushed the same way and joined back (inner, or left
+//! with its ON condition) with all its columns.
+//!
 //! EXISTS and IN used as values become counts first (`mark`), which are scalar subqueries.
 //! What cannot be pushed (an uncorrelated scalar subquery or NOT IN whose own subquery reads
 //! the outer columns, which the binder does not produce) is an error naming the construct;
@@ -170,9 +173,9 @@ pub(crate) fn semi_join(
                 ],
             }),
         ),
-        ApplyKind::Scalar => {
+        ApplyKind::Scalar | ApplyKind::Lateral { .. } => {
             return Err(PlanError::Invalid(
-                "a scalar subquery is not a semi join".to_string(),
+                "a scalar or LATERAL subquery is not a semi join".to_string(),
             ))
         }
     };
@@ -183,6 +186,47 @@ pub(crate) fn semi_join(
         on,
         filter,
     })
+}
+
+/// `input` joined with `LATERAL (subquery)`: the subquery evaluated per domain value and
+/// joined back on the correlated columns (inner, or left for `left`, with the condition `on`
+/// over the input's columns followed by the subquery's), its domain columns dropped.
+pub(crate) fn lateral(
+    input: LogicalPlan,
+    subquery: LogicalPlan,
+    left: bool,
+    on: Option<Expr>,
+) -> Result<LogicalPlan, PlanError> {
+    let kind = if left {
+        JoinKind::Left
+    } else {
+        JoinKind::Inner
+    };
+    if !subquery.is_correlated() {
+        return Ok(LogicalPlan::Join {
+            left: Box::new(input),
+            right: Box::new(subquery),
+            kind,
+            on: vec![],
+            filter: on,
+        });
+    }
+    let domain = Domain::new(&input, &subquery);
+    let (w, ws) = (input.width(), subquery.width());
+    let body = domain.push(subquery)?;
+    let keys = domain.null_safe_on(domain.outer_exprs(), domain.columns_at(ws));
+    let joined = LogicalPlan::Join {
+        left: Box::new(input),
+        right: Box::new(body),
+        kind,
+        on: keys,
+        filter: on,
+    };
+    let fields = joined.schema().fields;
+    Ok(joined.project(
+        (0..w + ws).map(Expr::Column).collect(),
+        fields[..w + ws].to_vec(),
+    ))
 }
 
 /// Whether `plan` has at most one row for each value of its outer columns: an aggregate
@@ -281,6 +325,18 @@ impl Domain {
         }
         let k = self.k();
         Ok(match plan {
+            // A filter right over Applies stays right over them (where it tests an EXISTS or
+            // IN, the semi-join rewrite finds it there): the domain's columns sit between
+            // the Applies' input and their results until the filter is done.
+            LogicalPlan::Filter { input, predicate } if is_stacked_apply(&input) => {
+                let (applies, w) = self.push_applies(*input)?;
+                let shifted = predicate.map_columns(&|c| if c >= w { c + k } else { c });
+                let filter = LogicalPlan::Filter {
+                    predicate: self.bind(&shifted, w),
+                    input: Box::new(applies),
+                };
+                domain_last(filter, w, k)
+            }
             LogicalPlan::Filter { input, predicate } => {
                 let input = self.push(*input)?;
                 let w = input.width() - k;
@@ -370,29 +426,9 @@ impl Domain {
                 };
                 domain_last(window, w, k)
             }
-            // A nested subquery reads its own Apply's input, which keeps its columns in place
-            // (the domain's follow them): only the input and the IN operand change.
-            LogicalPlan::Apply {
-                input,
-                subquery,
-                kind,
-                field,
-                position,
-            } => {
-                let input = self.push(*input)?;
-                let w = input.width() - k;
-                let kind = match kind {
-                    ApplyKind::In(x) => ApplyKind::In(self.bind(&x, w)),
-                    other => other,
-                };
-                let apply = LogicalPlan::Apply {
-                    input: Box::new(input),
-                    subquery,
-                    kind,
-                    field,
-                    position,
-                };
-                domain_last(apply, w, k)
+            apply @ LogicalPlan::Apply { .. } => {
+                let (applies, w) = self.push_applies(apply)?;
+                domain_last(applies, w, k)
             }
             // Filters in a scan are the optimizer's, which pushes them later; taken out all
             // the same.
@@ -424,6 +460,53 @@ impl Domain {
                 return Err(PlanError::unsupported("a correlated recursive query", ""))
             }
         })
+    }
+
+    /// A stack of Applies over a base plan (an Apply's input below a LATERAL one, whose
+    /// subquery reads all of its input), evaluated for every domain row, with the domain's
+    /// columns right after the base's: there the nested subqueries, which read the base's
+    /// columns, still find them. Only the IN operands and the LATERAL conditions change.
+    /// Returns the plan and the base's width.
+    fn push_applies(&self, plan: LogicalPlan) -> Result<(LogicalPlan, usize), PlanError> {
+        let k = self.k();
+        let LogicalPlan::Apply {
+            input,
+            subquery,
+            kind,
+            field,
+            position,
+        } = plan
+        else {
+            let base = self.push(plan)?;
+            let w = base.width() - k;
+            return Ok((base, w));
+        };
+        // A LATERAL subquery reads all of its input: the domain goes after it.
+        let lateral = matches!(kind, ApplyKind::Lateral { .. });
+        let (input, w) = if is_stacked_apply(&input) && !lateral {
+            self.push_applies(*input)?
+        } else {
+            let base = self.push(*input)?;
+            let w = base.width() - k;
+            (base, w)
+        };
+        let shift = |e: &Expr| self.bind(&e.map_columns(&|c| if c >= w { c + k } else { c }), w);
+        let kind = match kind {
+            ApplyKind::In(x) => ApplyKind::In(shift(&x)),
+            ApplyKind::Lateral { left, on } => ApplyKind::Lateral {
+                left,
+                on: on.as_ref().map(shift),
+            },
+            other => other,
+        };
+        let apply = LogicalPlan::Apply {
+            input: Box::new(input),
+            subquery,
+            kind,
+            field,
+            position,
+        };
+        Ok((apply, w))
     }
 
     fn bind_keys(&self, keys: Vec<SortKey>, base: usize) -> Vec<SortKey> {
@@ -664,6 +747,12 @@ impl Domain {
     }
 }
 
+/// Whether `plan` is an Apply whose subquery reads only its input's base (every kind but
+/// LATERAL, whose subquery reads all of its input).
+fn is_stacked_apply(plan: &LogicalPlan) -> bool {
+    matches!(plan, LogicalPlan::Apply { kind, .. } if !matches!(kind, ApplyKind::Lateral { .. }))
+}
+
 /// `plan`, whose output holds the domain's `k` columns at `at` (its own columns around
 /// them), with the domain's columns moved last.
 fn domain_last(plan: LogicalPlan, at: usize, k: usize) -> LogicalPlan {
@@ -675,14 +764,17 @@ fn domain_last(plan: LogicalPlan, at: usize, k: usize) -> LogicalPlan {
 }
 
 /// Where the values of `columns` of `input` can be read with no more work than needed: below
-/// projections that pass them on and below Applies (both keep their input's rows one for
-/// one). Returns that plan and the columns' positions in it.
+/// projections that pass them on and below Applies other than LATERAL ones (both keep their
+/// input's rows one for one). Returns that plan and the columns' positions in it.
 fn domain_source<'a>(input: &'a LogicalPlan, columns: &[usize]) -> (&'a LogicalPlan, Vec<usize>) {
     let mut plan = input;
     let mut at = columns.to_vec();
     loop {
         match plan {
-            LogicalPlan::Apply { input, .. } if at.iter().all(|&c| c < input.width()) => {
+            LogicalPlan::Apply { input, kind, .. }
+                if !matches!(kind, ApplyKind::Lateral { .. })
+                    && at.iter().all(|&c| c < input.width()) =>
+            {
                 plan = input.as_ref();
             }
             LogicalPlan::SubqueryAlias { input, .. } => plan = input.as_ref(),

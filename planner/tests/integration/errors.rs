@@ -129,15 +129,18 @@ fn unsupported_with_position() {
             "ORDER BY in a recursive query at line 1, column 16",
         ),
         (
-            "SELECT id FROM Item i WHERE EXISTS (SELECT 1 FROM Category c WHERE EXISTS \
-             (SELECT 1 FROM Category d WHERE d.cid = i.id))",
-            "a reference to column 'i.id' of a query two or more levels out of its subquery",
+            "SELECT name FROM Item i GROUP BY name HAVING EXISTS (SELECT 1 FROM Category c \
+             GROUP BY c.cid HAVING EXISTS (SELECT 1 FROM Category d WHERE i.name IS NOT NULL))",
+            "a subquery over grouped rows whose own subquery reads a query further out",
         ),
         (
             "SELECT id FROM Item UNION BY NAME SELECT cid FROM Category",
             "UNION BY NAME",
         ),
-        ("SELECT * FROM Item, LATERAL (SELECT 1) x", "LATERAL"),
+        (
+            "SELECT * FROM Item i RIGHT JOIN LATERAL (SELECT i.id AS k) x ON TRUE",
+            "RIGHT JOIN LATERAL (the join must be INNER or LEFT for a LATERAL reference) at line 1",
+        ),
         ("SELECT to_char(name) FROM Item", "function to_char"),
         ("SELECT name ILIKE 'a' FROM Item", "ILIKE"),
         ("SELECT * FROM Item LIMIT ?", "parameters in LIMIT"),

@@ -385,3 +385,52 @@ fn a_correlated_subquery_in_having_reads_the_group_keys() {
     assert!(!p.contains("Apply"), "{p}");
     assert!(p.contains("filter=(score < CAST(fld AS DOUBLE))"), "{p}");
 }
+
+#[test]
+fn a_lateral_subquery_is_joined_back_on_its_outer_values() {
+    // Top-N per outer row: the LIMIT is a ROW_NUMBER per domain value, joined back to the
+    // rows on it (NULL matching NULL).
+    let p = optimized(
+        "SELECT i.id, t.score FROM Item i, LATERAL (SELECT score FROM Tag WHERE Tag.item_id < i.id ORDER BY score DESC LIMIT 2) t",
+    );
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(p.contains("ROW_NUMBER()"), "{p}");
+    assert!(p.contains("keep=2"), "{p}");
+    assert!(p.contains("Distinct"), "{p}");
+    assert!(p.contains("Join INNER on id IS NULL = id IS NULL"), "{p}");
+    // LEFT JOIN LATERAL keeps the rows without a match: a left join, with its condition.
+    let p = optimized(
+        "SELECT i.id, t.score FROM Item i LEFT JOIN LATERAL (SELECT score FROM Tag WHERE Tag.item_id < i.id) t ON t.score > 1",
+    );
+    assert!(!p.contains("Apply"), "{p}");
+    assert!(
+        p.contains("Join LEFT on id IS NULL = id IS NULL AND coalesce(id, 0) = coalesce(id, 0)"),
+        "{p}"
+    );
+    // The condition reads the subquery's side only: it filters that side.
+    assert!(
+        p.contains("Scan Tag [item_id, score] filter=(score > 1)"),
+        "{p}"
+    );
+    // A LATERAL subquery that reads nothing of its left is an ordinary join: no domain.
+    let p = optimized("SELECT i.id, t.n FROM Item i, LATERAL (SELECT COUNT(*) AS n FROM Tag) t");
+    assert!(!p.contains("Distinct"), "{p}");
+}
+
+#[test]
+fn a_reference_two_levels_out_is_passed_through_the_query_between() {
+    let sql = "SELECT id FROM Item i WHERE EXISTS (SELECT 1 FROM Category c WHERE c.cid = i.fld \
+               AND EXISTS (SELECT 1 FROM Tag t WHERE t.cat_id = c.cid AND t.item_id < i.id))";
+    let cat = catalog();
+    let Ok(Statement::Explain(e)) = plan_statement(&format!("EXPLAIN VERBOSE {sql}"), &cat, &[], 4)
+    else {
+        panic!("{sql} does not plan");
+    };
+    let text = e.verbose.expect("EXPLAIN VERBOSE keeps the logical plans");
+    // The binder appends the outer column to the middle query's row ...
+    assert!(text.contains("__outer0"), "{text}");
+    // ... and the optimizer unnests both subqueries into semi joins.
+    let p = optimized(sql);
+    assert!(!p.contains("Apply"), "{p}");
+    assert_eq!(count(&p, "Join SEMI"), 2, "{p}");
+}
