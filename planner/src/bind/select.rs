@@ -17,6 +17,24 @@ use crate::logical::{JoinKind, SetOpKind};
 use weir_operators::Schema;
 
 impl Binder<'_> {
+    /// Binds `q` as a subquery of the row `outer`, and returns it with the columns of the
+    /// queries further out that it passed through that row (see [`OuterScope::passed`]),
+    /// whether it bound or not.
+    pub(crate) fn query_in(
+        &mut self,
+        outer: OuterScope,
+        q: &sql::Query,
+    ) -> (Result<BoundQuery, PlanError>, Vec<(usize, DataType)>) {
+        self.outer.push(Some(outer));
+        let bound = self.query(q);
+        let passed = self
+            .outer
+            .pop()
+            .flatten()
+            .map_or_else(Vec::new, |o| o.passed);
+        (bound, passed)
+    }
+
     /// Binds a whole query: its `WITH` list, its body, ORDER BY and LIMIT/OFFSET/FETCH.
     pub fn query(&mut self, q: &sql::Query) -> Result<BoundQuery, PlanError> {
         if !q.locks.is_empty() {
@@ -747,16 +765,13 @@ impl Binder<'_> {
             types: scope.types[base..].to_vec(),
             names: scope.names[base..].to_vec(),
         };
-        self.outer.push(Some(OuterScope {
-            scope: visible,
-            passed: Vec::new(),
-        }));
-        let bound = self.query(subquery);
-        let passed = self
-            .outer
-            .pop()
-            .flatten()
-            .map_or_else(Vec::new, |o| o.passed);
+        let (bound, passed) = self.query_in(
+            OuterScope {
+                scope: visible,
+                passed: Vec::new(),
+            },
+            subquery,
+        );
         let mut bound = bound?;
         let alias_name = alias
             .as_ref()

@@ -78,16 +78,13 @@ impl Binder<'_> {
             .last()
             .map_or_else(Vec::new, |f| f.passed.clone());
         let before = passed.len();
-        self.outer.push(Some(OuterScope {
-            scope: scope.clone(),
-            passed,
-        }));
-        let bound = self.query(q);
-        let passed = self
-            .outer
-            .pop()
-            .flatten()
-            .map_or_else(Vec::new, |o| o.passed);
+        let (bound, passed) = self.query_in(
+            OuterScope {
+                scope: scope.clone(),
+                passed,
+            },
+            q,
+        );
         let mut bound = bound?;
         if passed.len() > before && groups.is_some() {
             return Err(unsupported(
