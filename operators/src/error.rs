@@ -78,6 +78,22 @@ pub enum Error {
     /// text names the query and the limit.
     #[error("{0}")]
     RecursionLimit(String),
+    /// Writing or reading a spill file failed (an I/O error, a damaged file); the text names
+    /// the file.
+    #[error("spill error: {0}")]
+    Spill(String),
+    /// A spill would take the node's spill directory past its disk quota.
+    #[error("{node}: spill quota of {quota} bytes exceeded ({used} bytes spilled, asked for {asked} more)")]
+    SpillQuota {
+        /// The node whose quota it is.
+        node: String,
+        /// The quota, in bytes.
+        quota: u64,
+        /// Bytes on disk when the spill was refused.
+        used: u64,
+        /// Bytes the refused write needed.
+        asked: u64,
+    },
     /// Anything else that is a bug in the plan (wrong column index, wrong arity).
     #[error("internal error: {0}")]
     Internal(String),

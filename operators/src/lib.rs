@@ -28,6 +28,7 @@ pub mod memory;
 pub mod placement;
 pub mod plan;
 pub mod secondary_index;
+pub mod spill;
 pub mod storage;
 pub mod table_store;
 pub mod temporal;

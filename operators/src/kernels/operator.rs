@@ -5,6 +5,7 @@
 
 use crate::batch::{Batch, DEFAULT_BATCH_SIZE};
 use crate::error::Result;
+use crate::spill::SpillSpace;
 use crate::value::Value;
 use std::sync::Arc;
 
@@ -91,6 +92,8 @@ pub struct ExecContext {
     pub params: Arc<Vec<Value>>,
     /// Rows per output batch.
     pub batch_size: usize,
+    /// Where an operator refused memory spills its state; `None`: it fails instead.
+    pub spill: Option<Arc<SpillSpace>>,
 }
 
 impl ExecContext {
@@ -99,6 +102,13 @@ impl ExecContext {
         ExecContext {
             params: Arc::new(params),
             batch_size: DEFAULT_BATCH_SIZE,
+            spill: None,
         }
+    }
+
+    /// The context, spilling into `space` when memory is refused.
+    pub fn with_spill(mut self, space: Arc<SpillSpace>) -> Self {
+        self.spill = Some(space);
+        self
     }
 }

@@ -206,6 +206,7 @@ impl FragmentActor {
         let exec = ExecContext {
             params: spec.params.clone(),
             batch_size: spec.batch_size,
+            spill: None,
         };
         let cancel: Recipient<Cancel> = match plan {
             PhysicalPlan::Scan { .. } => {
