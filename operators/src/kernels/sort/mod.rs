@@ -12,18 +12,25 @@
 //! gathers the next `batch_size` rows of the permutation into one output batch. With a `limit`
 //! the buffer is periodically sorted and truncated to the first `limit` rows, so memory stays
 //! O(limit).
+//!
+//! A sort without a limit that is refused memory and has a spill space spills (module
+//! `spilled`): what it holds is sorted and written as a run, and the runs are merged at the end.
 
 mod merge;
 pub(crate) mod order;
 mod radix;
 mod sorted_runs;
+mod spilled;
 
 use super::operator::{ExecContext, Operator};
 use crate::eval::evaluate;
 use crate::plan::SortKey;
+use crate::spill::{SpillFile, SpillSpace, SpillWriter};
 use crate::{Batch, Column, Error, Reservation, Result};
 use merge::Merge;
 use order::{key_columns, sort_indices};
+use spilled::RunMerge;
+use std::sync::Arc;
 
 /// Bytes of buffered input from which batches that came sorted are merged rather than
 /// concatenated and permuted. Below it the input fits the caches, and the permutation's sort
@@ -51,6 +58,10 @@ pub struct SortOp {
     finished: bool,
     /// After the input ended: the sorted rows being emitted.
     sorted: Option<Sorted>,
+    /// Sorted runs written to disk, in input order (when memory was refused).
+    runs: Vec<SpillFile>,
+    /// Rows per batch of the smallest-batched run (what merged runs are written in).
+    run_rows: usize,
 }
 
 /// The sorted rows being emitted: a permutation of the concatenated input, or a merge of
@@ -58,6 +69,7 @@ pub struct SortOp {
 enum Sorted {
     Permuted(Permuted),
     Merged(Merge),
+    Spilled(RunMerge),
 }
 
 /// The concatenated input, its sorted permutation, and how much of it has been emitted.
@@ -88,7 +100,46 @@ impl SortOp {
             rows: 0,
             finished: false,
             sorted: None,
+            runs: Vec::new(),
+            run_rows: usize::MAX,
         }
+    }
+
+    /// The spill space, when this sort spills: it has one and no limit (a top-k holds
+    /// O(limit) rows and never needs to).
+    fn spill_space(&self) -> Option<Arc<SpillSpace>> {
+        self.ctx.spill.clone().filter(|_| self.limit.is_none())
+    }
+
+    /// Sorts what is buffered, writes it to `space` as a run, and frees its memory.
+    fn spill_run(&mut self, space: &Arc<SpillSpace>) -> Result<()> {
+        if self.batches.is_empty() {
+            return Ok(());
+        }
+        if self.runs.is_empty() {
+            space.record_spill();
+        }
+        let (batch, keys) = self.consolidate()?;
+        let idx = sort_indices(
+            &key_columns(&batch, &keys, &self.inputs),
+            &self.keys,
+            batch.num_rows(),
+            None,
+            &[],
+        );
+        drop(keys);
+        // The run is written in batches small enough that the merge, holding one of each of
+        // up to `FAN_IN` runs, holds about half of what the sort held when it was refused.
+        let rows = (idx.len() / (2 * spilled::FAN_IN)).clamp(16, self.ctx.batch_size.max(16));
+        self.run_rows = self.run_rows.min(rows);
+        let mut writer = SpillWriter::new(space)?;
+        for chunk in idx.chunks(rows) {
+            writer.write(&batch.take(chunk))?;
+        }
+        self.runs.push(writer.finish()?);
+        self.rows = 0;
+        self.reservation.free();
+        Ok(())
     }
 
     /// Concatenates the buffer into one batch with its evaluated key columns.
@@ -166,10 +217,23 @@ impl Operator for SortOp {
                 _ => evaluate(&k.expr, &batch, &self.ctx.params).map(Some),
             })
             .collect::<Result<Vec<_>>>()?;
-        self.reservation.try_grow(size_of(&batch, &keys))?;
+        let size = size_of(&batch, &keys);
+        let mut alone = false;
+        if let Err(refused) = self.reservation.try_grow(size) {
+            let Some(space) = self.spill_space() else {
+                return Err(refused);
+            };
+            self.spill_run(&space)?;
+            // A batch larger than what the pool grants even now becomes a run of its own.
+            alone = self.reservation.try_grow(size).is_err();
+        }
         self.rows += batch.num_rows();
         self.batches.push(batch);
         self.key_cols.push(keys);
+        if alone {
+            let space = self.spill_space().expect("spilling");
+            self.spill_run(&space)?;
+        }
         if let Some(k) = self.limit {
             if self.rows > k.saturating_mul(2).max(self.ctx.batch_size.max(1024)) {
                 self.compact(k)?;
@@ -183,6 +247,22 @@ impl Operator for SortOp {
             return Ok(());
         }
         self.finished = true;
+        if let (Some(space), false) = (self.spill_space(), self.runs.is_empty()) {
+            self.spill_run(&space)?;
+            let keys = spilled::Keys {
+                specs: self.keys.clone(),
+                inputs: self.inputs.clone(),
+                params: self.ctx.params.clone(),
+            };
+            let runs = std::mem::take(&mut self.runs);
+            let merge = RunMerge::new(runs, keys, &space, self.run_rows)?;
+            // One batch per run, like any growth, may be refused: the sort then fails.
+            self.reservation.resize(merge.memory_size())?;
+            if merge.has_rows() {
+                self.sorted = Some(Sorted::Spilled(merge));
+            }
+            return Ok(());
+        }
         if self.batches.is_empty() {
             return Ok(());
         }
@@ -258,6 +338,12 @@ impl Operator for SortOp {
                 // The merge drops each batch whose last row left: the reservation follows.
                 self.reservation
                     .shrink(self.reservation.size().saturating_sub(m.memory_size()));
+                (out, m.has_rows())
+            }
+            Some(Sorted::Spilled(m)) => {
+                let out = m.next_batch(size)?;
+                // The merge holds one batch per run, whichever it is now.
+                self.reservation.resize(m.memory_size())?;
                 (out, m.has_rows())
             }
         };
