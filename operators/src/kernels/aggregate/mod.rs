@@ -18,6 +18,11 @@
 //! After the input ends, each `next_output` call emits the next `batch_size` groups, built from
 //! the key stores and accumulators by slices; the state (and its reservation) is released when
 //! the last group has been emitted.
+//!
+//! Refused memory with a spill space ([`ExecContext::spill`]), a grouped aggregation spills
+//! (module `spill`), or, in partial mode, sends what it holds downstream early.
+
+mod spill;
 
 use super::groups::{from_wide, wide_at, Groups};
 use super::operator::{ExecContext, Operator};
@@ -25,8 +30,11 @@ use crate::bitmap::Bitmap;
 use crate::column::ColumnData;
 use crate::eval::{cast_column, evaluate_borrowed};
 use crate::plan::{AggFunc, AggMode, AggregateExpr};
+use crate::spill::SpillFile;
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
+use spill::{GroupSpill, MAX_LEVEL};
 use std::borrow::Cow;
+use std::collections::VecDeque;
 
 /// The exact sum of the values present (per `valid`): no slice of `i64`s can overflow an
 /// `i128`.
@@ -629,6 +637,17 @@ pub struct HashAggregateOp {
     finished: bool,
     /// After the input ended: the next group to emit.
     emit: usize,
+    /// A partial aggregation refused memory: it is emitting its groups early, then starts
+    /// again.
+    flushing: bool,
+    /// How deep a spill this aggregation merges (0: it reads the query's rows).
+    level: u32,
+    /// Refused memory, the partitions its groups are spilled to.
+    spilling: Option<GroupSpill>,
+    /// After the input ended, spilled partitions still to merge.
+    spilled: VecDeque<SpillFile>,
+    /// The final-mode aggregation of the spilled partition being emitted.
+    merging: Option<Box<HashAggregateOp>>,
 }
 
 impl HashAggregateOp {
@@ -664,6 +683,11 @@ impl HashAggregateOp {
             ids: Vec::new(),
             finished: false,
             emit: 0,
+            flushing: false,
+            level: 0,
+            spilling: None,
+            spilled: VecDeque::new(),
+            merging: None,
         };
         if op.group_types.is_empty() {
             // One global group, present even without input.
@@ -682,6 +706,88 @@ impl HashAggregateOp {
         });
         self.emit = 0;
         self.reservation.free();
+    }
+
+    /// The memory for the state was refused (`refused`): a grouped aggregation with a spill
+    /// space spills it or, in partial mode, emits it early; otherwise the refusal stands.
+    fn relieve(&mut self, refused: Error) -> Result<()> {
+        let Some(space) = self.ctx.spill.clone() else {
+            return Err(refused);
+        };
+        if self.group_types.is_empty() {
+            return Err(refused);
+        }
+        if self.mode == AggMode::Partial {
+            self.flushing = true;
+            self.emit = 0;
+            return Ok(());
+        }
+        if self.level >= MAX_LEVEL {
+            return Err(Error::Memory(format!(
+                "{refused}: the groups of an aggregation do not fit in memory even split \
+                 {} ways on disk",
+                crate::spill::SpillPartitions::FANOUT.pow(MAX_LEVEL)
+            )));
+        }
+        if self.spilling.is_none() {
+            space.record_spill();
+            self.spilling = Some(GroupSpill::new(&space, self.level, self.group_types.len()));
+        }
+        self.spill_groups()
+    }
+
+    /// Writes every group held as partial states to the spill partitions and frees the table.
+    fn spill_groups(&mut self) -> Result<()> {
+        let groups = self.groups.len;
+        let size = self.ctx.batch_size.max(1);
+        for start in (0..groups).step_by(size) {
+            let batch = self.groups_batch(start, (start + size).min(groups), true)?;
+            self.spilling.as_mut().expect("spilling").write(&batch)?;
+        }
+        self.release();
+        Ok(())
+    }
+
+    /// Groups `start..end` as a batch: keys, then final values or (`partial`) states.
+    fn groups_batch(&self, start: usize, end: usize, partial: bool) -> Result<Batch> {
+        let mut cols = Vec::new();
+        for (store, valid) in self.groups.stores.iter().zip(&self.groups.valid) {
+            cols.push(store.to_column(valid, start, end));
+        }
+        for a in &self.accs {
+            a.output(start, end, partial, &mut cols);
+        }
+        Batch::with_row_count(cols, end - start)
+    }
+
+    /// The next batch of the spilled partitions' merged groups: each partition merged in a
+    /// final-mode aggregation of its own, one level deeper.
+    fn next_merged(&mut self) -> Result<Option<Batch>> {
+        loop {
+            if let Some(merge) = &mut self.merging {
+                if let Some(batch) = merge.next_output()? {
+                    return Ok(Some(batch));
+                }
+                self.merging = None;
+            }
+            let Some(file) = self.spilled.pop_front() else {
+                return Ok(None);
+            };
+            let mut merge = HashAggregateOp::new(
+                Vec::new(),
+                self.group_types.clone(),
+                self.aggs.clone(),
+                AggMode::Final,
+                self.ctx.clone(),
+                self.reservation.new_empty(),
+            )?;
+            merge.level = self.level + 1;
+            for batch in file.reader()? {
+                merge.push(0, batch?)?;
+            }
+            merge.finish(0)?;
+            self.merging = Some(Box::new(merge));
+        }
     }
 
     fn account(&mut self) -> Result<()> {
@@ -807,7 +913,10 @@ impl Operator for HashAggregateOp {
         })();
         self.ids = ids;
         result?;
-        self.account()
+        match self.account() {
+            Err(refused) => self.relieve(refused),
+            ok => ok,
+        }
     }
 
     fn finish(&mut self, _port: usize) -> Result<()> {
@@ -815,6 +924,11 @@ impl Operator for HashAggregateOp {
             return Ok(());
         }
         self.finished = true;
+        if self.spilling.is_some() {
+            self.spill_groups()?;
+            self.spilled = self.spilling.take().expect("spilling").finish()?;
+            return Ok(());
+        }
         let groups = self.groups.len;
         for a in &mut self.accs {
             a.resize(groups);
@@ -830,27 +944,25 @@ impl Operator for HashAggregateOp {
         if !self.has_output() {
             return Ok(None);
         }
+        if self.merging.is_some() || !self.spilled.is_empty() {
+            return self.next_merged();
+        }
         let groups = self.groups.len;
         let start = self.emit;
         let end = (start + self.ctx.batch_size.max(1)).min(groups);
-        let partial = self.mode == AggMode::Partial;
-        let mut cols = Vec::new();
-        for (store, valid) in self.groups.stores.iter().zip(&self.groups.valid) {
-            cols.push(store.to_column(valid, start, end));
-        }
-        for a in &self.accs {
-            a.output(start, end, partial, &mut cols);
-        }
-        let out = Batch::with_row_count(cols, end - start)?;
+        let out = self.groups_batch(start, end, self.mode == AggMode::Partial)?;
         self.emit = end;
         if end == groups {
             self.release();
+            self.flushing = false;
         }
         Ok(Some(out))
     }
 
     fn has_output(&self) -> bool {
-        self.finished && self.emit < self.groups.len
+        ((self.finished || self.flushing) && self.emit < self.groups.len)
+            || self.merging.is_some()
+            || !self.spilled.is_empty()
     }
 
     fn memory_size(&self) -> usize {
