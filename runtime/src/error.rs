@@ -173,6 +173,15 @@ pub enum Error {
         /// What failed: the operation and the file.
         message: String,
     },
+    /// A query's operators spilled more to disk on a node than its spill quota allows
+    /// ([`crate::ClusterBuilder::spill_quota`]); the query fails and its files are removed.
+    #[error("spill quota exceeded on {node}: {message}")]
+    SpillQuota {
+        /// Node whose quota it was, e.g. `node-1`.
+        node: String,
+        /// The quota and what was asked.
+        message: String,
+    },
     /// A schema change was refused by the data nodes' catalog log: another client changed the
     /// catalog first. The client has fetched the catalog again; the statement can be run
     /// again (`execute` does so by itself a few times before it reports this).
@@ -244,6 +253,7 @@ impl Error {
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
             Error::Disk { .. } => "disk",
+            Error::SpillQuota { .. } => "spill_quota",
             Error::Connect(_) => "connect",
             Error::AdmissionTimeout { .. } => "admission_timeout",
         }
@@ -258,6 +268,7 @@ impl Error {
             | Error::DivisionByZero { node, .. }
             | Error::Cast { node, .. }
             | Error::Disk { node, .. }
+            | Error::SpillQuota { node, .. }
             | Error::ValueTooLarge { node, .. }
             | Error::BreakerOpen { node, .. }
             | Error::AdmissionTimeout { node, .. } => Some(node),
@@ -274,6 +285,8 @@ impl Error {
             Op::DivisionByZero(_) => ErrorKind::DivisionByZero,
             Op::Cast { .. } => ErrorKind::Cast,
             Op::ValueTooLarge(_) => ErrorKind::ValueTooLarge,
+            Op::Spill(_) => ErrorKind::Disk,
+            Op::SpillQuota { .. } => ErrorKind::SpillQuota,
             _ => ErrorKind::Execution,
         };
         Error::of_kind(kind, node, e.to_string())
@@ -288,6 +301,8 @@ impl Error {
             ErrorKind::ValueTooLarge => Error::ValueTooLarge { node, message },
             ErrorKind::Killed => Error::Killed(node),
             ErrorKind::OutOfMemory => Error::OutOfMemory(node),
+            ErrorKind::Disk => Error::Disk { node, message },
+            ErrorKind::SpillQuota => Error::SpillQuota { node, message },
             ErrorKind::Execution | ErrorKind::Cancelled => Error::Execution { node, message },
         }
     }
@@ -340,4 +355,8 @@ pub enum ErrorKind {
     OutOfMemory,
     /// A value larger than the maximum value size.
     ValueTooLarge,
+    /// A spill file could not be written or read.
+    Disk,
+    /// Spilling went past the node's spill quota.
+    SpillQuota,
 }

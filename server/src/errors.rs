@@ -82,6 +82,8 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::NodeDown(_) => "57P03",
         Error::Shutdown => "57P01",
         Error::Disk { .. } => "58030",
+        // disk_full: the spill quota is the disk a query may use.
+        Error::SpillQuota { .. } => "53100",
         Error::Connect(_) => "08001",
         Error::CatalogChanged { .. } | Error::WriteConflict { .. } => "40001",
         _ => "XX000",

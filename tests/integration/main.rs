@@ -31,6 +31,7 @@ mod recursive;
 mod replication;
 mod seed_queries;
 mod slt;
+mod spill;
 mod sql_limits;
 mod transport;
 mod typed_errors;

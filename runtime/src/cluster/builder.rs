@@ -63,6 +63,7 @@ pub struct ClusterBuilder {
     pub(super) prepared_write_ttl: Duration,
     pub(super) write_piece_bytes: usize,
     pub(super) copy_dirs: Option<Vec<PathBuf>>,
+    pub(super) spill_quota: u64,
 }
 
 /// A file system for the nodes' directories other than the real one (tests inject faults).
@@ -108,6 +109,7 @@ impl Default for ClusterBuilder {
             prepared_write_ttl: crate::dispatch::node_actor::DEFAULT_PREPARED_WRITE_TTL,
             write_piece_bytes: crate::wire::messages::MAX_WRITE_PIECE_BYTES,
             copy_dirs: None,
+            spill_quota: crate::node::spill::DEFAULT_SPILL_QUOTA,
         }
     }
 }
@@ -389,6 +391,47 @@ impl ClusterBuilder {
     }
 
     /// The journal of node `name` under the data directory, if there is one.
+    /// Most bytes each node may hold in spill files (default
+    /// [`DEFAULT_SPILL_QUOTA`](crate::node::spill::DEFAULT_SPILL_QUOTA), 16 GiB); 0 turns
+    /// spilling off. A hash join, aggregation or sort refused memory on a node in
+    /// [`JoinMode::Guarded`] writes part of its state to disk and goes on, instead of failing
+    /// the query; past the quota it fails with [`Error::SpillQuota`](crate::Error). Spill files
+    /// live in `spill/` of the node's directory under [`ClusterBuilder::data_dir`], else in a
+    /// temporary directory, and are removed when their query ends.
+    ///
+    /// ```
+    /// use weir_operators::{Batch, Column};
+    /// use weir_runtime::Cluster;
+    /// // 4 MiB per node: the sort of 300,000 rows spills, and still answers.
+    /// let cluster = Cluster::builder().nodes(1).node_memory(4 << 20).build().unwrap();
+    /// cluster.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)").unwrap();
+    /// let ids: Vec<i64> = (0..300_000).collect();
+    /// let values = ids.iter().map(|i| (i * 7919) % 300_000).collect();
+    /// let batch = Batch::try_new(vec![Column::from_i64(ids), Column::from_i64(values)]).unwrap();
+    /// cluster.load("t", batch).unwrap();
+    /// let rows = cluster.query("SELECT v, id FROM t ORDER BY v, id", &[]).unwrap();
+    /// assert_eq!(rows.rows().len(), 300_000);
+    /// assert_eq!(rows.rows()[299_999][0], 299_999.into());
+    /// assert!(cluster.stats().nodes.iter().map(|n| n.spills).sum::<u64>() > 0);
+    /// ```
+    pub fn spill_quota(mut self, bytes: u64) -> Self {
+        self.spill_quota = bytes;
+        self
+    }
+
+    /// Where node `name` spills: none in Legacy mode or with a quota of 0.
+    pub(super) fn spill_space(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<weir_operators::spill::SpillSpace>>, crate::Error> {
+        let quota = match self.join_mode {
+            JoinMode::Legacy => 0,
+            JoinMode::Guarded => self.spill_quota,
+        };
+        let dir = self.data_dir.as_ref().map(|d| d.join(name));
+        crate::node::spill::open_spill(name, dir.as_deref(), quota)
+    }
+
     pub(super) fn journal_config(&self, name: &str) -> Option<JournalConfig> {
         let dir = self.data_dir.as_ref()?.join(name);
         let mut config = JournalConfig::new(dir, self.durability);

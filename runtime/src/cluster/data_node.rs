@@ -122,6 +122,12 @@ impl DataNode {
                 node
             }
         };
+        let mut shared = shared;
+        shared.spill = crate::node::spill::open_spill(
+            &name,
+            log_dir.as_ref().map(|(dir, _)| dir.as_path()),
+            crate::node::spill::DEFAULT_SPILL_QUOTA,
+        )?;
         let shared = Arc::new(shared);
         let node = shared.clone();
         let network = Network::new();

@@ -135,8 +135,9 @@ fn stand_in(
     is_data: bool,
     up: bool,
     config: &ClusterBuilder,
+    spill: Option<Arc<weir_operators::spill::SpillSpace>>,
 ) -> Arc<NodeShared> {
-    let node = NodeShared::new(
+    let mut node = NodeShared::new(
         id,
         &name,
         is_data,
@@ -145,6 +146,7 @@ fn stand_in(
         &config.breaker,
     );
     node.up.store(up, Ordering::SeqCst);
+    node.spill = spill;
     Arc::new(node)
 }
 
@@ -224,13 +226,21 @@ impl Cluster {
             .collect();
         // Ids between the data nodes and this client belong to other clients: one stand-in
         // that is never up holds their places.
-        let absent = stand_in(NodeId::MAX, String::new(), false, false, &config);
+        let absent = stand_in(NodeId::MAX, String::new(), false, false, &config, None);
+        // The client runs the queries' last fragments (a final sort or aggregation): it
+        // spills like a data node.
+        let client_spill = config.spill_space("client")?;
         let nodes: Vec<Arc<NodeShared>> = (0..total)
             .map(|i| match i {
-                i if i < n => stand_in(i as NodeId, names[i].clone(), true, false, &config),
-                i if i == client as usize => {
-                    stand_in(client, names[i].clone(), false, true, &config)
-                }
+                i if i < n => stand_in(i as NodeId, names[i].clone(), true, false, &config, None),
+                i if i == client as usize => stand_in(
+                    client,
+                    names[i].clone(),
+                    false,
+                    true,
+                    &config,
+                    client_spill.clone(),
+                ),
                 _ => absent.clone(),
             })
             .collect();

@@ -84,17 +84,20 @@ pub(super) fn open_node(
     name: &str,
     is_data: bool,
 ) -> Result<NodeShared> {
+    let spill = config.spill_space(name)?;
     let Some(journal) = config.journal_config(name) else {
-        return Ok(NodeShared::new(
+        let mut node = NodeShared::new(
             id,
             name,
             is_data,
             config.node_memory,
             config.join_mode,
             &config.breaker,
-        ));
+        );
+        node.spill = spill;
+        return Ok(node);
     };
-    let (node, recovery) = NodeShared::open(
+    let (mut node, recovery) = NodeShared::open(
         id,
         name,
         is_data,
@@ -107,6 +110,7 @@ pub(super) fn open_node(
         node: name.to_string(),
         message: e.to_string(),
     })?;
+    node.spill = spill;
     if recovery.records > 0 || recovery.checkpoint_bytes > 0 {
         tracing::info!(
             node = name,

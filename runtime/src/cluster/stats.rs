@@ -2,9 +2,11 @@
 
 use super::Cluster;
 use crate::memory::breaker::{BreakerTotals, Health};
+use crate::node::state::NodeShared;
 use crate::wire::counters::MessageStats;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use weir_operators::spill::SpillCounts;
 use weir_operators::table_store::TableStore;
 
 /// One node's figures.
@@ -48,6 +50,12 @@ pub struct NodeStats {
     pub admitted_memory: usize,
     /// Whether the node ran out of memory (and was not restarted).
     pub out_of_memory: bool,
+    /// Times an operator on the node spilled to disk because it was refused memory.
+    pub spills: u64,
+    /// Bytes written to spill files since the start (compressed).
+    pub spill_bytes_written: u64,
+    /// Bytes in spill files now (0 when no query runs).
+    pub spill_bytes: u64,
     /// Whether the node runs in another process ([`crate::ClusterBuilder::connect`]): `up`
     /// follows its connection; its actors, memory, rows and counters are not seen from here
     /// and read 0 (`memory_budget` is this client's estimate, the builder's `node_memory`).
@@ -89,6 +97,14 @@ impl ClusterStats {
     }
 }
 
+/// What node `n` spilled so far.
+fn spill_counts(n: &NodeShared) -> SpillCounts {
+    n.spill
+        .as_ref()
+        .map(|s| s.stats().snapshot())
+        .unwrap_or_default()
+}
+
 impl Cluster {
     /// A snapshot of the cluster's figures.
     pub fn stats(&self) -> ClusterStats {
@@ -102,7 +118,8 @@ impl Cluster {
             .zip(&self.inner.counters)
             .enumerate()
             .filter(|(i, _)| *i < data || *i == client)
-            .map(|(i, (n, c))| NodeStats {
+            .map(|(i, (n, c))| (i, n, c, spill_counts(n)))
+            .map(|(i, n, c, spill)| NodeStats {
                 remote: remote && i < data,
                 name: n.name.clone(),
                 is_data: n.is_data,
@@ -126,6 +143,9 @@ impl Cluster {
                 trips: n.pool.trips(),
                 admitted_memory: self.inner.admission.committed(n.id),
                 out_of_memory: n.pool.crashed(),
+                spills: spill.spills,
+                spill_bytes_written: spill.bytes_written,
+                spill_bytes: n.spill.as_ref().map_or(0, |s| s.used()),
             })
             .collect();
         ClusterStats {

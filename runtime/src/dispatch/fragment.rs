@@ -206,7 +206,7 @@ impl FragmentActor {
         let exec = ExecContext {
             params: spec.params.clone(),
             batch_size: spec.batch_size,
-            spill: None,
+            spill: self.node.shared.spill.clone(),
         };
         let cancel: Recipient<Cancel> = match plan {
             PhysicalPlan::Scan { .. } => {
@@ -397,6 +397,8 @@ fn error_kind(e: &OpError) -> ErrorKind {
         OpError::DivisionByZero(_) => ErrorKind::DivisionByZero,
         OpError::Cast { .. } => ErrorKind::Cast,
         OpError::ValueTooLarge(_) => ErrorKind::ValueTooLarge,
+        OpError::Spill(_) => ErrorKind::Disk,
+        OpError::SpillQuota { .. } => ErrorKind::SpillQuota,
         _ => ErrorKind::Execution,
     }
 }

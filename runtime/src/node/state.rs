@@ -12,6 +12,7 @@ use crate::wire::ids::NodeId;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
+use weir_operators::spill::SpillSpace;
 use weir_storage::StorageError;
 
 /// State of one node, shared by its actors and the cluster handle.
@@ -42,6 +43,8 @@ pub struct NodeShared {
     pub joins: RunningJoins,
     /// Protocol messages handed to the node's actor and handled by it.
     pub inbox: Arc<InboxCount>,
+    /// Where its operators spill when refused memory (`None`: they fail instead).
+    pub spill: Option<Arc<SpillSpace>>,
 }
 
 impl NodeShared {
@@ -68,6 +71,7 @@ impl NodeShared {
             edge_high_water: AtomicUsize::new(0),
             joins: RunningJoins::default(),
             inbox: Arc::default(),
+            spill: None,
         }
     }
 
