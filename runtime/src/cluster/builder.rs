@@ -423,7 +423,7 @@ impl ClusterBuilder {
     pub(super) fn spill_space(
         &self,
         name: &str,
-    ) -> Result<Option<Arc<weir_operators::spill::SpillSpace>>, crate::Error> {
+    ) -> Result<Option<Arc<weir_operators::spill::SpillSpace>>, crate::error::Error> {
         let quota = match self.join_mode {
             JoinMode::Legacy => 0,
             JoinMode::Guarded => self.spill_quota,
