@@ -12,6 +12,7 @@
 //! probing the left side), and build rows after the whole probe input (outer joins preserving
 //! the build side, semi and anti joins building the left side).
 
+mod grace;
 mod hash;
 mod index;
 mod keys;
