@@ -66,10 +66,13 @@ struct Side {
     nulls: Option<SpillWriter>,
     /// Whether the join outputs this side's NULL-key (unmatched) rows.
     keep_nulls: bool,
+    /// Its batches end with a column of match flags (taken off NULL-key rows, which are
+    /// never matched).
+    flags: bool,
 }
 
 impl Side {
-    fn new(space: &Arc<SpillSpace>, level: u32, spec: &JoinSpec, left: bool) -> Self {
+    fn new(space: &Arc<SpillSpace>, level: u32, spec: &JoinSpec, left: bool, flags: bool) -> Self {
         // This side's rows against an empty other side, as probe rows.
         let other = if left {
             JoinSide::Right
@@ -81,6 +84,7 @@ impl Side {
             parts: Some(SpillPartitions::new(space, level)),
             nulls: None,
             keep_nulls: Roles::of(spec.join_type, other).probe_unmatched,
+            flags,
         }
     }
 
@@ -115,7 +119,14 @@ impl Side {
                 Some(w) => w,
                 slot => slot.insert(SpillWriter::new(space)?),
             };
-            w.write(&batch.take(&null))?;
+            let mut rows = batch.take(&null);
+            if self.flags {
+                let n = rows.num_rows();
+                let mut cols = rows.into_columns();
+                cols.pop();
+                rows = Batch::with_row_count(cols, n)?;
+            }
+            w.write(&rows)?;
         }
         Ok(())
     }
@@ -129,6 +140,37 @@ impl Side {
         files.resize_with(SpillPartitions::FANOUT, || None);
         let nulls = self.nulls.take().map(SpillWriter::finish).transpose()?;
         Ok((files, nulls))
+    }
+}
+
+/// A spill file's batches, read back joined into batches of at least `rows` rows (the
+/// partitions of one input batch are small; joined, they cost less memory per row).
+struct Coalesced {
+    reader: SpillReader,
+    rows: usize,
+}
+
+impl Iterator for Coalesced {
+    type Item = Result<Batch>;
+
+    fn next(&mut self) -> Option<Result<Batch>> {
+        let mut parts = Vec::new();
+        let mut rows = 0;
+        while rows < self.rows {
+            match self.reader.next() {
+                Some(Ok(b)) => {
+                    rows += b.num_rows();
+                    parts.push(b);
+                }
+                Some(Err(e)) => return Some(Err(e)),
+                None => break,
+            }
+        }
+        match parts.len() {
+            0 => None,
+            1 => parts.pop().map(Ok),
+            _ => Some(Batch::concat(&parts)),
+        }
     }
 }
 
@@ -148,7 +190,7 @@ struct PartJoin {
     op: HashJoinOp,
     probe_port: usize,
     /// The probe rows (the file, removed when this is dropped, and its reader).
-    probe: Option<(SpillFile, SpillReader)>,
+    probe: Option<(SpillFile, Coalesced)>,
     /// The probe input was reported ended to `op`.
     probe_ended: bool,
     /// `op` joins a partition and can no longer spill: a refusal is the deep-level error.
@@ -213,6 +255,8 @@ pub(super) struct GraceJoin {
     probe: Side,
     /// Probe batches received before the key types were known.
     stash: Option<SpillWriter>,
+    /// Build batches end with a column of match flags (see `HashJoinOp::partition`).
+    flags: bool,
     /// Right rows seen (null-aware anti join).
     right_rows: u64,
     /// A null-aware anti join saw a NULL right key: no output at all.
@@ -230,7 +274,10 @@ pub(super) struct GraceJoin {
 
 impl GraceJoin {
     /// A grace join of `spec` on `keys` (left, right) spilling into `space` at `level`;
-    /// `key_types` are the build keys' types when already known.
+    /// `key_types` are the build keys' types when already known; build batches end with a
+    /// column of match flags when `flags`; `right_rows` right rows were already joined (a
+    /// null-aware anti join probing the right side).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         space: Arc<SpillSpace>,
         level: u32,
@@ -239,11 +286,13 @@ impl GraceJoin {
         ctx: ExecContext,
         reservation: Reservation,
         key_types: Option<Vec<DataType>>,
+        flags: bool,
+        right_rows: u64,
     ) -> Self {
         let build_left = spec.build == JoinSide::Left;
         GraceJoin {
-            build: Side::new(&space, level, &spec, build_left),
-            probe: Side::new(&space, level, &spec, !build_left),
+            build: Side::new(&space, level, &spec, build_left, flags),
+            probe: Side::new(&space, level, &spec, !build_left, false),
             space,
             level,
             keys,
@@ -252,7 +301,8 @@ impl GraceJoin {
             reservation,
             key_types,
             stash: None,
-            right_rows: 0,
+            flags,
+            right_rows,
             blocked: false,
             ended: [false; 2],
             joining: false,
@@ -292,7 +342,11 @@ impl GraceJoin {
         if self.blocked {
             return Ok(());
         }
-        let left = if build { self.build.left } else { self.probe.left };
+        let left = if build {
+            self.build.left
+        } else {
+            self.probe.left
+        };
         let exprs = &self.keys[usize::from(!left)];
         let want = match &self.key_types {
             Some(t) if !build && !t.is_empty() => Some(t.as_slice()),
@@ -401,6 +455,14 @@ impl GraceJoin {
         Ok(())
     }
 
+    /// Reads `file` back in batches of about the batch size.
+    fn read(&self, file: &SpillFile) -> Result<Coalesced> {
+        Ok(Coalesced {
+            reader: file.reader()?,
+            rows: self.ctx.batch_size,
+        })
+    }
+
     /// Starts the join of `task`: reads its build rows into a fresh join (which spills at
     /// the next level if it must and still may).
     fn open(&self, task: Task) -> Result<PartJoin> {
@@ -418,6 +480,7 @@ impl GraceJoin {
                     ctx,
                     self.reservation.new_empty(),
                     level,
+                    self.flags,
                 );
                 let build_port = port_of(self.spec.build);
                 let mut part = PartJoin {
@@ -429,12 +492,12 @@ impl GraceJoin {
                     build_rows: build.as_ref().map_or(0, SpillFile::rows),
                 };
                 if let Some(file) = build {
-                    for b in file.reader()? {
+                    for b in self.read(&file)? {
                         part.op.push(build_port, b?).map_err(|e| part.error(e))?;
                     }
                 }
                 part.op.finish(build_port).map_err(|e| part.error(e))?;
-                part.probe = probe.map(|f| f.reader().map(|r| (f, r))).transpose()?;
+                part.probe = probe.map(|f| self.read(&f).map(|r| (f, r))).transpose()?;
                 Ok(part)
             }
             Task::Alone { rows, left } => {
@@ -453,9 +516,10 @@ impl GraceJoin {
                     ctx,
                     self.reservation.new_empty(),
                     level,
+                    false,
                 );
                 op.finish(port_of(empty))?;
-                let reader = rows.reader()?;
+                let reader = self.read(&rows)?;
                 Ok(PartJoin {
                     op,
                     probe_port: 1 - port_of(empty),

@@ -59,8 +59,11 @@ pub struct HashJoinOp {
     /// Scratch space for the candidate row pairs of one output batch.
     probe_idx: Vec<u32>,
     build_idx: Vec<u32>,
-    /// A probe batch was opened (a join recording build matches can no longer spill).
+    /// A probe batch was opened (build match flags may be set).
     probed: bool,
+    /// The build batches end with a BOOLEAN column of match flags (those of a join that
+    /// spilled after it had probed), taken off when the build side ends.
+    flags_column: bool,
     /// The partitioning level this join spills at (0 for a plan's join, more for the join
     /// of a spilled partition).
     spill_level: u32,
@@ -195,13 +198,15 @@ impl HashJoinOp {
             probe_idx: Vec::new(),
             build_idx: Vec::new(),
             probed: false,
+            flags_column: false,
             spill_level: 0,
             grace: None,
         }
     }
 
     /// The join of one spilled partition (see module `grace`): spilling, if its context
-    /// allows, at partitioning `level`.
+    /// allows, at partitioning `level`; its build batches end with a column of match flags
+    /// when `flags`.
     pub(super) fn partition(
         left_keys: Vec<Expr>,
         right_keys: Vec<Expr>,
@@ -209,33 +214,43 @@ impl HashJoinOp {
         ctx: ExecContext,
         reservation: Reservation,
         level: u32,
+        flags: bool,
     ) -> Self {
         let mut op = Self::build_op(left_keys, right_keys, spec, ctx, reservation);
         op.spill_level = level;
+        op.flags_column = flags;
         op
     }
 
-    /// Answers the refusal `e` by spilling: when `e` is a refused reservation, the join has a
-    /// spill space and has not yet recorded build matches, everything it holds (and the
-    /// `refused` batch, with its port) goes to a new [`GraceJoin`] that does the rest, and the
-    /// reservation is freed. Otherwise returns `e`.
+    /// Answers the refusal `e` by spilling: when `e` is a refused reservation and the join
+    /// has a spill space, everything it holds (and the `refused` batch, with its port) goes
+    /// to a new [`GraceJoin`] that does the rest, and the reservation is freed; the build
+    /// rows' match flags, if set, go along as a last column. Otherwise returns `e`.
     fn spill(&mut self, e: Error, refused: Option<(usize, Batch)>) -> Result<()> {
-        let recorded = self.probed && self.core.roles.track_build;
-        let spillable = matches!(e, Error::Memory(_)) && self.grace.is_none() && !recorded;
+        let spillable = matches!(e, Error::Memory(_)) && self.grace.is_none();
         let Some(space) = self.ctx.spill.clone().filter(|_| spillable) else {
             return Err(e);
         };
         if self.spill_level == 0 {
             space.record_spill();
         }
+        let flags = self.core.roles.track_build && (self.flags_column || self.probed);
         let build_ended = self.table.is_some();
         let key_types = self.table.take().map(|t| t.key_types);
         let mut build = std::mem::take(&mut self.build_batches);
         let table = std::mem::replace(&mut self.core.build_batch, Batch::empty(&[]));
+        let matched = std::mem::take(&mut self.core.build_matched);
         if table.num_rows() > 0 {
-            build.push(table);
+            // The build table, its match flags as a last column when they go along.
+            build.push(if flags {
+                let rows = table.num_rows();
+                let mut cols = table.into_columns();
+                cols.push(Column::from_bools(matched));
+                Batch::with_row_count(cols, rows)?
+            } else {
+                table
+            });
         }
-        self.core.build_matched = Vec::new();
         self.hashes = Vec::new();
         let mut grace = GraceJoin::new(
             space,
@@ -245,6 +260,8 @@ impl HashJoinOp {
             self.ctx.clone(),
             self.reservation.new_empty(),
             key_types,
+            flags,
+            self.null_aware.right_rows as u64,
         );
         for b in build {
             grace.push(true, &b)?;
@@ -346,7 +363,19 @@ impl HashJoinOp {
         if !self.null_aware_probes_right() {
             null_rows = None;
         }
-        let flag_bytes = self.core.set_build(batch);
+        let flag_bytes = if self.flags_column {
+            // The match flags carried along come off the rows, into the core's flags.
+            let rows = batch.num_rows();
+            let mut cols = batch.into_columns();
+            let flags = cols.pop().and_then(|c| c.as_bool().map(<[bool]>::to_vec));
+            let bytes = self.core.set_build(Batch::with_row_count(cols, rows)?);
+            if let Some(f) = flags.filter(|_| self.core.roles.track_build) {
+                self.core.build_matched = f;
+            }
+            bytes
+        } else {
+            self.core.set_build(batch)
+        };
         let kept = key_bytes
             + index.memory_size()
             + null_rows.as_ref().map_or(0, Vec::capacity)
@@ -598,8 +627,10 @@ impl Operator for HashJoinOp {
         if self.has_output() {
             return Err(output_pending(self.name()));
         }
-        self.core.observe(port, &batch);
         let build = port == self.build_port();
+        if !(build && self.flags_column) {
+            self.core.observe(port, &batch);
+        }
         if let Some(grace) = &mut self.grace {
             return if batch.is_empty() {
                 Ok(())
