@@ -499,3 +499,87 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+/// Pushes `lb` and `rb` in `chunk`-row batches, the build side first, and returns the sorted
+/// output rows.
+fn run_batches(
+    op: &mut HashJoinOp,
+    lb: &Batch,
+    rb: &Batch,
+    chunk: usize,
+) -> Result<Vec<Row>, Error> {
+    let build = op.first_port();
+    let mut out = Vec::new();
+    for port in [build, 1 - build] {
+        let b = if port == 0 { lb } else { rb };
+        for start in (0..b.num_rows()).step_by(chunk) {
+            op.push(port, b.slice(start, chunk))?;
+            drain(op, &mut out)?;
+        }
+        op.finish(port)?;
+        drain(op, &mut out)?;
+    }
+    let mut rows: Vec<Row> = out.iter().flat_map(|b| b.rows()).collect();
+    rows.sort_by_key(|r| format!("{r:?}"));
+    Ok(rows)
+}
+
+#[test]
+fn keys_of_different_types_meet_in_the_same_partition() {
+    // FLOAT left keys (some not integral, some NULL) against INT right keys, on their own
+    // and with a second key: the probe keys are converted to the build keys' types before
+    // they are hashed, whichever side is built.
+    let n = 3000;
+    let fk: Vec<Value> = (0..n)
+        .map(|i| match i % 11 {
+            0 => Value::Null,
+            1 => Value::Float(i as f64 + 0.5),
+            _ => Value::Float((i % 500) as f64),
+        })
+        .collect();
+    let lv: Vec<Value> = (0..n).map(|i| Value::Int(i % 3)).collect();
+    let left: Vec<Row> = fk.into_iter().zip(lv).map(|(k, v)| vec![k, v]).collect();
+    let lb = Batch::from_rows(&[DataType::Float64, DataType::Int64], &left).unwrap();
+    let rb = Batch::from_rows(&RIGHT_TYPES, &sides(n as usize, 500, 13).1).unwrap();
+    let keys: [(Vec<Expr>, Vec<Expr>); 2] = [
+        (vec![Expr::col(0)], vec![Expr::col(1)]),
+        (
+            vec![Expr::col(0), Expr::col(1)],
+            vec![Expr::col(1), Expr::col(2)],
+        ),
+    ];
+    for (lk, rk) in keys {
+        for jt in [JoinType::Inner, JoinType::Full, JoinType::Semi, NOT_IN] {
+            if jt == NOT_IN && lk.len() > 1 {
+                continue;
+            }
+            for build in [JoinSide::Left, JoinSide::Right] {
+                let spec = JoinSpec::new(jt, build).with_types(
+                    vec![DataType::Float64, DataType::Int64],
+                    RIGHT_TYPES.to_vec(),
+                );
+                let make = |pool: &Arc<UnboundedPool>, space: Option<&Arc<SpillSpace>>| {
+                    let mut ctx = ExecContext::new(vec![]);
+                    ctx.batch_size = 100;
+                    if let Some(s) = space {
+                        ctx = ctx.with_spill(s.clone());
+                    }
+                    let res = Reservation::new(pool.clone() as Arc<dyn MemoryPool>);
+                    HashJoinOp::with_spec(lk.clone(), rk.clone(), spec.clone(), ctx, res).unwrap()
+                };
+                let pool = UnboundedPool::new();
+                let want = run_batches(&mut make(&pool, None), &lb, &rb, 100).unwrap();
+                let space = SpillSpace::temporary("join test", 1 << 30).unwrap();
+                let small = UnboundedPool::with_limit(pool.peak() / 4);
+                let mut op = make(&small, Some(&space));
+                let got = run_batches(&mut op, &lb, &rb, 100).unwrap();
+                let what = format!("{jt:?} build {build:?} {} keys", lk.len());
+                assert!(jt == NOT_IN || !want.is_empty(), "{what}");
+                assert_eq!(got, want, "{what}");
+                assert_eq!(space.stats().snapshot().spills, 1, "{what}");
+                drop(op);
+                assert_eq!((small.used(), space.used()), (0, 0), "{what}");
+            }
+        }
+    }
+}
