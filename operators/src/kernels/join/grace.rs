@@ -2,11 +2,13 @@
 //!
 //! A [`HashJoinOp`] whose context has a spill space becomes a grace hash join the first time
 //! it is refused memory: while receiving its build side (a build batch, or the hash table at
-//! the build's end), or at a probe batch, provided it has not recorded build matches yet (a
-//! join that outputs build rows by their match flags, once it probed, fails with
-//! `Error::Memory` as without a spill space). It then hands everything it holds to a
-//! [`GraceJoin`], frees its reservation, and records one spill in the space (a partition
-//! spilled again is not counted again).
+//! the build's end), or at a probe batch (the batches probed before were joined with the
+//! whole build side and are done). It then hands everything it holds to a [`GraceJoin`],
+//! frees its reservation, and records one spill in the space (a partition spilled again is
+//! not counted again). A join that records build matches (outer joins keeping the build
+//! side, semi and anti joins building the left side) and already probed hands its build rows
+//! over with their match flags as a last BOOLEAN column, which every partition's join takes
+//! off into its own flags when its build side ends.
 //!
 //! The grace join partitions by key hash ([`SpillPartitions`], 16 files per side): the build
 //! rows it was given and every later build row, then the probe rows, each side's keys
