@@ -17,7 +17,13 @@
 //! the left side). Probe batches fed before the build side ended wait (accounted) and are
 //! probed one at a time after it. NULL keys never match; a null-aware anti join applies the
 //! `NOT IN` rules on top (see [`JoinType::Anti`](crate::plan::JoinType::Anti)).
+//!
+//! Refused memory with a spill space in its context, the join becomes a grace hash join
+//! (module `grace`): it hands what it holds, and every later input batch, to a `GraceJoin`
+//! that partitions both sides to disk and joins them partition by partition. Until then
+//! nothing of it runs.
 
+use super::grace::GraceJoin;
 use super::index::{BuildIndex, Cursor, Matches, ProbeKeys, NONE};
 use super::keys::{null_key_rows, KeyColumns};
 use super::output::JoinCore;
@@ -53,6 +59,16 @@ pub struct HashJoinOp {
     /// Scratch space for the candidate row pairs of one output batch.
     probe_idx: Vec<u32>,
     build_idx: Vec<u32>,
+    /// A probe batch was opened (build match flags may be set).
+    probed: bool,
+    /// The build batches end with a BOOLEAN column of match flags (those of a join that
+    /// spilled after it had probed), taken off when the build side ends.
+    flags_column: bool,
+    /// The partitioning level this join spills at (0 for a plan's join, more for the join
+    /// of a spilled partition).
+    spill_level: u32,
+    /// Once the join spilled: the grace hash join that does the rest.
+    grace: Option<Box<GraceJoin>>,
 }
 
 /// The state of a null-aware anti join (`NOT IN`).
@@ -181,7 +197,90 @@ impl HashJoinOp {
             hashes: Vec::new(),
             probe_idx: Vec::new(),
             build_idx: Vec::new(),
+            probed: false,
+            flags_column: false,
+            spill_level: 0,
+            grace: None,
         }
+    }
+
+    /// The join of one spilled partition (see module `grace`): spilling, if its context
+    /// allows, at partitioning `level`; its build batches end with a column of match flags
+    /// when `flags`.
+    pub(super) fn partition(
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+        spec: JoinSpec,
+        ctx: ExecContext,
+        reservation: Reservation,
+        level: u32,
+        flags: bool,
+    ) -> Self {
+        let mut op = Self::build_op(left_keys, right_keys, spec, ctx, reservation);
+        op.spill_level = level;
+        op.flags_column = flags;
+        op
+    }
+
+    /// Answers the refusal `e` by spilling: when `e` is a refused reservation and the join
+    /// has a spill space, everything it holds (and the `refused` batch, with its port) goes
+    /// to a new [`GraceJoin`] that does the rest, and the reservation is freed; the build
+    /// rows' match flags, if set, go along as a last column. Otherwise returns `e`.
+    fn spill(&mut self, e: Error, refused: Option<(usize, Batch)>) -> Result<()> {
+        let spillable = matches!(e, Error::Memory(_)) && self.grace.is_none();
+        let Some(space) = self.ctx.spill.clone().filter(|_| spillable) else {
+            return Err(e);
+        };
+        if self.spill_level == 0 {
+            space.record_spill();
+        }
+        let flags = self.core.roles.track_build && (self.flags_column || self.probed);
+        let build_ended = self.table.is_some();
+        let key_types = self.table.take().map(|t| t.key_types);
+        let mut build = std::mem::take(&mut self.build_batches);
+        let table = std::mem::replace(&mut self.core.build_batch, Batch::empty(&[]));
+        let matched = std::mem::take(&mut self.core.build_matched);
+        if table.num_rows() > 0 {
+            // The build table, its match flags as a last column when they go along.
+            build.push(if flags {
+                let rows = table.num_rows();
+                let mut cols = table.into_columns();
+                cols.push(Column::from_bools(matched));
+                Batch::with_row_count(cols, rows)?
+            } else {
+                table
+            });
+        }
+        self.hashes = Vec::new();
+        let mut grace = GraceJoin::new(
+            space,
+            self.spill_level,
+            [self.left_keys.clone(), self.right_keys.clone()],
+            self.core.spec.clone(),
+            self.ctx.clone(),
+            self.reservation.new_empty(),
+            key_types,
+            flags,
+            self.null_aware.right_rows as u64,
+        );
+        for b in build {
+            grace.push(true, &b)?;
+        }
+        for b in std::mem::take(&mut self.early_probe) {
+            grace.push(false, &b)?;
+        }
+        if let Some((port, b)) = refused {
+            grace.push(port == self.build_port(), &b)?;
+        }
+        self.reservation.free();
+        if build_ended {
+            grace.finish(true, &self.core.spec)?;
+        }
+        if self.probe_ended {
+            grace.finish(false, &self.core.spec)?;
+        }
+        self.grace = Some(Box::new(grace));
+        Ok(())
     }
 
     /// The input port of the build side (0 for the left input, 1 for the right).
@@ -227,6 +326,7 @@ impl HashJoinOp {
     /// Memory is accounted before it is allocated, from an estimate that follows hashbrown's
     /// sizing, and then corrected to the real heap sizes (capacities, not lengths) of what is
     /// kept: the build batch, its key columns, the hash table, the chains and the match flags.
+    /// Refused memory, it leaves the build rows in `build_batches` or the core (to spill).
     fn finish_build(&mut self) -> Result<()> {
         let batch = self.concat_build()?;
         let n = batch.num_rows();
@@ -238,7 +338,10 @@ impl HashJoinOp {
         let key_bytes = keys.memory_size();
         // The index, the row hashes and NULL mask used while building, and the match flags.
         let estimate = key_bytes + BuildIndex::estimate(n) + n * (std::mem::size_of::<u64>() + 2);
-        self.reservation.try_grow(estimate)?;
+        if let Err(e) = self.reservation.try_grow(estimate) {
+            self.build_batches.push(batch);
+            return Err(e);
+        }
         let key_cols = keys.get(&batch);
         let key_types = key_cols.iter().map(Column::data_type).collect();
         let mut null_rows = null_key_rows(key_cols, n);
@@ -247,6 +350,7 @@ impl HashJoinOp {
             Ok(index) => index,
             Err(e) => {
                 self.reservation.shrink(estimate);
+                self.build_batches.push(batch);
                 return Err(e);
             }
         };
@@ -259,7 +363,19 @@ impl HashJoinOp {
         if !self.null_aware_probes_right() {
             null_rows = None;
         }
-        let flag_bytes = self.core.set_build(batch);
+        let flag_bytes = if self.flags_column {
+            // The match flags carried along come off the rows, into the core's flags.
+            let rows = batch.num_rows();
+            let mut cols = batch.into_columns();
+            let flags = cols.pop().and_then(|c| c.as_bool().map(<[bool]>::to_vec));
+            let bytes = self.core.set_build(Batch::with_row_count(cols, rows)?);
+            if let Some(f) = flags.filter(|_| self.core.roles.track_build) {
+                self.core.build_matched = f;
+            }
+            bytes
+        } else {
+            self.core.set_build(batch)
+        };
         let kept = key_bytes
             + index.memory_size()
             + null_rows.as_ref().map_or(0, Vec::capacity)
@@ -275,22 +391,25 @@ impl HashJoinOp {
     }
 
     /// The buffered build batches as one batch (their accounting moved to it).
+    /// Refused memory, it leaves the build rows in `build_batches` (to spill).
     fn concat_build(&mut self) -> Result<Batch> {
-        let batches = std::mem::take(&mut self.build_batches);
-        if batches.len() <= 1 {
-            return Ok(batches
-                .into_iter()
-                .next()
+        if self.build_batches.len() <= 1 {
+            return Ok(self
+                .build_batches
+                .pop()
                 .unwrap_or_else(|| Batch::empty(&[])));
         }
         // The concatenated copy is accounted before it is made; the parts are released
         // after, and the reservation then holds the copy's real size.
-        let parts: usize = batches.iter().map(Batch::memory_size).sum();
+        let parts: usize = self.build_batches.iter().map(Batch::memory_size).sum();
         self.reservation.try_grow(parts)?;
-        let b = Batch::concat(&batches)?;
-        drop(batches);
+        let b = Batch::concat(&self.build_batches)?;
+        self.build_batches.clear();
         self.reservation.shrink(parts);
-        self.adjust(parts, b.memory_size())?;
+        if let Err(e) = self.adjust(parts, b.memory_size()) {
+            self.build_batches.push(b);
+            return Err(e);
+        }
         Ok(b)
     }
 
@@ -306,24 +425,34 @@ impl HashJoinOp {
 
     /// Makes `batch` the current probe, `accounted` bytes of it already in the reservation.
     /// Batches that cannot produce output are dropped at once.
+    /// Refused memory, it spills if it can (see [`HashJoinOp::spill`]).
     fn start_probe(&mut self, batch: Batch, accounted: usize) -> Result<()> {
-        match self.open_probe(batch) {
+        match self.open_probe(&batch) {
             Ok(Some(mut p)) => {
+                self.probed = true;
+                p.batch = batch;
                 p.accounted += accounted;
                 self.probe = Some(p);
                 Ok(())
             }
-            other => {
-                // Nothing can come of it, or it failed: the batch goes now.
+            Ok(None) => {
+                // Nothing can come of it: the batch goes now.
+                self.probed = true;
                 self.reservation.shrink(accounted);
-                other.map(|_| ())
+                Ok(())
+            }
+            Err(e) => {
+                self.reservation.shrink(accounted);
+                let port = 1 - self.build_port();
+                self.spill(e, Some((port, batch)))
             }
         }
     }
 
     /// Evaluates, hashes and accounts the keys of probe `batch` (and its match flags), or
-    /// returns `None` if the batch cannot produce output.
-    fn open_probe(&mut self, batch: Batch) -> Result<Option<Probe>> {
+    /// returns `None` if the batch cannot produce output. The probe's batch is left empty
+    /// for the caller to move `batch` in.
+    fn open_probe(&mut self, batch: &Batch) -> Result<Option<Probe>> {
         let Some(table) = &self.table else {
             return Err(Error::Internal("hash join probed before its build".into()));
         };
@@ -336,11 +465,11 @@ impl HashJoinOp {
         }
         let keys = if matchable || counts_right {
             let exprs = self.probe_keys();
-            KeyColumns::of(exprs, &batch, &self.ctx.params, Some(&table.key_types))?
+            KeyColumns::of(exprs, batch, &self.ctx.params, Some(&table.key_types))?
         } else {
             KeyColumns::Owned(Vec::new())
         };
-        let null_rows = null_key_rows(keys.get(&batch), n);
+        let null_rows = null_key_rows(keys.get(batch), n);
         if counts_right {
             self.null_aware.right_rows += n;
             if null_rows.as_ref().is_some_and(|m| m.iter().any(|&x| x)) {
@@ -361,10 +490,10 @@ impl HashJoinOp {
         let mut hashes = std::mem::take(&mut self.hashes);
         hashes.clear();
         if table.index.needs_hashes() {
-            hash_rows(keys.get(&batch), &mut hashes);
+            hash_rows(keys.get(batch), &mut hashes);
         }
         Ok(Some(Probe {
-            batch,
+            batch: Batch::empty(&[]),
             keys,
             hashes,
             null_rows,
@@ -498,8 +627,18 @@ impl Operator for HashJoinOp {
         if self.has_output() {
             return Err(output_pending(self.name()));
         }
-        self.core.observe(port, &batch);
-        if port == self.build_port() {
+        let build = port == self.build_port();
+        if !(build && self.flags_column) {
+            self.core.observe(port, &batch);
+        }
+        if let Some(grace) = &mut self.grace {
+            return if batch.is_empty() {
+                Ok(())
+            } else {
+                grace.push(build, &batch)
+            };
+        }
+        if build {
             if self.table.is_some() {
                 return Err(Error::Internal(
                     "hash join build input after its end".into(),
@@ -508,7 +647,9 @@ impl Operator for HashJoinOp {
             if batch.is_empty() {
                 return Ok(());
             }
-            self.reservation.try_grow(batch.memory_size())?;
+            if let Err(e) = self.reservation.try_grow(batch.memory_size()) {
+                return self.spill(e, Some((port, batch)));
+            }
             self.build_batches.push(batch);
             return Ok(());
         }
@@ -517,7 +658,9 @@ impl Operator for HashJoinOp {
         }
         // The probe batch is held, and accounted, until its last row has been joined.
         let size = batch.memory_size();
-        self.reservation.try_grow(size)?;
+        if let Err(e) = self.reservation.try_grow(size) {
+            return self.spill(e, Some((port, batch)));
+        }
         if self.table.is_none() {
             // Fed out of order: hold the probe batch until the build side ends.
             self.early_probe.push_back(batch);
@@ -527,11 +670,25 @@ impl Operator for HashJoinOp {
     }
 
     fn finish(&mut self, port: usize) -> Result<()> {
-        if port == self.build_port() {
+        let build = port == self.build_port();
+        if port > 1 {
+            return Ok(());
+        }
+        if let Some(grace) = &mut self.grace {
+            return grace.finish(build, &self.core.spec);
+        }
+        if build {
             if self.table.is_none() {
-                self.finish_build()?;
+                if let Err(e) = self.finish_build() {
+                    // Spilling takes what the build holds, and learns that it ended.
+                    self.table = None;
+                    self.spill(e, None)?;
+                    if let Some(grace) = &mut self.grace {
+                        return grace.finish(true, &self.core.spec);
+                    }
+                }
             }
-        } else if port < 2 {
+        } else {
             self.probe_ended = true;
         }
         Ok(())
@@ -539,6 +696,9 @@ impl Operator for HashJoinOp {
 
     fn next_output(&mut self) -> Result<Option<Batch>> {
         loop {
+            if let Some(grace) = &mut self.grace {
+                return grace.next_output();
+            }
             if self.probe.is_some() {
                 if let Some(out) = self.probe_step()? {
                     return Ok(Some(out));
@@ -564,12 +724,18 @@ impl Operator for HashJoinOp {
     }
 
     fn has_output(&self) -> bool {
+        if let Some(grace) = &self.grace {
+            return grace.has_output();
+        }
         self.probe.is_some()
             || (self.table.is_some() && !self.early_probe.is_empty())
             || self.final_due()
     }
 
     fn is_done(&self) -> bool {
+        if let Some(grace) = &self.grace {
+            return grace.is_done();
+        }
         // No more output can come, whatever else the probe side sends.
         let idle = self.table.is_some() && self.early_probe.is_empty() && self.probe.is_none();
         let roles = &self.core.roles;
@@ -580,7 +746,7 @@ impl Operator for HashJoinOp {
     }
 
     fn memory_size(&self) -> usize {
-        self.reservation.size()
+        self.reservation.size() + self.grace.as_ref().map_or(0, |g| g.memory_size())
     }
 }
 

@@ -11,7 +11,12 @@
 //! without a match after each probe batch (outer joins preserving the probe side, anti joins
 //! probing the left side), and build rows after the whole probe input (outer joins preserving
 //! the build side, semi and anti joins building the left side).
+//!
+//! Refused memory with a spill space in its context, the hash join spills instead of failing:
+//! it becomes a grace hash join that partitions both sides to disk by key hash and joins them
+//! partition by partition (module `grace`). The nested-loop join does not spill.
 
+mod grace;
 mod hash;
 mod index;
 mod keys;
