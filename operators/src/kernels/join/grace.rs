@@ -1,6 +1,6 @@
 //! The hash join past its memory: a grace hash join over spill files.
 //!
-//! A [`HashJoinOp`] whose context has a spill space becomes a grace hash join the first time
+//! A `HashJoinOp` whose context has a spill space becomes a grace hash join the first time
 //! it is refused memory: while receiving its build side (a build batch, or the hash table at
 //! the build's end), or at a probe batch (the batches probed before were joined with the
 //! whole build side and are done). It then hands everything it holds to a [`GraceJoin`],
@@ -25,7 +25,7 @@
 //! agree with the whole join's.
 //!
 //! Once both inputs ended, the partitions are joined one at a time, each by a fresh
-//! in-memory [`HashJoinOp`] of the same spec, fed the partition's build file then its probe
+//! in-memory `HashJoinOp` of the same spec (made by the join's [`MakeJoin`]), fed the partition's build file then its probe
 //! file one batch at a time, its output handed on batch by batch: at most one partition's
 //! build side is in memory. A partition that has no rows on one side is skipped unless the
 //! join type outputs the other side's unmatched rows. A partition's join that is refused
@@ -40,7 +40,6 @@
 //! waiting to be joined, the one being read), so dropping the join, finished, failed or
 //! cancelled, removes them all; the reservations of the partitions' joins go with them.
 
-use super::hash::HashJoinOp;
 use super::keys::{null_key_rows, KeyColumns};
 use super::spec::{port_of, JoinSpec, Roles};
 use crate::kernels::hash::hash_rows;
@@ -187,9 +186,16 @@ enum Task {
     Alone { rows: SpillFile, left: bool },
 }
 
+/// Makes the in-memory join of one partition: of the given spec (its build side may differ
+/// from the spilled join's), context and reservation, spilling at the given level, its build
+/// batches ending with a column of match flags when the flag says so. The hash join passes
+/// itself (`HashJoinOp::partition`), so that this module does not name it.
+pub(super) type MakeJoin =
+    Arc<dyn Fn(JoinSpec, ExecContext, Reservation, u32, bool) -> Box<dyn Operator> + Send + Sync>;
+
 /// The join of one task, under way.
 struct PartJoin {
-    op: HashJoinOp,
+    op: Box<dyn Operator>,
     probe_port: usize,
     /// The probe rows (the file, removed when this is dropped, and its reader).
     probe: Option<(SpillFile, Coalesced)>,
@@ -246,6 +252,8 @@ pub(super) struct GraceJoin {
     level: u32,
     /// The left and the right key expressions.
     keys: [Vec<Expr>; 2],
+    /// Makes the partitions' joins.
+    make: MakeJoin,
     spec: JoinSpec,
     ctx: ExecContext,
     /// Empty; the partitions' joins take reservations against its pool.
@@ -257,7 +265,7 @@ pub(super) struct GraceJoin {
     probe: Side,
     /// Probe batches received before the key types were known.
     stash: Option<SpillWriter>,
-    /// Build batches end with a column of match flags (see `HashJoinOp::partition`).
+    /// Build batches end with a column of match flags (see [`MakeJoin`]).
     flags: bool,
     /// Right rows seen (null-aware anti join).
     right_rows: u64,
@@ -284,6 +292,7 @@ impl GraceJoin {
         space: Arc<SpillSpace>,
         level: u32,
         keys: [Vec<Expr>; 2],
+        make: MakeJoin,
         spec: JoinSpec,
         ctx: ExecContext,
         reservation: Reservation,
@@ -298,6 +307,7 @@ impl GraceJoin {
             space,
             level,
             keys,
+            make,
             spec,
             ctx,
             reservation,
@@ -469,15 +479,12 @@ impl GraceJoin {
     /// the next level if it must and still may).
     fn open(&self, task: Task) -> Result<PartJoin> {
         let level = self.level + 1;
-        let [left_keys, right_keys] = self.keys.clone();
         let mut ctx = self.ctx.clone();
         match task {
             Task::Pair { build, probe } => {
                 let can_spill = level <= MAX_LEVEL;
                 ctx.spill = can_spill.then(|| self.space.clone());
-                let op = HashJoinOp::partition(
-                    left_keys,
-                    right_keys,
+                let op = (self.make)(
                     self.spec.clone(),
                     ctx,
                     self.reservation.new_empty(),
@@ -511,15 +518,7 @@ impl GraceJoin {
                 let mut spec = self.spec.clone();
                 spec.build = empty;
                 ctx.spill = None;
-                let mut op = HashJoinOp::partition(
-                    left_keys,
-                    right_keys,
-                    spec,
-                    ctx,
-                    self.reservation.new_empty(),
-                    level,
-                    false,
-                );
+                let mut op = (self.make)(spec, ctx, self.reservation.new_empty(), level, false);
                 op.finish(port_of(empty))?;
                 let reader = self.read(&rows)?;
                 Ok(PartJoin {

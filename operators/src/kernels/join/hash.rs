@@ -23,7 +23,7 @@
 //! that partitions both sides to disk and joins them partition by partition. Until then
 //! nothing of it runs.
 
-use super::grace::GraceJoin;
+use super::grace::{GraceJoin, MakeJoin};
 use super::index::{BuildIndex, Cursor, Matches, ProbeKeys, NONE};
 use super::keys::{null_key_rows, KeyColumns};
 use super::output::JoinCore;
@@ -33,6 +33,7 @@ use crate::kernels::operator::{output_pending, ExecContext, InputOrder, Operator
 use crate::plan::{JoinSide, JoinType};
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Hash join.
 pub struct HashJoinOp {
@@ -252,10 +253,23 @@ impl HashJoinOp {
             });
         }
         self.hashes = Vec::new();
+        let (left, right) = (self.left_keys.clone(), self.right_keys.clone());
+        let make: MakeJoin = Arc::new(move |spec, ctx, reservation, level, flags| {
+            Box::new(HashJoinOp::partition(
+                left.clone(),
+                right.clone(),
+                spec,
+                ctx,
+                reservation,
+                level,
+                flags,
+            ))
+        });
         let mut grace = GraceJoin::new(
             space,
             self.spill_level,
             [self.left_keys.clone(), self.right_keys.clone()],
+            make,
             self.core.spec.clone(),
             self.ctx.clone(),
             self.reservation.new_empty(),
