@@ -69,6 +69,21 @@ pub trait Operator: Send {
     fn memory_size(&self) -> usize {
         0
     }
+
+    /// Bytes of state the operator could give back now by spilling them to disk
+    /// ([`revoke`](Operator::revoke)); 0 when it cannot (no spill space, nothing held, output
+    /// pending, or an operator that does not spill).
+    fn revocable(&self) -> usize {
+        0
+    }
+
+    /// Spills the state [`revocable`](Operator::revocable) counts to disk and frees its
+    /// memory (the node's memory circuit breaker asks, before it kills anything). Only called
+    /// while [`has_output`](Operator::has_output) is false. Does nothing when nothing is
+    /// revocable.
+    fn revoke(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Pulls every pending output batch of `op` into `out` (for tests and benchmarks; the runtime

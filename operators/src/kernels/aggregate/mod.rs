@@ -968,6 +968,28 @@ impl Operator for HashAggregateOp {
     fn memory_size(&self) -> usize {
         self.reservation.size()
     }
+
+    fn revocable(&self) -> usize {
+        let spills = self.ctx.spill.is_some()
+            && !self.group_types.is_empty()
+            && self.mode != AggMode::Partial
+            && self.level < MAX_LEVEL
+            && !self.finished;
+        if spills {
+            self.reservation.size()
+        } else {
+            0
+        }
+    }
+
+    fn revoke(&mut self) -> Result<()> {
+        if self.revocable() == 0 {
+            return Ok(());
+        }
+        self.relieve(Error::Memory(
+            "memory revoked by the memory circuit breaker".into(),
+        ))
+    }
 }
 
 #[cfg(test)]

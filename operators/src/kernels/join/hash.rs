@@ -762,6 +762,28 @@ impl Operator for HashJoinOp {
     fn memory_size(&self) -> usize {
         self.reservation.size() + self.grace.as_ref().map_or(0, |g| g.memory_size())
     }
+
+    fn revocable(&self) -> usize {
+        let spills = self.ctx.spill.is_some()
+            && self.grace.is_none()
+            && !self.probe_ended
+            && !self.has_output();
+        if spills {
+            self.reservation.size()
+        } else {
+            0
+        }
+    }
+
+    fn revoke(&mut self) -> Result<()> {
+        if self.revocable() == 0 {
+            return Ok(());
+        }
+        self.spill(
+            Error::Memory("memory revoked by the memory circuit breaker".into()),
+            None,
+        )
+    }
 }
 
 #[cfg(test)]

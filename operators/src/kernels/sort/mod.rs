@@ -361,6 +361,20 @@ impl Operator for SortOp {
     fn memory_size(&self) -> usize {
         self.reservation.size()
     }
+
+    fn revocable(&self) -> usize {
+        match self.spill_space() {
+            Some(_) if !self.finished => self.reservation.size(),
+            _ => 0,
+        }
+    }
+
+    fn revoke(&mut self) -> Result<()> {
+        match self.spill_space() {
+            Some(space) if !self.finished => self.spill_run(&space),
+            _ => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]
