@@ -61,6 +61,8 @@ const QUERIES: &[&str] = &[
     "SELECT v, id, s FROM t ORDER BY v DESC, id",
     "SELECT v % 50000 AS g, COUNT(*), SUM(id), MIN(s), MAX(v), AVG(id) FROM t GROUP BY v % 50000 ORDER BY g",
     "SELECT s, COUNT(DISTINCT v) FROM t GROUP BY s ORDER BY s",
+    "SELECT a.id % 1000 AS g, COUNT(*), MIN(b.s), SUM(b.v) FROM t a JOIN t b ON a.v = b.id GROUP BY a.id % 1000 ORDER BY g",
+    "SELECT a.id, b.s FROM t a LEFT JOIN t b ON a.v = b.id + 100000 ORDER BY a.id",
 ];
 
 #[test]
@@ -91,6 +93,22 @@ fn sorts_and_aggregations_larger_than_memory_spill_and_answer_as_with_memory_to_
         "{:?}",
         stats.nodes
     );
+}
+
+#[test]
+fn a_hash_join_whose_build_side_is_larger_than_memory_spills_instead_of_being_killed() {
+    // A global aggregate over the join: only the join can spill.
+    let sql = "SELECT COUNT(*), SUM(b.v), MIN(b.s), MAX(a.id) FROM t a JOIN t b ON a.v = b.id";
+    let roomy = cluster(1 << 30, None);
+    let tight = cluster(3 * MIB, None);
+    let expected = roomy.query(sql, &[]).unwrap();
+    let got = tight.query(sql, &[]).unwrap();
+    assert_eq!(got.rows(), expected.rows());
+    assert_eq!(got.rows()[0][0], Value::Int(ROWS));
+    let stats = tight.stats();
+    assert!(spills(&tight) > 0, "the join spilled: {:?}", stats.nodes);
+    assert_eq!(stats.breaker.kills, 0, "{:?}", stats.breaker);
+    assert_clean(&tight);
 }
 
 #[test]

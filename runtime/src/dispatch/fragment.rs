@@ -257,8 +257,16 @@ impl FragmentActor {
                     OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
                 let guarded =
                     self.node.shared.pool.mode() == crate::memory::breaker::JoinMode::Guarded;
-                if guarded && other.holds_build_side() {
-                    actor = actor.supervised(self.node.shared.clone());
+                // Joins may be killed; operators that can spill may be asked to.
+                let spills = exec.spill.is_some()
+                    && matches!(
+                        other,
+                        PhysicalPlan::Sort { limit: None, .. }
+                            | PhysicalPlan::HashAggregate { .. }
+                            | PhysicalPlan::HashJoin { .. }
+                    );
+                if guarded && (other.holds_build_side() || spills) {
+                    actor = actor.supervised(self.node.shared.clone(), other.holds_build_side());
                 }
                 let addr = actor.start();
                 self.actors.push(addr.clone().recipient());

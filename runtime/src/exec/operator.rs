@@ -15,8 +15,8 @@ use crate::exec::flow::Output;
 use crate::exec::messages::{Attach, Cancel, Credit, Item, Push, Upstream};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::joins::next_join_id;
-use crate::memory::messages::Kill;
-use crate::memory::messages::MemoryFreed;
+use crate::memory::joins::Supervised as Entry;
+use crate::memory::messages::{Kill, MemoryFreed, Revoke};
 use crate::node::state::{LiveGuard, NodeShared};
 use actix::prelude::*;
 use std::collections::VecDeque;
@@ -49,13 +49,18 @@ struct Received {
     bytes: usize,
 }
 
-/// A hash join under its node's memory circuit breaker.
+/// An operator under its node's memory circuit breaker: a hash join, which it may kill, or an
+/// operator that can spill, which it may ask to.
 struct Supervised {
-    /// Its id among the node's [`RunningJoins`](crate::memory::supervisor::RunningJoins).
+    /// Its id among the node's [`RunningJoins`](crate::memory::joins::RunningJoins).
     id: u64,
     node: Arc<NodeShared>,
-    /// Build bytes the pool counts as this join's (see `flush`).
+    /// Bytes it holds; for a join, the build bytes the pool counts as its (see `flush`).
     size: Arc<AtomicUsize>,
+    /// Bytes it could give back by spilling.
+    revocable: Arc<AtomicUsize>,
+    /// Whether it is a hash join (killed, and its memory counted for admission).
+    join: bool,
 }
 
 /// Runs a kernel between its inputs and one output edge.
@@ -115,14 +120,33 @@ impl OperatorActor {
         }
     }
 
-    /// Puts the actor under the node's memory circuit breaker (hash joins in Guarded mode).
-    pub fn supervised(mut self, node: Arc<NodeShared>) -> Self {
+    /// Puts the actor under the node's memory circuit breaker (in Guarded mode: hash joins,
+    /// which it may kill, with `join`; and operators that can spill, which it may ask to).
+    pub fn supervised(mut self, node: Arc<NodeShared>, join: bool) -> Self {
         self.supervised = Some(Supervised {
             id: next_join_id(),
             node,
             size: Arc::new(AtomicUsize::new(0)),
+            revocable: Arc::new(AtomicUsize::new(0)),
+            join,
         });
         self
+    }
+
+    /// Tells the breaker what the kernel holds now, and what of it it could give back.
+    fn report_memory(&self) {
+        if let Some(s) = &self.supervised {
+            let now = self.op.memory_size();
+            let old = s.size.swap(now, Ordering::Relaxed);
+            if s.join {
+                s.node.pool.join_resized(old, now);
+            }
+            let revocable = match self.op.has_output() {
+                true => 0,
+                false => self.op.revocable(),
+            };
+            s.revocable.store(revocable, Ordering::Relaxed);
+        }
     }
 
     fn grant_initial(&mut self, port: usize) {
@@ -231,11 +255,7 @@ impl OperatorActor {
                 return self.fail(e, ctx);
             }
         }
-        if let Some(s) = &self.supervised {
-            let now = self.op.memory_size();
-            let old = s.size.swap(now, Ordering::Relaxed);
-            s.node.pool.join_resized(old, now);
-        }
+        self.report_memory();
         let pending = self.op.has_output() || self.out.has_held();
         if !pending {
             for input in &mut self.inputs {
@@ -269,8 +289,14 @@ impl Actor for OperatorActor {
     fn started(&mut self, ctx: &mut Self::Context) {
         self.out.attach(ctx.address());
         if let Some(s) = &self.supervised {
-            let kill = ctx.address().recipient();
-            s.node.joins.enter(s.id, kill, s.size.clone());
+            let entry = Entry {
+                kill: ctx.address().recipient(),
+                revoke: ctx.address().recipient(),
+                size: s.size.clone(),
+                revocable: s.revocable.clone(),
+                join: s.join,
+            };
+            s.node.joins.enter(s.id, entry);
         }
     }
 
@@ -287,10 +313,12 @@ impl Actor for OperatorActor {
         self.out.discard();
         if let Some(s) = &self.supervised {
             let pool = &s.node.pool;
-            if held > 0 {
-                pool.record_join(held);
+            if s.join {
+                if held > 0 {
+                    pool.record_join(held);
+                }
+                pool.join_stopped(tracked);
             }
-            pool.join_stopped(tracked);
             if s.node.joins.leave(s.id) {
                 // The last victim of a kill round is gone: the supervisor looks again.
                 pool.notify_supervisor();
@@ -386,6 +414,27 @@ impl Handler<Kill> for OperatorActor {
         let e = weir_operators::Error::Cancelled("killed by memory circuit breaker".into());
         self.fail(e, ctx);
         true
+    }
+}
+
+impl Handler<Revoke> for OperatorActor {
+    type Result = usize;
+
+    /// Spills what the kernel can give back (nothing while it has output pending); answers
+    /// the bytes freed.
+    fn handle(&mut self, _msg: Revoke, ctx: &mut Context<Self>) -> usize {
+        if self.finished || self.op.has_output() || self.op.revocable() == 0 {
+            return 0;
+        }
+        let before = self.op.memory_size();
+        if let Err(e) = self.op.revoke() {
+            self.fail(e, ctx);
+            return 0;
+        }
+        let freed = before.saturating_sub(self.op.memory_size());
+        tracing::debug!(op = self.op.name(), freed, "spilled for the breaker");
+        self.report_memory();
+        freed
     }
 }
 

@@ -134,6 +134,8 @@ pub struct BreakerCounters {
     pub rejections: AtomicU64,
     /// Hash joins killed (kills delivered to running joins).
     pub kills: AtomicU64,
+    /// Operators the breaker asked to spill that gave memory back.
+    pub spills: AtomicU64,
     /// Looks at the admission queue after a backoff, and re-runs after a kill.
     pub retries: AtomicU64,
     /// Queries whose deadline passed while they waited for admission.
@@ -151,6 +153,9 @@ pub struct BreakerTotals {
     pub rejections: u64,
     /// Hash joins killed.
     pub kills: u64,
+    /// Operators that spilled to disk because the breaker asked for their memory (before
+    /// killing anything).
+    pub spills: u64,
     /// Queries re-enqueued.
     pub retries: u64,
     /// Queries that failed after their last attempt.
@@ -168,6 +173,7 @@ impl BreakerCounters {
         BreakerTotals {
             rejections: g(&self.rejections),
             kills: g(&self.kills),
+            spills: g(&self.spills),
             retries: g(&self.retries),
             retries_exhausted: g(&self.retries_exhausted),
             oom_crashes: g(&self.oom_crashes),

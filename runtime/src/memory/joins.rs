@@ -1,10 +1,13 @@
-//! The hash joins running on a node, which the breaker's supervisor may kill.
+//! The operators running on a node under its memory circuit breaker: hash joins, which the
+//! breaker's supervisor may kill, and operators that can spill (sorts, grouped aggregations,
+//! hash joins with a spill space), whose memory it first asks back ([`Revoke`]).
 //!
-//! The joins enter and leave the node's [`RunningJoins`] themselves, under a lock and without a
-//! message, so that a query whose joins never meet an open breaker costs the supervisor nothing.
+//! They enter and leave the node's [`RunningJoins`] themselves, under a lock and without a
+//! message, so that a query whose operators never meet an open breaker costs the supervisor
+//! nothing.
 
 use crate::memory::breaker::KillPolicy;
-use crate::memory::messages::Kill;
+use crate::memory::messages::{Kill, Revoke};
 use actix::prelude::*;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -19,20 +22,40 @@ pub fn next_join_id() -> u64 {
     NEXT_JOIN.fetch_add(1, Ordering::Relaxed)
 }
 
-struct Join {
-    kill: Recipient<Kill>,
-    size: Arc<AtomicUsize>,
+/// One operator under the breaker, as its actor enters it.
+pub struct Supervised {
+    /// Stops it (a kill).
+    pub kill: Recipient<Kill>,
+    /// Asks it to spill.
+    pub revoke: Recipient<Revoke>,
+    /// Bytes it holds (kept current by the actor).
+    pub size: Arc<AtomicUsize>,
+    /// Bytes it could give back by spilling (kept current by the actor).
+    pub revocable: Arc<AtomicUsize>,
+    /// Whether it is a hash join: only joins are killed.
+    pub join: bool,
 }
 
-/// The hash joins running on one node, and the victims of its supervisor's kill round that
-/// have not stopped yet.
+/// The operators running on one node under its breaker, the victims of its supervisor's kill
+/// round that have not stopped yet, and the operators asked to spill that have not answered.
 #[derive(Default)]
 pub struct RunningJoins(Mutex<Joins>);
 
 #[derive(Default)]
 struct Joins {
-    running: HashMap<u64, Join>,
+    running: HashMap<u64, Supervised>,
     victims: HashSet<u64>,
+    revoking: HashSet<u64>,
+}
+
+/// What the supervisor should do about revocable memory.
+pub enum Revocation {
+    /// Operators asked before have not answered yet: wait for them.
+    Pending,
+    /// Ask these to spill.
+    Ask(Vec<(u64, Recipient<Revoke>)>),
+    /// No memory can be revoked: kill, if anything.
+    Nothing,
 }
 
 impl std::fmt::Debug for RunningJoins {
@@ -50,10 +73,9 @@ impl RunningJoins {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A hash join starts running: `kill` stops it, `size` is the build memory it holds (kept
-    /// current by the join).
-    pub fn enter(&self, id: u64, kill: Recipient<Kill>, size: Arc<AtomicUsize>) {
-        self.lock().running.insert(id, Join { kill, size });
+    /// An operator starts running under the breaker.
+    pub fn enter(&self, id: u64, op: Supervised) {
+        self.lock().running.insert(id, op);
     }
 
     /// A hash join has stopped. Returns whether it was the last victim of a kill round still
@@ -61,7 +83,47 @@ impl RunningJoins {
     pub fn leave(&self, id: u64) -> bool {
         let mut joins = self.lock();
         joins.running.remove(&id);
-        joins.victims.remove(&id) && joins.victims.is_empty()
+        let last_revoked = joins.revoking.remove(&id) && joins.revoking.is_empty();
+        let last_victim = joins.victims.remove(&id) && joins.victims.is_empty();
+        last_victim || last_revoked
+    }
+
+    /// The operators to ask to spill so that about `want` bytes come back: those holding
+    /// revocable memory, largest first, until their revocable bytes reach `want` (all of them
+    /// if they do not). They are remembered until they answer ([`RunningJoins::revoked`]) or
+    /// stop.
+    pub(crate) fn choose_revocable(&self, want: usize) -> Revocation {
+        let mut joins = self.lock();
+        if !joins.revoking.is_empty() {
+            return Revocation::Pending;
+        }
+        let mut sized: Vec<(u64, usize)> = joins
+            .running
+            .iter()
+            .map(|(&id, op)| (id, op.revocable.load(Ordering::Relaxed)))
+            .filter(|&(_, bytes)| bytes > 0)
+            .collect();
+        if sized.is_empty() {
+            return Revocation::Nothing;
+        }
+        sized.sort_unstable_by_key(|&(id, bytes)| (std::cmp::Reverse(bytes), id));
+        let mut chosen = Vec::new();
+        let mut freed = 0;
+        for (id, bytes) in sized {
+            if freed >= want && !chosen.is_empty() {
+                break;
+            }
+            freed += bytes;
+            chosen.push((id, joins.running[&id].revoke.clone()));
+        }
+        joins.revoking.extend(chosen.iter().map(|&(id, _)| id));
+        Revocation::Ask(chosen)
+    }
+
+    /// An operator asked to spill answered. Returns whether it was the last one asked.
+    pub(crate) fn revoked(&self, id: u64) -> bool {
+        let mut joins = self.lock();
+        joins.revoking.remove(&id) && joins.revoking.is_empty()
     }
 
     /// Joins running now.
@@ -85,6 +147,7 @@ impl RunningJoins {
         let mut sized: Vec<(u64, usize)> = joins
             .running
             .iter()
+            .filter(|(_, j)| j.join)
             .map(|(&id, j)| (id, j.size.load(Ordering::Relaxed)))
             .filter(|&(_, size)| size > 0)
             .collect();
@@ -132,15 +195,61 @@ mod tests {
         }
     }
 
+    impl Handler<Revoke> for FakeJoin {
+        type Result = usize;
+
+        fn handle(&mut self, _msg: Revoke, _ctx: &mut Context<Self>) -> usize {
+            0
+        }
+    }
+
+    fn fake(size: usize, revocable: usize, join: bool) -> Supervised {
+        let addr = FakeJoin.start();
+        Supervised {
+            kill: addr.clone().recipient(),
+            revoke: addr.recipient(),
+            size: Arc::new(AtomicUsize::new(size)),
+            revocable: Arc::new(AtomicUsize::new(revocable)),
+            join,
+        }
+    }
+
+    #[test]
+    fn revocation_asks_the_largest_holders_until_enough_and_waits_for_their_answers() {
+        System::new().block_on(async {
+            let ops = RunningJoins::default();
+            let mut handles = Vec::new();
+            for (id, revocable) in [(0, 0), (1, 300), (2, 100), (3, 500), (4, 200)] {
+                let op = fake(revocable, revocable, id % 2 == 0);
+                handles.push(op.revocable.clone());
+                ops.enter(id, op);
+            }
+            let Revocation::Ask(asked) = ops.choose_revocable(700) else {
+                panic!("memory is revocable");
+            };
+            let ids: Vec<u64> = asked.iter().map(|(id, _)| *id).collect();
+            assert_eq!(ids, vec![3, 1], "largest first, until 700 bytes");
+            assert!(matches!(ops.choose_revocable(1), Revocation::Pending));
+            assert!(!ops.revoked(3));
+            assert!(ops.leave(1), "the last one asked stopped");
+            // Those that spilled hold nothing revocable any more.
+            for id in [2, 3, 4] {
+                handles[id].store(0, Ordering::Relaxed);
+            }
+            assert!(matches!(ops.choose_revocable(1), Revocation::Nothing));
+        });
+    }
+
     #[test]
     fn a_kill_round_takes_half_of_the_joins_that_hold_memory_and_ends_with_its_last_victim() {
         System::new().block_on(async {
             let joins = RunningJoins::default();
             let sizes: Vec<usize> = vec![0, 100, 200, 300, 0, 400, 500];
             for (id, &size) in sizes.iter().enumerate() {
-                let kill = FakeJoin.start().recipient();
-                joins.enter(id as u64, kill, Arc::new(AtomicUsize::new(size)));
+                joins.enter(id as u64, fake(size, 0, true));
             }
+            // An operator that is no join is never a victim.
+            joins.enter(99, fake(1 << 20, 0, false));
             let mut rng = StdRng::seed_from_u64(7);
             let largest = joins
                 .choose_victims(KillPolicy::LargestHalf, &mut rng)
@@ -158,15 +267,15 @@ mod tests {
             // A join that was no victim leaving ends nothing.
             assert!(!joins.leave(1));
             assert!(joins.leave(6), "the round's last victim is gone");
-            // Left running: 0 and 4 (no memory), 2, and 5 (spared but still running).
-            assert_eq!(joins.running(), 4);
+            // Left running: 0 and 4 (no memory), 2, 5 (spared but still running), and 99.
+            assert_eq!(joins.running(), 5);
             let random = joins
                 .choose_victims(KillPolicy::RandomHalf, &mut rng)
                 .expect("joins hold memory");
             assert_eq!(random.len(), 1);
             assert!([2, 5].contains(&random[0].0));
             assert!(joins.leave(random[0].0));
-            for id in [0, 2, 4, 5] {
+            for id in [0, 2, 4, 5, 99] {
                 joins.leave(id);
             }
             assert_eq!(joins.running(), 0);

@@ -6,6 +6,7 @@
 //! | [`CheckMemory`] | a pool crossing its limit | the node's [`SupervisorActor`](crate::memory::supervisor::SupervisorActor) |
 //! | [`MemoryFreed`] | a pool releasing memory | producers waiting for room: operator, source and exchange actors |
 //! | [`Kill`] | the supervisor | a running hash join's operator actor |
+//! | [`Revoke`] | the supervisor | an operator actor whose kernel can spill (sort, aggregation, hash join) |
 
 use actix::prelude::*;
 
@@ -24,3 +25,9 @@ pub struct MemoryFreed;
 #[derive(Message, Debug, Clone, Copy)]
 #[rtype(result = "bool")]
 pub struct Kill;
+
+/// Supervisor → an operator that can spill: write your state to disk and free its memory, the
+/// breaker needs it back (asked before any kill). Answers the bytes freed.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "usize")]
+pub struct Revoke;

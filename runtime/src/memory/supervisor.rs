@@ -1,16 +1,20 @@
-//! The memory circuit breaker's actor: one per node. It keeps the node's running hash joins,
-//! and when the node's accounted memory crosses the breaker's limit it kills half of those
-//! that hold build memory (at random, seeded, or the largest half). It starts no new kill
-//! round until the victims have stopped and their memory is back; then, if the node is still
-//! over its limit, it kills half of the rest. Only kills delivered to a running join count.
-//! A periodic tick re-evaluates the breaker.
+//! The memory circuit breaker's actor: one per node. It keeps the node's running hash joins
+//! and the operators that can spill, and when the node's accounted memory crosses the
+//! breaker's limit it first asks operators holding revocable memory to spill (the largest
+//! first, until what they hold would bring the node under its reset level), and waits for
+//! their answers. Only when nothing is revocable does it kill half of the hash joins that
+//! hold build memory (at random, seeded, or the largest half). It starts no new kill round
+//! until the victims have stopped and their memory is back; then, if the node is still over
+//! its limit, it kills half of the rest. Only kills delivered to a running join count, and
+//! only spills that gave memory back. A periodic tick re-evaluates the breaker.
 //!
 //! The joins enter and leave the node's [`RunningJoins`](crate::memory::joins::RunningJoins)
 //! themselves, under a lock and without a message, so that a query whose joins never meet an
 //! open breaker costs the supervisor nothing.
 
 use crate::memory::breaker::{BreakerConfig, BreakerCounters};
-use crate::memory::messages::{CheckMemory, Kill};
+use crate::memory::joins::Revocation;
+use crate::memory::messages::{CheckMemory, Kill, Revoke};
 use crate::memory::view::NodeView;
 use actix::prelude::*;
 use rand::rngs::StdRng;
@@ -52,6 +56,36 @@ impl SupervisorActor {
         pool.checked();
         if !pool.evaluate() || pool.used() < pool.limit() {
             return;
+        }
+        // Memory that operators can give back by spilling goes first; kills only when none can.
+        let want = pool.used().saturating_sub(pool.reset());
+        match self.node.joins().choose_revocable(want) {
+            Revocation::Pending => return,
+            Revocation::Ask(ops) => {
+                let asked = ops.len();
+                for (id, revoke) in ops {
+                    let counters = self.counters.clone();
+                    ctx.spawn(fut::wrap_future(revoke.send(Revoke)).map(
+                        move |freed, act: &mut Self, ctx| {
+                            if matches!(freed, Ok(bytes) if bytes > 0) {
+                                counters.spills.fetch_add(1, Ordering::Relaxed);
+                            }
+                            if act.node.joins().revoked(id) {
+                                act.check(ctx);
+                            }
+                        },
+                    ));
+                }
+                tracing::info!(
+                    node = %self.node.name(),
+                    used = pool.used(),
+                    budget = pool.budget(),
+                    asked,
+                    "breaker open: asking operators to spill"
+                );
+                return;
+            }
+            Revocation::Nothing => {}
         }
         // No kill cascades: never before the last round's victims are gone (their memory
         // back); admission keeps new queries out while the breaker is open.
