@@ -59,6 +59,10 @@ pub struct TpchArgs {
     /// Runs of each query; `ms` is their median (the answer checked is the last run's).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+    /// Memory budget of each node in bytes (default: weir's, 512 MiB). Below a query's
+    /// working set its sorts, aggregations and joins spill to disk.
+    #[arg(long)]
+    pub memory: Option<usize>,
 }
 
 /// Parses `--sf`: one of [`SCALE_FACTORS`].
@@ -159,6 +163,10 @@ pub struct TpchRow {
     pub checked: bool,
     /// Whether it matched; `None` when not checked.
     pub matches: Option<bool>,
+    /// The most memory one node accounted while the query ran (its last run), bytes.
+    pub peak_bytes: usize,
+    /// Times an operator spilled to disk during the query's runs.
+    pub spills: u64,
     /// Why the query failed, or how its answer differs from the reference.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -213,11 +221,13 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
         "starting {} nodes; generating and loading TPC-H SF {}",
         args.nodes, args.sf
     ));
-    let cluster = Cluster::builder()
+    let mut builder = Cluster::builder()
         .nodes(args.nodes)
-        .query_timeout(Duration::from_secs_f64(args.timeout))
-        .build()
-        .map_err(|e| e.to_string())?;
+        .query_timeout(Duration::from_secs_f64(args.timeout));
+    if let Some(bytes) = args.memory {
+        builder = builder.node_memory(bytes);
+    }
+    let cluster = builder.build().map_err(|e| e.to_string())?;
     let report = schema::load(&cluster, args.sf, &mut |line| progress.step(line))?;
     progress.step(format!("loaded all tables in {:.2?}", report.elapsed));
     let queries: Vec<usize> = match args.query {
@@ -229,8 +239,12 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
         progress.step(format!("running Q{n}"));
         let mut times = Vec::with_capacity(args.repeat as usize);
         let mut result = Err(String::new());
+        let spills_before = spills(&cluster);
+        let mut peak_bytes = 0;
         for _ in 0..args.repeat {
+            cluster.reset_memory_peaks();
             let (took, r) = run_query(&cluster, n, args.sf);
+            peak_bytes = peak(&cluster);
             times.push(took.as_secs_f64() * 1e3);
             result = r;
             if result.is_err() {
@@ -240,6 +254,7 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
         times.sort_by(f64::total_cmp);
         let ms = times[times.len() / 2];
         let (min_ms, runs) = (times[0], times.len() as u32);
+        let spills = spills(&cluster) - spills_before;
         let row = match result {
             Err(e) => TpchRow {
                 query: n,
@@ -249,6 +264,8 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
                 runs,
                 checked: false,
                 matches: None,
+                peak_bytes,
+                spills,
                 error: Some(e),
             },
             Ok(r) => {
@@ -267,6 +284,8 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
                     runs,
                     checked,
                     matches,
+                    peak_bytes,
+                    spills,
                     error,
                 }
             }
@@ -285,20 +304,33 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
     Ok(rows)
 }
 
+/// Spills so far over the cluster's nodes.
+fn spills(cluster: &Cluster) -> u64 {
+    cluster.stats().nodes.iter().map(|n| n.spills).sum()
+}
+
+/// The highest memory peak of any node since the peaks were last reset.
+fn peak(cluster: &Cluster) -> usize {
+    let stats = cluster.stats();
+    stats.nodes.iter().map(|n| n.memory_peak).max().unwrap_or(0)
+}
+
 /// The report as a plain-text table.
 pub fn render(rows: &[TpchRow]) -> String {
     let mut out = format!(
-        "{:<6} {:>8} {:>12} {:>8} {:>8}  error\n",
-        "query", "rows", "ms", "checked", "matches"
+        "{:<6} {:>8} {:>12} {:>8} {:>8} {:>10} {:>7}  error\n",
+        "query", "rows", "ms", "checked", "matches", "peak MiB", "spills"
     );
     for r in rows {
         out.push_str(&format!(
-            "{:<6} {:>8} {:>12.1} {:>8} {:>8}  {}\n",
+            "{:<6} {:>8} {:>12.1} {:>8} {:>8} {:>10.1} {:>7}  {}\n",
             format!("Q{}", r.query),
             r.rows.map_or("-".to_string(), |n| n.to_string()),
             r.ms,
             r.checked,
             r.matches.map_or("-".to_string(), |m| m.to_string()),
+            r.peak_bytes as f64 / (1024.0 * 1024.0),
+            r.spills,
             r.error.as_deref().unwrap_or("")
         ));
     }

@@ -161,6 +161,15 @@ impl Cluster {
         }
     }
 
+    /// Starts every node's memory peak (`NodeStats::memory_peak`) again from what it holds
+    /// now, so that the next peaks are those of what runs from here on (a benchmark measures
+    /// each query's).
+    pub fn reset_memory_peaks(&self) {
+        for n in self.inner.nodes.iter() {
+            n.pool.reset_peak();
+        }
+    }
+
     /// Green when every node is up and every copy current; yellow when a data node is down
     /// (or a copy stale: a resync failed, or has not run yet) but every partition is still
     /// readable; red when some partition is not.

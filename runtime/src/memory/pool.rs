@@ -215,6 +215,11 @@ impl NodePool {
         self.peak.load(Ordering::SeqCst)
     }
 
+    /// Starts the peak again from what is accounted now (to measure one query's peak).
+    pub fn reset_peak(&self) {
+        self.peak.store(self.used(), Ordering::SeqCst);
+    }
+
     /// Whether the breaker is open.
     pub fn is_open(&self) -> bool {
         self.open.load(Ordering::SeqCst)
