@@ -82,6 +82,11 @@ pub enum Error {
     /// the file.
     #[error("spill error: {0}")]
     Spill(String),
+    /// An operator's state does not fit in memory even spilled (a hash join's one key with
+    /// more build rows than the memory holds); the text says which and why. Unlike
+    /// [`Error::Memory`], running the query again cannot help.
+    #[error("{0}")]
+    Unspillable(String),
     /// A spill would take the node's spill directory past its disk quota.
     #[error("{node}: spill quota of {quota} bytes exceeded ({used} bytes spilled, asked for {asked} more)")]
     SpillQuota {

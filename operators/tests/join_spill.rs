@@ -366,7 +366,7 @@ fn rows_of_one_key_that_never_fit_fail_with_a_clear_error() {
         Some(&space),
     );
     let err = run(&mut op, &left, &right, FEED, JoinType::Inner).unwrap_err();
-    assert!(matches!(err, Error::Memory(_)), "{err:?}");
+    assert!(matches!(err, Error::Unspillable(_)), "{err:?}");
     assert!(
         err.to_string()
             .contains("do not fit in memory even spilled"),

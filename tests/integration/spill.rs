@@ -168,3 +168,164 @@ fn with_a_data_directory_spill_files_live_in_it_and_a_crash_s_leftovers_go_at_st
     assert!(spill.exists());
     assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0);
 }
+
+/// Tables `a (id, k, x)` and `b (id, k, y)` of `n` rows each: keys from a seeded generator with
+/// NULLs and duplicates, so that every join type has matched and unmatched rows on both sides.
+fn load_pair(c: &Cluster, n: i64, seed: u64) {
+    use rand::rngs::StdRng;
+    use rand::{RngExt, SeedableRng};
+    let mut rng = StdRng::seed_from_u64(seed);
+    for (t, other) in [("a", "x"), ("b", "y")] {
+        c.execute(&format!(
+            "CREATE TABLE {t} (id BIGINT PRIMARY KEY, k BIGINT, {other} VARCHAR)"
+        ))
+        .unwrap();
+        let keys: Vec<Value> = (0..n)
+            .map(|_| match rng.random_range(0..40) {
+                0 => Value::Null,
+                _ => Value::Int(rng.random_range(0..n / 2)),
+            })
+            .collect();
+        let texts: Vec<String> = (0..n).map(|i| format!("{t}{}", i % 313)).collect();
+        c.load(
+            t,
+            Batch::try_new(vec![
+                Column::from_i64((0..n).collect()),
+                Column::from_values(weir::DataType::Int64, &keys).unwrap(),
+                Column::from_strs(&texts),
+            ])
+            .unwrap(),
+        )
+        .unwrap();
+    }
+}
+
+/// Every join type, grouped and DISTINCT aggregations, sorts and their combinations; rows are
+/// compared as sorted lists where the query has no total order.
+const COMBINED: &[&str] = &[
+    "SELECT a.id, b.id FROM a JOIN b ON a.k = b.k",
+    "SELECT a.id, b.id, b.y FROM a LEFT JOIN b ON a.k = b.k",
+    "SELECT a.id, b.id FROM a RIGHT JOIN b ON a.k = b.k AND a.id < b.id",
+    "SELECT a.id, b.id FROM a FULL JOIN b ON a.k = b.k",
+    "SELECT a.id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k)",
+    "SELECT a.id FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k)",
+    "SELECT a.id FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE b.id % 7 = 0)",
+    "SELECT a.k, COUNT(*), COUNT(DISTINCT b.y), MIN(b.id), MAX(a.x) FROM a JOIN b ON a.k = b.k GROUP BY a.k",
+    "SELECT DISTINCT a.k, b.y FROM a JOIN b ON a.k = b.k",
+    "SELECT x FROM a UNION SELECT y FROM b",
+    "SELECT a.id, a.x, b.y FROM a JOIN b ON a.k = b.k ORDER BY b.y, a.id DESC, b.id",
+];
+
+fn sorted_rows(rows: &[Vec<Value>]) -> Vec<Vec<Value>> {
+    let mut rows = rows.to_vec();
+    rows.sort_by(|x, y| {
+        x.iter()
+            .zip(y)
+            .map(|(p, q)| p.sort_cmp(q))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    rows
+}
+
+#[test]
+fn joins_of_every_type_aggregations_and_sorts_answer_alike_with_a_small_budget_on_one_and_three_nodes(
+) {
+    for nodes in [1, 3] {
+        let make = |memory: usize| {
+            let c = Cluster::builder()
+                .nodes(nodes)
+                .partitions(8)
+                .node_memory(memory)
+                .build()
+                .unwrap();
+            load_pair(&c, 40_000, 5);
+            TestCluster::new(c)
+        };
+        let (roomy, tight) = (make(1 << 30), make(2 * MIB));
+        for sql in COMBINED {
+            let expected = roomy.query(sql, &[]).unwrap();
+            let got = tight
+                .query(sql, &[])
+                .unwrap_or_else(|e| panic!("{nodes} nodes: {sql}: {e}"));
+            if sql.contains("ORDER BY") {
+                assert_eq!(got.rows(), expected.rows(), "{nodes} nodes: {sql}");
+            } else {
+                assert_eq!(
+                    sorted_rows(&got.rows()),
+                    sorted_rows(&expected.rows()),
+                    "{nodes} nodes: {sql}"
+                );
+            }
+            assert_clean(&tight);
+        }
+        let stats = tight.stats();
+        assert!(spills(&tight) > 0, "{nodes} nodes: {:?}", stats.nodes);
+        assert!(
+            stats.nodes.iter().all(|n| n.memory_peak <= n.memory_budget),
+            "{:?}",
+            stats.nodes
+        );
+    }
+}
+
+#[test]
+fn a_query_cancelled_while_it_reads_its_spilled_runs_leaves_no_file_and_no_memory() {
+    let c = cluster(3 * MIB, None);
+    let mut stream = c.query_stream(QUERIES[0], &[]).unwrap();
+    let first = stream.next().expect("a first batch").unwrap();
+    assert!(first.num_rows() > 0);
+    let on_disk: u64 = c.stats().nodes.iter().map(|n| n.spill_bytes).sum();
+    assert!(on_disk > 0, "the sort's runs are on disk while it merges");
+    drop(stream);
+    assert_clean(&c);
+}
+
+#[test]
+fn a_join_whose_one_key_does_not_fit_even_spilled_fails_clearly_and_does_not_loop() {
+    let c = Cluster::builder()
+        .nodes(1)
+        .partitions(4)
+        .node_memory(2 * MIB)
+        .retry_killed(false)
+        .build()
+        .unwrap();
+    // `heavy` (the smaller side, built) holds one key 150,000 times; `light` other keys.
+    c.execute("CREATE TABLE heavy (id BIGINT PRIMARY KEY, k BIGINT, s VARCHAR)")
+        .unwrap();
+    c.execute("CREATE TABLE light (id BIGINT PRIMARY KEY, k BIGINT)")
+        .unwrap();
+    let n = 150_000;
+    c.load(
+        "heavy",
+        Batch::try_new(vec![
+            Column::from_i64((0..n).collect()),
+            Column::from_i64(vec![1; n as usize]),
+            Column::from_strs(&vec!["a value of some length"; n as usize]),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    c.load(
+        "light",
+        Batch::try_new(vec![
+            Column::from_i64((0..3 * n).collect()),
+            Column::from_i64((0..3 * n).collect()),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    let c = TestCluster::new(c);
+    let err = c
+        .query(
+            "SELECT COUNT(*), MAX(h.s) FROM light l JOIN heavy h ON l.k = h.k",
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("do not fit in memory even spilled"),
+        "{err}"
+    );
+    assert_clean(&c);
+}

@@ -181,6 +181,8 @@ pub struct OverloadRow {
     pub rejections: u64,
     /// Hash joins killed.
     pub kills: u64,
+    /// Operators that spilled to disk when the breaker asked for their memory.
+    pub spills: u64,
     /// Queries re-enqueued after a rejection or a kill.
     pub retries: u64,
     /// The highest accounted memory peak of any data node, in bytes.
@@ -436,6 +438,7 @@ fn level(
         trips: stats.nodes.iter().map(|n| n.trips).sum(),
         rejections: stats.breaker.rejections,
         kills: stats.breaker.kills,
+        spills: stats.breaker.spills,
         retries: stats.breaker.retries,
         memory_peak: data_nodes().map(|n| n.memory_peak).max().unwrap_or(0),
         memory_budget: data_nodes().map(|n| n.memory_budget).max().unwrap_or(0),
@@ -525,7 +528,7 @@ pub fn run(args: &OverloadArgs) -> Result<Vec<OverloadRow>, String> {
 pub fn progress_line(r: &OverloadRow) -> String {
     format!(
         "{}, {} clients: {} requests, {} errors ({}%), median {} ops/s, p90 {} ms, \
-         {} nodes out of memory, {} trips, {} kills",
+         {} nodes out of memory, {} trips, {} spills, {} kills",
         r.mode,
         r.clients,
         r.requests,
@@ -535,6 +538,7 @@ pub fn progress_line(r: &OverloadRow) -> String {
         num(r.p90_ms),
         r.oom_nodes,
         r.trips,
+        r.spills,
         r.kills
     )
 }
@@ -649,12 +653,13 @@ pub fn markdown(rows: &[OverloadRow]) -> String {
 }
 
 /// Chart files written to `--out`.
-pub const CHARTS: [&str; 5] = [
+pub const CHARTS: [&str; 6] = [
     "error_rate.svg",
     "throughput_median.svg",
     "throughput_max.svg",
     "latency_p90.svg",
     "latency_p100.svg",
+    "breaker.svg",
 ];
 
 /// The charts' caption: what ran (nodes, memory per node, data sizes), where and when.
@@ -775,6 +780,36 @@ pub fn write_outputs_captioned(
             &extras,
         )?;
     }
+    // What the breaker did per level: rejections, spills and kills of each mode that has a
+    // breaker (Legacy has none).
+    type Count = fn(&OverloadRow) -> u64;
+    let actions: [(&str, Count); 3] = [
+        ("rejections", |r| r.rejections),
+        ("spills", |r| r.spills),
+        ("kills", |r| r.kills),
+    ];
+    let guarded = modes.iter().filter(|m| **m != mode_name(JoinMode::Legacy));
+    let series: Vec<Series> = guarded
+        .flat_map(|m| actions.iter().map(move |a| (m, a)))
+        .enumerate()
+        .map(|(i, (m, (action, count)))| Series {
+            name: format!("{m} {action}"),
+            color: i,
+            points: rows
+                .iter()
+                .filter(|r| r.mode == *m)
+                .map(|r| (r.clients as f64, count(r) as f64))
+                .collect(),
+        })
+        .collect();
+    chart::line_chart_with(
+        &dir.join(CHARTS[5]),
+        "Memory breaker: rejections, spills and kills",
+        "clients (log scale)",
+        "count per level",
+        &series,
+        &extras,
+    )?;
     let mut jsonl = String::new();
     for r in rows {
         jsonl.push_str(&serde_json::to_string(r).map_err(|e| e.to_string())?);
@@ -864,6 +899,7 @@ mod tests {
             trips: 0,
             rejections: 0,
             kills: 0,
+            spills: 0,
             retries: 0,
             memory_peak: 0,
             memory_budget: 0,

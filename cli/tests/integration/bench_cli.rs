@@ -192,6 +192,7 @@ fn overload_reports_both_modes_and_writes_charts() {
         "trips",
         "rejections",
         "kills",
+        "spills",
         "retries",
         "memory_peak",
         "memory_budget",

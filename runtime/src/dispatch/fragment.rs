@@ -12,6 +12,7 @@ use crate::exec::messages::Cancel;
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::exec::operator::OperatorActor;
 use crate::exec::source::{SourceActor, SourceKind};
+use crate::memory::pool::SpillingStatePool;
 use crate::node::handle::NodeHandle;
 use crate::node::inbox::NodeMsg;
 use crate::node::state::LiveGuard;
@@ -249,15 +250,10 @@ impl FragmentActor {
                 .recipient()
             }
             other => {
-                let reservation = Reservation::new(self.node.shared.pool.clone());
-                let op = create_operator(other, &exec, reservation)?;
-                let children = other.children();
-                let live = LiveGuard::new(&self.node.shared);
-                let mut actor =
-                    OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
                 let guarded =
                     self.node.shared.pool.mode() == crate::memory::breaker::JoinMode::Guarded;
-                // Joins may be killed; operators that can spill may be asked to.
+                // Joins may be killed; operators that can spill may be asked to, and take
+                // their state only up to the breaker's limit.
                 let spills = exec.spill.is_some()
                     && matches!(
                         other,
@@ -265,8 +261,20 @@ impl FragmentActor {
                             | PhysicalPlan::HashAggregate { .. }
                             | PhysicalPlan::HashJoin { .. }
                     );
+                let reservation = if guarded && spills {
+                    Reservation::new(SpillingStatePool::new(self.node.shared.pool.clone()))
+                } else {
+                    Reservation::new(self.node.shared.pool.clone())
+                };
+                let op = create_operator(other, &exec, reservation)?;
+                let children = other.children();
+                let live = LiveGuard::new(&self.node.shared);
+                let mut actor =
+                    OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
                 if guarded && (other.holds_build_side() || spills) {
-                    actor = actor.supervised(self.node.shared.clone(), other.holds_build_side());
+                    // Only a join that cannot spill is ever killed.
+                    let join = other.holds_build_side();
+                    actor = actor.supervised(self.node.shared.clone(), join, join && !spills);
                 }
                 let addr = actor.start();
                 self.actors.push(addr.clone().recipient());

@@ -59,8 +59,10 @@ struct Supervised {
     size: Arc<AtomicUsize>,
     /// Bytes it could give back by spilling.
     revocable: Arc<AtomicUsize>,
-    /// Whether it is a hash join (killed, and its memory counted for admission).
+    /// Whether it is a hash join (its memory counted for admission's estimates).
     join: bool,
+    /// Whether the breaker may kill it (a hash join that cannot spill).
+    killable: bool,
 }
 
 /// Runs a kernel between its inputs and one output edge.
@@ -121,14 +123,16 @@ impl OperatorActor {
     }
 
     /// Puts the actor under the node's memory circuit breaker (in Guarded mode: hash joins,
-    /// which it may kill, with `join`; and operators that can spill, which it may ask to).
-    pub fn supervised(mut self, node: Arc<NodeShared>, join: bool) -> Self {
+    /// with `join`, which it may kill when `killable`; and operators that can spill, which it
+    /// may ask to).
+    pub fn supervised(mut self, node: Arc<NodeShared>, join: bool, killable: bool) -> Self {
         self.supervised = Some(Supervised {
             id: next_join_id(),
             node,
             size: Arc::new(AtomicUsize::new(0)),
             revocable: Arc::new(AtomicUsize::new(0)),
             join,
+            killable,
         });
         self
     }
@@ -294,7 +298,7 @@ impl Actor for OperatorActor {
                 revoke: ctx.address().recipient(),
                 size: s.size.clone(),
                 revocable: s.revocable.clone(),
-                join: s.join,
+                killable: s.killable,
             };
             s.node.joins.enter(s.id, entry);
         }

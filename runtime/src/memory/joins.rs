@@ -1,5 +1,5 @@
-//! The operators running on a node under its memory circuit breaker: hash joins, which the
-//! breaker's supervisor may kill, and operators that can spill (sorts, grouped aggregations,
+//! The operators running on a node under its memory circuit breaker: hash joins that cannot
+//! spill, which the breaker's supervisor may kill, and operators that can spill (sorts, grouped aggregations,
 //! hash joins with a spill space), whose memory it first asks back ([`Revoke`]).
 //!
 //! They enter and leave the node's [`RunningJoins`] themselves, under a lock and without a
@@ -32,8 +32,8 @@ pub struct Supervised {
     pub size: Arc<AtomicUsize>,
     /// Bytes it could give back by spilling (kept current by the actor).
     pub revocable: Arc<AtomicUsize>,
-    /// Whether it is a hash join: only joins are killed.
-    pub join: bool,
+    /// Whether it may be killed (a hash join that cannot spill).
+    pub killable: bool,
 }
 
 /// The operators running on one node under its breaker, the victims of its supervisor's kill
@@ -147,7 +147,7 @@ impl RunningJoins {
         let mut sized: Vec<(u64, usize)> = joins
             .running
             .iter()
-            .filter(|(_, j)| j.join)
+            .filter(|(_, j)| j.killable)
             .map(|(&id, j)| (id, j.size.load(Ordering::Relaxed)))
             .filter(|&(_, size)| size > 0)
             .collect();
@@ -210,7 +210,7 @@ mod tests {
             revoke: addr.recipient(),
             size: Arc::new(AtomicUsize::new(size)),
             revocable: Arc::new(AtomicUsize::new(revocable)),
-            join,
+            killable: join,
         }
     }
 
@@ -248,7 +248,7 @@ mod tests {
             for (id, &size) in sizes.iter().enumerate() {
                 joins.enter(id as u64, fake(size, 0, true));
             }
-            // An operator that is no join is never a victim.
+            // An operator that may not be killed is never a victim.
             joins.enter(99, fake(1 << 20, 0, false));
             let mut rng = StdRng::seed_from_u64(7);
             let largest = joins

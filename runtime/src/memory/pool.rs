@@ -154,6 +154,8 @@ pub struct NodePool {
     /// Waiters queued, plus producers about to queue (read by `shrink` without the lock).
     waiting: AtomicUsize,
     next_ticket: AtomicU64,
+    /// Operators running here whose state can spill ([`SpillingStatePool`]s alive).
+    spilling: AtomicUsize,
 }
 
 impl NodePool {
@@ -173,6 +175,7 @@ impl NodePool {
             join_estimate: AtomicUsize::new(0),
             join_predicted: AtomicUsize::new(0),
             join_held: AtomicUsize::new(0),
+            spilling: AtomicUsize::new(0),
             trips: AtomicU64::new(0),
             released: OnceLock::new(),
             supervisor: OnceLock::new(),
@@ -474,6 +477,66 @@ impl MemoryPool for NodePool {
     }
 }
 
+/// The pool an operator that can spill takes its state from: the node's pool, with a fair
+/// share for each such operator (as DataFusion's `FairSpillPool`). Growth is refused past the
+/// operator's share, the breaker's limit divided among the operators that can spill running on
+/// the node, or past the limit itself, rather than past the budget. Such an operator so
+/// spills before its node's breaker opens, two of them in a pipeline (an aggregation feeding
+/// a sort) do not starve each other, and the room above the limit stays for batches in flight
+/// (among them its own output, which it could otherwise wait for forever while it holds the
+/// memory). The partitions' operators of a spilled join or aggregation share their parent's.
+#[derive(Debug)]
+pub struct SpillingStatePool {
+    pool: Arc<NodePool>,
+    /// Bytes this operator holds.
+    held: AtomicUsize,
+}
+
+impl SpillingStatePool {
+    /// The state pool of one more operator that can spill on `pool`'s node.
+    pub fn new(pool: Arc<NodePool>) -> Arc<Self> {
+        pool.spilling.fetch_add(1, Ordering::SeqCst);
+        Arc::new(SpillingStatePool {
+            pool,
+            held: AtomicUsize::new(0),
+        })
+    }
+
+    /// The most this operator may hold now.
+    fn share(&self) -> usize {
+        self.pool.limit / self.pool.spilling.load(Ordering::SeqCst).max(1)
+    }
+}
+
+impl Drop for SpillingStatePool {
+    fn drop(&mut self) {
+        self.pool.spilling.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl MemoryPool for SpillingStatePool {
+    fn grow(&self, bytes: usize) -> weir_operators::Result<()> {
+        let pool = &self.pool;
+        let share = self.share();
+        let held = self.held.load(Ordering::SeqCst);
+        if held.saturating_add(bytes) > share || pool.used().saturating_add(bytes) > pool.limit {
+            return Err(OpError::Memory(format!(
+                "{}: an operator's share of {share} bytes (of the breaker's limit of {} bytes) \
+                 is held",
+                pool.name, pool.limit
+            )));
+        }
+        pool.grow(bytes)?;
+        self.held.fetch_add(bytes, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn shrink(&self, bytes: usize) {
+        self.held.fetch_sub(bytes, Ordering::SeqCst);
+        self.pool.shrink(bytes);
+    }
+}
+
 /// A producer's place in a pool's queue of waiters, for the batch it holds. RAII: dropped (the
 /// producer stopped), it leaves the queue. While it waits it keeps its ticket, so that a
 /// producer woken but beaten to the memory keeps its place at the front.
@@ -629,6 +692,30 @@ mod tests {
         assert_eq!(p.peak(), 10 * MIB);
         drop(r);
         assert_eq!((p.used(), p.peak()), (0, 10 * MIB));
+    }
+
+    #[test]
+    fn operators_that_spill_share_the_limit_fairly_and_leave_the_rest_to_batches() {
+        let p = pool(100 * MIB);
+        let limit = p.limit();
+        let mut sort = Reservation::new(SpillingStatePool::new(p.clone()));
+        let mut agg = Reservation::new(SpillingStatePool::new(p.clone()));
+        // Two operators: half the limit each.
+        sort.try_grow(limit / 2).unwrap();
+        assert!(sort.try_grow(1).is_err(), "past its share");
+        agg.try_grow(limit / 2 - MIB).unwrap();
+        // A batch in flight takes the node's pool directly, above the limit.
+        let mut batch = Reservation::new(p.clone());
+        batch.try_grow(10 * MIB).unwrap();
+        assert!(agg.try_grow(MIB).is_err(), "the limit is reached");
+        drop(batch);
+        agg.try_grow(MIB).unwrap();
+        // One gone: the other may take the whole limit.
+        drop(sort);
+        agg.try_grow(limit / 2).unwrap();
+        assert_eq!(p.used(), limit);
+        drop(agg);
+        assert_eq!(p.used(), 0);
     }
 
     #[test]

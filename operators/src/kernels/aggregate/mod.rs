@@ -723,7 +723,7 @@ impl HashAggregateOp {
             return Ok(());
         }
         if self.level >= MAX_LEVEL {
-            return Err(Error::Memory(format!(
+            return Err(Error::Unspillable(format!(
                 "{refused}: the groups of an aggregation do not fit in memory even split \
                  {} ways on disk",
                 crate::spill::SpillPartitions::FANOUT.pow(MAX_LEVEL)

@@ -32,7 +32,7 @@
 //! memory spills in turn, at the next level (its rows split again by a re-mixed hash), up to
 //! level [`MAX_LEVEL`]. A partition still refused past it (one key, or keys whose hashes
 //! collide, with more build rows than the memory holds) is not joined in chunks: the join
-//! fails with an `Error::Memory` saying so.
+//! fails with an `Error::Unspillable` saying so (not retried: running it again cannot help).
 //!
 //! Hybrid hashing (keeping some partitions in memory) is not done: once spilled, every build
 //! and probe row goes through disk. The spill files' buffers are not accounted in the
@@ -211,7 +211,7 @@ impl PartJoin {
     /// `e`, said as the deep-level error when it is one.
     fn error(&self, e: Error) -> Error {
         match e {
-            Error::Memory(m) if self.too_deep => Error::Memory(format!(
+            Error::Memory(m) if self.too_deep => Error::Unspillable(format!(
                 "a hash join's rows of one key do not fit in memory even spilled: a partition \
                  of {} build rows, split {} times by key hash, still needs more memory than \
                  there is (one key, or keys whose hashes collide, has too many rows): {m}",
