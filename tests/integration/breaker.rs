@@ -40,11 +40,13 @@ fn join_cluster_timeout(
     // 1,024-row batches: the edges and exchanges of an undrained stream hold a few batches
     // each, which must stay well below a join's 60,000 output rows, so that the joins are
     // still running (and hold their tables) when the breaker trips.
+    // Kills are for joins that cannot spill: spilling is off here.
     let c = Cluster::builder()
         .nodes(nodes)
         .partitions(32)
         .batch_size(1024)
         .node_memory(budget)
+        .spill_quota(0)
         .join_mode(mode)
         .breaker(cfg)
         .seed(7)

@@ -259,12 +259,26 @@ fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
     assert_eq!(
         keys(l),
         sorted(&[
-            "machine", "cores", "profile", "date", "query", "rows", "ms", "min_ms", "runs",
-            "checked", "matches"
+            "machine",
+            "cores",
+            "profile",
+            "date",
+            "query",
+            "rows",
+            "ms",
+            "min_ms",
+            "runs",
+            "checked",
+            "matches",
+            "peak_bytes",
+            "spills"
         ]),
         "{l}"
     );
     assert_eq!(l["query"], 6);
+    // Q6 scans and sums: it holds little and spills nothing.
+    assert!(l["peak_bytes"].as_u64().is_some_and(|b| b > 0), "{l}");
+    assert_eq!(l["spills"], 0);
     assert_eq!(l["runs"], 3);
     assert!(
         l["min_ms"].as_f64().unwrap() <= l["ms"].as_f64().unwrap(),

@@ -10,8 +10,13 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Bytes a reader or writer buffers: a few batches' worth, so that disk requests are large.
-const BUFFER_BYTES: usize = 1 << 20;
+/// Bytes a writer buffers: frames are written whole, so that a batch's frame usually goes
+/// past the buffer in one request; the buffer gathers small ones (sixteen partitions' writers
+/// of a spilling operator hold sixteen of these).
+const WRITE_BUFFER_BYTES: usize = 64 << 10;
+
+/// Bytes a reader buffers: it fetches ahead of the batch being decoded, in large requests.
+const READ_BUFFER_BYTES: usize = 256 << 10;
 
 /// Largest frame read back (compressed or raw): the wire's limit on a message.
 const MAX_FRAME_BYTES: usize = 1 << 30;
@@ -58,7 +63,7 @@ impl SpillWriter {
                 path,
                 bytes: 0,
             },
-            out: BufWriter::with_capacity(BUFFER_BYTES, file),
+            out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
             raw: Vec::new(),
             packed: Vec::new(),
             batches: 0,
@@ -126,7 +131,7 @@ impl SpillFile {
         let file = File::open(path).map_err(|e| io_error("open the spill file", path, e))?;
         Ok(SpillReader {
             path: path.clone(),
-            input: BufReader::with_capacity(BUFFER_BYTES, file),
+            input: BufReader::with_capacity(READ_BUFFER_BYTES, file),
             left: self.batches,
             packed: Vec::new(),
             raw: Vec::new(),

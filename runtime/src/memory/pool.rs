@@ -478,11 +478,12 @@ impl MemoryPool for NodePool {
 }
 
 /// The pool an operator that can spill takes its state from: the node's pool, with a fair
-/// share for each such operator (as DataFusion's `FairSpillPool`). Growth is refused past the
-/// operator's share, the breaker's limit divided among the operators that can spill running on
-/// the node, or past the limit itself, rather than past the budget. Such an operator so
-/// spills before its node's breaker opens, two of them in a pipeline (an aggregation feeding
-/// a sort) do not starve each other, and the room above the limit stays for batches in flight
+/// share for each such operator under pressure (as DataFusion's `FairSpillPool`). Growth is
+/// refused past the breaker's limit rather than past the budget, and, once the node is above
+/// its reset level, past the operator's share: the limit divided among the operators that can
+/// spill running on the node. Such an operator so spills before its node's breaker opens, two
+/// of them in a pipeline (an aggregation feeding a sort) do not starve each other, nothing
+/// spills while the node has room, and the room above the limit stays for batches in flight
 /// (among them its own output, which it could otherwise wait for forever while it holds the
 /// memory). The partitions' operators of a spilled join or aggregation share their parent's.
 #[derive(Debug)]
@@ -519,7 +520,9 @@ impl MemoryPool for SpillingStatePool {
         let pool = &self.pool;
         let share = self.share();
         let held = self.held.load(Ordering::SeqCst);
-        if held.saturating_add(bytes) > share || pool.used().saturating_add(bytes) > pool.limit {
+        let after = pool.used().saturating_add(bytes);
+        let pressed = after > pool.reset && held.saturating_add(bytes) > share;
+        if pressed || after > pool.limit {
             return Err(OpError::Memory(format!(
                 "{}: an operator's share of {share} bytes (of the breaker's limit of {} bytes) \
                  is held",
@@ -700,9 +703,13 @@ mod tests {
         let limit = p.limit();
         let mut sort = Reservation::new(SpillingStatePool::new(p.clone()));
         let mut agg = Reservation::new(SpillingStatePool::new(p.clone()));
-        // Two operators: half the limit each.
+        // Two operators: half the limit each once the node is above its reset level.
         sort.try_grow(limit / 2).unwrap();
-        assert!(sort.try_grow(1).is_err(), "past its share");
+        sort.try_grow(MIB).unwrap();
+        sort.shrink(MIB);
+        agg.try_grow(p.reset() - limit / 2).unwrap();
+        assert!(sort.try_grow(1).is_err(), "past its share under pressure");
+        agg.shrink(p.reset() - limit / 2);
         agg.try_grow(limit / 2 - MIB).unwrap();
         // A batch in flight takes the node's pool directly, above the limit.
         let mut batch = Reservation::new(p.clone());
