@@ -190,11 +190,17 @@ struct StorageArgs {
     /// power cut).
     #[arg(long, default_value = "fsync", requires = "data_dir")]
     durability: weir::Durability,
+    /// Most bytes each node may write to spill files when its queries' sorts, aggregations
+    /// and joins outgrow its memory (in `spill/` of the node's directory under --data-dir, else
+    /// a temporary directory); 0 turns spilling off.
+    #[arg(long, default_value_t = weir_runtime::node::spill::DEFAULT_SPILL_QUOTA)]
+    spill_quota: u64,
 }
 
 impl StorageArgs {
     /// `builder` with the data directory, if one was given.
     fn apply(&self, builder: weir::ClusterBuilder) -> weir::ClusterBuilder {
+        let builder = builder.spill_quota(self.spill_quota);
         match &self.data_dir {
             Some(dir) => builder.data_dir(dir).durability(self.durability),
             None => builder,
@@ -270,8 +276,13 @@ fn run_node(
     };
     let config = TcpConfig::new(id, auth).listen(listen);
     let data = storage.data_dir.clone().map(|d| (d, storage.durability));
-    let node = weir_runtime::cluster::data_node::DataNode::start_in(config, memory, data)
-        .map_err(|e| format!("node {id}: {e}"))?;
+    let node = weir_runtime::cluster::data_node::DataNode::start_in(
+        config,
+        memory,
+        data,
+        storage.spill_quota,
+    )
+    .map_err(|e| format!("node {id}: {e}"))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on {}", node.local_addr()).map_err(|e| e.to_string())?;
     out.flush().map_err(|e| e.to_string())?;

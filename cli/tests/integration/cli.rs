@@ -597,3 +597,16 @@ fn sql_and_shell_keep_their_tables_in_a_data_directory() {
     no_panic(&out);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_spill_quota_that_is_no_number_is_refused_and_zero_runs_without_spilling() {
+    let out = weir(&["sql", "--spill-quota", "lots", "SELECT 1"]);
+    assert!(!out.status.success(), "--spill-quota lots was accepted");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--spill-quota"),
+        "the error names the flag"
+    );
+    let out = weir(&["sql", "--spill-quota", "0", "SELECT 41 + 1"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("42"));
+}

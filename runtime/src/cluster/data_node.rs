@@ -64,18 +64,26 @@ impl DataNode {
 
     /// [`DataNode::start`] with every TCP setting given (`config.listen` must be set).
     pub fn start_with(config: TcpConfig, memory: usize) -> Result<Self> {
-        Self::start_in(config, memory, None)
+        Self::start_in(
+            config,
+            memory,
+            None,
+            crate::node::spill::DEFAULT_SPILL_QUOTA,
+        )
     }
 
     /// [`DataNode::start_with`], keeping the node's data in `data` (a directory and what an
     /// acknowledged write means there; `None`: in memory). A node that restarts on its
     /// directory reads its partitions and catalog copy back before it serves; writes it had
     /// prepared and not seen decided are aborted (its copies they touched are then behind,
-    /// and a client brings them up to date from their replicas).
+    /// and a client brings them up to date from their replicas). Its operators spill at most
+    /// `spill_quota` bytes (0: they do not spill) into `spill/` of the directory, or a
+    /// temporary one ([`ClusterBuilder::spill_quota`](crate::ClusterBuilder::spill_quota)).
     pub fn start_in(
         config: TcpConfig,
         memory: usize,
         data: Option<(PathBuf, Durability)>,
+        spill_quota: u64,
     ) -> Result<Self> {
         let id = config.id;
         if config.listen.is_none() {
@@ -126,7 +134,7 @@ impl DataNode {
         shared.spill = crate::node::spill::open_spill(
             &name,
             log_dir.as_ref().map(|(dir, _)| dir.as_path()),
-            crate::node::spill::DEFAULT_SPILL_QUOTA,
+            spill_quota,
         )?;
         let shared = Arc::new(shared);
         let node = shared.clone();
