@@ -56,6 +56,12 @@ fn ctx(space: &Arc<SpillSpace>) -> ExecContext {
     ExecContext::new(vec![]).with_spill(space.clone())
 }
 
+/// After the operator is dropped: one spill counted when it was revoked, no memory, no file.
+fn assert_clean(space: &SpillSpace, pool: &UnboundedPool, revoked: bool) {
+    assert_eq!(space.stats().snapshot().spills, u64::from(revoked));
+    assert_eq!((pool.used(), space.used()), (0, 0));
+}
+
 #[test]
 fn a_revoked_sort_spills_and_sorts_the_same() {
     let run = |revoke: bool| {
@@ -75,9 +81,8 @@ fn a_revoked_sort_spills_and_sorts_the_same() {
             revoke,
             &mut out,
         );
-        assert_eq!(space.stats().snapshot().spills, u64::from(revoke));
         drop(op);
-        assert_eq!((pool.used(), space.used()), (0, 0));
+        assert_clean(&space, &pool, revoke);
         out.iter().flat_map(Batch::rows).collect::<Vec<_>>()
     };
     // Ties keep input order: the whole order is the same, not only the keys.
@@ -118,9 +123,8 @@ fn a_revoked_aggregation_spills_and_groups_the_same() {
             revoke,
             &mut out,
         );
-        assert_eq!(space.stats().snapshot().spills, u64::from(revoke));
         drop(op);
-        assert_eq!((pool.used(), space.used()), (0, 0));
+        assert_clean(&space, &pool, revoke);
         sorted(&out)
     };
     let revoked = run(true);
@@ -160,9 +164,8 @@ fn a_hash_join_revoked_while_it_builds_spills_and_joins_the_same() {
                 false,
                 &mut out,
             );
-            assert_eq!(space.stats().snapshot().spills, u64::from(revoke));
             drop(op);
-            assert_eq!((pool.used(), space.used()), (0, 0));
+            assert_clean(&space, &pool, revoke);
             sorted(&out)
         };
         let revoked = run(true);

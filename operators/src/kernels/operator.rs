@@ -100,6 +100,12 @@ pub(crate) fn output_pending(op: &str) -> crate::Error {
     crate::Error::Internal(format!("{op} was fed input while its output was pending"))
 }
 
+/// The refusal an operator spills on when the breaker revokes its memory
+/// ([`Operator::revoke`]): spilling for the breaker takes the path a refused reservation does.
+pub(crate) fn revoked() -> crate::Error {
+    crate::Error::Memory("memory revoked by the memory circuit breaker".into())
+}
+
 /// What a kernel needs from its surroundings.
 #[derive(Clone)]
 pub struct ExecContext {

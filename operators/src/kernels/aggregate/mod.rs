@@ -25,7 +25,7 @@
 mod spill;
 
 use super::groups::{from_wide, wide_at, Groups};
-use super::operator::{ExecContext, Operator};
+use super::operator::{revoked, ExecContext, Operator};
 use crate::bitmap::Bitmap;
 use crate::column::ColumnData;
 use crate::eval::{cast_column, evaluate_borrowed};
@@ -986,9 +986,7 @@ impl Operator for HashAggregateOp {
         if self.revocable() == 0 {
             return Ok(());
         }
-        self.relieve(Error::Memory(
-            "memory revoked by the memory circuit breaker".into(),
-        ))
+        self.relieve(revoked())
     }
 }
 

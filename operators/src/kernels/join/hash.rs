@@ -29,7 +29,7 @@ use super::keys::{null_key_rows, KeyColumns};
 use super::output::JoinCore;
 use super::spec::JoinSpec;
 use crate::kernels::hash::hash_rows;
-use crate::kernels::operator::{output_pending, ExecContext, InputOrder, Operator};
+use crate::kernels::operator::{output_pending, revoked, ExecContext, InputOrder, Operator};
 use crate::plan::{JoinSide, JoinType};
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
 use std::collections::VecDeque;
@@ -779,10 +779,7 @@ impl Operator for HashJoinOp {
         if self.revocable() == 0 {
             return Ok(());
         }
-        self.spill(
-            Error::Memory("memory revoked by the memory circuit breaker".into()),
-            None,
-        )
+        self.spill(revoked(), None)
     }
 }
 
