@@ -200,7 +200,7 @@ fn load_pair(c: &Cluster, n: i64, seed: u64) {
     }
 }
 
-/// Every join type, grouped and DISTINCT aggregations, sorts and their combinations; rows are
+/// Every join type, grouped and DISTINCT aggregations, sorts, windows and their combinations; rows are
 /// compared as sorted lists where the query has no total order.
 const COMBINED: &[&str] = &[
     "SELECT a.id, b.id FROM a JOIN b ON a.k = b.k",
@@ -214,6 +214,7 @@ const COMBINED: &[&str] = &[
     "SELECT DISTINCT a.k, b.y FROM a JOIN b ON a.k = b.k",
     "SELECT x FROM a UNION SELECT y FROM b",
     "SELECT a.id, a.x, b.y FROM a JOIN b ON a.k = b.k ORDER BY b.y, a.id DESC, b.id",
+    "SELECT id, k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY id), SUM(id) OVER (PARTITION BY k ORDER BY id), LAG(x) OVER (PARTITION BY k ORDER BY id) FROM a",
 ];
 
 fn sorted_rows(rows: &[Vec<Value>]) -> Vec<Vec<Value>> {
@@ -248,7 +249,9 @@ fn joins_of_every_type_aggregations_and_sorts_answer_alike_with_a_small_budget_o
             let got = tight
                 .query(sql, &[])
                 .unwrap_or_else(|e| panic!("{nodes} nodes: {sql}: {e}"));
-            if sql.contains("ORDER BY") {
+            // A query ordered as a whole (not only inside a window's OVER) compares in order.
+            let tail = sql.rsplit_once(')').map_or(*sql, |(_, tail)| tail);
+            if tail.contains("ORDER BY") {
                 assert_eq!(got.rows(), expected.rows(), "{nodes} nodes: {sql}");
             } else {
                 assert_eq!(
@@ -328,4 +331,34 @@ fn a_join_whose_one_key_does_not_fit_even_spilled_fails_clearly_and_does_not_loo
         "{err}"
     );
     assert_clean(&c);
+}
+
+#[test]
+fn a_partitioned_window_larger_than_memory_spills_and_answers_as_with_memory_to_spare() {
+    // A global aggregate over the window: only the window can spill.
+    let sql = "SELECT COUNT(*), SUM(rn), SUM(running), MAX(prev) FROM (SELECT \
+               ROW_NUMBER() OVER (PARTITION BY k ORDER BY id) AS rn, \
+               SUM(id) OVER (PARTITION BY k ORDER BY id) AS running, \
+               LAG(x) OVER (PARTITION BY k ORDER BY id) AS prev FROM a) AS w";
+    let make = |memory: usize| {
+        let c = Cluster::builder()
+            .nodes(3)
+            .partitions(8)
+            .node_memory(memory)
+            .build()
+            .unwrap();
+        load_pair(&c, 60_000, 9);
+        TestCluster::new(c)
+    };
+    let (roomy, tight) = (make(1 << 30), make(2 * MIB));
+    let expected = roomy.query(sql, &[]).unwrap();
+    let got = tight.query(sql, &[]).unwrap();
+    assert_eq!(got.rows(), expected.rows());
+    assert_eq!(got.rows()[0][0], Value::Int(60_000));
+    assert!(
+        spills(&tight) > 0,
+        "the window spilled: {:?}",
+        tight.stats().nodes
+    );
+    assert_clean(&tight);
 }

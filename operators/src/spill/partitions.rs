@@ -12,6 +12,7 @@ use super::space::SpillSpace;
 use crate::batch::Batch;
 use crate::error::Result;
 use crate::hashing::mix64;
+use crate::kernels::hash::hash_rows;
 use std::sync::Arc;
 
 /// The spill partition, in `0..SpillPartitions::FANOUT`, of a row whose key hashes to `hash`,
@@ -30,6 +31,8 @@ pub struct SpillPartitions {
     writers: Vec<Option<SpillWriter>>,
     /// Row numbers per partition (kept between batches).
     rows: Vec<Vec<u32>>,
+    /// Key hashes of [`SpillPartitions::write_keyed`] (kept between batches).
+    hashes: Vec<u64>,
 }
 
 impl SpillPartitions {
@@ -45,12 +48,27 @@ impl SpillPartitions {
             level,
             writers: (0..Self::FANOUT).map(|_| None).collect(),
             rows: vec![Vec::new(); Self::FANOUT],
+            hashes: Vec::new(),
         }
     }
 
     /// The recursion level.
     pub fn level(&self) -> u32 {
         self.level
+    }
+
+    /// Writes each row of `batch` to its partition by the hash of its `keys` (columns of
+    /// the batch's rows, hashed as [`hash_rows`] does).
+    pub fn write_keyed<C: std::borrow::Borrow<crate::Column>>(
+        &mut self,
+        batch: &Batch,
+        keys: &[C],
+    ) -> Result<()> {
+        let mut hashes = std::mem::take(&mut self.hashes);
+        hash_rows(keys, &mut hashes);
+        let written = self.write(batch, &hashes);
+        self.hashes = hashes;
+        written
     }
 
     /// Writes each row of `batch` to its partition; `hashes` holds the rows' key hashes.
@@ -92,7 +110,6 @@ impl SpillPartitions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::hash::hash_rows;
     use crate::Column;
 
     #[test]

@@ -255,12 +255,14 @@ impl FragmentActor {
                 // Joins may be killed; operators that can spill may be asked to, and take
                 // their state only up to the breaker's limit.
                 let spills = exec.spill.is_some()
-                    && matches!(
-                        other,
-                        PhysicalPlan::Sort { limit: None, .. }
-                            | PhysicalPlan::HashAggregate { .. }
-                            | PhysicalPlan::HashJoin { .. }
-                    );
+                    && match other {
+                        PhysicalPlan::Sort { limit, .. } => limit.is_none(),
+                        PhysicalPlan::HashAggregate { .. } | PhysicalPlan::HashJoin { .. } => true,
+                        PhysicalPlan::Window {
+                            partition_by, keep, ..
+                        } => !partition_by.is_empty() && keep.is_none(),
+                        _ => false,
+                    };
                 let reservation = if guarded && spills {
                     Reservation::new(SpillingStatePool::new(self.node.shared.pool.clone()))
                 } else {

@@ -10,7 +10,6 @@
 //! [`MAX_LEVEL`] the aggregation fails. (A partial aggregation never spills: refused memory,
 //! it sends what it holds downstream early and starts again.)
 
-use crate::kernels::hash::hash_rows;
 use crate::spill::{SpillFile, SpillPartitions, SpillSpace};
 use crate::{Batch, Result};
 use std::collections::VecDeque;
@@ -24,7 +23,6 @@ pub(super) struct GroupSpill {
     parts: SpillPartitions,
     /// Key columns leading each batch.
     keys: usize,
-    hashes: Vec<u64>,
 }
 
 impl GroupSpill {
@@ -33,14 +31,12 @@ impl GroupSpill {
         GroupSpill {
             parts: SpillPartitions::new(space, level),
             keys,
-            hashes: Vec::new(),
         }
     }
 
     /// Writes the groups of `batch` (keys, then partial states) to their partitions.
     pub(super) fn write(&mut self, batch: &Batch) -> Result<()> {
-        hash_rows(&batch.columns()[..self.keys], &mut self.hashes);
-        self.parts.write(batch, &self.hashes)
+        self.parts.write_keyed(batch, &batch.columns()[..self.keys])
     }
 
     /// The partitions that got groups.

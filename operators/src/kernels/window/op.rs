@@ -16,6 +16,13 @@
 //! Everything held is accounted in the operator's reservation: the buffered batches and
 //! evaluated keys as they arrive, and before the evaluation the sorted keys and arguments,
 //! the permutation, the layout, the frames and the results.
+//!
+//! A partitioned window without `keep` that is refused memory and has a spill space spills:
+//! the rows it holds, and every later one, go to [`SpillPartitions`] by the hash of their
+//! partition keys, so that each of the window's partitions lies whole in one file; at the end
+//! each file is evaluated alone by a window of its own (which spills again, one level deeper,
+//! if it must, up to [`MAX_LEVEL`]). The output is then in input order within each file, the
+//! files one after the other. (An unpartitioned window is one partition: it does not spill.)
 
 use super::aggregates;
 use super::frame::Frames;
@@ -25,9 +32,14 @@ use crate::eval::evaluate;
 use crate::kernels::operator::{output_pending, ExecContext, Operator};
 use crate::kernels::sort::order::sort_indices;
 use crate::plan::{SortKey, WindowExpr, WindowFunc};
+use crate::spill::{SpillFile, SpillPartitions};
 use crate::types::row_bytes;
 use crate::{Batch, Column, Error, Expr, Reservation, Result};
 use std::collections::VecDeque;
+
+/// The deepest spill level: a window's partition that still does not fit after the rows are
+/// split 16⁴ ways is one partition (or hash collisions) larger than the memory.
+pub(crate) const MAX_LEVEL: u32 = 3;
 
 /// Rows a top-N window buffers at least before it first cuts its buffer.
 const MIN_COMPACT_ROWS: usize = 1024;
@@ -57,6 +69,14 @@ pub struct WindowOp {
     compact_at: usize,
     finished: bool,
     out: Option<Output>,
+    /// How deep a spill this window evaluates (0: it reads the query's rows).
+    level: u32,
+    /// Refused memory: the files its rows are spilled to.
+    spilling: Option<SpillPartitions>,
+    /// After the input ended, the spilled files still to evaluate.
+    spilled: VecDeque<SpillFile>,
+    /// The window evaluating the file being emitted.
+    merging: Option<Box<WindowOp>>,
 }
 
 /// The evaluated window being emitted.
@@ -111,6 +131,81 @@ impl WindowOp {
             compact_at,
             finished: false,
             out: None,
+            level: 0,
+            spilling: None,
+            spilled: VecDeque::new(),
+            merging: None,
+        }
+    }
+
+    /// Whether refused memory makes it spill: it has a spill space, partition keys, no
+    /// `keep` (a top-N holds little), and levels left.
+    fn can_spill(&self) -> bool {
+        self.ctx.spill.is_some()
+            && self.partitions > 0
+            && self.keep.is_none()
+            && self.level < MAX_LEVEL
+    }
+
+    /// Writes `batch` (with its evaluated expressions) to the spill files by the hash of
+    /// its partition keys.
+    fn spill_batch(&mut self, batch: &Batch, evaluated: &[Option<Column>]) -> Result<()> {
+        let keys: Vec<&Column> = (0..self.partitions)
+            .map(|k| part(batch, evaluated, k, &self.inputs))
+            .collect();
+        self.spilling
+            .as_mut()
+            .expect("spilling")
+            .write_keyed(batch, &keys)
+    }
+
+    /// Starts spilling (if it has not): everything buffered goes to the spill files, and its
+    /// memory back to the pool.
+    fn spill(&mut self) -> Result<()> {
+        if self.spilling.is_none() {
+            let space = self.ctx.spill.clone().expect("a spill space");
+            if self.level == 0 {
+                space.record_spill();
+            }
+            self.spilling = Some(SpillPartitions::new(&space, self.level));
+        }
+        let batches = std::mem::take(&mut self.batches);
+        let evaluated = std::mem::take(&mut self.evaluated);
+        for (b, ev) in batches.iter().zip(&evaluated) {
+            self.spill_batch(b, ev)?;
+        }
+        self.rows = 0;
+        self.reservation.free();
+        Ok(())
+    }
+
+    /// The next batch of the spilled files' windows, each file evaluated alone one level
+    /// deeper.
+    fn next_spilled(&mut self) -> Result<Option<Batch>> {
+        loop {
+            if let Some(window) = &mut self.merging {
+                if let Some(batch) = window.next_output()? {
+                    return Ok(Some(batch));
+                }
+                self.merging = None;
+            }
+            let Some(file) = self.spilled.pop_front() else {
+                return Ok(None);
+            };
+            let mut window = WindowOp::new(
+                self.exprs[..self.partitions].to_vec(),
+                self.order_by.clone(),
+                self.functions.clone(),
+                None,
+                self.ctx.clone(),
+                self.reservation.new_empty(),
+            );
+            window.level = self.level + 1;
+            for batch in file.reader()? {
+                window.push(0, batch?)?;
+            }
+            window.finish(0)?;
+            self.merging = Some(Box::new(window));
         }
     }
 
@@ -372,7 +467,16 @@ impl Operator for WindowOp {
                 _ => evaluate(e, &batch, &self.ctx.params).map(Some),
             })
             .collect::<Result<Vec<_>>>()?;
-        self.reservation.try_grow(size_of(&batch, &evaluated))?;
+        if self.spilling.is_some() {
+            return self.spill_batch(&batch, &evaluated);
+        }
+        if let Err(refused) = self.reservation.try_grow(size_of(&batch, &evaluated)) {
+            if !self.can_spill() {
+                return Err(refused);
+            }
+            self.spill()?;
+            return self.spill_batch(&batch, &evaluated);
+        }
         self.rows += batch.num_rows();
         self.batches.push(batch);
         self.evaluated.push(evaluated);
@@ -392,17 +496,33 @@ impl Operator for WindowOp {
             return Err(output_pending("Window"));
         }
         self.finished = true;
-        if self.rows == 0 {
-            self.batches.clear();
-            self.evaluated.clear();
-            self.reservation.free();
+        if self.spilling.is_none() && self.rows > 0 {
+            match self.evaluate() {
+                Ok(out) => {
+                    self.out = Some(out);
+                    return Ok(());
+                }
+                // Refused before it took the buffer: it spills instead.
+                Err(Error::Memory(_)) if self.can_spill() && !self.batches.is_empty() => {}
+                Err(e) => return Err(e),
+            }
+            self.spill()?;
+        }
+        // Once spilling, every row went to the files: nothing is buffered.
+        if let Some(parts) = self.spilling.take() {
+            self.spilled = parts.finish()?.into_iter().flatten().collect();
             return Ok(());
         }
-        self.out = Some(self.evaluate()?);
+        self.batches.clear();
+        self.evaluated.clear();
+        self.reservation.free();
         Ok(())
     }
 
     fn next_output(&mut self) -> Result<Option<Batch>> {
+        if self.merging.is_some() || !self.spilled.is_empty() {
+            return self.next_spilled();
+        }
         let size = self.ctx.batch_size.max(1);
         loop {
             let Some(out) = &mut self.out else {
@@ -446,11 +566,25 @@ impl Operator for WindowOp {
     }
 
     fn has_output(&self) -> bool {
-        self.out.is_some()
+        self.out.is_some() || self.merging.is_some() || !self.spilled.is_empty()
     }
 
     fn memory_size(&self) -> usize {
-        self.reservation.size()
+        self.reservation.size() + self.merging.as_ref().map_or(0, |w| w.memory_size())
+    }
+
+    fn revocable(&self) -> usize {
+        match self.can_spill() && !self.finished && self.spilling.is_none() {
+            true => self.reservation.size(),
+            false => 0,
+        }
+    }
+
+    fn revoke(&mut self) -> Result<()> {
+        match self.revocable() {
+            0 => Ok(()),
+            _ => self.spill(),
+        }
     }
 }
 
