@@ -13,10 +13,12 @@ use std::sync::Arc;
 /// Bytes a writer buffers: frames are written whole, so that a batch's frame usually goes
 /// past the buffer in one request; the buffer gathers small ones (sixteen partitions' writers
 /// of a spilling operator hold sixteen of these).
-const WRITE_BUFFER_BYTES: usize = 64 << 10;
+const WRITE_BUFFER_BYTES: usize = 32 << 10;
 
-/// Bytes a reader buffers: it fetches ahead of the batch being decoded, in large requests.
-const READ_BUFFER_BYTES: usize = 256 << 10;
+/// Bytes a reader buffers: it fetches ahead of the batch being decoded (and the system reads
+/// ahead of a file read in order). Neither buffer is accounted in a memory pool: a spilling
+/// operator holds sixteen writers per input, a merge sixteen readers (0.5-1 MiB).
+const READ_BUFFER_BYTES: usize = 64 << 10;
 
 /// Largest frame read back (compressed or raw): the wire's limit on a message.
 const MAX_FRAME_BYTES: usize = 1 << 30;
