@@ -722,8 +722,10 @@ impl HashAggregateOp {
             self.emit = 0;
             return Ok(());
         }
+        // So deep, the memory is held elsewhere on the node (its groups split 16^6 ways would
+        // fit otherwise): the refusal stands, and the query is killed and run again.
         if self.level >= MAX_LEVEL {
-            return Err(Error::Unspillable(format!(
+            return Err(Error::Memory(format!(
                 "{refused}: the groups of an aggregation do not fit in memory even split \
                  {} ways on disk",
                 crate::spill::SpillPartitions::FANOUT.pow(MAX_LEVEL)

@@ -211,13 +211,17 @@ impl PartJoin {
     /// `e`, said as the deep-level error when it is one.
     fn error(&self, e: Error) -> Error {
         match e {
-            Error::Memory(m) if self.too_deep => Error::Unspillable(format!(
-                "a hash join's rows of one key do not fit in memory even spilled: a partition \
+            // A partition of a few build rows refused so deep is refused for memory held
+            // elsewhere on the node: that refusal stands (the query is killed and run again).
+            Error::Memory(m) if self.too_deep && self.build_rows > crate::DEFAULT_BATCH_SIZE => {
+                Error::Unspillable(format!(
+                    "a hash join's rows of one key do not fit in memory even spilled: a partition \
                  of {} build rows, split {} times by key hash, still needs more memory than \
                  there is (one key, or keys whose hashes collide, has too many rows): {m}",
-                self.build_rows,
-                MAX_LEVEL + 1
-            )),
+                    self.build_rows,
+                    MAX_LEVEL + 1
+                ))
+            }
             e => e,
         }
     }
