@@ -114,6 +114,24 @@ impl Value {
         }
     }
 
+    /// Rows compared column by column in [`Value::sort_cmp`]'s order, then by length (to sort
+    /// result rows for a comparison that ignores their order).
+    ///
+    /// ```
+    /// use weir_operators::Value;
+    /// let mut rows = vec![vec![Value::Int(2)], vec![Value::Null], vec![Value::Int(1)]];
+    /// rows.sort_by(|a, b| Value::cmp_rows(a, b));
+    /// assert_eq!(rows, vec![vec![Value::Null], vec![Value::Int(1)], vec![Value::Int(2)]]);
+    /// ```
+    pub fn cmp_rows(a: &[Value], b: &[Value]) -> Ordering {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| x.sort_cmp(y))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+            .then(a.len().cmp(&b.len()))
+    }
+
     /// SQL ordering for sorting: NULLs compare equal to each other and less than anything else;
     /// integers and floats compare numerically; floats use a total order.
     pub fn sort_cmp(&self, other: &Value) -> Ordering {

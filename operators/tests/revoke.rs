@@ -42,13 +42,7 @@ fn feed(
 
 fn sorted(out: &[Batch]) -> Vec<Vec<Value>> {
     let mut rows: Vec<Vec<Value>> = out.iter().flat_map(Batch::rows).collect();
-    rows.sort_by(|a, b| {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| x.sort_cmp(y))
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    rows.sort_by(|a, b| Value::cmp_rows(a, b));
     rows
 }
 

@@ -92,13 +92,7 @@ fn run(op: &mut WindowOp, input: Vec<Batch>) -> weir_operators::Result<Vec<Vec<V
     op.finish(0)?;
     drain(op, &mut out)?;
     let mut rows: Vec<Vec<Value>> = out.iter().flat_map(Batch::rows).collect();
-    rows.sort_by(|a, b| {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| x.sort_cmp(y))
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    rows.sort_by(|a, b| Value::cmp_rows(a, b));
     Ok(rows)
 }
 

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{assert_idle, TestCluster};
+use common::{assert_idle, sorted_rows, TestCluster};
 use weir::{Batch, Cluster, Column, Error, Value};
 
 const MIB: usize = 1024 * 1024;
@@ -217,18 +217,6 @@ const COMBINED: &[&str] = &[
     "SELECT id, k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY id), SUM(id) OVER (PARTITION BY k ORDER BY id), LAG(x) OVER (PARTITION BY k ORDER BY id) FROM a",
 ];
 
-fn sorted_rows(rows: &[Vec<Value>]) -> Vec<Vec<Value>> {
-    let mut rows = rows.to_vec();
-    rows.sort_by(|x, y| {
-        x.iter()
-            .zip(y)
-            .map(|(p, q)| p.sort_cmp(q))
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    rows
-}
-
 #[test]
 fn joins_of_every_type_aggregations_and_sorts_answer_alike_with_a_small_budget_on_one_and_three_nodes(
 ) {
@@ -255,8 +243,8 @@ fn joins_of_every_type_aggregations_and_sorts_answer_alike_with_a_small_budget_o
                 assert_eq!(got.rows(), expected.rows(), "{nodes} nodes: {sql}");
             } else {
                 assert_eq!(
-                    sorted_rows(&got.rows()),
-                    sorted_rows(&expected.rows()),
+                    sorted_rows(got.rows()),
+                    sorted_rows(expected.rows()),
                     "{nodes} nodes: {sql}"
                 );
             }
