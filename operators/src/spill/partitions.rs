@@ -52,11 +52,6 @@ impl SpillPartitions {
         }
     }
 
-    /// The recursion level.
-    pub fn level(&self) -> u32 {
-        self.level
-    }
-
     /// Writes each row of `batch` to its partition by the hash of its `keys` (columns of
     /// the batch's rows, hashed as [`hash_rows`] does).
     pub fn write_keyed<C: std::borrow::Borrow<crate::Column>>(
