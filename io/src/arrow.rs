@@ -61,6 +61,35 @@ pub fn arrow_type(dt: DataType) -> ArrowType {
     }
 }
 
+/// The weir type that holds an Arrow type's values, for a table whose columns are taken from
+/// a file: integers of every width as BIGINT (`UInt64` too: a value past `i64::MAX` is an
+/// error when read), floats as DOUBLE, strings as VARCHAR, `Decimal128` as DECIMAL, `Date32`
+/// and `Date64` as DATE, timestamps of every unit as TIMESTAMP. `None` for the rest (lists,
+/// structs, binary, times of day, intervals, `Decimal256`).
+pub fn weir_type(arrow: &ArrowType) -> Option<DataType> {
+    Some(match arrow {
+        ArrowType::Int8
+        | ArrowType::Int16
+        | ArrowType::Int32
+        | ArrowType::Int64
+        | ArrowType::UInt8
+        | ArrowType::UInt16
+        | ArrowType::UInt32
+        | ArrowType::UInt64 => DataType::Int64,
+        ArrowType::Float32 | ArrowType::Float64 => DataType::Float64,
+        ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View => DataType::Utf8,
+        ArrowType::Boolean => DataType::Boolean,
+        ArrowType::Decimal128(p, s)
+            if *s >= 0 && *p <= weir_operators::types::MAX_DECIMAL_PRECISION =>
+        {
+            DataType::decimal(*p, *s as u8)
+        }
+        ArrowType::Date32 | ArrowType::Date64 => DataType::Date,
+        ArrowType::Timestamp(_, _) => DataType::Timestamp,
+        _ => return None,
+    })
+}
+
 /// The Arrow schema of a weir schema (every field nullable).
 pub fn arrow_schema(schema: &Schema) -> Arc<ArrowSchema> {
     Arc::new(ArrowSchema::new(
@@ -194,7 +223,8 @@ pub fn from_record_batch(rb: &RecordBatch, schema: &Schema) -> Result<Batch, Con
     })
 }
 
-type Failure = (Option<u64>, String);
+/// Why a value did not convert: the row (from 1) where known, and what was wrong.
+pub(crate) type Failure = (Option<u64>, String);
 
 /// Pushes `values` (row-wise options) into a builder through `push`, which may refuse a value.
 fn build<T>(
@@ -219,7 +249,7 @@ fn validity_of(a: &dyn Array) -> Option<Bitmap> {
 }
 
 /// One Arrow array as a weir column of type `dt`; the error carries the row where known.
-fn from_arrow_array(a: &dyn Array, dt: DataType) -> Result<Column, Failure> {
+pub(crate) fn from_arrow_array(a: &dyn Array, dt: DataType) -> Result<Column, Failure> {
     let len = a.len();
     let unsupported = || {
         (

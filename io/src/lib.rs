@@ -29,6 +29,7 @@
 pub mod arrow;
 pub mod csv;
 mod error;
+pub mod external;
 pub mod parquet;
 mod text;
 

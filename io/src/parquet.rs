@@ -102,6 +102,14 @@ impl ParquetWriter {
         Ok(())
     }
 
+    /// Ends the current row group: the rows written since the last one become a row group
+    /// of their own, with its own statistics (a reader can skip it by them).
+    pub fn end_row_group(&mut self) -> Result<()> {
+        self.writer
+            .flush()
+            .map_err(|e| IoError::file(&self.path, e.to_string()))
+    }
+
     /// Writes the file's footer and closes it; returns the rows written.
     pub fn finish(self) -> Result<u64> {
         self.writer

@@ -82,6 +82,10 @@ pub enum Error {
     /// the file.
     #[error("spill error: {0}")]
     Spill(String),
+    /// Reading an external table's files failed (a file missing or unreadable, not of the
+    /// table's format, a value not of its column's type); the text names the file.
+    #[error("external table: {0}")]
+    External(String),
     /// An operator's state does not fit in memory even spilled (a hash join's one key with
     /// more build rows than the memory holds); the text says which and why. Unlike
     /// [`Error::Memory`], running the query again cannot help.

@@ -19,6 +19,7 @@ pub mod decode;
 pub mod error;
 pub mod eval;
 pub mod expr;
+pub mod external;
 pub mod functions;
 pub mod hashing;
 pub(crate) mod index_key;

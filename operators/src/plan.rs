@@ -385,6 +385,8 @@ pub enum PhysicalPlan {
         filter: Option<Expr>,
         /// Table columns to output, in order.
         projection: Vec<usize>,
+        /// For an external table, the files its rows are read from (no index then).
+        external: Option<Box<crate::external::ExternalSource>>,
     },
     /// Keeps rows where the predicate is true.
     Filter {
@@ -710,6 +712,9 @@ impl PhysicalPlan {
     pub fn name(&self) -> &'static str {
         match self {
             PhysicalPlan::Scan { index: Some(_), .. } => "IndexScan",
+            PhysicalPlan::Scan {
+                external: Some(_), ..
+            } => "FileScan",
             PhysicalPlan::Scan { .. } => "Scan",
             PhysicalPlan::Filter { .. } => "Filter",
             PhysicalPlan::Project { .. } => "Project",

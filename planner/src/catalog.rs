@@ -27,6 +27,10 @@ pub struct TableDef {
     pub not_null: Vec<usize>,
     /// Number of hash partitions.
     pub partitions: u32,
+    /// For an external table (`CREATE EXTERNAL TABLE`), the files its rows are read from in
+    /// place; such a table is read-only and has no key or index.
+    #[serde(default)]
+    pub external: Option<weir_operators::external::ExternalSource>,
 }
 
 impl TableDef {
@@ -34,6 +38,17 @@ impl TableDef {
     /// secondary index.
     pub fn is_indexed(&self, column: usize) -> bool {
         self.primary_key == [column] || self.indexes.iter().any(|i| i.column == column)
+    }
+
+    /// The error for writing to, or indexing, an external table (`what` is the statement).
+    pub fn refuse_external(&self, what: &str) -> Result<(), PlanError> {
+        match &self.external {
+            None => Ok(()),
+            Some(source) => Err(PlanError::Invalid(format!(
+                "table '{}' is an external table (read in place from {source}): {what} is not possible; CREATE TABLE ... AS SELECT copies its rows into a table that is",
+                self.name
+            ))),
+        }
     }
 
     /// Whether the table declares a primary key.

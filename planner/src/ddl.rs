@@ -295,6 +295,7 @@ pub(crate) fn create_table(
         indexes,
         not_null,
         partitions: partitions.max(1),
+        external: None,
     }))
 }
 
@@ -307,6 +308,7 @@ pub(crate) fn create_index(
     let t = catalog
         .table(&tname)
         .ok_or_else(|| PlanError::UnknownTable(tname.clone()))?;
+    t.refuse_external("CREATE INDEX")?;
     if ci.predicate.is_some() {
         return Err(unsupported("partial indexes", ci.table_name.span()));
     }
@@ -486,6 +488,7 @@ pub(crate) fn insert(
     let t = catalog
         .table(&tname)
         .ok_or_else(|| PlanError::UnknownTable(tname.clone()))?;
+    t.refuse_external("INSERT")?;
     let targets: Vec<usize> = if ins.columns.is_empty() {
         (0..t.schema.len()).collect()
     } else {
@@ -675,6 +678,7 @@ fn create_table_as(
         indexes: Vec::new(),
         not_null: Vec::new(),
         partitions: partitions.max(1),
+        external: None,
     };
     let query = crate::query::plan_with_constants(bound, catalog, binder)?;
     Ok(Statement::CreateTableAs {

@@ -50,7 +50,7 @@ fn target<'c>(
     }
     let tname = object_name(name)?;
     match catalog.table(&tname) {
-        Some(t) => Ok(t),
+        Some(t) => t.refuse_external(what).map(|()| t),
         None if catalog.view(&tname).is_some() => Err(unsupported(
             format!("{what} of view '{tname}'"),
             name.span(),

@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
-use crate::{ddl, depth, dml, frame_exclude};
+use crate::{ddl, depth, dml, external, frame_exclude};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -45,6 +45,9 @@ fn plan_tokens(
     params: &[Value],
     partitions_default: u32,
 ) -> Result<Statement, PlanError> {
+    if external::is_create_external(tokens) {
+        return external::create_external_table(tokens.to_vec());
+    }
     let dialect = GenericDialect {};
     // The parser does not read the EXCLUDE clause of window frames: it is taken out first.
     let (parsed, exclusions) = match frame_exclude::take_exclusions(tokens)? {

@@ -268,9 +268,13 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
             index,
             filter,
             projection,
+            external,
         } => {
             let all: Vec<String> = table_schema.fields.iter().map(|f| f.name.clone()).collect();
             let mut s = format!("{} {table}", plan.name());
+            if let Some(source) = external {
+                let _ = write!(s, " ({source})");
+            }
             if let Some((col, lookup)) = index {
                 let cname = all.get(*col).cloned().unwrap_or_else(|| format!("#{col}"));
                 let iname = match lookup {

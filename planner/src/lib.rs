@@ -27,6 +27,7 @@ mod dml;
 mod entry;
 pub mod error;
 pub mod explain;
+mod external;
 mod frame_exclude;
 pub mod logical;
 pub mod optimizer;

@@ -79,6 +79,22 @@ pub enum Statement {
         /// `IF EXISTS` was given.
         if_exists: bool,
     },
+    /// `CREATE [OR REPLACE] EXTERNAL TABLE [IF NOT EXISTS] name [(cols)] STORED AS ...
+    /// LOCATION '...'`: a read-only table whose rows are read in place from files. The runtime
+    /// resolves the location, takes the columns from the files when none are declared, and
+    /// checks the files before adding the table.
+    CreateExternalTable {
+        /// Table name.
+        name: String,
+        /// The declared columns; `None`: taken from the files.
+        columns: Option<weir_operators::Schema>,
+        /// The files and their format (the location as written).
+        source: weir_operators::external::ExternalSource,
+        /// `IF NOT EXISTS` was given.
+        if_not_exists: bool,
+        /// `OR REPLACE` was given.
+        replace: bool,
+    },
     /// `DROP TABLE [IF EXISTS] name`.
     DropTable {
         /// Table name (as stored in the catalog when it exists).

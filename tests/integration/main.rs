@@ -18,6 +18,7 @@ mod copy_columns;
 mod ddl;
 mod distributed;
 mod durability;
+mod external;
 mod faults;
 mod hostile;
 mod hostile_bytes;

@@ -139,6 +139,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                     index,
                     filter: crate::logical::and_all(rest),
                     projection,
+                    external: table.external.clone().map(Box::new),
                 },
                 schema,
                 placement: Placement::Table {

@@ -250,6 +250,7 @@ mod tests {
             not_null: vec![],
             indexes: vec![IndexDef::on("ia", 1)],
             partitions: 4,
+            external: None,
         }
     }
 

@@ -60,7 +60,9 @@ fn index_selected_for_param_equality() {
             filter,
             projection,
             table_schema,
+            external,
         } => {
+            assert_eq!(*external, None);
             assert_eq!(table, "Item");
             assert_eq!(*index, Some((4, IndexLookup::Eq(Expr::Param(0)))));
             assert_eq!(*filter, None);

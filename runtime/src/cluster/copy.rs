@@ -293,7 +293,7 @@ fn resolve(path: &Path) -> std::io::Result<PathBuf> {
 /// resolved form ([`resolve`]), which must lie inside one of `dirs` (resolved too), or an
 /// error naming them. A path that does not exist is judged by where it would be, so the
 /// error does not tell whether a file outside exists.
-fn confine(path: &Path, dirs: Option<&[PathBuf]>) -> Result<PathBuf> {
+pub(super) fn confine(path: &Path, dirs: Option<&[PathBuf]>) -> Result<PathBuf> {
     let Some(dirs) = dirs else {
         return Ok(path.to_path_buf());
     };

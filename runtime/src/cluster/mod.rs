@@ -13,6 +13,7 @@ mod catalog;
 mod connection;
 pub mod copy;
 pub mod data_node;
+mod external;
 mod lost;
 pub mod prepared;
 mod proposals;

@@ -13,7 +13,8 @@ use weir_planner::{CachedStatement, PlanError, QueryPlan, Statement};
 pub const CONFLICT_RETRIES: u32 = 10;
 
 impl Cluster {
-    /// Runs a statement: DDL (`CREATE TABLE`, `CREATE INDEX`, `DROP TABLE`), `INSERT`,
+    /// Runs a statement: DDL (`CREATE TABLE`, `CREATE EXTERNAL TABLE`, `CREATE INDEX`,
+    /// `DROP TABLE`), `INSERT`,
     /// `UPDATE`, `DELETE`, `COPY` (see [`Cluster::execute_with_progress`]), or a query. Returns rows inserted, updated or deleted, or rows
     /// returned by a query; 0 for DDL.
     ///
@@ -123,6 +124,13 @@ impl Cluster {
                 )?;
                 Ok(0)
             }
+            Statement::CreateExternalTable {
+                name,
+                columns,
+                source,
+                if_not_exists,
+                replace,
+            } => self.create_external_table(name, columns, source, if_not_exists, replace),
             Statement::CreateIndex { table, index } => {
                 // No write comes between the check of the stored rows and the index.
                 let _writing = self.writing();

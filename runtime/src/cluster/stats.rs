@@ -56,6 +56,13 @@ pub struct NodeStats {
     pub spill_bytes_written: u64,
     /// Bytes in spill files now (0 when no query runs).
     pub spill_bytes: u64,
+    /// Rows its scans of external tables read from files (before filters), since the start.
+    pub external_rows_read: u64,
+    /// Parquet row groups its scans of external tables read, since the start.
+    pub external_row_groups_read: u64,
+    /// Parquet row groups its scans of external tables skipped by their statistics, since
+    /// the start.
+    pub external_row_groups_skipped: u64,
     /// Whether the node runs in another process ([`crate::ClusterBuilder::connect`]): `up`
     /// follows its connection; its actors, memory, rows and counters are not seen from here
     /// and read 0 (`memory_budget` is this client's estimate, the builder's `node_memory`).
@@ -146,6 +153,9 @@ impl Cluster {
                 spills: spill.spills,
                 spill_bytes_written: spill.bytes_written,
                 spill_bytes: n.spill.as_ref().map_or(0, |s| s.used()),
+                external_rows_read: n.external.rows_read.load(Ordering::Relaxed),
+                external_row_groups_read: n.external.row_groups_read.load(Ordering::Relaxed),
+                external_row_groups_skipped: n.external.row_groups_skipped.load(Ordering::Relaxed),
             })
             .collect();
         ClusterStats {

@@ -128,6 +128,7 @@ impl Cluster {
             .table(table)
             .cloned()
             .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.into())))?;
+        def.refuse_external("loading rows into it")?;
         let mut changes = Changes::default();
         let mut rows = 0;
         let mut parts_of_row = Vec::new();

@@ -22,6 +22,7 @@ use crate::wire::partition_map::PartitionMap;
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use weir_io::external::{ExternalScan, Share};
 use weir_operators::kernels::{create_operator, ExecContext, ScanSource};
 use weir_operators::storage::ScanChunk;
 use weir_operators::{Batch, Error as OpError, PhysicalPlan, Reservation, Value};
@@ -304,11 +305,15 @@ impl FragmentActor {
             index,
             filter,
             projection,
+            external,
             ..
         } = plan
         else {
             return Err(OpError::Internal("not a scan".into()));
         };
+        if let Some(source) = external {
+            return self.file_source(spec, source, plan, exec);
+        }
         let storage = self
             .node
             .shared
@@ -337,6 +342,53 @@ impl FragmentActor {
             projection.clone(),
             exec.clone(),
         ))))
+    }
+}
+
+impl FragmentActor {
+    /// This node's share of a scan of an external table: the units whose number modulo the
+    /// count of the fragment's nodes is this node's place among them (all of them when the
+    /// fragment has no partition map).
+    fn file_source(
+        &self,
+        spec: &FragmentSpec,
+        source: &weir_operators::external::ExternalSource,
+        plan: &PhysicalPlan,
+        exec: &ExecContext,
+    ) -> Result<SourceKind, OpError> {
+        let PhysicalPlan::Scan {
+            table_schema,
+            filter,
+            projection,
+            ..
+        } = plan
+        else {
+            return Err(OpError::Internal("not a scan".into()));
+        };
+        let share = match &spec.partitions {
+            Some(map) => {
+                let nodes = map.nodes();
+                match nodes.iter().position(|&n| n == self.node.id()) {
+                    Some(index) => Share {
+                        index,
+                        of: nodes.len(),
+                    },
+                    // Not one of the scanning nodes: nothing to read here.
+                    None => return Ok(SourceKind::Batches(VecDeque::new())),
+                }
+            }
+            None => Share::ALL,
+        };
+        let scan = ExternalScan::open(
+            source,
+            table_schema,
+            filter.as_ref(),
+            projection,
+            exec.clone(),
+            share,
+            self.node.shared.external.clone(),
+        )?;
+        Ok(SourceKind::Files(Box::new(scan)))
     }
 }
 

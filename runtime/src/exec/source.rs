@@ -1,4 +1,5 @@
-//! The actor at the leaves of a fragment that reads stored partitions (or constant rows) and
+//! The actor at the leaves of a fragment that reads stored partitions (an external table's
+//! files, or constant rows) and
 //! produces batches as its consumer grants credits. A batch its output edge cannot send yet
 //! (credit, or memory on the node) is held there, and the source reads no further until it
 //! went.
@@ -19,6 +20,8 @@ pub enum SourceKind {
     Scan(Box<ScanSource>),
     /// Batches computed up front (index lookups, constant rows).
     Batches(VecDeque<Batch>),
+    /// A node's share of a scan of an external table's files.
+    Files(Box<weir_io::external::ExternalScan>),
 }
 
 /// Produces batches from a [`SourceKind`], one per credit.
@@ -46,6 +49,7 @@ impl SourceActor {
         match &mut self.source {
             SourceKind::Scan(s) => s.next_batch(),
             SourceKind::Batches(q) => Ok(q.pop_front()),
+            SourceKind::Files(s) => s.next_batch(),
         }
     }
 

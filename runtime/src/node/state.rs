@@ -45,6 +45,8 @@ pub struct NodeShared {
     pub inbox: Arc<InboxCount>,
     /// Where its operators spill when refused memory (`None`: they fail instead).
     pub spill: Option<Arc<SpillSpace>>,
+    /// What its scans of external tables read and skipped.
+    pub external: Arc<weir_io::external::ScanCounters>,
 }
 
 impl NodeShared {
@@ -72,6 +74,7 @@ impl NodeShared {
             joins: RunningJoins::default(),
             inbox: Arc::default(),
             spill: None,
+            external: Arc::default(),
         }
     }
 

@@ -635,6 +635,7 @@ mod tests {
             indexes: vec![IndexDef::on("t_x", 1)],
             not_null: vec![],
             partitions: 4,
+            external: None,
         }
     }
 
