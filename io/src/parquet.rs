@@ -77,10 +77,27 @@ pub struct ParquetWriter {
 }
 
 impl ParquetWriter {
-    /// Creates (or truncates) `path` for rows with the columns of `schema`.
+    /// Creates (or truncates) `path` for rows with the columns of `schema`, uncompressed.
     pub fn create(path: &Path, schema: &Schema) -> Result<Self> {
+        Self::create_with(path, schema, None)
+    }
+
+    /// [`ParquetWriter::create`], its column chunks compressed with Snappy (smaller files,
+    /// for data sets written once and read many times).
+    pub fn create_compressed(path: &Path, schema: &Schema) -> Result<Self> {
+        let props = ::parquet::file::properties::WriterProperties::builder()
+            .set_compression(::parquet::basic::Compression::SNAPPY)
+            .build();
+        Self::create_with(path, schema, Some(props))
+    }
+
+    fn create_with(
+        path: &Path,
+        schema: &Schema,
+        props: Option<::parquet::file::properties::WriterProperties>,
+    ) -> Result<Self> {
         let file = File::create(path).map_err(|e| IoError::file(path, e.to_string()))?;
-        let writer = ArrowWriter::try_new(file, crate::arrow::arrow_schema(schema), None)
+        let writer = ArrowWriter::try_new(file, crate::arrow::arrow_schema(schema), props)
             .map_err(|e| IoError::file(path, e.to_string()))?;
         Ok(ParquetWriter {
             path: path.to_path_buf(),

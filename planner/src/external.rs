@@ -11,13 +11,17 @@
 //!     [OPTIONS ('has_header' 'true', 'delimiter' ';', 'null' 'NA', ...)]
 //! ```
 //!
-//! Without columns, the runtime takes them from the files.
+//! Without columns, the runtime takes them from the files. A `PRIMARY KEY` (on a column, or
+//! as `PRIMARY KEY (a, b)`, also alone in the parentheses when the columns come from the
+//! files) is declared, not checked: the files are not read to check it, and the planner
+//! trusts it for its estimates only (a key that does not hold gives a slower plan, not a
+//! wrong answer).
 
 use crate::bind::{map_type, unsupported};
 use crate::ddl::object_name;
 use crate::error::PlanError;
 use crate::statement::Statement;
-use sqlparser::ast::Spanned;
+use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -82,11 +86,31 @@ pub(crate) fn create_external_table(tokens: Vec<TokenWithSpan>) -> Result<Statem
     let name_ast = p.parse_object_name(false).map_err(syntax)?;
     let name = object_name(&name_ast)?;
     let (columns, constraints) = p.parse_columns().map_err(syntax)?;
-    if let Some(c) = constraints.first() {
-        return Err(unsupported(
-            "constraints on an external table (it is read-only)",
-            c.span(),
-        ));
+    let mut key: Vec<String> = Vec::new();
+    let two_keys = || PlanError::Invalid(format!("table '{name}' has more than one primary key"));
+    for c in &constraints {
+        match c {
+            sql::TableConstraint::PrimaryKey(pk) if key.is_empty() => {
+                for col in &pk.columns {
+                    match &col.column.expr {
+                        sql::Expr::Identifier(id) => key.push(id.value.clone()),
+                        other => {
+                            return Err(unsupported(
+                                format!("primary key part {other}"),
+                                other.span(),
+                            ))
+                        }
+                    }
+                }
+            }
+            sql::TableConstraint::PrimaryKey(_) => return Err(two_keys()),
+            other => {
+                return Err(unsupported(
+                    "constraints other than PRIMARY KEY on an external table (it is read-only)",
+                    other.span(),
+                ))
+            }
+        }
     }
     let mut fields: Vec<Field> = Vec::with_capacity(columns.len());
     for c in &columns {
@@ -99,7 +123,14 @@ pub(crate) fn create_external_table(tokens: Vec<TokenWithSpan>) -> Result<Statem
                 c.name.value
             )));
         }
-        if let Some(o) = c.options.first() {
+        for o in &c.options {
+            if matches!(o.option, sql::ColumnOption::PrimaryKey(_)) {
+                if !key.is_empty() {
+                    return Err(two_keys());
+                }
+                key.push(c.name.value.clone());
+                continue;
+            }
             return Err(unsupported(
                 format!(
                     "{} on column '{}' of an external table",
@@ -150,6 +181,7 @@ pub(crate) fn create_external_table(tokens: Vec<TokenWithSpan>) -> Result<Statem
         name,
         columns: (!fields.is_empty()).then(|| Schema::new(fields)),
         source: ExternalSource { format, location },
+        key,
         if_not_exists,
         replace,
     })
@@ -268,6 +300,7 @@ mod tests {
             name,
             columns,
             source,
+            key,
             if_not_exists,
             replace,
         } = plan("CREATE EXTERNAL TABLE lineitem STORED AS PARQUET LOCATION 'data/li/'").unwrap()
@@ -278,6 +311,7 @@ mod tests {
         assert_eq!(columns, None);
         assert_eq!(source.format, FileFormat::Parquet);
         assert_eq!(source.location, "data/li/");
+        assert!(key.is_empty());
         assert!(!if_not_exists && !replace);
     }
 
@@ -294,6 +328,23 @@ mod tests {
             panic!("not an external table")
         };
         assert_eq!(columns.unwrap().len(), 2);
+        let Statement::CreateExternalTable { key, columns, .. } =
+            plan("CREATE EXTERNAL TABLE t (PRIMARY KEY (a, b)) STORED AS PARQUET LOCATION 'x'")
+                .unwrap()
+        else {
+            panic!("not an external table")
+        };
+        assert_eq!(
+            (key, columns),
+            (vec!["a".to_string(), "b".to_string()], None)
+        );
+        let Statement::CreateExternalTable { key, .. } = plan(
+            "CREATE EXTERNAL TABLE t (a BIGINT PRIMARY KEY, b BIGINT) STORED AS PARQUET LOCATION 'x'",
+        )
+        .unwrap() else {
+            panic!("not an external table")
+        };
+        assert_eq!(key, ["a"]);
         assert_eq!(
             source.format,
             FileFormat::Csv(CsvLayout {
@@ -337,9 +388,13 @@ mod tests {
                 .contains("one ASCII character")
         );
         assert!(
-            e("CREATE EXTERNAL TABLE t (a BIGINT PRIMARY KEY) STORED AS CSV LOCATION 'x'")
+            e("CREATE EXTERNAL TABLE t (a BIGINT UNIQUE) STORED AS CSV LOCATION 'x'")
                 .contains("external table")
         );
+        assert!(e(
+            "CREATE EXTERNAL TABLE t (a BIGINT PRIMARY KEY, PRIMARY KEY (a)) STORED AS CSV LOCATION 'x'"
+        )
+        .contains("more than one primary key"));
         assert!(
             e("CREATE EXTERNAL TABLE t STORED AS CSV LOCATION 'x' LOCATION 'y'").contains("twice")
         );

@@ -90,6 +90,9 @@ pub enum Statement {
         columns: Option<weir_operators::Schema>,
         /// The files and their format (the location as written).
         source: weir_operators::external::ExternalSource,
+        /// The declared primary key's columns (names), in key order: not checked, trusted
+        /// for estimates.
+        key: Vec<String>,
         /// `IF NOT EXISTS` was given.
         if_not_exists: bool,
         /// `OR REPLACE` was given.

@@ -189,6 +189,31 @@ fn csv_files_with_declared_or_inferred_columns() {
         rows(&c, "SELECT COUNT(*) FROM w2"),
         vec![vec![Value::Int(4)]]
     );
+    // A declared key is not checked, and a lookup on it still reads the files (there is no
+    // index and the rows are not placed by it).
+    c.execute(&format!(
+        "CREATE EXTERNAL TABLE k (PRIMARY KEY (id)) STORED AS CSV WITH HEADER ROW DELIMITER ';' LOCATION '{}'",
+        d.display()
+    ))
+    .unwrap();
+    let plan = c.explain("SELECT city FROM k WHERE id = 3", &[]).unwrap();
+    assert!(
+        plan.contains("FileScan k") && !plan.contains("IndexScan"),
+        "{plan}"
+    );
+    assert!(plan.contains("all partitions"), "{plan}");
+    assert_eq!(
+        rows(&c, "SELECT city FROM k WHERE id = 3"),
+        vec![vec![Value::from("Pune")]]
+    );
+    let e = c
+        .execute(&format!(
+            "CREATE EXTERNAL TABLE k2 (PRIMARY KEY (nope)) STORED AS CSV WITH HEADER ROW DELIMITER ';' LOCATION '{}'",
+            d.display()
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown column 'nope'"), "{e}");
     assert_idle(&c);
     std::fs::remove_dir_all(&d).unwrap();
 }

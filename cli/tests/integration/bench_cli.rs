@@ -304,8 +304,64 @@ fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
         let out = weir(&["bench", "tpch", "--sf", bad]);
         assert!(!out.status.success(), "--sf {bad} was accepted");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("0.01, 0.1 or 1"), "--sf {bad}: {err}");
+        assert!(err.contains("0.01, 0.1, 1 or 10"), "--sf {bad}: {err}");
     }
+    let out = weir(&["bench", "tpch", "--sf", "10"]);
+    assert!(
+        !out.status.success(),
+        "--sf 10 without --parquet was accepted"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--parquet"));
+}
+
+#[test]
+fn tpch_from_parquet_files_answers_as_from_memory() {
+    let dir = std::env::temp_dir().join(format!("weir-bench-parquet-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let rows_of = |out: &std::process::Output| -> Vec<(u64, u64)> {
+        json_lines(out)
+            .iter()
+            .map(|l| {
+                assert!(l["error"].is_null(), "{l}");
+                (l["query"].as_u64().unwrap(), l["rows"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    let memory = weir(&["bench", "tpch", "--sf", "0.01", "--json"]);
+    assert!(memory.status.success());
+    let parquet = weir(&[
+        "bench",
+        "tpch",
+        "--sf",
+        "0.01",
+        "--json",
+        "--parquet",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        parquet.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parquet.stderr)
+    );
+    assert_eq!(rows_of(&parquet), rows_of(&memory));
+    assert_eq!(rows_of(&parquet).len(), 22);
+    // The files were written once, row groups and all, and are kept for the next run.
+    let lineitem = dir.join("tpch-sf0.01").join("lineitem");
+    assert!(std::fs::read_dir(&lineitem).unwrap().count() >= 1);
+    assert!(dir.join("tpch-sf0.01").join("_complete").exists());
+    let again = weir(&[
+        "bench",
+        "tpch",
+        "--sf",
+        "0.01",
+        "--json",
+        "--query",
+        "1",
+        "--parquet",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("using the Parquet files"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -32,7 +32,7 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::{JoinKind, LogicalPlan, SetOpKind};
 use crate::optimizer::estimate::estimate;
-use crate::statement::{Fragment, Placement, QueryPlan};
+use crate::statement::{Fragment, Placement, Pruning, QueryPlan};
 use weir_operators::kernels::sort::MERGE_MIN_BYTES;
 use weir_operators::plan::Distribution;
 use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey, WindowExpr};
@@ -130,8 +130,15 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             projection,
             filters,
         } => {
-            let pruning = scan::pk_pruning(&filters, &table.primary_key);
-            let (index, rest) = scan::choose_index(filters, &table);
+            // An external table's rows are not placed by its (declared) key, and it has no
+            // index: every scan reads the files, filtering as it goes.
+            let (pruning, index, rest) = if table.external.is_some() {
+                (Pruning::All, None, filters)
+            } else {
+                let pruning = scan::pk_pruning(&filters, &table.primary_key);
+                let (index, rest) = scan::choose_index(filters, &table);
+                (pruning, index, rest)
+            };
             Input {
                 plan: PhysicalPlan::Scan {
                     table: table.name.clone(),

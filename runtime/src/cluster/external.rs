@@ -1,7 +1,8 @@
 //! `CREATE EXTERNAL TABLE`: the location resolved to an absolute path (inside the directories
 //! COPY may use, when the cluster limits them), the files read for their columns (or checked
 //! against the declared ones) and their rows, then the table added to the catalog like any
-//! other. The nodes read the files in place when a query scans the table (see
+//! other. A declared primary key is not checked (that would read every file): the planner
+//! trusts it for its estimates only. The nodes read the files in place when a query scans the table (see
 //! `weir_io::external`); nothing is loaded, and `DROP TABLE` leaves the files alone.
 
 use super::copy::confine;
@@ -20,6 +21,7 @@ impl Cluster {
         name: String,
         columns: Option<Schema>,
         mut source: ExternalSource,
+        key: Vec<String>,
         if_not_exists: bool,
         replace: bool,
     ) -> Result<u64> {
@@ -46,10 +48,25 @@ impl Cluster {
         source.location = self.resolve_location(&source.location)?;
         let files = describe_files(&source, columns.as_ref())
             .map_err(|e| Error::Invalid(format!("CREATE EXTERNAL TABLE {name}: {e}")))?;
+        let mut primary_key = Vec::with_capacity(key.len());
+        for k in &key {
+            let c = files.schema.index_of(k).ok_or_else(|| {
+                Error::Plan(PlanError::UnknownColumn {
+                    name: k.clone(),
+                    position: String::new(),
+                })
+            })?;
+            if primary_key.contains(&c) {
+                return Err(Error::Invalid(format!(
+                    "column '{k}' appears twice in the primary key of table '{name}'"
+                )));
+            }
+            primary_key.push(c);
+        }
         let def = TableDef {
             name: name.clone(),
             schema: files.schema,
-            primary_key: Vec::new(),
+            primary_key,
             indexes: Vec::new(),
             not_null: Vec::new(),
             partitions: self.inner.config.partitions.max(1),

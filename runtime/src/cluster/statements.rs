@@ -128,9 +128,10 @@ impl Cluster {
                 name,
                 columns,
                 source,
+                key,
                 if_not_exists,
                 replace,
-            } => self.create_external_table(name, columns, source, if_not_exists, replace),
+            } => self.create_external_table(name, columns, source, key, if_not_exists, replace),
             Statement::CreateIndex { table, index } => {
                 // No write comes between the check of the stored rows and the index.
                 let _writing = self.writing();

@@ -504,3 +504,102 @@ pub fn load(
         elapsed: start.elapsed(),
     })
 }
+
+/// Rows per Parquet row group written by [`write_parquet`] (DuckDB's row group size).
+pub const PARQUET_ROW_GROUP: usize = 122_880;
+
+/// Row groups per Parquet file written by [`write_parquet`].
+pub const PARQUET_GROUPS_PER_FILE: usize = 8;
+
+/// The marker file [`write_parquet`] leaves in a complete data set (its name starts with
+/// `_`, so external tables do not read it).
+pub const PARQUET_COMPLETE: &str = "_complete";
+
+/// The directory of scale factor `sf`'s Parquet files under `root`.
+pub fn parquet_dir(root: &std::path::Path, sf: f64) -> std::path::PathBuf {
+    root.join(format!("tpch-sf{sf}"))
+}
+
+/// Writes the eight tables at scale factor `sf` as Snappy-compressed Parquet files under
+/// [`parquet_dir`] (`<table>/part-NNNN.parquet`, row groups of [`PARQUET_ROW_GROUP`] rows),
+/// unless a complete set is there already. Returns the directory.
+pub fn write_parquet(
+    root: &std::path::Path,
+    sf: f64,
+    progress: &mut dyn FnMut(String),
+) -> Result<std::path::PathBuf, String> {
+    use weir_io::parquet::ParquetWriter;
+    let dir = parquet_dir(root, sf);
+    if dir.join(PARQUET_COMPLETE).exists() {
+        progress(format!("using the Parquet files in {}", dir.display()));
+        return Ok(dir);
+    }
+    for spec in TABLES {
+        let t = Instant::now();
+        let table_dir = dir.join(spec.name);
+        let _ = std::fs::remove_dir_all(&table_dir);
+        std::fs::create_dir_all(&table_dir).map_err(|e| format!("{}: {e}", table_dir.display()))?;
+        let schema = weir_operators::Schema::new(
+            spec.columns
+                .iter()
+                .map(|c| weir_operators::Field::new(c.name, storage::data_type(c.kind)))
+                .collect(),
+        );
+        let mut writer: Option<ParquetWriter> = None;
+        let (mut files, mut groups, mut n) = (0usize, 0usize, 0usize);
+        spec.generate(sf, PARQUET_ROW_GROUP, &mut |batch| {
+            if writer.is_none() {
+                let path = table_dir.join(format!("part-{files:04}.parquet"));
+                writer = Some(
+                    ParquetWriter::create_compressed(&path, &schema).map_err(|e| e.to_string())?,
+                );
+                files += 1;
+            }
+            let w = writer.as_mut().expect("opened above");
+            n += batch.num_rows();
+            w.write(batch).map_err(|e| e.to_string())?;
+            w.end_row_group().map_err(|e| e.to_string())?;
+            groups += 1;
+            if groups % PARQUET_GROUPS_PER_FILE == 0 {
+                if let Some(w) = writer.take() {
+                    w.finish().map_err(|e| e.to_string())?;
+                }
+            }
+            Ok(())
+        })?;
+        if let Some(w) = writer.take() {
+            w.finish().map_err(|e| e.to_string())?;
+        }
+        progress(format!(
+            "wrote {} ({n} rows, {files} files) in {:.2?}",
+            spec.name,
+            t.elapsed()
+        ));
+    }
+    std::fs::write(dir.join(PARQUET_COMPLETE), "")
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Creates the eight tables in `cluster` as external tables over the Parquet files of
+/// [`write_parquet`] in `dir`, their columns taken from the files and their primary keys
+/// declared.
+pub fn attach_parquet(cluster: &Cluster, dir: &std::path::Path) -> Result<(), String> {
+    for spec in TABLES {
+        let location = dir.join(spec.name);
+        // The keys of the specification, declared for the planner's estimates.
+        let key = match spec.name {
+            "partsupp" => "ps_partkey, ps_suppkey",
+            "lineitem" => "l_orderkey, l_linenumber",
+            _ => spec.key.map_or("", |k| spec.columns[k].name),
+        };
+        cluster
+            .execute(&format!(
+                "CREATE EXTERNAL TABLE {} (PRIMARY KEY ({key})) STORED AS PARQUET LOCATION '{}'",
+                spec.name,
+                location.display()
+            ))
+            .map_err(|e| format!("CREATE EXTERNAL TABLE {}: {e}", spec.name))?;
+    }
+    Ok(())
+}
