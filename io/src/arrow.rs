@@ -352,6 +352,44 @@ pub(crate) fn from_arrow_array(a: &dyn Array, dt: DataType) -> Result<Column, Fa
                 validity_of(a),
             ))
         }
+        // The same scale and values within the precision: one copy of the values (else the
+        // general path below rescales, and names a value that does not fit).
+        (DataType::Decimal { precision, scale }, ArrowType::Decimal128(_, from))
+            if i16::from(*from) == i16::from(scale)
+                && within_precision(a.as_primitive::<Decimal128Type>().values(), precision) =>
+        {
+            Ok(Column::with_validity(
+                ColumnData::Decimal {
+                    values: a.as_primitive::<Decimal128Type>().values().to_vec(),
+                    precision,
+                    scale,
+                },
+                validity_of(a),
+            ))
+        }
+        // Strings: the bytes copied in one piece, the offsets rebased.
+        (DataType::Utf8, ArrowType::Utf8) => {
+            let s = a.as_string::<i32>();
+            let offsets = s.value_offsets();
+            let (first, last) = (offsets[0], offsets[len]);
+            let (Ok(start), Ok(end)) = (usize::try_from(first), usize::try_from(last)) else {
+                return Err((None, "negative string offsets".into()));
+            };
+            let mut rebased = Vec::with_capacity(offsets.len());
+            for &o in offsets {
+                rebased.push(
+                    u32::try_from(o - first)
+                        .map_err(|_| (None, "string offsets out of order".to_string()))?,
+                );
+            }
+            Ok(Column::with_validity(
+                ColumnData::Utf8 {
+                    offsets: rebased,
+                    bytes: s.value_data()[start..end].to_vec(),
+                },
+                validity_of(a),
+            ))
+        }
         (DataType::Int64, _) => ints!(|b, v| {
             b.push_i64(i64::try_from(v).map_err(|_| format!("{v} does not fit a BIGINT"))?);
             Ok(())
@@ -393,7 +431,6 @@ pub(crate) fn from_arrow_array(a: &dyn Array, dt: DataType) -> Result<Column, Fa
             b.push_decimal(r);
             Ok(())
         }),
-        (DataType::Utf8, ArrowType::Utf8) => build(dt, a.as_string::<i32>().iter(), len, push_str),
         (DataType::Utf8, ArrowType::LargeUtf8) => {
             build(dt, a.as_string::<i64>().iter(), len, push_str)
         }
@@ -452,6 +489,17 @@ pub(crate) fn from_arrow_array(a: &dyn Array, dt: DataType) -> Result<Column, Fa
         }
         _ => Err(unsupported()),
     }
+}
+
+/// Whether every value fits `precision` digits (one bound computed, one branch-free pass).
+fn within_precision(values: &[i128], precision: u8) -> bool {
+    let Some(limit) = decimal::pow10(precision) else {
+        return true;
+    };
+    let limit = limit.unsigned_abs();
+    values
+        .iter()
+        .fold(true, |ok, v| ok & (v.unsigned_abs() < limit))
 }
 
 fn push_str(b: &mut ColumnBuilder, s: &str) -> Result<(), String> {
@@ -514,5 +562,29 @@ mod tests {
             .unwrap_err()
             .message
             .contains("cannot load Arrow Int32"));
+    }
+
+    #[test]
+    fn sliced_strings_and_decimals_past_their_precision() {
+        // A slice starts its offsets past zero: the bytes are rebased.
+        let strings = StringArray::from(vec![Some("skip"), Some("ab"), None, Some("cde")]);
+        let sliced = strings.slice(1, 3);
+        let col = from_arrow_array(&sliced, DataType::Utf8).unwrap();
+        assert_eq!(
+            (0..3).map(|i| col.value(i)).collect::<Vec<_>>(),
+            vec![Value::from("ab"), Value::Null, Value::from("cde")]
+        );
+        // Same scale, values within the precision: taken as they are.
+        let d = Decimal128Array::from(vec![Some(12345), None])
+            .with_precision_and_scale(7, 2)
+            .unwrap();
+        let col = from_arrow_array(&d, DataType::decimal(5, 2)).unwrap();
+        assert_eq!(col.value(0), Value::Decimal(12345, 2));
+        // A value past the column's precision is named, not taken.
+        let big = Decimal128Array::from(vec![Some(1), Some(1_234_567)])
+            .with_precision_and_scale(9, 2)
+            .unwrap();
+        let (row, message) = from_arrow_array(&big, DataType::decimal(5, 2)).unwrap_err();
+        assert_eq!(row, Some(2), "{message}");
     }
 }
