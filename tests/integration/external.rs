@@ -330,3 +330,26 @@ fn locations_stay_inside_the_copy_directories() {
     std::fs::remove_dir_all(&allowed).unwrap();
     std::fs::remove_dir_all(&outside).unwrap();
 }
+
+#[test]
+fn the_live_nodes_share_the_files_when_one_is_down() {
+    // With no backup copies, a stored table's partitions on a crashed node cannot be read;
+    // an external table's files can be read by any node.
+    let d = dir("down");
+    let c = TestCluster::new(cluster_builder().nodes(3).backups(0).build().unwrap());
+    write_parquet(&c, &d);
+    c.execute(&format!(
+        "CREATE EXTERNAL TABLE ext STORED AS PARQUET LOCATION '{}'",
+        d.display()
+    ))
+    .unwrap();
+    c.crash_node(1).unwrap();
+    assert_eq!(
+        rows(&c, "SELECT COUNT(*), SUM(k) FROM ext"),
+        vec![vec![Value::Int(400), Value::Int(79_800)]]
+    );
+    let plan = c.explain("SELECT k FROM ext", &[]).unwrap();
+    assert!(plan.contains("node-0, node-2"), "{plan}");
+    assert!(c.query("SELECT COUNT(*) FROM src", &[]).is_err());
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -82,6 +82,7 @@ impl Inner {
         let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
         let copies = |p: u32| self.copies(p);
         let table_partitions = |t: &str| catalog.table(t).map(|d| d.partitions);
+        let external = |t: &str| catalog.table(t).is_some_and(|d| d.external.is_some());
         let book = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
         let view = ClusterView {
             client: self.client,
@@ -89,6 +90,7 @@ impl Inner {
             names: &self.names,
             copies: &copies,
             table_partitions: &table_partitions,
+            external: &external,
             stale: book.stale_copies(),
             whole_tables: &self.whole_tables,
         };

@@ -32,6 +32,8 @@ pub struct ClusterView<'a> {
     pub copies: &'a dyn Fn(u32) -> Arc<Vec<Vec<NodeId>>>,
     /// Partition count of a table.
     pub table_partitions: &'a dyn Fn(&str) -> Option<u32>,
+    /// Whether a table is an external one (its files readable from every node).
+    pub external: &'a dyn Fn(&str) -> bool,
     /// Copies `(partition, node)` that missed writes, by table (lowercase): they serve no
     /// reads until they caught up.
     pub stale: &'a HashMap<String, HashSet<(u32, NodeId)>>,
@@ -63,6 +65,20 @@ pub fn schedule(plan: &QueryPlan, params: &[Value], view: &ClusterView) -> Resul
                 let count = (view.table_partitions)(table).ok_or_else(|| {
                     Error::Plan(weir_planner::PlanError::UnknownTable(table.clone()))
                 })?;
+                if (view.external)(table) {
+                    // Any live data node reads an external table's files: they share the
+                    // work, whichever are up.
+                    if live_data.is_empty() {
+                        return Err(Error::NodeDown("every data node".into()));
+                    }
+                    let owners: Vec<Option<NodeId>> = (0..count as usize)
+                        .map(|p| Some(live_data[p % live_data.len()]))
+                        .collect();
+                    let map = Arc::new(PartitionMap::from_owners(&owners));
+                    instances.push(map.nodes().to_vec());
+                    partitions.push(Some(map));
+                    continue;
+                }
                 let copies = (view.copies)(count);
                 let stale = view.stale.get(&table.to_lowercase());
                 let wanted: Option<Vec<u32>> = match pruning {
