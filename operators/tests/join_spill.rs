@@ -253,6 +253,25 @@ fn every_join_type_spills_and_gives_the_same_rows() {
 }
 
 #[test]
+fn a_refused_join_keeps_a_quarter_of_its_partitions_in_memory() {
+    // Hybrid hashing: of the 16 partitions per side, the first four are joined in memory as
+    // the rows come; only the other twelve of each side reach the disk.
+    let (left, right) = sides(3000, 400, 0);
+    for jt in [JoinType::Inner, JoinType::Full, JoinType::Semi] {
+        for build in [JoinSide::Left, JoinSide::Right] {
+            let (want, peak) = unspilled(jt, build, false, &left, &right, FEED);
+            let (got, counts) = spilled(jt, build, false, &left, &right, FEED, peak / 2, true);
+            assert_eq!(got, want, "{jt:?} build {build:?}");
+            assert!(
+                (1..=24).contains(&counts.files),
+                "{jt:?} build {build:?}: {} files",
+                counts.files
+            );
+        }
+    }
+}
+
+#[test]
 fn null_keys_on_both_sides_spill_apart() {
     // Every 5th key NULL, on both sides: a NULL right key blocks the `NOT IN` join.
     let (left, right) = sides(3000, 400, 5);

@@ -68,6 +68,18 @@ impl SpillPartitions {
 
     /// Writes each row of `batch` to its partition; `hashes` holds the rows' key hashes.
     pub fn write(&mut self, batch: &Batch, hashes: &[u64]) -> Result<()> {
+        self.write_keeping(batch, hashes, 0).map(|_| ())
+    }
+
+    /// [`SpillPartitions::write`], except for the rows of partitions `0..keep`, which are
+    /// returned (in their order in `batch`) instead of written: the partitions a hybrid hash
+    /// join keeps in memory. `None` when no row is kept.
+    pub fn write_keeping(
+        &mut self,
+        batch: &Batch,
+        hashes: &[u64],
+        keep: usize,
+    ) -> Result<Option<Batch>> {
         debug_assert_eq!(batch.num_rows(), hashes.len());
         for rows in &mut self.rows {
             rows.clear();
@@ -75,7 +87,8 @@ impl SpillPartitions {
         for (row, &h) in hashes.iter().enumerate() {
             self.rows[spill_partition_of(h, self.level)].push(row as u32);
         }
-        for p in 0..Self::FANOUT {
+        let kept = self.kept_rows(batch, keep);
+        for p in keep.min(Self::FANOUT)..Self::FANOUT {
             if self.rows[p].is_empty() {
                 continue;
             }
@@ -90,7 +103,22 @@ impl SpillPartitions {
             };
             writer.write(part.as_ref().unwrap_or(batch))?;
         }
-        Ok(())
+        Ok(kept)
+    }
+
+    /// The rows of partitions `0..keep` of `batch` (as just sorted into `self.rows`).
+    fn kept_rows(&self, batch: &Batch, keep: usize) -> Option<Batch> {
+        let kept = &self.rows[..keep.min(Self::FANOUT)];
+        let n: usize = kept.iter().map(Vec::len).sum();
+        if n == 0 {
+            return None;
+        }
+        if n == batch.num_rows() {
+            return Some(batch.clone());
+        }
+        let mut rows: Vec<u32> = kept.iter().flatten().copied().collect();
+        rows.sort_unstable();
+        Some(batch.take(&rows))
     }
 
     /// Ends every partition's file: `None` for a partition that got no rows.

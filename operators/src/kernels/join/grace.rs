@@ -34,8 +34,14 @@
 //! collide, with more build rows than the memory holds) is not joined in chunks: the join
 //! fails with an `Error::Unspillable` saying so (not retried: running it again cannot help).
 //!
-//! Hybrid hashing (keeping some partitions in memory) is not done: once spilled, every build
-//! and probe row goes through disk. The spill files' buffers are not accounted in the
+//! **Hybrid hashing**: a join refused memory (not one whose memory the breaker revoked, which
+//! asked for all of it) keeps the first [`RESIDENT_PARTITIONS`] of the 16 partitions in
+//! memory: their build rows go to a join of their own (made by the same [`MakeJoin`], one
+//! level deeper, so that it spills in turn if even a quarter is refused), their probe rows
+//! are joined as they come, one batch between two outputs, and that join's output leads; only
+//! the other partitions reach the disk. The kept partitions' rows among those the spilling
+//! join held wait until it freed its memory, so that the join in memory is not refused for
+//! memory about to be given back. The spill files' buffers are not accounted in the
 //! reservation. Every file is owned by the join (the partition writers, the finished files
 //! waiting to be joined, the one being read), so dropping the join, finished, failed or
 //! cancelled, removes them all; the reservations of the partitions' joins go with them.
@@ -47,11 +53,16 @@ use crate::kernels::operator::{ExecContext, Operator};
 use crate::plan::JoinSide;
 use crate::spill::{SpillFile, SpillPartitions, SpillReader, SpillSpace, SpillWriter};
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// The deepest partitioning level: the join of a partition at this level that is refused
 /// memory fails instead of spilling again (16⁴ partitions of the first spill's input by then).
 pub(super) const MAX_LEVEL: u32 = 3;
+
+/// Partitions of a spill a hybrid hash join keeps in memory (of
+/// [`SpillPartitions::FANOUT`]): their rows go to a join in memory rather than to disk.
+pub(super) const RESIDENT_PARTITIONS: usize = 4;
 
 /// Most rows of an input batch partitioned at once (a build side held whole is partitioned in
 /// slices, so that its keys are evaluated a slice at a time).
@@ -89,19 +100,21 @@ impl Side {
         }
     }
 
-    /// Writes `batch` (key hashes `hashes`, NULL-key rows marked in `nulls`) to its files.
+    /// Writes `batch` (key hashes `hashes`, NULL-key rows marked in `nulls`) to its files,
+    /// except the rows with a key of partitions `0..keep`, which it returns.
     fn write(
         &mut self,
         space: &Arc<SpillSpace>,
         batch: &Batch,
         hashes: &[u64],
         nulls: Option<&[bool]>,
-    ) -> Result<()> {
+        keep: usize,
+    ) -> Result<Option<Batch>> {
         let Some(parts) = &mut self.parts else {
             return Err(Error::Internal("hash join input after its end".into()));
         };
         let Some(nulls) = nulls.filter(|m| m.contains(&true)) else {
-            return parts.write(batch, hashes);
+            return parts.write_keeping(batch, hashes, keep);
         };
         let (mut keyed, mut null) = (Vec::new(), Vec::new());
         for (i, &is_null) in nulls.iter().enumerate() {
@@ -111,9 +124,10 @@ impl Side {
                 keyed.push(i as u32);
             }
         }
+        let mut kept = None;
         if !keyed.is_empty() {
             let h: Vec<u64> = keyed.iter().map(|&i| hashes[i as usize]).collect();
-            parts.write(&batch.take(&keyed), &h)?;
+            kept = parts.write_keeping(&batch.take(&keyed), &h, keep)?;
         }
         if self.keep_nulls {
             let w = match &mut self.nulls {
@@ -129,7 +143,7 @@ impl Side {
             }
             w.write(&rows)?;
         }
-        Ok(())
+        Ok(kept)
     }
 
     /// Ends the files: one per partition (`None` for an empty one), and the NULL-key rows.
@@ -248,6 +262,26 @@ impl PartJoin {
     }
 }
 
+/// The join of the partitions a hybrid hash join keeps in memory: fed their build rows as
+/// they come, then their probe rows one batch at a time between outputs.
+struct Resident {
+    op: Box<dyn Operator>,
+    build_port: usize,
+    /// Probe rows of the kept partitions not pushed yet (pushed only when `op` has no
+    /// output pending).
+    queue: VecDeque<Batch>,
+    /// The build input was reported ended to `op`.
+    build_ended: bool,
+    /// The probe input was reported ended to `op`.
+    probe_ended: bool,
+}
+
+impl Resident {
+    fn probe_port(&self) -> usize {
+        1 - self.build_port
+    }
+}
+
 /// A hash join that spilled: its inputs partitioned to disk, then joined partition by
 /// partition (see the module's documentation).
 pub(super) struct GraceJoin {
@@ -284,13 +318,20 @@ pub(super) struct GraceJoin {
     current: Option<PartJoin>,
     /// Scratch space for key hashes.
     hashes: Vec<u64>,
+    /// Partitions `0..keep` stay in memory, joined by `resident` (hybrid hashing).
+    keep: usize,
+    resident: Option<Resident>,
+    /// While the spilling join hands over what it held (its memory still accounted), the
+    /// kept partitions' build rows wait here, to enter `resident` once it freed that memory.
+    handover: Option<Vec<Batch>>,
 }
 
 impl GraceJoin {
     /// A grace join of `spec` on `keys` (left, right) spilling into `space` at `level`;
     /// `key_types` are the build keys' types when already known; build batches end with a
     /// column of match flags when `flags`; `right_rows` right rows were already joined (a
-    /// null-aware anti join probing the right side).
+    /// null-aware anti join probing the right side). With `hybrid`, a quarter of the
+    /// partitions ([`RESIDENT_PARTITIONS`]) is joined in memory instead of spilled.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         space: Arc<SpillSpace>,
@@ -303,9 +344,31 @@ impl GraceJoin {
         key_types: Option<Vec<DataType>>,
         flags: bool,
         right_rows: u64,
+        hybrid: bool,
     ) -> Self {
         let build_left = spec.build == JoinSide::Left;
+        // Hybrid hashing: a quarter of the partitions is joined in memory, by a join that
+        // spills in turn (one level deeper) if even that is refused. Not for a null-aware
+        // anti join, whose NULL right keys decide the whole output.
+        let resident = (hybrid && level < MAX_LEVEL && !spec.null_aware()).then(|| {
+            let mut ctx = ctx.clone();
+            ctx.spill = Some(space.clone());
+            Resident {
+                op: make(spec.clone(), ctx, reservation.new_empty(), level + 1, flags),
+                build_port: port_of(spec.build),
+                queue: VecDeque::new(),
+                build_ended: false,
+                probe_ended: false,
+            }
+        });
         GraceJoin {
+            handover: resident.as_ref().map(|_| Vec::new()),
+            keep: if resident.is_some() {
+                RESIDENT_PARTITIONS
+            } else {
+                0
+            },
+            resident,
             build: Side::new(&space, level, &spec, build_left, flags),
             probe: Side::new(&space, level, &spec, !build_left, false),
             space,
@@ -389,9 +452,37 @@ impl GraceJoin {
         } else {
             &mut self.probe
         };
-        side.write(&self.space, batch, &self.hashes, nulls.as_deref())?;
+        let kept = side.write(
+            &self.space,
+            batch,
+            &self.hashes,
+            nulls.as_deref(),
+            self.keep,
+        )?;
+        if let (Some(kept), Some(r)) = (kept, &mut self.resident) {
+            match (&mut self.handover, build) {
+                (Some(waiting), true) => waiting.push(kept),
+                // Before its build side ends, the join in memory has no output.
+                (None, true) => r.op.push(r.build_port, kept)?,
+                (_, false) => r.queue.push_back(kept),
+            }
+        }
         if first_build {
             self.drain_stash()?;
+        }
+        Ok(())
+    }
+
+    /// The spilling join freed the memory it held: the kept partitions' build rows it handed
+    /// over enter the join in memory (which spills them in turn if refused).
+    pub fn end_handover(&mut self) -> Result<()> {
+        let Some(waiting) = self.handover.take() else {
+            return Ok(());
+        };
+        if let Some(r) = &mut self.resident {
+            for b in waiting {
+                r.op.push(r.build_port, b)?;
+            }
         }
         Ok(())
     }
@@ -411,6 +502,8 @@ impl GraceJoin {
     /// A NULL right key of a null-aware anti join: nothing will be output, nothing is kept.
     fn block(&mut self) {
         self.blocked = true;
+        self.resident = None;
+        self.handover = None;
         self.build.parts = None;
         self.build.nulls = None;
         self.probe.parts = None;
@@ -427,6 +520,13 @@ impl GraceJoin {
             // No build row: nothing to convert probe keys to.
             self.key_types.get_or_insert_with(Vec::new);
             self.drain_stash()?;
+            self.end_handover()?;
+            if let Some(r) = &mut self.resident {
+                if !r.build_ended {
+                    r.build_ended = true;
+                    r.op.finish(r.build_port)?;
+                }
+            }
         }
         if self.ended == [true; 2] && !self.joining {
             self.spec = spec.clone();
@@ -537,9 +637,56 @@ impl GraceJoin {
         }
     }
 
-    /// The next output batch, once both inputs ended: partition after partition.
+    /// The next output of the partitions kept in memory: their probe rows pushed as the
+    /// join in memory takes them, its input ended after the probe input ended. The join is
+    /// dropped (its memory freed) once it has output everything.
+    fn resident_output(&mut self) -> Result<Option<Batch>> {
+        let probe_ended = self.ended[1];
+        let Some(r) = &mut self.resident else {
+            return Ok(None);
+        };
+        loop {
+            if let Some(b) = r.op.next_output()? {
+                return Ok(Some(b));
+            }
+            if !r.build_ended {
+                return Ok(None);
+            }
+            if let Some(b) = r.queue.pop_front() {
+                let port = r.probe_port();
+                r.op.push(port, b)?;
+                continue;
+            }
+            if probe_ended && !r.probe_ended {
+                r.probe_ended = true;
+                let port = r.probe_port();
+                r.op.finish(port)?;
+                continue;
+            }
+            break;
+        }
+        if r.probe_ended && !r.op.has_output() {
+            self.resident = None;
+        }
+        Ok(None)
+    }
+
+    /// Whether the join of the partitions kept in memory has output to give, or input to
+    /// take that may give some.
+    fn resident_pending(&self) -> bool {
+        self.resident.as_ref().is_some_and(|r| {
+            r.op.has_output()
+                || (r.build_ended && (!r.queue.is_empty() || (self.ended[1] && !r.probe_ended)))
+        })
+    }
+
+    /// The next output batch: the kept partitions' as their probe rows come, then, once
+    /// both inputs ended, the spilled partitions', one after the other.
     pub fn next_output(&mut self) -> Result<Option<Batch>> {
-        if !self.joining {
+        if let Some(b) = self.resident_output()? {
+            return Ok(Some(b));
+        }
+        if !self.joining || self.resident.is_some() {
             return Ok(None);
         }
         loop {
@@ -560,7 +707,9 @@ impl GraceJoin {
 
     /// Whether output is pending.
     pub fn has_output(&self) -> bool {
-        self.joining && (self.current.is_some() || !self.tasks.is_empty())
+        self.resident_pending()
+            || (self.joining
+                && (self.resident.is_some() || self.current.is_some() || !self.tasks.is_empty()))
     }
 
     /// Whether no output can come any more (a null-aware anti join saw a NULL right key).
@@ -568,8 +717,12 @@ impl GraceJoin {
         self.blocked
     }
 
-    /// Bytes held in memory by the partition being joined.
+    /// Bytes held in memory by the partitions kept in memory and the partition being joined.
     pub fn memory_size(&self) -> usize {
-        self.current.as_ref().map_or(0, |p| p.op.memory_size())
+        let resident = self.resident.as_ref().map_or(0, |r| {
+            r.op.memory_size() + r.queue.iter().map(Batch::memory_size).sum::<usize>()
+        });
+        let waiting: usize = self.handover.iter().flatten().map(Batch::memory_size).sum();
+        resident + waiting + self.current.as_ref().map_or(0, |p| p.op.memory_size())
     }
 }

@@ -228,6 +228,17 @@ impl HashJoinOp {
     /// to a new [`GraceJoin`] that does the rest, and the reservation is freed; the build
     /// rows' match flags, if set, go along as a last column. Otherwise returns `e`.
     fn spill(&mut self, e: Error, refused: Option<(usize, Batch)>) -> Result<()> {
+        self.spill_keeping(e, refused, true)
+    }
+
+    /// [`HashJoinOp::spill`]; with `hybrid`, the grace join keeps some partitions in memory
+    /// (not when the memory was revoked: the breaker asked for all of it).
+    fn spill_keeping(
+        &mut self,
+        e: Error,
+        refused: Option<(usize, Batch)>,
+        hybrid: bool,
+    ) -> Result<()> {
         let spillable = matches!(e, Error::Memory(_)) && self.grace.is_none();
         let Some(space) = self.ctx.spill.clone().filter(|_| spillable) else {
             return Err(e);
@@ -276,6 +287,7 @@ impl HashJoinOp {
             key_types,
             flags,
             self.null_aware.right_rows as u64,
+            hybrid,
         );
         for b in build {
             grace.push(true, &b)?;
@@ -287,6 +299,7 @@ impl HashJoinOp {
             grace.push(port == self.build_port(), &b)?;
         }
         self.reservation.free();
+        grace.end_handover()?;
         if build_ended {
             grace.finish(true, &self.core.spec)?;
         }
@@ -779,7 +792,7 @@ impl Operator for HashJoinOp {
         if self.revocable() == 0 {
             return Ok(());
         }
-        self.spill(revoked(), None)
+        self.spill_keeping(revoked(), None, false)
     }
 }
 
