@@ -465,6 +465,47 @@ fn a_node_restarted_while_no_client_is_connected_is_resynced_by_the_next_client(
 }
 
 #[test]
+fn node_processes_read_an_external_tables_files_in_place() {
+    // The files are written here and read by the node processes, which share this machine's
+    // file system; a second client finds the table in the catalog the nodes keep.
+    let dir = std::env::temp_dir().join(format!("weir-mp-external-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in 0..3 {
+        let lines: String = (0..100)
+            .map(|i| format!("{},{}\n", f * 100 + i, (f * 100 + i) % 7))
+            .collect();
+        std::fs::write(dir.join(format!("part-{f}.csv")), lines).unwrap();
+    }
+    let nodes = Nodes::start("external", 3);
+    let first = build(nodes.client(0));
+    first
+        .execute(&format!(
+            "CREATE EXTERNAL TABLE e (k BIGINT, m BIGINT) STORED AS CSV LOCATION '{}'",
+            dir.display()
+        ))
+        .unwrap();
+    assert_eq!(
+        rows(&first, "SELECT COUNT(*), SUM(k) FROM e", &[]),
+        vec![vec![Value::Int(300), Value::Int(44_850)]]
+    );
+    let second = build(nodes.client(1));
+    assert_eq!(
+        rows(
+            &second,
+            "SELECT m, COUNT(*) FROM e WHERE k < 14 GROUP BY m",
+            &[]
+        ),
+        (0..7)
+            .map(|m| vec![Value::Int(m), Value::Int(2)])
+            .collect::<Vec<_>>()
+    );
+    let e = second.execute("INSERT INTO e VALUES (1, 1)").unwrap_err();
+    assert!(e.to_string().contains("external table"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_client_that_connects_later_sees_the_tables_and_their_rows() {
     let nodes = Nodes::start("later", 3);
     let first = build(nodes.client(0));
