@@ -174,12 +174,17 @@ fn csv_files_with_declared_or_inferred_columns() {
         rows(&c, "SELECT n, t FROM w2 WHERE t IS NOT NULL"),
         vec![vec![Value::Int(3), Value::Decimal(3125, 2)]]
     );
-    // IF NOT EXISTS keeps the table; OR REPLACE swaps its files.
+    // IF NOT EXISTS keeps the table; OR REPLACE swaps its files, also for a query whose
+    // plan was cached before.
     c.execute(&format!(
         "CREATE EXTERNAL TABLE IF NOT EXISTS w2 STORED AS CSV LOCATION '{}'",
         d.join("nothing.csv").display()
     ))
     .unwrap();
+    assert_eq!(
+        rows(&c, "SELECT COUNT(*) FROM w2"),
+        vec![vec![Value::Int(2)]]
+    );
     c.execute(&format!(
         "CREATE OR REPLACE EXTERNAL TABLE w2 (n BIGINT, place VARCHAR, t DECIMAL(6,2)) STORED AS CSV WITH HEADER ROW DELIMITER ';' LOCATION '{}/*.csv'",
         d.display()
