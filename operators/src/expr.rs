@@ -367,6 +367,27 @@ impl Expr {
         }
     }
 
+    /// The conjuncts of a conjunction (`a AND b AND c` gives `[a, b, c]`; anything else is
+    /// its own one conjunct), left to right.
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        let mut todo = vec![self];
+        while let Some(e) = todo.pop() {
+            match e {
+                Expr::Binary {
+                    op: BinaryOp::And,
+                    left,
+                    right,
+                } => {
+                    todo.push(right);
+                    todo.push(left);
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
     /// Rewrites every column index through `map` (used when inputs are pruned or reordered).
     pub fn map_columns(&self, map: &dyn Fn(usize) -> usize) -> Expr {
         self.transform(&mut |e| match e {

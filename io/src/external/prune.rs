@@ -49,20 +49,6 @@ fn constant(e: &Expr) -> bool {
     !columns && !e.any(&|x| matches!(x, Expr::OuterColumn(_)))
 }
 
-fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match e {
-        Expr::Binary {
-            op: BinaryOp::And,
-            left,
-            right,
-        } => {
-            conjuncts(left, out);
-            conjuncts(right, out);
-        }
-        other => out.push(other),
-    }
-}
-
 fn flipped(op: BinaryOp) -> BinaryOp {
     match op {
         BinaryOp::Lt => BinaryOp::Gt,
@@ -76,11 +62,12 @@ fn flipped(op: BinaryOp) -> BinaryOp {
 impl Pruner {
     /// The tests of `filter` (over the table's columns).
     pub fn new(filter: Option<&Expr>) -> Pruner {
-        let mut parts = Vec::new();
-        if let Some(f) = filter {
-            conjuncts(f, &mut parts);
-        }
-        let tests = parts.into_iter().filter_map(test_of).collect();
+        let tests = filter
+            .map(Expr::conjuncts)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(test_of)
+            .collect();
         Pruner { tests }
     }
 
