@@ -23,6 +23,35 @@ const READ_BUFFER_BYTES: usize = 64 << 10;
 /// Largest frame read back (compressed or raw): the wire's limit on a message.
 const MAX_FRAME_BYTES: usize = 1 << 30;
 
+/// Scratch space kept between batches up to this size (a larger one, for an unusually large
+/// batch, is given back after use).
+const KEEP_SCRATCH_BYTES: usize = 4 << 20;
+
+/// A batch's encoded and compressed bytes while it is written or read.
+#[derive(Default)]
+struct Scratch {
+    raw: Vec<u8>,
+    packed: Vec<u8>,
+}
+
+impl Scratch {
+    fn trim(&mut self) {
+        for v in [&mut self.raw, &mut self.packed] {
+            if v.capacity() > KEEP_SCRATCH_BYTES {
+                v.clear();
+                v.shrink_to(KEEP_SCRATCH_BYTES);
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// One scratch pair per thread, shared by every spill file the thread writes or reads (a
+    /// spilling join's 32 writers, a merge's 16 readers), rather than a pair per file: a batch
+    /// is encoded or decoded whole before the next one, so one pair is enough.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
 /// The file's path and the quota it holds; removing the file and returning the bytes when
 /// dropped.
 #[derive(Debug)]
@@ -45,10 +74,6 @@ impl Drop for Owned {
 pub struct SpillWriter {
     owned: Owned,
     out: BufWriter<File>,
-    /// The batch encoded, before compression (kept between batches).
-    raw: Vec<u8>,
-    /// The batch compressed (kept between batches).
-    packed: Vec<u8>,
     batches: usize,
     rows: usize,
 }
@@ -66,8 +91,6 @@ impl SpillWriter {
                 bytes: 0,
             },
             out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
-            raw: Vec::new(),
-            packed: Vec::new(),
             batches: 0,
             rows: 0,
         })
@@ -76,12 +99,30 @@ impl SpillWriter {
     /// Appends `batch`; fails with [`Error::SpillQuota`] when the node's quota has no room
     /// for it (nothing of it is then written).
     pub fn write(&mut self, batch: &Batch) -> Result<()> {
-        self.raw.clear();
-        bincode::serde::encode_into_std_write(batch, &mut self.raw, bincode::config::standard())
+        SCRATCH.with(|scratch| {
+            let mut s = scratch.borrow_mut();
+            let written = self.write_with(batch, &mut s);
+            s.trim();
+            written
+        })?;
+        self.batches += 1;
+        self.rows += batch.num_rows();
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Encodes, compresses and writes `batch`'s frame through `s`.
+    fn write_with(&mut self, batch: &Batch, s: &mut Scratch) -> Result<()> {
+        s.raw.clear();
+        bincode::serde::encode_into_std_write(batch, &mut s.raw, bincode::config::standard())
             .map_err(|e| Error::Spill(format!("cannot encode a batch to spill: {e}")))?;
-        self.packed
-            .resize(lz4_flex::block::get_maximum_output_size(self.raw.len()), 0);
-        let packed = lz4_flex::block::compress_into(&self.raw, &mut self.packed)
+        s.packed
+            .resize(lz4_flex::block::get_maximum_output_size(s.raw.len()), 0);
+        let packed = lz4_flex::block::compress_into(&s.raw, &mut s.packed)
             .map_err(|e| Error::Spill(format!("cannot compress a batch to spill: {e}")))?;
         let frame = 8 + packed as u64;
         self.owned.space.charge(frame)?;
@@ -92,16 +133,8 @@ impl SpillWriter {
                 .map_err(|e| io_error("write the spill file", path, e))
         };
         write(&mut self.out, &(packed as u32).to_le_bytes())?;
-        write(&mut self.out, &(self.raw.len() as u32).to_le_bytes())?;
-        write(&mut self.out, &self.packed[..packed])?;
-        self.batches += 1;
-        self.rows += batch.num_rows();
-        Ok(())
-    }
-
-    /// Rows written so far.
-    pub fn rows(&self) -> usize {
-        self.rows
+        write(&mut self.out, &(s.raw.len() as u32).to_le_bytes())?;
+        write(&mut self.out, &s.packed[..packed])
     }
 
     /// Ends the file: flushes it and hands it over for reading.
@@ -135,8 +168,6 @@ impl SpillFile {
             path: path.clone(),
             input: BufReader::with_capacity(READ_BUFFER_BYTES, file),
             left: self.batches,
-            packed: Vec::new(),
-            raw: Vec::new(),
         })
     }
 
@@ -167,12 +198,20 @@ pub struct SpillReader {
     path: PathBuf,
     input: BufReader<File>,
     left: usize,
-    packed: Vec<u8>,
-    raw: Vec<u8>,
 }
 
 impl SpillReader {
     fn read_batch(&mut self) -> Result<Batch> {
+        SCRATCH.with(|scratch| {
+            let mut s = scratch.borrow_mut();
+            let batch = self.read_with(&mut s);
+            s.trim();
+            batch
+        })
+    }
+
+    /// Reads, decompresses and decodes the next frame through `s`.
+    fn read_with(&mut self, s: &mut Scratch) -> Result<Batch> {
         let damaged = |what: &str| {
             Error::Spill(format!(
                 "damaged spill file {}: {what}",
@@ -188,18 +227,18 @@ impl SpillReader {
         if packed > MAX_FRAME_BYTES || raw > MAX_FRAME_BYTES {
             return Err(damaged("a frame larger than any batch"));
         }
-        self.packed.resize(packed, 0);
+        s.packed.resize(packed, 0);
         self.input
-            .read_exact(&mut self.packed)
+            .read_exact(&mut s.packed)
             .map_err(|e| io_error("read the spill file", &self.path, e))?;
-        self.raw.resize(raw, 0);
-        let n = lz4_flex::block::decompress_into(&self.packed, &mut self.raw)
+        s.raw.resize(raw, 0);
+        let n = lz4_flex::block::decompress_into(&s.packed, &mut s.raw)
             .map_err(|e| damaged(&e.to_string()))?;
         if n != raw {
             return Err(damaged("a frame shorter than its length"));
         }
         let (batch, used) =
-            bincode::serde::decode_from_slice::<Batch, _>(&self.raw, bincode::config::standard())
+            bincode::serde::decode_from_slice::<Batch, _>(&s.raw, bincode::config::standard())
                 .map_err(|e| damaged(&e.to_string()))?;
         if used != raw {
             return Err(damaged("bytes after a batch"));
