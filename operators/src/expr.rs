@@ -469,6 +469,24 @@ impl Expr {
                 func: ScalarFunc::ConcatOp,
                 args,
             } => format!("({})", args.iter().map(f).collect::<Vec<_>>().join(" || ")),
+            Expr::Function {
+                func:
+                    func @ (ScalarFunc::BitAnd
+                    | ScalarFunc::BitOr
+                    | ScalarFunc::ShiftLeft
+                    | ScalarFunc::ShiftRight),
+                args,
+            } => format!(
+                "({})",
+                args.iter()
+                    .map(f)
+                    .collect::<Vec<_>>()
+                    .join(&format!(" {} ", func.name()))
+            ),
+            Expr::Function {
+                func: ScalarFunc::BitNot,
+                args,
+            } => format!("(~{})", args.iter().map(f).collect::<Vec<_>>().join("")),
             Expr::Function { func, args } => format!(
                 "{}({})",
                 func.name(),

@@ -83,6 +83,43 @@ pub enum ScalarFunc {
     LPad,
     /// `rpad(s, n [, fill])`: as `lpad`, padded on the right.
     RPad,
+    /// `a & b` on BIGINT: bitwise and. Bound from the operator, not callable by name.
+    BitAnd,
+    /// `a | b` on BIGINT: bitwise or.
+    BitOr,
+    /// `a << n` on BIGINT: shifted left `n` bits, as SQLite: bits shifted past the 64th are
+    /// lost (`1 << 63` is the smallest BIGINT), `n` of 64 or more gives 0, and a negative `n`
+    /// shifts right.
+    ShiftLeft,
+    /// `a >> n` on BIGINT: shifted right `n` bits, keeping the sign (`n` of 64 or more gives 0
+    /// or -1); a negative `n` shifts left.
+    ShiftRight,
+    /// `~a` on BIGINT: bitwise not.
+    BitNot,
+}
+
+/// `a` shifted left `n` bits (right for a negative `n`), as SQLite.
+fn shift_left(a: i64, n: i64) -> i64 {
+    match n {
+        n if n < 0 => shift_right(a, n.checked_neg().unwrap_or(i64::MAX)),
+        n if n >= 64 => 0,
+        n => ((a as u64) << n) as i64,
+    }
+}
+
+/// `a` shifted right `n` bits keeping the sign (left for a negative `n`), as SQLite.
+fn shift_right(a: i64, n: i64) -> i64 {
+    match n {
+        n if n < 0 => shift_left(a, n.checked_neg().unwrap_or(i64::MAX)),
+        n if n >= 64 => {
+            if a < 0 {
+                -1
+            } else {
+                0
+            }
+        }
+        n => a >> n,
+    }
 }
 
 impl ScalarFunc {
@@ -118,6 +155,11 @@ impl ScalarFunc {
             ScalarFunc::Repeat => "repeat",
             ScalarFunc::LPad => "lpad",
             ScalarFunc::RPad => "rpad",
+            ScalarFunc::BitAnd => "&",
+            ScalarFunc::BitOr => "|",
+            ScalarFunc::ShiftLeft => "<<",
+            ScalarFunc::ShiftRight => ">>",
+            ScalarFunc::BitNot => "~",
         }
     }
 
@@ -385,6 +427,8 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::TooManyRows => args.len() == 1,
         F::Repeat => args.len() == 2,
         F::LPad | F::RPad => (2..=3).contains(&args.len()),
+        F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight => args.len() == 2,
+        F::BitNot => args.len() == 1,
     };
     if !arity_ok || args.iter().any(|c| c.len() != n) {
         return Err(Error::Internal(format!(
@@ -466,6 +510,29 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                 }
             }
             Ok(b.finish())
+        }
+        F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => {
+            let a = args[0].as_i64().ok_or_else(|| type_err(func, args))?;
+            let b = match args.get(1) {
+                Some(c) => Some(c.as_i64().ok_or_else(|| type_err(func, args))?),
+                None => None,
+            };
+            let op: fn(i64, i64) -> i64 = match func {
+                F::BitAnd => |a, b| a & b,
+                F::BitOr => |a, b| a | b,
+                F::ShiftLeft => shift_left,
+                F::ShiftRight => shift_right,
+                _ => |a, _| !a,
+            };
+            let mut out = ColumnBuilder::new(DataType::Int64, n);
+            for i in 0..n {
+                if all_valid(args, i) {
+                    out.push_i64(op(a[i], b.map_or(0, |b| b[i])));
+                } else {
+                    out.push_null();
+                }
+            }
+            Ok(out.finish())
         }
         F::Mod => match (&args[0].data, &args[1].data) {
             (ColumnData::Int64(a), ColumnData::Int64(d)) => {

@@ -885,6 +885,9 @@ impl<'a> Binder<'a> {
                         let x = self.boolean(b, e)?;
                         Ok(B::new(Expr::Not(Box::new(x)), Some(DataType::Boolean)))
                     }
+                    sql::UnaryOperator::BitwiseNot => {
+                        self.call(ScalarFunc::BitNot, "~", vec![b], e)
+                    }
                     other => Err(unsupported(format!("operator {other}"), span)),
                 }
             }
@@ -1152,6 +1155,18 @@ impl<'a> Binder<'a> {
             let l = self.expr(left, scope, agg.as_deref_mut())?;
             let r = self.expr(right, scope, agg)?;
             return self.call(ScalarFunc::ConcatOp, "||", vec![l, r], e);
+        }
+        let bitwise = match op {
+            O::BitwiseAnd => Some(ScalarFunc::BitAnd),
+            O::BitwiseOr => Some(ScalarFunc::BitOr),
+            O::PGBitwiseShiftLeft => Some(ScalarFunc::ShiftLeft),
+            O::PGBitwiseShiftRight => Some(ScalarFunc::ShiftRight),
+            _ => None,
+        };
+        if let Some(func) = bitwise {
+            let l = self.expr(left, scope, agg.as_deref_mut())?;
+            let r = self.expr(right, scope, agg)?;
+            return self.call(func, func.name(), vec![l, r], e);
         }
         let bop = match op {
             O::Plus => BinaryOp::Add,

@@ -34,6 +34,7 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
         }
         F::Power | F::Sqrt => DataType::Float64,
         F::Length | F::StrPos => DataType::Int64,
+        F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
         F::StartsWith => DataType::Boolean,
         F::Coalesce | F::NullIf | F::TooManyRows => first.unwrap_or(DataType::Int64),
         _ => DataType::Utf8,

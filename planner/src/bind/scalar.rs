@@ -62,6 +62,10 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::TooManyRows => (1, 1, &[]),
         F::Repeat => (2, 2, &[Arg::Text, Arg::Integer]),
         F::LPad | F::RPad => (2, 3, &[Arg::Text, Arg::Integer, Arg::Text]),
+        F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight => {
+            (2, 2, &[Arg::Integer, Arg::Integer])
+        }
+        F::BitNot => (1, 1, &[Arg::Integer]),
     }
 }
 
@@ -256,6 +260,7 @@ impl Binder<'_> {
             }
             F::Power | F::Sqrt => DataType::Float64,
             F::Length | F::StrPos => DataType::Int64,
+            F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
             F::StartsWith => DataType::Boolean,
             _ => DataType::Utf8,
         };
