@@ -84,24 +84,26 @@ fn comparison(
 
 /// Appends the conjuncts of `e` to `out`.
 fn split(e: &Expr, params: &[Value], out: &mut Vec<Conjunct>) {
+    for c in e.conjuncts() {
+        conjunct(c, params, out);
+    }
+}
+
+/// Appends conjunct `e` (not itself an AND) to `out`: a BETWEEN on a column as its two
+/// comparisons.
+fn conjunct(e: &Expr, params: &[Value], out: &mut Vec<Conjunct>) {
     match e {
-        Expr::Binary {
-            op: BinaryOp::And,
-            left,
-            right,
-        } => {
-            split(left, params, out);
-            split(right, params, out);
+        Expr::Binary { op, left, right } if *op != BinaryOp::And => {
+            match comparison(*op, left, right, params) {
+                Some((column, op, value)) => out.push(Conjunct::Compare {
+                    column,
+                    op,
+                    value,
+                    expr: e.clone(),
+                }),
+                None => out.push(Conjunct::General(e.clone())),
+            }
         }
-        Expr::Binary { op, left, right } => match comparison(*op, left, right, params) {
-            Some((column, op, value)) => out.push(Conjunct::Compare {
-                column,
-                op,
-                value,
-                expr: e.clone(),
-            }),
-            None => out.push(Conjunct::General(e.clone())),
-        },
         Expr::Between {
             expr,
             low,
@@ -118,8 +120,8 @@ fn split(e: &Expr, params: &[Value], out: &mut Vec<Conjunct>) {
                 left: expr.clone(),
                 right: high.clone(),
             };
-            split(&lo, params, out);
-            split(&hi, params, out);
+            conjunct(&lo, params, out);
+            conjunct(&hi, params, out);
         }
         _ => out.push(Conjunct::General(e.clone())),
     }
