@@ -150,6 +150,16 @@ fn plain_unique(u: &sql::UniqueConstraint) -> bool {
 /// places rows by a hidden row id. Every clause, column option or constraint weir does not
 /// enforce is an error naming it, so nothing written in the statement is silently ignored.
 /// `UNIQUE` (on a column, or `UNIQUE (a, b)`) becomes a unique index.
+/// Refuses a column `name` that `fields` (the columns declared before it) already has.
+pub(crate) fn check_new_column(fields: &[Field], name: &str) -> Result<(), PlanError> {
+    if fields.iter().any(|f| f.name.eq_ignore_ascii_case(name)) {
+        return Err(PlanError::Invalid(format!(
+            "column '{name}' specified more than once"
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) fn create_table(
     ct: &sql::CreateTable,
     catalog: &Catalog,
@@ -178,15 +188,7 @@ pub(crate) fn create_table(
     // UNIQUE constraints: their names, if given, and columns.
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
-        if fields
-            .iter()
-            .any(|f| f.name.eq_ignore_ascii_case(&c.name.value))
-        {
-            return Err(PlanError::Invalid(format!(
-                "column '{}' specified more than once",
-                c.name.value
-            )));
-        }
+        check_new_column(&fields, &c.name.value)?;
         let t = map_type(&c.data_type, c.span())?;
         fields.push(Field::new(c.name.value.clone(), t));
         for o in &c.options {

@@ -114,15 +114,7 @@ pub(crate) fn create_external_table(tokens: Vec<TokenWithSpan>) -> Result<Statem
     }
     let mut fields: Vec<Field> = Vec::with_capacity(columns.len());
     for c in &columns {
-        if fields
-            .iter()
-            .any(|f| f.name.eq_ignore_ascii_case(&c.name.value))
-        {
-            return Err(PlanError::Invalid(format!(
-                "column '{}' specified more than once",
-                c.name.value
-            )));
-        }
+        crate::ddl::check_new_column(&fields, &c.name.value)?;
         for o in &c.options {
             if matches!(o.option, sql::ColumnOption::PrimaryKey(_)) {
                 if !key.is_empty() {
@@ -397,6 +389,10 @@ mod tests {
         .contains("more than one primary key"));
         assert!(
             e("CREATE EXTERNAL TABLE t STORED AS CSV LOCATION 'x' LOCATION 'y'").contains("twice")
+        );
+        assert!(
+            e("CREATE EXTERNAL TABLE t (a BIGINT, A BIGINT) STORED AS CSV LOCATION 'x'")
+                .contains("column 'A' specified more than once")
         );
         assert!(
             e("CREATE EXTERNAL TABLE t STORED AS CSV LOCATION 'x' PARTITIONED BY (a)")
