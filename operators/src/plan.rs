@@ -22,6 +22,12 @@ pub enum AggFunc {
     Min,
     /// `MAX(expr)`.
     Max,
+    /// `TOTAL(expr)` (SQLite's): the sum as a DOUBLE, `0.0` over no values (never NULL).
+    Total,
+    /// `STRING_AGG(expr, separator)` and `GROUP_CONCAT(expr [, separator])`: the non-NULL
+    /// values as text, joined by [`AggregateExpr::separator`], in the order they arrive (no
+    /// order is promised); NULL over no values.
+    StringAgg,
 }
 
 impl AggFunc {
@@ -33,6 +39,8 @@ impl AggFunc {
             AggFunc::Avg => "AVG",
             AggFunc::Min => "MIN",
             AggFunc::Max => "MAX",
+            AggFunc::Total => "TOTAL",
+            AggFunc::StringAgg => "STRING_AGG",
         }
     }
 }
@@ -46,14 +54,28 @@ pub struct AggregateExpr {
     pub arg: Option<Expr>,
     /// Type of the argument (`Int64` for `COUNT(*)`).
     pub input_type: DataType,
+    /// What joins the values of [`AggFunc::StringAgg`] (`None` for every other function).
+    pub separator: Option<String>,
 }
 
 impl AggregateExpr {
-    /// Type of the final result: `BIGINT` for counts, `DOUBLE` for AVG, the input type otherwise.
+    /// An aggregate of `func` over `arg` (of type `input_type`), with no separator.
+    pub fn new(func: AggFunc, arg: Option<Expr>, input_type: DataType) -> AggregateExpr {
+        AggregateExpr {
+            func,
+            arg,
+            input_type,
+            separator: None,
+        }
+    }
+
+    /// Type of the final result: `BIGINT` for counts, `DOUBLE` for AVG and TOTAL, text for
+    /// STRING_AGG, the input type otherwise.
     pub fn output_type(&self) -> DataType {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => DataType::Int64,
-            AggFunc::Avg => DataType::Float64,
+            AggFunc::Avg | AggFunc::Total => DataType::Float64,
+            AggFunc::StringAgg => DataType::Utf8,
             // An exact SUM keeps the scale with the widest precision (as PostgreSQL).
             AggFunc::Sum => match self.input_type {
                 DataType::Decimal { scale, .. } => {
@@ -67,7 +89,8 @@ impl AggregateExpr {
 
     /// Types of the partial state columns this aggregate emits in [`AggMode::Partial`] and
     /// reads in [`AggMode::Final`]: counts are one `BIGINT`; SUM, MIN and MAX one column of the
-    /// output type (NULL when no value was seen); AVG a `DOUBLE` sum and a `BIGINT` count (for
+    /// output type (NULL when no value was seen), as are TOTAL's (a DOUBLE) and STRING_AGG's
+    /// (the text joined so far); AVG a `DOUBLE` sum and a `BIGINT` count (for
     /// a DECIMAL input an exact `DECIMAL(38, s)` sum and the count).
     pub fn state_types(&self) -> Vec<DataType> {
         match self.func {
@@ -79,7 +102,7 @@ impl AggregateExpr {
                 ],
                 _ => vec![DataType::Float64, DataType::Int64],
             },
-            AggFunc::Sum => vec![self.output_type()],
+            AggFunc::Sum | AggFunc::Total | AggFunc::StringAgg => vec![self.output_type()],
             AggFunc::Min | AggFunc::Max => vec![self.input_type],
         }
     }

@@ -429,6 +429,7 @@ fn aggs() -> Vec<AggregateExpr> {
         func,
         arg: arg.map(Expr::col),
         input_type: t,
+        separator: None,
     };
     vec![
         a(AggFunc::CountStar, None, DataType::Int64),
@@ -441,6 +442,7 @@ fn aggs() -> Vec<AggregateExpr> {
         a(AggFunc::Max, Some(1), DataType::Float64),
         a(AggFunc::Min, Some(2), DataType::Utf8),
         a(AggFunc::Max, Some(3), DataType::Boolean),
+        a(AggFunc::Total, Some(1), DataType::Float64),
     ]
 }
 
@@ -476,7 +478,9 @@ fn reference_aggregate(rows: &[Vec<Value>], keys: &[usize]) -> Vec<Vec<Value>> {
                     AggFunc::Sum if a.input_type == DataType::Int64 => {
                         Value::Int(vals.iter().map(|v| v.as_i64().unwrap()).sum())
                     }
-                    AggFunc::Sum => Value::Float(vals.iter().map(|v| v.as_f64().unwrap()).sum()),
+                    AggFunc::Sum | AggFunc::Total => {
+                        Value::Float(vals.iter().map(|v| v.as_f64().unwrap()).sum())
+                    }
                     AggFunc::Avg if vals.is_empty() => Value::Null,
                     AggFunc::Avg => Value::Float(
                         vals.iter().map(|v| v.as_f64().unwrap()).sum::<f64>() / vals.len() as f64,
@@ -491,6 +495,8 @@ fn reference_aggregate(rows: &[Vec<Value>], keys: &[usize]) -> Vec<Vec<Value>> {
                         .max_by(|a, b| a.sort_cmp(b))
                         .cloned()
                         .unwrap_or(Value::Null),
+                    // Joins in arrival order, which the reference does not model.
+                    AggFunc::StringAgg => unreachable!("not among the aggregates checked"),
                 });
             }
             out

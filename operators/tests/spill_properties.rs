@@ -101,6 +101,7 @@ fn group(
         func,
         arg: arg.map(Expr::col),
         input_type,
+        separator: None,
     };
     let mut op = HashAggregateOp::new(
         vec![Expr::col(0)],

@@ -125,6 +125,7 @@ fn agg(
         func,
         arg: None,
         input_type,
+        separator: None,
     }
     .output_type();
     (
@@ -174,6 +175,7 @@ fn function() -> impl Strategy<Value = (WindowFunc, Vec<Expr>, DataType)> {
         Just(agg(AggFunc::Max, Some(S), DataType::Utf8)),
         Just(agg(AggFunc::Min, Some(F), DataType::Float64)),
         Just(agg(AggFunc::Max, Some(F), DataType::Float64)),
+        Just(agg(AggFunc::Total, Some(F), DataType::Float64)),
     ]
 }
 
@@ -464,6 +466,7 @@ fn naive(
             let v = values(&f.args[0]);
             match func {
                 AggFunc::Count => Value::Int(v.len() as i64),
+                AggFunc::Total => Value::Float(v.iter().map(|x| x.as_f64().unwrap()).sum()),
                 _ if v.is_empty() => Value::Null,
                 AggFunc::Sum if f.output_type == DataType::Int64 => {
                     Value::Int(v.iter().map(|x| x.as_i64().unwrap()).sum())
@@ -474,7 +477,7 @@ fn naive(
                 ),
                 AggFunc::Min => v.into_iter().min_by(|a, b| a.sort_cmp(b)).unwrap(),
                 AggFunc::Max => v.into_iter().max_by(|a, b| a.sort_cmp(b)).unwrap(),
-                AggFunc::CountStar => unreachable!(),
+                AggFunc::CountStar | AggFunc::StringAgg => unreachable!(),
             }
         }
     }

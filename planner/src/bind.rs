@@ -150,6 +150,11 @@ impl<'a> Params<'a> {
         self.values.get(i)
     }
 
+    /// The values given for the parameters, in order.
+    pub fn values(&self) -> &[Value] {
+        self.values
+    }
+
     /// Records that parameter `i` must have type `t` (the first expectation wins).
     pub fn expect(&mut self, i: usize, t: DataType) {
         if let Some(slot) = self.types.get_mut(i) {
@@ -451,6 +456,8 @@ fn agg_func(f: &sql::Function) -> Option<AggFunc> {
         "AVG" => AggFunc::Avg,
         "MIN" => AggFunc::Min,
         "MAX" => AggFunc::Max,
+        "TOTAL" => AggFunc::Total,
+        "STRING_AGG" | "GROUP_CONCAT" => AggFunc::StringAgg,
         _ => return None,
     })
 }
@@ -712,6 +719,41 @@ impl<'a> Binder<'a> {
             }
         }
         DataType::Int64
+    }
+
+    /// The separator of `STRING_AGG(x, separator)` or `GROUP_CONCAT(x, separator)`: a text
+    /// constant. SQLite refuses `GROUP_CONCAT(DISTINCT x, separator)`; so does weir (PostgreSQL's
+    /// `STRING_AGG(DISTINCT x, separator)` is taken).
+    fn separator(
+        &mut self,
+        f: &sql::Function,
+        arg: &sql::FunctionArg,
+        scope: &Scope,
+        distinct: bool,
+        span: Span,
+    ) -> Result<String, PlanError> {
+        if distinct && f.name.to_string().eq_ignore_ascii_case("group_concat") {
+            return Err(PlanError::Invalid(format!(
+                "DISTINCT aggregates must have exactly one argument: {}(DISTINCT ...) takes no \
+                 separator{}",
+                f.name,
+                at(span)
+            )));
+        }
+        let sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) = arg else {
+            return Err(unsupported(format!("separator of {}", f.name), span));
+        };
+        let b = self.expr(x, scope, None)?;
+        match b.expr {
+            Expr::Literal(Value::Str(s)) => Ok(s),
+            _ => Err(unsupported(
+                format!(
+                    "a separator of {} that is not a text constant ('{x}')",
+                    f.name
+                ),
+                span,
+            )),
+        }
     }
 
     fn boolean(&mut self, b: B, what: &dyn std::fmt::Display) -> Result<Expr, PlanError> {
@@ -1307,12 +1349,31 @@ impl<'a> Binder<'a> {
         if !list.clauses.is_empty() {
             return Err(unsupported("aggregate function clauses", span));
         }
-        let [arg] = list.args.as_slice() else {
-            return Err(PlanError::Invalid(format!(
-                "{} takes exactly one argument{}",
-                func.name(),
-                at(span)
-            )));
+        let (arg, separator) = match (func, list.args.as_slice()) {
+            (AggFunc::StringAgg, [arg, separator]) => (
+                arg,
+                Some(self.separator(f, separator, scope, distinct, span)?),
+            ),
+            (AggFunc::StringAgg, [arg])
+                if f.name.to_string().eq_ignore_ascii_case("group_concat") =>
+            {
+                (arg, Some(",".to_string()))
+            }
+            (AggFunc::StringAgg, _) => {
+                return Err(PlanError::Invalid(format!(
+                    "{} takes a value and a separator{}",
+                    f.name,
+                    at(span)
+                )))
+            }
+            (_, [arg]) => (arg, None),
+            _ => {
+                return Err(PlanError::Invalid(format!(
+                    "{} takes exactly one argument{}",
+                    func.name(),
+                    at(span)
+                )))
+            }
         };
         let (arg, input_type) = match arg {
             sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Wildcard) if func == AggFunc::Count => {
@@ -1321,7 +1382,7 @@ impl<'a> Binder<'a> {
             }
             sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => {
                 let b = self.expr(x, scope, None)?;
-                if matches!(func, AggFunc::Sum | AggFunc::Avg)
+                if matches!(func, AggFunc::Sum | AggFunc::Avg | AggFunc::Total)
                     && b.ty.is_some_and(|t| !t.is_numeric())
                 {
                     return Err(PlanError::Type(format!(
@@ -1330,8 +1391,22 @@ impl<'a> Binder<'a> {
                         type_name(b.ty)
                     )));
                 }
-                let t = self.settle(&b);
-                (Some(self.coerce(b, t)), t)
+                // TOTAL sums as DOUBLE; STRING_AGG joins the values as text.
+                let t = match func {
+                    AggFunc::Total => DataType::Float64,
+                    AggFunc::StringAgg => DataType::Utf8,
+                    _ => self.settle(&b),
+                };
+                let arg = match (func, b.ty) {
+                    (AggFunc::StringAgg, Some(from)) if from != DataType::Utf8 => {
+                        cast_expr(b.expr, DataType::Utf8)
+                    }
+                    (AggFunc::Total, Some(from)) if from != DataType::Float64 => {
+                        cast_expr(b.expr, DataType::Float64)
+                    }
+                    _ => self.coerce(b, t),
+                };
+                (Some(arg), t)
             }
             _ => return Err(unsupported(format!("argument of {}", func.name()), span)),
         };
@@ -1339,6 +1414,7 @@ impl<'a> Binder<'a> {
             func,
             arg,
             input_type,
+            separator,
         };
         let out = a.output_type();
         if distinct && a.func == AggFunc::CountStar {
@@ -1429,14 +1505,30 @@ pub(crate) fn constant_value(
             cast_value(v, to)
                 .map_err(|why| PlanError::Type(format!("cannot cast '{expr}' to {to}: {why}")))?
         }
-        _ => {
-            return Err(unsupported(
-                "non-constant expressions in INSERT VALUES",
-                span,
-            ))
-        }
+        _ => computed_value(e, binder)?,
     };
     fit(v, target, column, e)
+}
+
+/// An INSERT value computed from constants (`1 << 63`, `2 * 3`, `upper('a')`, parameters),
+/// evaluated once as a query would; an expression that reads a column or a subquery is
+/// refused.
+fn computed_value(e: &sql::Expr, binder: &mut Binder<'_>) -> Result<Value, PlanError> {
+    let refused = || unsupported("non-constant expressions in INSERT VALUES", e.span());
+    if matches!(e, sql::Expr::Subquery(_) | sql::Expr::Exists { .. }) {
+        return Err(refused());
+    }
+    let b = binder.expr(e, &Scope::default(), None)?;
+    if b.expr
+        .any(&|x| matches!(x, Expr::Column(_) | Expr::OuterColumn(_)))
+    {
+        return Err(refused());
+    }
+    let one = weir_operators::Batch::with_row_count(Vec::new(), 1)
+        .map_err(|err| PlanError::Invalid(format!("cannot compute '{e}': {err}")))?;
+    let column = weir_operators::eval::evaluate(&b.expr, &one, binder.params.values())
+        .map_err(|err| PlanError::Type(format!("cannot compute '{e}': {err}")))?;
+    Ok(column.value(0))
 }
 
 fn constant_value_untyped(e: &sql::Expr, binder: &mut Binder<'_>) -> Result<Value, PlanError> {

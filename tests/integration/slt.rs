@@ -48,7 +48,7 @@ impl Weir {
 fn render_declared(v: &Value, t: &DefaultColumnType) -> String {
     match (v, t) {
         (Value::Float(f), DefaultColumnType::Integer) => format!("{}", f.trunc() as i64),
-        (Value::Int(i), DefaultColumnType::FloatingPoint) => format!("{:.3}", *i as f64),
+        (Value::Int(i), DefaultColumnType::FloatingPoint) => fixed3(*i as f64),
         (Value::Bool(b), DefaultColumnType::Integer) => i64::from(*b).to_string(),
         // Text read as a number: its leading numeral, 0 without one (as SQLite's conversion).
         (Value::Str(s), DefaultColumnType::Integer) => {
@@ -65,7 +65,7 @@ fn render_declared(v: &Value, t: &DefaultColumnType) -> String {
         }
         (Value::Decimal(..), DefaultColumnType::FloatingPoint) => {
             let f: f64 = v.to_string().parse().unwrap_or(0.0);
-            format!("{f:.3}")
+            fixed3(f)
         }
         _ => render(v),
     }
@@ -83,12 +83,49 @@ fn is_query(sql: &str) -> bool {
         .any(|k| first.eq_ignore_ascii_case(k))
 }
 
+/// `f` as the corpus's runner writes a float, with SQLite's `printf("%.3f")`: three decimals
+/// and at most 16 significant digits, zeros after them (`-9223372036854775808.0` is
+/// `-9223372036854776000.000`).
+fn fixed3(f: f64) -> String {
+    if !f.is_finite() || f == 0.0 {
+        return format!("{f:.3}");
+    }
+    // Significant digits up to the third decimal, at most 16.
+    let magnitude = f.abs().log10().floor() as i32;
+    let significant = (magnitude + 4).min(16);
+    if significant <= 0 {
+        return format!("{f:.3}");
+    }
+    let scientific = format!("{:.*e}", (significant - 1) as usize, f);
+    let Some((mantissa, exponent)) = scientific.split_once('e') else {
+        return format!("{f:.3}");
+    };
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    // The value is 0.d1d2d3... × 10^(exponent + 1).
+    let whole_len = exponent + 1;
+    let digit = |i: i32| {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| digits.get(i))
+            .map_or('0', |&d| d as char)
+    };
+    let whole: String = if whole_len <= 0 {
+        "0".to_string()
+    } else {
+        (0..whole_len).map(digit).collect()
+    };
+    let fraction: String = (whole_len..whole_len + 3).map(digit).collect();
+    let sign = if f < 0.0 { "-" } else { "" };
+    format!("{sign}{whole}.{fraction}")
+}
+
 /// A value as the SQLite corpus writes it.
 fn render(v: &Value) -> String {
     match v {
         Value::Null => "NULL".to_string(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) => format!("{f:.3}"),
+        Value::Float(f) => fixed3(*f),
         Value::Str(s) if s.is_empty() => "(empty)".to_string(),
         Value::Str(s) => s.clone(),
         Value::Bool(b) => b.to_string(),
@@ -358,4 +395,18 @@ fn sqlite_corpus() {
         files.len(),
         100.0 * passed as f64 / total.max(1) as f64
     );
+}
+
+#[test]
+fn floats_are_written_as_sqlites_printf_writes_them() {
+    assert_eq!(fixed3(-9223372036854775808.0), "-9223372036854776000.000");
+    assert_eq!(fixed3(-18446744073709551616.0), "-18446744073709550000.000");
+    assert_eq!(fixed3(1e20), "100000000000000000000.000");
+    assert_eq!(fixed3(2.0 / 3.0), "0.667");
+    assert_eq!(fixed3(123.4567), "123.457");
+    assert_eq!(fixed3(-0.5), "-0.500");
+    assert_eq!(fixed3(0.012), "0.012");
+    assert_eq!(fixed3(9.9996), "10.000");
+    assert_eq!(fixed3(0.0001), "0.000");
+    assert_eq!(fixed3(0.0), "0.000");
 }

@@ -1374,6 +1374,7 @@ fn aggregate_plan(
             func,
             arg: Some(Expr::Column(column)),
             input_type,
+            separator: a.separator.clone(),
         };
         if *d {
             outer_aggs.push(combine(a.func, k, a.input_type));
@@ -1391,9 +1392,11 @@ fn aggregate_plan(
                 outer_aggs.push(combine(AggFunc::Sum, c, a.output_type()));
                 results.push(Expr::Column(at));
             }
-            AggFunc::Min | AggFunc::Max => {
+            // The second level takes the first's values: TOTAL adds the partial totals,
+            // STRING_AGG joins the partial texts with the same separator.
+            AggFunc::Min | AggFunc::Max | AggFunc::Total | AggFunc::StringAgg => {
                 let c = part(a.clone(), &mut parts);
-                outer_aggs.push(combine(a.func, c, a.input_type));
+                outer_aggs.push(combine(a.func, c, a.output_type()));
                 results.push(Expr::Column(at));
             }
             AggFunc::Avg => {

@@ -399,12 +399,13 @@ impl Binder<'_> {
                 let n = self.integer_arg(asts[1], "NTH_VALUE", scope, agg)?;
                 Ok((WindowFunc::NthValue, vec![value, n], t))
             }
-            "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" => {
+            "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "TOTAL" => {
                 let func = match name.as_str() {
                     "COUNT" if wildcard => AggFunc::CountStar,
                     "COUNT" => AggFunc::Count,
                     "SUM" => AggFunc::Sum,
                     "AVG" => AggFunc::Avg,
+                    "TOTAL" => AggFunc::Total,
                     "MIN" => AggFunc::Min,
                     _ => AggFunc::Max,
                 };
@@ -413,7 +414,7 @@ impl Binder<'_> {
                 }
                 count(1, 1)?;
                 let b = self.expr(asts[0], scope, agg)?;
-                if matches!(func, AggFunc::Sum | AggFunc::Avg)
+                if matches!(func, AggFunc::Sum | AggFunc::Avg | AggFunc::Total)
                     && b.ty.is_some_and(|t| !t.is_numeric())
                 {
                     return Err(PlanError::Type(format!(
@@ -421,12 +422,22 @@ impl Binder<'_> {
                         type_name(b.ty)
                     )));
                 }
-                let t = self.settle(&b);
-                let arg = typed(self, b, t);
+                // TOTAL sums as DOUBLE.
+                let (arg, t) = match (func, b.ty) {
+                    (AggFunc::Total, Some(from)) if from != DataType::Float64 => (
+                        super::cast_expr(b.expr, DataType::Float64),
+                        DataType::Float64,
+                    ),
+                    _ => {
+                        let t = self.settle(&b);
+                        (typed(self, b, t), t)
+                    }
+                };
                 let out = AggregateExpr {
                     func,
                     arg: None,
                     input_type: t,
+                    separator: None,
                 }
                 .output_type();
                 Ok((WindowFunc::Aggregate(func), vec![arg], out))

@@ -484,11 +484,13 @@ fn at_most_one_row(rows: LogicalPlan) -> (Vec<Expr>, LogicalPlan) {
                 func: AggFunc::Min,
                 arg: Some(Expr::Column(0)),
                 input_type,
+                separator: None,
             },
             AggregateExpr {
                 func: AggFunc::CountStar,
                 arg: None,
                 input_type: DataType::Int64,
+                separator: None,
             },
         ],
         agg_names: vec!["__value".to_string(), "__rows".to_string()],

@@ -87,11 +87,13 @@ pub(crate) fn scalar(
                     func: AggFunc::Min,
                     arg: Some(Expr::Column(0)),
                     input_type: value_type,
+                    separator: None,
                 },
                 AggregateExpr {
                     func: AggFunc::CountStar,
                     arg: None,
                     input_type: DataType::Int64,
+                    separator: None,
                 },
             ],
             agg_names: vec!["__value".to_string(), "__rows".to_string()],

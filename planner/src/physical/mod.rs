@@ -722,6 +722,7 @@ fn set_op_as_aggregate(l: LogicalPlan, r: LogicalPlan, kind: SetOpKind) -> Logic
         func: AggFunc::Sum,
         arg: Some(Expr::Column(c)),
         input_type: DataType::Int64,
+        separator: None,
     };
     let counted = LogicalPlan::Aggregate {
         input: Box::new(union),

@@ -189,9 +189,33 @@ fn insert() {
         panic!()
     };
     assert_eq!(batch.row(0), vec![Value::Null, "x".into(), Value::Null]);
+    // Values computed from constants are evaluated once (the third column is a DOUBLE); a
+    // column or a subquery is refused.
+    let Statement::Insert { batch, .. } = plan_statement(
+        "INSERT INTO Category VALUES (1 << 2, 'x' || 'y', 1 + 2)",
+        &cat,
+        &[],
+        4,
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        batch.row(0),
+        vec![Value::Int(4), "xy".into(), Value::Float(3.0)]
+    );
     assert!(matches!(
-        plan_statement("INSERT INTO Category VALUES (1, 'x', 1 + 2)", &cat, &[], 4),
+        plan_statement(
+            "INSERT INTO Category VALUES (1, 'x', (SELECT 2))",
+            &cat,
+            &[],
+            4
+        ),
         Err(PlanError::Unsupported { .. })
+    ));
+    assert!(matches!(
+        plan_statement("INSERT INTO Category VALUES (1, 'x', id)", &cat, &[], 4),
+        Err(PlanError::UnknownColumn { .. })
     ));
     // INSERT ... SELECT plans a query producing the table's columns.
     match plan_statement("INSERT INTO Category SELECT * FROM Category", &cat, &[], 4) {

@@ -27,7 +27,7 @@ mod spill;
 use super::groups::{from_wide, wide_at, Groups};
 use super::operator::{revoked, ExecContext, Operator};
 use crate::bitmap::Bitmap;
-use crate::column::ColumnData;
+use crate::column::{ColumnBuilder, ColumnData};
 use crate::eval::{cast_column, evaluate_borrowed};
 use crate::plan::{AggFunc, AggMode, AggregateExpr};
 use crate::spill::SpillFile;
@@ -56,9 +56,11 @@ enum Acc {
         sum: Vec<i64>,
         seen: Vec<bool>,
     },
+    /// Float SUM, and TOTAL (`total`: the final value is `0.0`, not NULL, over no values).
     SumFloat {
         sum: Vec<f64>,
         seen: Vec<bool>,
+        total: bool,
     },
     Avg {
         sum: Vec<f64>,
@@ -83,6 +85,12 @@ enum Acc {
         v: Vec<String>,
         seen: Vec<bool>,
         min: bool,
+    },
+    /// STRING_AGG: each group's values joined so far by `separator`.
+    Join {
+        v: Vec<String>,
+        seen: Vec<bool>,
+        separator: String,
     },
     /// Exact SUM of decimals, at the input's scale.
     SumDecimal {
@@ -139,9 +147,23 @@ impl Acc {
                     Acc::SumFloat {
                         sum: Vec::new(),
                         seen: Vec::new(),
+                        total: false,
                     }
                 }
             }
+            AggFunc::Total => {
+                numeric()?;
+                Acc::SumFloat {
+                    sum: Vec::new(),
+                    seen: Vec::new(),
+                    total: true,
+                }
+            }
+            AggFunc::StringAgg => Acc::Join {
+                v: Vec::new(),
+                seen: Vec::new(),
+                separator: agg.separator.clone().unwrap_or_else(|| ",".to_string()),
+            },
             AggFunc::Avg => {
                 numeric()?;
                 if let DataType::Decimal { scale, .. } = t {
@@ -201,7 +223,7 @@ impl Acc {
                 sum.resize(n, 0);
                 seen.resize(n, false);
             }
-            Acc::SumFloat { sum, seen } => {
+            Acc::SumFloat { sum, seen, .. } => {
                 sum.resize(n, 0.0);
                 seen.resize(n, false);
             }
@@ -221,7 +243,7 @@ impl Acc {
                 v.resize(n, false);
                 seen.resize(n, false);
             }
-            Acc::MinMaxStr { v, seen, .. } => {
+            Acc::MinMaxStr { v, seen, .. } | Acc::Join { v, seen, .. } => {
                 v.resize(n, String::new());
                 seen.resize(n, false);
             }
@@ -240,12 +262,12 @@ impl Acc {
         match self {
             Acc::Count(c) => c.capacity() * 8,
             Acc::SumInt { sum, seen } => sum.capacity() * 8 + seen.capacity(),
-            Acc::SumFloat { sum, seen } => sum.capacity() * 8 + seen.capacity(),
+            Acc::SumFloat { sum, seen, .. } => sum.capacity() * 8 + seen.capacity(),
             Acc::Avg { sum, count } => sum.capacity() * 8 + count.capacity() * 8,
             Acc::MinMaxInt { v, seen, .. } => v.capacity() * 8 + seen.capacity(),
             Acc::MinMaxFloat { v, seen, .. } => v.capacity() * 8 + seen.capacity(),
             Acc::MinMaxBool { v, seen, .. } => v.capacity() + seen.capacity(),
-            Acc::MinMaxStr { v, seen, .. } => {
+            Acc::MinMaxStr { v, seen, .. } | Acc::Join { v, seen, .. } => {
                 v.capacity() * 24 + v.iter().map(String::capacity).sum::<usize>() + seen.capacity()
             }
             Acc::SumDecimal { sum, seen, .. } | Acc::MinMaxWide { v: sum, seen, .. } => {
@@ -288,7 +310,7 @@ impl Acc {
                 sum[0] = i64::try_from(i128::from(sum[0]) + add).map_err(|_| overflow())?;
                 seen[0] = true;
             }
-            (Acc::SumFloat { sum, seen }, ColumnData::Float64(v)) => {
+            (Acc::SumFloat { sum, seen, .. }, ColumnData::Float64(v)) => {
                 if col.null_count() == col.len() {
                     return Ok(true);
                 }
@@ -336,7 +358,7 @@ impl Acc {
                     }
                 }
             }
-            (Acc::SumFloat { sum, seen }, ColumnData::Float64(v)) => {
+            (Acc::SumFloat { sum, seen, .. }, ColumnData::Float64(v)) => {
                 for (i, &g) in ids.iter().enumerate() {
                     if ok(i) {
                         sum[g as usize] += v[i];
@@ -413,6 +435,25 @@ impl Acc {
                             acc[g].push_str(s);
                             seen[g] = true;
                         }
+                    }
+                }
+            }
+            (
+                Acc::Join {
+                    v: acc,
+                    seen,
+                    separator,
+                },
+                ColumnData::Utf8 { .. },
+            ) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    let g = g as usize;
+                    if ok(i) {
+                        if seen[g] {
+                            acc[g].push_str(separator);
+                        }
+                        acc[g].push_str(col.str_at(i));
+                        seen[g] = true;
                     }
                 }
             }
@@ -507,8 +548,10 @@ impl Acc {
     fn kind(&self) -> &'static str {
         match self {
             Acc::Count(_) => "COUNT",
+            Acc::SumFloat { total: true, .. } => "TOTAL",
             Acc::SumInt { .. } | Acc::SumFloat { .. } | Acc::SumDecimal { .. } => "SUM",
             Acc::Avg { .. } | Acc::AvgDecimal { .. } => "AVG",
+            Acc::Join { .. } => "STRING_AGG",
             _ => "MIN/MAX",
         }
     }
@@ -525,7 +568,11 @@ impl Acc {
             Acc::SumInt { sum, seen } => {
                 out.push(opt(&sum[r.clone()], &seen[r], ColumnData::Int64))
             }
-            Acc::SumFloat { sum, seen } => {
+            // TOTAL's final value over no values is 0.0, the sum's starting value.
+            Acc::SumFloat {
+                sum, total: true, ..
+            } if !partial => out.push(Column::from_f64(sum[r].to_vec())),
+            Acc::SumFloat { sum, seen, .. } => {
                 out.push(opt(&sum[r.clone()], &seen[r], ColumnData::Float64))
             }
             Acc::Avg { sum, count } => {
@@ -551,22 +598,16 @@ impl Acc {
             Acc::MinMaxBool { v, seen, .. } => {
                 out.push(opt(&v[r.clone()], &seen[r], ColumnData::Boolean))
             }
-            Acc::MinMaxStr { v, seen, .. } => {
-                let mut offsets = Vec::with_capacity(end - start + 1);
-                let mut bytes = Vec::new();
-                offsets.push(0u32);
-                for (s, &ok) in v[r.clone()].iter().zip(&seen[r.clone()]) {
+            Acc::MinMaxStr { v, seen, .. } | Acc::Join { v, seen, .. } => {
+                let mut b = ColumnBuilder::new(DataType::Utf8, end - start);
+                for (s, &ok) in v[r.clone()].iter().zip(&seen[r]) {
                     if ok {
-                        bytes.extend_from_slice(s.as_bytes());
+                        b.push_str(s);
+                    } else {
+                        b.push_null();
                     }
-                    offsets.push(bytes.len() as u32);
                 }
-                let seen = &seen[r];
-                let bitmap = (!seen.iter().all(|&s| s)).then(|| Bitmap::from_bools(seen));
-                out.push(Column::with_validity(
-                    ColumnData::Utf8 { offsets, bytes },
-                    bitmap,
-                ));
+                out.push(b.finish());
             }
             Acc::SumDecimal {
                 sum,
@@ -1003,6 +1044,7 @@ mod tests {
             func,
             arg: arg.map(Expr::col),
             input_type: t,
+            separator: None,
         }
     }
 
@@ -1202,6 +1244,50 @@ mod tests {
         )
         .unwrap();
         assert_eq!(final_rows, run(&mut s, &[input()]));
+    }
+
+    /// TOTAL is 0.0 for a group without values; STRING_AGG joins partial texts with the same
+    /// separator as rows, and is NULL for a group without values.
+    #[test]
+    fn total_and_string_agg_partial_then_final() {
+        let ctx = ExecContext::new(vec![]);
+        let joined = AggregateExpr {
+            separator: Some("+".into()),
+            ..agg(AggFunc::StringAgg, Some(0), DataType::Utf8)
+        };
+        let aggs = vec![agg(AggFunc::Total, Some(2), DataType::Float64), joined];
+        let mut partial_out = Vec::new();
+        for part in [input().slice(0, 2), input().slice(2, 3)] {
+            let mut p = HashAggregateOp::new(
+                vec![Expr::col(0)],
+                vec![DataType::Utf8],
+                aggs.clone(),
+                AggMode::Partial,
+                ctx.clone(),
+                Reservation::unbounded(),
+            )
+            .unwrap();
+            p.push(0, part).unwrap();
+            p.finish(0).unwrap();
+            drain(&mut p, &mut partial_out).unwrap();
+        }
+        let mut f = HashAggregateOp::new(
+            vec![],
+            vec![DataType::Utf8],
+            aggs,
+            AggMode::Final,
+            ctx,
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        assert_eq!(
+            run(&mut f, &partial_out),
+            vec![
+                vec![Value::Null, 3.0.into(), Value::Null],
+                vec!["a".into(), 6.5.into(), "a+a+a".into()],
+                vec!["b".into(), 0.0.into(), "b".into()],
+            ]
+        );
     }
 
     #[test]

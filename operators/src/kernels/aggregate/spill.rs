@@ -83,6 +83,7 @@ mod tests {
             func,
             arg: arg.map(Expr::col),
             input_type,
+            separator: None,
         };
         vec![
             agg(AggFunc::CountStar, None, DataType::Int64),

@@ -28,8 +28,10 @@ pub(crate) fn bytes_for(func: AggFunc, n: usize) -> usize {
     let per_row = match func {
         AggFunc::CountStar => 0,
         AggFunc::Count => 4,
-        AggFunc::Sum | AggFunc::Avg => 4 + 16 + 16 + 8,
+        AggFunc::Sum | AggFunc::Avg | AggFunc::Total => 4 + 16 + 16 + 8,
         AggFunc::Min | AggFunc::Max => 4 + 8 + 4,
+        // Not a window function (the planner refuses it); the error comes from `aggregate`.
+        AggFunc::StringAgg => 0,
     };
     n * per_row + 64
 }
@@ -69,7 +71,22 @@ pub(crate) fn aggregate(
             Ok(Column::from_i64(c.collect()))
         }
         AggFunc::Sum | AggFunc::Avg => sum_avg(func, arg, &counts, output_type, layout, frames),
+        // TOTAL: the frame's float sum, 0.0 where the frame holds no value.
+        AggFunc::Total => {
+            let sums = sum_avg(AggFunc::Sum, arg, &counts, output_type, layout, frames)?;
+            let values = sums.as_f64().ok_or_else(|| {
+                Error::Type(format!(
+                    "TOTAL needs a DOUBLE argument, got {}",
+                    arg.data_type()
+                ))
+            })?;
+            let total = (0..n).map(|i| if sums.is_valid(i) { values[i] } else { 0.0 });
+            Ok(Column::from_f64(total.collect()))
+        }
         AggFunc::Min | AggFunc::Max => Ok(min_max(arg, func == AggFunc::Min, layout, frames)),
+        AggFunc::StringAgg => Err(Error::Internal(
+            "STRING_AGG is not a window function".to_string(),
+        )),
     }
 }
 
