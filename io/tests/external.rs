@@ -222,3 +222,56 @@ fn bad_files_are_named() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// What a Parquet reader holds is reserved from the pool while it reads, more for more
+/// columns, back to zero at the end; a pool that cannot hold it fails the scan with a memory
+/// error, and what was reserved returns.
+#[test]
+fn a_parquet_reader_reserves_what_it_holds() {
+    use weir_operators::{Reservation, UnboundedPool};
+    let d = dir("reserve");
+    write_parquet(&d);
+    let held_reading = |columns: &[usize]| {
+        let pool = UnboundedPool::new();
+        let mut scan = ExternalScan::open(
+            &parquet(&d),
+            &schema(),
+            None,
+            columns,
+            ExecContext::new(vec![]),
+            Share::ALL,
+            Arc::new(ScanCounters::default()),
+        )
+        .unwrap()
+        .accounted(Reservation::new(pool.clone()));
+        assert!(scan.next_batch().unwrap().is_some());
+        let held = pool.used();
+        assert_eq!(held, scan.reserved());
+        while scan.next_batch().unwrap().is_some() {}
+        assert_eq!(pool.used(), 0, "nothing held after the last file");
+        drop(scan);
+        assert_eq!(pool.used(), 0);
+        held
+    };
+    let one = held_reading(&[0]);
+    let three = held_reading(&[0, 1, 2]);
+    assert!(one > 0 && three > one, "{one} {three}");
+
+    let pool = UnboundedPool::with_limit(one / 2);
+    let mut scan = ExternalScan::open(
+        &parquet(&d),
+        &schema(),
+        None,
+        &[0],
+        ExecContext::new(vec![]),
+        Share::ALL,
+        Arc::new(ScanCounters::default()),
+    )
+    .unwrap()
+    .accounted(Reservation::new(pool.clone()));
+    let e = scan.next_batch().unwrap_err();
+    assert!(matches!(e, weir_operators::Error::Memory(_)), "{e}");
+    drop(scan);
+    assert_eq!(pool.used(), 0);
+    std::fs::remove_dir_all(&d).unwrap();
+}

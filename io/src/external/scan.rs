@@ -3,6 +3,11 @@
 //! modulo the count of scanning nodes is its place among them; Parquet row groups whose
 //! statistics rule out the filter skipped; only the columns the query needs read; then the
 //! filter and projection of a stored table's scan applied to what was read.
+//!
+//! What a Parquet reader holds while it reads (a page of each column it reads and one batch
+//! decoded twice, as Arrow's arrays and as weir's columns) is reserved from the node's memory
+//! pool before each file is opened ([`ExternalScan::accounted`]): a reader the pool refuses
+//! fails the query as any operator refused memory does.
 
 use super::describe::parquet_metadata;
 use super::prune::{ColumnStats, Pruner};
@@ -22,7 +27,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use weir_operators::external::{ExternalSource, FileFormat};
 use weir_operators::kernels::{ExecContext, ScanSource};
-use weir_operators::{Batch, Column, Error, Expr, Result, Schema, Value};
+use weir_operators::{Batch, Column, Error, Expr, Reservation, Result, Schema, Value};
+
+/// Bytes of one Parquet page a reader holds per column, at most (the `parquet` crate's
+/// default page size): the uncompressed chunk when it is smaller.
+const PAGE_BYTES: usize = 1 << 20;
 
 /// What a node's external scans read and skipped, summed over its scans.
 #[derive(Debug, Default)]
@@ -100,6 +109,8 @@ pub struct ExternalScan {
     reader: Option<Reader>,
     current: Option<ScanSource>,
     counters: Arc<ScanCounters>,
+    /// What the open reader holds (see the module comment).
+    reservation: Reservation,
 }
 
 impl ExternalScan {
@@ -190,12 +201,26 @@ impl ExternalScan {
             reader: None,
             current: None,
             counters,
+            reservation: Reservation::unbounded(),
         })
+    }
+
+    /// The scan with what its readers hold reserved from `reservation`'s pool (unaccounted
+    /// otherwise); the bytes return when the scan ends or is dropped.
+    pub fn accounted(mut self, reservation: Reservation) -> ExternalScan {
+        self.reservation = reservation;
+        self
+    }
+
+    /// Bytes held by the open reader now (0 between files and after the last).
+    pub fn reserved(&self) -> usize {
+        self.reservation.size()
     }
 
     /// Opens the next unit's reader; false when every unit was read.
     fn open_next(&mut self) -> Result<bool> {
         let Some(unit) = self.units.pop_front() else {
+            self.reservation.free();
             return Ok(false);
         };
         self.counters.files.fetch_add(1, Ordering::Relaxed);
@@ -206,6 +231,8 @@ impl ExternalScan {
                 row_groups,
                 columns,
             } => {
+                let held = parquet_reader_bytes(&meta, &row_groups, &columns, self.ctx.batch_size);
+                self.reservation.resize(held)?;
                 let file =
                     File::open(&path).map_err(|e| external(IoError::file(&path, e.to_string())))?;
                 let mask = ProjectionMask::roots(meta.parquet_schema(), columns.iter().copied());
@@ -319,6 +346,38 @@ impl ExternalScan {
             ));
         }
     }
+}
+
+/// Bytes a Parquet reader holds at most while it reads `row_groups` of the file `meta`
+/// describes for the file's (top-level) columns `columns`: a page of each column read and
+/// one batch of `batch_size` rows decoded twice, for the largest of the groups.
+fn parquet_reader_bytes(
+    meta: &ArrowReaderMetadata,
+    row_groups: &[usize],
+    columns: &[usize],
+    batch_size: usize,
+) -> usize {
+    let md = meta.metadata();
+    let schema = md.file_metadata().schema_descr();
+    let leaves: Vec<usize> = (0..schema.num_columns())
+        .filter(|&l| columns.contains(&schema.get_column_root_idx(l)))
+        .collect();
+    let as_bytes = |n: i64| usize::try_from(n).unwrap_or(0);
+    row_groups
+        .iter()
+        .map(|&g| {
+            let group = md.row_group(g);
+            let rows = as_bytes(group.num_rows()).max(1);
+            let (mut pages, mut decoded) = (0usize, 0usize);
+            for &l in &leaves {
+                let chunk = as_bytes(group.column(l).uncompressed_size());
+                pages += chunk.min(PAGE_BYTES);
+                decoded += chunk.saturating_mul(batch_size.clamp(1, rows)) / rows + 64;
+            }
+            pages + 2 * decoded
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The row groups of `mine` whose statistics do not rule out the filter.

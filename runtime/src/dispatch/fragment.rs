@@ -387,7 +387,8 @@ impl FragmentActor {
             exec.clone(),
             share,
             self.node.shared.external.clone(),
-        )?;
+        )?
+        .accounted(Reservation::new(self.node.shared.pool.clone()));
         Ok(SourceKind::Files(Box::new(scan)))
     }
 }
