@@ -11,7 +11,8 @@
 //!    (`mark`) and left joins;
 //! 2. simplification and pushdown to a fixed point: constant folding (`simplify`),
 //!    filter pushdown with join-key extraction and outer-to-inner conversion (`pushdown`),
-//!    semi and anti joins below the inner joins they filter (`semi_join`), limit
+//!    semi and anti joins below the inner joins they filter (`semi_join`), a semi join's
+//!    filter copied into an aggregation its key reaches through a join (`semi_reduction`), limit
 //!    pushdown (`limit`), and top-N per partition over `ROW_NUMBER` (`topn`);
 //! 3. join order (`join_order`), once, from the cardinality estimates of `estimate`
 //!    (the table row counts of the catalog), followed by the rules of phase 2 again to tidy
@@ -31,6 +32,7 @@ pub(crate) mod prune;
 pub(crate) mod pushdown;
 mod rule;
 pub(crate) mod semi_join;
+pub(crate) mod semi_reduction;
 pub(crate) mod simplify;
 pub(crate) mod topn;
 pub(crate) mod unnest;
@@ -59,13 +61,15 @@ pub fn optimize(plan: LogicalPlan, catalog: &Catalog) -> Result<LogicalPlan, Pla
     )?;
     decorrelate::check_no_apply(&plan)?;
     let semi_joins = semi_join::PushSemiJoinDown { catalog };
-    let simplify_and_push: [&dyn Rule; 8] = [
+    let reduce_aggregates = semi_reduction::ReduceAggregateBySemiJoin { catalog };
+    let simplify_and_push: [&dyn Rule; 9] = [
         &simplify::FoldConstants,
         &simplify::MergeProjections,
         &pushdown::PushDownFilters,
         &pushdown::JoinConditions,
         &pushdown::OuterToInner,
         &semi_joins,
+        &reduce_aggregates,
         &limit::PushDownLimit,
         &topn::TopNPerPartition,
     ];

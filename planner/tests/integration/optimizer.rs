@@ -434,3 +434,54 @@ fn a_reference_two_levels_out_is_passed_through_the_query_between() {
     assert!(!p.contains("Apply"), "{p}");
     assert_eq!(count(&p, "Join SEMI"), 2, "{p}");
 }
+
+/// A semi join on a key that an inner join equates with an aggregation's group key (a
+/// decorrelated per-row aggregate, TPC-H Q20's shape) also filters the aggregation's input,
+/// below it; the semi join above stays.
+#[test]
+fn a_semi_join_reduces_the_aggregation_its_key_reaches_through_a_join() {
+    let p = optimized(
+        "SELECT name FROM Item WHERE id IN (SELECT item_id FROM Tag WHERE score > 9) \
+         AND fld > (SELECT SUM(score) FROM Tag t2 WHERE t2.item_id = Item.id)",
+    );
+    let aggregate = line_of(&p, "Aggregate groups=[item_id]");
+    assert!(
+        p.lines()
+            .nth(aggregate + 1)
+            .unwrap()
+            .contains("Join SEMI on item_id = item_id"),
+        "the aggregation reads only the rows of the semi join's keys:\n{p}"
+    );
+    assert_eq!(p.matches("Join SEMI").count(), 2, "{p}");
+    // Without the semi join above, the aggregation reads everything.
+    let p = optimized(
+        "SELECT name FROM Item WHERE fld > (SELECT SUM(score) FROM Tag t2 WHERE t2.item_id = Item.id)",
+    );
+    assert!(!p.contains("Join SEMI"), "{p}");
+}
+
+/// An inner join with a filtered scan reduces an aggregation joined on its group key the same
+/// way (TPC-H Q17's shape), but only when the filtered scan is estimated far smaller than what
+/// the aggregation reads.
+#[test]
+fn a_filtered_scan_joined_on_a_group_key_reduces_the_aggregation() {
+    let p = optimized(
+        "SELECT c.label, t.total FROM Category c \
+         JOIN (SELECT cat_id, SUM(score) AS total FROM Tag GROUP BY cat_id) t ON t.cat_id = c.cid \
+         WHERE c.label = 'x'",
+    );
+    let aggregate = line_of(&p, "Aggregate groups=[cat_id]");
+    assert!(
+        p.lines()
+            .nth(aggregate + 1)
+            .unwrap()
+            .contains("Join SEMI on cat_id = cid"),
+        "{p}"
+    );
+    // Unfiltered, the joined table is not read twice.
+    let p = optimized(
+        "SELECT c.label, t.total FROM Category c \
+         JOIN (SELECT cat_id, SUM(score) AS total FROM Tag GROUP BY cat_id) t ON t.cat_id = c.cid",
+    );
+    assert!(!p.contains("Join SEMI"), "{p}");
+}
