@@ -22,6 +22,7 @@ mod relations;
 mod scalar;
 mod select;
 mod subquery;
+mod system_views;
 mod window;
 mod window_scope;
 

@@ -213,6 +213,11 @@ impl Catalog {
         self.tables.values()
     }
 
+    /// All views, ordered by lowercase name.
+    pub fn views(&self) -> impl Iterator<Item = &ViewDef> {
+        self.views.values()
+    }
+
     /// The view named `name` (case-insensitive).
     pub fn view(&self, name: &str) -> Option<&ViewDef> {
         self.views.get(&name.to_lowercase())

@@ -1162,7 +1162,7 @@ WHERE c.relkind IN ('r','p','')
 ORDER BY 1,2;";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn psql_lists_tables_and_other_catalog_queries_are_refused() {
+async fn psql_lists_tables_information_schema_answers_and_pg_catalog_is_refused() {
     let c = cluster();
     load(&c, "orders", 1);
     load(&c, "items", 1);
@@ -1190,8 +1190,40 @@ async fn psql_lists_tables_and_other_catalog_queries_are_refused() {
         .unwrap_err();
     assert_eq!(code(&err), "0A000");
     assert!(
-        err.to_string().contains("system catalogs")
-            || format!("{err:?}").contains("system catalogs")
+        err.to_string().contains("pg_catalog is not available")
+            || format!("{err:?}").contains("pg_catalog is not available")
+    );
+    // information_schema answers as any query, also in the extended protocol with a parameter.
+    let tables = client
+        .simple_query(
+            "SELECT table_name, table_type FROM information_schema.tables \
+             WHERE table_schema = 'public' ORDER BY table_name",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&tables),
+        vec![
+            vec![s("items"), s("BASE TABLE")],
+            vec![s("orders"), s("BASE TABLE")],
+        ]
+    );
+    let columns = client
+        .query(
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns \
+             WHERE table_name = $1 ORDER BY ordinal_position",
+            &[&"orders"],
+        )
+        .await
+        .unwrap();
+    let described: Vec<(String, String, String)> = columns
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let row = |c: &str, t: &str, n: &str| (c.to_string(), t.to_string(), n.to_string());
+    assert_eq!(
+        described,
+        vec![row("id", "bigint", "NO"), row("v", "bigint", "YES")]
     );
 }
 

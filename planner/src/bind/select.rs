@@ -965,6 +965,25 @@ impl Binder<'_> {
                     [.., sql::ObjectNamePart::Identifier(id)] => id.value.clone(),
                     _ => return Err(unsupported("this table name", f.span())),
                 };
+                // `information_schema.tables` and the other system views.
+                if let [sql::ObjectNamePart::Identifier(schema), _] = name.0.as_slice() {
+                    if let Some(view) = self.system_view(&schema.value, &tname, f.span()) {
+                        let plan = view?;
+                        let alias_name = match alias {
+                            Some(a) => a.name.value.to_lowercase(),
+                            None => tname.to_lowercase(),
+                        };
+                        let mut fields = plan.schema().fields;
+                        if let Some(a) = alias {
+                            rename_columns(&mut fields, a, f.span())?;
+                        }
+                        scope.add(fields, alias_name.clone(), f.span())?;
+                        return Ok(LogicalPlan::SubqueryAlias {
+                            input: Box::new(plan),
+                            alias: alias_name,
+                        });
+                    }
+                }
                 let alias_name = match alias {
                     Some(a) => a.name.value.to_lowercase(),
                     None => tname.to_lowercase(),
@@ -1037,7 +1056,7 @@ impl Binder<'_> {
     }
 
     /// Binds the query of `view`, with its column names.
-    fn view(
+    pub(super) fn view(
         &mut self,
         view: &crate::catalog::ViewDef,
         span: Span,
