@@ -231,9 +231,8 @@ fn a_parquet_reader_reserves_what_it_holds() {
     use weir_operators::{Reservation, UnboundedPool};
     let d = dir("reserve");
     write_parquet(&d);
-    let held_reading = |columns: &[usize]| {
-        let pool = UnboundedPool::new();
-        let mut scan = ExternalScan::open(
+    let accounted = |columns: &[usize], pool: &Arc<UnboundedPool>| {
+        ExternalScan::open(
             &parquet(&d),
             &schema(),
             None,
@@ -243,7 +242,11 @@ fn a_parquet_reader_reserves_what_it_holds() {
             Arc::new(ScanCounters::default()),
         )
         .unwrap()
-        .accounted(Reservation::new(pool.clone()));
+        .accounted(Reservation::new(pool.clone()))
+    };
+    let held_reading = |columns: &[usize]| {
+        let pool = UnboundedPool::new();
+        let mut scan = accounted(columns, &pool);
         assert!(scan.next_batch().unwrap().is_some());
         let held = pool.used();
         assert_eq!(held, scan.reserved());
@@ -258,17 +261,7 @@ fn a_parquet_reader_reserves_what_it_holds() {
     assert!(one > 0 && three > one, "{one} {three}");
 
     let pool = UnboundedPool::with_limit(one / 2);
-    let mut scan = ExternalScan::open(
-        &parquet(&d),
-        &schema(),
-        None,
-        &[0],
-        ExecContext::new(vec![]),
-        Share::ALL,
-        Arc::new(ScanCounters::default()),
-    )
-    .unwrap()
-    .accounted(Reservation::new(pool.clone()));
+    let mut scan = accounted(&[0], &pool);
     let e = scan.next_batch().unwrap_err();
     assert!(matches!(e, weir_operators::Error::Memory(_)), "{e}");
     drop(scan);

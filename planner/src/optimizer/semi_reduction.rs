@@ -137,140 +137,139 @@ struct Reducer<'a> {
     ratio: f64,
 }
 
+/// `plan` rebuilt with `change` made where its column `col` comes from, followed down
+/// through projections of plain columns, filters and aliases (which keep the column's
+/// values); `change` gets the first other node and the column there. `None` when the column
+/// is computed on the way, or `change` makes nothing.
+fn along_column(
+    plan: &LogicalPlan,
+    col: usize,
+    change: &dyn Fn(&LogicalPlan, usize) -> Option<LogicalPlan>,
+) -> Option<LogicalPlan> {
+    match plan {
+        LogicalPlan::Project {
+            input,
+            exprs,
+            fields,
+        } => {
+            let Some(Expr::Column(inner)) = exprs.get(col) else {
+                return None;
+            };
+            Some(LogicalPlan::Project {
+                input: Box::new(along_column(input, *inner, change)?),
+                exprs: exprs.clone(),
+                fields: fields.clone(),
+            })
+        }
+        LogicalPlan::Filter { input, predicate } => Some(LogicalPlan::Filter {
+            input: Box::new(along_column(input, col, change)?),
+            predicate: predicate.clone(),
+        }),
+        LogicalPlan::SubqueryAlias { input, alias } => Some(LogicalPlan::SubqueryAlias {
+            input: Box::new(along_column(input, col, change)?),
+            alias: alias.clone(),
+        }),
+        other => change(other, col),
+    }
+}
+
 impl Reducer<'_> {
     /// `plan` with an aggregation reached from its column `col` through projections,
     /// filters, aliases and inner-join equalities reduced; `None` when there is none to reduce.
     fn through_joins(&self, plan: &LogicalPlan, col: usize) -> Option<LogicalPlan> {
-        match plan {
-            LogicalPlan::Project {
-                input,
-                exprs,
-                fields,
-            } => {
-                let Some(Expr::Column(inner)) = exprs.get(col) else {
-                    return None;
-                };
-                Some(LogicalPlan::Project {
-                    input: Box::new(self.through_joins(input, *inner)?),
-                    exprs: exprs.clone(),
-                    fields: fields.clone(),
-                })
-            }
-            LogicalPlan::Filter { input, predicate } => Some(LogicalPlan::Filter {
-                input: Box::new(self.through_joins(input, col)?),
-                predicate: predicate.clone(),
-            }),
-            LogicalPlan::SubqueryAlias { input, alias } => Some(LogicalPlan::SubqueryAlias {
-                input: Box::new(self.through_joins(input, col)?),
-                alias: alias.clone(),
-            }),
-            LogicalPlan::Join {
-                left,
-                right,
-                kind: JoinKind::Inner,
-                on,
-                filter,
-            } => {
-                let left_width = left.width();
-                let rebuilt = |l: LogicalPlan, r: LogicalPlan| LogicalPlan::Join {
-                    left: Box::new(l),
-                    right: Box::new(r),
-                    kind: JoinKind::Inner,
-                    on: on.clone(),
-                    filter: filter.clone(),
-                };
-                if col < left_width {
-                    // An equality of the key with a column of the right side reaches it.
-                    for (l, r) in on {
-                        if let (Expr::Column(c), Expr::Column(other)) = (l, r) {
-                            if *c == col {
-                                if let Some(reduced) = self.reduce_aggregate(right, *other) {
-                                    return Some(rebuilt(left.as_ref().clone(), reduced));
-                                }
-                            }
-                        }
-                    }
-                    let reduced = self.through_joins(left, col)?;
-                    Some(rebuilt(reduced, right.as_ref().clone()))
-                } else {
-                    let col = col - left_width;
-                    for (l, r) in on {
-                        if let (Expr::Column(other), Expr::Column(c)) = (l, r) {
-                            if *c == col {
-                                if let Some(reduced) = self.reduce_aggregate(left, *other) {
-                                    return Some(rebuilt(reduced, right.as_ref().clone()));
-                                }
-                            }
-                        }
-                    }
-                    let reduced = self.through_joins(right, col)?;
-                    Some(rebuilt(left.as_ref().clone(), reduced))
-                }
-            }
+        along_column(plan, col, &|node, col| self.through_a_join(node, col))
+    }
+
+    /// [`Reducer::through_joins`] at an inner join: the aggregation on the other side of an
+    /// equality with the column, or one further down the column's own side.
+    fn through_a_join(&self, plan: &LogicalPlan, col: usize) -> Option<LogicalPlan> {
+        let LogicalPlan::Join {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            on,
+            filter,
+        } = plan
+        else {
+            return None;
+        };
+        let left_width = left.width();
+        let rebuilt = |l: LogicalPlan, r: LogicalPlan| LogicalPlan::Join {
+            left: Box::new(l),
+            right: Box::new(r),
+            kind: JoinKind::Inner,
+            on: on.clone(),
+            filter: filter.clone(),
+        };
+        let on_left = col < left_width;
+        // The column of the other side each equality of the key with a column pairs it with.
+        let partners = on.iter().filter_map(|pair| match pair {
+            (Expr::Column(l), Expr::Column(r)) if on_left && *l == col => Some(*r),
+            (Expr::Column(l), Expr::Column(r)) if !on_left && *r == col - left_width => Some(*l),
             _ => None,
+        });
+        for other in partners {
+            if on_left {
+                if let Some(reduced) = self.reduce_aggregate(right, other) {
+                    return Some(rebuilt(left.as_ref().clone(), reduced));
+                }
+            } else if let Some(reduced) = self.reduce_aggregate(left, other) {
+                return Some(rebuilt(reduced, right.as_ref().clone()));
+            }
+        }
+        if on_left {
+            Some(rebuilt(
+                self.through_joins(left, col)?,
+                right.as_ref().clone(),
+            ))
+        } else {
+            let reduced = self.through_joins(right, col - left_width)?;
+            Some(rebuilt(left.as_ref().clone(), reduced))
         }
     }
 
     /// `plan` with the aggregation whose group key is its column `col` (through
-    /// projections, filters and aliases) reading only the rows the semi join keeps; `None` when
-    /// there is no such aggregation, it is reduced already, or the subquery is estimated to
-    /// be no smaller than what the aggregation reads.
+    /// projections, filters and aliases) reading only the rows the semi join keeps; `None`
+    /// when there is no such aggregation, it is reduced already, or the subquery is not
+    /// estimated [`Reducer::ratio`] times smaller than what the aggregation reads.
     fn reduce_aggregate(&self, plan: &LogicalPlan, col: usize) -> Option<LogicalPlan> {
-        match plan {
-            LogicalPlan::Project {
-                input,
-                exprs,
-                fields,
-            } => {
-                let Some(Expr::Column(inner)) = exprs.get(col) else {
-                    return None;
-                };
-                Some(LogicalPlan::Project {
-                    input: Box::new(self.reduce_aggregate(input, *inner)?),
-                    exprs: exprs.clone(),
-                    fields: fields.clone(),
-                })
-            }
-            LogicalPlan::Filter { input, predicate } => Some(LogicalPlan::Filter {
-                input: Box::new(self.reduce_aggregate(input, col)?),
-                predicate: predicate.clone(),
-            }),
-            LogicalPlan::SubqueryAlias { input, alias } => Some(LogicalPlan::SubqueryAlias {
-                input: Box::new(self.reduce_aggregate(input, col)?),
-                alias: alias.clone(),
-            }),
-            LogicalPlan::Aggregate {
-                input,
-                groups,
-                group_fields,
-                aggs,
-                agg_names,
-            } => {
-                let Some(Expr::Column(read)) = groups.get(col) else {
-                    return None;
-                };
-                if reduced_on(input, *read)
-                    || estimate(self.sub, self.catalog).rows * self.ratio
-                        >= estimate(input, self.catalog).rows
-                {
-                    return None;
-                }
-                Some(LogicalPlan::Aggregate {
-                    input: Box::new(LogicalPlan::Join {
-                        left: input.clone(),
-                        right: Box::new(self.sub.clone()),
-                        kind: JoinKind::Semi,
-                        on: vec![(Expr::Column(*read), self.sub_key.clone())],
-                        filter: None,
-                    }),
-                    groups: groups.clone(),
-                    group_fields: group_fields.clone(),
-                    aggs: aggs.clone(),
-                    agg_names: agg_names.clone(),
-                })
-            }
-            _ => None,
+        along_column(plan, col, &|node, col| self.reduce_here(node, col))
+    }
+
+    /// [`Reducer::reduce_aggregate`] at the aggregation itself.
+    fn reduce_here(&self, plan: &LogicalPlan, col: usize) -> Option<LogicalPlan> {
+        let LogicalPlan::Aggregate {
+            input,
+            groups,
+            group_fields,
+            aggs,
+            agg_names,
+        } = plan
+        else {
+            return None;
+        };
+        let Some(Expr::Column(read)) = groups.get(col) else {
+            return None;
+        };
+        if reduced_on(input, *read)
+            || estimate(self.sub, self.catalog).rows * self.ratio
+                >= estimate(input, self.catalog).rows
+        {
+            return None;
         }
+        Some(LogicalPlan::Aggregate {
+            input: Box::new(LogicalPlan::Join {
+                left: input.clone(),
+                right: Box::new(self.sub.clone()),
+                kind: JoinKind::Semi,
+                on: vec![(Expr::Column(*read), self.sub_key.clone())],
+                filter: None,
+            }),
+            groups: groups.clone(),
+            group_fields: group_fields.clone(),
+            aggs: aggs.clone(),
+            agg_names: agg_names.clone(),
+        })
     }
 }
 

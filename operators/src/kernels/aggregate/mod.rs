@@ -1206,15 +1206,16 @@ mod tests {
         }
     }
 
-    #[test]
-    fn partial_then_final() {
+    /// `aggs` grouped by column 0 of [`input`], in two partial aggregations (of its first two
+    /// rows and of the other three) merged by a final one: the final rows, sorted.
+    fn partial_then_final_rows(aggs: &[AggregateExpr]) -> Vec<Vec<Value>> {
         let ctx = ExecContext::new(vec![]);
         let mut partial_out = Vec::new();
         for part in [input().slice(0, 2), input().slice(2, 3)] {
             let mut p = HashAggregateOp::new(
                 vec![Expr::col(0)],
                 vec![DataType::Utf8],
-                aggs(),
+                aggs.to_vec(),
                 AggMode::Partial,
                 ctx.clone(),
                 Reservation::unbounded(),
@@ -1227,61 +1228,40 @@ mod tests {
         let mut f = HashAggregateOp::new(
             vec![],
             vec![DataType::Utf8],
-            aggs(),
+            aggs.to_vec(),
             AggMode::Final,
-            ctx.clone(),
+            ctx,
             Reservation::unbounded(),
         )
         .unwrap();
-        let final_rows = run(&mut f, &partial_out);
+        run(&mut f, &partial_out)
+    }
+
+    #[test]
+    fn partial_then_final() {
         let mut s = HashAggregateOp::new(
             vec![Expr::col(0)],
             vec![DataType::Utf8],
             aggs(),
             AggMode::Single,
-            ctx,
+            ExecContext::new(vec![]),
             Reservation::unbounded(),
         )
         .unwrap();
-        assert_eq!(final_rows, run(&mut s, &[input()]));
+        assert_eq!(partial_then_final_rows(&aggs()), run(&mut s, &[input()]));
     }
 
     /// TOTAL is 0.0 for a group without values; STRING_AGG joins partial texts with the same
     /// separator as rows, and is NULL for a group without values.
     #[test]
     fn total_and_string_agg_partial_then_final() {
-        let ctx = ExecContext::new(vec![]);
         let joined = AggregateExpr {
             separator: Some("+".into()),
             ..agg(AggFunc::StringAgg, Some(0), DataType::Utf8)
         };
-        let aggs = vec![agg(AggFunc::Total, Some(2), DataType::Float64), joined];
-        let mut partial_out = Vec::new();
-        for part in [input().slice(0, 2), input().slice(2, 3)] {
-            let mut p = HashAggregateOp::new(
-                vec![Expr::col(0)],
-                vec![DataType::Utf8],
-                aggs.clone(),
-                AggMode::Partial,
-                ctx.clone(),
-                Reservation::unbounded(),
-            )
-            .unwrap();
-            p.push(0, part).unwrap();
-            p.finish(0).unwrap();
-            drain(&mut p, &mut partial_out).unwrap();
-        }
-        let mut f = HashAggregateOp::new(
-            vec![],
-            vec![DataType::Utf8],
-            aggs,
-            AggMode::Final,
-            ctx,
-            Reservation::unbounded(),
-        )
-        .unwrap();
+        let aggs = [agg(AggFunc::Total, Some(2), DataType::Float64), joined];
         assert_eq!(
-            run(&mut f, &partial_out),
+            partial_then_final_rows(&aggs),
             vec![
                 vec![Value::Null, 3.0.into(), Value::Null],
                 vec!["a".into(), 6.5.into(), "a+a+a".into()],
