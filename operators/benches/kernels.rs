@@ -233,19 +233,19 @@ fn bench_kernels(c: &mut Criterion) {
             func: AggFunc::CountStar,
             arg: None,
             input_type: DataType::Int64,
-            separator: None,
+            param: None,
         },
         AggregateExpr {
             func: AggFunc::Sum,
             arg: Some(Expr::col(0)),
             input_type: DataType::Int64,
-            separator: None,
+            param: None,
         },
         AggregateExpr {
             func: AggFunc::Avg,
             arg: Some(Expr::col(2)),
             input_type: DataType::Float64,
-            separator: None,
+            param: None,
         },
     ];
     // The input with its group key column divided by 100: 100 groups, as in `queryGroupBy`.

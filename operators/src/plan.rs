@@ -5,6 +5,7 @@
 
 use crate::expr::Expr;
 use crate::types::{DataType, Schema};
+use crate::Value;
 use serde::{Deserialize, Serialize};
 
 /// Aggregate functions.
@@ -25,9 +26,14 @@ pub enum AggFunc {
     /// `TOTAL(expr)` (SQLite's): the sum as a DOUBLE, `0.0` over no values (never NULL).
     Total,
     /// `STRING_AGG(expr, separator)` and `GROUP_CONCAT(expr [, separator])`: the non-NULL
-    /// values as text, joined by [`AggregateExpr::separator`], in the order they arrive (no
+    /// values as text, joined by the text of [`AggregateExpr::param`], in the order they arrive (no
     /// order is promised); NULL over no values.
     StringAgg,
+    /// `PERCENTILE_CONT(f) WITHIN GROUP (ORDER BY expr)` and `MEDIAN(expr)` (`f` = 0.5): the
+    /// value at fraction `f` ([`AggregateExpr::param`]) of the group's sorted non-NULL
+    /// values, interpolated between the two nearest as PostgreSQL does; a DOUBLE, NULL over no
+    /// values. It needs a group's values all at once ([`AggFunc::is_holistic`]).
+    PercentileCont,
 }
 
 impl AggFunc {
@@ -41,7 +47,14 @@ impl AggFunc {
             AggFunc::Max => "MAX",
             AggFunc::Total => "TOTAL",
             AggFunc::StringAgg => "STRING_AGG",
+            AggFunc::PercentileCont => "PERCENTILE_CONT",
         }
+    }
+
+    /// Whether the function needs every value of a group at once: it has no partial state
+    /// that merges, so it runs in one place ([`AggMode::Single`]) and does not spill.
+    pub fn is_holistic(self) -> bool {
+        matches!(self, AggFunc::PercentileCont)
     }
 }
 
@@ -54,18 +67,33 @@ pub struct AggregateExpr {
     pub arg: Option<Expr>,
     /// Type of the argument (`Int64` for `COUNT(*)`).
     pub input_type: DataType,
-    /// What joins the values of [`AggFunc::StringAgg`] (`None` for every other function).
-    pub separator: Option<String>,
+    /// The function's constant parameter: the text that joins the values of
+    /// [`AggFunc::StringAgg`], the fraction of [`AggFunc::PercentileCont`] (`None` for the
+    /// other functions).
+    pub param: Option<Value>,
 }
 
 impl AggregateExpr {
-    /// An aggregate of `func` over `arg` (of type `input_type`), with no separator.
+    /// An aggregate of `func` over `arg` (of type `input_type`), with no parameter.
     pub fn new(func: AggFunc, arg: Option<Expr>, input_type: DataType) -> AggregateExpr {
         AggregateExpr {
             func,
             arg,
             input_type,
-            separator: None,
+            param: None,
+        }
+    }
+
+    /// The call as SQL around its argument's text `arg` (`None`: no argument):
+    /// `COUNT(*)`, `SUM(x)`, `STRING_AGG(x, ',')`, `PERCENTILE_CONT(0.25, x)`.
+    pub fn call_text(&self, arg: Option<&str>) -> String {
+        let name = self.func.name();
+        match (self.func, arg, &self.param) {
+            (AggFunc::CountStar, ..) => "COUNT(*)".to_string(),
+            (_, Some(arg), Some(Value::Str(s))) => format!("{name}({arg}, '{s}')"),
+            (_, Some(arg), Some(p)) => format!("{name}({p}, {arg})"),
+            (_, Some(arg), None) => format!("{name}({arg})"),
+            (_, None, _) => format!("{name}()"),
         }
     }
 
@@ -74,7 +102,7 @@ impl AggregateExpr {
     pub fn output_type(&self) -> DataType {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => DataType::Int64,
-            AggFunc::Avg | AggFunc::Total => DataType::Float64,
+            AggFunc::Avg | AggFunc::Total | AggFunc::PercentileCont => DataType::Float64,
             AggFunc::StringAgg => DataType::Utf8,
             // An exact SUM keeps the scale with the widest precision (as PostgreSQL).
             AggFunc::Sum => match self.input_type {
@@ -102,7 +130,9 @@ impl AggregateExpr {
                 ],
                 _ => vec![DataType::Float64, DataType::Int64],
             },
-            AggFunc::Sum | AggFunc::Total | AggFunc::StringAgg => vec![self.output_type()],
+            AggFunc::Sum | AggFunc::Total | AggFunc::StringAgg | AggFunc::PercentileCont => {
+                vec![self.output_type()]
+            }
             AggFunc::Min | AggFunc::Max => vec![self.input_type],
         }
     }

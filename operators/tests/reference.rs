@@ -429,7 +429,7 @@ fn aggs() -> Vec<AggregateExpr> {
         func,
         arg: arg.map(Expr::col),
         input_type: t,
-        separator: None,
+        param: None,
     };
     vec![
         a(AggFunc::CountStar, None, DataType::Int64),
@@ -496,7 +496,9 @@ fn reference_aggregate(rows: &[Vec<Value>], keys: &[usize]) -> Vec<Vec<Value>> {
                         .cloned()
                         .unwrap_or(Value::Null),
                     // Joins in arrival order, which the reference does not model.
-                    AggFunc::StringAgg => unreachable!("not among the aggregates checked"),
+                    AggFunc::StringAgg | AggFunc::PercentileCont => {
+                        unreachable!("not among the aggregates checked")
+                    }
                 });
             }
             out

@@ -93,13 +93,13 @@ fn a_revoked_aggregation_spills_and_groups_the_same() {
                 func: AggFunc::CountStar,
                 arg: None,
                 input_type: DataType::Int64,
-                separator: None,
+                param: None,
             },
             AggregateExpr {
                 func: AggFunc::Sum,
                 arg: Some(Expr::col(1)),
                 input_type: DataType::Int64,
-                separator: None,
+                param: None,
             },
         ];
         let mut op = HashAggregateOp::new(

@@ -101,7 +101,7 @@ fn group(
         func,
         arg: arg.map(Expr::col),
         input_type,
-        separator: None,
+        param: None,
     };
     let mut op = HashAggregateOp::new(
         vec![Expr::col(0)],

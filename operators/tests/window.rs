@@ -125,7 +125,7 @@ fn agg(
         func,
         arg: None,
         input_type,
-        separator: None,
+        param: None,
     }
     .output_type();
     (
@@ -477,7 +477,7 @@ fn naive(
                 ),
                 AggFunc::Min => v.into_iter().min_by(|a, b| a.sort_cmp(b)).unwrap(),
                 AggFunc::Max => v.into_iter().max_by(|a, b| a.sort_cmp(b)).unwrap(),
-                AggFunc::CountStar | AggFunc::StringAgg => unreachable!(),
+                AggFunc::CountStar | AggFunc::StringAgg | AggFunc::PercentileCont => unreachable!(),
             }
         }
     }

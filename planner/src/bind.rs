@@ -459,6 +459,7 @@ fn agg_func(f: &sql::Function) -> Option<AggFunc> {
         "MAX" => AggFunc::Max,
         "TOTAL" => AggFunc::Total,
         "STRING_AGG" | "GROUP_CONCAT" => AggFunc::StringAgg,
+        "MEDIAN" | "PERCENTILE_CONT" => AggFunc::PercentileCont,
         _ => return None,
     })
 }
@@ -1329,10 +1330,14 @@ impl<'a> Binder<'a> {
         if f.filter.is_some() {
             return Err(unsupported("aggregate FILTER clause", span));
         }
+        let mut func = agg_func(f).expect("caller checked the aggregate name");
+        if func == AggFunc::PercentileCont {
+            let a = self.percentile(f, scope, span)?;
+            return self.register_aggregate(a, false, ctx);
+        }
         if !f.within_group.is_empty() {
             return Err(unsupported("WITHIN GROUP", span));
         }
-        let mut func = agg_func(f).expect("caller checked the aggregate name");
         let list = match &f.args {
             sql::FunctionArguments::List(l) => l,
             _ => {
@@ -1415,15 +1420,98 @@ impl<'a> Binder<'a> {
             func,
             arg,
             input_type,
-            separator,
+            param: separator.map(Value::Str),
         };
-        let out = a.output_type();
         if distinct && a.func == AggFunc::CountStar {
             return Err(PlanError::Invalid(format!(
                 "COUNT(DISTINCT *) is not valid SQL{}",
                 at(span)
             )));
         }
+        self.register_aggregate(a, distinct, ctx)
+    }
+
+    /// `MEDIAN(x)`, and `PERCENTILE_CONT(f) WITHIN GROUP (ORDER BY x [ASC|DESC])` with a
+    /// constant fraction `f` from 0 to 1 (descending takes `1 - f`): the value over DOUBLE.
+    fn percentile(
+        &mut self,
+        f: &sql::Function,
+        scope: &Scope,
+        span: Span,
+    ) -> Result<AggregateExpr, PlanError> {
+        let name = f.name.to_string().to_uppercase();
+        let sql::FunctionArguments::List(list) = &f.args else {
+            return Err(PlanError::Invalid(format!(
+                "{name} takes one argument{}",
+                at(span)
+            )));
+        };
+        if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+            return Err(unsupported(format!("DISTINCT or clauses in {name}"), span));
+        }
+        let one = |args: &[sql::FunctionArg]| match args {
+            [sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x))] => Some(x.clone()),
+            _ => None,
+        };
+        let (value, fraction) = if name == "MEDIAN" {
+            let Some(value) = one(&list.args).filter(|_| f.within_group.is_empty()) else {
+                return Err(PlanError::Invalid(format!(
+                    "MEDIAN takes one argument and no WITHIN GROUP{}",
+                    at(span)
+                )));
+            };
+            (value, 0.5)
+        } else {
+            let (Some(fraction), [order]) = (one(&list.args), f.within_group.as_slice()) else {
+                return Err(PlanError::Invalid(format!(
+                    "{name} takes a fraction and WITHIN GROUP (ORDER BY one expression){}",
+                    at(span)
+                )));
+            };
+            let b = self.expr(&fraction, scope, None)?;
+            let fraction_value = match b.expr {
+                Expr::Literal(Value::Int(i)) => Some(i as f64),
+                Expr::Literal(Value::Float(x)) => Some(x),
+                Expr::Literal(ref v @ Value::Decimal(..)) => v.as_f64(),
+                _ => None,
+            };
+            let Some(p) = fraction_value.filter(|p| (0.0..=1.0).contains(p)) else {
+                return Err(PlanError::Invalid(format!(
+                    "the fraction of {name} must be a constant from 0 to 1, got '{fraction}'{}",
+                    at(span)
+                )));
+            };
+            let descending = matches!(order.options.sort, Some(sql::OrderBySort::Desc));
+            (order.expr.clone(), if descending { 1.0 - p } else { p })
+        };
+        let b = self.expr(&value, scope, None)?;
+        if b.ty.is_some_and(|t| !t.is_numeric()) {
+            return Err(PlanError::Type(format!(
+                "{name} needs a numeric argument, got {} in '{value}'",
+                type_name(b.ty)
+            )));
+        }
+        let arg = match b.ty {
+            Some(t) if t != DataType::Float64 => cast_expr(b.expr, DataType::Float64),
+            _ => self.coerce(b, DataType::Float64),
+        };
+        Ok(AggregateExpr {
+            func: AggFunc::PercentileCont,
+            arg: Some(arg),
+            input_type: DataType::Float64,
+            param: Some(Value::Float(fraction)),
+        })
+    }
+
+    /// Adds aggregate `a` (over distinct values when `distinct`) to the query's aggregates,
+    /// once however often it is written; the expression that reads its result.
+    fn register_aggregate(
+        &mut self,
+        a: AggregateExpr,
+        distinct: bool,
+        ctx: &mut AggCtx,
+    ) -> Result<B, PlanError> {
+        let out = a.output_type();
         let j = match (0..ctx.aggs.len()).find(|&j| ctx.aggs[j] == a && ctx.distinct[j] == distinct)
         {
             Some(j) => j,

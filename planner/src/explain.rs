@@ -18,11 +18,7 @@ pub fn fmt_expr(e: &Expr, names: &[String]) -> String {
 
 /// Formats an aggregate call with its argument over `names`.
 pub(crate) fn fmt_agg(a: &AggregateExpr, names: &[String]) -> String {
-    match (&a.func, &a.arg) {
-        (AggFunc::CountStar, _) => "COUNT(*)".to_string(),
-        (func, Some(arg)) => format!("{}({})", func.name(), fmt_expr(arg, names)),
-        (func, None) => format!("{}()", func.name()),
-    }
+    a.call_text(a.arg.as_ref().map(|arg| fmt_expr(arg, names)).as_deref())
 }
 
 /// Names of the partial-state columns of an aggregate.

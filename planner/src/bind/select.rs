@@ -1393,7 +1393,7 @@ fn aggregate_plan(
             func,
             arg: Some(Expr::Column(column)),
             input_type,
-            separator: a.separator.clone(),
+            param: a.param.clone(),
         };
         if *d {
             outer_aggs.push(combine(a.func, k, a.input_type));
@@ -1417,6 +1417,13 @@ fn aggregate_plan(
                 let c = part(a.clone(), &mut parts);
                 outer_aggs.push(combine(a.func, c, a.output_type()));
                 results.push(Expr::Column(at));
+            }
+            // A group's values all at once: not from the first level's partial results.
+            AggFunc::PercentileCont => {
+                return Err(unsupported(
+                    format!("{} beside a DISTINCT aggregate", a.func.name()),
+                    span,
+                ))
             }
             AggFunc::Avg => {
                 let sum = AggregateExpr {

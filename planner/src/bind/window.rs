@@ -437,7 +437,7 @@ impl Binder<'_> {
                     func,
                     arg: None,
                     input_type: t,
-                    separator: None,
+                    param: None,
                 }
                 .output_type();
                 Ok((WindowFunc::Aggregate(func), vec![arg], out))

@@ -4,7 +4,7 @@
 use super::{ApplyKind, LogicalPlan, SetOpKind};
 use crate::explain::{fmt_expr, fmt_sort_key, fmt_window_fn};
 use std::fmt::Write;
-use weir_operators::plan::{AggFunc, AggregateExpr};
+use weir_operators::plan::AggregateExpr;
 
 impl LogicalPlan {
     /// An indented rendering, one node per line, for `EXPLAIN VERBOSE` and tests.
@@ -20,11 +20,7 @@ fn names(plan: &LogicalPlan) -> Vec<String> {
 }
 
 fn agg(a: &AggregateExpr, n: &[String]) -> String {
-    match (&a.func, &a.arg) {
-        (AggFunc::CountStar, _) => "COUNT(*)".to_string(),
-        (f, Some(arg)) => format!("{}({})", f.name(), fmt_expr(arg, n)),
-        (f, None) => format!("{}()", f.name()),
-    }
+    a.call_text(a.arg.as_ref().map(|arg| fmt_expr(arg, n)).as_deref())
 }
 
 fn list(exprs: &[weir_operators::Expr], n: &[String]) -> String {

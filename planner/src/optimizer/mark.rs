@@ -124,7 +124,7 @@ fn count_star(rows: LogicalPlan) -> LogicalPlan {
             func: AggFunc::CountStar,
             arg: None,
             input_type: DataType::Int64,
-            separator: None,
+            param: None,
         }],
         agg_names: vec!["count".to_string()],
     }

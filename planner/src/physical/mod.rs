@@ -588,6 +588,13 @@ fn aggregate(
     schema: Schema,
     fr: &mut Frags,
 ) -> Input {
+    // An aggregate that needs a group's values all at once (PERCENTILE_CONT) has no partial
+    // state: the rows are gathered and aggregated in one place.
+    let input = if aggs.iter().any(|a| a.func.is_holistic()) && !input.is_single() {
+        fr.gather(input)
+    } else {
+        input
+    };
     if input.is_single() {
         let plan = PhysicalPlan::HashAggregate {
             input: Box::new(input.plan.clone()),
@@ -722,7 +729,7 @@ fn set_op_as_aggregate(l: LogicalPlan, r: LogicalPlan, kind: SetOpKind) -> Logic
         func: AggFunc::Sum,
         arg: Some(Expr::Column(c)),
         input_type: DataType::Int64,
-        separator: None,
+        param: None,
     };
     let counted = LogicalPlan::Aggregate {
         input: Box::new(union),

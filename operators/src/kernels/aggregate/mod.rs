@@ -31,7 +31,7 @@ use crate::column::{ColumnBuilder, ColumnData};
 use crate::eval::{cast_column, evaluate_borrowed};
 use crate::plan::{AggFunc, AggMode, AggregateExpr};
 use crate::spill::SpillFile;
-use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
+use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result, Value};
 use spill::{GroupSpill, MAX_LEVEL};
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -85,6 +85,11 @@ enum Acc {
         v: Vec<String>,
         seen: Vec<bool>,
         min: bool,
+    },
+    /// PERCENTILE_CONT: each group's values, sorted when the group is emitted.
+    Percentile {
+        values: Vec<Vec<f64>>,
+        fraction: f64,
     },
     /// STRING_AGG: each group's values joined so far by `separator`.
     Join {
@@ -159,10 +164,27 @@ impl Acc {
                     total: true,
                 }
             }
+            AggFunc::PercentileCont => {
+                numeric()?;
+                match agg.param {
+                    Some(Value::Float(f)) if (0.0..=1.0).contains(&f) => Acc::Percentile {
+                        values: Vec::new(),
+                        fraction: f,
+                    },
+                    _ => {
+                        return Err(Error::Type(
+                            "PERCENTILE_CONT needs a fraction between 0 and 1".into(),
+                        ))
+                    }
+                }
+            }
             AggFunc::StringAgg => Acc::Join {
                 v: Vec::new(),
                 seen: Vec::new(),
-                separator: agg.separator.clone().unwrap_or_else(|| ",".to_string()),
+                separator: match &agg.param {
+                    Some(Value::Str(s)) => s.clone(),
+                    _ => ",".to_string(),
+                },
             },
             AggFunc::Avg => {
                 numeric()?;
@@ -255,6 +277,7 @@ impl Acc {
                 sum.resize(n, 0);
                 count.resize(n, 0);
             }
+            Acc::Percentile { values, .. } => values.resize_with(n, Vec::new),
         }
     }
 
@@ -274,6 +297,9 @@ impl Acc {
                 sum.capacity() * 16 + seen.capacity()
             }
             Acc::AvgDecimal { sum, count, .. } => sum.capacity() * 16 + count.capacity() * 8,
+            Acc::Percentile { values, .. } => {
+                values.capacity() * 24 + values.iter().map(|v| v.capacity() * 8).sum::<usize>()
+            }
         }
     }
 
@@ -457,6 +483,13 @@ impl Acc {
                     }
                 }
             }
+            (Acc::Percentile { values, .. }, ColumnData::Float64(v)) => {
+                for (i, &g) in ids.iter().enumerate() {
+                    if ok(i) {
+                        values[g as usize].push(v[i]);
+                    }
+                }
+            }
             (Acc::SumDecimal { sum, seen, .. }, ColumnData::Decimal { values, .. }) => {
                 for (i, &g) in ids.iter().enumerate() {
                     if ok(i) {
@@ -552,6 +585,7 @@ impl Acc {
             Acc::SumInt { .. } | Acc::SumFloat { .. } | Acc::SumDecimal { .. } => "SUM",
             Acc::Avg { .. } | Acc::AvgDecimal { .. } => "AVG",
             Acc::Join { .. } => "STRING_AGG",
+            Acc::Percentile { .. } => "PERCENTILE_CONT",
             _ => "MIN/MAX",
         }
     }
@@ -624,6 +658,16 @@ impl Acc {
             Acc::MinMaxWide { v, seen, dt, .. } => {
                 out.push(wide_column(*dt, &v[r.clone()], &seen[r]))
             }
+            Acc::Percentile { values, fraction } => {
+                let mut b = ColumnBuilder::new(DataType::Float64, end - start);
+                for group in &values[r] {
+                    match percentile(group, *fraction) {
+                        Some(v) => b.push_f64(v),
+                        None => b.push_null(),
+                    }
+                }
+                out.push(b.finish());
+            }
             Acc::AvgDecimal { sum, count, scale } => {
                 if partial {
                     let dt = DataType::decimal(crate::types::MAX_DECIMAL_PRECISION, *scale);
@@ -641,6 +685,20 @@ impl Acc {
             }
         }
     }
+}
+
+/// The value at `fraction` of `values` once sorted, interpolated between the two nearest
+/// (PostgreSQL's `percentile_cont`); `None` when there are none.
+fn percentile(values: &[f64], fraction: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let at = fraction * (sorted.len() - 1) as f64;
+    let (below, above) = (at.floor() as usize, at.ceil() as usize);
+    let (low, high) = (sorted[below], sorted[above]);
+    Some(low + (at - below as f64) * (high - low))
 }
 
 /// A column of type `dt` from wide values, NULL where not `seen`.
@@ -755,7 +813,8 @@ impl HashAggregateOp {
         let Some(space) = self.ctx.spill.clone() else {
             return Err(refused);
         };
-        if self.group_types.is_empty() {
+        // A group's values all at once (PERCENTILE_CONT) cannot be written as partial states.
+        if self.group_types.is_empty() || self.holistic() {
             return Err(refused);
         }
         if self.mode == AggMode::Partial {
@@ -777,6 +836,11 @@ impl HashAggregateOp {
             self.spilling = Some(GroupSpill::new(&space, self.level, self.group_types.len()));
         }
         self.spill_groups()
+    }
+
+    /// Whether an aggregate needs a group's values all at once ([`AggFunc::is_holistic`]).
+    fn holistic(&self) -> bool {
+        self.aggs.iter().any(|a| a.func.is_holistic())
     }
 
     /// Writes every group held as partial states to the spill partitions and frees the table.
@@ -1015,6 +1079,7 @@ impl Operator for HashAggregateOp {
     fn revocable(&self) -> usize {
         let spills = self.ctx.spill.is_some()
             && !self.group_types.is_empty()
+            && !self.holistic()
             && self.mode != AggMode::Partial
             && self.level < MAX_LEVEL
             && !self.finished;
@@ -1044,7 +1109,7 @@ mod tests {
             func,
             arg: arg.map(Expr::col),
             input_type: t,
-            separator: None,
+            param: None,
         }
     }
 
@@ -1256,7 +1321,7 @@ mod tests {
     #[test]
     fn total_and_string_agg_partial_then_final() {
         let joined = AggregateExpr {
-            separator: Some("+".into()),
+            param: Some(Value::Str("+".into())),
             ..agg(AggFunc::StringAgg, Some(0), DataType::Utf8)
         };
         let aggs = [agg(AggFunc::Total, Some(2), DataType::Float64), joined];
@@ -1268,6 +1333,18 @@ mod tests {
                 vec!["b".into(), 0.0.into(), "b".into()],
             ]
         );
+    }
+
+    /// PostgreSQL's `percentile_cont`: the value at the fraction of the sorted values,
+    /// interpolated between the two nearest.
+    #[test]
+    fn percentiles_interpolate_between_the_nearest_values() {
+        assert_eq!(percentile(&[], 0.5), None);
+        assert_eq!(percentile(&[7.0], 0.3), Some(7.0));
+        assert_eq!(percentile(&[10.0, 1.0, 4.0, 2.0], 0.5), Some(3.0));
+        assert_eq!(percentile(&[10.0, 1.0, 4.0, 2.0], 0.25), Some(1.75));
+        assert_eq!(percentile(&[10.0, 1.0, 4.0, 2.0], 0.0), Some(1.0));
+        assert_eq!(percentile(&[10.0, 1.0, 4.0, 2.0], 1.0), Some(10.0));
     }
 
     #[test]

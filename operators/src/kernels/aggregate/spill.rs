@@ -83,7 +83,7 @@ mod tests {
             func,
             arg: arg.map(Expr::col),
             input_type,
-            separator: None,
+            param: None,
         };
         vec![
             agg(AggFunc::CountStar, None, DataType::Int64),
@@ -209,6 +209,36 @@ mod tests {
         assert_eq!(sorted_rows(&got), expected);
         assert_eq!(space.stats().snapshot().spills, 1);
         drop(last);
+        assert_clean(&space, &pool);
+    }
+
+    /// A group's values all at once (PERCENTILE_CONT) have no partial state to spill: refused
+    /// memory, the aggregation fails with the refusal, writes nothing and frees its memory.
+    #[test]
+    fn a_holistic_aggregation_refused_memory_fails_rather_than_spill() {
+        let rows = input(60_000, 20_000, 5);
+        let space = SpillSpace::temporary("test", 1 << 30).unwrap();
+        let pool = UnboundedPool::with_limit(400_000);
+        let median = AggregateExpr {
+            func: AggFunc::PercentileCont,
+            arg: Some(Expr::col(2)),
+            input_type: DataType::Float64,
+            param: Some(Value::Float(0.5)),
+        };
+        let mut holistic = HashAggregateOp::new(
+            vec![Expr::col(0)],
+            vec![DataType::Int64],
+            vec![median],
+            AggMode::Single,
+            ctx(Some(space.clone())),
+            Reservation::new(pool.clone()),
+        )
+        .unwrap();
+        assert_eq!(holistic.revocable(), 0);
+        let err = run(&mut holistic, rows).unwrap_err();
+        assert!(matches!(err, Error::Memory(_)), "{err:?}");
+        assert_eq!(space.stats().snapshot().spills, 0);
+        drop(holistic);
         assert_clean(&space, &pool);
     }
 

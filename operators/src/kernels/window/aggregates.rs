@@ -31,7 +31,7 @@ pub(crate) fn bytes_for(func: AggFunc, n: usize) -> usize {
         AggFunc::Sum | AggFunc::Avg | AggFunc::Total => 4 + 16 + 16 + 8,
         AggFunc::Min | AggFunc::Max => 4 + 8 + 4,
         // Not a window function (the planner refuses it); the error comes from `aggregate`.
-        AggFunc::StringAgg => 0,
+        AggFunc::StringAgg | AggFunc::PercentileCont => 0,
     };
     n * per_row + 64
 }
@@ -84,9 +84,10 @@ pub(crate) fn aggregate(
             Ok(Column::from_f64(total.collect()))
         }
         AggFunc::Min | AggFunc::Max => Ok(min_max(arg, func == AggFunc::Min, layout, frames)),
-        AggFunc::StringAgg => Err(Error::Internal(
-            "STRING_AGG is not a window function".to_string(),
-        )),
+        AggFunc::StringAgg | AggFunc::PercentileCont => Err(Error::Internal(format!(
+            "{} is not a window function",
+            func.name()
+        ))),
     }
 }
 
