@@ -5,7 +5,7 @@
 
 use crate::expr::Expr;
 use crate::types::{DataType, Schema};
-use crate::Value;
+use crate::value::Value;
 use serde::{Deserialize, Serialize};
 
 /// Aggregate functions.
