@@ -234,18 +234,21 @@ fn bench_kernels(c: &mut Criterion) {
             arg: None,
             input_type: DataType::Int64,
             param: None,
+            order_by: Vec::new(),
         },
         AggregateExpr {
             func: AggFunc::Sum,
             arg: Some(Expr::col(0)),
             input_type: DataType::Int64,
             param: None,
+            order_by: Vec::new(),
         },
         AggregateExpr {
             func: AggFunc::Avg,
             arg: Some(Expr::col(2)),
             input_type: DataType::Float64,
             param: None,
+            order_by: Vec::new(),
         },
     ];
     // The input with its group key column divided by 100: 100 groups, as in `queryGroupBy`.

@@ -71,6 +71,12 @@ pub struct AggregateExpr {
     /// [`AggFunc::StringAgg`], the fraction of [`AggFunc::PercentileCont`] (`None` for the
     /// other functions).
     pub param: Option<Value>,
+    /// The order the values are taken in (`STRING_AGG(x, ',' ORDER BY y)`), over the
+    /// aggregation's input; empty when any order does. An ordered aggregate runs in one place
+    /// over its input sorted so ([`AggregateExpr::is_holistic`]): every ordered aggregate of
+    /// one aggregation has the same order.
+    #[serde(default)]
+    pub order_by: Vec<SortKey>,
 }
 
 impl AggregateExpr {
@@ -81,6 +87,7 @@ impl AggregateExpr {
             arg,
             input_type,
             param: None,
+            order_by: Vec::new(),
         }
     }
 
@@ -95,6 +102,13 @@ impl AggregateExpr {
             (_, Some(arg), None) => format!("{name}({arg})"),
             (_, None, _) => format!("{name}()"),
         }
+    }
+
+    /// Whether the aggregate needs its values all at once or in an order
+    /// ([`AggFunc::is_holistic`], an `ORDER BY`): it runs in one place ([`AggMode::Single`])
+    /// and does not spill.
+    pub fn is_holistic(&self) -> bool {
+        self.func.is_holistic() || !self.order_by.is_empty()
     }
 
     /// Type of the final result: `BIGINT` for counts, `DOUBLE` for AVG and TOTAL, text for

@@ -430,6 +430,7 @@ fn aggs() -> Vec<AggregateExpr> {
         arg: arg.map(Expr::col),
         input_type: t,
         param: None,
+        order_by: Vec::new(),
     };
     vec![
         a(AggFunc::CountStar, None, DataType::Int64),

@@ -94,12 +94,14 @@ fn a_revoked_aggregation_spills_and_groups_the_same() {
                 arg: None,
                 input_type: DataType::Int64,
                 param: None,
+                order_by: Vec::new(),
             },
             AggregateExpr {
                 func: AggFunc::Sum,
                 arg: Some(Expr::col(1)),
                 input_type: DataType::Int64,
                 param: None,
+                order_by: Vec::new(),
             },
         ];
         let mut op = HashAggregateOp::new(

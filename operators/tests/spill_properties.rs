@@ -102,6 +102,7 @@ fn group(
         arg: arg.map(Expr::col),
         input_type,
         param: None,
+        order_by: Vec::new(),
     };
     let mut op = HashAggregateOp::new(
         vec![Expr::col(0)],

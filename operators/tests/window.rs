@@ -126,6 +126,7 @@ fn agg(
         arg: None,
         input_type,
         param: None,
+        order_by: Vec::new(),
     }
     .output_type();
     (

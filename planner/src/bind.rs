@@ -1352,9 +1352,19 @@ impl<'a> Binder<'a> {
             list.duplicate_treatment,
             Some(sql::DuplicateTreatment::Distinct)
         );
-        if !list.clauses.is_empty() {
-            return Err(unsupported("aggregate function clauses", span));
-        }
+        let order_by = match list.clauses.as_slice() {
+            [] => Vec::new(),
+            [sql::FunctionArgumentClause::OrderBy(keys)] if func == AggFunc::StringAgg => {
+                if distinct {
+                    return Err(unsupported(
+                        format!("{}(DISTINCT ... ORDER BY ...)", f.name),
+                        span,
+                    ));
+                }
+                self.aggregate_order(keys, scope)?
+            }
+            _ => return Err(unsupported("aggregate function clauses", span)),
+        };
         let (arg, separator) = match (func, list.args.as_slice()) {
             (AggFunc::StringAgg, [arg, separator]) => (
                 arg,
@@ -1421,6 +1431,7 @@ impl<'a> Binder<'a> {
             arg,
             input_type,
             param: separator.map(Value::Str),
+            order_by,
         };
         if distinct && a.func == AggFunc::CountStar {
             return Err(PlanError::Invalid(format!(
@@ -1500,17 +1511,61 @@ impl<'a> Binder<'a> {
             arg: Some(arg),
             input_type: DataType::Float64,
             param: Some(Value::Float(fraction)),
+            order_by: Vec::new(),
         })
     }
 
+    /// The `ORDER BY` inside an aggregate call (`STRING_AGG(x, ',' ORDER BY y DESC)`), over
+    /// the rows being aggregated (NULLs sort as the largest value).
+    fn aggregate_order(
+        &mut self,
+        keys: &[sql::OrderByExpr],
+        scope: &Scope,
+    ) -> Result<Vec<SortKey>, PlanError> {
+        keys.iter()
+            .map(|k| {
+                if k.with_fill.is_some() {
+                    return Err(unsupported("WITH FILL", k.expr.span()));
+                }
+                let descending = match &k.options.sort {
+                    None | Some(sql::OrderBySort::Asc) => false,
+                    Some(sql::OrderBySort::Desc) => true,
+                    Some(sql::OrderBySort::Using(_)) => {
+                        return Err(unsupported("ORDER BY ... USING", k.expr.span()))
+                    }
+                };
+                let b = self.expr(&k.expr, scope, None)?;
+                let t = self.settle(&b);
+                Ok(SortKey {
+                    expr: self.coerce(b, t),
+                    descending,
+                    nulls_first: k.options.nulls_first.unwrap_or(descending),
+                })
+            })
+            .collect()
+    }
+
     /// Adds aggregate `a` (over distinct values when `distinct`) to the query's aggregates,
-    /// once however often it is written; the expression that reads its result.
+    /// once however often it is written; the expression that reads its result. Ordered
+    /// aggregates of one aggregation must share their order (they run over the rows sorted
+    /// once).
     fn register_aggregate(
         &mut self,
         a: AggregateExpr,
         distinct: bool,
         ctx: &mut AggCtx,
     ) -> Result<B, PlanError> {
+        if !a.order_by.is_empty()
+            && ctx
+                .aggs
+                .iter()
+                .any(|b| !b.order_by.is_empty() && b.order_by != a.order_by)
+        {
+            return Err(PlanError::Unsupported {
+                what: "aggregates ordered differently in one SELECT".into(),
+                position: String::new(),
+            });
+        }
         let out = a.output_type();
         let j = match (0..ctx.aggs.len()).find(|&j| ctx.aggs[j] == a && ctx.distinct[j] == distinct)
         {

@@ -18,7 +18,12 @@ pub fn fmt_expr(e: &Expr, names: &[String]) -> String {
 
 /// Formats an aggregate call with its argument over `names`.
 pub(crate) fn fmt_agg(a: &AggregateExpr, names: &[String]) -> String {
-    a.call_text(a.arg.as_ref().map(|arg| fmt_expr(arg, names)).as_deref())
+    let call = a.call_text(a.arg.as_ref().map(|arg| fmt_expr(arg, names)).as_deref());
+    if a.order_by.is_empty() {
+        return call;
+    }
+    let keys: Vec<String> = a.order_by.iter().map(|k| fmt_sort_key(k, names)).collect();
+    format!("{call} ORDER BY {}", keys.join(", "))
 }
 
 /// Names of the partial-state columns of an aggregate.

@@ -1362,6 +1362,13 @@ fn aggregate_plan(
             agg_names,
         });
     };
+    // An ordered aggregate reads the query's rows in its order, not a first level's parts.
+    if aggs.iter().any(|a| !a.order_by.is_empty()) {
+        return Err(unsupported(
+            "an aggregate with ORDER BY beside a DISTINCT aggregate",
+            span,
+        ));
+    }
     let arg = aggs[first]
         .arg
         .clone()
@@ -1394,6 +1401,7 @@ fn aggregate_plan(
             arg: Some(Expr::Column(column)),
             input_type,
             param: a.param.clone(),
+            order_by: a.order_by.clone(),
         };
         if *d {
             outer_aggs.push(combine(a.func, k, a.input_type));

@@ -438,6 +438,7 @@ impl Binder<'_> {
                     arg: None,
                     input_type: t,
                     param: None,
+                    order_by: Vec::new(),
                 }
                 .output_type();
                 Ok((WindowFunc::Aggregate(func), vec![arg], out))

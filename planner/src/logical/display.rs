@@ -20,7 +20,22 @@ fn names(plan: &LogicalPlan) -> Vec<String> {
 }
 
 fn agg(a: &AggregateExpr, n: &[String]) -> String {
-    a.call_text(a.arg.as_ref().map(|arg| fmt_expr(arg, n)).as_deref())
+    let call = a.call_text(a.arg.as_ref().map(|arg| fmt_expr(arg, n)).as_deref());
+    if a.order_by.is_empty() {
+        return call;
+    }
+    let keys: Vec<String> = a
+        .order_by
+        .iter()
+        .map(|k| {
+            format!(
+                "{}{}",
+                fmt_expr(&k.expr, n),
+                if k.descending { " DESC" } else { "" }
+            )
+        })
+        .collect();
+    format!("{call} ORDER BY {}", keys.join(", "))
 }
 
 fn list(exprs: &[weir_operators::Expr], n: &[String]) -> String {

@@ -533,6 +533,7 @@ impl LogicalPlan {
             LogicalPlan::Aggregate { groups, aggs, .. } => groups
                 .iter()
                 .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+                .chain(aggs.iter().flat_map(|a| a.order_by.iter().map(|k| &k.expr)))
                 .collect(),
             LogicalPlan::Sort { keys, .. } => keys.iter().map(|k| &k.expr).collect(),
             LogicalPlan::Apply {
@@ -589,6 +590,9 @@ impl LogicalPlan {
                 for a in aggs.iter_mut() {
                     if let Some(x) = &mut a.arg {
                         *x = f(x);
+                    }
+                    for key in &mut a.order_by {
+                        key.expr = f(&key.expr);
                     }
                 }
             }

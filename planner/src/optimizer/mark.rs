@@ -125,6 +125,7 @@ fn count_star(rows: LogicalPlan) -> LogicalPlan {
             arg: None,
             input_type: DataType::Int64,
             param: None,
+            order_by: Vec::new(),
         }],
         agg_names: vec!["count".to_string()],
     }

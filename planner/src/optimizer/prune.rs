@@ -228,6 +228,10 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
             need.extend(cols_of_all(
                 kept.iter().filter_map(|&j| aggs[j].arg.as_ref()),
             ));
+            need.extend(cols_of_all(
+                kept.iter()
+                    .flat_map(|&j| aggs[j].order_by.iter().map(|k| &k.expr)),
+            ));
             let (input, map) = prune(*input, &need)?;
             let groups = groups
                 .iter()
@@ -240,6 +244,9 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
             for (n, &j) in kept.iter().enumerate() {
                 let mut a = aggs[j].clone();
                 a.arg = a.arg.as_ref().map(|e| remap(e, &map)).transpose()?;
+                for key in &mut a.order_by {
+                    key.expr = remap(&key.expr, &map)?;
+                }
                 new_aggs.push(a);
                 new_names.push(agg_names[j].clone());
                 out[k + j] = Some(k + n);

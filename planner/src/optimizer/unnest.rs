@@ -88,12 +88,14 @@ pub(crate) fn scalar(
                     arg: Some(Expr::Column(0)),
                     input_type: value_type,
                     param: None,
+                    order_by: Vec::new(),
                 },
                 AggregateExpr {
                     func: AggFunc::CountStar,
                     arg: None,
                     input_type: DataType::Int64,
                     param: None,
+                    order_by: Vec::new(),
                 },
             ],
             agg_names: vec!["__value".to_string(), "__rows".to_string()],
@@ -539,6 +541,14 @@ impl Domain {
             .into_iter()
             .map(|a| AggregateExpr {
                 arg: a.arg.as_ref().map(|x| self.bind(x, w)),
+                order_by: a
+                    .order_by
+                    .iter()
+                    .map(|k| SortKey {
+                        expr: self.bind(&k.expr, w),
+                        ..k.clone()
+                    })
+                    .collect(),
                 ..a
             })
             .collect();

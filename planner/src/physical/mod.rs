@@ -588,12 +588,17 @@ fn aggregate(
     schema: Schema,
     fr: &mut Frags,
 ) -> Input {
-    // An aggregate that needs a group's values all at once (PERCENTILE_CONT) has no partial
-    // state: the rows are gathered and aggregated in one place.
-    let input = if aggs.iter().any(|a| a.func.is_holistic()) && !input.is_single() {
-        fr.gather(input)
-    } else {
-        input
+    // An aggregate that needs a group's values all at once (PERCENTILE_CONT) or in an order
+    // (STRING_AGG ... ORDER BY) has no partial state: the rows are gathered, sorted in that
+    // order (the binder gives every ordered aggregate of one aggregation the same), and
+    // aggregated in one place, where each group takes its rows in the order they come.
+    let order = aggs.iter().find(|a| !a.order_by.is_empty());
+    let input = match order {
+        Some(a) => sort_once(input, a.order_by.clone(), fr),
+        None if aggs.iter().any(AggregateExpr::is_holistic) && !input.is_single() => {
+            fr.gather(input)
+        }
+        None => input,
     };
     if input.is_single() {
         let plan = PhysicalPlan::HashAggregate {
@@ -730,6 +735,7 @@ fn set_op_as_aggregate(l: LogicalPlan, r: LogicalPlan, kind: SetOpKind) -> Logic
         arg: Some(Expr::Column(c)),
         input_type: DataType::Int64,
         param: None,
+        order_by: Vec::new(),
     };
     let counted = LogicalPlan::Aggregate {
         input: Box::new(union),

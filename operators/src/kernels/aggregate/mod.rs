@@ -840,7 +840,7 @@ impl HashAggregateOp {
 
     /// Whether an aggregate needs a group's values all at once ([`AggFunc::is_holistic`]).
     fn holistic(&self) -> bool {
-        self.aggs.iter().any(|a| a.func.is_holistic())
+        self.aggs.iter().any(AggregateExpr::is_holistic)
     }
 
     /// Writes every group held as partial states to the spill partitions and frees the table.
@@ -1110,6 +1110,7 @@ mod tests {
             arg: arg.map(Expr::col),
             input_type: t,
             param: None,
+            order_by: Vec::new(),
         }
     }
 

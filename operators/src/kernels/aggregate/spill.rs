@@ -84,6 +84,7 @@ mod tests {
             arg: arg.map(Expr::col),
             input_type,
             param: None,
+            order_by: Vec::new(),
         };
         vec![
             agg(AggFunc::CountStar, None, DataType::Int64),
@@ -224,6 +225,7 @@ mod tests {
             arg: Some(Expr::col(2)),
             input_type: DataType::Float64,
             param: Some(Value::Float(0.5)),
+            order_by: Vec::new(),
         };
         let mut holistic = HashAggregateOp::new(
             vec![Expr::col(0)],
