@@ -446,6 +446,21 @@ fn decimal_type(
     Ok(DataType::decimal(p as u8, s as u8))
 }
 
+/// `(descending, nulls_first)` of an ORDER BY item (NULLs sort as the largest value).
+pub(crate) fn sort_options(o: &sql::OrderByExpr) -> Result<(bool, bool), PlanError> {
+    if o.with_fill.is_some() {
+        return Err(unsupported("WITH FILL", o.expr.span()));
+    }
+    let descending = match &o.options.sort {
+        None | Some(sql::OrderBySort::Asc) => false,
+        Some(sql::OrderBySort::Desc) => true,
+        Some(sql::OrderBySort::Using(_)) => {
+            return Err(unsupported("ORDER BY ... USING", o.expr.span()))
+        }
+    };
+    Ok((descending, o.options.nulls_first.unwrap_or(descending)))
+}
+
 fn agg_func(f: &sql::Function) -> Option<AggFunc> {
     let name = match f.name.0.as_slice() {
         [sql::ObjectNamePart::Identifier(id)] => id.value.to_uppercase(),
@@ -1524,22 +1539,13 @@ impl<'a> Binder<'a> {
     ) -> Result<Vec<SortKey>, PlanError> {
         keys.iter()
             .map(|k| {
-                if k.with_fill.is_some() {
-                    return Err(unsupported("WITH FILL", k.expr.span()));
-                }
-                let descending = match &k.options.sort {
-                    None | Some(sql::OrderBySort::Asc) => false,
-                    Some(sql::OrderBySort::Desc) => true,
-                    Some(sql::OrderBySort::Using(_)) => {
-                        return Err(unsupported("ORDER BY ... USING", k.expr.span()))
-                    }
-                };
+                let (descending, nulls_first) = sort_options(k)?;
                 let b = self.expr(&k.expr, scope, None)?;
                 let t = self.settle(&b);
                 Ok(SortKey {
                     expr: self.coerce(b, t),
                     descending,
-                    nulls_first: k.options.nulls_first.unwrap_or(descending),
+                    nulls_first,
                 })
             })
             .collect()

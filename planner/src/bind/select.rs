@@ -1808,21 +1808,6 @@ fn count_literal(e: &sql::Expr, what: &str) -> Result<usize, PlanError> {
     }
 }
 
-/// `(descending, nulls_first)` of an ORDER BY item (NULLs sort as the largest value).
-pub(super) fn sort_options(o: &sql::OrderByExpr) -> Result<(bool, bool), PlanError> {
-    if o.with_fill.is_some() {
-        return Err(unsupported("WITH FILL", o.expr.span()));
-    }
-    let descending = match &o.options.sort {
-        None | Some(sql::OrderBySort::Asc) => false,
-        Some(sql::OrderBySort::Desc) => true,
-        Some(sql::OrderBySort::Using(_)) => {
-            return Err(unsupported("ORDER BY ... USING", o.expr.span()))
-        }
-    };
-    Ok((descending, o.options.nulls_first.unwrap_or(descending)))
-}
-
 /// The row count of `FETCH {FIRST|NEXT} [n] {ROW|ROWS} ONLY` (no count means one row).
 fn fetch_count(f: &sql::Fetch, q: &sql::Query, has_limit: bool) -> Result<usize, PlanError> {
     let span = f.quantity.as_ref().map_or_else(|| q.span(), |e| e.span());

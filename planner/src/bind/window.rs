@@ -9,7 +9,7 @@
 //! WHERE, or its groups after HAVING (so `SUM(COUNT(*)) OVER (...)` reads the groups'
 //! counts).
 
-use super::select::sort_options;
+use super::sort_options;
 use super::window_scope::{contains_window, WindowCall, WINDOW_SLOT};
 use super::*;
 use weir_operators::plan::{
