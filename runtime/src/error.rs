@@ -204,6 +204,19 @@ pub enum Error {
         /// Where they met.
         message: String,
     },
+    /// A data node of another process refused to serve a read because it cannot confirm that
+    /// the copies it would read are current: it holds no fresh read lease of the data nodes'
+    /// catalog log (no leader reachable: a majority of the data nodes is down or cut off), or
+    /// the log counts a copy it would read lost or behind. Nothing was read. The client
+    /// learns the copies' state again and retries by itself for a few seconds (a new leader
+    /// is being elected, another copy is current) before it reports this.
+    #[error("{node} cannot serve this read: {message}")]
+    ReadRefused {
+        /// The node that refused, e.g. `node-1`.
+        node: String,
+        /// Why.
+        message: String,
+    },
     /// A client could not join the data nodes of another process
     /// ([`crate::ClusterBuilder::connect`]): an address that does not resolve, a node that
     /// cannot be reached in time, or one that refused the connection (a wrong secret or id).
@@ -247,6 +260,7 @@ impl Error {
             Error::Codec(_) => "codec",
             Error::CatalogChanged { .. } => "catalog_changed",
             Error::WriteConflict { .. } => "write_conflict",
+            Error::ReadRefused { .. } => "read_refused",
             Error::DuplicateKey { .. } => "duplicate_key",
             Error::DuplicateUnique { .. } => "duplicate_unique",
             Error::NullKey { .. } => "null_key",
@@ -268,6 +282,7 @@ impl Error {
             | Error::DivisionByZero { node, .. }
             | Error::Cast { node, .. }
             | Error::Disk { node, .. }
+            | Error::ReadRefused { node, .. }
             | Error::SpillQuota { node, .. }
             | Error::ValueTooLarge { node, .. }
             | Error::BreakerOpen { node, .. }

@@ -22,7 +22,7 @@
 //! | `OutOfMemory`, `Killed`, `BreakerOpen` | 53200 | out_of_memory (retry later) |
 //! | `Overloaded`, `AdmissionTimeout` | 53000 | insufficient_resources (retry later) |
 //! | `Cancelled`, `Timeout` | 57014 | query_canceled |
-//! | `NodeDown` | 57P03 | cannot_connect_now (retry later) |
+//! | `NodeDown`, `ReadRefused` | 57P03 | cannot_connect_now (retry later) |
 //! | `Shutdown` | 57P01 | admin_shutdown |
 //! | `Disk` | 58030 | io_error |
 //! | `Connect` | 08001 | sqlclient_unable_to_establish_sqlconnection |
@@ -79,7 +79,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::OutOfMemory(_) | Error::Killed(_) | Error::BreakerOpen { .. } => "53200",
         Error::Overloaded(_) | Error::AdmissionTimeout { .. } => "53000",
         Error::Cancelled | Error::Timeout(_) => "57014",
-        Error::NodeDown(_) => "57P03",
+        Error::NodeDown(_) | Error::ReadRefused { .. } => "57P03",
         Error::Shutdown => "57P01",
         Error::Disk { .. } => "58030",
         // disk_full: the spill quota is the disk a query may use.

@@ -4,11 +4,12 @@
 use crate::replication::membership::Membership;
 use crate::wire::ids::NodeId;
 use crate::wire::tcp::TcpTransport;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 /// One lost copy: node, table, partition (see `super::lost`).
 pub(super) type LostCopy = (NodeId, String, u32);
@@ -29,9 +30,11 @@ pub struct Remote {
     pub(super) stop: Arc<AtomicBool>,
     /// The thread that watches the connections (see [`super::remote`]).
     pub(super) watcher: Mutex<Option<JoinHandle<()>>>,
-    /// The copies lost by data nodes that started without their data, as last learnt from
-    /// the catalog log ([`super::lost`]).
-    pub(super) lost: Mutex<HashSet<LostCopy>>,
+    /// The copies lost by data nodes that started without their data or that missed writes,
+    /// as last learnt from the catalog log ([`super::lost`]), with when this client first
+    /// knew each of them (a write that misses one is acknowledged no sooner than
+    /// [`crate::replication::catalog_log::lease::MISSED_ACK_DELAY`] after).
+    pub(super) lost: Mutex<HashMap<LostCopy, Instant>>,
     /// The backups per partition: the builder's until the catalog log names the cluster's
     /// (fixed by the first schema change of any client).
     pub(super) backups: AtomicUsize,

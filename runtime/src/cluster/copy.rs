@@ -362,7 +362,10 @@ impl Cluster {
         progress: &mut dyn FnMut(&CopyProgress),
     ) -> Result<u64> {
         match self.copy(sql, progress) {
-            Some(done) => done,
+            Some(done) => {
+                super::lost::hold_acknowledgement();
+                done
+            }
             None => self.execute(sql),
         }
     }

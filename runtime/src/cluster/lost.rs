@@ -18,13 +18,60 @@
 //! ([`Proposal::Repaired`](crate::wire::messages::Proposal::Repaired)). Whoever connects, and
 //! whenever, sees the same lost copies.
 
-use super::connection::LostCopy;
+use super::connection::{LostCopy, Remote};
 use super::Inner;
 use crate::error::Result;
+use crate::replication::catalog_log::lease::MISSED_ACK_DELAY;
 use crate::replication::writes::WriteRecords;
 use crate::wire::ids::NodeId;
 use crate::wire::messages::CatalogReply;
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet};
+use std::time::Instant;
+
+thread_local! {
+    /// The earliest time the write this thread runs may be acknowledged to its caller: it
+    /// left a copy behind that data nodes may have vouched for until then
+    /// ([`crate::replication::catalog_log::lease`]).
+    static ACKNOWLEDGE_AT: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Holds the acknowledgement of the write this thread ran until no data node can still
+/// serve a read of a copy that missed it: a no-op unless the write left a copy behind that
+/// the client learnt of less than [`MISSED_ACK_DELAY`] ago. Called by the public write
+/// entry points once their locks are released.
+pub(super) fn hold_acknowledgement() {
+    if let Some(at) = ACKNOWLEDGE_AT.with(Cell::take) {
+        let wait = at.saturating_duration_since(Instant::now());
+        if !wait.is_zero() {
+            tracing::debug!(
+                "a write left a copy behind: acknowledged in {} ms, when no node can vouch \
+                 for that copy any more",
+                wait.as_millis()
+            );
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+/// The write this thread runs left behind a copy the client first knew lost at `known`.
+fn acknowledge_after(known: Instant) {
+    let at = known + MISSED_ACK_DELAY;
+    ACKNOWLEDGE_AT.with(|cell| cell.set(Some(cell.get().map_or(at, |held| held.max(at)))));
+}
+
+impl Remote {
+    /// Takes `lost` as the copies the catalog log counts lost, keeping when the client first
+    /// knew each of those it knew already.
+    pub(super) fn learn_lost(&self, lost: HashSet<LostCopy>) {
+        let now = Instant::now();
+        let mut known = self.lost.lock().unwrap_or_else(|e| e.into_inner());
+        known.retain(|copy, _| lost.contains(copy));
+        for copy in lost {
+            known.entry(copy).or_insert(now);
+        }
+    }
+}
 
 /// The lost copies named by the reply that applied the catalog log furthest.
 pub(super) fn lost_copies(replies: &[(NodeId, CatalogReply)]) -> HashSet<LostCopy> {
@@ -77,7 +124,7 @@ impl Inner {
         let mut by_table: BTreeMap<(NodeId, String), Vec<u32>> = BTreeMap::new();
         {
             let lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
-            for copy in refreshed.iter().filter(|c| lost.contains(*c)) {
+            for copy in refreshed.iter().filter(|c| lost.contains_key(*c)) {
                 by_table
                     .entry((copy.0, copy.1.clone()))
                     .or_default()
@@ -109,14 +156,17 @@ impl WriteRecords for Inner {
         self.record_written(table, partitions)
     }
 
-    /// Records the copies the log does not count lost yet, and counts them lost here.
+    /// Records the copies the log does not count lost yet, and counts them lost here; the
+    /// write is acknowledged no sooner than [`MISSED_ACK_DELAY`] after the client first knew
+    /// each of them lost ([`hold_acknowledgement`]).
     fn missed(&self, table: &str, copies: &[(NodeId, u32)]) -> Result<()> {
         let mut by_node: BTreeMap<NodeId, Vec<u32>> = BTreeMap::new();
         {
             let lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
             for &(n, p) in copies {
-                if !lost.contains(&(n, table.to_string(), p)) {
-                    by_node.entry(n).or_default().push(p);
+                match lost.get(&(n, table.to_string(), p)) {
+                    Some(&known) => acknowledge_after(known),
+                    None => by_node.entry(n).or_default().push(p),
                 }
             }
         }
@@ -126,11 +176,12 @@ impl WriteRecords for Inner {
                 .map(|&p| (node, table.to_string(), p))
                 .collect();
             self.record_missed(node, table, partitions)?;
-            self.remote()
-                .lost
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend(done);
+            let now = Instant::now();
+            acknowledge_after(now);
+            let mut lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
+            for copy in done {
+                lost.entry(copy).or_insert(now);
+            }
         }
         Ok(())
     }

@@ -107,7 +107,9 @@ impl<'c> Prepared<'c> {
 
     /// Runs the query with `params` and returns all of its rows.
     pub fn query(&self, params: impl IntoParams) -> Result<QueryResult> {
-        self.query_stream(params)?.collect_all()
+        let params = params.into_params();
+        self.cluster
+            .retrying_refused_reads(|| self.query_stream(params.as_slice())?.collect_all())
     }
 
     /// Runs the query with `params` and returns its batches as they come (the consumer's
@@ -125,7 +127,13 @@ impl<'c> Prepared<'c> {
     pub fn execute(&self, params: impl IntoParams) -> Result<u64> {
         let params = params.into_params();
         match self.plan(&params)? {
-            Some(plan) => Ok(self.cluster.run(plan, &params)?.collect_all()?.num_rows() as u64),
+            Some(plan) => self.cluster.retrying_refused_reads(|| {
+                Ok(self
+                    .cluster
+                    .run(plan.clone(), &params)?
+                    .collect_all()?
+                    .num_rows() as u64)
+            }),
             None => self.cluster.execute_with(&self.sql, &params),
         }
     }

@@ -13,8 +13,13 @@ use crate::query::result::{QueryResult, QueryStream};
 use actix::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
 use weir_planner::{CachedStatement, QueryPlan};
+
+/// Longest a client tries again a read that data nodes refuse
+/// ([`Cluster::retrying_refused_reads`]): long enough for the catalog log to elect a leader.
+pub const READ_RETRY_LIMIT: Duration = Duration::from_secs(5);
 
 /// Most `(node, fragment plan)` pairs the client remembers as sent.
 const KNOWN_PLANS_LIMIT: usize = 1 << 16;
@@ -34,16 +39,38 @@ impl Cluster {
     /// ```
     pub fn query(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
         let mut retries = 0;
-        loop {
+        let result = self.retrying_refused_reads(|| loop {
             match self.query_stream(sql, params)?.collect_all() {
                 // Planned on a catalog a data node knows changed since (a client of data
                 // nodes of other processes): planned again on the new one.
                 Err(Error::CatalogChanged { .. }) if retries < 3 => retries += 1,
-                result => {
-                    let result = result?;
-                    self.note_high_water(&result);
-                    return Ok(result);
+                result => return result,
+            }
+        })?;
+        self.note_high_water(&result);
+        Ok(result)
+    }
+
+    /// Runs `attempt` (a read, or a statement that reads) again while a data node of another
+    /// process refuses the read ([`Error::ReadRefused`]: it cannot vouch for its copies, a
+    /// new leader of the catalog log is being elected, or the copy the client chose missed
+    /// writes), learning the copies' state from the data nodes before each try, for up to
+    /// [`READ_RETRY_LIMIT`]; then the refusal reaches the caller.
+    pub(super) fn retrying_refused_reads<T>(
+        &self,
+        mut attempt: impl FnMut() -> Result<T>,
+    ) -> Result<T> {
+        let deadline = Instant::now() + READ_RETRY_LIMIT;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            match attempt() {
+                Err(Error::ReadRefused { node, message }) if Instant::now() + pause < deadline => {
+                    tracing::debug!("{node} refused a read ({message}): trying again");
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(400));
+                    self.refresh_catalog()?;
                 }
+                done => return done,
             }
         }
     }

@@ -654,7 +654,7 @@ impl Inner {
             }
         }
         drop(book);
-        *remote.lost.lock().unwrap_or_else(|e| e.into_inner()) = lost;
+        remote.learn_lost(lost);
         let mut incarnations = remote
             .incarnations
             .lock()

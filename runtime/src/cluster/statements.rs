@@ -65,17 +65,20 @@ impl Cluster {
     pub fn execute_with(&self, sql: &str, params: &[Value]) -> Result<u64> {
         self.check_up()?;
         if let Some(copied) = self.copy(sql, &mut |_| {}) {
+            super::lost::hold_acknowledgement();
             return copied;
         }
         let stmt = self.plan_statement(sql, params)?;
-        match stmt {
-            CachedStatement::Query(plan) => {
-                let r = self.run(plan, params)?.collect_all()?;
+        let done = match stmt {
+            CachedStatement::Query(plan) => self.retrying_refused_reads(|| {
+                let r = self.run(plan.clone(), params)?.collect_all()?;
                 Ok(r.num_rows() as u64)
-            }
+            }),
             CachedStatement::Explain(_) => Ok(0),
             CachedStatement::Other(s) => self.apply_planned(sql, params, s),
-        }
+        };
+        super::lost::hold_acknowledgement();
+        done
     }
 
     /// Applies `stmt`, planned from `sql`. On data nodes of other processes, a statement that
@@ -93,8 +96,23 @@ impl Cluster {
     ) -> Result<u64> {
         let mut stmt = stmt;
         let mut retries = 0;
+        let read_deadline = std::time::Instant::now() + super::queries::READ_RETRY_LIMIT;
         loop {
             match self.apply(stmt) {
+                // An UPDATE's or DELETE's read of the rows refused: nothing was written.
+                Err(Error::ReadRefused { node, message })
+                    if std::time::Instant::now() < read_deadline =>
+                {
+                    tracing::debug!("{node} refused the read of a statement ({message})");
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    self.refresh_catalog()?;
+                    match self.plan_statement(sql, params)? {
+                        CachedStatement::Other(s) => stmt = s,
+                        _ => {
+                            return Err(Error::Invalid(format!("{sql:?} is no longer a statement")))
+                        }
+                    }
+                }
                 Err(Error::CatalogChanged { .. } | Error::WriteConflict { .. })
                     if retries < CONFLICT_RETRIES =>
                 {

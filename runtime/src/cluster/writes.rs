@@ -100,8 +100,12 @@ impl Cluster {
     /// ([`Error::NullKey`], [`Error::DuplicateKey`]). A table without a primary key keeps
     /// every row; its rows are placed by hidden row ids.
     pub fn load(&self, table: &str, batch: Batch) -> Result<usize> {
-        let _writing = self.writing();
-        self.load_locked(table, batch)
+        let loaded = {
+            let _writing = self.writing();
+            self.load_locked(table, batch)
+        };
+        super::lost::hold_acknowledgement();
+        loaded
     }
 
     /// Holds the write lock (see `Inner::writer`).

@@ -10,7 +10,7 @@
 //! returns its bytes.
 
 use crate::dispatch::counters::NodeCounters;
-use crate::dispatch::fragment::FragmentActor;
+use crate::dispatch::fragment::{FragmentActor, FragmentSpec};
 use crate::dispatch::messages::CloseFragment;
 use crate::dispatch::start::{Start, Starts, DEFAULT_FRAGMENT_CACHE};
 use crate::error::ErrorKind;
@@ -23,7 +23,7 @@ use crate::memory::supervisor::SupervisorActor;
 use crate::node::handle::NodeHandle;
 use crate::node::inbox::{NodeInbox, NodeMsg};
 use crate::node::state::{LiveGuard, NodeShared};
-use crate::replication::membership::Membership;
+use crate::replication::membership::{Membership, ReadCheck};
 use crate::replication::resync::{self, Installs, ResyncReply};
 use crate::replication::writes::participant::{self, PreparedSince};
 use crate::replication::writes::WriteReplies;
@@ -39,12 +39,20 @@ use actix::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use weir_operators::Reservation;
 
 /// How long batches for a fragment that never started here (its start request was lost) are
 /// kept before they are dropped.
 const PARKED_HORIZON: Duration = Duration::from_secs(60);
+
+/// Longest a fragment's start waits for the node's read lease before it is refused
+/// ([`NodeActor::run_fragment`]): a lease renewal, or the election of a new leader of the
+/// catalog log after its leader went down (0.75–1.5 s).
+const LEASE_WAIT: Duration = Duration::from_millis(2000);
+
+/// How often a start waiting for the read lease looks again.
+const LEASE_POLL: Duration = Duration::from_millis(10);
 
 /// One per node.
 pub struct NodeActor {
@@ -577,6 +585,7 @@ impl NodeActor {
                 error,
                 plan_missing,
                 catalog_epoch: 0,
+                read_refused: false,
             })
         };
         match self.starts.take(req, self.protocol, &self.counters) {
@@ -584,26 +593,72 @@ impl NodeActor {
             Start::PlanMissing => self.send(from, respond(None, true), ctx),
             Start::Refused(why) => self.send(from, respond(Some(why), false), ctx),
             Start::Run(spec) => {
-                // A query planned before a table it scans was dropped or made again reads
-                // nothing of it here: its client plans it again on the new catalog.
-                if let Some((epoch, why)) = self.membership.check_scans(&spec.plan, planned_at) {
-                    let refused = NetMessage::QueryStartResponse(StartResponse {
-                        query,
-                        fragment,
-                        error: Some(why),
-                        plan_missing: false,
-                        catalog_epoch: epoch,
-                    });
-                    self.send(from, refused, ctx);
-                    return;
-                }
-                let addr =
-                    FragmentActor::new(*spec, self.handle_of(ctx), self.router.clone()).start();
-                self.fragments.insert((query, fragment), addr);
-                if self.protocol == Protocol::Legacy {
-                    self.send(from, respond(None, false), ctx);
-                }
+                let lease_wait = Instant::now() + LEASE_WAIT;
+                self.run_fragment(from, spec, planned_at, lease_wait, ctx);
             }
+        }
+    }
+
+    /// Starts fragment `spec` of a query planned at catalog epoch `planned_at`, unless this
+    /// node must not read for it: a table it scans changed since (the client plans the query
+    /// again), or a copy it would read is one the node cannot vouch for. Without a read
+    /// lease, the start waits (until `lease_wait`) for one, asking for it at once: a lease
+    /// being renewed, or a leader being elected, delays the query rather than fails it.
+    fn run_fragment(
+        &mut self,
+        from: NodeId,
+        spec: Box<FragmentSpec>,
+        planned_at: u64,
+        lease_wait: Instant,
+        ctx: &mut Context<Self>,
+    ) {
+        let (query, fragment) = (spec.query, spec.fragment);
+        if self.router.is_closed(query) {
+            return;
+        }
+        let refuse = |error: String, catalog_epoch: u64, read_refused: bool| {
+            NetMessage::QueryStartResponse(StartResponse {
+                query,
+                fragment,
+                error: Some(error),
+                plan_missing: false,
+                catalog_epoch,
+                read_refused,
+            })
+        };
+        if let Some((epoch, why)) = self.membership.check_scans(&spec.plan, planned_at) {
+            self.send(from, refuse(why, epoch, false), ctx);
+            return;
+        }
+        match self
+            .membership
+            .check_reads(&spec.plan, spec.partitions.as_ref(), self.shared.id)
+        {
+            ReadCheck::Allowed => {}
+            ReadCheck::NoLease(_) if Instant::now() < lease_wait => {
+                self.membership.renew_lease();
+                ctx.run_later(LEASE_POLL, move |act, ctx| {
+                    act.run_fragment(from, spec, planned_at, lease_wait, ctx)
+                });
+                return;
+            }
+            ReadCheck::NoLease(why) | ReadCheck::CopyBehind(why) => {
+                self.send(from, refuse(why, 0, true), ctx);
+                return;
+            }
+        }
+        let addr = FragmentActor::new(*spec, self.handle_of(ctx), self.router.clone()).start();
+        self.fragments.insert((query, fragment), addr);
+        if self.protocol == Protocol::Legacy {
+            let started = NetMessage::QueryStartResponse(StartResponse {
+                query,
+                fragment,
+                error: None,
+                plan_missing: false,
+                catalog_epoch: 0,
+                read_refused: false,
+            });
+            self.send(from, started, ctx);
         }
     }
 }

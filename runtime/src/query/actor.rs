@@ -772,7 +772,12 @@ impl Handler<RemoteEvent> for QueryActor {
                     self.finish(Err(Error::CatalogChanged { epoch }), false, ctx);
                 } else if let Some(message) = resp.error {
                     let node = self.node_name(node);
-                    self.finish(Err(Error::Execution { node, message }), false, ctx);
+                    let e = if resp.read_refused {
+                        Error::ReadRefused { node, message }
+                    } else {
+                        Error::Execution { node, message }
+                    };
+                    self.finish(Err(e), false, ctx);
                 }
             }
             RemoteEvent::Error { node, err } => {

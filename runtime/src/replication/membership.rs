@@ -21,6 +21,7 @@ use crate::wire::messages::{
     CatalogBytes, CatalogDecided, CatalogReply, LostCopies, TableLayout, TableVersions,
     WriteRefusal,
 };
+use crate::wire::partition_map::PartitionMap;
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -277,6 +278,46 @@ impl Membership {
         })
     }
 
+    /// On a data node of the catalog log: whether this node (`me`) may run fragment `plan`,
+    /// which reads its copies of the partitions `partitions` assigns it (all it holds when
+    /// `None`): it must hold a fresh read lease, and the log must not count one of those
+    /// copies lost or behind ([`CatalogLog::check_lease`], [`CatalogLog::check_copies`]).
+    /// Allowed when the plan scans no table the node holds, and on a node that keeps no
+    /// catalog log.
+    pub fn check_reads(
+        &self,
+        plan: &PhysicalPlan,
+        partitions: Option<&PartitionMap>,
+        me: NodeId,
+    ) -> ReadCheck {
+        let Some(log) = self.log.get() else {
+            return ReadCheck::Allowed;
+        };
+        let mut scans = Vec::new();
+        stored_scans(plan, &mut scans);
+        if scans.is_empty() {
+            return ReadCheck::Allowed;
+        }
+        if let Err(why) = log.check_lease() {
+            return ReadCheck::NoLease(why);
+        }
+        let mine = partitions.map(|map| map.partitions_of(me));
+        match scans.into_iter().find_map(|table| {
+            log.check_copies(&table.to_lowercase(), mine.as_deref())
+                .err()
+        }) {
+            Some(why) => ReadCheck::CopyBehind(why),
+            None => ReadCheck::Allowed,
+        }
+    }
+
+    /// Asks the catalog log to renew the node's read lease now (a read waits for it).
+    pub fn renew_lease(&self) {
+        if let Some(log) = self.log.get() {
+            log.renew_lease();
+        }
+    }
+
     /// The definition of `table` (any case) in the catalog copy held, if any.
     pub fn table(&self, table: &str) -> Option<TableDef> {
         let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
@@ -376,6 +417,32 @@ impl Membership {
     /// Hands `decided` from node `from` to whoever waits for it; false when nobody does.
     pub fn deliver_decision(&self, from: NodeId, decided: CatalogDecided) -> bool {
         self.decisions.deliver(decided.request, from, decided)
+    }
+}
+
+/// Whether a data node may serve a fragment's reads ([`Membership::check_reads`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadCheck {
+    /// It may.
+    Allowed,
+    /// It holds no fresh read lease (why): it may once it renewed it.
+    NoLease(String),
+    /// The catalog log counts a copy it would read lost or behind (which).
+    CopyBehind(String),
+}
+
+/// The tables held in memory that `plan` scans (not external ones, read from files).
+fn stored_scans<'a>(plan: &'a PhysicalPlan, out: &mut Vec<&'a str>) {
+    if let PhysicalPlan::Scan {
+        table,
+        external: None,
+        ..
+    } = plan
+    {
+        out.push(table);
+    }
+    for child in plan.children() {
+        stored_scans(child, out);
     }
 }
 

@@ -83,6 +83,12 @@ impl Machine {
         self.lock().state.clone()
     }
 
+    /// What `f` reads of the catalog state as of the last entry applied here (without a
+    /// copy of it).
+    pub fn with_state<R>(&self, f: impl FnOnce(&CatalogState) -> R) -> R {
+        f(&self.lock().state)
+    }
+
     /// The catalog state as of the last entry applied here, and that entry's index (0 when
     /// none was).
     pub fn applied(&self) -> (CatalogState, u64) {

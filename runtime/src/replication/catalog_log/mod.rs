@@ -38,12 +38,14 @@
 //! the others, and it catches up from them), and the others learn them from it.
 
 pub mod disk;
+pub mod lease;
 pub mod log_store;
 pub mod machine;
 pub mod peers;
 pub mod types;
 
 use self::disk::LogFile;
+use self::lease::Lease;
 use self::log_store::LogStore;
 use self::machine::{Machine, OnCatalog};
 use self::peers::{Calls, Peers};
@@ -101,6 +103,8 @@ pub struct CatalogLog {
     voting: Arc<AtomicBool>,
     /// The highest index of the log a client's `Join` named.
     known_index: Arc<AtomicU64>,
+    /// The node's read lease ([`lease`]).
+    lease: Arc<Lease>,
 }
 
 impl std::fmt::Debug for CatalogLog {
@@ -172,6 +176,16 @@ impl CatalogLog {
         if !voting.load(Ordering::SeqCst) {
             raft.runtime_config().elect(false);
         }
+        let lease = Arc::new(Lease::default());
+        runtime.spawn(lease::renew(
+            raft.clone(),
+            Peers {
+                id,
+                network: network.clone(),
+                calls: calls.clone(),
+            },
+            lease.clone(),
+        ));
         Ok(Arc::new(CatalogLog {
             id,
             raft,
@@ -184,6 +198,7 @@ impl CatalogLog {
             refused: Arc::default(),
             voting,
             known_index: Arc::default(),
+            lease,
         }))
     }
 
@@ -322,6 +337,15 @@ impl CatalogLog {
                         Err(e) => Err(e),
                     }
                 }
+                // A read index for the caller's lease: only a leader that a quorum still
+                // follows gives one.
+                RaftRpc::ReadIndex => encode(
+                    &raft
+                        .ensure_linearizable()
+                        .await
+                        .map(|read| read.map(|l| l.index))
+                        .map_err(|e| e.to_string()),
+                ),
             };
             if !answer(encoded) {
                 refused.fetch_add(1, Ordering::Relaxed);
@@ -378,6 +402,41 @@ impl CatalogLog {
             });
             network.send(me, from, &msg);
         });
+    }
+
+    /// Whether this node holds a read lease ([`lease`]) now; why not, if it does not.
+    pub fn check_lease(&self) -> std::result::Result<(), String> {
+        self.lease.check()
+    }
+
+    /// Renews the node's read lease now rather than at the next tick.
+    pub fn renew_lease(&self) {
+        self.lease.wake();
+    }
+
+    /// Whether the log counts none of this node's copies of `partitions` of `table` (all of
+    /// its copies of the table when `None`) lost or behind; which one, if it does.
+    pub fn check_copies(
+        &self,
+        table: &str,
+        partitions: Option<&[u32]>,
+    ) -> std::result::Result<(), String> {
+        self.machine.with_state(|state| {
+            let Some(lost) = state.lost.get(&self.id).and_then(|t| t.get(table)) else {
+                return Ok(());
+            };
+            let first = match partitions {
+                Some(partitions) => partitions.iter().find(|p| lost.contains(p)),
+                None => lost.first(),
+            };
+            match first {
+                None => Ok(()),
+                Some(p) => Err(format!(
+                    "the catalog log counts its copy of partition {p} of {table} lost or \
+                     behind (it missed writes, or the node started without its data)"
+                )),
+            }
+        })
     }
 
     /// The catalog as this node's copy of the log has applied it.

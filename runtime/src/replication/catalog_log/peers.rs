@@ -21,6 +21,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// Calls sent and not answered yet, by call id.
@@ -64,6 +65,38 @@ pub struct Peers {
     pub network: Arc<Network>,
     /// Its calls waiting for answers.
     pub calls: Arc<Calls>,
+}
+
+impl Peers {
+    /// Asks the log's leader `leader` for a read index ([`RaftRpc::ReadIndex`]), waiting at
+    /// most `limit`: the index of its last committed entry (`None` while the log holds none),
+    /// or why there is none.
+    pub async fn read_index(&self, leader: u64, limit: Duration) -> Result<Option<u64>, String> {
+        let target = NodeId::try_from(leader).map_err(|e| e.to_string())?;
+        let bytes = codec::encode(&()).map_err(|e| e.to_string())?;
+        let (call, rx) = self.calls.open();
+        let message = NetMessage::RaftCall(Box::new(RaftCall {
+            call,
+            rpc: RaftRpc::ReadIndex,
+            request: RaftBytes(bytes),
+        }));
+        if !self.network.send(self.id, target, &message) {
+            self.calls.close(call);
+            return Err(format!("the log's leader node-{target} is not connected"));
+        }
+        match tokio::time::timeout(limit, rx).await {
+            Ok(Ok(answer)) => codec::decode::<Result<Option<u64>, String>>(&answer.0)
+                .map_err(|e| e.to_string())?,
+            Ok(Err(_)) => Err("the call was dropped".into()),
+            Err(_) => {
+                self.calls.close(call);
+                Err(format!(
+                    "the log's leader node-{target} did not answer within {} ms",
+                    limit.as_millis()
+                ))
+            }
+        }
+    }
 }
 
 impl RaftNetworkFactory<LogTypes> for Peers {
@@ -125,6 +158,7 @@ impl PeerLink {
                     RaftRpc::Append => RPCTypes::AppendEntries,
                     RaftRpc::Vote => RPCTypes::Vote,
                     RaftRpc::Snapshot => RPCTypes::InstallSnapshot,
+                    RaftRpc::ReadIndex => RPCTypes::AppendEntries,
                 };
                 return Err(RPCError::Timeout(Timeout {
                     action: kind,

@@ -22,6 +22,10 @@ pub enum RaftRpc {
     Vote,
     /// InstallSnapshot: one chunk of a snapshot of the log's state.
     Snapshot,
+    /// A read index for a node's read lease: the leader confirms with a quorum that it
+    /// still leads and answers the index of the log up to which every entry committed
+    /// before the call is ([`crate::replication::catalog_log::lease`]).
+    ReadIndex,
 }
 
 /// Data node → data node: a Raft RPC of the catalog log. Accepted only from a data node.

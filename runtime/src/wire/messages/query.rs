@@ -104,6 +104,11 @@ pub struct StartResponse {
     /// Refused because a table the fragment scans was dropped or changed at a catalog epoch
     /// after the request's: the node's epoch (0 otherwise).
     pub catalog_epoch: u64,
+    /// Refused because the node cannot confirm that the copies it would read are current
+    /// (no fresh read lease of the catalog log, or a copy the log counts lost): `error` says
+    /// why; the client learns the copies' state again and retries.
+    #[serde(default)]
+    pub read_refused: bool,
 }
 
 /// A batch of rows on an exchange channel.
