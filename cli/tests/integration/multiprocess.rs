@@ -1379,3 +1379,83 @@ fn a_client_built_with_other_backups_places_copies_as_the_cluster_does() {
         );
     }
 }
+
+/// A reader whose view of the copies predates a write that left a copy behind does not read
+/// that copy once the write is acknowledged: the node that missed the write refuses the read
+/// (its read lease ran out while it was paused, and the lease it takes back includes the
+/// record of the missed write), and the reader learns the copies' state and reads the
+/// current copy. The writer finds the paused node down within 0.4 s; the reader would not
+/// for 30 s, so it keeps the node's copy for current.
+#[test]
+fn a_copy_that_missed_an_acknowledged_write_serves_no_read_to_a_client_that_did_not_see_it() {
+    let nodes = Nodes::start("missedread", 3);
+    let silence = |dead_after: u64| {
+        nodes
+            .client(0)
+            .backups(1)
+            .query_timeout(Duration::from_secs(30))
+            .peer_silence(
+                Duration::from_millis(dead_after / 4),
+                Duration::from_millis(dead_after),
+            )
+    };
+    let writer = build(silence(400).client_slot(1));
+    writer
+        .execute("CREATE TABLE kv (k BIGINT PRIMARY KEY, v VARCHAR)")
+        .unwrap();
+    let partitions = writer.tables()[0].partitions;
+    let copies = weir_runtime::replication::copies::copies(partitions, 3, 1);
+    // A key whose partition's first copy, the one a reader picks, is on node 1.
+    let (paused, key) = (
+        1usize,
+        (0..10_000i64)
+            .find(|&k| {
+                let p = weir_operators::placement::partition_of(&Value::Int(k), partitions);
+                copies[p as usize][0] == 1
+            })
+            .expect("a key read from node 1"),
+    );
+    writer
+        .execute(&format!("INSERT INTO kv VALUES ({}, 'before')", key + 1))
+        .unwrap();
+    let reader = build(silence(30_000).client_slot(2));
+    let read =
+        |cluster: &TestCluster| rows(cluster, "SELECT v FROM kv WHERE k = ?", &[Value::Int(key)]);
+    assert!(read(&reader).is_empty(), "the key is not written yet");
+    nodes.signal(paused, "STOP").unwrap();
+    let inserted = writer.execute(&format!("INSERT INTO kv VALUES ({key}, 'after')"));
+    drop(writer);
+    nodes.signal(paused, "CONT").unwrap();
+    assert_eq!(
+        inserted.unwrap(),
+        1,
+        "the insert is acknowledged without node {paused}"
+    );
+    assert!(
+        reader.stats().nodes[paused].up,
+        "the reader never saw node {paused} down"
+    );
+    assert_eq!(read(&reader), vec![vec![Value::Str("after".into())]]);
+}
+
+#[test]
+fn a_heartbeat_not_shorter_than_the_silence_that_counts_a_node_down_is_refused() {
+    let secret = Secret::from_file(&secret_file("silence", SECRET)).unwrap();
+    for (heartbeat, dead_after) in [(2_000, 1_000), (500, 500), (0, 1_000)] {
+        let built = Cluster::builder()
+            .connect(&["127.0.0.1:9"])
+            .secret(secret.clone())
+            .peer_silence(
+                Duration::from_millis(heartbeat),
+                Duration::from_millis(dead_after),
+            )
+            .build();
+        match built {
+            Err(weir_cli::Error::Invalid(message)) => {
+                assert!(message.contains("peer_silence"), "{message}")
+            }
+            Err(other) => panic!("{heartbeat} ms / {dead_after} ms: {other}"),
+            Ok(_) => panic!("{heartbeat} ms / {dead_after} ms: accepted"),
+        }
+    }
+}

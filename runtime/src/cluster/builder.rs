@@ -64,6 +64,7 @@ pub struct ClusterBuilder {
     pub(super) write_piece_bytes: usize,
     pub(super) copy_dirs: Option<Vec<PathBuf>>,
     pub(super) spill_quota: u64,
+    pub(super) peer_silence: Option<(Duration, Duration)>,
 }
 
 /// A file system for the nodes' directories other than the real one (tests inject faults).
@@ -98,6 +99,7 @@ impl Default for ClusterBuilder {
             connect: Vec::new(),
             secret: None,
             tls: None,
+            peer_silence: None,
             client_slot: None,
             slot_draws: Vec::new(),
             data_dir: None,
@@ -162,6 +164,17 @@ impl ClusterBuilder {
     /// Memory budget of each node in bytes (default 512 MiB).
     pub fn node_memory(mut self, bytes: usize) -> Self {
         self.node_memory = bytes;
+        self
+    }
+
+    /// Connected to data nodes of other processes ([`ClusterBuilder::connect`]): how soon
+    /// the client declares a silent data node down. It sends a heartbeat on every link each
+    /// `heartbeat` and counts a node that sent nothing for `dead_after` down (defaults:
+    /// 500 ms and 2 s). Shorter finds a dead node sooner (a write waits less for it);
+    /// longer rides out pauses (a node starved of CPU is not taken for dead). Ignored by an
+    /// in-process cluster; `heartbeat` must be shorter than `dead_after`.
+    pub fn peer_silence(mut self, heartbeat: Duration, dead_after: Duration) -> Self {
+        self.peer_silence = Some((heartbeat, dead_after));
         self
     }
 

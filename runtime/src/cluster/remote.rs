@@ -212,6 +212,15 @@ impl Cluster {
         slot: u32,
     ) -> std::result::Result<Cluster, Unconnected> {
         let auth = auth(&config)?;
+        if let Some((heartbeat, dead_after)) = config.peer_silence {
+            if heartbeat.is_zero() || heartbeat >= dead_after {
+                return Err(Error::Invalid(format!(
+                    "peer_silence: the heartbeat ({heartbeat:?}) must be shorter than the \
+                     silence after which a node is down ({dead_after:?}), and not zero"
+                ))
+                .into());
+            }
+        }
         let addrs = resolve(&config.connect)?;
         let n = addrs.len();
         config.nodes = n;
@@ -275,6 +284,10 @@ impl Cluster {
         // The client dials the data nodes it was given until it closes.
         let mut tcp = TcpConfig::new(client, auth);
         tcp.dial_attempts = None;
+        if let Some((heartbeat, dead_after)) = config.peer_silence {
+            tcp.heartbeat_interval = heartbeat;
+            tcp.dead_after = dead_after;
+        }
         let transport = match TcpTransport::start(tcp, network.inbound(client)) {
             Ok(t) => Arc::new(t),
             Err(e) => {
