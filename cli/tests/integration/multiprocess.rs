@@ -1459,3 +1459,77 @@ fn a_heartbeat_not_shorter_than_the_silence_that_counts_a_node_down_is_refused()
         }
     }
 }
+
+/// A write whose commit no copy answered in time (one copy's node killed, the other paused)
+/// leaves every copy of its partition recorded behind in the catalog log. Once every copy is
+/// up again, the copy at the highest version is taken as current (it holds every
+/// acknowledged write): the partition is readable again, and the other copy is refreshed
+/// from it, rather than the partition having no current copy for good.
+#[test]
+fn a_partition_whose_every_copy_missed_a_write_in_doubt_is_readable_once_all_are_back() {
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let dirs: Vec<_> = (0..5)
+        .map(|i| Some(data.path().join(format!("node-{i}"))))
+        .collect();
+    let mut nodes = Nodes::start_in("indoubt", &dirs);
+    // The writer waits 1.5 s for a silent copy (it takes a paused node for alive).
+    let writer = build(
+        nodes
+            .client(0)
+            .backups(1)
+            .query_timeout(Duration::from_millis(1500))
+            .peer_silence(Duration::from_millis(500), Duration::from_secs(30)),
+    )
+    .with_limit(Duration::from_secs(30));
+    writer
+        .execute("CREATE TABLE kv (k BIGINT PRIMARY KEY, v BIGINT)")
+        .unwrap();
+    let partitions = writer.tables()[0].partitions;
+    let copies = weir_runtime::replication::copies::copies(partitions, 5, 1);
+    let partition = |k: i64| weir_operators::placement::partition_of(&Value::Int(k), partitions);
+    let p = partition(1);
+    let (killed, paused) = (
+        copies[p as usize][0] as usize,
+        copies[p as usize][1] as usize,
+    );
+    let in_doubt = (2..10_000i64)
+        .find(|&k| partition(k) == p)
+        .expect("a second key of the partition");
+    assert_eq!(writer.execute("INSERT INTO kv VALUES (1, 10)").unwrap(), 1);
+    nodes.kill(killed);
+    wait_for("the killed node seen down", || {
+        !writer.stats().nodes[killed].up
+    });
+    nodes.signal(paused, "STOP").unwrap();
+    let insert = writer.execute(&format!("INSERT INTO kv VALUES ({in_doubt}, 20)"));
+    assert!(
+        matches!(insert, Err(weir_cli::Error::Timeout(_))),
+        "the write's outcome is in doubt: {insert:?}"
+    );
+    nodes.signal(paused, "CONT").unwrap();
+    nodes
+        .restart(killed, dirs[killed].as_deref())
+        .expect("the node starts again");
+    drop(writer);
+    let reader = build(nodes.client(1).backups(1)).with_limit(Duration::from_secs(30));
+    let keys = |cluster: &TestCluster| -> Vec<i64> {
+        rows(cluster, "SELECT k FROM kv", &[])
+            .into_iter()
+            .map(|r| match r[0] {
+                Value::Int(k) => k,
+                ref other => panic!("a key {other:?}"),
+            })
+            .collect()
+    };
+    let read = keys(&reader);
+    assert!(read.contains(&1), "the acknowledged row: {read:?}");
+    assert!(
+        read == vec![1] || read == vec![1, in_doubt],
+        "only the row in doubt may be there or not: {read:?}"
+    );
+    // The other copy is refreshed from the current one: every copy current again.
+    wait_for("every copy current", || {
+        reader.health() == weir_runtime::Health::Green
+    });
+    assert_eq!(keys(&reader), read);
+}

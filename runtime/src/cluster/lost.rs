@@ -87,7 +87,63 @@ pub(super) fn lost_copies(replies: &[(NodeId, CatalogReply)]) -> HashSet<LostCop
         .unwrap_or_default()
 }
 
+/// Copies of `table`'s partition `p` on `holders` (at `versions`, every one answered) that
+/// become current although the catalog log counts every copy of the partition lost: a write
+/// whose commit no copy answered in time (each copy paused, cut off or killed then) records
+/// every copy behind, though one may have applied it, and the partition would have no current
+/// copy for good. When every copy is up and none is empty (version 0: a node that started
+/// without its data, whose lost writes no other copy may hold), the copies at the highest
+/// version hold every acknowledged write (each was applied by a copy, whose version no write
+/// it missed can lower; versions follow one sequence per partition), and only the write in
+/// doubt may be there or not. They are taken off `lost` and returned, to be recorded
+/// repaired; the other copies stay behind and are refreshed from them.
+pub(super) fn promote_in_doubt(
+    table: &str,
+    p: u32,
+    holders: &[NodeId],
+    versions: &[u64],
+    lost: &mut HashSet<LostCopy>,
+) -> Vec<LostCopy> {
+    let all_lost = holders
+        .iter()
+        .all(|&n| lost.contains(&(n, table.to_string(), p)));
+    if holders.is_empty() || !all_lost || versions.contains(&0) {
+        return Vec::new();
+    }
+    let highest = versions.iter().copied().max().unwrap_or(0);
+    let promoted: Vec<LostCopy> = holders
+        .iter()
+        .zip(versions)
+        .filter(|(_, &v)| v == highest)
+        .map(|(&n, _)| (n, table.to_string(), p))
+        .collect();
+    for copy in &promoted {
+        lost.remove(copy);
+    }
+    tracing::warn!(
+        "partition {p} of {table} had no current copy (the catalog log counts every copy \
+         behind); every copy is up: the copies at version {highest} are taken as current"
+    );
+    promoted
+}
+
 impl Inner {
+    /// Records as repaired the copies [`promote_in_doubt`] took as current; a failure is
+    /// only logged (the next client that learns the copies' state takes them again).
+    pub(super) fn record_promoted(&self, promoted: Vec<LostCopy>) {
+        let mut by_table: BTreeMap<(NodeId, String), Vec<u32>> = BTreeMap::new();
+        for (node, table, p) in promoted {
+            by_table.entry((node, table)).or_default().push(p);
+        }
+        for ((node, table), partitions) in by_table {
+            if let Err(e) = self.record_repaired(node, &table, partitions) {
+                tracing::warn!(
+                    "node-{node}'s copies of {table} taken as current were not recorded: {e}"
+                );
+            }
+        }
+    }
+
     /// Records the start of every node of `replies` that started without its data and whose
     /// start its copy of the catalog log does not show yet (each incarnation proposed once;
     /// `proposed` remembers). Returns the nodes still waiting for theirs to show. Nothing is
@@ -184,5 +240,41 @@ impl WriteRecords for Inner {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lost_all(holders: &[NodeId]) -> HashSet<LostCopy> {
+        holders.iter().map(|&n| (n, "t".to_string(), 3)).collect()
+    }
+
+    #[test]
+    fn the_copies_at_the_highest_version_become_current_when_every_copy_is_behind() {
+        let mut lost = lost_all(&[0, 1, 2]);
+        let promoted = promote_in_doubt("t", 3, &[0, 1, 2], &[4, 5, 5], &mut lost);
+        assert_eq!(
+            promoted,
+            vec![(1, "t".to_string(), 3), (2, "t".to_string(), 3)]
+        );
+        assert_eq!(lost, lost_all(&[0]));
+    }
+
+    #[test]
+    fn nothing_becomes_current_while_a_copy_is_current_or_empty() {
+        // A current copy: the others are refreshed from it.
+        let mut lost = lost_all(&[0]);
+        assert!(promote_in_doubt("t", 3, &[0, 1], &[5, 4], &mut lost).is_empty());
+        assert_eq!(lost, lost_all(&[0]));
+        // An empty copy (its node started without its data) may have held writes no other
+        // copy holds: the partition stays without a current copy.
+        let mut lost = lost_all(&[0, 1]);
+        assert!(promote_in_doubt("t", 3, &[0, 1], &[0, 4], &mut lost).is_empty());
+        assert_eq!(lost, lost_all(&[0, 1]));
+        // Another partition's record changes nothing here.
+        let mut lost = lost_all(&[0, 1]);
+        assert!(promote_in_doubt("t", 4, &[0, 1], &[2, 4], &mut lost).is_empty());
     }
 }

@@ -55,15 +55,23 @@ impl Cluster {
     /// process refuses the read ([`Error::ReadRefused`]: it cannot vouch for its copies, a
     /// new leader of the catalog log is being elected, or the copy the client chose missed
     /// writes), learning the copies' state from the data nodes before each try, for up to
-    /// [`READ_RETRY_LIMIT`]; then the refusal reaches the caller.
+    /// [`READ_RETRY_LIMIT`]; then the refusal reaches the caller. A read that finds no
+    /// current copy of a partition ([`Error::NoCurrentCopy`]) is tried once more after the
+    /// client learnt the copies' state (a copy may have been repaired, or taken as current,
+    /// since the client last looked).
     pub(super) fn retrying_refused_reads<T>(
         &self,
         mut attempt: impl FnMut() -> Result<T>,
     ) -> Result<T> {
         let deadline = Instant::now() + READ_RETRY_LIMIT;
         let mut pause = Duration::from_millis(20);
+        let mut relearnt = false;
         loop {
             match attempt() {
+                Err(Error::NoCurrentCopy { .. }) if !relearnt && self.inner.remote.is_some() => {
+                    relearnt = true;
+                    self.refresh_catalog()?;
+                }
                 Err(Error::ReadRefused { node, message }) if Instant::now() + pause < deadline => {
                     tracing::debug!("{node} refused a read ({message}): trying again");
                     std::thread::sleep(pause);

@@ -47,7 +47,7 @@
 
 use super::builder::{ClusterBuilder, CLIENT_SLOTS};
 use super::connection::{LostCopy, Remote};
-use super::lost::lost_copies;
+use super::lost::{lost_copies, promote_in_doubt};
 use super::system::NodeSystem;
 use super::{Cluster, Inner, InnerParts};
 use crate::dispatch::counters::NodeCounters;
@@ -616,7 +616,8 @@ impl Inner {
                 }
             }
         }
-        let lost = lost_copies(replies);
+        let mut lost = lost_copies(replies);
+        let mut promoted = Vec::new();
         if let Some(backups) = replies.iter().find_map(|(_, r)| r.backups) {
             let before = remote.backups.swap(backups as usize, Ordering::SeqCst);
             if before != backups as usize {
@@ -656,6 +657,18 @@ impl Inner {
                 } else {
                     answered.max(book.committed(&table, p))
                 };
+                if all_answered {
+                    let versions: Vec<u64> = holders
+                        .iter()
+                        .map(|&n| {
+                            replies
+                                .iter()
+                                .find(|(from, _)| *from == n)
+                                .map_or(0, |(_, r)| version_of(r, &table, p))
+                        })
+                        .collect();
+                    promoted.extend(promote_in_doubt(&table, p, holders, &versions, &mut lost));
+                }
                 book.set_committed(&table, p, newest);
                 for &n in holders {
                     if lost.contains(&(n, table.clone(), p)) {
@@ -668,6 +681,7 @@ impl Inner {
         }
         drop(book);
         remote.learn_lost(lost);
+        self.record_promoted(promoted);
         let mut incarnations = remote
             .incarnations
             .lock()
