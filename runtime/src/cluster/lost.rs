@@ -26,7 +26,7 @@ use crate::replication::writes::WriteRecords;
 use crate::wire::ids::NodeId;
 use crate::wire::messages::CatalogReply;
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
 thread_local! {
@@ -131,9 +131,13 @@ impl Inner {
     /// Records as repaired the copies [`promote_in_doubt`] took as current; a failure is
     /// only logged (the next client that learns the copies' state takes them again).
     pub(super) fn record_promoted(&self, promoted: Vec<LostCopy>) {
-        let mut by_table: BTreeMap<(NodeId, String), Vec<u32>> = BTreeMap::new();
+        let mut by_table: BTreeMap<(NodeId, String), Vec<(u32, u64)>> = BTreeMap::new();
         for (node, table, p) in promoted {
-            by_table.entry((node, table)).or_default().push(p);
+            // Current whatever write it missed: the one in doubt.
+            by_table
+                .entry((node, table))
+                .or_default()
+                .push((p, u64::MAX));
         }
         for ((node, table), partitions) in by_table {
             if let Err(e) = self.record_repaired(node, &table, partitions) {
@@ -176,23 +180,23 @@ impl Inner {
     /// Records as repaired the lost copies among `refreshed` (node, table, partition) that
     /// the client knows of; a failure is only logged (the copy then counts as lost again for
     /// the next client, which refreshes it once more).
-    pub(super) fn record_repairs(&self, refreshed: &HashSet<LostCopy>) {
-        let mut by_table: BTreeMap<(NodeId, String), Vec<u32>> = BTreeMap::new();
+    pub(super) fn record_repairs(&self, refreshed: &HashMap<LostCopy, u64>) {
+        let mut by_table: BTreeMap<(NodeId, String), Vec<(u32, u64)>> = BTreeMap::new();
         {
             let lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
-            for copy in refreshed.iter().filter(|c| lost.contains_key(*c)) {
+            for (copy, &version) in refreshed.iter().filter(|(c, _)| lost.contains_key(*c)) {
                 by_table
                     .entry((copy.0, copy.1.clone()))
                     .or_default()
-                    .push(copy.2);
+                    .push((copy.2, version));
             }
         }
-        for ((node, table), partitions) in by_table {
-            let done: Vec<LostCopy> = partitions
+        for ((node, table), repaired) in by_table {
+            let done: Vec<LostCopy> = repaired
                 .iter()
-                .map(|&p| (node, table.clone(), p))
+                .map(|&(p, _)| (node, table.clone(), p))
                 .collect();
-            match self.record_repaired(node, &table, partitions) {
+            match self.record_repaired(node, &table, repaired) {
                 Ok(()) => {
                     let mut lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
                     for copy in &done {
@@ -212,31 +216,33 @@ impl WriteRecords for Inner {
         self.record_written(table, partitions)
     }
 
-    /// Records the copies the log does not count lost yet, and counts them lost here; the
-    /// write is acknowledged no sooner than [`MISSED_ACK_DELAY`] after the client first knew
-    /// each of them lost ([`hold_acknowledgement`]).
-    fn missed(&self, table: &str, copies: &[(NodeId, u32)]) -> Result<()> {
-        let mut by_node: BTreeMap<NodeId, Vec<u32>> = BTreeMap::new();
+    /// Records the copies in the log (each with the version of the write it missed, so that
+    /// a repair made from a copy read before that write does not count: another client may
+    /// be refreshing it meanwhile), and counts them lost here; the write is acknowledged no
+    /// sooner than [`MISSED_ACK_DELAY`] after the client first knew each of them lost
+    /// ([`hold_acknowledgement`]).
+    fn missed(&self, table: &str, copies: &[(NodeId, u32, u64)]) -> Result<()> {
+        let mut by_node: BTreeMap<NodeId, Vec<(u32, u64)>> = BTreeMap::new();
         {
             let lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
-            for &(n, p) in copies {
-                match lost.get(&(n, table.to_string(), p)) {
-                    Some(&known) => acknowledge_after(known),
-                    None => by_node.entry(n).or_default().push(p),
+            for &(n, p, version) in copies {
+                if let Some(&known) = lost.get(&(n, table.to_string(), p)) {
+                    acknowledge_after(known);
                 }
+                by_node.entry(n).or_default().push((p, version));
             }
         }
-        for (node, partitions) in by_node {
-            let done: Vec<LostCopy> = partitions
+        for (node, missed) in by_node {
+            let done: Vec<LostCopy> = missed
                 .iter()
-                .map(|&p| (node, table.to_string(), p))
+                .map(|&(p, _)| (node, table.to_string(), p))
                 .collect();
-            self.record_missed(node, table, partitions)?;
+            self.record_missed(node, table, missed)?;
             let now = Instant::now();
-            acknowledge_after(now);
             let mut lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
             for copy in done {
-                lost.entry(copy).or_insert(now);
+                let known = *lost.entry(copy).or_insert(now);
+                acknowledge_after(known);
             }
         }
         Ok(())

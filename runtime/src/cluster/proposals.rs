@@ -83,33 +83,37 @@ impl Inner {
         self.record(Proposal::Started { node, incarnation })
     }
 
-    /// Records in the catalog log that node `node`'s copies of `partitions` of `table`
-    /// missed a write ([`Proposal::Missed`]).
+    /// Records in the catalog log that node `node`'s copies of `table`'s partitions missed
+    /// a write, which gave each the version paired with it ([`Proposal::Missed`]).
     pub(super) fn record_missed(
         &self,
         node: NodeId,
         table: &str,
-        partitions: Vec<u32>,
+        missed: Vec<(u32, u64)>,
     ) -> Result<()> {
+        let (partitions, versions) = missed.into_iter().unzip();
         self.record(Proposal::Missed {
             node,
             table: table.to_string(),
             partitions,
+            versions,
         })
     }
 
-    /// Records in the catalog log that node `node`'s lost copies of `partitions` of `table`
-    /// were refreshed ([`Proposal::Repaired`]).
+    /// Records in the catalog log that node `node`'s lost copies of `table`'s partitions
+    /// were refreshed, each to the version paired with it ([`Proposal::Repaired`]).
     pub(super) fn record_repaired(
         &self,
         node: NodeId,
         table: &str,
-        partitions: Vec<u32>,
+        repaired: Vec<(u32, u64)>,
     ) -> Result<()> {
+        let (partitions, versions) = repaired.into_iter().unzip();
         self.record(Proposal::Repaired {
             node,
             table: table.to_string(),
             partitions,
+            versions,
         })
     }
 

@@ -68,7 +68,7 @@ use crate::wire::messages::TableLayout;
 use crate::wire::messages::{CatalogReply, CatalogRequest, Join, NetMessage};
 use crate::wire::network::Network;
 use crate::wire::tcp::{Auth, PeerEvent, TcpConfig, TcpTransport};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -740,8 +740,12 @@ impl Inner {
         let before: HashSet<LostCopy> = stale_set(&book);
         let outcome = resync.run(&mut book, &tables);
         let after = stale_set(&book);
+        // Each copy refreshed to the partition's committed version.
+        let refreshed: HashMap<LostCopy, u64> = before
+            .difference(&after)
+            .map(|copy| (copy.clone(), book.committed(&copy.1, copy.2)))
+            .collect();
         drop(book);
-        let refreshed: HashSet<LostCopy> = before.difference(&after).cloned().collect();
         self.record_repairs(&refreshed);
         if outcome.refreshed > 0 || outcome.failed > 0 {
             tracing::info!(

@@ -374,9 +374,10 @@ pub trait WriteRecords {
     /// `partitions` of `table` take their first write (recorded before it can commit): a
     /// copy of them a restarted node no longer holds is lost, not empty.
     fn first_writes(&self, table: &str, partitions: &[u32]) -> Result<()>;
-    /// The copies `(node, partition)` of `table` missed a committed write (recorded before
-    /// the write is acknowledged): they are stale until repaired, whoever connects.
-    fn missed(&self, table: &str, copies: &[(NodeId, u32)]) -> Result<()>;
+    /// The copies `(node, partition, version)` of `table` missed a committed write, which
+    /// gave the partition `version` (recorded before the write is acknowledged): they are
+    /// stale until repaired to that version or a later one, whoever connects.
+    fn missed(&self, table: &str, copies: &[(NodeId, u32, u64)]) -> Result<()>;
 }
 
 impl Coordinator<'_> {
@@ -625,7 +626,7 @@ impl Coordinator<'_> {
             for &n in &copies[*p as usize] {
                 book.set_stale(table, *p, n, !applied.contains(&n));
                 if !applied.contains(&n) {
-                    missed.push((n, *p));
+                    missed.push((n, *p, book.committed(table, *p)));
                 }
             }
         }

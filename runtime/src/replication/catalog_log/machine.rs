@@ -161,24 +161,54 @@ impl Machine {
                 node,
                 table,
                 partitions,
+                versions,
             } => {
-                state
+                let lost = state
                     .lost
                     .entry(*node)
                     .or_default()
                     .entry(table.clone())
+                    .or_default();
+                let since = state
+                    .behind_since
+                    .entry(*node)
                     .or_default()
-                    .extend(partitions.iter().copied());
+                    .entry(table.clone())
+                    .or_default();
+                for (i, &p) in partitions.iter().enumerate() {
+                    lost.insert(p);
+                    let version = versions.get(i).copied().unwrap_or(0);
+                    let held = since.entry(p).or_insert(version);
+                    *held = (*held).max(version);
+                }
                 Applied::Recorded
             }
             Proposal::Repaired {
                 node,
                 table,
                 partitions,
+                versions,
             } => {
+                let since = state
+                    .behind_since
+                    .get_mut(node)
+                    .and_then(|tables| tables.get_mut(table));
+                let mut repaired = Vec::new();
+                let mut since = since;
+                for (i, &p) in partitions.iter().enumerate() {
+                    let version = versions.get(i).copied().unwrap_or(u64::MAX);
+                    let missed = since.as_ref().and_then(|s| s.get(&p)).copied().unwrap_or(0);
+                    // Refreshed from a copy read before the last write it missed: still behind.
+                    if version >= missed {
+                        repaired.push(p);
+                        if let Some(since) = since.as_mut() {
+                            since.remove(&p);
+                        }
+                    }
+                }
                 if let Some(tables) = state.lost.get_mut(node) {
                     if let Some(lost) = tables.get_mut(table) {
-                        for p in partitions {
+                        for p in &repaired {
                             lost.remove(p);
                         }
                         if lost.is_empty() {
@@ -187,6 +217,12 @@ impl Machine {
                     }
                     if tables.is_empty() {
                         state.lost.remove(node);
+                    }
+                }
+                if let Some(tables) = state.behind_since.get_mut(node) {
+                    tables.retain(|_, since| !since.is_empty());
+                    if tables.is_empty() {
+                        state.behind_since.remove(node);
                     }
                 }
                 Applied::Recorded
@@ -203,6 +239,10 @@ fn forget_dropped(state: &mut CatalogState, tables: &BTreeSet<String>) {
         lost.retain(|t, _| tables.contains(t));
     }
     state.lost.retain(|_, lost| !lost.is_empty());
+    for since in state.behind_since.values_mut() {
+        since.retain(|t, _| tables.contains(t));
+    }
+    state.behind_since.retain(|_, since| !since.is_empty());
 }
 
 impl RaftSnapshotBuilder<LogTypes> for Machine {
@@ -386,6 +426,7 @@ mod tests {
                 node: 1,
                 table: "t".into(),
                 partitions: vec![0, 5],
+                versions: vec![],
             },
         );
         assert_eq!(lost(&state, 1, "t"), [3]);
@@ -395,9 +436,44 @@ mod tests {
                 node: 1,
                 table: "t".into(),
                 partitions: vec![3],
+                versions: vec![],
             },
         );
         assert!(state.lost.is_empty());
+    }
+
+    #[test]
+    fn a_repair_to_a_version_older_than_the_last_missed_write_leaves_the_copy_behind() {
+        let machine = Machine::new(Box::new(|_, _| {}), None).unwrap();
+        let mut state = CatalogState::default();
+        let missed = |partitions: Vec<u32>, versions: Vec<u64>| Proposal::Missed {
+            node: 2,
+            table: "t".into(),
+            partitions,
+            versions,
+        };
+        let repaired = |partitions: Vec<u32>, versions: Vec<u64>| Proposal::Repaired {
+            node: 2,
+            table: "t".into(),
+            partitions,
+            versions,
+        };
+        machine.decide(&mut state, &missed(vec![1, 4], vec![6, 3]));
+        // Another write missed partition 1 again, at version 7; the first record's
+        // version is not taken back by an older one.
+        machine.decide(&mut state, &missed(vec![1], vec![7]));
+        machine.decide(&mut state, &missed(vec![1], vec![5]));
+        assert_eq!(lost(&state, 2, "t"), [1, 4]);
+        // A client refreshed both copies from copies read at version 6 and 3, before the
+        // write of version 7 committed: partition 1 stays behind.
+        machine.decide(&mut state, &repaired(vec![1, 4], vec![6, 3]));
+        assert_eq!(lost(&state, 2, "t"), [1]);
+        machine.decide(&mut state, &repaired(vec![1], vec![7]));
+        assert!(state.lost.is_empty() && state.behind_since.is_empty());
+        // A copy taken as current (a write in doubt everywhere) counts whatever it missed.
+        machine.decide(&mut state, &missed(vec![2], vec![9]));
+        machine.decide(&mut state, &repaired(vec![2], vec![u64::MAX]));
+        assert!(state.lost.is_empty() && state.behind_since.is_empty());
     }
 
     fn schema(id: u64, expected: u64) -> Proposal {

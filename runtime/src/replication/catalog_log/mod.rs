@@ -482,6 +482,20 @@ fn check(proposal: &Proposal) -> std::result::Result<(), String> {
         {
             Err("a record names no table".into())
         }
+        Proposal::Missed {
+            partitions,
+            versions,
+            ..
+        }
+        | Proposal::Repaired {
+            partitions,
+            versions,
+            ..
+        } if !versions.is_empty() && versions.len() != partitions.len() => Err(format!(
+            "a record names {} partitions and {} versions",
+            partitions.len(),
+            versions.len()
+        )),
         Proposal::Written { .. }
         | Proposal::Started { .. }
         | Proposal::Missed { .. }

@@ -67,4 +67,8 @@ pub struct CatalogState {
     /// its data after they were written, or the copy missed a write) and that were not
     /// repaired since.
     pub lost: BTreeMap<NodeId, BTreeMap<String, BTreeSet<u32>>>,
+    /// Per data node, table and partition of [`CatalogState::lost`], the version of the last
+    /// write the copy missed: a repair to an older version (made from a copy read before
+    /// that write committed) leaves it lost.
+    pub behind_since: BTreeMap<NodeId, BTreeMap<String, BTreeMap<u32, u64>>>,
 }

@@ -96,6 +96,10 @@ pub enum Proposal {
         table: String,
         /// The partitions whose copy missed the write.
         partitions: Vec<u32>,
+        /// The version the missed write gave each of `partitions` (in order): a repair of
+        /// the copy to an older version does not count. Empty: unknown (any repair counts).
+        #[serde(default)]
+        versions: Vec<u64>,
     },
     /// Node `node`'s copies of `partitions` of `table`, lost when it started without its
     /// data or behind since they missed a write, were refreshed from a current copy: they
@@ -107,6 +111,11 @@ pub enum Proposal {
         table: String,
         /// The partitions refreshed.
         partitions: Vec<u32>,
+        /// The version each of `partitions` was refreshed to (in order); [`u64::MAX`] for a
+        /// copy taken as current whatever it missed (a write in doubt everywhere). Empty:
+        /// [`u64::MAX`] for each.
+        #[serde(default)]
+        versions: Vec<u64>,
     },
 }
 
