@@ -157,6 +157,13 @@ mod tests {
             (Error::Cancelled, "57014"),
             (Error::Timeout(Duration::from_secs(1)), "57014"),
             (Error::NodeDown(node()), "57P03"),
+            (
+                Error::ReadRefused {
+                    node: node(),
+                    message: "no read lease".into(),
+                },
+                "57P03",
+            ),
             (Error::Shutdown, "57P01"),
         ];
         for (e, code) in cases {

@@ -87,34 +87,42 @@ pub(super) fn lost_copies(replies: &[(NodeId, CatalogReply)]) -> HashSet<LostCop
         .unwrap_or_default()
 }
 
-/// Copies of `table`'s partition `p` on `holders` (at `versions`, every one answered) that
+/// A copy's version as its node reported it, and whether the node started without its data
+/// (it may have lost writes that no other copy holds: its version 0 proves nothing).
+pub(super) type ReportedCopy = (u64, bool);
+
+/// Copies of `table`'s partition `p` on `holders` (as `reported`, every one answered) that
 /// become current although the catalog log counts every copy of the partition lost: a write
 /// whose commit no copy answered in time (each copy paused, cut off or killed then) records
 /// every copy behind, though one may have applied it, and the partition would have no current
-/// copy for good. When every copy is up and none is empty (version 0: a node that started
-/// without its data, whose lost writes no other copy may hold), the copies at the highest
-/// version hold every acknowledged write (each was applied by a copy, whose version no write
-/// it missed can lower; versions follow one sequence per partition), and only the write in
-/// doubt may be there or not. They are taken off `lost` and returned, to be recorded
-/// repaired; the other copies stay behind and are refreshed from them.
+/// copy for good. When every copy is up and none is empty for having started without its
+/// data (whose lost writes no other copy may hold), the copies at the highest version hold
+/// every acknowledged write (each was applied by a copy, whose version no write it missed
+/// can lower, and which no write reaches while it is behind; versions follow one sequence
+/// per partition), and only the write in doubt may be there or not. They are taken off
+/// `lost` and returned, to be recorded repaired; the other copies stay behind and are
+/// refreshed from them.
 pub(super) fn promote_in_doubt(
     table: &str,
     p: u32,
     holders: &[NodeId],
-    versions: &[u64],
+    reported: &[ReportedCopy],
     lost: &mut HashSet<LostCopy>,
 ) -> Vec<LostCopy> {
     let all_lost = holders
         .iter()
         .all(|&n| lost.contains(&(n, table.to_string(), p)));
-    if holders.is_empty() || !all_lost || versions.contains(&0) {
+    let emptied = reported
+        .iter()
+        .any(|&(version, started_empty)| version == 0 && started_empty);
+    if holders.is_empty() || !all_lost || emptied {
         return Vec::new();
     }
-    let highest = versions.iter().copied().max().unwrap_or(0);
+    let highest = reported.iter().map(|&(v, _)| v).max().unwrap_or(0);
     let promoted: Vec<LostCopy> = holders
         .iter()
-        .zip(versions)
-        .filter(|(_, &v)| v == highest)
+        .zip(reported)
+        .filter(|(_, &(v, _))| v == highest)
         .map(|(&n, _)| (n, table.to_string(), p))
         .collect();
     for copy in &promoted {
@@ -260,7 +268,13 @@ mod tests {
     #[test]
     fn the_copies_at_the_highest_version_become_current_when_every_copy_is_behind() {
         let mut lost = lost_all(&[0, 1, 2]);
-        let promoted = promote_in_doubt("t", 3, &[0, 1, 2], &[4, 5, 5], &mut lost);
+        let promoted = promote_in_doubt(
+            "t",
+            3,
+            &[0, 1, 2],
+            &[(4, false), (5, true), (5, false)],
+            &mut lost,
+        );
         assert_eq!(
             promoted,
             vec![(1, "t".to_string(), 3), (2, "t".to_string(), 3)]
@@ -272,15 +286,29 @@ mod tests {
     fn nothing_becomes_current_while_a_copy_is_current_or_empty() {
         // A current copy: the others are refreshed from it.
         let mut lost = lost_all(&[0]);
-        assert!(promote_in_doubt("t", 3, &[0, 1], &[5, 4], &mut lost).is_empty());
+        let reported = [(5, false), (4, false)];
+        assert!(promote_in_doubt("t", 3, &[0, 1], &reported, &mut lost).is_empty());
         assert_eq!(lost, lost_all(&[0]));
-        // An empty copy (its node started without its data) may have held writes no other
+        // An empty copy whose node started without its data may have held writes no other
         // copy holds: the partition stays without a current copy.
         let mut lost = lost_all(&[0, 1]);
-        assert!(promote_in_doubt("t", 3, &[0, 1], &[0, 4], &mut lost).is_empty());
+        let reported = [(0, true), (4, false)];
+        assert!(promote_in_doubt("t", 3, &[0, 1], &reported, &mut lost).is_empty());
         assert_eq!(lost, lost_all(&[0, 1]));
         // Another partition's record changes nothing here.
         let mut lost = lost_all(&[0, 1]);
-        assert!(promote_in_doubt("t", 4, &[0, 1], &[2, 4], &mut lost).is_empty());
+        let reported = [(2, false), (4, false)];
+        assert!(promote_in_doubt("t", 4, &[0, 1], &reported, &mut lost).is_empty());
+    }
+
+    #[test]
+    fn an_empty_copy_that_kept_its_data_does_not_stop_the_others_becoming_current() {
+        // The partition's first write, in doubt: node 0 was killed before it applied it
+        // (and restarted from its data directory), node 1 applied it while paused.
+        let mut lost = lost_all(&[0, 1]);
+        let reported = [(0, false), (1, true)];
+        let promoted = promote_in_doubt("t", 3, &[0, 1], &reported, &mut lost);
+        assert_eq!(promoted, vec![(1, "t".to_string(), 3)]);
+        assert_eq!(lost, lost_all(&[0]));
     }
 }

@@ -47,7 +47,7 @@
 
 use super::builder::{ClusterBuilder, CLIENT_SLOTS};
 use super::connection::{LostCopy, Remote};
-use super::lost::{lost_copies, promote_in_doubt};
+use super::lost::{lost_copies, promote_in_doubt, ReportedCopy};
 use super::system::NodeSystem;
 use super::{Cluster, Inner, InnerParts};
 use crate::dispatch::counters::NodeCounters;
@@ -658,16 +658,18 @@ impl Inner {
                     answered.max(book.committed(&table, p))
                 };
                 if all_answered {
-                    let versions: Vec<u64> = holders
+                    let reported: Vec<ReportedCopy> = holders
                         .iter()
                         .map(|&n| {
                             replies
                                 .iter()
                                 .find(|(from, _)| *from == n)
-                                .map_or(0, |(_, r)| version_of(r, &table, p))
+                                .map_or((0, true), |(_, r)| {
+                                    (version_of(r, &table, p), r.fresh_start.is_some())
+                                })
                         })
                         .collect();
-                    promoted.extend(promote_in_doubt(&table, p, holders, &versions, &mut lost));
+                    promoted.extend(promote_in_doubt(&table, p, holders, &reported, &mut lost));
                 }
                 book.set_committed(&table, p, newest);
                 for &n in holders {
