@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::replication::catalog_log::lease::MISSED_ACK_DELAY;
 use crate::replication::writes::WriteRecords;
 use crate::wire::ids::NodeId;
-use crate::wire::messages::CatalogReply;
+use crate::wire::messages::{CatalogReply, LostCopies};
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
@@ -73,30 +73,34 @@ impl Remote {
     }
 }
 
-/// The lost copies named by the reply that applied the catalog log furthest.
-pub(super) fn lost_copies(replies: &[(NodeId, CatalogReply)]) -> HashSet<LostCopy> {
-    replies
-        .iter()
-        .max_by_key(|(_, r)| r.log_index)
-        .map(|(_, r)| {
-            r.lost
-                .iter()
-                .flat_map(|l| l.partitions.iter().map(|&p| (l.node, l.table.clone(), p)))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The lost copies named by the reply that applied the catalog log furthest, and those of
+/// them a start without data emptied.
+pub(super) fn lost_copies(
+    replies: &[(NodeId, CatalogReply)],
+) -> (HashSet<LostCopy>, HashSet<LostCopy>) {
+    let Some((_, newest)) = replies.iter().max_by_key(|(_, r)| r.log_index) else {
+        return Default::default();
+    };
+    let copies = |of: fn(&LostCopies) -> &Vec<u32>| -> HashSet<LostCopy> {
+        newest
+            .lost
+            .iter()
+            .flat_map(|l| of(l).iter().map(|&p| (l.node, l.table.clone(), p)))
+            .collect()
+    };
+    (copies(|l| &l.partitions), copies(|l| &l.emptied))
 }
 
-/// A copy's version as its node reported it, and whether the node started without its data
-/// (it may have lost writes that no other copy holds: its version 0 proves nothing).
+/// A copy's version as its node reported it, and whether a start of the node without its
+/// data emptied it (it may have held writes that no other copy holds).
 pub(super) type ReportedCopy = (u64, bool);
 
 /// Copies of `table`'s partition `p` on `holders` (as `reported`, every one answered) that
 /// become current although the catalog log counts every copy of the partition lost: a write
 /// whose commit no copy answered in time (each copy paused, cut off or killed then) records
 /// every copy behind, though one may have applied it, and the partition would have no current
-/// copy for good. When every copy is up and none is empty for having started without its
-/// data (whose lost writes no other copy may hold), the copies at the highest version hold
+/// copy for good. When every copy is up and none was emptied by a start of its node without
+/// its data (whose lost writes no other copy may hold), the copies at the highest version hold
 /// every acknowledged write (each was applied by a copy, whose version no write it missed
 /// can lower, and which no write reaches while it is behind; versions follow one sequence
 /// per partition), and only the write in doubt may be there or not. They are taken off
@@ -112,9 +116,7 @@ pub(super) fn promote_in_doubt(
     let all_lost = holders
         .iter()
         .all(|&n| lost.contains(&(n, table.to_string(), p)));
-    let emptied = reported
-        .iter()
-        .any(|&(version, started_empty)| version == 0 && started_empty);
+    let emptied = reported.iter().any(|&(_, emptied)| emptied);
     if holders.is_empty() || !all_lost || emptied {
         return Vec::new();
     }
@@ -272,7 +274,7 @@ mod tests {
             "t",
             3,
             &[0, 1, 2],
-            &[(4, false), (5, true), (5, false)],
+            &[(4, false), (5, false), (5, false)],
             &mut lost,
         );
         assert_eq!(
@@ -289,8 +291,8 @@ mod tests {
         let reported = [(5, false), (4, false)];
         assert!(promote_in_doubt("t", 3, &[0, 1], &reported, &mut lost).is_empty());
         assert_eq!(lost, lost_all(&[0]));
-        // An empty copy whose node started without its data may have held writes no other
-        // copy holds: the partition stays without a current copy.
+        // A copy emptied by a start of its node without its data may have held writes no
+        // other copy holds: the partition stays without a current copy.
         let mut lost = lost_all(&[0, 1]);
         let reported = [(0, true), (4, false)];
         assert!(promote_in_doubt("t", 3, &[0, 1], &reported, &mut lost).is_empty());
@@ -302,11 +304,12 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_copy_that_kept_its_data_does_not_stop_the_others_becoming_current() {
+    fn a_copy_that_never_applied_a_write_does_not_stop_the_others_becoming_current() {
         // The partition's first write, in doubt: node 0 was killed before it applied it
-        // (and restarted from its data directory), node 1 applied it while paused.
+        // (and restarted from its data directory, or never restarted), node 1 applied it
+        // while paused.
         let mut lost = lost_all(&[0, 1]);
-        let reported = [(0, false), (1, true)];
+        let reported = [(0, false), (1, false)];
         let promoted = promote_in_doubt("t", 3, &[0, 1], &reported, &mut lost);
         assert_eq!(promoted, vec![(1, "t".to_string(), 3)]);
         assert_eq!(lost, lost_all(&[0]));

@@ -616,7 +616,7 @@ impl Inner {
                 }
             }
         }
-        let mut lost = lost_copies(replies);
+        let (mut lost, emptied) = lost_copies(replies);
         let mut promoted = Vec::new();
         if let Some(backups) = replies.iter().find_map(|(_, r)| r.backups) {
             let before = remote.backups.swap(backups as usize, Ordering::SeqCst);
@@ -661,12 +661,13 @@ impl Inner {
                     let reported: Vec<ReportedCopy> = holders
                         .iter()
                         .map(|&n| {
-                            replies
-                                .iter()
-                                .find(|(from, _)| *from == n)
-                                .map_or((0, true), |(_, r)| {
-                                    (version_of(r, &table, p), r.fresh_start.is_some())
-                                })
+                            replies.iter().find(|(from, _)| *from == n).map_or(
+                                (0, true),
+                                |(_, r)| {
+                                    let copy = (n, table.clone(), p);
+                                    (version_of(r, &table, p), emptied.contains(&copy))
+                                },
+                            )
                         })
                         .collect();
                     promoted.extend(promote_in_doubt(&table, p, holders, &reported, &mut lost));

@@ -362,17 +362,24 @@ impl Membership {
             (Some(incarnation), Some(log)) => state.starts.get(&log.id()) == Some(&incarnation),
             _ => true,
         };
+        let emptied = &state.emptied;
         let lost = state
             .lost
-            .into_iter()
-            .flat_map(|(node, tables)| {
-                tables
-                    .into_iter()
-                    .map(move |(table, partitions)| LostCopies {
+            .iter()
+            .flat_map(|(&node, tables)| {
+                tables.iter().map(move |(table, partitions)| {
+                    let emptied = emptied.get(&node).and_then(|t| t.get(table));
+                    LostCopies {
                         node,
-                        table,
-                        partitions: partitions.into_iter().collect(),
-                    })
+                        table: table.clone(),
+                        partitions: partitions.iter().copied().collect(),
+                        emptied: partitions
+                            .iter()
+                            .copied()
+                            .filter(|p| emptied.is_some_and(|e| e.contains(p)))
+                            .collect(),
+                    }
+                })
             })
             .collect();
         CatalogReply {

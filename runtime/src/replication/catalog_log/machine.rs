@@ -154,6 +154,7 @@ impl Machine {
                     // Every partition written so far had a copy there that is gone (whether
                     // the node holds one is the placement's business, not the log's).
                     state.lost.insert(*node, state.written.clone());
+                    state.emptied.insert(*node, state.written.clone());
                 }
                 Applied::Recorded
             }
@@ -219,6 +220,17 @@ impl Machine {
                         state.lost.remove(node);
                     }
                 }
+                if let Some(tables) = state.emptied.get_mut(node) {
+                    if let Some(emptied) = tables.get_mut(table) {
+                        for p in &repaired {
+                            emptied.remove(p);
+                        }
+                    }
+                    tables.retain(|_, emptied| !emptied.is_empty());
+                    if tables.is_empty() {
+                        state.emptied.remove(node);
+                    }
+                }
                 if let Some(tables) = state.behind_since.get_mut(node) {
                     tables.retain(|_, since| !since.is_empty());
                     if tables.is_empty() {
@@ -243,6 +255,10 @@ fn forget_dropped(state: &mut CatalogState, tables: &BTreeSet<String>) {
         since.retain(|t, _| tables.contains(t));
     }
     state.behind_since.retain(|_, since| !since.is_empty());
+    for emptied in state.emptied.values_mut() {
+        emptied.retain(|t, _| tables.contains(t));
+    }
+    state.emptied.retain(|_, emptied| !emptied.is_empty());
 }
 
 impl RaftSnapshotBuilder<LogTypes> for Machine {
@@ -417,6 +433,11 @@ mod tests {
             },
         );
         assert_eq!(lost(&state, 1, "t"), [0, 3, 5]);
+        assert_eq!(
+            state.emptied.get(&1).and_then(|t| t.get("t")),
+            Some(&BTreeSet::from([0, 3, 5])),
+            "emptied by the start"
+        );
         // Writes after the start are held by the node: nothing more is lost.
         machine.decide(&mut state, &written("t", &[9], &[]));
         assert_eq!(lost(&state, 1, "t"), [0, 3, 5]);
@@ -439,7 +460,7 @@ mod tests {
                 versions: vec![],
             },
         );
-        assert!(state.lost.is_empty());
+        assert!(state.lost.is_empty() && state.emptied.is_empty());
     }
 
     #[test]

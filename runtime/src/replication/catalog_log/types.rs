@@ -71,4 +71,8 @@ pub struct CatalogState {
     /// write the copy missed: a repair to an older version (made from a copy read before
     /// that write committed) leaves it lost.
     pub behind_since: BTreeMap<NodeId, BTreeMap<String, BTreeMap<u32, u64>>>,
+    /// Per data node and table, the partitions of [`CatalogState::lost`] whose copy a start
+    /// of the node without its data emptied, not repaired since: such a copy may have held
+    /// writes no other copy holds.
+    pub emptied: BTreeMap<NodeId, BTreeMap<String, BTreeSet<u32>>>,
 }

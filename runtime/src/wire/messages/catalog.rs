@@ -79,4 +79,7 @@ pub struct LostCopies {
     pub table: String,
     /// The partitions whose copy on `node` is lost.
     pub partitions: Vec<u32>,
+    /// Of `partitions`, those whose copy a start of `node` without its data emptied (it may
+    /// have held writes that no other copy holds), not repaired since.
+    pub emptied: Vec<u32>,
 }
