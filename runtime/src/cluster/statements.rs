@@ -98,37 +98,28 @@ impl Cluster {
         let mut retries = 0;
         let read_deadline = std::time::Instant::now() + super::queries::READ_RETRY_LIMIT;
         loop {
-            match self.apply(stmt) {
+            let pause_ms = match self.apply(stmt) {
                 // An UPDATE's or DELETE's read of the rows refused: nothing was written.
                 Err(Error::ReadRefused { node, message })
                     if std::time::Instant::now() < read_deadline =>
                 {
                     tracing::debug!("{node} refused the read of a statement ({message})");
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                    self.refresh_catalog()?;
-                    match self.plan_statement(sql, params)? {
-                        CachedStatement::Other(s) => stmt = s,
-                        _ => {
-                            return Err(Error::Invalid(format!("{sql:?} is no longer a statement")))
-                        }
-                    }
+                    100
                 }
                 Err(Error::CatalogChanged { .. } | Error::WriteConflict { .. })
                     if retries < CONFLICT_RETRIES =>
                 {
                     retries += 1;
                     let spread = u64::from(self.client() % 8) + 1;
-                    let pause = (1u64 << retries.min(6)) * spread;
-                    std::thread::sleep(std::time::Duration::from_millis(pause));
-                    self.refresh_catalog()?;
-                    match self.plan_statement(sql, params)? {
-                        CachedStatement::Other(s) => stmt = s,
-                        _ => {
-                            return Err(Error::Invalid(format!("{sql:?} is no longer a statement")))
-                        }
-                    }
+                    (1u64 << retries.min(6)) * spread
                 }
                 applied => return applied,
+            };
+            std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+            self.refresh_catalog()?;
+            match self.plan_statement(sql, params)? {
+                CachedStatement::Other(s) => stmt = s,
+                _ => return Err(Error::Invalid(format!("{sql:?} is no longer a statement"))),
             }
         }
     }
