@@ -233,14 +233,8 @@ impl WriteRecords for Inner {
     /// ([`hold_acknowledgement`]).
     fn missed(&self, table: &str, copies: &[(NodeId, u32, u64)]) -> Result<()> {
         let mut by_node: BTreeMap<NodeId, Vec<(u32, u64)>> = BTreeMap::new();
-        {
-            let lost = self.remote().lost.lock().unwrap_or_else(|e| e.into_inner());
-            for &(n, p, version) in copies {
-                if let Some(&known) = lost.get(&(n, table.to_string(), p)) {
-                    acknowledge_after(known);
-                }
-                by_node.entry(n).or_default().push((p, version));
-            }
+        for &(n, p, version) in copies {
+            by_node.entry(n).or_default().push((p, version));
         }
         for (node, missed) in by_node {
             let done: Vec<LostCopy> = missed
