@@ -616,18 +616,18 @@ impl NodeActor {
         if self.router.is_closed(query) {
             return;
         }
-        let refuse = |error: String, catalog_epoch: u64, read_refused: bool| {
+        let respond = |error: Option<String>, catalog_epoch: u64, read_refused: bool| {
             NetMessage::QueryStartResponse(StartResponse {
                 query,
                 fragment,
-                error: Some(error),
+                error,
                 plan_missing: false,
                 catalog_epoch,
                 read_refused,
             })
         };
         if let Some((epoch, why)) = self.membership.check_scans(&spec.plan, planned_at) {
-            self.send(from, refuse(why, epoch, false), ctx);
+            self.send(from, respond(Some(why), epoch, false), ctx);
             return;
         }
         match self
@@ -643,22 +643,14 @@ impl NodeActor {
                 return;
             }
             ReadCheck::NoLease(why) | ReadCheck::CopyBehind(why) => {
-                self.send(from, refuse(why, 0, true), ctx);
+                self.send(from, respond(Some(why), 0, true), ctx);
                 return;
             }
         }
         let addr = FragmentActor::new(*spec, self.handle_of(ctx), self.router.clone()).start();
         self.fragments.insert((query, fragment), addr);
         if self.protocol == Protocol::Legacy {
-            let started = NetMessage::QueryStartResponse(StartResponse {
-                query,
-                fragment,
-                error: None,
-                plan_missing: false,
-                catalog_epoch: 0,
-                read_refused: false,
-            });
-            self.send(from, started, ctx);
+            self.send(from, respond(None, 0, false), ctx);
         }
     }
 }
