@@ -126,14 +126,20 @@ impl SeedQuery {
     }
 }
 
-/// Creates `Item` with its two indexes.
+/// The statements that create `Item` with its two indexes (plain SQL that PostgreSQL runs
+/// too, so a benchmark can build the same table there).
+pub const ITEM_DDL: [&str; 3] = [
+    "CREATE TABLE Item (id BIGINT PRIMARY KEY, name VARCHAR, fld BIGINT, fldBatch BIGINT, \
+     fldIdx BIGINT, fldIdxBatch BIGINT)",
+    "CREATE INDEX item_fldIdx ON Item(fldIdx)",
+    "CREATE INDEX item_fldIdxBatch ON Item(fldIdxBatch)",
+];
+
+/// Creates `Item` with its two indexes ([`ITEM_DDL`]).
 pub fn create_item(cluster: &Cluster) -> Result<()> {
-    cluster.execute(
-        "CREATE TABLE Item (id BIGINT PRIMARY KEY, name VARCHAR, fld BIGINT, fldBatch BIGINT, \
-         fldIdx BIGINT, fldIdxBatch BIGINT)",
-    )?;
-    cluster.execute("CREATE INDEX item_fldIdx ON Item(fldIdx)")?;
-    cluster.execute("CREATE INDEX item_fldIdxBatch ON Item(fldIdxBatch)")?;
+    for ddl in ITEM_DDL {
+        cluster.execute(ddl)?;
+    }
     Ok(())
 }
 

@@ -6,21 +6,19 @@
 //! each, as JMH runs them; the score is the mean ops/s of the measured iterations with its
 //! 99.9% confidence half-width.
 
+use super::closed_loop::{run_case, Answer, CaseRun, Iteration, SeedClient};
+use super::pg_client::{self, PgClient};
 use super::score::{JmhRow, CONFIDENCE, MEASURED_ITERATIONS, WARMUP_ITERATIONS};
 use super::stats;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
+use weir::ServePostgres;
 
 use crate::demo::{self, SeedQuery};
 use crate::{Cluster, Protocol, Value};
-
-/// `querySumIndexed`'s answer on 100,000 rows: the sum of 0..100000.
-pub const EXPECTED_SUM: i64 = 4_999_950_000;
 
 /// Which message workflows to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,7 +51,11 @@ floorIndexLookup (the fldIdx lookup done directly on one node's storage) and flo
 --seconds each, --threads client threads each in a closed loop. Reports ops/s ± the 99.9% \
 confidence half-width (Student's t over the measured iterations, as JMH does), p50 and p99 \
 latency over all measured calls, and messages and bytes between nodes per query. Every call \
-checks its row count (and querySumIndexed its sum) and the command fails on a mismatch.";
+checks its row count (and querySumIndexed its sum) and the command fails on a mismatch. \
+With --postgres CONNECTION the cases also run through the PostgreSQL protocol (tokio-postgres \
+prepared statements, a connection per client thread): against weir serve started in this \
+process (protocol serve) and against that server (protocol postgres), which gets the same \
+Item table and indexes; messages and bytes between nodes are not seen there (-).";
 
 /// Flags of `weir bench jmh`.
 #[derive(Debug, Clone, Args)]
@@ -83,6 +85,13 @@ pub struct JmhArgs {
     /// The cluster's shared secret, as `weir node --secret-file` reads it (with `--connect`).
     #[arg(long, requires = "connect")]
     pub secret_file: Option<std::path::PathBuf>,
+    /// Also run the cases through the PostgreSQL protocol (`tokio-postgres` prepared
+    /// statements, a connection per client thread): against `weir serve` started in this
+    /// process on the cluster (protocol `serve`), and against the server of this connection
+    /// string (protocol `postgres`; e.g. `host=127.0.0.1 port=5432 user=postgres`), where
+    /// `Item` is dropped, created with the same indexes, filled and analyzed.
+    #[arg(long, value_name = "CONNECTION")]
+    pub postgres: Option<String>,
     /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
     pub runtime: super::runtime_args::RuntimeArgs,
@@ -113,6 +122,48 @@ impl JmhArgs {
     }
 }
 
+impl JmhArgs {
+    /// Makes `target` ready: its cluster or server built and `Item` loaded.
+    fn ready(&self, target: &Target) -> Result<Ready, String> {
+        match target {
+            Target::InProcess(protocol) => {
+                let cluster = self.cluster(*protocol)?;
+                demo::load_item(&cluster, demo::ITEM_ROWS).map_err(|e| e.to_string())?;
+                Ok(Ready::InProcess(cluster))
+            }
+            Target::Serve => {
+                let cluster = Arc::new(self.cluster(Protocol::Lean)?);
+                demo::load_item(&cluster, demo::ITEM_ROWS).map_err(|e| e.to_string())?;
+                let server = cluster
+                    .clone()
+                    .serve_postgres("127.0.0.1:0")
+                    .map_err(|e| format!("cannot start weir serve: {e}"))?;
+                let mut config = tokio_postgres::Config::new();
+                config
+                    .host("127.0.0.1")
+                    .port(server.local_addr().port())
+                    .user("weir");
+                Ok(Ready::Protocol {
+                    config: Box::new(config),
+                    server: Some((server, cluster)),
+                    version: None,
+                })
+            }
+            Target::Postgres(config) => {
+                let info = pg_client::load_item(config)?;
+                if info.is_weir {
+                    eprintln!("note: the --postgres server is weir ({})", info.version);
+                }
+                Ok(Ready::Protocol {
+                    config: config.clone(),
+                    server: None,
+                    version: Some(info.version),
+                })
+            }
+        }
+    }
+}
+
 /// A protocol's name as printed.
 pub fn protocol_name(p: Protocol) -> &'static str {
     match p {
@@ -139,126 +190,107 @@ pub fn select_queries(name: Option<&str>) -> Result<Vec<SeedQuery>, String> {
     }
 }
 
-/// What one call cost.
-struct Call {
-    latency: Duration,
-    messages: u64,
-    bytes: u64,
+/// A client of an in-process cluster: `Cluster::query` on the calling thread.
+struct InProcess<'a> {
+    cluster: &'a Cluster,
+    query: &'a SeedQuery,
 }
 
-/// Runs one call and checks its answer as the original benchmark does.
-fn call(cluster: &Cluster, q: &SeedQuery, key: i64, protocol: Protocol) -> Result<Call, String> {
-    let params = q.params(key);
-    let t = Instant::now();
-    let r = cluster.query(q.sql, &params).map_err(|e| {
-        format!(
-            "{} ({}) with {params:?} failed: {e}",
-            q.name,
-            protocol_name(protocol)
-        )
-    })?;
-    let latency = t.elapsed();
-    let expected = q.expected_rows(demo::ITEM_ROWS);
-    if r.num_rows() != expected {
-        return Err(format!(
-            "{} ({}) with {params:?} returned {} rows, expected {expected}",
-            q.name,
-            protocol_name(protocol),
-            r.num_rows()
-        ));
-    }
-    if q.name == "querySumIndexed" {
-        let rows = r.rows();
-        let ok = match rows.first().and_then(|row| row.first()) {
-            Some(Value::Int(s)) => *s == EXPECTED_SUM,
-            Some(Value::Float(s)) => *s == EXPECTED_SUM as f64,
-            _ => false,
+impl SeedClient for InProcess<'_> {
+    fn call(&mut self, key: i64) -> Result<Answer, String> {
+        let params = self.query.params(key);
+        let r = self
+            .cluster
+            .query(self.query.sql, &params)
+            .map_err(|e| format!("with {params:?}: {e}"))?;
+        let first_number = match r.rows().first().and_then(|row| row.first()) {
+            Some(Value::Int(v)) => Some(*v as f64),
+            Some(Value::Float(v)) => Some(*v),
+            _ => None,
         };
-        if !ok {
-            return Err(format!(
-                "querySumIndexed ({}) returned {rows:?}, expected {EXPECTED_SUM}",
-                protocol_name(protocol)
-            ));
+        Ok(Answer {
+            rows: r.num_rows(),
+            first_number,
+            messages: Some(r.stats.messages.total),
+            bytes: Some(r.stats.messages.bytes),
+        })
+    }
+}
+
+/// What a case is measured against.
+enum Target {
+    /// A cluster in this process (or of `--connect`), queried in process.
+    InProcess(Protocol),
+    /// `weir serve` in this process on that cluster, through `tokio-postgres`.
+    Serve,
+    /// The PostgreSQL server of `--postgres`, through `tokio-postgres`.
+    Postgres(Box<tokio_postgres::Config>),
+}
+
+impl Target {
+    /// The name printed in the protocol column.
+    fn name(&self) -> &'static str {
+        match self {
+            Target::InProcess(p) => protocol_name(*p),
+            Target::Serve => "serve",
+            Target::Postgres(_) => "postgres",
         }
     }
-    Ok(Call {
-        latency,
-        messages: r.stats.messages.total,
-        bytes: r.stats.messages.bytes,
-    })
 }
 
-/// One iteration's figures.
-#[derive(Default)]
-struct Iteration {
-    ops: u64,
-    elapsed: Duration,
-    latencies_us: Vec<f64>,
-    messages: u64,
-    bytes: u64,
+/// A target made ready: the table loaded, the clients' way in known.
+enum Ready {
+    InProcess(Cluster),
+    Protocol {
+        config: Box<tokio_postgres::Config>,
+        server: Option<(weir::postgres::PostgresServer, Arc<Cluster>)>,
+        /// What a server not started here says it is.
+        version: Option<String>,
+    },
 }
 
-/// Runs `rngs.len()` closed-loop client threads for `seconds`. Every thread completes at
-/// least one call; calls started before the deadline finish and count.
-fn iteration(
-    cluster: &Cluster,
-    q: &SeedQuery,
-    protocol: Protocol,
-    seconds: f64,
-    rngs: &mut [StdRng],
-) -> Result<Iteration, String> {
-    let start = Instant::now();
-    let deadline = start + Duration::from_secs_f64(seconds.max(0.0));
-    let failed = AtomicBool::new(false);
-    let results: Vec<Result<Iteration, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = rngs
-            .iter_mut()
-            .map(|rng| {
-                let failed = &failed;
-                s.spawn(move || {
-                    let mut it = Iteration::default();
-                    loop {
-                        let key = rng.random_range(0..demo::ITEM_ROWS as i64);
-                        match call(cluster, q, key, protocol) {
-                            Ok(c) => {
-                                it.ops += 1;
-                                it.latencies_us.push(c.latency.as_secs_f64() * 1e6);
-                                it.messages += c.messages;
-                                it.bytes += c.bytes;
-                            }
-                            Err(e) => {
-                                failed.store(true, Ordering::SeqCst);
-                                return Err(e);
-                            }
-                        }
-                        if Instant::now() >= deadline || failed.load(Ordering::SeqCst) {
-                            return Ok(it);
-                        }
+impl Ready {
+    fn close(self) {
+        match self {
+            Ready::InProcess(cluster) => cluster.shutdown(),
+            Ready::Protocol { server, .. } => {
+                if let Some((server, cluster)) = server {
+                    server.shutdown();
+                    if let Ok(cluster) = Arc::try_unwrap(cluster) {
+                        cluster.shutdown();
                     }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a client thread panicked".into()))
-            })
-            .collect()
-    });
-    let elapsed = start.elapsed();
-    let mut total = Iteration {
-        elapsed,
-        ..Default::default()
-    };
-    for r in results {
-        let it = r?;
-        total.ops += it.ops;
-        total.latencies_us.extend(it.latencies_us);
-        total.messages += it.messages;
-        total.bytes += it.bytes;
+                }
+            }
+        }
     }
-    Ok(total)
+}
+
+/// A case's row from its measured iterations.
+fn score(q: &SeedQuery, target: &str, measured: Vec<Iteration>) -> JmhRow {
+    let scores: Vec<f64> = measured
+        .iter()
+        .map(|it| it.ops as f64 / it.elapsed.as_secs_f64())
+        .collect();
+    let calls: u64 = measured.iter().map(|it| it.ops).sum();
+    let per_call = |total: Option<u64>| total.map_or(f64::NAN, |t| t as f64 / calls.max(1) as f64);
+    let messages = measured.iter().map(|it| it.messages).sum::<Option<u64>>();
+    let bytes = measured.iter().map(|it| it.bytes).sum::<Option<u64>>();
+    let mut latencies: Vec<f64> = measured
+        .into_iter()
+        .flat_map(|it| it.latencies_us)
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    JmhRow {
+        case: q.name.to_string(),
+        protocol: target.to_string(),
+        ops_per_s: stats::mean(&scores),
+        ops_error: stats::confidence_half_width(&scores, CONFIDENCE),
+        p50_us: stats::percentile(&latencies, 0.50),
+        p99_us: stats::percentile(&latencies, 0.99),
+        messages_per_query: per_call(messages),
+        bytes_per_query: per_call(bytes),
+        rows: q.expected_rows(demo::ITEM_ROWS),
+    }
 }
 
 fn progress(total: u64) -> ProgressBar {
@@ -274,9 +306,17 @@ fn progress(total: u64) -> ProgressBar {
     pb
 }
 
-/// Runs the benchmark and returns a row per query and protocol (in query order, protocols
-/// in the order given).
-pub fn run(args: &JmhArgs) -> Result<Vec<JmhRow>, String> {
+/// What `weir bench jmh` measured.
+pub struct JmhReport {
+    /// A row per case and protocol (in case order, protocols in the order measured), then
+    /// the floors.
+    pub rows: Vec<JmhRow>,
+    /// `version()` of the `--postgres` server, when there was one.
+    pub postgres_version: Option<String>,
+}
+
+/// Runs the benchmark.
+pub fn run(args: &JmhArgs) -> Result<JmhReport, String> {
     if !(args.seconds.is_finite() && args.seconds > 0.0) {
         return Err(format!(
             "--seconds must be a positive number, got {}",
@@ -295,63 +335,66 @@ pub fn run(args: &JmhArgs) -> Result<Vec<JmhRow>, String> {
         Some(_) => Vec::new(),
         None => select_queries(args.query.as_deref())?,
     };
-    let protocols = args.protocol.protocols();
+    let mut targets: Vec<Target> = args
+        .protocol
+        .protocols()
+        .into_iter()
+        .map(Target::InProcess)
+        .collect();
+    if let Some(conn) = &args.postgres {
+        let config = pg_client::parse_config(conn)?;
+        targets.push(Target::Serve);
+        targets.push(Target::Postgres(Box::new(config)));
+    }
     let per_case = (WARMUP_ITERATIONS + MEASURED_ITERATIONS) as u64;
-    let pb = progress(per_case * (queries.len() * protocols.len()) as u64);
+    let pb = progress(per_case * (queries.len() * targets.len()) as u64);
     let mut rows: Vec<(usize, usize, JmhRow)> = Vec::new();
-    for (pi, &protocol) in protocols.iter().enumerate() {
-        let pname = protocol_name(protocol);
-        pb.set_message(format!("{pname}: loading Item"));
-        let cluster = args.cluster(protocol)?;
-        demo::load_item(&cluster, demo::ITEM_ROWS).map_err(|e| e.to_string())?;
+    let mut postgres_version = None;
+    for (ti, target) in targets.iter().enumerate() {
+        let name = target.name();
+        pb.set_message(format!("{name}: loading Item"));
+        let ready = args.ready(target)?;
+        if let Ready::Protocol {
+            version: Some(v), ..
+        } = &ready
+        {
+            postgres_version = Some(v.clone());
+        }
         for (qi, q) in queries.iter().enumerate() {
-            let mut rngs: Vec<StdRng> = (0..args.threads)
-                .map(|t| {
-                    StdRng::seed_from_u64(
-                        args.seed
-                            .wrapping_add((qi as u64) << 32)
-                            .wrapping_add(t as u64),
-                    )
-                })
-                .collect();
-            let mut scores = Vec::with_capacity(MEASURED_ITERATIONS);
-            let mut latencies = Vec::new();
-            let (mut calls, mut messages, mut bytes) = (0u64, 0u64, 0u64);
-            for i in 0..WARMUP_ITERATIONS + MEASURED_ITERATIONS {
+            let run = CaseRun {
+                query: q,
+                case_index: qi,
+                threads: args.threads,
+                seconds: args.seconds,
+                seed: args.seed,
+            };
+            let on_iteration = |i: usize| {
                 let phase = if i < WARMUP_ITERATIONS {
                     format!("warm-up {}", i + 1)
                 } else {
                     format!("iteration {}", i - WARMUP_ITERATIONS + 1)
                 };
-                pb.set_message(format!("{} ({pname}) {phase}", q.name));
-                let it = iteration(&cluster, q, protocol, args.seconds, &mut rngs)?;
-                if i >= WARMUP_ITERATIONS {
-                    scores.push(it.ops as f64 / it.elapsed.as_secs_f64());
-                    latencies.extend(it.latencies_us);
-                    calls += it.ops;
-                    messages += it.messages;
-                    bytes += it.bytes;
+                if i > 0 {
+                    pb.inc(1);
                 }
-                pb.inc(1);
-            }
-            latencies.sort_by(f64::total_cmp);
-            let row = JmhRow {
-                case: q.name.to_string(),
-                protocol: pname.to_string(),
-                ops_per_s: stats::mean(&scores),
-                ops_error: stats::confidence_half_width(&scores, CONFIDENCE),
-                p50_us: stats::percentile(&latencies, 0.50),
-                p99_us: stats::percentile(&latencies, 0.99),
-                messages_per_query: messages as f64 / calls.max(1) as f64,
-                bytes_per_query: bytes as f64 / calls.max(1) as f64,
-                rows: q.expected_rows(demo::ITEM_ROWS),
+                pb.set_message(format!("{} ({name}) {phase}", q.name));
             };
-            rows.push((qi, pi, row));
+            let measured = match &ready {
+                Ready::InProcess(cluster) => {
+                    run_case(&run, |_| Ok(InProcess { cluster, query: q }), on_iteration)
+                }
+                Ready::Protocol { config, .. } => {
+                    run_case(&run, |_| PgClient::new(config, q), on_iteration)
+                }
+            }
+            .map_err(|e| format!("{} ({name}): {e}", q.name))?;
+            pb.inc(1);
+            rows.push((qi, ti, score(q, name, measured)));
         }
-        cluster.shutdown();
+        ready.close();
     }
     pb.finish_and_clear();
-    rows.sort_by_key(|(qi, pi, _)| (*qi, *pi));
+    rows.sort_by_key(|(qi, ti, _)| (*qi, *ti));
     let mut rows: Vec<JmhRow> = rows.into_iter().map(|(_, _, r)| r).collect();
     if args.query.is_none() || floor_only.is_some() {
         let wanted = |name: &str| {
@@ -372,7 +415,10 @@ pub fn run(args: &JmhArgs) -> Result<Vec<JmhRow>, String> {
             args.query.as_deref().unwrap_or_default()
         ));
     }
-    Ok(rows)
+    Ok(JmhReport {
+        rows,
+        postgres_version,
+    })
 }
 
 /// The rows as a JMH-style text table. With the `floorPingPong` row present, the last column
@@ -403,9 +449,16 @@ pub fn table(rows: &[JmhRow]) -> String {
     );
     for r in rows {
         let trips = rtt.map_or("-".to_string(), |t| format!("{:.1}", r.p50_us / t));
+        let known = |x: f64| {
+            if x.is_nan() {
+                "-".to_string()
+            } else {
+                format!("{x:.1}")
+            }
+        };
         let _ = writeln!(
             out,
-            "{:<w$}  {:<8} {:>4} {:>12.3} ± {:>10.3}  {:<5} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>7} {:>9}",
+            "{:<w$}  {:<8} {:>4} {:>12.3} ± {:>10.3}  {:<5} {:>10.1} {:>10.1} {:>10} {:>12} {:>7} {:>9}",
             r.case,
             r.protocol,
             MEASURED_ITERATIONS,
@@ -414,8 +467,8 @@ pub fn table(rows: &[JmhRow]) -> String {
             "ops/s",
             r.p50_us,
             r.p99_us,
-            r.messages_per_query,
-            r.bytes_per_query,
+            known(r.messages_per_query),
+            known(r.bytes_per_query),
             r.rows,
             trips,
         );
@@ -425,13 +478,16 @@ pub fn table(rows: &[JmhRow]) -> String {
 
 /// Runs `weir bench jmh` and prints its output.
 pub fn main(args: &JmhArgs) -> Result<(), String> {
-    let rows = run(args)?;
+    let report = run(args)?;
     let header = super::header::Header::current();
     if args.json {
-        print!("{}", header.json_lines(&rows)?);
+        print!("{}", header.json_lines(&report.rows)?);
     } else {
         println!("{header}");
-        print!("{}", table(&rows));
+        if let Some(v) = &report.postgres_version {
+            println!("postgres: {v}");
+        }
+        print!("{}", table(&report.rows));
     }
     Ok(())
 }

@@ -2,7 +2,9 @@
 //!
 //! - [`jmh`]: the Ignite JMH benchmark (IGNITE-16315): the nine `Item` queries, ops/s with
 //!   JMH's 99.9% error, latency percentiles, messages and bytes per query, Lean against
-//!   Legacy.
+//!   Legacy; with `--postgres`, also through the PostgreSQL protocol against `weir serve` and
+//!   a PostgreSQL server ([`closed_loop`] runs a case's client threads, [`pg_client`] is the
+//!   protocol's client).
 //!
 //! - [`overload`]: the OpenSearch hash join benchmark: closed-loop clients running a hash join
 //!   against nodes with small memory budgets, Guarded (memory circuit breaker) against Legacy
@@ -24,12 +26,14 @@
 use clap::Subcommand;
 
 pub mod chart;
+pub mod closed_loop;
 pub mod durable;
 pub mod floor;
 pub mod header;
 pub mod jmh;
 pub mod join;
 pub mod overload;
+pub mod pg_client;
 mod runtime_args;
 pub mod score;
 pub mod stats;

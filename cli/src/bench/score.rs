@@ -16,7 +16,8 @@ pub const CONFIDENCE: f64 = 0.999;
 pub struct JmhRow {
     /// The benchmark's case name.
     pub case: String,
-    /// `lean` or `legacy`; `floor` for a floor.
+    /// `lean` or `legacy` (in process), `serve` or `postgres` (through the PostgreSQL
+    /// protocol); `floor` for a floor.
     pub protocol: String,
     /// Mean ops/s over the measured iterations.
     pub ops_per_s: f64,
@@ -26,9 +27,10 @@ pub struct JmhRow {
     pub p50_us: f64,
     /// 99th percentile latency of the measured calls, µs.
     pub p99_us: f64,
-    /// Messages between nodes per call.
+    /// Messages between nodes per call (NaN, `null` in JSON, where the client cannot see
+    /// them: through the PostgreSQL protocol).
     pub messages_per_query: f64,
-    /// Encoded bytes between nodes per call.
+    /// Encoded bytes between nodes per call (NaN where not seen).
     pub bytes_per_query: f64,
     /// Rows each call returned.
     pub rows: usize,

@@ -158,6 +158,72 @@ fn jmh_primary_key_case_costs_two_messages_and_floors_run_alone() {
 }
 
 #[test]
+fn jmh_through_the_postgres_protocol_loads_item_there_and_checks_every_answer() {
+    // The "other server" here is a weir cluster served on a free port: a PostgreSQL server
+    // answers the same statements (the benchmark's table and queries are plain SQL).
+    use weir::ServePostgres;
+    let cluster = weir::Cluster::builder().nodes(2).build().unwrap();
+    let server = cluster.serve_postgres("127.0.0.1:0").unwrap();
+    let conn = format!(
+        "host=127.0.0.1 port={} user=bench",
+        server.local_addr().port()
+    );
+    let out = weir(&[
+        "bench",
+        "jmh",
+        "--seconds",
+        "0.05",
+        "--threads",
+        "2",
+        "--query",
+        "querySumIndexed",
+        "--protocol",
+        "lean",
+        "--postgres",
+        &conn,
+        "--json",
+    ]);
+    let lines = json_lines(&out);
+    let protocols: Vec<&str> = lines
+        .iter()
+        .map(|l| l["protocol"].as_str().unwrap())
+        .collect();
+    assert_eq!(protocols, ["lean", "serve", "postgres"], "{lines:?}");
+    for l in &lines {
+        assert_eq!(l["case"], "querySumIndexed");
+        assert_eq!(l["rows"], 1);
+        assert!(l["ops_per_s"].as_f64().unwrap() > 0.0, "{l}");
+    }
+    // Messages between nodes are not visible through the protocol.
+    assert!(lines[0]["messages_per_query"].as_f64().unwrap() > 0.0);
+    assert!(lines[1]["messages_per_query"].is_null(), "{}", lines[1]);
+    assert!(lines[2]["bytes_per_query"].is_null(), "{}", lines[2]);
+    server.shutdown();
+
+    // The server is gone: the benchmark says where it could not connect.
+    let out = weir(&[
+        "bench",
+        "jmh",
+        "--seconds",
+        "0.05",
+        "--query",
+        "queryPrimaryKey",
+        "--protocol",
+        "lean",
+        "--postgres",
+        &conn,
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect to 127.0.0.1"), "{err}");
+
+    let out = weir(&["bench", "jmh", "--postgres", "port=notaport"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a PostgreSQL connection string"), "{err}");
+}
+
+#[test]
 fn overload_reports_both_modes_and_writes_charts() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli_overload");
     let _ = std::fs::remove_dir_all(&dir);
