@@ -143,7 +143,11 @@ impl Iterator for QueryStream {
 
 /// A query's result batches as a [`futures::Stream`], for async callers
 /// ([`Cluster::query_stream_async`](crate::Cluster::query_stream_async)). Polling never
-/// blocks: the query actor wakes the task when a batch arrives. As with [`QueryStream`],
+/// waits longer than the cluster's idle spin
+/// ([`ClusterBuilder::idle_spin`](crate::ClusterBuilder::idle_spin), as a blocking reader
+/// spins): a batch that comes within it is taken at once, which spares a short query the
+/// cost of parking and waking its task; after it the task is parked and the query actor
+/// wakes it when a batch arrives. As with [`QueryStream`],
 /// the producers never run more than a credit window ahead of the consumer, and dropping
 /// the stream cancels the query.
 pub struct AsyncQueryStream {
