@@ -1,8 +1,8 @@
-//! The little of `pg_catalog` weir answers: psql's relation lists (`\d`, `\dt`, with or
-//! without a name pattern), recognized by the query psql sends for them. Any other query of
-//! `pg_catalog` is refused with 0A000 and a message that says so, rather than "unknown
-//! table". (`information_schema`'s `tables`, `columns`, `views` and `schemata` are the
-//! planner's, answered as any query.)
+//! The little of `pg_catalog` weir answers: psql's relation lists (`\d`, `\dt`, `\dv`, with
+//! or without a name pattern), recognized by the query psql sends for them (its `\d NAME` is
+//! [`crate::describe`]'s). Any other query of `pg_catalog` is refused with 0A000 and a message
+//! that says so, rather than "unknown table". (`information_schema`'s `tables`, `columns`,
+//! `views` and `schemata` are the planner's, answered as any query.)
 
 use pgwire::error::PgWireResult;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
@@ -15,6 +15,8 @@ use crate::errors::user_error;
 pub struct RelationList {
     /// Tables are listed.
     pub tables: bool,
+    /// Views are listed.
+    pub views: bool,
     /// The pattern of `\d PATTERN`, as psql wrote it (`None`: every relation).
     pub pattern: Option<String>,
 }
@@ -43,6 +45,7 @@ pub fn psql_relation_list(sql: &str) -> Option<RelationList> {
         .map(str::to_string);
     Some(RelationList {
         tables: kinds.contains("'r'"),
+        views: kinds.contains("'v'"),
         pattern,
     })
 }
@@ -99,8 +102,8 @@ pub fn refuse_catalog_query(tokens: &[TokenWithSpan]) -> PgWireResult<()> {
     if names_catalog {
         return Err(user_error(
             "0A000",
-            "pg_catalog is not available in weir: psql's \\d and \\dt list relations, and \
-             information_schema.tables, .columns, .views and .schemata describe them",
+            "pg_catalog is not available in weir: psql's \\d commands are answered, and \
+             information_schema.tables, .columns, .views and .schemata describe the relations",
         ));
     }
     Ok(())
@@ -120,6 +123,7 @@ mod tests {
     fn psql_lists_are_recognized() {
         let l = psql_relation_list(DT).unwrap();
         assert!(l.tables);
+        assert!(!l.views, "\\dt lists no views");
         assert_eq!(l.pattern.as_deref(), Some("^(k.*)$"));
         assert!(psql_relation_list("SELECT * FROM pg_catalog.pg_class").is_none());
         let refused = |sql: &str| refuse_catalog_query(&crate::split::tokenize(sql).unwrap());

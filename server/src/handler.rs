@@ -140,6 +140,17 @@ impl QueryHandler {
                 };
                 Ok(Response::Execution(tag).into())
             }
+            Kind::Describe(describe) => {
+                let cluster = self.cluster.clone();
+                let relations =
+                    tokio::task::spawn_blocking(move || crate::describe::relations(&cluster))
+                        .await
+                        .map_err(|e| {
+                            user_error("XX000", format!("the statement's thread failed: {e}"))
+                        })?
+                        .map_err(to_pg)?;
+                value_rows(&stmt.columns, format, describe.rows(&relations))
+            }
             Kind::Local(local) => self.local(session, local, &stmt.columns, format),
             Kind::Copy(spec) => self.copy(session, spec),
         }
@@ -206,13 +217,7 @@ impl QueryHandler {
         columns: &[(String, DataType)],
         format: &Format,
     ) -> PgWireResult<Outcome> {
-        let rows = |rows: Vec<Vec<Value>>| -> PgWireResult<Outcome> {
-            let fields = fields(columns, format)?;
-            let formats: Vec<FieldFormat> = fields.iter().map(FieldInfo::format).collect();
-            let data = encode_values(&rows, &formats);
-            let stream = futures::stream::iter(data.into_iter().map(Ok));
-            Ok(Response::Query(QueryResponse::new(Arc::new(fields), stream)).into())
-        };
+        let rows = |rows: Vec<Vec<Value>>| value_rows(columns, format, rows);
         match local {
             Local::Begin => {
                 session.with_block(|b| {
@@ -309,30 +314,41 @@ impl QueryHandler {
             }
             Local::Relations(list) => {
                 let owner = session.setting("user").unwrap_or_default();
-                let mut names: Vec<String> = self
-                    .cluster
-                    .tables()
-                    .into_iter()
-                    .map(|t| t.name)
-                    .filter(|n| {
-                        list.tables
-                            && list
-                                .pattern
-                                .as_deref()
-                                .is_none_or(|p| crate::catalog::matches(p, n))
+                let tables = self.cluster.tables().into_iter().map(|t| (t.name, "table"));
+                let views = self.cluster.views().into_iter().map(|v| (v.name, "view"));
+                let mut listed: Vec<(String, &str)> = tables
+                    .filter(|_| list.tables)
+                    .chain(views.filter(|_| list.views))
+                    .filter(|(n, _)| {
+                        list.pattern
+                            .as_deref()
+                            .is_none_or(|p| crate::catalog::matches(p, n))
                     })
                     .collect();
-                names.sort();
-                let table = |n: String| {
-                    ["public".to_string(), n, "table".to_string(), owner.clone()]
+                listed.sort();
+                let row = |(name, kind): (String, &str)| {
+                    ["public".to_string(), name, kind.to_string(), owner.clone()]
                         .into_iter()
                         .map(Value::Str)
                         .collect()
                 };
-                rows(names.into_iter().map(table).collect())
+                rows(listed.into_iter().map(row).collect())
             }
         }
     }
+}
+
+/// Rows the server computed itself, as a query's response with `columns`.
+fn value_rows(
+    columns: &[(String, DataType)],
+    format: &Format,
+    rows: Vec<Vec<Value>>,
+) -> PgWireResult<Outcome> {
+    let fields = fields(columns, format)?;
+    let formats: Vec<FieldFormat> = fields.iter().map(FieldInfo::format).collect();
+    let data = encode_values(&rows, &formats);
+    let stream = futures::stream::iter(data.into_iter().map(Ok));
+    Ok(Response::Query(QueryResponse::new(Arc::new(fields), stream)).into())
 }
 
 /// A query's rows as DataRow messages, one batch encoded at a time. Ends with an error when

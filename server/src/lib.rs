@@ -32,6 +32,7 @@
 pub mod auth;
 pub mod catalog;
 pub mod copy;
+pub mod describe;
 pub mod errors;
 pub mod handler;
 pub mod session;

@@ -71,6 +71,9 @@ pub enum Kind {
     Write(Option<PreparedCell>, WriteTag),
     /// Answered by the server.
     Local(Local),
+    /// One of the catalog queries of psql's `\d NAME`, answered by the server from the
+    /// cluster's catalog (which it reads off the async workers).
+    Describe(crate::describe::Describe),
     /// `COPY ... FROM STDIN` or `COPY ... TO STDOUT`.
     Copy(crate::copy::CopySpec),
 }
@@ -229,6 +232,15 @@ pub fn classify(
             .map(|n| (n.to_string(), DataType::Utf8))
             .collect();
         return local(Local::Relations(list), columns);
+    }
+    if let Some(describe) = crate::describe::psql_describe(&tokens) {
+        return Ok(Stmt {
+            sql: sql.to_string(),
+            params: vec![],
+            expected: vec![],
+            columns: describe.columns(),
+            kind: Kind::Describe(describe),
+        });
     }
     let parsed = Parser::parse_sql(&GenericDialect {}, sql).ok();
     let ast = parsed.as_ref().and_then(|s| s.first());

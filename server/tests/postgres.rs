@@ -1313,3 +1313,217 @@ async fn copy_from_stdin_works_where_the_clusters_copy_is_confined() {
     // The buffer file is gone once loaded.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// The queries psql 15 sends for `\d item`, as PostgreSQL 15 logged them (the lookup, then
+/// with the oid it found: the relation's flags, its columns, its indexes, its inheritance).
+const PSQL_D_LOOKUP: &str = "SELECT c.oid,
+  n.nspname,
+  c.relname
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname OPERATOR(pg_catalog.~) '^(item)$' COLLATE pg_catalog.default
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 2, 3;";
+const PSQL_D_RELATION: &str = "SELECT c.relchecks, c.relkind, c.relhasindex, c.relhasrules, c.relhastriggers, c.relrowsecurity, c.relforcerowsecurity, false AS relhasoids, c.relispartition, '', c.reltablespace, CASE WHEN c.reloftype = 0 THEN '' ELSE c.reloftype::pg_catalog.regtype::pg_catalog.text END, c.relpersistence, c.relreplident, am.amname
+FROM pg_catalog.pg_class c
+ LEFT JOIN pg_catalog.pg_class tc ON (c.reltoastrelid = tc.oid)
+LEFT JOIN pg_catalog.pg_am am ON (c.relam = am.oid)
+WHERE c.oid = 'OID';";
+const PSQL_D_COLUMNS: &str = "SELECT a.attname,
+  pg_catalog.format_type(a.atttypid, a.atttypmod),
+  (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)
+   FROM pg_catalog.pg_attrdef d
+   WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef),
+  a.attnotnull,
+  (SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t
+   WHERE c.oid = a.attcollation AND t.oid = a.atttypid AND a.attcollation <> t.typcollation) AS attcollation,
+  a.attidentity,
+  a.attgenerated
+FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = 'OID' AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum;";
+const PSQL_D_INDEXES: &str = "SELECT c2.relname, i.indisprimary, i.indisunique, i.indisclustered, i.indisvalid, pg_catalog.pg_get_indexdef(i.indexrelid, 0, true),
+  pg_catalog.pg_get_constraintdef(con.oid, true), contype, condeferrable, condeferred, i.indisreplident, c2.reltablespace
+FROM pg_catalog.pg_class c, pg_catalog.pg_class c2, pg_catalog.pg_index i
+  LEFT JOIN pg_catalog.pg_constraint con ON (conrelid = i.indrelid AND conindid = i.indexrelid AND contype IN ('p','u','x'))
+WHERE c.oid = 'OID' AND c.oid = i.indrelid AND i.indexrelid = c2.oid
+ORDER BY i.indisprimary DESC, c2.relname;";
+const PSQL_D_INHERITS: &str = "SELECT c.oid::pg_catalog.regclass
+FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i
+WHERE c.oid = i.inhparent AND i.inhrelid = 'OID'
+  AND c.relkind != 'p' AND c.relkind != 'I'
+ORDER BY inhseqno;";
+
+/// A table with a key, a NOT NULL column, a decimal, two indexes (one unique on two
+/// columns), and a view over it.
+fn describe_fixture(c: &Cluster) {
+    c.execute(
+        "CREATE TABLE item (id BIGINT PRIMARY KEY, name VARCHAR NOT NULL, \
+         price DECIMAL(12,2), made DATE)",
+    )
+    .unwrap();
+    c.execute("CREATE INDEX item_name ON item(name)").unwrap();
+    c.execute("CREATE UNIQUE INDEX item_made ON item(made, price)")
+        .unwrap();
+    c.execute("CREATE VIEW cheap AS SELECT id, price FROM item WHERE price < 10")
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn psqls_describe_queries_are_answered_from_the_catalog() {
+    let c = cluster();
+    describe_fixture(&c);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let s = |v: &str| Some(v.to_string());
+    let found = texts(&client.simple_query(PSQL_D_LOOKUP).await.unwrap());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0][1..], [s("public"), s("item")]);
+    let oid = found[0][0].clone().unwrap();
+    let ask = |q: &str| q.replace("OID", &oid);
+
+    let relation = texts(&client.simple_query(&ask(PSQL_D_RELATION)).await.unwrap());
+    assert_eq!(relation.len(), 1);
+    assert_eq!(relation[0].len(), 15, "every column psql asked for");
+    assert_eq!(relation[0][1], s("r"), "relkind");
+    assert_eq!(relation[0][2], s("t"), "relhasindex");
+
+    let columns: Vec<(Option<String>, Option<String>, Option<String>)> =
+        texts(&client.simple_query(&ask(PSQL_D_COLUMNS)).await.unwrap())
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone(), r[3].clone()))
+            .collect();
+    assert_eq!(
+        columns,
+        vec![
+            (s("id"), s("bigint"), s("t")),
+            (s("name"), s("character varying"), s("t")),
+            (s("price"), s("numeric(12,2)"), s("f")),
+            (s("made"), s("date"), s("f")),
+        ]
+    );
+
+    let indexes: Vec<(Option<String>, Option<String>, Option<String>)> =
+        texts(&client.simple_query(&ask(PSQL_D_INDEXES)).await.unwrap())
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone(), r[5].clone()))
+            .collect();
+    assert_eq!(
+        indexes,
+        vec![
+            (
+                s("item_pkey"),
+                s("t"),
+                s("CREATE UNIQUE INDEX item_pkey ON public.item USING hash (id)")
+            ),
+            (
+                s("item_made"),
+                s("f"),
+                s("CREATE UNIQUE INDEX item_made ON public.item USING btree (made, price)")
+            ),
+            (
+                s("item_name"),
+                s("f"),
+                s("CREATE INDEX item_name ON public.item USING btree (name)")
+            ),
+        ]
+    );
+    assert!(texts(&client.simple_query(&ask(PSQL_D_INHERITS)).await.unwrap()).is_empty());
+
+    // A name that matches nothing finds nothing; a view is found as one.
+    let none = PSQL_D_LOOKUP.replace("^(item)$", "^(nosuch)$");
+    assert!(texts(&client.simple_query(&none).await.unwrap()).is_empty());
+    let view = texts(
+        &client
+            .simple_query(&PSQL_D_LOOKUP.replace("^(item)$", "^(cheap)$"))
+            .await
+            .unwrap(),
+    );
+    let view_oid = view[0][0].clone().unwrap();
+    let kind = texts(
+        &client
+            .simple_query(&PSQL_D_RELATION.replace("OID", &view_oid))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(kind[0][1], s("v"));
+    // The extended protocol describes the same answer before running it.
+    let rows = client.query(&ask(PSQL_D_COLUMNS), &[]).await.unwrap();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0].get::<_, String>(0), "id");
+    assert!(rows[0].get::<_, bool>(3));
+    server.shutdown();
+    assert_idle(&c);
+}
+
+/// Runs `psql` with `args` against `addr`; `None` when there is no `psql` on this machine.
+/// Bounded: a psql that has not finished in [`LIMIT`] is killed and the test fails.
+fn run_psql(addr: SocketAddr, args: &[&str]) -> Option<std::process::Output> {
+    let mut child = match std::process::Command::new("psql")
+        .args([
+            "-X",
+            "-h",
+            &addr.ip().to_string(),
+            "-p",
+            &addr.port().to_string(),
+        ])
+        .args(["-U", "weir", "-d", "shop", "-v", "ON_ERROR_STOP=1"])
+        .args(args)
+        .env("PGCONNECT_TIMEOUT", "10")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => panic!("cannot run psql: {e}"),
+    };
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!("psql {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn the_psql_client_describes_tables_and_views() {
+    let c = cluster();
+    describe_fixture(&c);
+    let server = serve(&c, ServerConfig::new());
+    let addr = server.local_addr();
+    let Some(out) = run_psql(addr, &["-c", "\\d item", "-c", "\\d+ cheap", "-c", "\\d"]) else {
+        // `.ci/run` installs psql; a developer's machine may not have it.
+        eprintln!("skipped: no psql on this machine");
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let out = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "Table \"public.item\"",
+        " id     | bigint            |           | not null | ",
+        " name   | character varying |           | not null | ",
+        " price  | numeric(12,2)     |           |          | ",
+        "\"item_pkey\" PRIMARY KEY, hash (id)",
+        "\"item_made\" UNIQUE, btree (made, price)",
+        "\"item_name\" btree (name)",
+        "View \"public.cheap\"",
+        "View definition:",
+        "SELECT id, price FROM item WHERE price < 10",
+        " public | cheap | view  | weir",
+        " public | item  | table | weir",
+    ] {
+        assert!(out.contains(line), "no {line:?} in:\n{out}");
+    }
+    let missing = run_psql(addr, &["-c", "\\d nosuch"]).unwrap();
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("Did not find any relation named \"nosuch\""),
+        "{missing:?}"
+    );
+    server.shutdown();
+    assert_idle(&c);
+}

@@ -288,6 +288,12 @@ impl Cluster {
         catalog.tables().cloned().collect()
     }
 
+    /// The catalog's view definitions (names and queries), ordered by lowercase name.
+    pub fn views(&self) -> Vec<weir_planner::ViewDef> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        catalog.views().cloned().collect()
+    }
+
     /// The simulated network (for fault tests and message statistics).
     pub fn network(&self) -> Arc<Network> {
         self.inner.network.clone()
