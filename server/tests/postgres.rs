@@ -1459,7 +1459,7 @@ async fn psqls_describe_queries_are_answered_from_the_catalog() {
 /// Runs `psql` with `args` against `addr`; `None` when there is no `psql` on this machine.
 /// Bounded: a psql that has not finished in [`LIMIT`] is killed and the test fails.
 fn run_psql(addr: SocketAddr, args: &[&str]) -> Option<std::process::Output> {
-    let mut child = match std::process::Command::new("psql")
+    let child = match std::process::Command::new("psql")
         .args([
             "-X",
             "-h",
@@ -1478,15 +1478,20 @@ fn run_psql(addr: SocketAddr, args: &[&str]) -> Option<std::process::Output> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => panic!("cannot run psql: {e}"),
     };
+    Some(finish(child, &format!("psql {args:?}")))
+}
+
+/// Waits for `child` to end, at most [`LIMIT`] (then kills it and fails the test).
+fn finish(mut child: std::process::Child, what: &str) -> std::process::Output {
     let start = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > LIMIT {
             let _ = child.kill();
-            panic!("psql {args:?} hung");
+            panic!("{what} hung");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Some(child.wait_with_output().unwrap())
+    child.wait_with_output().unwrap()
 }
 
 #[test]
@@ -1524,6 +1529,44 @@ fn the_psql_client_describes_tables_and_views() {
         err.contains("Did not find any relation named \"nosuch\""),
         "{missing:?}"
     );
+    server.shutdown();
+    assert_idle(&c);
+}
+
+#[test]
+fn psycopg_runs_a_session_against_the_server() {
+    let has_psycopg = std::process::Command::new("python3")
+        .args(["-c", "import psycopg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_psycopg {
+        // `.ci/run` installs psycopg; a developer's machine may not have it.
+        eprintln!("skipped: no python3 with psycopg on this machine");
+        return;
+    }
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/psycopg_session.py"
+    );
+    let child = std::process::Command::new("python3")
+        .arg(script)
+        .arg(server.local_addr().port().to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, "the psycopg session");
+    assert!(
+        out.status.success(),
+        "the psycopg session failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("psycopg session ok"));
+    let rows = c.query("SELECT COUNT(*) FROM py_items", &[]).unwrap();
+    assert_eq!(rows.rows()[0][0], weir_operators::Value::Int(14));
     server.shutdown();
     assert_idle(&c);
 }
