@@ -34,12 +34,20 @@ fn connect(rt: &Runtime, config: &tokio_postgres::Config) -> Result<Client, Stri
         let (client, connection) = config
             .connect(NoTls)
             .await
-            .map_err(|e| format!("cannot connect to {}: {e}", describe(config)))?;
+            .map_err(|e| format!("cannot connect to {}: {}", describe(config), explain(&e)))?;
         tokio::spawn(async move {
             let _ = connection.await;
         });
         Ok(client)
     })
+}
+
+/// An error as a user needs it: the server's message and SQLSTATE, not only "db error".
+fn explain(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
 }
 
 /// Where a configuration points, for messages.
@@ -87,7 +95,9 @@ pub fn load_item(config: &tokio_postgres::Config) -> Result<ServerInfo, String> 
     let rt = runtime()?;
     let client = connect(&rt, config)?;
     let where_ = describe(config);
-    let fail = |what: &str, e: tokio_postgres::Error| format!("{what} on {where_} failed: {e}");
+    let fail = |what: &str, e: tokio_postgres::Error| {
+        format!("{what} on {where_} failed: {}", explain(&e))
+    };
     rt.block_on(async {
         let version: String = client
             .query_one("SELECT version()", &[])
@@ -149,7 +159,7 @@ impl PgClient {
         let client = connect(&rt, config)?;
         let statement = rt
             .block_on(client.prepare(&numbered(q.sql)))
-            .map_err(|e| format!("preparing {} failed: {e}", q.name))?;
+            .map_err(|e| format!("preparing {} failed: {}", q.name, explain(&e)))?;
         Ok(PgClient {
             rt,
             client,
@@ -170,7 +180,7 @@ impl SeedClient for PgClient {
         let rows = self
             .rt
             .block_on(self.client.query(&self.statement, &params))
-            .map_err(|e| format!("with parameter {value:?}: {e}"))?;
+            .map_err(|e| format!("with parameter {value:?}: {}", explain(&e)))?;
         let first_number = match rows.first() {
             Some(row) if !row.is_empty() => row
                 .try_get::<_, Option<Number>>(0)
