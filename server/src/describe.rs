@@ -47,10 +47,77 @@ pub enum Question {
         /// The view's object id.
         oid: i64,
     },
+    /// The names of the relations that pass filters on `relname`, `relkind`,
+    /// `relpersistence` and `nspname` (SQLAlchemy's `has_table` and `get_table_names`).
+    RelationNames {
+        /// Each filter: the column, whether it is negated (`!=`), and its values.
+        filters: Vec<Filter>,
+    },
+    /// A type by name (`pg_type ... WHERE t.oid = to_regtype(name)`, as psycopg's
+    /// `TypeInfo.fetch` asks): a row for a type weir's values have, none for another.
+    TypeLookup {
+        /// The name as a literal of the query, or the parameter (0-based) that gives it.
+        name: TypeName,
+    },
     /// What weir never has (policies, extended statistics, publications, inheritance,
     /// triggers, rules): no rows.
     Nothing,
 }
+
+/// One condition of a [`Question::RelationNames`]: `column = value`, `column IN (values)`,
+/// `column = ANY (ARRAY[values])`, or with `negated` `column != value`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filter {
+    /// `relname`, `relkind`, `relpersistence` or `nspname`.
+    pub column: String,
+    /// `!=` / `<>`.
+    pub negated: bool,
+    /// The values: written in the query, or parameters.
+    pub values: Vec<TypeName>,
+}
+
+/// Where a type lookup's name is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeName {
+    /// Written in the query.
+    Literal(String),
+    /// The query's `n`-th parameter (0-based).
+    Param(usize),
+}
+
+/// The types a type lookup finds: weir's column types and the integer and float widths
+/// clients bind (name, oid, array type's oid, `regtype` text; other names it answers to).
+const TYPES: [(&str, i64, i64, &str, &[&str]); 11] = [
+    ("bool", 16, 1000, "boolean", &["boolean"]),
+    ("int8", 20, 1016, "bigint", &["bigint"]),
+    ("int2", 21, 1005, "smallint", &["smallint"]),
+    ("int4", 23, 1007, "integer", &["integer", "int"]),
+    ("text", 25, 1009, "text", &[]),
+    ("float4", 700, 1021, "real", &["real"]),
+    (
+        "float8",
+        701,
+        1022,
+        "double precision",
+        &["double precision"],
+    ),
+    (
+        "varchar",
+        1043,
+        1015,
+        "character varying",
+        &["character varying"],
+    ),
+    ("date", 1082, 1182, "date", &[]),
+    (
+        "timestamp",
+        1114,
+        1115,
+        "timestamp without time zone",
+        &["timestamp without time zone"],
+    ),
+    ("numeric", 1700, 1231, "numeric", &["decimal"]),
+];
 
 /// One item of the query's select list.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,10 +144,25 @@ pub struct Relation {
     pub name: String,
     /// Its query, for a view.
     pub view_sql: Option<String>,
+    /// An external table (read in place from files): PostgreSQL's foreign table.
+    pub external: bool,
     /// Its columns, in order.
     pub columns: Vec<ColumnInfo>,
     /// Its indexes, the primary key's first.
     pub indexes: Vec<IndexInfo>,
+}
+
+impl Relation {
+    /// PostgreSQL's kind of relation: `r` a table, `v` a view, `f` a foreign (external) table.
+    pub fn relkind(&self) -> char {
+        if self.view_sql.is_some() {
+            'v'
+        } else if self.external {
+            'f'
+        } else {
+            'r'
+        }
+    }
 }
 
 /// One column of a [`Relation`].
@@ -123,18 +205,27 @@ pub fn oid(name: &str) -> i64 {
     FIRST_OID + i64::from(h % (i32::MAX as u32 - FIRST_OID as u32))
 }
 
-/// The catalog relations a query reads, lower-cased, without the `pg_catalog.` prefix.
+/// The catalog relations a query reads, lower-cased, without the `pg_catalog.` prefix
+/// (named with it anywhere, or without it right after `FROM` or `JOIN`).
 fn catalog_tables(code: &[&Token]) -> Vec<String> {
-    code.windows(3)
-        .filter_map(|w| match (w[0], w[1], w[2]) {
-            (Token::Word(s), Token::Period, Token::Word(t))
-                if s.value.eq_ignore_ascii_case("pg_catalog") =>
-            {
-                Some(t.value.to_lowercase())
-            }
-            _ => None,
-        })
-        .collect()
+    let qualified = code.windows(3).filter_map(|w| match (w[0], w[1], w[2]) {
+        (Token::Word(s), Token::Period, Token::Word(t))
+            if s.value.eq_ignore_ascii_case("pg_catalog") =>
+        {
+            Some(t.value.to_lowercase())
+        }
+        _ => None,
+    });
+    let bare = code.windows(2).filter_map(|w| match (w[0], w[1]) {
+        (Token::Word(k), Token::Word(t))
+            if (k.value.eq_ignore_ascii_case("FROM") || k.value.eq_ignore_ascii_case("JOIN"))
+                && t.value.to_lowercase().starts_with("pg_") =>
+        {
+            Some(t.value.to_lowercase())
+        }
+        _ => None,
+    });
+    qualified.chain(bare).collect()
 }
 
 /// Whether `sql` is one of psql's describe queries, and which.
@@ -152,35 +243,44 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
     let reads = |t: &str| tables.iter().any(|x| x == t);
     let named = |n: &str| items.iter().any(|i| *i == Item::Named(n.to_string()));
     let oid = || quoted_oid(&code);
-    let question = if reads("pg_class") && reads("pg_namespace") && named("nspname") {
-        let pattern = pattern(&code)?;
-        if !named("relname") || !named("oid") {
+    let question =
+        if reads("pg_class") && reads("pg_namespace") && items == [Item::Named("relname".into())] {
+            Question::RelationNames {
+                filters: filters(&code)?,
+            }
+        } else if reads("pg_class") && reads("pg_namespace") && named("nspname") {
+            let pattern = pattern(&code)?;
+            if !named("relname") || !named("oid") {
+                return None;
+            }
+            Question::Lookup { pattern }
+        } else if reads("pg_index") && named("indisprimary") {
+            Question::Indexes { oid: oid()? }
+        } else if reads("pg_attribute") && named("attname") && named("format_type") {
+            Question::Attributes { oid: oid()? }
+        } else if reads("pg_class") && named("relchecks") && named("relkind") {
+            Question::Relation { oid: oid()? }
+        } else if reads("pg_type") && calls(&code, "to_regtype") {
+            Question::TypeLookup {
+                name: argument(&code, "to_regtype")?,
+            }
+        } else if named("pg_get_viewdef") && items.len() == 1 {
+            Question::ViewDefinition { oid: oid()? }
+        } else if [
+            "pg_policy",
+            "pg_statistic_ext",
+            "pg_publication",
+            "pg_inherits",
+            "pg_trigger",
+            "pg_rewrite",
+        ]
+        .iter()
+        .any(|t| reads(t))
+        {
+            Question::Nothing
+        } else {
             return None;
-        }
-        Question::Lookup { pattern }
-    } else if reads("pg_index") && named("indisprimary") {
-        Question::Indexes { oid: oid()? }
-    } else if reads("pg_attribute") && named("attname") && named("format_type") {
-        Question::Attributes { oid: oid()? }
-    } else if reads("pg_class") && named("relchecks") && named("relkind") {
-        Question::Relation { oid: oid()? }
-    } else if named("pg_get_viewdef") && items.len() == 1 {
-        Question::ViewDefinition { oid: oid()? }
-    } else if [
-        "pg_policy",
-        "pg_statistic_ext",
-        "pg_publication",
-        "pg_inherits",
-        "pg_trigger",
-        "pg_rewrite",
-    ]
-    .iter()
-    .any(|t| reads(t))
-    {
-        Question::Nothing
-    } else {
-        return None;
-    };
+        };
     Some(Describe { question, items })
 }
 
@@ -247,6 +347,77 @@ fn item(tokens: &[&Token]) -> Option<Item> {
             Some(Item::Named(named.unwrap_or_default()))
         }
     }
+}
+
+/// The columns a relation-name query filters on.
+const FILTERED: [&str; 4] = ["relname", "relkind", "relpersistence", "nspname"];
+
+/// The filters of a relation-name query's WHERE: each value (a string or a parameter) is
+/// the last filtered column's, compared as the last operator said. `None` when a value of
+/// the WHERE is not a filtered column's (the query asks more than this answers).
+fn filters(code: &[&Token]) -> Option<Vec<Filter>> {
+    let at = code
+        .iter()
+        .position(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("WHERE")))?;
+    let mut out: Vec<Filter> = Vec::new();
+    let mut column: Option<String> = None;
+    let mut negated = false;
+    for t in &code[at + 1..] {
+        match t {
+            Token::Word(w) if FILTERED.contains(&w.value.to_lowercase().as_str()) => {
+                column = Some(w.value.to_lowercase());
+                negated = false;
+            }
+            Token::Word(w) if w.value.eq_ignore_ascii_case("ORDER") => break,
+            Token::Neq => negated = true,
+            Token::SingleQuotedString(_) | Token::Placeholder(_) => {
+                let value = match t {
+                    Token::SingleQuotedString(v) => TypeName::Literal(v.clone()),
+                    Token::Placeholder(p) => {
+                        TypeName::Param(p.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1)?)
+                    }
+                    _ => return None,
+                };
+                let column = column.clone()?;
+                match out
+                    .iter_mut()
+                    .find(|f| f.column == column && f.negated == negated)
+                {
+                    Some(f) => f.values.push(value),
+                    None => out.push(Filter {
+                        column,
+                        negated,
+                        values: vec![value],
+                    }),
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// Whether the query calls function `f`.
+fn calls(code: &[&Token], f: &str) -> bool {
+    code.windows(2).any(|w| {
+        matches!((w[0], w[1]), (Token::Word(n), Token::LParen) if n.value.eq_ignore_ascii_case(f))
+    })
+}
+
+/// The argument of the query's call of `f`: a string, or a parameter (`$n`).
+fn argument(code: &[&Token], f: &str) -> Option<TypeName> {
+    code.windows(3).find_map(|w| match (w[0], w[1], w[2]) {
+        (Token::Word(n), Token::LParen, arg) if n.value.eq_ignore_ascii_case(f) => match arg {
+            Token::SingleQuotedString(s) => Some(TypeName::Literal(s.clone())),
+            Token::Placeholder(p) => p
+                .strip_prefix('$')
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n >= 1)
+                .map(|n| TypeName::Param(n - 1)),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 /// psql's name pattern: the string after `OPERATOR(pg_catalog.~)`.
@@ -317,8 +488,34 @@ impl Describe {
             .collect()
     }
 
-    /// The answer's rows, from `relations`.
-    pub fn rows(&self, relations: &[Relation]) -> Vec<Vec<Value>> {
+    /// Whether the answer needs the cluster's relations (a type lookup's does not).
+    pub fn reads_relations(&self) -> bool {
+        !matches!(
+            self.question,
+            Question::TypeLookup { .. } | Question::Nothing
+        )
+    }
+
+    /// The parameters the query takes (a type lookup's name, a relation-name query's
+    /// values).
+    pub fn params(&self) -> usize {
+        let count = |v: &TypeName| match v {
+            TypeName::Param(n) => n + 1,
+            TypeName::Literal(_) => 0,
+        };
+        match &self.question {
+            Question::TypeLookup { name } => count(name),
+            Question::RelationNames { filters } => filters
+                .iter()
+                .flat_map(|f| f.values.iter().map(count))
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// The answer's rows, from `relations` and the statement's `params`.
+    pub fn rows(&self, relations: &[Relation], params: &[Value]) -> Vec<Vec<Value>> {
         let find = |oid: i64| relations.iter().find(|r| self::oid(&r.name) == oid);
         let answer = |values: &dyn Fn(&str) -> Value| -> Vec<Value> {
             self.items
@@ -372,9 +569,73 @@ impl Describe {
                 .and_then(|r| r.view_sql.as_deref())
                 .map(|sql| vec![vec![text(sql)]])
                 .unwrap_or_default(),
+            Question::RelationNames { filters } => {
+                let mut names: Vec<&str> = relations
+                    .iter()
+                    .filter(|r| filters.iter().all(|f| passes(r, f, params)))
+                    .map(|r| r.name.as_str())
+                    .collect();
+                names.sort();
+                names.into_iter().map(|n| vec![text(n)]).collect()
+            }
+            Question::TypeLookup { name } => {
+                let name = value_of(name, params);
+                let wanted =
+                    name.map(|n| n.trim().trim_start_matches("pg_catalog.").to_lowercase());
+                TYPES
+                    .iter()
+                    .filter(|(typname, _, _, regtype, aliases)| {
+                        wanted
+                            .as_deref()
+                            .is_some_and(|w| w == *typname || w == *regtype || aliases.contains(&w))
+                    })
+                    .map(|&(typname, oid, array, regtype, _)| {
+                        answer(&|n| match n {
+                            "name" | "typname" => text(typname),
+                            "oid" => Value::Int(oid),
+                            "array_oid" | "typarray" => Value::Int(array),
+                            "regtype" => text(regtype),
+                            "delimiter" | "typdelim" => text(","),
+                            _ => Value::Null,
+                        })
+                    })
+                    .collect()
+            }
             Question::Nothing => Vec::new(),
         }
     }
+}
+
+/// A value of the query: written in it, or the parameter's (text).
+fn value_of<'a>(v: &'a TypeName, params: &'a [Value]) -> Option<&'a str> {
+    match v {
+        TypeName::Literal(n) => Some(n.as_str()),
+        TypeName::Param(i) => match params.get(*i) {
+            Some(Value::Str(n)) => Some(n.as_str()),
+            _ => None,
+        },
+    }
+}
+
+/// Whether relation `r` passes filter `f` (every relation is in schema `public` and
+/// persistent, `p`).
+fn passes(r: &Relation, f: &Filter, params: &[Value]) -> bool {
+    let own = match f.column.as_str() {
+        "relname" => r.name.to_lowercase(),
+        "relkind" => r.relkind().to_string(),
+        "relpersistence" => "p".to_string(),
+        _ => "public".to_string(),
+    };
+    let matched = f.values.iter().any(|v| {
+        value_of(v, params).is_some_and(|v| {
+            if f.column == "relkind" {
+                v == own
+            } else {
+                v.to_lowercase() == own
+            }
+        })
+    });
+    matched != f.negated
 }
 
 fn text(s: &str) -> Value {
@@ -386,7 +647,7 @@ fn class_value(r: &Relation, name: &str) -> Value {
     let view = r.view_sql.is_some();
     match name {
         "relchecks" | "reltablespace" => Value::Int(0),
-        "relkind" => text(if view { "v" } else { "r" }),
+        "relkind" => text(&r.relkind().to_string()),
         "relhasindex" => Value::Bool(!r.indexes.is_empty()),
         "relhasrules"
         | "relhastriggers"
@@ -506,6 +767,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             Relation {
                 name: t.name.clone(),
                 view_sql: None,
+                external: t.external.is_some(),
                 columns,
                 indexes,
             }
@@ -550,6 +812,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
         out.push(Relation {
             name: v.name,
             view_sql: Some(v.sql),
+            external: false,
             columns,
             indexes: Vec::new(),
         });
@@ -609,6 +872,7 @@ mod tests {
         Relation {
             name: "item".into(),
             view_sql: None,
+            external: false,
             columns: vec![
                 col("id", "bigint", true),
                 col("name", "character varying", false),
@@ -647,7 +911,7 @@ mod tests {
             }
         );
         assert_eq!(d.columns().len(), 3);
-        let rows = d.rows(&[item_table()]);
+        let rows = d.rows(&[item_table()], &[]);
         assert_eq!(
             rows,
             vec![vec![Value::Int(oid("item")), text("public"), text("item")]]
@@ -656,14 +920,14 @@ mod tests {
             name: "other".into(),
             ..item_table()
         };
-        assert!(d.rows(&[other]).is_empty());
+        assert!(d.rows(&[other], &[]).is_empty());
     }
 
     #[test]
     fn a_relation_answers_every_column_psql_asks_for_in_order() {
         let d = describe(&with_oid(RELATION)).unwrap();
         assert_eq!(d.items.len(), 15);
-        let rows = d.rows(&[item_table()]);
+        let rows = d.rows(&[item_table()], &[]);
         assert_eq!(rows.len(), 1);
         let row = &rows[0];
         assert_eq!(row[0], Value::Int(0), "relchecks");
@@ -674,14 +938,14 @@ mod tests {
         assert_eq!(row[12], text("p"), "relpersistence");
         assert_eq!(row[14], Value::Null, "no access method");
         let unknown = describe(RELATION.replace("16415", "1").as_str()).unwrap();
-        assert!(unknown.rows(&[item_table()]).is_empty());
+        assert!(unknown.rows(&[item_table()], &[]).is_empty());
     }
 
     #[test]
     fn attributes_give_names_types_and_nullability() {
         let d = describe(&with_oid(ATTRIBUTES)).unwrap();
         assert_eq!(d.items.len(), 11, "{:?}", d.items);
-        let rows = d.rows(&[item_table()]);
+        let rows = d.rows(&[item_table()], &[]);
         let shown: Vec<(Value, Value, Value, Value)> = rows
             .iter()
             .map(|r| (r[0].clone(), r[1].clone(), r[3].clone(), r[7].clone()))
@@ -711,7 +975,7 @@ mod tests {
     #[test]
     fn indexes_read_as_psql_prints_them() {
         let d = describe(&with_oid(INDEXES)).unwrap();
-        let rows = d.rows(&[item_table()]);
+        let rows = d.rows(&[item_table()], &[]);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0][0], text("item_pkey"));
         assert_eq!(rows[0][1], Value::Bool(true));
@@ -734,9 +998,82 @@ mod tests {
         let d = describe(INHERITS).unwrap();
         assert_eq!(d.question, Question::Nothing);
         assert_eq!(d.columns().len(), 1);
-        assert!(d.rows(&[item_table()]).is_empty());
+        assert!(d.rows(&[item_table()], &[]).is_empty());
         assert!(describe("SELECT * FROM pg_catalog.pg_class").is_none());
         assert!(describe("SELECT relname FROM item").is_none());
+    }
+
+    #[test]
+    fn psycopgs_type_lookup_finds_weirs_types_and_no_other() {
+        let sql = "SELECT\n    typname AS name, oid, typarray AS array_oid,\n    \
+            oid::regtype::text AS regtype, typdelim AS delimiter\nFROM pg_type t\nWHERE t.oid \
+            = to_regtype($1)\nORDER BY t.oid\n";
+        let d = describe(sql).unwrap();
+        assert_eq!(
+            d.question,
+            Question::TypeLookup {
+                name: TypeName::Param(0)
+            }
+        );
+        assert_eq!(d.params(), 1);
+        assert!(d.rows(&[], &[text("hstore")]).is_empty());
+        assert_eq!(
+            d.rows(&[], &[text("bigint")]),
+            vec![vec![
+                text("int8"),
+                Value::Int(20),
+                Value::Int(1016),
+                text("bigint"),
+                text(",")
+            ]]
+        );
+        let literal = describe(&sql.replace("$1", "'numeric'")).unwrap();
+        assert_eq!(literal.params(), 0);
+        assert_eq!(literal.rows(&[], &[]).len(), 1);
+    }
+
+    #[test]
+    fn sqlalchemys_relation_names_filter_by_name_kind_and_schema() {
+        // has_table("item") and get_view_names(), as SQLAlchemy 2.1 sends them.
+        let has_table = "SELECT pg_catalog.pg_class.relname \nFROM pg_catalog.pg_class JOIN \
+            pg_catalog.pg_namespace ON pg_catalog.pg_namespace.oid = \
+            pg_catalog.pg_class.relnamespace \nWHERE pg_catalog.pg_class.relname IN ($1) AND \
+            pg_catalog.pg_class.relkind = ANY (ARRAY[$2::VARCHAR, $3::VARCHAR, $4::VARCHAR]) \
+            AND pg_catalog.pg_table_is_visible(pg_catalog.pg_class.oid) AND \
+            pg_catalog.pg_namespace.nspname != $5::VARCHAR";
+        let d = describe(has_table).unwrap();
+        assert_eq!(d.params(), 5);
+        let view = Relation {
+            name: "cheap".into(),
+            view_sql: Some("SELECT 1".into()),
+            ..item_table()
+        };
+        let relations = [item_table(), view];
+        let params = |name: &str, kinds: [&str; 3]| {
+            let mut p = vec![text(name)];
+            p.extend(kinds.iter().map(|k| text(k)));
+            p.push(text("pg_catalog"));
+            p
+        };
+        assert_eq!(
+            d.rows(&relations, &params("item", ["r", "p", "f"])),
+            vec![vec![text("item")]]
+        );
+        assert!(d
+            .rows(&relations, &params("cheap", ["r", "p", "f"]))
+            .is_empty());
+        assert_eq!(
+            d.rows(&relations, &params("cheap", ["v", "m", "x"])),
+            vec![vec![text("cheap")]]
+        );
+        assert!(d
+            .rows(&relations, &params("nosuch", ["r", "p", "f"]))
+            .is_empty());
+        let in_schema = has_table.replace("nspname != $5", "nspname = $5");
+        let d = describe(&in_schema).unwrap();
+        assert!(d
+            .rows(&relations, &params("item", ["r", "p", "f"]))
+            .is_empty());
     }
 
     #[test]

@@ -142,14 +142,17 @@ impl QueryHandler {
             }
             Kind::Describe(describe) => {
                 let cluster = self.cluster.clone();
-                let relations =
+                let relations = if describe.reads_relations() {
                     tokio::task::spawn_blocking(move || crate::describe::relations(&cluster))
                         .await
                         .map_err(|e| {
                             user_error("XX000", format!("the statement's thread failed: {e}"))
                         })?
-                        .map_err(to_pg)?;
-                value_rows(&stmt.columns, format, describe.rows(&relations))
+                        .map_err(to_pg)?
+                } else {
+                    Vec::new()
+                };
+                value_rows(&stmt.columns, format, describe.rows(&relations, &params))
             }
             Kind::Local(local) => self.local(session, local, &stmt.columns, format),
             Kind::Copy(spec) => self.copy(session, spec),
@@ -223,7 +226,7 @@ impl QueryHandler {
                 session.with_block(|b| {
                     *b = crate::session::Block {
                         open: true,
-                        writes: 0,
+                        ..Default::default()
                     }
                 });
                 Ok(Response::TransactionStart(Tag::new("BEGIN")).into())
@@ -242,6 +245,43 @@ impl QueryHandler {
                 });
                 Ok(Outcome {
                     response: Response::TransactionEnd(Tag::new("ROLLBACK")),
+                    notice,
+                })
+            }
+            Local::Savepoint(name) => {
+                session.with_block(|b| -> PgWireResult<()> {
+                    if !b.open {
+                        return Err(not_in_block("SAVEPOINT"));
+                    }
+                    b.savepoints.push((name.clone(), b.writes));
+                    Ok(())
+                })?;
+                Ok(Response::Execution(Tag::new("SAVEPOINT")).into())
+            }
+            Local::Release(name) => {
+                session.with_block(|b| -> PgWireResult<()> {
+                    let at = savepoint(b, "RELEASE SAVEPOINT", name)?;
+                    b.savepoints.truncate(at);
+                    Ok(())
+                })?;
+                Ok(Response::Execution(Tag::new("RELEASE")).into())
+            }
+            Local::RollbackTo(name) => {
+                let writes = session.with_block(|b| -> PgWireResult<u64> {
+                    let at = savepoint(b, "ROLLBACK TO SAVEPOINT", name)?;
+                    // The savepoint stays; the ones set after it go.
+                    b.savepoints.truncate(at + 1);
+                    Ok(b.writes - b.savepoints[at].1)
+                })?;
+                let notice = (writes > 0).then(|| {
+                    format!(
+                        "weir has no transactions: the {writes} statement(s) that wrote since \
+                         SAVEPOINT {name} were committed as they ran, and ROLLBACK TO SAVEPOINT \
+                         does not undo them"
+                    )
+                });
+                Ok(Outcome {
+                    response: Response::Execution(Tag::new("ROLLBACK")),
                     notice,
                 })
             }
@@ -336,6 +376,27 @@ impl QueryHandler {
             }
         }
     }
+}
+
+/// The error for `what` outside a `BEGIN` block, as PostgreSQL gives it (25P01).
+fn not_in_block(what: &str) -> PgWireError {
+    user_error(
+        "25P01",
+        format!("{what} can only be used in transaction blocks"),
+    )
+}
+
+/// Where savepoint `name` is among the block's (the latest of that name), or the error
+/// for `what` (outside a block: 25P01; no such savepoint: 3B001).
+fn savepoint(block: &crate::session::Block, what: &str, name: &str) -> PgWireResult<usize> {
+    if !block.open {
+        return Err(not_in_block(what));
+    }
+    block
+        .savepoints
+        .iter()
+        .rposition(|(n, _)| n.eq_ignore_ascii_case(name))
+        .ok_or_else(|| user_error("3B001", format!("savepoint \"{name}\" does not exist")))
 }
 
 /// Rows the server computed itself, as a query's response with `columns`.

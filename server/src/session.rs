@@ -139,12 +139,14 @@ impl PendingConnections {
 }
 
 /// Whether a `BEGIN` block is open and how many writes ran in it (each committed as it ran).
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 pub struct Block {
     /// `BEGIN` was given and no `COMMIT` or `ROLLBACK` yet.
     pub open: bool,
     /// Statements that wrote since `BEGIN`.
     pub writes: u64,
+    /// The block's savepoints, oldest first: each name with the writes counted when it was set.
+    pub savepoints: Vec<(String, u64)>,
 }
 
 /// One client's session, kept in its connection's session extensions.

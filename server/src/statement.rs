@@ -102,6 +102,12 @@ pub enum Local {
     Commit,
     /// `ROLLBACK` / `ABORT`.
     Rollback,
+    /// `SAVEPOINT name` (in a block: ROLLBACK TO it undoes nothing, and says so).
+    Savepoint(String),
+    /// `RELEASE [SAVEPOINT] name`.
+    Release(String),
+    /// `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name`.
+    RollbackTo(String),
     /// `SET name = value` (`None`: back to the default).
     Set(String, Option<String>),
     /// A `SET` that changes nothing weir has (`SET TRANSACTION ...`).
@@ -150,6 +156,20 @@ impl SystemFn {
     }
 }
 
+/// The savepoint name that is word `i` of the statement (as written: a quoted name keeps its
+/// case), or a syntax error when there is none.
+fn savepoint_name(tokens: &[TokenWithSpan], i: usize) -> PgWireResult<String> {
+    tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+        .nth(i)
+        .and_then(|t| match &t.token {
+            Token::Word(w) => Some(w.value.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| user_error("42601", "syntax error: a savepoint needs a name"))
+}
+
 /// The tokens of `sql`, a syntax error (42601) when it does not tokenize.
 fn tokens_of(sql: &str) -> PgWireResult<Vec<TokenWithSpan>> {
     tokenize(sql).map_err(|e| user_error("42601", format!("syntax error: {e}")))
@@ -166,7 +186,7 @@ pub fn classify(
     prepare: bool,
 ) -> PgWireResult<Stmt> {
     let tokens = tokens_of(sql)?;
-    let words = leading_words(&tokens, 4);
+    let words = leading_words(&tokens, 6);
     let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
     let local = |kind: Local, columns: Vec<(String, DataType)>| -> PgWireResult<Stmt> {
         Ok(Stmt {
@@ -182,7 +202,25 @@ pub fn classify(
         "BEGIN" => return local(Local::Begin, vec![]),
         "START" if word(1) == "TRANSACTION" => return local(Local::Begin, vec![]),
         "COMMIT" | "END" => return local(Local::Commit, vec![]),
-        "ROLLBACK" | "ABORT" if word(1) != "TO" => return local(Local::Rollback, vec![]),
+        "ROLLBACK" | "ABORT" => {
+            let mut i = 1;
+            if matches!(word(i), "WORK" | "TRANSACTION") {
+                i += 1;
+            }
+            if word(i) != "TO" {
+                return local(Local::Rollback, vec![]);
+            }
+            i += 1;
+            if word(i) == "SAVEPOINT" {
+                i += 1;
+            }
+            return local(Local::RollbackTo(savepoint_name(&tokens, i)?), vec![]);
+        }
+        "SAVEPOINT" => return local(Local::Savepoint(savepoint_name(&tokens, 1)?), vec![]),
+        "RELEASE" => {
+            let i = if word(1) == "SAVEPOINT" { 2 } else { 1 };
+            return local(Local::Release(savepoint_name(&tokens, i)?), vec![]);
+        }
         "SET" => return local(parse_set(&tokens)?, vec![]),
         "RESET" => {
             let name = word(1).to_ascii_lowercase();
@@ -217,8 +255,8 @@ pub fn classify(
                 columns: vec![],
             })
         }
-        "SAVEPOINT" | "RELEASE" | "ROLLBACK" | "PREPARE" | "EXECUTE" | "LISTEN" | "NOTIFY"
-        | "UNLISTEN" | "LOCK" | "VACUUM" | "ANALYZE" => {
+        "PREPARE" | "EXECUTE" | "LISTEN" | "NOTIFY" | "UNLISTEN" | "LOCK" | "VACUUM"
+        | "ANALYZE" => {
             return Err(user_error(
                 "0A000",
                 format!("{} is not supported by weir", word(0)),
@@ -236,8 +274,8 @@ pub fn classify(
     if let Some(describe) = crate::describe::psql_describe(&tokens) {
         return Ok(Stmt {
             sql: sql.to_string(),
-            params: vec![],
-            expected: vec![],
+            params: vec![Type::TEXT; describe.params()],
+            expected: vec![None; describe.params()],
             columns: describe.columns(),
             kind: Kind::Describe(describe),
         });

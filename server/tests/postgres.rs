@@ -1564,9 +1564,58 @@ fn psycopg_runs_a_session_against_the_server() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("psycopg session ok"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("psycopg session ok"), "{said}");
+    if !said.contains("sqlalchemy session ok") {
+        eprintln!("{said}");
+    }
     let rows = c.query("SELECT COUNT(*) FROM py_items", &[]).unwrap();
     assert_eq!(rows.rows()[0][0], weir_operators::Value::Int(14));
+    server.shutdown();
+    assert_idle(&c);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn savepoints_are_accepted_in_a_block_and_say_that_they_undo_nothing() {
+    let c = cluster();
+    load(&c, "t", 0);
+    let server = serve(&c, ServerConfig::new());
+    let (client, mut notices) = bounded("connect", connect_as(server.local_addr(), "weir", None))
+        .await
+        .unwrap();
+    // Outside a block, as PostgreSQL: 25P01.
+    let err = client.batch_execute("SAVEPOINT a").await.unwrap_err();
+    assert_eq!(code(&err), "25P01");
+    client.batch_execute("BEGIN").await.unwrap();
+    client.batch_execute("SAVEPOINT a").await.unwrap();
+    client.batch_execute("RELEASE SAVEPOINT a").await.unwrap();
+    let err = client.batch_execute("RELEASE a").await.unwrap_err();
+    assert_eq!(code(&err), "3B001", "released savepoints are gone");
+    let err = client.batch_execute("ROLLBACK TO SAVEPOINT nope").await;
+    assert_eq!(code(&err.unwrap_err()), "3B001");
+    // That error ended nothing: weir's block is not aborted by an error.
+    client.batch_execute("SAVEPOINT \"B\"").await.unwrap();
+    client.batch_execute("ROLLBACK TO \"B\"").await.unwrap();
+    assert!(
+        notices.try_recv().is_err(),
+        "nothing written, nothing to warn of"
+    );
+    client
+        .batch_execute("INSERT INTO t VALUES (1, 1)")
+        .await
+        .unwrap();
+    client
+        .batch_execute("ROLLBACK TRANSACTION TO SAVEPOINT \"B\"")
+        .await
+        .unwrap();
+    let warning = bounded("the warning", notices.recv()).await.unwrap();
+    assert!(warning.contains("does not undo"), "{warning}");
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(
+        rows_in_t(&client).await,
+        1,
+        "the insert was kept, as the warning said"
+    );
     server.shutdown();
     assert_idle(&c);
 }

@@ -1,4 +1,6 @@
-"""A psycopg 3 session against `weir serve`, as a Python service would run one.
+"""A psycopg 3 session against `weir serve`, as a Python service would run one, then (when
+SQLAlchemy is installed) the same through SQLAlchemy's ORM: its engine's start-up, create_all
+and drop_all, a session with a nested transaction (a savepoint), and table reflection.
 
 Run by `server/tests/postgres.rs` (test `psycopg_runs_a_session_against_the_server`) with the
 server's port as the only argument; exits non-zero, saying what differed, on any surprise.
@@ -88,5 +90,43 @@ def main(port: int) -> None:
     print("psycopg session ok")
 
 
+def sqlalchemy_session(port: int) -> None:
+    try:
+        import sqlalchemy as sa
+        from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+    except ImportError:
+        print("sqlalchemy skipped: not installed")
+        return
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Part(Base):
+        __tablename__ = "sa_parts"
+        # weir has no sequences: keys are given, not generated (SERIAL is refused).
+        id: Mapped[int] = mapped_column(sa.BigInteger, primary_key=True, autoincrement=False)
+        name: Mapped[str] = mapped_column(sa.String)
+
+    engine = sa.create_engine(f"postgresql+psycopg://weir@127.0.0.1:{port}/shop")
+    Base.metadata.create_all(engine)
+    Base.metadata.create_all(engine)  # the table exists now: has_table says so
+    inspector = sa.inspect(engine)
+    assert "sa_parts" in inspector.get_table_names(), inspector.get_table_names()
+    assert inspector.has_table("sa_parts") and not inspector.has_table("no_such_table")
+    with Session(engine) as session:
+        session.add_all([Part(id=1, name="bolt"), Part(id=2, name="nut")])
+        session.commit()
+        with session.begin_nested():
+            session.add(Part(id=3, name="washer"))
+        session.commit()
+        names = session.scalars(sa.select(Part.name).where(Part.id >= 2).order_by(Part.id)).all()
+        assert names == ["nut", "washer"], names
+    Base.metadata.drop_all(engine)
+    assert not sa.inspect(engine).has_table("sa_parts")
+    engine.dispose()
+    print("sqlalchemy session ok")
+
+
 if __name__ == "__main__":
     main(int(sys.argv[1]))
+    sqlalchemy_session(int(sys.argv[1]))
