@@ -125,11 +125,7 @@ impl QueryHandler {
                 .await
                 .map_err(|e| user_error("XX000", format!("the statement's thread failed: {e}")))?
                 .map_err(to_pg)?;
-                session.with_block(|b| {
-                    if b.open {
-                        b.writes += 1;
-                    }
-                });
+                session.with_block(|b| b.wrote());
                 let n = n as usize;
                 let tag = match tag {
                     WriteTag::Insert => Tag::new("INSERT").with_oid(0).with_rows(n),
@@ -223,20 +219,15 @@ impl QueryHandler {
         let rows = |rows: Vec<Vec<Value>>| value_rows(columns, format, rows);
         match local {
             Local::Begin => {
-                session.with_block(|b| {
-                    *b = crate::session::Block {
-                        open: true,
-                        ..Default::default()
-                    }
-                });
+                session.with_block(|b| b.begin());
                 Ok(Response::TransactionStart(Tag::new("BEGIN")).into())
             }
             Local::Commit => {
-                session.with_block(|b| *b = Default::default());
+                session.with_block(|b| b.end());
                 Ok(Response::TransactionEnd(Tag::new("COMMIT")).into())
             }
             Local::Rollback => {
-                let writes = session.with_block(|b| std::mem::take(b).writes);
+                let writes = session.with_block(|b| b.end());
                 let notice = (writes > 0).then(|| {
                     format!(
                         "weir has no transactions: the {writes} statement(s) that wrote since \
@@ -249,30 +240,15 @@ impl QueryHandler {
                 })
             }
             Local::Savepoint(name) => {
-                session.with_block(|b| -> PgWireResult<()> {
-                    if !b.open {
-                        return Err(not_in_block("SAVEPOINT"));
-                    }
-                    b.savepoints.push((name.clone(), b.writes));
-                    Ok(())
-                })?;
+                session.with_block(|b| b.savepoint(name))?;
                 Ok(Response::Execution(Tag::new("SAVEPOINT")).into())
             }
             Local::Release(name) => {
-                session.with_block(|b| -> PgWireResult<()> {
-                    let at = savepoint(b, "RELEASE SAVEPOINT", name)?;
-                    b.savepoints.truncate(at);
-                    Ok(())
-                })?;
+                session.with_block(|b| b.release(name))?;
                 Ok(Response::Execution(Tag::new("RELEASE")).into())
             }
             Local::RollbackTo(name) => {
-                let writes = session.with_block(|b| -> PgWireResult<u64> {
-                    let at = savepoint(b, "ROLLBACK TO SAVEPOINT", name)?;
-                    // The savepoint stays; the ones set after it go.
-                    b.savepoints.truncate(at + 1);
-                    Ok(b.writes - b.savepoints[at].1)
-                })?;
+                let writes = session.with_block(|b| b.rollback_to(name))?;
                 let notice = (writes > 0).then(|| {
                     format!(
                         "weir has no transactions: the {writes} statement(s) that wrote since \
@@ -376,27 +352,6 @@ impl QueryHandler {
             }
         }
     }
-}
-
-/// The error for `what` outside a `BEGIN` block, as PostgreSQL gives it (25P01).
-fn not_in_block(what: &str) -> PgWireError {
-    user_error(
-        "25P01",
-        format!("{what} can only be used in transaction blocks"),
-    )
-}
-
-/// Where savepoint `name` is among the block's (the latest of that name), or the error
-/// for `what` (outside a block: 25P01; no such savepoint: 3B001).
-fn savepoint(block: &crate::session::Block, what: &str, name: &str) -> PgWireResult<usize> {
-    if !block.open {
-        return Err(not_in_block(what));
-    }
-    block
-        .savepoints
-        .iter()
-        .rposition(|(n, _)| n.eq_ignore_ascii_case(name))
-        .ok_or_else(|| user_error("3B001", format!("savepoint \"{name}\" does not exist")))
 }
 
 /// Rows the server computed itself, as a query's response with `columns`.
@@ -834,11 +789,7 @@ impl CopyHandler for QueryHandler {
         .await
         .map_err(|e| user_error("XX000", format!("the COPY's thread failed: {e}")))?
         .map_err(to_pg)?;
-        session.with_block(|b| {
-            if b.open {
-                b.writes += 1;
-            }
-        });
+        session.with_block(|b| b.wrote());
         client
             .send(PgWireBackendMessage::CommandComplete(
                 Tag::new("COPY").with_rows(n as usize).into(),

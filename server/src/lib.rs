@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod block;
 pub mod catalog;
 pub mod copy;
 pub mod describe;

@@ -138,17 +138,6 @@ impl PendingConnections {
     }
 }
 
-/// Whether a `BEGIN` block is open and how many writes ran in it (each committed as it ran).
-#[derive(Default, Clone)]
-pub struct Block {
-    /// `BEGIN` was given and no `COMMIT` or `ROLLBACK` yet.
-    pub open: bool,
-    /// Statements that wrote since `BEGIN`.
-    pub writes: u64,
-    /// The block's savepoints, oldest first: each name with the writes counted when it was set.
-    pub savepoints: Vec<(String, u64)>,
-}
-
 /// One client's session, kept in its connection's session extensions.
 pub struct Session {
     /// The process id the client was given (its BackendKeyData).
@@ -162,7 +151,7 @@ pub struct Session {
     /// Run-time parameters: those the client sent at startup, then `SET`.
     pub settings: Mutex<BTreeMap<String, String>>,
     /// The `BEGIN` block.
-    pub block: Mutex<Block>,
+    pub block: Mutex<crate::block::Block>,
     /// The COPY FROM STDIN under way.
     pub copy_in: Mutex<Option<crate::copy::CopyIn>>,
 }
@@ -186,7 +175,7 @@ impl Session {
     }
 
     /// The block's state, changed by `f`.
-    pub fn with_block<T>(&self, f: impl FnOnce(&mut Block) -> T) -> T {
+    pub fn with_block<T>(&self, f: impl FnOnce(&mut crate::block::Block) -> T) -> T {
         f(&mut self.block.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
