@@ -1,0 +1,308 @@
+//! A describe query's answer: its columns' types, and its rows from the relations and the
+//! statement's parameters, each select item answered by the catalog column it names.
+
+use weir_operators::{DataType, Value};
+
+use super::question::{Describe, Filter, Item, Question, TypeName};
+use super::relations::{oid, ColumnInfo, IndexInfo, Relation};
+use crate::catalog::matches;
+
+/// The types a type lookup finds: weir's column types and the integer and float widths
+/// clients bind (name, oid, array type's oid, `regtype` text; other names it answers to).
+const TYPES: [(&str, i64, i64, &str, &[&str]); 11] = [
+    ("bool", 16, 1000, "boolean", &["boolean"]),
+    ("int8", 20, 1016, "bigint", &["bigint"]),
+    ("int2", 21, 1005, "smallint", &["smallint"]),
+    ("int4", 23, 1007, "integer", &["integer", "int"]),
+    ("text", 25, 1009, "text", &[]),
+    ("float4", 700, 1021, "real", &["real"]),
+    (
+        "float8",
+        701,
+        1022,
+        "double precision",
+        &["double precision"],
+    ),
+    (
+        "varchar",
+        1043,
+        1015,
+        "character varying",
+        &["character varying"],
+    ),
+    ("date", 1082, 1182, "date", &[]),
+    (
+        "timestamp",
+        1114,
+        1115,
+        "timestamp without time zone",
+        &["timestamp without time zone"],
+    ),
+    ("numeric", 1700, 1231, "numeric", &["decimal"]),
+];
+
+/// The type of the values of catalog column (or function) `name`.
+fn named_type(name: &str) -> DataType {
+    match name {
+        "oid" | "relchecks" | "reltablespace" | "attnum" | "stxstattarget" | "attstattarget" => {
+            DataType::Int64
+        }
+        "relhasindex"
+        | "relhasrules"
+        | "relhastriggers"
+        | "relrowsecurity"
+        | "relforcerowsecurity"
+        | "relhasoids"
+        | "relispartition"
+        | "attnotnull"
+        | "indisprimary"
+        | "indisunique"
+        | "indisclustered"
+        | "indisvalid"
+        | "condeferrable"
+        | "condeferred"
+        | "indisreplident"
+        | "polpermissive"
+        | "inhdetachpending"
+        | "ndist_enabled"
+        | "deps_enabled"
+        | "mcv_enabled" => DataType::Boolean,
+        _ => DataType::Utf8,
+    }
+}
+
+impl Describe {
+    /// The result's columns: one per select item, named for it.
+    pub fn columns(&self) -> Vec<(String, DataType)> {
+        self.items
+            .iter()
+            .map(|i| match i {
+                Item::Named(n) => (n.clone(), named_type(n)),
+                Item::Literal(v) => (
+                    "?column?".to_string(),
+                    match v {
+                        Value::Int(_) => DataType::Int64,
+                        Value::Bool(_) => DataType::Boolean,
+                        _ => DataType::Utf8,
+                    },
+                ),
+            })
+            .collect()
+    }
+
+    /// Whether the answer needs the cluster's relations (a type lookup's does not).
+    pub fn reads_relations(&self) -> bool {
+        !matches!(
+            self.question,
+            Question::TypeLookup { .. } | Question::Nothing
+        )
+    }
+
+    /// The parameters the query takes (a type lookup's name, a relation-name query's
+    /// values).
+    pub fn params(&self) -> usize {
+        let count = |v: &TypeName| match v {
+            TypeName::Param(n) => n + 1,
+            TypeName::Literal(_) => 0,
+        };
+        match &self.question {
+            Question::TypeLookup { name } => count(name),
+            Question::RelationNames { filters } => filters
+                .iter()
+                .flat_map(|f| f.values.iter().map(count))
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// The answer's rows, from `relations` and the statement's `params`.
+    pub fn rows(&self, relations: &[Relation], params: &[Value]) -> Vec<Vec<Value>> {
+        let find = |oid: i64| relations.iter().find(|r| self::oid(&r.name) == oid);
+        let answer = |values: &dyn Fn(&str) -> Value| -> Vec<Value> {
+            self.items
+                .iter()
+                .map(|i| match i {
+                    Item::Named(n) => values(n),
+                    Item::Literal(v) => v.clone(),
+                })
+                .collect()
+        };
+        match &self.question {
+            Question::Lookup { pattern } => {
+                let mut found: Vec<&Relation> = relations
+                    .iter()
+                    .filter(|r| matches(pattern, &r.name))
+                    .collect();
+                found.sort_by(|a, b| a.name.cmp(&b.name));
+                found
+                    .into_iter()
+                    .map(|r| {
+                        answer(&|n| match n {
+                            "oid" => Value::Int(oid(&r.name)),
+                            "nspname" => text("public"),
+                            "relname" => text(&r.name),
+                            _ => Value::Null,
+                        })
+                    })
+                    .collect()
+            }
+            Question::Relation { oid } => find(*oid)
+                .map(|r| vec![answer(&|n| class_value(r, n))])
+                .unwrap_or_default(),
+            Question::Attributes { oid } => find(*oid)
+                .map(|r| {
+                    r.columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| answer(&|n| attribute_value(c, i, n)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Question::Indexes { oid } => find(*oid)
+                .map(|r| {
+                    r.indexes
+                        .iter()
+                        .map(|ix| answer(&|n| index_value(r, ix, n)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Question::ViewDefinition { oid } => find(*oid)
+                .and_then(|r| r.view_sql.as_deref())
+                .map(|sql| vec![vec![text(sql)]])
+                .unwrap_or_default(),
+            Question::RelationNames { filters } => {
+                let mut names: Vec<&str> = relations
+                    .iter()
+                    .filter(|r| filters.iter().all(|f| passes(r, f, params)))
+                    .map(|r| r.name.as_str())
+                    .collect();
+                names.sort();
+                names.into_iter().map(|n| vec![text(n)]).collect()
+            }
+            Question::TypeLookup { name } => {
+                let name = value_of(name, params);
+                let wanted =
+                    name.map(|n| n.trim().trim_start_matches("pg_catalog.").to_lowercase());
+                TYPES
+                    .iter()
+                    .filter(|(typname, _, _, regtype, aliases)| {
+                        wanted
+                            .as_deref()
+                            .is_some_and(|w| w == *typname || w == *regtype || aliases.contains(&w))
+                    })
+                    .map(|&(typname, oid, array, regtype, _)| {
+                        answer(&|n| match n {
+                            "name" | "typname" => text(typname),
+                            "oid" => Value::Int(oid),
+                            "array_oid" | "typarray" => Value::Int(array),
+                            "regtype" => text(regtype),
+                            "delimiter" | "typdelim" => text(","),
+                            _ => Value::Null,
+                        })
+                    })
+                    .collect()
+            }
+            Question::Nothing => Vec::new(),
+        }
+    }
+}
+
+/// A value of the query: written in it, or the parameter's (text).
+fn value_of<'a>(v: &'a TypeName, params: &'a [Value]) -> Option<&'a str> {
+    match v {
+        TypeName::Literal(n) => Some(n.as_str()),
+        TypeName::Param(i) => match params.get(*i) {
+            Some(Value::Str(n)) => Some(n.as_str()),
+            _ => None,
+        },
+    }
+}
+
+/// Whether relation `r` passes filter `f` (every relation is in schema `public` and
+/// persistent, `p`).
+fn passes(r: &Relation, f: &Filter, params: &[Value]) -> bool {
+    let own = match f.column.as_str() {
+        "relname" => r.name.to_lowercase(),
+        "relkind" => r.relkind().to_string(),
+        "relpersistence" => "p".to_string(),
+        _ => "public".to_string(),
+    };
+    let matched = f.values.iter().any(|v| {
+        value_of(v, params).is_some_and(|v| {
+            if f.column == "relkind" {
+                v == own
+            } else {
+                v.to_lowercase() == own
+            }
+        })
+    });
+    matched != f.negated
+}
+
+fn text(s: &str) -> Value {
+    Value::Str(s.to_string())
+}
+
+/// `pg_class`'s columns for `r`.
+fn class_value(r: &Relation, name: &str) -> Value {
+    let view = r.view_sql.is_some();
+    match name {
+        "relchecks" | "reltablespace" => Value::Int(0),
+        "relkind" => text(&r.relkind().to_string()),
+        "relhasindex" => Value::Bool(!r.indexes.is_empty()),
+        "relhasrules"
+        | "relhastriggers"
+        | "relrowsecurity"
+        | "relforcerowsecurity"
+        | "relhasoids"
+        | "relispartition" => Value::Bool(false),
+        "relpersistence" => text("p"),
+        "relreplident" => text(if view { "n" } else { "d" }),
+        "relname" => text(&r.name),
+        "oid" => Value::Int(oid(&r.name)),
+        // `\d+`'s reloptions (`array_to_string(...)`): none.
+        "array_to_string" => text(""),
+        _ => Value::Null,
+    }
+}
+
+/// `pg_attribute`'s columns for column `c`, the `i`-th.
+fn attribute_value(c: &ColumnInfo, i: usize, name: &str) -> Value {
+    match name {
+        "attname" => text(&c.name),
+        "format_type" => text(&c.type_name),
+        "attnotnull" => Value::Bool(c.not_null),
+        "attnum" => Value::Int(i as i64 + 1),
+        "attidentity" | "attgenerated" | "attcompression" => text(""),
+        "attstorage" => text(if c.varlena { "x" } else { "p" }),
+        _ => Value::Null,
+    }
+}
+
+/// `pg_index`'s (and its constraint's) columns for index `ix` of `r`.
+fn index_value(r: &Relation, ix: &IndexInfo, name: &str) -> Value {
+    let columns = ix.columns.join(", ");
+    match name {
+        "relname" => text(&ix.name),
+        "indisprimary" => Value::Bool(ix.primary),
+        "indisunique" => Value::Bool(ix.unique || ix.primary),
+        "indisclustered" | "condeferrable" | "condeferred" | "indisreplident" => Value::Bool(false),
+        "indisvalid" => Value::Bool(true),
+        "pg_get_indexdef" => text(&format!(
+            "CREATE {}INDEX {} ON public.{} USING {} ({columns})",
+            if ix.unique || ix.primary {
+                "UNIQUE "
+            } else {
+                ""
+            },
+            ix.name,
+            r.name,
+            ix.method
+        )),
+        "pg_get_constraintdef" if ix.primary => text(&format!("PRIMARY KEY ({columns})")),
+        "contype" if ix.primary => text("p"),
+        "reltablespace" => Value::Int(0),
+        _ => Value::Null,
+    }
+}

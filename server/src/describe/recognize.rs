@@ -1,0 +1,242 @@
+//! Telling a describe query from its tokens: the catalog relations it reads, its select
+//! list, the object id or name pattern it asks about, and the filters and parameters of the
+//! drivers' relation-name and type queries.
+
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+use weir_operators::Value;
+
+use super::question::{Describe, Filter, Item, Question, TypeName};
+
+/// The catalog relations a query reads, lower-cased, without the `pg_catalog.` prefix
+/// (named with it anywhere, or without it right after `FROM` or `JOIN`).
+fn catalog_tables(code: &[&Token]) -> Vec<String> {
+    let qualified = code.windows(3).filter_map(|w| match (w[0], w[1], w[2]) {
+        (Token::Word(s), Token::Period, Token::Word(t))
+            if s.value.eq_ignore_ascii_case("pg_catalog") =>
+        {
+            Some(t.value.to_lowercase())
+        }
+        _ => None,
+    });
+    let bare = code.windows(2).filter_map(|w| match (w[0], w[1]) {
+        (Token::Word(k), Token::Word(t))
+            if (k.value.eq_ignore_ascii_case("FROM") || k.value.eq_ignore_ascii_case("JOIN"))
+                && t.value.to_lowercase().starts_with("pg_") =>
+        {
+            Some(t.value.to_lowercase())
+        }
+        _ => None,
+    });
+    qualified.chain(bare).collect()
+}
+
+/// Whether `sql` is one of psql's describe queries, and which.
+pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
+    let code: Vec<&Token> = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF | Token::SemiColon))
+        .collect();
+    if !matches!(code.first(), Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("SELECT")) {
+        return None;
+    }
+    let items = select_list(&code[1..])?;
+    let tables = catalog_tables(&code);
+    let reads = |t: &str| tables.iter().any(|x| x == t);
+    let named = |n: &str| items.iter().any(|i| *i == Item::Named(n.to_string()));
+    let oid = || quoted_oid(&code);
+    let question =
+        if reads("pg_class") && reads("pg_namespace") && items == [Item::Named("relname".into())] {
+            Question::RelationNames {
+                filters: filters(&code)?,
+            }
+        } else if reads("pg_class") && reads("pg_namespace") && named("nspname") {
+            let pattern = pattern(&code)?;
+            if !named("relname") || !named("oid") {
+                return None;
+            }
+            Question::Lookup { pattern }
+        } else if reads("pg_index") && named("indisprimary") {
+            Question::Indexes { oid: oid()? }
+        } else if reads("pg_attribute") && named("attname") && named("format_type") {
+            Question::Attributes { oid: oid()? }
+        } else if reads("pg_class") && named("relchecks") && named("relkind") {
+            Question::Relation { oid: oid()? }
+        } else if reads("pg_type") && calls(&code, "to_regtype") {
+            Question::TypeLookup {
+                name: argument(&code, "to_regtype")?,
+            }
+        } else if named("pg_get_viewdef") && items.len() == 1 {
+            Question::ViewDefinition { oid: oid()? }
+        } else if [
+            "pg_policy",
+            "pg_statistic_ext",
+            "pg_publication",
+            "pg_inherits",
+            "pg_trigger",
+            "pg_rewrite",
+        ]
+        .iter()
+        .any(|t| reads(t))
+        {
+            Question::Nothing
+        } else {
+            return None;
+        };
+    Some(Describe { question, items })
+}
+
+/// The items of a select list (the tokens after `SELECT`, up to the `FROM` outside any
+/// parentheses, or the end).
+fn select_list(code: &[&Token]) -> Option<Vec<Item>> {
+    let mut items = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut end = code.len();
+    for (i, t) in code.iter().enumerate() {
+        match t {
+            Token::LParen | Token::LBracket => depth += 1,
+            Token::RParen | Token::RBracket => depth -= 1,
+            Token::Comma if depth == 0 => {
+                items.push(item(&code[start..i])?);
+                start = i + 1;
+            }
+            Token::Word(w) if depth == 0 && w.value.eq_ignore_ascii_case("FROM") => {
+                end = i;
+                break;
+            }
+            _ => {}
+        }
+    }
+    items.push(item(&code[start..end])?);
+    Some(items)
+}
+
+/// What one select item names: its alias, else the function it calls or the column it
+/// reads (the last part of `c.relkind`), or the constant it is.
+fn item(tokens: &[&Token]) -> Option<Item> {
+    let word = |t: &Token| match t {
+        Token::Word(w) => Some(w.value.to_lowercase()),
+        _ => None,
+    };
+    if let [.., Token::Word(as_), last] = tokens {
+        if as_.value.eq_ignore_ascii_case("AS") {
+            return word(last).map(Item::Named);
+        }
+    }
+    match tokens {
+        [] => None,
+        [Token::SingleQuotedString(s)] => Some(Item::Literal(Value::Str(s.clone()))),
+        [Token::Number(n, _)] => Some(Item::Literal(
+            n.parse().map(Value::Int).unwrap_or(Value::Null),
+        )),
+        [Token::Word(w)] if w.value.eq_ignore_ascii_case("NULL") => {
+            Some(Item::Literal(Value::Null))
+        }
+        [Token::Word(w)] if w.value.eq_ignore_ascii_case("TRUE") => {
+            Some(Item::Literal(Value::Bool(true)))
+        }
+        [Token::Word(w)] if w.value.eq_ignore_ascii_case("FALSE") => {
+            Some(Item::Literal(Value::Bool(false)))
+        }
+        _ => {
+            let call = tokens.iter().position(|t| matches!(t, Token::LParen));
+            let named = match call {
+                Some(0) => None,
+                Some(at) => word(tokens[at - 1]),
+                None => tokens.iter().rev().find_map(|t| word(t)),
+            };
+            Some(Item::Named(named.unwrap_or_default()))
+        }
+    }
+}
+
+/// The columns a relation-name query filters on.
+const FILTERED: [&str; 4] = ["relname", "relkind", "relpersistence", "nspname"];
+
+/// The filters of a relation-name query's WHERE: each value (a string or a parameter) is
+/// the last filtered column's, compared as the last operator said. `None` when a value of
+/// the WHERE is not a filtered column's (the query asks more than this answers).
+fn filters(code: &[&Token]) -> Option<Vec<Filter>> {
+    let at = code
+        .iter()
+        .position(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("WHERE")))?;
+    let mut out: Vec<Filter> = Vec::new();
+    let mut column: Option<String> = None;
+    let mut negated = false;
+    for t in &code[at + 1..] {
+        match t {
+            Token::Word(w) if FILTERED.contains(&w.value.to_lowercase().as_str()) => {
+                column = Some(w.value.to_lowercase());
+                negated = false;
+            }
+            Token::Word(w) if w.value.eq_ignore_ascii_case("ORDER") => break,
+            Token::Neq => negated = true,
+            Token::SingleQuotedString(_) | Token::Placeholder(_) => {
+                let value = match t {
+                    Token::SingleQuotedString(v) => TypeName::Literal(v.clone()),
+                    Token::Placeholder(p) => {
+                        TypeName::Param(p.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1)?)
+                    }
+                    _ => return None,
+                };
+                let column = column.clone()?;
+                match out
+                    .iter_mut()
+                    .find(|f| f.column == column && f.negated == negated)
+                {
+                    Some(f) => f.values.push(value),
+                    None => out.push(Filter {
+                        column,
+                        negated,
+                        values: vec![value],
+                    }),
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// Whether the query calls function `f`.
+fn calls(code: &[&Token], f: &str) -> bool {
+    code.windows(2).any(|w| {
+        matches!((w[0], w[1]), (Token::Word(n), Token::LParen) if n.value.eq_ignore_ascii_case(f))
+    })
+}
+
+/// The argument of the query's call of `f`: a string, or a parameter (`$n`).
+fn argument(code: &[&Token], f: &str) -> Option<TypeName> {
+    code.windows(3).find_map(|w| match (w[0], w[1], w[2]) {
+        (Token::Word(n), Token::LParen, arg) if n.value.eq_ignore_ascii_case(f) => match arg {
+            Token::SingleQuotedString(s) => Some(TypeName::Literal(s.clone())),
+            Token::Placeholder(p) => p
+                .strip_prefix('$')
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n >= 1)
+                .map(|n| TypeName::Param(n - 1)),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// psql's name pattern: the string after `OPERATOR(pg_catalog.~)`.
+fn pattern(code: &[&Token]) -> Option<String> {
+    let at = code.iter().position(|t| matches!(t, Token::Tilde))?;
+    code[at..].iter().find_map(|t| match t {
+        Token::SingleQuotedString(s) => Some(s.clone()),
+        _ => None,
+    })
+}
+
+/// The object id the query asks about: its first quoted number (`c.oid = '16415'`).
+fn quoted_oid(code: &[&Token]) -> Option<i64> {
+    code.iter().find_map(|t| match t {
+        Token::SingleQuotedString(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().ok()
+        }
+        _ => None,
+    })
+}

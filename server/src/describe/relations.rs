@@ -1,0 +1,191 @@
+//! What psql and the drivers are told of the cluster's tables and views: columns with
+//! PostgreSQL's type names, nullability, indexes, a view's query, and a stable object id.
+
+use weir_operators::{DataType, Value};
+use weir_runtime::Cluster;
+
+/// The first object id given to a relation (PostgreSQL's first id for user objects).
+pub(crate) const FIRST_OID: i64 = 16384;
+
+/// What psql is told of one table or view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Relation {
+    /// Its name.
+    pub name: String,
+    /// Its query, for a view.
+    pub view_sql: Option<String>,
+    /// An external table (read in place from files): PostgreSQL's foreign table.
+    pub external: bool,
+    /// Its columns, in order.
+    pub columns: Vec<ColumnInfo>,
+    /// Its indexes, the primary key's first.
+    pub indexes: Vec<IndexInfo>,
+}
+
+impl Relation {
+    /// PostgreSQL's kind of relation: `r` a table, `v` a view, `f` a foreign (external) table.
+    pub fn relkind(&self) -> char {
+        if self.view_sql.is_some() {
+            'v'
+        } else if self.external {
+            'f'
+        } else {
+            'r'
+        }
+    }
+}
+
+/// One column of a [`Relation`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnInfo {
+    /// Column name.
+    pub name: String,
+    /// PostgreSQL's name of its type, as `format_type` writes it (`numeric(12,2)`).
+    pub type_name: String,
+    /// Whether NULL is refused (a key column or `NOT NULL`).
+    pub not_null: bool,
+    /// Whether values are stored out of line in PostgreSQL's terms (text): `\d+`'s storage.
+    pub varlena: bool,
+}
+
+/// One index of a [`Relation`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexInfo {
+    /// Index name (`<table>_pkey` for the primary key).
+    pub name: String,
+    /// Its columns, in order.
+    pub columns: Vec<String>,
+    /// The primary key.
+    pub primary: bool,
+    /// No two rows share a key.
+    pub unique: bool,
+    /// The access method as psql prints it: `hash` for the primary key (rows are placed and
+    /// found by the key's hash), `btree` for a secondary index (an ordered set).
+    pub method: &'static str,
+}
+
+/// The object id psql knows relation `name` by: stable for a name (a hash of it), so the
+/// queries of one `\d` agree without the server keeping state.
+pub fn oid(name: &str) -> i64 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.to_lowercase().bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    FIRST_OID + i64::from(h % (i32::MAX as u32 - FIRST_OID as u32))
+}
+
+/// PostgreSQL's name of `t`, as `format_type` writes it.
+pub fn format_type(t: DataType) -> String {
+    match t {
+        DataType::Int64 => "bigint".into(),
+        DataType::Float64 => "double precision".into(),
+        DataType::Utf8 => "character varying".into(),
+        DataType::Boolean => "boolean".into(),
+        DataType::Decimal { precision, scale } => format!("numeric({precision},{scale})"),
+        DataType::Date => "date".into(),
+        DataType::Timestamp => "timestamp without time zone".into(),
+    }
+}
+
+/// The tables and views of `cluster`, as psql is told of them: from the catalog, and a
+/// view's columns from `information_schema.columns`.
+pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
+    let mut out: Vec<Relation> = cluster
+        .tables()
+        .into_iter()
+        .map(|t| {
+            let name_of = |i: usize| t.schema.fields[i].name.clone();
+            let mut indexes = Vec::new();
+            if !t.primary_key.is_empty() {
+                indexes.push(IndexInfo {
+                    name: format!("{}_pkey", t.name),
+                    columns: t.primary_key.iter().map(|&i| name_of(i)).collect(),
+                    primary: true,
+                    unique: true,
+                    method: "hash",
+                });
+            }
+            let mut secondary: Vec<IndexInfo> = t
+                .indexes
+                .iter()
+                .map(|ix| IndexInfo {
+                    name: ix.name.clone(),
+                    columns: std::iter::once(ix.column)
+                        .chain(ix.further.iter().copied())
+                        .map(name_of)
+                        .collect(),
+                    primary: false,
+                    unique: ix.unique,
+                    method: "btree",
+                })
+                .collect();
+            secondary.sort_by(|a, b| a.name.cmp(&b.name));
+            indexes.extend(secondary);
+            let columns = t
+                .schema
+                .fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| ColumnInfo {
+                    name: f.name.clone(),
+                    type_name: format_type(f.data_type),
+                    not_null: t.primary_key.contains(&i) || t.not_null.contains(&i),
+                    varlena: f.data_type == DataType::Utf8,
+                })
+                .collect();
+            Relation {
+                name: t.name.clone(),
+                view_sql: None,
+                external: t.external.is_some(),
+                columns,
+                indexes,
+            }
+        })
+        .collect();
+    let views = cluster.views();
+    if views.is_empty() {
+        return Ok(out);
+    }
+    // A view's columns are what its query gives: the planner binds it for
+    // information_schema.columns.
+    let columns = cluster.query(
+        "SELECT table_name, column_name, data_type, numeric_precision, numeric_scale \
+         FROM information_schema.columns ORDER BY table_name, ordinal_position",
+        &[],
+    )?;
+    let columns = columns.rows();
+    for v in views {
+        let columns = columns
+            .iter()
+            .filter(|c| matches!(c.first(), Some(Value::Str(t)) if *t == v.name))
+            .map(|c| {
+                let get = |i: usize| c.get(i).cloned().unwrap_or(Value::Null);
+                let type_name = match (get(2), get(3), get(4)) {
+                    (Value::Str(t), Value::Int(p), Value::Int(s)) if t == "numeric" => {
+                        format!("numeric({p},{s})")
+                    }
+                    (Value::Str(t), _, _) => t,
+                    _ => String::new(),
+                };
+                ColumnInfo {
+                    name: match get(1) {
+                        Value::Str(n) => n,
+                        _ => String::new(),
+                    },
+                    varlena: type_name == "character varying",
+                    type_name,
+                    not_null: false,
+                }
+            })
+            .collect();
+        out.push(Relation {
+            name: v.name,
+            view_sql: Some(v.sql),
+            external: false,
+            columns,
+            indexes: Vec::new(),
+        });
+    }
+    Ok(out)
+}
