@@ -232,20 +232,22 @@ mod tests {
         }
     }
 
-    fn unique() -> SeedQuery {
-        demo::SEED_QUERIES[0]
+    const UNIQUE: SeedQuery = demo::SEED_QUERIES[0];
+
+    /// `querySimpleUnique` on `threads` threads, iterations of `seconds`.
+    fn case(threads: usize, seconds: f64) -> CaseRun<'static> {
+        CaseRun {
+            query: &UNIQUE,
+            case_index: 0,
+            threads,
+            seconds,
+            seed: 1,
+        }
     }
 
     #[test]
     fn every_thread_calls_in_every_measured_iteration() {
-        let q = unique();
-        let run = CaseRun {
-            query: &q,
-            case_index: 0,
-            threads: 3,
-            seconds: 0.02,
-            seed: 1,
-        };
+        let run = case(3, 0.02);
         let started = std::sync::atomic::AtomicUsize::new(0);
         let its = run_case(
             &run,
@@ -276,14 +278,7 @@ mod tests {
 
     #[test]
     fn a_wrong_answer_stops_the_case_with_what_was_wrong() {
-        let q = unique();
-        let run = CaseRun {
-            query: &q,
-            case_index: 0,
-            threads: 2,
-            seconds: 0.01,
-            seed: 1,
-        };
+        let run = case(2, 0.01);
         let e = run_case(
             &run,
             |_| {
@@ -300,14 +295,7 @@ mod tests {
 
     #[test]
     fn a_client_that_cannot_be_made_fails_the_case() {
-        let q = unique();
-        let run = CaseRun {
-            query: &q,
-            case_index: 0,
-            threads: 2,
-            seconds: 0.01,
-            seed: 1,
-        };
+        let run = case(2, 0.01);
         let e = run_case(
             &run,
             |t| -> Result<Counting, String> { Err(format!("thread {t} cannot connect")) },
