@@ -161,17 +161,43 @@ fn filters(code: &[&Token]) -> Option<Vec<Filter>> {
     let at = code
         .iter()
         .position(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("WHERE")))?;
+    let comparison = |t: Option<&&Token>| {
+        matches!(
+            t,
+            Some(Token::Eq | Token::Neq | Token::Lt | Token::Gt | Token::LtEq | Token::GtEq)
+        )
+    };
     let mut out: Vec<Filter> = Vec::new();
+    // The filtered column the next values compare with, once `=`, `!=` or `IN` follows it.
     let mut column: Option<String> = None;
+    let mut compared = false;
     let mut negated = false;
-    for t in &code[at + 1..] {
+    for k in at + 1..code.len() {
+        let t = code[k];
         match t {
             Token::Word(w) if FILTERED.contains(&w.value.to_lowercase().as_str()) => {
                 column = Some(w.value.to_lowercase());
-                negated = false;
+                (compared, negated) = (false, false);
             }
             Token::Word(w) if w.value.eq_ignore_ascii_case("ORDER") => break,
-            Token::Neq => negated = true,
+            Token::Word(w) if w.value.eq_ignore_ascii_case("IN") => compared = true,
+            Token::Eq => compared = true,
+            Token::Neq => (compared, negated) = (true, true),
+            // Another comparison (a range, a pattern), or another column: not a filter this
+            // answers.
+            Token::Lt | Token::Gt | Token::LtEq | Token::GtEq | Token::Tilde => column = None,
+            Token::Word(w)
+                if ["LIKE", "ILIKE", "SIMILAR"]
+                    .iter()
+                    .any(|k| w.value.eq_ignore_ascii_case(k)) =>
+            {
+                column = None
+            }
+            Token::Word(_)
+                if matches!(code[k - 1], Token::Period) || comparison(code.get(k + 1)) =>
+            {
+                column = None
+            }
             Token::SingleQuotedString(_) | Token::Placeholder(_) => {
                 let value = match t {
                     Token::SingleQuotedString(v) => TypeName::Literal(v.clone()),
@@ -180,7 +206,7 @@ fn filters(code: &[&Token]) -> Option<Vec<Filter>> {
                     }
                     _ => return None,
                 };
-                let column = column.clone()?;
+                let column = column.clone().filter(|_| compared)?;
                 match out
                     .iter_mut()
                     .find(|f| f.column == column && f.negated == negated)

@@ -255,6 +255,18 @@ fn sqlalchemys_relation_names_filter_by_name_kind_and_schema() {
     assert!(d
         .rows(&relations, &params("nosuch", ["r", "p", "f"]))
         .is_empty());
+    // A filter this does not answer (another column, a pattern) is not recognized: the
+    // query is refused as any other of pg_catalog rather than answered wrongly.
+    for other in [
+        has_table.replace(
+            "pg_catalog.pg_class.relname IN ($1)",
+            "pg_catalog.pg_class.relowner = $1",
+        ),
+        has_table.replace("relname IN ($1)", "relname LIKE $1"),
+        has_table.replace("relname IN ($1)", "relname > $1"),
+    ] {
+        assert!(describe(&other).is_none(), "{other}");
+    }
     let in_schema = has_table.replace("nspname != $5", "nspname = $5");
     let d = describe(&in_schema).unwrap();
     assert!(d
