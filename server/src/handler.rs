@@ -118,13 +118,11 @@ impl QueryHandler {
                 let tag = *tag;
                 let cluster = self.cluster.clone();
                 let stmt = stmt.clone();
-                let n = tokio::task::spawn_blocking(move || match &stmt.kind {
+                let n = off_the_workers("statement", move || match &stmt.kind {
                     Kind::Write(Some(cell), _) => statement::prepared(cell).execute(params),
                     _ => cluster.execute_with(&stmt.sql, &params),
                 })
-                .await
-                .map_err(|e| user_error("XX000", format!("the statement's thread failed: {e}")))?
-                .map_err(to_pg)?;
+                .await?;
                 session.with_block(|b| b.wrote());
                 let n = n as usize;
                 let tag = match tag {
@@ -139,12 +137,8 @@ impl QueryHandler {
             Kind::Describe(describe) => {
                 let cluster = self.cluster.clone();
                 let relations = if describe.reads_relations() {
-                    tokio::task::spawn_blocking(move || crate::describe::relations(&cluster))
-                        .await
-                        .map_err(|e| {
-                            user_error("XX000", format!("the statement's thread failed: {e}"))
-                        })?
-                        .map_err(to_pg)?
+                    off_the_workers("statement", move || crate::describe::relations(&cluster))
+                        .await?
                 } else {
                     Vec::new()
                 };
@@ -352,6 +346,18 @@ impl QueryHandler {
             }
         }
     }
+}
+
+/// Runs `work` (a call that blocks on the cluster) on tokio's blocking threads, so that the
+/// async workers go on serving other connections; its error as the client sees it.
+async fn off_the_workers<T: Send + 'static>(
+    what: &str,
+    work: impl FnOnce() -> weir_runtime::Result<T> + Send + 'static,
+) -> PgWireResult<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| user_error("XX000", format!("the {what}'s thread failed: {e}")))?
+        .map_err(to_pg)
 }
 
 /// Rows the server computed itself, as a query's response with `columns`.
@@ -780,15 +786,13 @@ impl CopyHandler for QueryHandler {
         };
         let sql = copy.finish()?;
         let cluster = self.cluster.clone();
-        let n = tokio::task::spawn_blocking(move || {
+        let n = off_the_workers("COPY", move || {
             let n = cluster.execute(&sql);
             // Removes the file.
             drop(copy);
             n
         })
-        .await
-        .map_err(|e| user_error("XX000", format!("the COPY's thread failed: {e}")))?
-        .map_err(to_pg)?;
+        .await?;
         session.with_block(|b| b.wrote());
         client
             .send(PgWireBackendMessage::CommandComplete(
