@@ -4,6 +4,7 @@
 //! there through the protocol).
 
 use std::error::Error as StdError;
+use std::fmt::Write as _;
 use tokio::runtime::Runtime;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, NoTls, Statement};
@@ -139,7 +140,7 @@ fn insert_rows(vals: std::ops::Range<i64>) -> String {
             sql.push(',');
         }
         let b = v / 1000;
-        sql.push_str(&format!("({v},'name{v}',{v},{b},{v},{b})"));
+        let _ = write!(sql, "({v},'name{v}',{v},{b},{v},{b})");
     }
     sql
 }
