@@ -35,14 +35,26 @@ impl Drop for Nodes {
     }
 }
 
-/// Writes `secret` to a file of its own in a temporary directory named after `test` (and this
-/// process), and returns its path.
+/// Writes a secret of its own for `test` to a file in a temporary directory named after
+/// `test` (and this process), and returns its path: `secret`, followed by the test's name and
+/// this process's id.
+///
+/// The secret is what makes node processes one cluster: tests run side by side (and beside
+/// other test processes, such as a chaos loop), and a port one test's killed node gave up may
+/// be taken by another test's node, which its old peers then dial. With one secret for all,
+/// the handshake would let them in as the node they expected.
 pub(crate) fn secret_file(test: &str, secret: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("weir-mp-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let path = dir.join("secret");
-    std::fs::write(&path, format!("{secret}\n")).expect("the secret file");
+    std::fs::write(&path, format!("{}\n", unique_secret(test, secret)))
+        .expect("the secret file");
     path
+}
+
+/// `secret` made `test`'s own in this process (what [`secret_file`] writes).
+fn unique_secret(test: &str, secret: &str) -> String {
+    format!("{secret} ({test}, process {})", std::process::id())
 }
 
 /// Starts `weir node --id id --listen listen` and returns it with the address it printed.
