@@ -141,3 +141,73 @@ fn same_answers_on_1_3_and_5_nodes_and_any_thread_count() {
         assert_idle(&c);
     }
 }
+
+/// The EXPLAIN text of `sql` on `c`, one line per row.
+fn explain(c: &TestCluster, sql: &str) -> String {
+    c.query(&format!("EXPLAIN {sql}"), &[])
+        .unwrap()
+        .rows()
+        .into_iter()
+        .map(|r| match &r[0] {
+            Value::Str(s) => s.clone(),
+            other => panic!("EXPLAIN row is not one string: {other:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn many_groups_are_merged_on_the_data_nodes_and_answer_as_on_one_node() {
+    // Grouping by the key makes 150,000 groups: their partial states are hash-exchanged to
+    // every data node, which merges its share (a final phase on the initiator alone would
+    // take all 150,000).
+    const ROWS: i64 = 150_000;
+    let value = |id: i64| (id * 7919) % 1000 - 300;
+    let sqls = [
+        "SELECT COUNT(*), SUM(s), MIN(s), MAX(s) FROM (SELECT id, SUM(v) + id AS s FROM t GROUP BY id) AS g",
+        "SELECT id, SUM(v) AS s, COUNT(*) FROM t GROUP BY id HAVING SUM(v) > 690 ORDER BY s DESC, id LIMIT 7",
+        "SELECT COUNT(*) FROM (SELECT DISTINCT id FROM t) AS d",
+    ];
+    let one = common::cluster(1);
+    common::load_t(&one, ROWS, value);
+    let three = common::cluster(3);
+    common::load_t(&three, ROWS, value);
+    let plan = explain(&three, sqls[1]);
+    assert!(
+        plan.contains("(hash(") && plan.contains("on all data nodes"),
+        "{plan}"
+    );
+    let merged = plan
+        .lines()
+        .skip_while(|l| !l.contains("on all data nodes"))
+        .take_while(|l| !l.starts_with("Fragment") || l.contains("on all data nodes"))
+        .any(|l| l.contains("HashAggregate (final)"));
+    assert!(merged, "{plan}");
+    for sql in sqls {
+        assert_eq!(
+            three.query(sql, &[]).unwrap().rows(),
+            one.query(sql, &[]).unwrap().rows(),
+            "{sql}"
+        );
+    }
+    // And as computed directly.
+    let sums = (0..ROWS).map(|id| value(id) + id);
+    assert_eq!(
+        ints(&three.query(sqls[0], &[]).unwrap().rows()),
+        vec![vec![
+            ROWS,
+            sums.clone().sum::<i64>(),
+            sums.clone().min().unwrap(),
+            sums.max().unwrap()
+        ]]
+    );
+    let mut top: Vec<(i64, i64)> = (0..ROWS)
+        .map(|id| (value(id), id))
+        .filter(|(v, _)| *v > 690)
+        .collect();
+    top.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let expected: Vec<Vec<i64>> = top.iter().take(7).map(|&(v, id)| vec![id, v, 1]).collect();
+    assert_eq!(ints(&three.query(sqls[1], &[]).unwrap().rows()), expected);
+    assert_idle(&three);
+    assert_idle(&one);
+}

@@ -8,8 +8,9 @@
 //! - a join sends a small input whole to where the other one is (a broadcast join), or
 //!   hash-distributes both inputs on their keys into a join fragment on every data node,
 //!   building the side estimated smaller (estimates from `crate::optimizer::estimate`);
-//! - an aggregation runs a partial phase where its input is and a final phase after gathering
-//!   (DISTINCT is an aggregation on every column);
+//! - an aggregation runs a partial phase where its input is and a final phase after gathering,
+//!   or, when many groups are expected, on every data node after a hash exchange on the group
+//!   keys ([`aggregate`]; DISTINCT is an aggregation on every column);
 //! - a sort keeps each node's top rows under a limit, then merges after gathering; a full
 //!   sort of a large input sorts on each node and merges the gathered streams, of a smaller
 //!   one sorts the gathered rows once; a limit limits each node, then the gathered rows;
@@ -22,11 +23,15 @@
 //!
 //! What runs on the initiator at the top becomes the root fragment (id 0).
 
+mod aggregate;
 mod fragments;
 mod recursive;
 pub(crate) mod scan;
+mod sort;
 
+use aggregate::{aggregate, set_op_as_aggregate};
 use fragments::{Frags, Input};
+use sort::{limit_rows, sort, sort_once};
 
 use crate::catalog::Catalog;
 use crate::error::PlanError;
@@ -35,9 +40,9 @@ use crate::optimizer::estimate::estimate;
 use crate::statement::{Fragment, Placement, Pruning, QueryPlan};
 use weir_operators::kernels::sort::MERGE_MIN_BYTES;
 use weir_operators::plan::Distribution;
-use weir_operators::plan::{AggFunc, AggMode, AggregateExpr, JoinSide, SortKey, WindowExpr};
+use weir_operators::plan::{JoinSide, SortKey, WindowExpr};
 use weir_operators::types::row_bytes;
-use weir_operators::{BinaryOp, DataType, Expr, Field, PhysicalPlan, Schema};
+use weir_operators::{DataType, Expr, Field, PhysicalPlan, Schema};
 
 fn is_identity(exprs: &[Expr], width: usize) -> bool {
     exprs.len() == width && exprs.iter().enumerate().all(|(i, e)| *e == Expr::Column(i))
@@ -124,6 +129,12 @@ pub(crate) fn plan_query(
 
 fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, PlanError> {
     let schema = plan.schema();
+    let groups = match plan {
+        LogicalPlan::Aggregate { .. } | LogicalPlan::Distinct { .. } => {
+            estimate(&plan, catalog).rows
+        }
+        _ => 0.0,
+    };
     Ok(match plan {
         LogicalPlan::Scan {
             table,
@@ -215,21 +226,21 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         }
         LogicalPlan::Aggregate {
             input,
-            groups,
+            groups: groups_by,
             group_fields,
             aggs,
             ..
         } => {
             let input = lower(*input, catalog, fr)?;
             let group_types: Vec<DataType> = group_fields.iter().map(|f| f.data_type).collect();
-            aggregate(input, groups, group_types, aggs, schema, fr)
+            aggregate(input, groups_by, group_types, aggs, (schema, groups), fr)
         }
         LogicalPlan::Distinct { input } => {
             let input = lower(*input, catalog, fr)?;
             let n = input.schema.len();
-            let groups = (0..n).map(Expr::Column).collect();
+            let keys = (0..n).map(Expr::Column).collect();
             let types = input.schema.types();
-            aggregate(input, groups, types, vec![], schema, fr)
+            aggregate(input, keys, types, vec![], (schema, groups), fr)
         }
         LogicalPlan::Sort { input, keys } => {
             let rows = estimate(&input, catalog).rows;
@@ -576,200 +587,4 @@ fn window(
         fragment: Some(id),
         hashed: Some(spec.partition_by),
     }
-}
-
-/// Grouping: one phase on a single instance, else partial where the rows are and final after
-/// gathering.
-fn aggregate(
-    input: Input,
-    group_by: Vec<Expr>,
-    group_types: Vec<DataType>,
-    aggs: Vec<AggregateExpr>,
-    schema: Schema,
-    fr: &mut Frags,
-) -> Input {
-    // An aggregate that needs a group's values all at once (PERCENTILE_CONT) or in an order
-    // (STRING_AGG ... ORDER BY) has no partial state: the rows are gathered, sorted in that
-    // order (the binder gives every ordered aggregate of one aggregation the same), and
-    // aggregated in one place, where each group takes its rows in the order they come.
-    let order = aggs.iter().find(|a| !a.order_by.is_empty());
-    let input = match order {
-        Some(a) => sort_once(input, a.order_by.clone(), fr),
-        None if aggs.iter().any(AggregateExpr::is_holistic) && !input.is_single() => {
-            fr.gather(input)
-        }
-        None => input,
-    };
-    if input.is_single() {
-        let plan = PhysicalPlan::HashAggregate {
-            input: Box::new(input.plan.clone()),
-            group_by,
-            group_types,
-            aggs,
-            mode: AggMode::Single,
-        };
-        return input.wrap(plan, schema);
-    }
-    let input_names = crate::explain::names(&input.plan);
-    let mut fields: Vec<Field> = group_by
-        .iter()
-        .zip(&group_types)
-        .map(|(g, t)| Field::new(crate::explain::fmt_expr(g, &input_names), *t))
-        .collect();
-    for a in &aggs {
-        for (name, t) in crate::explain::state_names(a, &input_names)
-            .into_iter()
-            .zip(a.state_types())
-        {
-            fields.push(Field::new(name, t));
-        }
-    }
-    let k = group_by.len();
-    let partial = PhysicalPlan::HashAggregate {
-        input: Box::new(input.plan.clone()),
-        group_by,
-        group_types: group_types.clone(),
-        aggs: aggs.clone(),
-        mode: AggMode::Partial,
-    };
-    let partial = input.wrap(partial, Schema::new(fields));
-    let gathered = fr.gather(partial);
-    let plan = PhysicalPlan::HashAggregate {
-        input: Box::new(gathered.plan.clone()),
-        group_by: (0..k).map(Expr::Column).collect(),
-        group_types,
-        aggs,
-        mode: AggMode::Final,
-    };
-    gathered.wrap(plan, schema)
-}
-
-/// A full sort of an input estimated smaller than the sort kernel's merge threshold
-/// ([`MERGE_MIN_BYTES`]): the rows are gathered as they are and sorted once. Sorting on each
-/// node first pays off only when the gathered sorted streams are then merged; below that size
-/// the gathered rows are sorted again whatever order they came in, so the nodes' sorts (and
-/// their copies of every row) would be work done twice.
-fn sort_once(input: Input, keys: Vec<SortKey>, fr: &mut Frags) -> Input {
-    let schema = input.schema.clone();
-    let gathered = if input.is_single() {
-        input
-    } else {
-        fr.gather(input)
-    };
-    let plan = PhysicalPlan::Sort {
-        input: Box::new(gathered.plan.clone()),
-        keys,
-        limit: None,
-    };
-    gathered.wrap(plan, schema)
-}
-
-/// A sort (keeping the first `keep` rows): per node then merged, or once on a single instance.
-fn sort(input: Input, keys: Vec<SortKey>, keep: Option<usize>, fr: &mut Frags) -> Input {
-    let schema = input.schema.clone();
-    let local = PhysicalPlan::Sort {
-        input: Box::new(input.plan.clone()),
-        keys: keys.clone(),
-        limit: keep,
-    };
-    let local = input.wrap(local, schema.clone());
-    if local.is_single() {
-        return local;
-    }
-    let gathered = fr.gather(local);
-    let plan = PhysicalPlan::Sort {
-        input: Box::new(gathered.plan.clone()),
-        keys,
-        limit: keep,
-    };
-    gathered.wrap(plan, schema)
-}
-
-/// OFFSET/LIMIT: each node passes at most `offset + limit` rows, then once more on the
-/// gathered rows.
-fn limit_rows(input: Input, offset: usize, limit: Option<usize>, fr: &mut Frags) -> Input {
-    let schema = input.schema.clone();
-    let input = if input.is_single() {
-        input
-    } else {
-        let local = match limit {
-            Some(l) => {
-                let plan = PhysicalPlan::Limit {
-                    input: Box::new(input.plan.clone()),
-                    offset: 0,
-                    limit: Some(l.saturating_add(offset)),
-                };
-                input.wrap(plan, schema.clone())
-            }
-            None => input,
-        };
-        fr.gather(local)
-    };
-    let plan = PhysicalPlan::Limit {
-        input: Box::new(input.plan.clone()),
-        offset,
-        limit,
-    };
-    input.wrap(plan, schema)
-}
-
-/// `l INTERSECT r` / `l EXCEPT r` as `SELECT cols FROM (l tagged 1,0 UNION ALL r tagged 0,1)
-/// GROUP BY cols HAVING ...`: grouping compares NULLs as equal, as set operations do.
-fn set_op_as_aggregate(l: LogicalPlan, r: LogicalPlan, kind: SetOpKind) -> LogicalPlan {
-    let fields = l.schema().fields;
-    let n = fields.len();
-    let tagged = |p: LogicalPlan, in_left: bool| {
-        let mut exprs: Vec<Expr> = (0..n).map(Expr::Column).collect();
-        exprs.push(Expr::lit(i64::from(in_left)));
-        exprs.push(Expr::lit(i64::from(!in_left)));
-        let mut f = fields.clone();
-        f.push(Field::new("__in_left", DataType::Int64));
-        f.push(Field::new("__in_right", DataType::Int64));
-        p.project(exprs, f)
-    };
-    let union = LogicalPlan::Union {
-        inputs: vec![tagged(l, true), tagged(r, false)],
-    };
-    let sum = |c: usize| AggregateExpr {
-        func: AggFunc::Sum,
-        arg: Some(Expr::Column(c)),
-        input_type: DataType::Int64,
-        param: None,
-        order_by: Vec::new(),
-    };
-    let counted = LogicalPlan::Aggregate {
-        input: Box::new(union),
-        groups: (0..n).map(Expr::Column).collect(),
-        group_fields: fields.clone(),
-        aggs: vec![sum(n), sum(n + 1)],
-        agg_names: vec!["__left".into(), "__right".into()],
-    };
-    let positive = |c: usize| Expr::col(c).binary(BinaryOp::Gt, Expr::lit(0));
-    let (left, right) = (Expr::col(n), Expr::col(n + 1));
-    let keep = match kind {
-        SetOpKind::Intersect => positive(n).and(positive(n + 1)),
-        SetOpKind::Except => positive(n).and(right.eq(Expr::lit(0))),
-        SetOpKind::IntersectAll | SetOpKind::ExceptAll => {
-            // The rows with their number of copies last, for the Repeat above.
-            let copies = if kind == SetOpKind::IntersectAll {
-                Expr::Case {
-                    operand: None,
-                    branches: vec![(left.clone().binary(BinaryOp::Lt, right.clone()), left)],
-                    else_result: Some(Box::new(right)),
-                }
-            } else {
-                left.binary(BinaryOp::Sub, right)
-            };
-            let mut exprs: Vec<Expr> = (0..n).map(Expr::Column).collect();
-            exprs.push(copies);
-            let mut with_copies = fields;
-            with_copies.push(Field::new("__copies", DataType::Int64));
-            return counted.project(exprs, with_copies);
-        }
-    };
-    let filtered = LogicalPlan::Filter {
-        input: Box::new(counted),
-        predicate: keep,
-    };
-    filtered.project((0..n).map(Expr::Column).collect(), fields)
 }

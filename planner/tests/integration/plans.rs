@@ -495,6 +495,85 @@ fn default_null_ordering() {
     }
 }
 
+#[test]
+fn many_groups_merge_on_every_data_node_after_a_hash_exchange() {
+    let mut cat = catalog();
+    // Item's key is unique: grouping by it makes as many groups as Item has rows.
+    cat.set_row_count("Item", 2_000_000);
+    let q = query(
+        &cat,
+        "SELECT id, SUM(fld) AS s FROM Item GROUP BY id HAVING SUM(fld) > 10 ORDER BY s DESC LIMIT 5",
+        &[],
+    );
+    let partial = q
+        .fragments
+        .iter()
+        .find(|f| matches!(f.placement, Placement::Table { .. }))
+        .unwrap();
+    assert_eq!(
+        shape(&partial.plan),
+        "HashAggregate(Scan)",
+        "{}",
+        explain(&q)
+    );
+    let output = partial.output.as_ref().unwrap();
+    assert_eq!(
+        output.distribution,
+        Distribution::Hash(vec![Expr::Column(0)])
+    );
+    // The final phase, HAVING and each node's top rows run on every data node; the
+    // initiator merges their top rows.
+    let merged = q.fragments.iter().find(|f| f.id == output.target).unwrap();
+    assert_eq!(merged.placement, Placement::AllDataNodes, "{}", explain(&q));
+    assert_eq!(
+        shape(&merged.plan),
+        "Sort(Filter(HashAggregate(Exchange)))",
+        "{}",
+        explain(&q)
+    );
+    match nodes(&q, "HashAggregate")[..] {
+        [PhysicalPlan::HashAggregate { mode: first, .. }, PhysicalPlan::HashAggregate { mode: second, .. }] =>
+        {
+            let mut modes = [*first, *second];
+            modes.sort_by_key(|m| format!("{m:?}"));
+            assert_eq!(modes, [AggMode::Final, AggMode::Partial]);
+        }
+        ref other => panic!("{other:?}"),
+    }
+    assert_eq!(shape(&q.fragments[0].plan), "Limit(Sort(Exchange))");
+    // Few groups (a tenth of the rows, unknown values): merged on the initiator.
+    cat.set_row_count("Item", 100_000);
+    let few = query(
+        &cat,
+        "SELECT fld, SUM(fldBatch) FROM Item GROUP BY fld",
+        &[],
+    );
+    assert_eq!(shape(&few.fragments[0].plan), "HashAggregate(Exchange)");
+    assert_eq!(few.fragments[0].placement, Placement::Initiator);
+}
+
+#[test]
+fn a_grouping_by_the_keys_its_input_is_spread_by_runs_in_one_phase() {
+    let mut cat = catalog();
+    cat.set_row_count("Item", 2_000_000);
+    // The inner grouping spreads its groups over the nodes by (id, fld); the outer one
+    // groups by both and more, so each of its groups is whole on one node.
+    let q = query(
+        &cat,
+        "SELECT id, fld, c, COUNT(*) FROM (SELECT id, fld, COUNT(*) AS c FROM Item GROUP BY id, fld) AS g GROUP BY id, fld, c",
+        &[],
+    );
+    let modes: Vec<AggMode> = nodes(&q, "HashAggregate")
+        .into_iter()
+        .map(|p| match p {
+            PhysicalPlan::HashAggregate { mode, .. } => *mode,
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(modes.len(), 3, "{}", explain(&q));
+    assert!(modes.contains(&AggMode::Single), "{}", explain(&q));
+}
+
 /// The fixture catalog with every table a million rows, so that no join input is small
 /// enough to broadcast.
 fn large_catalog() -> Catalog {
