@@ -47,8 +47,7 @@ pub(crate) fn secret_file(test: &str, secret: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("weir-mp-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let path = dir.join("secret");
-    std::fs::write(&path, format!("{}\n", unique_secret(test, secret)))
-        .expect("the secret file");
+    std::fs::write(&path, format!("{}\n", unique_secret(test, secret))).expect("the secret file");
     path
 }
 
