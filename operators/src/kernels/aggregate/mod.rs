@@ -20,8 +20,11 @@
 //! the last group has been emitted.
 //!
 //! Refused memory with a spill space ([`ExecContext::spill`]), a grouped aggregation spills
-//! (module `spill`), or, in partial mode, sends what it holds downstream early.
+//! (module `spill`), or, in partial mode, sends what it holds downstream early. A partial
+//! aggregation that barely groups lets its rows through, grouped batch by batch (module
+//! `adaptive`).
 
+mod adaptive;
 mod spill;
 
 use super::groups::{from_wide, wide_at, Groups};
@@ -32,6 +35,7 @@ use crate::eval::{cast_column, evaluate_borrowed};
 use crate::plan::{AggFunc, AggMode, AggregateExpr};
 use crate::spill::SpillFile;
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result, Value};
+use adaptive::PartialProbe;
 use spill::{GroupSpill, MAX_LEVEL};
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -747,6 +751,8 @@ pub struct HashAggregateOp {
     spilled: VecDeque<SpillFile>,
     /// The final-mode aggregation of the spilled partition being emitted.
     merging: Option<Box<HashAggregateOp>>,
+    /// In partial mode: whether it groups enough to go on grouping.
+    probe: PartialProbe,
 }
 
 impl HashAggregateOp {
@@ -787,6 +793,7 @@ impl HashAggregateOp {
             spilling: None,
             spilled: VecDeque::new(),
             merging: None,
+            probe: PartialProbe::default(),
         };
         if op.group_types.is_empty() {
             // One global group, present even without input.
@@ -1020,6 +1027,12 @@ impl Operator for HashAggregateOp {
         })();
         self.ids = ids;
         result?;
+        let grouped = !self.group_types.is_empty();
+        if self.mode == AggMode::Partial && grouped && self.probe.observe(n, self.groups.len) {
+            // Rows let through: what is held goes now (see `adaptive`).
+            self.flushing = true;
+            self.emit = 0;
+        }
         match self.account() {
             Err(refused) => self.relieve(refused),
             ok => ok,
@@ -1301,6 +1314,72 @@ mod tests {
         )
         .unwrap();
         run(&mut f, &partial_out)
+    }
+
+    #[test]
+    fn a_partial_aggregation_that_barely_groups_lets_its_rows_through_and_the_final_agrees() {
+        // Keys 0..150,000 each twice, far apart: past the probe rows nearly every row is a
+        // group of its own.
+        let rows = |range: std::ops::Range<i64>| -> Batch {
+            let keys: Vec<i64> = range.clone().map(|r| r % 150_000).collect();
+            Batch::try_new(vec![
+                Column::from_i64(keys),
+                Column::from_i64(range.collect()),
+            ])
+            .unwrap()
+        };
+        let batches: Vec<Batch> = (0..30)
+            .map(|b| rows(b * 10_000..(b + 1) * 10_000))
+            .collect();
+        let aggs = vec![
+            agg(AggFunc::CountStar, None, DataType::Int64),
+            agg(AggFunc::Sum, Some(1), DataType::Int64),
+        ];
+        let ctx = ExecContext::new(vec![]);
+        let mut partial = HashAggregateOp::new(
+            vec![Expr::col(0)],
+            vec![DataType::Int64],
+            aggs.clone(),
+            AggMode::Partial,
+            ctx.clone(),
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        let mut states = Vec::new();
+        let mut early = 0;
+        for b in &batches {
+            partial.push(0, b.clone()).unwrap();
+            if partial.has_output() {
+                early += 1;
+                drain(&mut partial, &mut states).unwrap();
+            }
+        }
+        partial.finish(0).unwrap();
+        drain(&mut partial, &mut states).unwrap();
+        // Grouping until the probe's 100,000 rows, then every batch let through at once.
+        assert_eq!(early, 21);
+        let mut fin = HashAggregateOp::new(
+            vec![],
+            vec![DataType::Int64],
+            aggs.clone(),
+            AggMode::Final,
+            ctx.clone(),
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        let merged = run(&mut fin, &states);
+        let mut single = HashAggregateOp::new(
+            vec![Expr::col(0)],
+            vec![DataType::Int64],
+            aggs,
+            AggMode::Single,
+            ctx,
+            Reservation::unbounded(),
+        )
+        .unwrap();
+        assert_eq!(merged.len(), 150_000);
+        assert_eq!(merged, run(&mut single, &batches));
+        assert_eq!(merged[7], vec![7.into(), 2.into(), (7 + 150_007).into()]);
     }
 
     #[test]
