@@ -51,9 +51,8 @@
 //! the test ends, pass or fail ([`Nodes`]). `chaos::checker` runs the checker on histories
 //! made by hand.
 //!
-//! The run is ignored by the suite until the runtime bugs it still finds are fixed (see the
-//! attribute on the test); the checker's own tests run. Run it alone, with its report:
-//! `cargo test -p weir-cli --test integration chaos:: -- --ignored --nocapture`. By default the clients
+//! The run is part of the suite (since 2026-12-06). Run it alone, with its report:
+//! `cargo test -p weir-cli --test integration chaos:: -- --nocapture`. By default the clients
 //! start operations for [`DEFAULT_SECS`] seconds (at most [`DEFAULT_OPS`] each); the run takes
 //! under a minute. `WEIR_CHAOS_SEED=N` runs seed `N` again (its choices; the threads'
 //! interleaving differs from run to run); `WEIR_CHAOS_OPS=N` runs `N` operations per client
@@ -1059,9 +1058,6 @@ fn length() -> Length {
 }
 
 #[test]
-#[ignore = "still finds a rare bug under the load of the whole suite: 1 run of 12 inside the \
-            integration tests' parallel run ended with a partition without a current copy; \
-            run it with -- --ignored"]
 fn seeded_chaos_of_node_processes_loses_and_duplicates_no_acknowledged_write() {
     let seed = seed();
     let length = length();
