@@ -1440,7 +1440,9 @@ fn a_copy_that_missed_an_acknowledged_write_serves_no_read_to_a_client_that_did_
 
 #[test]
 fn a_heartbeat_not_shorter_than_the_silence_that_counts_a_node_down_is_refused() {
-    let secret = Secret::from_file(&secret_file("silence", SECRET)).unwrap();
+    let file = secret_file("silence", SECRET);
+    let secret = Secret::from_file(&file).unwrap();
+    std::fs::remove_dir_all(file.parent().expect("the secret's directory")).unwrap();
     for (heartbeat, dead_after) in [(2_000, 1_000), (500, 500), (0, 1_000)] {
         let built = Cluster::builder()
             .connect(&["127.0.0.1:9"])

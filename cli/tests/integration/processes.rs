@@ -16,7 +16,8 @@ use weir_runtime::wire::framing::Secret;
 pub(crate) const LIMIT: Duration = Duration::from_secs(10);
 /// The secret every node process of these tests shares (written to each test's secret file).
 pub(crate) const SECRET: &str = "the secret of the multiprocess tests";
-/// The node processes of one test, killed (SIGKILL) on drop.
+/// The node processes of one test, killed (SIGKILL) on drop; the test's directory (its secret
+/// and the nodes' logs, [`secret_file`]) is removed then too, unless the test is failing.
 pub(crate) struct Nodes {
     /// Each node's process, `None` while it is killed.
     pub(crate) children: Vec<Option<Child>>,
@@ -31,6 +32,12 @@ impl Drop for Nodes {
         for child in self.children.iter_mut().flatten() {
             let _ = child.kill();
             let _ = child.wait();
+        }
+        // A failing test keeps its nodes' logs for whoever looks into it.
+        if !std::thread::panicking() {
+            if let Some(dir) = self.secret.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
         }
     }
 }
