@@ -5,10 +5,11 @@ use weir_operators::plan::SortKey;
 use weir_operators::PhysicalPlan;
 
 /// A full sort of an input estimated smaller than the sort kernel's merge threshold
-/// ([`MERGE_MIN_BYTES`]): the rows are gathered as they are and sorted once. Sorting on each
-/// node first pays off only when the gathered sorted streams are then merged; below that size
-/// the gathered rows are sorted again whatever order they came in, so the nodes' sorts (and
-/// their copies of every row) would be work done twice.
+/// ([`MERGE_MIN_BYTES`](weir_operators::kernels::sort::MERGE_MIN_BYTES)): the rows are gathered
+/// as they are and sorted once. Sorting on each node first pays off only when the gathered
+/// sorted streams are then merged; below that size the gathered rows are sorted again whatever
+/// order they came in, so the nodes' sorts (and their copies of every row) would be work done
+/// twice.
 pub(super) fn sort_once(input: Input, keys: Vec<SortKey>, fr: &mut Frags) -> Input {
     let schema = input.schema.clone();
     let gathered = if input.is_single() {
