@@ -129,7 +129,7 @@ pub(crate) fn plan_query(
 
 fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, PlanError> {
     let schema = plan.schema();
-    let groups = match plan {
+    let estimated_groups = match plan {
         LogicalPlan::Aggregate { .. } | LogicalPlan::Distinct { .. } => {
             estimate(&plan, catalog).rows
         }
@@ -226,21 +226,28 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         }
         LogicalPlan::Aggregate {
             input,
-            groups: groups_by,
+            groups,
             group_fields,
             aggs,
             ..
         } => {
             let input = lower(*input, catalog, fr)?;
             let group_types: Vec<DataType> = group_fields.iter().map(|f| f.data_type).collect();
-            aggregate(input, groups_by, group_types, aggs, (schema, groups), fr)
+            aggregate(
+                input,
+                groups,
+                group_types,
+                aggs,
+                (schema, estimated_groups),
+                fr,
+            )
         }
         LogicalPlan::Distinct { input } => {
             let input = lower(*input, catalog, fr)?;
             let n = input.schema.len();
             let keys = (0..n).map(Expr::Column).collect();
             let types = input.schema.types();
-            aggregate(input, keys, types, vec![], (schema, groups), fr)
+            aggregate(input, keys, types, vec![], (schema, estimated_groups), fr)
         }
         LogicalPlan::Sort { input, keys } => {
             let rows = estimate(&input, catalog).rows;
