@@ -23,6 +23,7 @@ pub(crate) mod groups;
 pub mod hash;
 pub(crate) mod int_table;
 pub mod join;
+pub mod key_filter;
 pub mod limit;
 pub mod local;
 mod operator;

@@ -5,6 +5,7 @@
 
 use crate::batch::{Batch, DEFAULT_BATCH_SIZE};
 use crate::error::Result;
+use crate::kernels::key_filter::KeyFilter;
 use crate::spill::SpillSpace;
 use crate::value::Value;
 use std::sync::Arc;
@@ -63,6 +64,15 @@ pub trait Operator: Send {
     /// its inputs, and ends its output once the pending output is drained.
     fn is_done(&self) -> bool {
         false
+    }
+
+    /// Once its first input (with [`InputOrder::Sequential`]) has ended: a filter of the
+    /// keys a row of its next input must have to produce anything (a hash join's build keys,
+    /// when its probe rows without a match produce nothing). The runtime sends it to the
+    /// senders of that input, which drop the rows it rules out before they travel. Taken
+    /// once; `None` when there is none.
+    fn probe_filter(&mut self) -> Option<KeyFilter> {
+        None
     }
 
     /// Bytes of state held now (what its reservation accounts).

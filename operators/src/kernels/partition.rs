@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 
 use super::hash::hash_rows;
+use super::key_filter::KeyFilter;
 use crate::eval::evaluate_borrowed;
 use crate::{Batch, Column, Expr, Result, Value};
 
@@ -43,32 +44,75 @@ pub fn hash_partition(
     targets: usize,
     hashes: &mut Vec<u64>,
 ) -> Result<Vec<(usize, Batch)>> {
+    Ok(hash_partition_filtered(batch, keys, params, targets, &[], hashes)?.0)
+}
+
+/// [`hash_partition`], dropping the rows a target's [`KeyFilter`] says cannot match there:
+/// `filters[t]`, when there is one, filters the rows bound for target `t` (a filter made for
+/// keys of other types than `keys` is ignored). Returns the parts and the rows dropped.
+pub fn hash_partition_filtered(
+    batch: Batch,
+    keys: &[Expr],
+    params: &[Value],
+    targets: usize,
+    filters: &[Option<KeyFilter>],
+    hashes: &mut Vec<u64>,
+) -> Result<(Vec<(usize, Batch)>, usize)> {
     let rows = batch.num_rows();
-    if targets <= 1 || rows == 0 {
-        return Ok(if targets == 0 || rows == 0 {
-            Vec::new()
-        } else {
-            vec![(0, batch)]
-        });
+    if targets == 0 || rows == 0 {
+        return Ok((Vec::new(), 0));
     }
-    hash_keys(keys, &batch, params, hashes)?;
+    if targets == 1 && filters.iter().all(Option::is_none) {
+        return Ok((vec![(0, batch)], 0));
+    }
+    let cols = keys
+        .iter()
+        .map(|k| evaluate_borrowed(k, &batch, params))
+        .collect::<Result<Vec<Cow<'_, Column>>>>()?;
+    let types: Vec<_> = cols.iter().map(|c| c.data_type()).collect();
+    let live: Vec<Option<&KeyFilter>> = (0..targets)
+        .map(|t| {
+            filters
+                .get(t)
+                .and_then(Option::as_ref)
+                .filter(|f| f.applies_to(&types))
+        })
+        .collect();
+    let filtering = live.iter().any(Option::is_some);
+    if targets == 1 && !filtering {
+        return Ok((vec![(0, batch)], 0));
+    }
+    hash_rows(&cols, hashes);
+    drop(cols);
+    // Each row's hash becomes its target, or DROPPED.
+    const DROPPED: u64 = u64::MAX;
     let mut counts = vec![0usize; targets];
-    for &h in hashes.iter() {
-        counts[target_of(h, targets)] += 1;
+    for h in hashes.iter_mut() {
+        let t = target_of(*h, targets);
+        if live[t].is_some_and(|f| !f.may_contain(*h)) {
+            *h = DROPPED;
+        } else {
+            counts[t] += 1;
+            *h = t as u64;
+        }
     }
+    let kept: usize = counts.iter().sum();
     if let Some(t) = counts.iter().position(|&c| c == rows) {
-        return Ok(vec![(t, batch)]);
+        return Ok((vec![(t, batch)], 0));
     }
     let mut parts: Vec<Vec<u32>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
-    for (row, &h) in hashes.iter().enumerate() {
-        parts[target_of(h, targets)].push(row as u32);
+    for (row, &t) in hashes.iter().enumerate() {
+        if t != DROPPED {
+            parts[t as usize].push(row as u32);
+        }
     }
-    Ok(parts
+    let parts = parts
         .into_iter()
         .enumerate()
         .filter(|(_, rows)| !rows.is_empty())
         .map(|(t, rows)| (t, batch.take(&rows)))
-        .collect())
+        .collect();
+    Ok((parts, rows - kept))
 }
 
 #[cfg(test)]
@@ -155,5 +199,56 @@ mod tests {
         let mut hashes = Vec::new();
         let bad = hash_partition(batch(vec![1, 2]), &[Expr::col(5)], &[], 3, &mut hashes);
         assert!(bad.is_err());
+    }
+
+    /// A target's filter drops the rows bound there that it rules out, and only those; the
+    /// other targets get what they would without it; a filter of other key types drops none.
+    #[test]
+    fn a_targets_filter_drops_its_rows_that_cannot_match() {
+        let keys: Vec<i64> = (0..3000).collect();
+        let mut hashes = Vec::new();
+        let plain = hash_partition(batch(keys.clone()), &[Expr::col(0)], &[], 3, &mut hashes);
+        let plain: HashMap<usize, Vec<i64>> = plain
+            .unwrap()
+            .into_iter()
+            .map(|(t, b)| (t, b.column(0).as_i64().unwrap().to_vec()))
+            .collect();
+        // Target 1's build side holds the even keys it would get.
+        let wanted: Vec<i64> = plain[&1].iter().copied().filter(|k| k % 2 == 0).collect();
+        let filter = KeyFilter::of_columns(&[Column::from_i64(wanted.clone())], wanted.len());
+        let filters = [None, Some(filter.clone()), None];
+        let (parts, dropped) = hash_partition_filtered(
+            batch(keys.clone()),
+            &[Expr::col(0)],
+            &[],
+            3,
+            &filters,
+            &mut hashes,
+        )
+        .unwrap();
+        let got: HashMap<usize, Vec<i64>> = parts
+            .into_iter()
+            .map(|(t, b)| (t, b.column(0).as_i64().unwrap().to_vec()))
+            .collect();
+        assert_eq!(got[&0], plain[&0]);
+        assert_eq!(got[&2], plain[&2]);
+        // Every wanted key is kept; of the odd ones, few pass (the filter's false positives).
+        assert!(wanted.iter().all(|k| got[&1].contains(k)));
+        let false_positives = got[&1].len() - wanted.len();
+        assert!(false_positives * 20 < plain[&1].len() - wanted.len());
+        assert_eq!(dropped, plain[&1].len() - got[&1].len());
+        // A filter of keys of another type is not used.
+        let other = KeyFilter::of_hashes(vec![crate::DataType::Utf8], &[]);
+        let (parts, dropped) = hash_partition_filtered(
+            batch(keys),
+            &[Expr::col(0)],
+            &[],
+            3,
+            &[None, Some(other), None],
+            &mut hashes,
+        )
+        .unwrap();
+        assert_eq!(dropped, 0);
+        assert_eq!(parts.iter().map(|(_, b)| b.num_rows()).sum::<usize>(), 3000);
     }
 }

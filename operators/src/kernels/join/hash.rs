@@ -29,6 +29,7 @@ use super::keys::{null_key_rows, KeyColumns};
 use super::output::JoinCore;
 use super::spec::JoinSpec;
 use crate::kernels::hash::hash_rows;
+use crate::kernels::key_filter::KeyFilter;
 use crate::kernels::operator::{output_pending, revoked, ExecContext, InputOrder, Operator};
 use crate::plan::{JoinSide, JoinType};
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result};
@@ -70,6 +71,9 @@ pub struct HashJoinOp {
     spill_level: u32,
     /// Once the join spilled: the grace hash join that does the rest.
     grace: Option<Box<GraceJoin>>,
+    /// The filter of the build keys, made when the build side ended (for a join whose probe
+    /// rows without a match produce nothing), until the runtime takes it.
+    key_filter: Option<KeyFilter>,
 }
 
 /// The state of a null-aware anti join (`NOT IN`).
@@ -202,6 +206,7 @@ impl HashJoinOp {
             flags_column: false,
             spill_level: 0,
             grace: None,
+            key_filter: None,
         }
     }
 
@@ -343,6 +348,12 @@ impl HashJoinOp {
         self.core.spec.null_aware() && self.null_aware.right_null
     }
 
+    /// Whether a probe row without a match produces nothing (so a probe row whose key is
+    /// not among the build keys may be dropped before it gets here).
+    fn probe_rows_need_a_match(&self) -> bool {
+        !self.core.roles.probe_alone() && !self.null_aware_probes_right()
+    }
+
     /// Whether no build row can match (empty build side, or only NULL keys).
     fn unmatchable(&self) -> bool {
         self.table.as_ref().is_some_and(|t| t.index.is_empty())
@@ -371,6 +382,9 @@ impl HashJoinOp {
         }
         let key_cols = keys.get(&batch);
         let key_types = key_cols.iter().map(Column::data_type).collect();
+        if self.spill_level == 0 && self.probe_rows_need_a_match() && !key_cols.is_empty() {
+            self.key_filter = Some(KeyFilter::of_columns(key_cols, n));
+        }
         let mut null_rows = null_key_rows(key_cols, n);
         let built = BuildIndex::build(key_cols, n, null_rows.as_deref(), &mut self.hashes);
         let index = match built {
@@ -721,6 +735,10 @@ impl Operator for HashJoinOp {
         Ok(())
     }
 
+    fn probe_filter(&mut self) -> Option<KeyFilter> {
+        self.key_filter.take()
+    }
+
     fn next_output(&mut self) -> Result<Option<Batch>> {
         loop {
             if let Some(grace) = &mut self.grace {
@@ -916,6 +934,58 @@ mod tests {
         assert!(pool.used() > batch_bytes);
         drop(op);
         assert_eq!(pool.used(), 0);
+    }
+
+    /// A join whose probe rows need a match offers a filter of its build keys once the
+    /// build side ended (once); one that outputs unmatched probe rows offers none.
+    #[test]
+    fn offers_a_filter_of_its_build_keys_when_probe_rows_need_a_match() {
+        let build = || Batch::try_new(vec![Column::from_i64(vec![3, 5, 8])]).unwrap();
+        let hash = |k: i64| {
+            let mut h = Vec::new();
+            hash_rows(&[Column::from_i64(vec![k])], &mut h);
+            h[0]
+        };
+        let types = (vec![DataType::Int64], vec![DataType::Int64]);
+        let cases = [
+            (crate::plan::JoinType::Inner, JoinSide::Right, true),
+            (crate::plan::JoinType::Semi, JoinSide::Right, true),
+            (crate::plan::JoinType::Semi, JoinSide::Left, true),
+            (crate::plan::JoinType::Left, JoinSide::Left, true),
+            (crate::plan::JoinType::Left, JoinSide::Right, false),
+            (
+                crate::plan::JoinType::Anti { null_aware: false },
+                JoinSide::Right,
+                false,
+            ),
+            (
+                crate::plan::JoinType::Anti { null_aware: true },
+                JoinSide::Left,
+                false,
+            ),
+        ];
+        for (join_type, side, offers) in cases {
+            let spec = JoinSpec::new(join_type, side).with_types(types.0.clone(), types.1.clone());
+            let mut op = HashJoinOp::with_spec(
+                vec![Expr::col(0)],
+                vec![Expr::col(0)],
+                spec,
+                ExecContext::new(vec![]),
+                Reservation::unbounded(),
+            )
+            .unwrap();
+            let port = op.first_port();
+            op.push(port, build()).unwrap();
+            assert!(op.probe_filter().is_none(), "before the build side ended");
+            op.finish(port).unwrap();
+            let filter = op.probe_filter();
+            assert_eq!(filter.is_some(), offers, "{join_type:?} building {side:?}");
+            if let Some(f) = filter {
+                assert!([3, 5, 8].iter().all(|&k| f.may_contain(hash(k))));
+                assert!(f.applies_to(&[DataType::Int64]));
+                assert!(op.probe_filter().is_none(), "taken once");
+            }
+        }
     }
 
     #[test]
