@@ -1,4 +1,5 @@
-//! Hostile bytes: every message type that carries a batch, a column, a plan or an expression,
+//! Hostile bytes: every message type that carries a batch, a column, a plan, an expression or a
+//! join key filter,
 //! forged (truncated, with an oversized length, with an inconsistent batch, with an
 //! expression nested 100,000 deep, with a layout or partition map out of range) and sent to a
 //! node through `Network::send_raw` while a query runs. Each is refused at decode and counted
@@ -13,12 +14,13 @@ use crate::common;
 
 use common::{assert_idle, run_bounded, TestCluster, QUERY_LIMIT};
 use std::time::Duration;
+use weir::operators::kernels::key_filter::KeyFilter;
 use weir::operators::plan::Distribution;
 use weir::operators::{Bitmap, ColumnData, Expr, PhysicalPlan};
 use weir::runtime::wire::codec;
 use weir::runtime::wire::messages::{
-    BatchMessage, NetMessage, OutputTarget, PartitionInstall, PartitionRows, PartitionWrite,
-    PlanPayload, Rewrite, StartRequest, TableLayout, WritePrepare,
+    BatchFilter, BatchMessage, NetMessage, OutputTarget, PartitionInstall, PartitionRows,
+    PartitionWrite, PlanPayload, Rewrite, StartRequest, TableLayout, WritePrepare,
 };
 use weir::runtime::wire::partition_map::PartitionMap;
 use weir::{Batch, Cluster, Column, DataType, Field, Schema, Value};
@@ -369,6 +371,42 @@ fn forgeries() -> Vec<(String, Vec<u8>)> {
         "QueryStartRequest truncated".into(),
         encode(&mapped)[..20].to_vec(),
     ));
+    // A join key filter whose bits are not a power of two of words, or of no key type.
+    #[derive(serde::Serialize)]
+    struct RawFilter {
+        types: Vec<DataType>,
+        words: Vec<u64>,
+        keys: u64,
+    }
+    let filter = KeyFilter::of_hashes(vec![DataType::Int64], &[0x5EED]);
+    let real = NetMessage::QueryBatchFilter(Box::new(BatchFilter {
+        query: u64::MAX - 97,
+        exchange: 0,
+        filter: filter.clone(),
+    }));
+    for (what, forged) in [
+        (
+            "three words",
+            RawFilter {
+                types: vec![DataType::Int64],
+                words: vec![u64::MAX; 3],
+                keys: 1,
+            },
+        ),
+        (
+            "no key type",
+            RawFilter {
+                types: vec![],
+                words: vec![u64::MAX],
+                keys: 1,
+            },
+        ),
+    ] {
+        out.push((
+            format!("QueryBatchFilter with a filter of {what}"),
+            splice(&encode(&real), &encode(&filter), &encode(&forged)),
+        ));
+    }
     out
 }
 
@@ -376,7 +414,7 @@ fn forgeries() -> Vec<(String, Vec<u8>)> {
 fn forged_messages_of_every_type_are_refused_and_counted_while_a_query_runs() {
     let c = cluster();
     let forgeries = forgeries();
-    assert_eq!(forgeries.len(), 55, "docs/replication.md counts them");
+    assert_eq!(forgeries.len(), 57, "docs/replication.md counts them");
     for (what, bytes) in &forgeries {
         assert!(
             codec::decode::<NetMessage>(bytes).is_err(),

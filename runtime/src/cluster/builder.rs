@@ -65,6 +65,7 @@ pub struct ClusterBuilder {
     pub(super) copy_dirs: Option<Vec<PathBuf>>,
     pub(super) spill_quota: u64,
     pub(super) peer_silence: Option<(Duration, Duration)>,
+    pub(super) join_filters: bool,
 }
 
 /// A file system for the nodes' directories other than the real one (tests inject faults).
@@ -112,6 +113,7 @@ impl Default for ClusterBuilder {
             write_piece_bytes: crate::wire::messages::MAX_WRITE_PIECE_BYTES,
             copy_dirs: None,
             spill_quota: crate::node::spill::DEFAULT_SPILL_QUOTA,
+            join_filters: true,
         }
     }
 }
@@ -200,6 +202,14 @@ impl ClusterBuilder {
     /// How hash joins treat memory (default [`JoinMode::Guarded`]).
     pub fn join_mode(mut self, mode: JoinMode) -> Self {
         self.join_mode = mode;
+        self
+    }
+
+    /// Whether hash joins send a filter of their build keys to the senders of their probe
+    /// side, which drop the probe rows that cannot match before they cross the exchange
+    /// (default on; off to measure what the filters save).
+    pub fn join_filters(mut self, on: bool) -> Self {
+        self.join_filters = on;
         self
     }
 

@@ -147,6 +147,7 @@ fn stand_in(
     );
     node.up.store(up, Ordering::SeqCst);
     node.spill = spill;
+    node.join_filters = config.join_filters.into();
     Arc::new(node)
 }
 

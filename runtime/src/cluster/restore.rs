@@ -95,6 +95,7 @@ pub(super) fn open_node(
             &config.breaker,
         );
         node.spill = spill;
+        node.join_filters = config.join_filters.into();
         return Ok(node);
     };
     let (mut node, recovery) = NodeShared::open(
@@ -111,6 +112,7 @@ pub(super) fn open_node(
         message: e.to_string(),
     })?;
     node.spill = spill;
+    node.join_filters = config.join_filters.into();
     if recovery.records > 0 || recovery.checkpoint_bytes > 0 {
         tracing::info!(
             node = name,

@@ -63,6 +63,9 @@ pub struct NodeStats {
     /// Parquet row groups its scans of external tables skipped by their statistics, since
     /// the start.
     pub external_row_groups_skipped: u64,
+    /// Rows its exchange senders dropped, since the start, because a hash join's filter of
+    /// its build keys ruled them out ([`crate::ClusterBuilder::join_filters`]).
+    pub join_filtered_rows: u64,
     /// Whether the node runs in another process ([`crate::ClusterBuilder::connect`]): `up`
     /// follows its connection; its actors, memory, rows and counters are not seen from here
     /// and read 0 (`memory_budget` is this client's estimate, the builder's `node_memory`).
@@ -156,6 +159,7 @@ impl Cluster {
                 external_rows_read: n.external.rows_read.load(Ordering::Relaxed),
                 external_row_groups_read: n.external.row_groups_read.load(Ordering::Relaxed),
                 external_row_groups_skipped: n.external.row_groups_skipped.load(Ordering::Relaxed),
+                join_filtered_rows: n.filtered_rows.load(Ordering::Relaxed),
             })
             .collect();
         ClusterStats {

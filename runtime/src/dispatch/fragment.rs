@@ -21,6 +21,7 @@ use crate::wire::messages::{ErrorMessage, ExchangeInput, NetMessage, OutputTarge
 use crate::wire::partition_map::PartitionMap;
 use actix::prelude::*;
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use weir_io::external::{ExternalScan, Share};
 use weir_operators::kernels::{create_operator, ExecContext, ScanSource};
@@ -272,8 +273,10 @@ impl FragmentActor {
                 let op = create_operator(other, &exec, reservation)?;
                 let children = other.children();
                 let live = LiveGuard::new(&self.node.shared);
+                let filters = self.node.shared.join_filters.load(Ordering::Relaxed);
                 let mut actor =
-                    OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live);
+                    OperatorActor::new(op, children.len(), out, spec.window, link.clone(), live)
+                        .join_filters(filters);
                 if guarded && (other.holds_build_side() || spills) {
                     // Only a join that cannot spill is ever killed.
                     let join = other.holds_build_side();

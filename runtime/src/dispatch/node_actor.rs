@@ -324,6 +324,7 @@ impl NodeActor {
             }
             NetMessage::QueryBatchAck(ack) => self.router.ack(from, ack),
             NetMessage::QueryBatchStop(stop) => self.router.stop(from, stop),
+            NetMessage::QueryBatchFilter(filter) => self.router.filter(from, *filter),
             NetMessage::QueryClose(close) => self.close(from, close, ctx),
             NetMessage::WritePrepare(req) => {
                 let (write, one_phase) = (req.write, req.commit);

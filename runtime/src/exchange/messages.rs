@@ -4,6 +4,7 @@
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{BatchAck, BatchMessage, ErrorMessage, StartResponse};
 use actix::prelude::*;
+use weir_operators::kernels::key_filter::KeyFilter;
 use weir_operators::Reservation;
 
 /// Node → receiver: a batch arrived from `from`.
@@ -24,6 +25,16 @@ pub struct RemoteBatch {
 pub struct RemoteStop {
     /// Receiving node that stopped.
     pub from: NodeId,
+}
+
+/// Node → sender: the receiver on `from` needs only the rows whose keys `filter` may hold.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct RemoteFilter {
+    /// Receiving node that sent the filter.
+    pub from: NodeId,
+    /// The filter.
+    pub filter: KeyFilter,
 }
 
 /// Node → sender: the receiver on `from` granted credits.

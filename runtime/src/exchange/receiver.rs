@@ -3,12 +3,12 @@
 use crate::exchange::messages::RemoteBatch;
 use crate::exchange::router::Links;
 use crate::exec::flow::Output;
-use crate::exec::messages::{Cancel, Credit};
+use crate::exec::messages::{Cancel, Credit, ProbeFilter};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::messages::MemoryFreed;
 use crate::node::state::LiveGuard;
 use crate::wire::ids::{NodeId, QueryId};
-use crate::wire::messages::{BatchAck, BatchMessage, BatchStop, NetMessage, Protocol};
+use crate::wire::messages::{BatchAck, BatchFilter, BatchMessage, BatchStop, NetMessage, Protocol};
 use actix::prelude::*;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -138,7 +138,7 @@ impl Actor for ExchangeRecvActor {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         let addr = ctx.address();
-        self.out.attach(addr);
+        self.out.attach_filtered(addr);
         self.links
             .router
             .add_receiver((self.query, self.exchange), ctx.address().recipient());
@@ -256,6 +256,29 @@ impl ExchangeRecvActor {
                 };
                 self.links
                     .send(from, NetMessage::QueryBatchStop(stop), None);
+            }
+        }
+    }
+}
+
+impl Handler<ProbeFilter> for ExchangeRecvActor {
+    type Result = ();
+
+    /// The consumer needs only rows with the filter's keys: every sender still sending hears
+    /// it, and drops the rows it rules out before they travel here.
+    fn handle(&mut self, msg: ProbeFilter, _ctx: &mut Context<Self>) {
+        if self.done {
+            return;
+        }
+        for (&from, s) in &self.senders {
+            if !s.done {
+                let filter = BatchFilter {
+                    query: self.query,
+                    exchange: self.exchange,
+                    filter: msg.0.clone(),
+                };
+                self.links
+                    .send(from, NetMessage::QueryBatchFilter(Box::new(filter)), None);
             }
         }
     }

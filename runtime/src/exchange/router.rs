@@ -13,11 +13,11 @@
 //! receiver that has stopped is dropped, and its sender told again to stop (in case the first
 //! word was lost).
 
-use crate::exchange::messages::{RemoteAck, RemoteBatch, RemoteEvent, RemoteStop};
+use crate::exchange::messages::{RemoteAck, RemoteBatch, RemoteEvent, RemoteFilter, RemoteStop};
 use crate::node::handle::NodeHandle;
 use crate::node::recent::RecentSet;
 use crate::wire::ids::{NodeId, QueryId};
-use crate::wire::messages::{BatchAck, BatchMessage, BatchStop, NetMessage};
+use crate::wire::messages::{BatchAck, BatchFilter, BatchMessage, BatchStop, NetMessage};
 use actix::Recipient;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -39,9 +39,13 @@ struct Parked {
 }
 
 /// Where an exchange sender hears from its receivers.
-struct SenderRoute {
-    acks: Recipient<RemoteAck>,
-    stops: Recipient<RemoteStop>,
+pub struct SenderRoute {
+    /// Where acks go.
+    pub acks: Recipient<RemoteAck>,
+    /// Where stops go.
+    pub stops: Recipient<RemoteStop>,
+    /// Where key filters go.
+    pub filters: Recipient<RemoteFilter>,
 }
 
 #[derive(Default)]
@@ -102,14 +106,9 @@ impl Router {
         routes.gone_receivers.insert(key);
     }
 
-    /// The sender of `key` has started: its acks and stops go to `acks` and `stops`.
-    pub fn add_sender(
-        &self,
-        key: ExchangeKey,
-        acks: Recipient<RemoteAck>,
-        stops: Recipient<RemoteStop>,
-    ) {
-        self.lock().senders.insert(key, SenderRoute { acks, stops });
+    /// The sender of `key` has started: its acks, stops and key filters go to `route`.
+    pub fn add_sender(&self, key: ExchangeKey, route: SenderRoute) {
+        self.lock().senders.insert(key, route);
     }
 
     /// The sender of `key` has stopped.
@@ -225,7 +224,18 @@ impl Router {
         }
     }
 
-    /// Sends an exchange message (a batch, an ack or a stop) from `node` to node `to`: through
+    /// A key filter from the receiving node `from`: to its sender (dropped when the sender
+    /// stopped, or has not started: a filter only spares work).
+    pub fn filter(&self, from: NodeId, filter: BatchFilter) {
+        if let Some(s) = self.lock().senders.get(&(filter.query, filter.exchange)) {
+            s.filters.do_send(RemoteFilter {
+                from,
+                filter: filter.filter,
+            });
+        }
+    }
+
+    /// Sends an exchange message (a batch, an ack, a stop or a key filter) from `node` to node `to`: through
     /// this router when `to` is `node` itself (moved, with its reservation), over the network
     /// otherwise.
     pub fn send(&self, node: &NodeHandle, to: NodeId, msg: NetMessage, mem: Option<Reservation>) {
@@ -242,6 +252,7 @@ impl Router {
             }
             NetMessage::QueryBatchAck(ack) => self.ack(me, ack),
             NetMessage::QueryBatchStop(stop) => self.stop(me, stop),
+            NetMessage::QueryBatchFilter(filter) => self.filter(me, *filter),
             other => node.send_with(me, other, mem),
         }
     }

@@ -1,7 +1,7 @@
 //! The sending end of an exchange: the consumer at the top of a fragment (see the [module docs](super)).
 
-use crate::exchange::messages::{RemoteAck, RemoteStop};
-use crate::exchange::router::Links;
+use crate::exchange::messages::{RemoteAck, RemoteFilter, RemoteStop};
+use crate::exchange::router::{Links, SenderRoute};
 use crate::exec::edge::{Credits, EdgeStat, Window};
 use crate::exec::messages::{Attach, Cancel, Credit, Item, Push, Upstream};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
@@ -13,7 +13,8 @@ use crate::wire::messages::{BatchMessage, NetMessage, Protocol};
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use weir_operators::kernels::partition::hash_partition;
+use weir_operators::kernels::key_filter::KeyFilter;
+use weir_operators::kernels::partition::{hash_partition, hash_partition_filtered};
 use weir_operators::plan::Distribution;
 use weir_operators::{Batch, Error as OpError, MemoryPool, Reservation, Value};
 
@@ -40,6 +41,9 @@ struct Channel {
     /// the channel's place in that pool's queue of waiters. `None`: the pool is not known (the
     /// receiver then accounts what arrives).
     memory: Option<MemoryWait>,
+    /// The keys the receiver needs (see [`KeyFilter`]), with its bytes on this node: rows for
+    /// this channel that it rules out are dropped.
+    filter: Option<(KeyFilter, Reservation)>,
 }
 
 impl Channel {
@@ -123,6 +127,7 @@ impl Channel {
     /// The receiver stopped: drops everything held for it.
     fn stop(&mut self) {
         self.stopped = true;
+        self.filter = None;
         self.held = None;
         self.queue.clear();
         if let Some(m) = &mut self.memory {
@@ -156,6 +161,11 @@ pub struct SenderSpec {
     pub edges: Arc<crate::exec::edge::EdgeRegistry>,
 }
 
+/// Rows a sender's key filters test before it judges whether they pay.
+const FILTER_TRIAL_ROWS: usize = 100_000;
+/// Key filters that drop fewer than one tested row in this many are let go.
+const FILTER_MIN_DROPPED: usize = 10;
+
 /// The parts of one input batch, waiting for room on the sender's node.
 struct Stash {
     parts: Vec<(usize, Batch)>,
@@ -183,6 +193,9 @@ pub struct ExchangeSendActor {
     finished: bool,
     /// Scratch for the row hashes of a hash distribution, kept between batches.
     hashes: Vec<u64>,
+    /// Rows tested by the channels' key filters, and those dropped.
+    filter_tested: usize,
+    filter_dropped: usize,
     _live: LiveGuard,
 }
 
@@ -208,6 +221,7 @@ impl ExchangeSendActor {
                 stopped: false,
                 acked: std::collections::HashSet::new(),
                 memory: node.pools.get(target).map(MemoryWait::new),
+                filter: None,
             })
             .collect();
         ExchangeSendActor {
@@ -226,6 +240,8 @@ impl ExchangeSendActor {
             input_ended: false,
             finished: false,
             hashes: Vec::new(),
+            filter_tested: 0,
+            filter_dropped: 0,
             _live: live,
         }
     }
@@ -244,9 +260,50 @@ impl ExchangeSendActor {
                 parts
             }
             Distribution::Hash(keys) => {
-                hash_partition(batch, keys, &self.spec.params, n, &mut self.hashes)?
+                if self.channels.iter().all(|c| c.filter.is_none()) {
+                    return hash_partition(batch, keys, &self.spec.params, n, &mut self.hashes);
+                }
+                let filters: Vec<Option<&KeyFilter>> = self
+                    .channels
+                    .iter()
+                    .map(|c| c.filter.as_ref().map(|(f, _)| f))
+                    .collect();
+                let (parts, dropped) = hash_partition_filtered(
+                    batch,
+                    keys,
+                    &self.spec.params,
+                    n,
+                    &filters,
+                    &mut self.hashes,
+                )?;
+                let kept: usize = parts
+                    .iter()
+                    .filter(|(t, _)| filters[*t].is_some())
+                    .map(|(_, b)| b.num_rows())
+                    .sum();
+                self.note_filtered(kept + dropped, dropped);
+                parts
             }
         })
+    }
+
+    /// Counts rows the key filters tested and dropped; filters that drop too few of them to
+    /// pay for the test are let go.
+    fn note_filtered(&mut self, tested: usize, dropped: usize) {
+        self.filter_tested += tested;
+        self.filter_dropped += dropped;
+        self.links
+            .node
+            .shared
+            .filtered_rows
+            .fetch_add(dropped as u64, std::sync::atomic::Ordering::Relaxed);
+        if self.filter_tested >= FILTER_TRIAL_ROWS
+            && self.filter_dropped * FILTER_MIN_DROPPED < self.filter_tested
+        {
+            for ch in &mut self.channels {
+                ch.filter = None;
+            }
+        }
     }
 
     /// Accounts the stashed parts on this node (with the input's reservation, plus what more
@@ -424,6 +481,29 @@ impl ExchangeSendActor {
     }
 }
 
+impl Handler<RemoteFilter> for ExchangeSendActor {
+    type Result = ();
+
+    /// The receiver on `from` needs only the rows its filter may hold: from now on the others
+    /// bound there are dropped. The filter's bytes are accounted on this node; without room
+    /// for them it is not used.
+    fn handle(&mut self, msg: RemoteFilter, _ctx: &mut Context<Self>) {
+        let judged = self.filter_tested >= FILTER_TRIAL_ROWS;
+        if self.finished || judged || !matches!(self.spec.distribution, Distribution::Hash(_)) {
+            return;
+        }
+        let mut mem = self.memory.reservation();
+        if mem.try_grow(msg.filter.memory_size()).is_err() {
+            return;
+        }
+        if let Some(ch) = self.channels.iter_mut().find(|c| c.target == msg.from) {
+            if !ch.stopped {
+                ch.filter = Some((msg.filter, mem));
+            }
+        }
+    }
+}
+
 impl Handler<RemoteStop> for ExchangeSendActor {
     type Result = ();
 
@@ -443,8 +523,11 @@ impl Actor for ExchangeSendActor {
         self.wake = Some(Arc::new(wake));
         self.links.router.add_sender(
             (self.spec.query, self.spec.exchange),
-            ctx.address().recipient(),
-            ctx.address().recipient(),
+            SenderRoute {
+                acks: ctx.address().recipient(),
+                stops: ctx.address().recipient(),
+                filters: ctx.address().recipient(),
+            },
         );
         // Input that waited for the start (see `place_stash`) goes on now.
         if self.stash.is_some() || !self.inbox.is_empty() {

@@ -18,7 +18,7 @@
 //! passing on what arrived) moves it along instead of being accounted again.
 
 use crate::exec::edge::{Credits, EdgeStat, Window};
-use crate::exec::messages::{Attach, Cancel, Credit, Item, Push, Upstream};
+use crate::exec::messages::{Attach, Cancel, Credit, Item, ProbeFilter, Push, Upstream};
 use crate::memory::messages::MemoryFreed;
 use crate::memory::pool::{MemoryWait, NodePool, Reserve, Wake};
 use actix::prelude::*;
@@ -110,6 +110,30 @@ impl Output {
             + actix::dev::ToEnvelope<A, Cancel>
             + actix::dev::ToEnvelope<A, MemoryFreed>,
     {
+        self.attach_with(addr, None);
+    }
+
+    /// [`Output::attach`] for a producer that takes its consumer's key filter
+    /// ([`ProbeFilter`]).
+    pub fn attach_filtered<A>(&mut self, addr: Addr<A>)
+    where
+        A: Actor + Handler<Credit> + Handler<Cancel> + Handler<MemoryFreed> + Handler<ProbeFilter>,
+        A::Context: actix::dev::ToEnvelope<A, Credit>
+            + actix::dev::ToEnvelope<A, Cancel>
+            + actix::dev::ToEnvelope<A, MemoryFreed>
+            + actix::dev::ToEnvelope<A, ProbeFilter>,
+    {
+        let filter: Recipient<ProbeFilter> = addr.clone().recipient();
+        self.attach_with(addr, Some(filter));
+    }
+
+    fn attach_with<A>(&mut self, addr: Addr<A>, filter: Option<Recipient<ProbeFilter>>)
+    where
+        A: Actor + Handler<Credit> + Handler<Cancel> + Handler<MemoryFreed>,
+        A::Context: actix::dev::ToEnvelope<A, Credit>
+            + actix::dev::ToEnvelope<A, Cancel>
+            + actix::dev::ToEnvelope<A, MemoryFreed>,
+    {
         let wake: Recipient<MemoryFreed> = addr.clone().recipient();
         self.wake = Some(Arc::new(wake));
         self.target.attach.do_send(Attach {
@@ -117,6 +141,7 @@ impl Output {
             upstream: Upstream {
                 credit: addr.clone().recipient(),
                 cancel: addr.recipient(),
+                filter,
             },
             edge: self.edge.clone(),
         });

@@ -9,11 +9,13 @@
 //! | [`Push`] | a producer, per batch and at the end | its consumer |
 //! | [`Credit`] | a consumer, as it takes batches | its producer: an operator, a source, an exchange receiver |
 //! | [`Cancel`] | a consumer that needs no more, or the fragment | its producer |
+//! | [`ProbeFilter`] | a hash join whose build side ended | its probe input's producer, if it takes one |
 //! | [`OpStopped`], [`OpFailed`] | every actor of a fragment | the [`FragmentActor`](crate::dispatch::fragment::FragmentActor) |
 
 use crate::exec::edge::{EdgeStat, Window};
 use actix::prelude::*;
 use std::sync::Arc;
+use weir_operators::kernels::key_filter::KeyFilter;
 use weir_operators::{Batch, Reservation};
 
 /// What flows on an edge.
@@ -65,6 +67,13 @@ impl Credit {
 #[rtype(result = "()")]
 pub struct Cancel;
 
+/// Consumer → producer: the keys a row must have to be of use to the consumer (a hash join's
+/// build keys, sent to its probe input once the build side ended). A producer that can drop
+/// rows before they travel (an exchange's receiving end, which tells its senders) takes it.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct ProbeFilter(pub KeyFilter);
+
 /// A producer's handles, given to its consumer.
 #[derive(Clone)]
 pub struct Upstream {
@@ -72,6 +81,8 @@ pub struct Upstream {
     pub credit: Recipient<Credit>,
     /// Where cancellation goes.
     pub cancel: Recipient<Cancel>,
+    /// Where a key filter goes, for a producer that takes one.
+    pub filter: Option<Recipient<ProbeFilter>>,
 }
 
 /// Producer → consumer: "I feed your input `port`"; the consumer grants credits when it wants

@@ -12,7 +12,7 @@
 
 use crate::exec::edge::{EdgeStat, Window};
 use crate::exec::flow::Output;
-use crate::exec::messages::{Attach, Cancel, Credit, Item, Push, Upstream};
+use crate::exec::messages::{Attach, Cancel, Credit, Item, ProbeFilter, Push, Upstream};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::joins::next_join_id;
 use crate::memory::joins::Supervised as Entry;
@@ -22,6 +22,7 @@ use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use weir_operators::kernels::key_filter::KeyFilter;
 use weir_operators::kernels::{InputOrder, Operator};
 use weir_operators::Reservation;
 
@@ -33,6 +34,8 @@ struct Input {
     granted: bool,
     /// Its End was given to the kernel, or it was cancelled.
     ended: bool,
+    /// A key filter for its producer, until the producer is attached.
+    filter: Option<KeyFilter>,
     /// Batches given to the kernel whose credit has not been returned yet.
     owed: usize,
     /// Their bytes.
@@ -77,6 +80,8 @@ pub struct OperatorActor {
     link: FragmentLink,
     finished: bool,
     supervised: Option<Supervised>,
+    /// Whether the kernel's key filter goes to its next input's producer.
+    join_filters: bool,
     _live: LiveGuard,
 }
 
@@ -118,6 +123,7 @@ impl OperatorActor {
             link,
             finished: false,
             supervised: None,
+            join_filters: false,
             _live: live,
         }
     }
@@ -150,6 +156,24 @@ impl OperatorActor {
                 false => self.op.revocable(),
             };
             s.revocable.store(revocable, Ordering::Relaxed);
+        }
+    }
+
+    /// The kernel's key filter ([`Operator::probe_filter`]) goes to the producers of its next
+    /// input (`true`), or is not asked for.
+    pub fn join_filters(mut self, on: bool) -> Self {
+        self.join_filters = on;
+        self
+    }
+
+    /// Hands input `port`'s pending key filter to its producer, once attached (a producer
+    /// that takes none lets it go).
+    fn send_filter(&mut self, port: usize) {
+        let input = &mut self.inputs[port];
+        if let Some(up) = &input.upstream {
+            if let (Some(f), Some(to)) = (input.filter.take(), &up.filter) {
+                to.do_send(ProbeFilter(f));
+            }
         }
     }
 
@@ -210,9 +234,13 @@ impl OperatorActor {
                 }
                 self.inputs[port].ended = true;
                 self.op.finish(port)?;
-                // Sequential inputs: the next one may start.
+                // Sequential inputs: the next one may start, with a key filter.
                 if let Some(pos) = self.order.iter().position(|&p| p == port) {
                     if let Some(&next) = self.order.get(pos + 1) {
+                        if self.join_filters && pos == 0 {
+                            self.inputs[next].filter = self.op.probe_filter();
+                            self.send_filter(next);
+                        }
                         if !self.inputs[next].active {
                             self.inputs[next].active = true;
                             self.grant_initial(next);
@@ -347,6 +375,7 @@ impl Handler<Attach> for OperatorActor {
             }
             return;
         }
+        self.send_filter(msg.port);
         self.grant_initial(msg.port);
         let _ = ctx;
     }

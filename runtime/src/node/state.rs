@@ -9,7 +9,7 @@ use crate::node::inbox::InboxCount;
 use crate::node::journal::{Journal, JournalConfig, Recovery};
 use crate::node::storage::{Change, NodeStorage};
 use crate::wire::ids::NodeId;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use weir_operators::spill::SpillSpace;
@@ -47,6 +47,12 @@ pub struct NodeShared {
     pub spill: Option<Arc<SpillSpace>>,
     /// What its scans of external tables read and skipped.
     pub external: Arc<weir_io::external::ScanCounters>,
+    /// Whether its hash joins send filters of their build keys to their probe side's senders
+    /// (on unless [`ClusterBuilder::join_filters`](crate::cluster::ClusterBuilder::join_filters)
+    /// turned them off).
+    pub join_filters: AtomicBool,
+    /// Rows its exchange senders dropped by the receivers' join key filters.
+    pub filtered_rows: AtomicU64,
 }
 
 impl NodeShared {
@@ -75,6 +81,8 @@ impl NodeShared {
             inbox: Arc::default(),
             spill: None,
             external: Arc::default(),
+            join_filters: AtomicBool::new(true),
+            filtered_rows: AtomicU64::new(0),
         }
     }
 

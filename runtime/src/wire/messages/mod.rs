@@ -17,8 +17,8 @@ pub use consensus::{
     CatalogDecided, CatalogPropose, Decision, Proposal, RaftAnswer, RaftBytes, RaftCall, RaftRpc,
 };
 pub use query::{
-    BatchAck, BatchMessage, BatchStop, CloseMessage, ErrorMessage, ExchangeInput, OutputTarget,
-    PlanPayload, Protocol, StartRequest, StartResponse,
+    BatchAck, BatchFilter, BatchMessage, BatchStop, CloseMessage, ErrorMessage, ExchangeInput,
+    OutputTarget, PlanPayload, Protocol, StartRequest, StartResponse,
 };
 pub use resync::{PartitionFetch, PartitionInstall, PartitionInstalled, PartitionRows};
 pub use writes::{
@@ -79,11 +79,13 @@ pub enum MessageKind {
     CatalogPropose,
     /// [`NetMessage::CatalogDecided`].
     CatalogDecided,
+    /// [`NetMessage::QueryBatchFilter`].
+    QueryBatchFilter,
 }
 
 impl MessageKind {
     /// All kinds, in protocol order.
-    pub const ALL: [MessageKind; 22] = [
+    pub const ALL: [MessageKind; 23] = [
         MessageKind::QueryStartRequest,
         MessageKind::QueryStartResponse,
         MessageKind::QueryBatch,
@@ -106,6 +108,7 @@ impl MessageKind {
         MessageKind::RaftAnswer,
         MessageKind::CatalogPropose,
         MessageKind::CatalogDecided,
+        MessageKind::QueryBatchFilter,
     ];
 
     /// The message type's name.
@@ -133,6 +136,7 @@ impl MessageKind {
             MessageKind::RaftAnswer => "RaftAnswer",
             MessageKind::CatalogPropose => "CatalogPropose",
             MessageKind::CatalogDecided => "CatalogDecided",
+            MessageKind::QueryBatchFilter => "QueryBatchFilter",
         }
     }
 }
@@ -185,6 +189,8 @@ pub enum NetMessage {
     CatalogPropose(Box<CatalogPropose>),
     /// The catalog log's decision on a proposal.
     CatalogDecided(CatalogDecided),
+    /// The keys a channel's rows must have to be of use (a join's build keys).
+    QueryBatchFilter(Box<BatchFilter>),
 }
 
 impl NetMessage {
@@ -213,6 +219,7 @@ impl NetMessage {
             NetMessage::RaftAnswer(_) => MessageKind::RaftAnswer,
             NetMessage::CatalogPropose(_) => MessageKind::CatalogPropose,
             NetMessage::CatalogDecided(_) => MessageKind::CatalogDecided,
+            NetMessage::QueryBatchFilter(_) => MessageKind::QueryBatchFilter,
         }
     }
 
@@ -250,6 +257,7 @@ impl NetMessage {
             NetMessage::QueryClose(m) => m.query,
             NetMessage::QueryError(m) => m.query,
             NetMessage::QueryBatchStop(m) => m.query,
+            NetMessage::QueryBatchFilter(m) => m.query,
             NetMessage::WritePrepare(m) => m.write,
             NetMessage::WriteCommit(m) => m.write,
             NetMessage::WriteAbort(m) => m.write,

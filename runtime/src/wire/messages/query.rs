@@ -5,6 +5,7 @@ use crate::error::ErrorKind;
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
+use weir_operators::kernels::key_filter::KeyFilter;
 use weir_operators::plan::Distribution;
 use weir_operators::{Batch, PhysicalPlan, Value};
 
@@ -155,6 +156,19 @@ pub struct BatchStop {
     pub query: QueryId,
     /// Exchange.
     pub exchange: u32,
+}
+
+/// Receiver → sender: the keys the rows of an exchange channel must have to be of use at the
+/// receiving end (a hash join's build keys there, see [`KeyFilter`]). The sender drops the
+/// rows bound for that channel that the filter rules out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchFilter {
+    /// Query.
+    pub query: QueryId,
+    /// Exchange.
+    pub exchange: u32,
+    /// The filter.
+    pub filter: KeyFilter,
 }
 
 /// Initiator → node: stop the query's fragments there.
