@@ -70,6 +70,14 @@ pub struct TpchArgs {
     /// them. Allows `--sf 10`.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<std::path::PathBuf>,
+    /// Runs without join key filters (hash joins then send no filter of their build keys to
+    /// their probe side's senders), to measure what they save.
+    #[arg(long)]
+    pub no_join_filters: bool,
+    /// Prints each query's plan (`EXPLAIN`, with the planner's row estimates) after the load
+    /// instead of running it.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// Parses `--sf`: one of [`SCALE_FACTORS`].
@@ -143,6 +151,23 @@ pub fn run_query(cluster: &Cluster, n: usize, sf: f64) -> (Duration, Result<Quer
     (took, result)
 }
 
+/// The plan of query `n` at scale factor `sf`: `EXPLAIN`'s lines.
+fn explain(cluster: &Cluster, n: usize, sf: f64) -> Result<String, String> {
+    let sql = query_sql(n, sf)?;
+    let plan = cluster
+        .query(&format!("EXPLAIN {sql}"), &[])
+        .map_err(|e| format!("Q{n}: {e}"))?;
+    Ok(plan
+        .rows()
+        .into_iter()
+        .map(|r| match r.first() {
+            Some(weir::Value::Str(line)) => line.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
@@ -174,6 +199,8 @@ pub struct TpchRow {
     pub peak_bytes: usize,
     /// Times an operator spilled to disk during the query's runs.
     pub spills: u64,
+    /// Rows the join key filters dropped before they crossed an exchange (its last run).
+    pub join_filtered_rows: u64,
     /// Why the query failed, or how its answer differs from the reference.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -236,6 +263,7 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
     ));
     let mut builder = Cluster::builder()
         .nodes(args.nodes)
+        .join_filters(!args.no_join_filters)
         .query_timeout(Duration::from_secs_f64(args.timeout));
     if let Some(bytes) = args.memory {
         builder = builder.node_memory(bytes);
@@ -261,6 +289,14 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
         Some(q) => vec![q as usize],
         None => (1..=QUERIES).collect(),
     };
+    if args.explain {
+        progress.finish();
+        for &n in &queries {
+            println!("Q{n}:\n{}", explain(&cluster, n, args.sf)?);
+        }
+        cluster.shutdown();
+        return Ok(Vec::new());
+    }
     let mut rows = Vec::new();
     for n in queries {
         progress.step(format!("running Q{n}"));
@@ -268,10 +304,13 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
         let mut result = Err(String::new());
         let spills_before = spills(&cluster);
         let mut peak_bytes = 0;
+        let mut join_filtered_rows = 0;
         for _ in 0..args.repeat {
             cluster.reset_memory_peaks();
+            let filtered_before = filtered(&cluster);
             let (took, r) = run_query(&cluster, n, args.sf);
             peak_bytes = peak(&cluster);
+            join_filtered_rows = filtered(&cluster) - filtered_before;
             times.push(took.as_secs_f64() * 1e3);
             result = r;
             if result.is_err() {
@@ -293,6 +332,7 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
                 matches: None,
                 peak_bytes,
                 spills,
+                join_filtered_rows,
                 error: Some(e),
             },
             Ok(r) => {
@@ -313,6 +353,7 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
                     matches,
                     peak_bytes,
                     spills,
+                    join_filtered_rows,
                     error,
                 }
             }
@@ -336,6 +377,16 @@ fn spills(cluster: &Cluster) -> u64 {
     cluster.stats().nodes.iter().map(|n| n.spills).sum()
 }
 
+/// Rows dropped by join key filters so far over the cluster's nodes.
+fn filtered(cluster: &Cluster) -> u64 {
+    cluster
+        .stats()
+        .nodes
+        .iter()
+        .map(|n| n.join_filtered_rows)
+        .sum()
+}
+
 /// The highest memory peak of any node since the peaks were last reset.
 fn peak(cluster: &Cluster) -> usize {
     let stats = cluster.stats();
@@ -345,12 +396,12 @@ fn peak(cluster: &Cluster) -> usize {
 /// The report as a plain-text table.
 pub fn render(rows: &[TpchRow]) -> String {
     let mut out = format!(
-        "{:<6} {:>8} {:>12} {:>8} {:>8} {:>10} {:>7}  error\n",
-        "query", "rows", "ms", "checked", "matches", "peak MiB", "spills"
+        "{:<6} {:>8} {:>12} {:>8} {:>8} {:>10} {:>7} {:>10}  error\n",
+        "query", "rows", "ms", "checked", "matches", "peak MiB", "spills", "filtered"
     );
     for r in rows {
         out.push_str(&format!(
-            "{:<6} {:>8} {:>12.1} {:>8} {:>8} {:>10.1} {:>7}  {}\n",
+            "{:<6} {:>8} {:>12.1} {:>8} {:>8} {:>10.1} {:>7} {:>10}  {}\n",
             format!("Q{}", r.query),
             r.rows.map_or("-".to_string(), |n| n.to_string()),
             r.ms,
@@ -358,6 +409,7 @@ pub fn render(rows: &[TpchRow]) -> String {
             r.matches.map_or("-".to_string(), |m| m.to_string()),
             r.peak_bytes as f64 / (1024.0 * 1024.0),
             r.spills,
+            r.join_filtered_rows,
             r.error.as_deref().unwrap_or("")
         ));
     }
@@ -370,6 +422,9 @@ pub fn render(rows: &[TpchRow]) -> String {
 /// did not match.
 pub fn main(args: &TpchArgs) -> Result<(), String> {
     let rows = run(args)?;
+    if args.explain {
+        return Ok(());
+    }
     let header = super::header::Header::current();
     if args.json {
         print!("{}", header.json_lines(&rows)?);

@@ -315,6 +315,24 @@ fn overload_reports_both_modes_and_writes_charts() {
 }
 
 #[test]
+fn tpch_explain_prints_the_plans_and_runs_nothing() {
+    let out = weir(&["bench", "tpch", "--sf", "0.01", "--query", "4", "--explain"]);
+    assert!(
+        out.status.success(),
+        "weir failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Q4:\n"), "{text}");
+    // Q4 reads orders and, in its EXISTS, lineitem.
+    assert!(
+        text.contains("Scan orders") && text.contains("Scan lineitem"),
+        "{text}"
+    );
+    assert!(!text.contains("queries ran"), "no report: {text}");
+}
+
+#[test]
 fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
     let out = weir(&[
         "bench", "tpch", "--sf", "0.01", "--query", "6", "--json", "--repeat", "3",
@@ -337,14 +355,16 @@ fn tpch_reports_one_query_as_json_and_rejects_a_bad_scale_factor() {
             "checked",
             "matches",
             "peak_bytes",
-            "spills"
+            "spills",
+            "join_filtered_rows"
         ]),
         "{l}"
     );
     assert_eq!(l["query"], 6);
-    // Q6 scans and sums: it holds little and spills nothing.
+    // Q6 scans and sums: it holds little, spills nothing and has no join to filter for.
     assert!(l["peak_bytes"].as_u64().is_some_and(|b| b > 0), "{l}");
     assert_eq!(l["spills"], 0);
+    assert_eq!(l["join_filtered_rows"], 0);
     assert_eq!(l["runs"], 3);
     assert!(
         l["min_ms"].as_f64().unwrap() <= l["ms"].as_f64().unwrap(),

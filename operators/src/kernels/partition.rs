@@ -55,7 +55,7 @@ pub fn hash_partition_filtered(
     keys: &[Expr],
     params: &[Value],
     targets: usize,
-    filters: &[Option<KeyFilter>],
+    filters: &[Option<&KeyFilter>],
     hashes: &mut Vec<u64>,
 ) -> Result<(Vec<(usize, Batch)>, usize)> {
     let rows = batch.num_rows();
@@ -74,7 +74,8 @@ pub fn hash_partition_filtered(
         .map(|t| {
             filters
                 .get(t)
-                .and_then(Option::as_ref)
+                .copied()
+                .flatten()
                 .filter(|f| f.applies_to(&types))
         })
         .collect();
@@ -216,7 +217,7 @@ mod tests {
         // Target 1's build side holds the even keys it would get.
         let wanted: Vec<i64> = plain[&1].iter().copied().filter(|k| k % 2 == 0).collect();
         let filter = KeyFilter::of_columns(&[Column::from_i64(wanted.clone())], wanted.len());
-        let filters = [None, Some(filter.clone()), None];
+        let filters = [None, Some(&filter), None];
         let (parts, dropped) = hash_partition_filtered(
             batch(keys.clone()),
             &[Expr::col(0)],
@@ -244,7 +245,7 @@ mod tests {
             &[Expr::col(0)],
             &[],
             3,
-            &[None, Some(other), None],
+            &[None, Some(&other), None],
             &mut hashes,
         )
         .unwrap();
