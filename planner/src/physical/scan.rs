@@ -5,7 +5,7 @@ use crate::bind::has_columns;
 use crate::catalog::TableDef;
 use crate::statement::Pruning;
 use weir_operators::plan::IndexLookup;
-use weir_operators::{BinaryOp, Expr};
+use weir_operators::{BinaryOp, Expr, Value};
 
 /// Rough fraction of rows a conjunct keeps.
 pub(crate) fn selectivity(c: &Expr) -> f64 {
@@ -23,7 +23,31 @@ pub(crate) fn selectivity(c: &Expr) -> f64 {
             ..
         }
         | Expr::Between { negated: false, .. } => 0.3,
+        Expr::Like {
+            pattern, negated, ..
+        } => {
+            let kept = match pattern.as_ref() {
+                Expr::Literal(Value::Str(p)) => like_selectivity(p),
+                _ => 0.5,
+            };
+            if *negated {
+                1.0 - kept
+            } else {
+                kept
+            }
+        }
         _ => 0.5,
+    }
+}
+
+/// Rows `LIKE pattern` is guessed to keep without statistics: as many as an equality (a
+/// tenth), whether the pattern names a whole value or a word within one; a pattern of `%`
+/// alone keeps every row.
+fn like_selectivity(pattern: &str) -> f64 {
+    if pattern.chars().all(|c| c == '%') {
+        1.0
+    } else {
+        0.1
     }
 }
 
@@ -256,6 +280,29 @@ mod tests {
 
     fn cmp(c: usize, op: BinaryOp, v: i64) -> Expr {
         Expr::Column(c).binary(op, Expr::lit(v))
+    }
+
+    #[test]
+    fn like_keeps_a_tenth_and_not_like_nine_tenths() {
+        let like = |p: &str, negated| Expr::Like {
+            expr: Box::new(Expr::Column(1)),
+            pattern: Box::new(Expr::Literal(Value::Str(p.into()))),
+            negated,
+            escape: None,
+        };
+        assert_eq!(selectivity(&like("%green%", false)), 0.1);
+        assert_eq!(selectivity(&like("PROMO%", false)), 0.1);
+        assert_eq!(selectivity(&like("%special%requests%", true)), 0.9);
+        assert_eq!(selectivity(&like("exact", false)), 0.1);
+        assert_eq!(selectivity(&like("%", false)), 1.0);
+        // A pattern only known when the query runs: the default.
+        let param = Expr::Like {
+            expr: Box::new(Expr::Column(1)),
+            pattern: Box::new(Expr::Param(0)),
+            negated: false,
+            escape: None,
+        };
+        assert_eq!(selectivity(&param), 0.5);
     }
 
     #[test]
