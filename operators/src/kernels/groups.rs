@@ -73,6 +73,33 @@ impl KeyStore {
         }
     }
 
+    /// Forgets every value, keeping the allocations.
+    pub(crate) fn clear(&mut self) {
+        match self {
+            KeyStore::Int(v) => v.clear(),
+            KeyStore::Float(v) => v.clear(),
+            KeyStore::Bool(v) => v.clear(),
+            KeyStore::Str { offsets, bytes } => {
+                offsets.truncate(1);
+                bytes.clear();
+            }
+            KeyStore::Wide { v, .. } => v.clear(),
+        }
+    }
+
+    /// Appends rows `0..n` of `col` (same type), as [`KeyStore::push`] would one by one.
+    pub(crate) fn extend(&mut self, col: &Column, n: usize) {
+        match (&mut *self, &col.data) {
+            (KeyStore::Int(s), ColumnData::Int64(v)) if col.validity.is_none() => {
+                s.extend_from_slice(&v[..n]);
+            }
+            (KeyStore::Float(s), ColumnData::Float64(v)) if col.validity.is_none() => {
+                s.extend_from_slice(&v[..n]);
+            }
+            _ => (0..n).for_each(|i| self.push(col, i)),
+        }
+    }
+
     /// Appends row `i` of `col` (same type); NULL rows append a default.
     pub(crate) fn push(&mut self, col: &Column, i: usize) {
         let valid = col.is_valid(i);
@@ -205,6 +232,32 @@ impl Groups {
             index,
             len: 0,
         }
+    }
+
+    /// Forgets every group, keeping the allocations of the key stores (the index is let go):
+    /// for a partial aggregation that lets its rows through, whose batches are stored as
+    /// groups of a row each ([`Groups::append_rows`]) and never looked up.
+    pub(crate) fn clear(&mut self) {
+        self.stores.iter_mut().for_each(KeyStore::clear);
+        self.valid.iter_mut().for_each(Vec::clear);
+        self.index = Groups::new(&self.types).index;
+        self.len = 0;
+    }
+
+    /// Appends every row of `keys` as a group of its own (equal keys too), with the ids in
+    /// `ids`: no lookup, for rows a later phase merges by key anyway. The index is not kept
+    /// up to date: only [`Groups::clear`] may follow, not [`Groups::assign`].
+    pub(crate) fn append_rows(&mut self, keys: &[Cow<'_, Column>], n: usize, ids: &mut Vec<u32>) {
+        for ((store, valid), col) in self.stores.iter_mut().zip(&mut self.valid).zip(keys) {
+            store.extend(col, n);
+            match &col.validity {
+                None => valid.resize(valid.len() + n, true),
+                Some(bits) => valid.extend((0..n).map(|i| bits.get(i))),
+            }
+        }
+        ids.clear();
+        ids.extend(self.len as u32..(self.len + n) as u32);
+        self.len += n;
     }
 
     pub(crate) fn group_eq(&self, g: usize, keys: &[Cow<'_, Column>], i: usize) -> bool {

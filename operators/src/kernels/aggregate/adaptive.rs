@@ -2,8 +2,9 @@
 //! it read saves its final phase almost nothing, while its hash table grows as large as its
 //! input and every row costs a lookup in it that misses the cache. After
 //! [`PROBE_ROWS`] rows, a partial aggregation with more than [`SKIP_RATIO`] groups per row
-//! lets its rows through instead: it emits what it holds, then groups each batch on its own
-//! (a table the size of a batch) and emits it at once. The final phase, which merges partial
+//! lets its rows through instead: it emits what it holds, then makes each row of a batch a
+//! group of its own (no lookup: equal keys in one batch are not merged) and emits the batch's
+//! states at once. The final phase, which merges partial
 //! states whatever way they were made, gets the same answer. (DataFusion decides the same
 //! way, with the same thresholds.)
 
@@ -21,6 +22,11 @@ pub(crate) struct PartialProbe {
 }
 
 impl PartialProbe {
+    /// Whether the aggregation lets its rows through.
+    pub(crate) fn skipping(&self) -> bool {
+        self.skipping
+    }
+
     /// Notes `rows` more rows read, with `groups` held now; true when the aggregation lets
     /// its rows through (from this batch on: it is decided once).
     pub(crate) fn observe(&mut self, rows: usize, groups: usize) -> bool {

@@ -21,7 +21,7 @@
 //!
 //! Refused memory with a spill space ([`ExecContext::spill`]), a grouped aggregation spills
 //! (module `spill`), or, in partial mode, sends what it holds downstream early. A partial
-//! aggregation that barely groups lets its rows through, grouped batch by batch (module
+//! aggregation that barely groups lets its rows through, a state per row (module
 //! `adaptive`).
 
 mod adaptive;
@@ -806,7 +806,12 @@ impl HashAggregateOp {
     /// Drops the state once every group has been emitted (memory is released at the end, not
     /// as output leaves: the key stores and accumulators cannot shrink piecewise).
     fn release(&mut self) {
-        self.groups = Groups::new(&self.groups.types.clone());
+        if self.probe.skipping() && !self.finished {
+            // Rows let through: the next batch's rows go in the same room, without an index.
+            self.groups.clear();
+        } else {
+            self.groups = Groups::new(&self.groups.types.clone());
+        }
         self.accs.iter_mut().for_each(|a| {
             a.resize(0);
         });
@@ -973,7 +978,12 @@ impl Operator for HashAggregateOp {
             ids.resize(n, 0);
         } else {
             let keys = self.key_columns(&batch)?;
-            self.groups.assign(&keys, n, &mut ids)?;
+            if self.mode == AggMode::Partial && self.probe.skipping() {
+                // Rows let through: each is a group of its own (see `adaptive`).
+                self.groups.append_rows(&keys, n, &mut ids);
+            } else {
+                self.groups.assign(&keys, n, &mut ids)?;
+            }
         }
         let groups = self.groups.len;
         // Without GROUP BY every row is group 0.
