@@ -74,6 +74,49 @@ pub struct HashJoinOp {
     /// The filter of the build keys, made when the build side ended (for a join whose probe
     /// rows without a match produce nothing), until the runtime takes it.
     key_filter: Option<KeyFilter>,
+    /// The build keys' filter the probe rows are tested against before their lookup (a build
+    /// side of [`PREFILTER_MIN_ROWS`] rows or more), with its bytes accounted.
+    prefilter: Option<Prefilter>,
+}
+
+/// A build side this large has a table that no longer fits the cache next to a core: probe
+/// rows are first tested against a filter of its keys (a tenth of its size), so that those
+/// without a match skip the lookup that misses the cache.
+pub const PREFILTER_MIN_ROWS: usize = 50_000;
+
+/// Probe rows tested before a prefilter is judged: one that rules out less than a fifth of
+/// them is let go (nearly every row matches; the test only adds work).
+const PREFILTER_TRIAL_ROWS: usize = 65_536;
+
+/// The filter probe rows are tested against before their lookup, and how it fares.
+struct Prefilter {
+    filter: KeyFilter,
+    tested: usize,
+    ruled_out: usize,
+    /// Scratch for the probe keys' hashes when the index does not use them.
+    hashes: Vec<u64>,
+}
+
+impl Prefilter {
+    /// The rows of a probe batch (key hashes `hashes`) that cannot match: NULL keys
+    /// (`null_rows`) and keys the filter rules out.
+    fn rule_out(&mut self, hashes: &[u64], null_rows: Option<&[bool]>) -> Vec<bool> {
+        let mut skip: Vec<bool> = hashes
+            .iter()
+            .map(|&h| !self.filter.may_contain(h))
+            .collect();
+        self.tested += skip.len();
+        self.ruled_out += skip.iter().filter(|&&s| s).count();
+        if let Some(nulls) = null_rows {
+            skip.iter_mut().zip(nulls).for_each(|(s, &n)| *s |= n);
+        }
+        skip
+    }
+
+    /// Whether it has been tried long enough and rules out too few rows to pay.
+    fn not_worth_it(&self) -> bool {
+        self.tested >= PREFILTER_TRIAL_ROWS && self.ruled_out * 5 < self.tested
+    }
 }
 
 /// The state of a null-aware anti join (`NOT IN`).
@@ -91,6 +134,9 @@ struct Probe {
     keys: KeyColumns,
     hashes: Vec<u64>,
     null_rows: Option<Vec<bool>>,
+    /// Rows that cannot match: NULL keys, and keys the prefilter rules out (`None`: see
+    /// `null_rows`).
+    skip: Option<Vec<bool>>,
     /// Where the walk of the build index stands.
     cursor: Cursor,
     /// "Has a match" per row, when the join type records it.
@@ -207,6 +253,7 @@ impl HashJoinOp {
             spill_level: 0,
             grace: None,
             key_filter: None,
+            prefilter: None,
         }
     }
 
@@ -269,6 +316,8 @@ impl HashJoinOp {
             });
         }
         self.hashes = Vec::new();
+        // Its bytes go with the reservation's, below.
+        self.prefilter = None;
         let (left, right) = (self.left_keys.clone(), self.right_keys.clone());
         let make: MakeJoin = Arc::new(move |spec, ctx, reservation, level, flags| {
             Box::new(HashJoinOp::partition(
@@ -382,8 +431,22 @@ impl HashJoinOp {
         }
         let key_cols = keys.get(&batch);
         let key_types = key_cols.iter().map(Column::data_type).collect();
-        if self.spill_level == 0 && self.probe_rows_need_a_match() && !key_cols.is_empty() {
-            self.key_filter = Some(KeyFilter::of_columns(key_cols, n));
+        let sent = self.spill_level == 0 && self.probe_rows_need_a_match();
+        if (sent || n >= PREFILTER_MIN_ROWS) && !key_cols.is_empty() {
+            let filter = KeyFilter::of_columns(key_cols, n);
+            let kept =
+                n >= PREFILTER_MIN_ROWS && self.reservation.try_grow(filter.memory_size()).is_ok();
+            if kept {
+                self.prefilter = Some(Prefilter {
+                    filter: filter.clone(),
+                    tested: 0,
+                    ruled_out: 0,
+                    hashes: Vec::new(),
+                });
+            }
+            if sent {
+                self.key_filter = Some(filter);
+            }
         }
         let mut null_rows = null_key_rows(key_cols, n);
         let built = BuildIndex::build(key_cols, n, null_rows.as_deref(), &mut self.hashes);
@@ -526,18 +589,38 @@ impl HashJoinOp {
         } else {
             Vec::new()
         };
-        let bytes = keys.memory_size() + matched.capacity();
+        let skip_bytes = if self.prefilter.is_some() { n } else { 0 };
+        let bytes = keys.memory_size() + matched.capacity() + skip_bytes;
         self.reservation.try_grow(bytes)?;
         let mut hashes = std::mem::take(&mut self.hashes);
         hashes.clear();
         if table.index.needs_hashes() {
             hash_rows(keys.get(batch), &mut hashes);
         }
+        let skip = match &mut self.prefilter {
+            Some(pre) if matchable => {
+                if table.index.needs_hashes() {
+                    Some(pre.rule_out(&hashes, null_rows.as_deref()))
+                } else {
+                    let mut own = std::mem::take(&mut pre.hashes);
+                    hash_rows(keys.get(batch), &mut own);
+                    let skip = pre.rule_out(&own, null_rows.as_deref());
+                    pre.hashes = own;
+                    Some(skip)
+                }
+            }
+            _ => None,
+        };
+        if self.prefilter.as_ref().is_some_and(Prefilter::not_worth_it) {
+            let pre = self.prefilter.take().expect("a prefilter");
+            self.reservation.shrink(pre.filter.memory_size());
+        }
         Ok(Some(Probe {
             batch: Batch::empty(&[]),
             keys,
             hashes,
             null_rows,
+            skip,
             cursor: Cursor {
                 row: if matchable { 0 } else { n },
                 chain: NONE,
@@ -576,7 +659,7 @@ impl HashJoinOp {
             let keys = ProbeKeys {
                 keys: p.keys.get(&p.batch),
                 hashes: &p.hashes,
-                null_rows: p.null_rows.as_deref(),
+                null_rows: p.skip.as_deref().or(p.null_rows.as_deref()),
             };
             let m = Matches {
                 size: self.core.batch_size,
@@ -986,6 +1069,63 @@ mod tests {
                 assert!(op.probe_filter().is_none(), "taken once");
             }
         }
+    }
+
+    /// With a build side large enough to be prefiltered, probe rows without a match are ruled
+    /// out before their lookup; every join type still outputs what it must, unmatched probe
+    /// rows and NULL keys included.
+    #[test]
+    fn a_prefiltered_probe_answers_every_join_type() {
+        use crate::plan::JoinType;
+        let rows = PREFILTER_MIN_ROWS as i64 + 10_000;
+        // Build (right): the even keys. Probe (left): 0..3000 and a NULL key.
+        let build =
+            Batch::try_new(vec![Column::from_i64((0..rows).map(|k| k * 2).collect())]).unwrap();
+        let probe_keys: Vec<Value> = (0..3000).map(Value::Int).chain([Value::Null]).collect();
+        let probe = Batch::from_rows(
+            &[DataType::Int64],
+            &probe_keys
+                .iter()
+                .map(|k| vec![k.clone()])
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let count = |join_type: JoinType| {
+            let spec = JoinSpec::new(join_type, JoinSide::Right)
+                .with_types(vec![DataType::Int64], vec![DataType::Int64]);
+            let mut op = HashJoinOp::with_spec(
+                vec![Expr::col(0)],
+                vec![Expr::col(0)],
+                spec,
+                ExecContext::new(vec![]),
+                Reservation::unbounded(),
+            )
+            .unwrap();
+            let mut out = Vec::new();
+            op.push(1, build.clone()).unwrap();
+            op.finish(1).unwrap();
+            assert!(op.prefilter.is_some(), "{join_type:?}: prefiltered");
+            op.push(0, probe.clone()).unwrap();
+            drain(&mut op, &mut out).unwrap();
+            op.finish(0).unwrap();
+            drain(&mut op, &mut out).unwrap();
+            let pre = op
+                .prefilter
+                .as_ref()
+                .expect("still used: it rules out half");
+            assert!(
+                pre.ruled_out >= 1400,
+                "{join_type:?}: {} ruled out",
+                pre.ruled_out
+            );
+            out.iter().map(Batch::num_rows).sum::<usize>()
+        };
+        assert_eq!(count(JoinType::Inner), 1500);
+        assert_eq!(count(JoinType::Semi), 1500);
+        assert_eq!(count(JoinType::Left), 3001);
+        assert_eq!(count(JoinType::Anti { null_aware: false }), 1501);
+        // NOT IN: a NULL probe key is not output when the build side has rows.
+        assert_eq!(count(JoinType::Anti { null_aware: true }), 1500);
     }
 
     #[test]
