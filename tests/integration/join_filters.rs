@@ -1,6 +1,7 @@
-//! Join key filters: a repartitioned hash join whose build side is selective sends a filter of
-//! its build keys to the senders of its probe side, which drop the probe rows that cannot
-//! match before they cross the exchange. Checked on a 3-node cluster against the same cluster
+//! Join key filters: a hash join whose build side is selective sends a filter of its build
+//! keys to its probe side: repartitioned, to the senders, which drop the probe rows that
+//! cannot match before they cross the exchange; broadcast, to the scan below it, which drops
+//! them before it copies them. Checked on a 3-node cluster against the same cluster
 //! with the filters off: the same answers for every join type (those whose unmatched probe
 //! rows are output take no filter), far fewer rows and bytes sent, and the cluster idle after.
 
@@ -117,6 +118,22 @@ fn a_selective_build_side_filters_the_probe_rows_before_they_are_sent() {
         bytes_on * 3 < bytes_off,
         "{bytes_on} bytes sent with filters, {bytes_off} without"
     );
+    assert_idle(&on);
+    assert_idle(&off);
+}
+
+#[test]
+fn a_broadcast_build_side_filters_the_probe_sides_scan() {
+    let on = cluster(true);
+    let off = cluster(false);
+    // `w <> 5` halves the estimate again: small enough to broadcast b to a's fragment.
+    let sql = "SELECT a.id, b.w FROM a JOIN b ON a.k = b.k WHERE b.w < 40000 AND b.w <> 5";
+    let explained = plan(&on, sql);
+    assert!(explained.contains("(broadcast)"), "{explained}");
+    let (rows, dropped, ..) = both(&on, &off, sql);
+    assert!(!rows.is_empty());
+    // a's rows never leave its nodes; its scans drop most of them before the join sees them.
+    assert!(dropped > ROWS as u64 / 2, "dropped {dropped}");
     assert_idle(&on);
     assert_idle(&off);
 }

@@ -5,6 +5,7 @@
 
 use crate::batch::{Batch, DEFAULT_BATCH_SIZE};
 use crate::error::Result;
+use crate::expr::Expr;
 use crate::kernels::key_filter::KeyFilter;
 use crate::spill::SpillSpace;
 use crate::value::Value;
@@ -68,10 +69,11 @@ pub trait Operator: Send {
 
     /// Once its first input (with [`InputOrder::Sequential`]) has ended: a filter of the
     /// keys a row of its next input must have to produce anything (a hash join's build keys,
-    /// when its probe rows without a match produce nothing). The runtime sends it to the
-    /// senders of that input, which drop the rows it rules out before they travel. Taken
-    /// once; `None` when there is none.
-    fn probe_filter(&mut self) -> Option<KeyFilter> {
+    /// when its probe rows without a match produce nothing), with those keys' expressions
+    /// over that input's columns. The runtime sends it to the producers of that input (an
+    /// exchange's senders, a scan), which drop the rows it rules out before they travel or
+    /// are copied. Taken once; `None` when there is none.
+    fn probe_filter(&mut self) -> Option<(KeyFilter, Vec<Expr>)> {
         None
     }
 

@@ -6,13 +6,17 @@
 //! many small chunks: per chunk it only computes a selection of row numbers
 //! (`kernels/row_filter.rs`: typed loops for comparisons with constants, each conjunct narrowing
 //! the selection), and output columns are built once per output batch rather than once per
-//! chunk.
+//! chunk. A hash join above the scan may send it a filter of its build keys
+//! ([`ScanSource::add_key_filter`]): rows it rules out are dropped with the others, before
+//! they are copied.
 
+use super::hash::hash_rows;
+use super::key_filter::KeyFilter;
 use super::operator::ExecContext;
 use super::row_filter::RowFilter;
 use crate::column::{Column, ColumnBuilder};
 use crate::storage::ScanChunk;
-use crate::{Batch, Expr, Result};
+use crate::{Batch, DataType, Expr, Result};
 use std::sync::Arc;
 
 /// The chunk being read and the part of its selection not yet copied out.
@@ -30,6 +34,55 @@ impl Current {
     }
 }
 
+/// A join's filter of its build keys, tested on the stored rows before they are copied.
+struct ScanKeyFilter {
+    filter: KeyFilter,
+    /// The table columns the keys are, in key order.
+    columns: Vec<usize>,
+    /// Rows tested and rows ruled out so far.
+    tested: usize,
+    ruled_out: usize,
+    /// Scratch for the keys' hashes.
+    hashes: Vec<u64>,
+}
+
+impl ScanKeyFilter {
+    /// Narrows the selection of `chunk` in `sel` (`selected`: whether `sel` holds one, else
+    /// every row is selected) to the rows the filter may keep; returns the rows ruled out.
+    /// `sel` holds a selection afterwards.
+    fn narrow(&mut self, chunk: &Batch, selected: bool, sel: &mut Vec<u32>) -> usize {
+        let cols: Vec<&Column> = self.columns.iter().map(|&c| chunk.column(c)).collect();
+        hash_rows(&cols, &mut self.hashes);
+        let before = if selected {
+            sel.len()
+        } else {
+            chunk.num_rows()
+        };
+        let (filter, hashes) = (&self.filter, &self.hashes);
+        if selected {
+            sel.retain(|&r| filter.may_contain(hashes[r as usize]));
+        } else {
+            sel.clear();
+            sel.extend(
+                (0..chunk.num_rows() as u32).filter(|&r| filter.may_contain(hashes[r as usize])),
+            );
+        }
+        let out = before - sel.len();
+        self.tested += before;
+        self.ruled_out += out;
+        out
+    }
+
+    /// Whether it has been tried long enough and rules out too few rows to pay.
+    fn not_worth_it(&self) -> bool {
+        self.tested >= KEY_FILTER_TRIAL_ROWS && self.ruled_out * 10 < self.tested
+    }
+}
+
+/// Rows a scan's key filter tests before it is judged: one that rules out less than a tenth
+/// of them is let go.
+const KEY_FILTER_TRIAL_ROWS: usize = 100_000;
+
 /// Reads stored chunks: filter, then projection, coalescing output to the batch size.
 pub struct ScanSource {
     chunks: std::vec::IntoIter<ScanChunk>,
@@ -46,6 +99,12 @@ pub struct ScanSource {
     /// Output columns being built (created from the first chunk's types).
     out: Vec<ColumnBuilder>,
     out_rows: usize,
+    /// The filter of a join's build keys that the rows must pass, if one came.
+    key_filter: Option<ScanKeyFilter>,
+    /// Rows its key filters ruled out, in all.
+    key_filtered: u64,
+    /// The stored rows' column types (empty when there are no chunks).
+    table_types: Vec<DataType>,
 }
 
 impl ScanSource {
@@ -69,7 +128,12 @@ impl ScanSource {
         projection: Vec<usize>,
         ctx: ExecContext,
     ) -> Self {
+        let table_types = chunks
+            .first()
+            .map(|c| c.rows.columns().iter().map(Column::data_type).collect())
+            .unwrap_or_default();
         ScanSource {
+            table_types,
             unread: chunks.iter().map(ScanChunk::offered).sum(),
             chunks: chunks.into_iter(),
             filter: RowFilter::new(filter, &ctx.params),
@@ -79,7 +143,45 @@ impl ScanSource {
             scratch: Vec::new(),
             out: Vec::new(),
             out_rows: 0,
+            key_filter: None,
+            key_filtered: 0,
         }
+    }
+
+    /// From now on, rows whose keys `filter` rules out are dropped before they are copied:
+    /// `keys` are the key expressions over the scan's output (a hash join's probe keys, the
+    /// filter made of its build keys). True when it applies: every key a column the scan
+    /// outputs, of the types the filter was made for.
+    pub fn add_key_filter(&mut self, filter: KeyFilter, keys: &[Expr]) -> bool {
+        let types = &self.table_types;
+        let columns: Option<Vec<usize>> = keys
+            .iter()
+            .map(|k| match k {
+                Expr::Column(j) => self.projection.get(*j).copied(),
+                _ => None,
+            })
+            .collect();
+        let Some(columns) = columns else {
+            return false;
+        };
+        let key_types: Option<Vec<DataType>> =
+            columns.iter().map(|&c| types.get(c).copied()).collect();
+        if !key_types.is_some_and(|t| filter.applies_to(&t)) {
+            return false;
+        }
+        self.key_filter = Some(ScanKeyFilter {
+            filter,
+            columns,
+            tested: 0,
+            ruled_out: 0,
+            hashes: Vec::new(),
+        });
+        true
+    }
+
+    /// Rows the key filters ruled out so far.
+    pub fn key_filtered_rows(&self) -> u64 {
+        self.key_filtered
     }
 
     /// Reads chunks until one has selected rows, making it current; false at the end.
@@ -113,6 +215,17 @@ impl ScanSource {
                 &self.ctx.params,
                 &mut self.scratch,
             )?;
+            let some = match &mut self.key_filter {
+                Some(kf) => {
+                    let out = kf.narrow(&chunk, some, &mut self.scratch);
+                    self.key_filtered += out as u64;
+                    if kf.not_worth_it() {
+                        self.key_filter = None;
+                    }
+                    true
+                }
+                None => some,
+            };
             if some && self.scratch.is_empty() {
                 continue;
             }
@@ -371,5 +484,45 @@ mod tests {
             bad.next_batch().is_err(),
             "a selection past the chunk is an error"
         );
+    }
+
+    /// A join's key filter drops the rows it rules out, after the scan's own filter, and
+    /// keeps every row whose key it holds; one for keys that are not plain output columns,
+    /// or of other types, is refused.
+    #[test]
+    fn a_key_filter_drops_the_rows_it_rules_out() {
+        let build: Vec<i64> = (0..1000).filter(|k| k % 10 == 3).collect();
+        let filter = KeyFilter::of_columns(&[Column::from_i64(build.clone())], build.len());
+        let filtered = Some(Expr::col(0).binary(BinaryOp::Lt, Expr::lit(500i64)));
+        let mut scan = ScanSource::new(
+            chunks(&[300, 400, 300]),
+            filtered,
+            vec![1, 0],
+            ExecContext::new(vec![]),
+        );
+        assert!(
+            !scan.add_key_filter(filter.clone(), &[Expr::col(0)]),
+            "a text column"
+        );
+        let plus = Expr::col(1).binary(BinaryOp::Add, Expr::lit(0i64));
+        assert!(
+            !scan.add_key_filter(filter.clone(), &[plus]),
+            "not a plain column"
+        );
+        assert!(scan.add_key_filter(filter, &[Expr::col(1)]));
+        let keys: Vec<i64> = drain(scan)
+            .iter()
+            .flat_map(|b| b.column(1).as_i64().unwrap().to_vec())
+            .collect();
+        let wanted: Vec<i64> = build.iter().copied().filter(|&k| k < 500).collect();
+        assert!(wanted.iter().all(|k| keys.contains(k)));
+        // The filter's false positives aside, only the wanted keys are left.
+        assert!(
+            keys.len() < wanted.len() + 10,
+            "{} rows for {} keys",
+            keys.len(),
+            wanted.len()
+        );
+        assert!(keys.iter().all(|&k| k < 500));
     }
 }

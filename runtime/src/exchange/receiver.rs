@@ -275,7 +275,7 @@ impl Handler<ProbeFilter> for ExchangeRecvActor {
                 let filter = BatchFilter {
                     query: self.query,
                     exchange: self.exchange,
-                    filter: msg.0.clone(),
+                    filter: msg.filter.clone(),
                 };
                 self.links
                     .send(from, NetMessage::QueryBatchFilter(Box::new(filter)), None);

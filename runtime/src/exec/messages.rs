@@ -9,13 +9,14 @@
 //! | [`Push`] | a producer, per batch and at the end | its consumer |
 //! | [`Credit`] | a consumer, as it takes batches | its producer: an operator, a source, an exchange receiver |
 //! | [`Cancel`] | a consumer that needs no more, or the fragment | its producer |
-//! | [`ProbeFilter`] | a hash join whose build side ended | its probe input's producer, if it takes one |
+//! | [`ProbeFilter`] | a hash join whose build side ended | its probe input's producer, if it takes one (an exchange receiver, a scan) |
 //! | [`OpStopped`], [`OpFailed`] | every actor of a fragment | the [`FragmentActor`](crate::dispatch::fragment::FragmentActor) |
 
 use crate::exec::edge::{EdgeStat, Window};
 use actix::prelude::*;
 use std::sync::Arc;
 use weir_operators::kernels::key_filter::KeyFilter;
+use weir_operators::Expr;
 use weir_operators::{Batch, Reservation};
 
 /// What flows on an edge.
@@ -69,10 +70,16 @@ pub struct Cancel;
 
 /// Consumer → producer: the keys a row must have to be of use to the consumer (a hash join's
 /// build keys, sent to its probe input once the build side ended). A producer that can drop
-/// rows before they travel (an exchange's receiving end, which tells its senders) takes it.
+/// rows before they travel or are copied takes it: an exchange's receiving end tells its
+/// senders, a scan tests its stored rows.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
-pub struct ProbeFilter(pub KeyFilter);
+pub struct ProbeFilter {
+    /// The filter of the keys.
+    pub filter: KeyFilter,
+    /// The key expressions over the producer's output columns.
+    pub keys: Vec<Expr>,
+}
 
 /// A producer's handles, given to its consumer.
 #[derive(Clone)]

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use weir_operators::kernels::key_filter::KeyFilter;
 use weir_operators::kernels::{InputOrder, Operator};
+use weir_operators::Expr;
 use weir_operators::Reservation;
 
 #[derive(Default)]
@@ -34,8 +35,8 @@ struct Input {
     granted: bool,
     /// Its End was given to the kernel, or it was cancelled.
     ended: bool,
-    /// A key filter for its producer, until the producer is attached.
-    filter: Option<KeyFilter>,
+    /// A key filter (and the keys) for its producer, until the producer is attached.
+    filter: Option<(KeyFilter, Vec<Expr>)>,
     /// Batches given to the kernel whose credit has not been returned yet.
     owed: usize,
     /// Their bytes.
@@ -171,8 +172,8 @@ impl OperatorActor {
     fn send_filter(&mut self, port: usize) {
         let input = &mut self.inputs[port];
         if let Some(up) = &input.upstream {
-            if let (Some(f), Some(to)) = (input.filter.take(), &up.filter) {
-                to.do_send(ProbeFilter(f));
+            if let (Some((filter, keys)), Some(to)) = (input.filter.take(), &up.filter) {
+                to.do_send(ProbeFilter { filter, keys });
             }
         }
     }

@@ -1,16 +1,18 @@
 //! The actor at the leaves of a fragment that reads stored partitions (an external table's
 //! files, or constant rows) and
-//! produces batches as its consumer grants credits. A batch its output edge cannot send yet
+//! produces batches as its consumer grants credits. A scan takes a hash join's filter of its
+//! build keys ([`ProbeFilter`]) and drops the rows it rules out before copying them. A batch its output edge cannot send yet
 //! (credit, or memory on the node) is held there, and the source reads no further until it
 //! went.
 
 use crate::exec::flow::Output;
-use crate::exec::messages::{Cancel, Credit};
+use crate::exec::messages::{Cancel, Credit, ProbeFilter};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::messages::MemoryFreed;
 use crate::node::state::LiveGuard;
 use actix::prelude::*;
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use weir_operators::kernels::ScanSource;
 use weir_operators::Batch;
 
@@ -30,7 +32,7 @@ pub struct SourceActor {
     out: Output,
     link: FragmentLink,
     done: bool,
-    _live: LiveGuard,
+    live: LiveGuard,
 }
 
 impl SourceActor {
@@ -41,13 +43,24 @@ impl SourceActor {
             out,
             link,
             done: false,
-            _live: live,
+            live,
         }
     }
 
     fn next(&mut self) -> weir_operators::Result<Option<Batch>> {
         match &mut self.source {
-            SourceKind::Scan(s) => s.next_batch(),
+            SourceKind::Scan(s) => {
+                let before = s.key_filtered_rows();
+                let batch = s.next_batch();
+                let ruled_out = s.key_filtered_rows() - before;
+                if ruled_out > 0 {
+                    self.live
+                        .node()
+                        .filtered_rows
+                        .fetch_add(ruled_out, Ordering::Relaxed);
+                }
+                batch
+            }
             SourceKind::Batches(q) => Ok(q.pop_front()),
             SourceKind::Files(s) => s.next_batch(),
         }
@@ -85,7 +98,7 @@ impl Actor for SourceActor {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         // Tell the consumer who feeds it; it answers with credits.
-        self.out.attach(ctx.address());
+        self.out.attach_filtered(ctx.address());
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
@@ -119,6 +132,19 @@ impl Handler<MemoryFreed> for SourceActor {
             return self.fail(e, ctx);
         }
         self.produce(ctx);
+    }
+}
+
+impl Handler<ProbeFilter> for SourceActor {
+    type Result = ();
+
+    /// A join above needs only rows with the filter's keys: a scan of stored rows drops the
+    /// others before it copies them (other sources, and keys that are not plain columns of
+    /// the scan, go on as they were).
+    fn handle(&mut self, msg: ProbeFilter, _ctx: &mut Context<Self>) {
+        if let SourceKind::Scan(s) = &mut self.source {
+            s.add_key_filter(msg.filter, &msg.keys);
+        }
     }
 }
 

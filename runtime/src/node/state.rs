@@ -210,6 +210,11 @@ impl LiveGuard {
         node.live_actors.fetch_add(1, Ordering::SeqCst);
         LiveGuard(node.clone())
     }
+
+    /// The node it counts on.
+    pub fn node(&self) -> &Arc<NodeShared> {
+        &self.0
+    }
 }
 
 impl Drop for LiveGuard {

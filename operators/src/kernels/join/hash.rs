@@ -818,8 +818,9 @@ impl Operator for HashJoinOp {
         Ok(())
     }
 
-    fn probe_filter(&mut self) -> Option<KeyFilter> {
-        self.key_filter.take()
+    fn probe_filter(&mut self) -> Option<(KeyFilter, Vec<Expr>)> {
+        let keys = self.probe_keys().to_vec();
+        self.key_filter.take().map(|f| (f, keys))
     }
 
     fn next_output(&mut self) -> Result<Option<Batch>> {
@@ -1063,7 +1064,8 @@ mod tests {
             op.finish(port).unwrap();
             let filter = op.probe_filter();
             assert_eq!(filter.is_some(), offers, "{join_type:?} building {side:?}");
-            if let Some(f) = filter {
+            if let Some((f, keys)) = filter {
+                assert_eq!(keys, vec![Expr::col(0)]);
                 assert!([3, 5, 8].iter().all(|&k| f.may_contain(hash(k))));
                 assert!(f.applies_to(&[DataType::Int64]));
                 assert!(op.probe_filter().is_none(), "taken once");
