@@ -23,6 +23,21 @@ pub(crate) fn selectivity(c: &Expr) -> f64 {
             ..
         }
         | Expr::Between { negated: false, .. } => 0.3,
+        // Independent conditions: both, either, or not.
+        Expr::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+        } => selectivity(left) * selectivity(right),
+        Expr::Binary {
+            op: BinaryOp::Or,
+            left,
+            right,
+        } => {
+            let (l, r) = (selectivity(left), selectivity(right));
+            l + r - l * r
+        }
+        Expr::Not(inner) => 1.0 - selectivity(inner),
         Expr::Like {
             pattern, negated, ..
         } => {
@@ -280,6 +295,16 @@ mod tests {
 
     fn cmp(c: usize, op: BinaryOp, v: i64) -> Expr {
         Expr::Column(c).binary(op, Expr::lit(v))
+    }
+
+    #[test]
+    fn and_or_and_not_combine_their_parts_as_independent_conditions() {
+        let eq = |c, v| cmp(c, BinaryOp::Eq, v);
+        let both = eq(1, 1).binary(BinaryOp::And, eq(2, 2));
+        assert!((selectivity(&both) - 0.01).abs() < 1e-12);
+        let either = both.clone().binary(BinaryOp::Or, eq(1, 2).binary(BinaryOp::And, eq(2, 1)));
+        assert!((selectivity(&either) - (0.02 - 0.0001)).abs() < 1e-12);
+        assert!((selectivity(&Expr::Not(Box::new(eq(1, 1)))) - 0.9).abs() < 1e-12);
     }
 
     #[test]
