@@ -26,8 +26,16 @@ enum LikeMatcher {
     Exact(Vec<u8>),
     Prefix(Vec<u8>),
     Suffix(Vec<u8>),
-    Contains(Vec<u8>),
+    Contains(memchr::memmem::Finder<'static>),
     All,
+    /// Literal parts between `%`s and no `_`: `first`, then each of `middle` in order
+    /// (each at its leftmost place after the one before), then `last` (`'%special%requests%'`).
+    /// Bytes are compared: a valid UTF-8 literal only matches whole characters.
+    Parts {
+        first: Vec<u8>,
+        middle: Vec<memchr::memmem::Finder<'static>>,
+        last: Vec<u8>,
+    },
     General(Vec<LikeTok>),
 }
 
@@ -40,9 +48,24 @@ impl LikeMatcher {
                 [exact] => return LikeMatcher::Exact(exact.as_bytes().to_vec()),
                 [p, ""] => return LikeMatcher::Prefix(p.as_bytes().to_vec()),
                 ["", s] => return LikeMatcher::Suffix(s.as_bytes().to_vec()),
-                ["", c, ""] => return LikeMatcher::Contains(c.as_bytes().to_vec()),
+                ["", c, ""] => {
+                    return LikeMatcher::Contains(
+                        memchr::memmem::Finder::new(c.as_bytes()).into_owned(),
+                    )
+                }
                 _ if parts.iter().all(|p| p.is_empty()) => return LikeMatcher::All,
-                _ => {}
+                [first, middle @ .., last] => {
+                    return LikeMatcher::Parts {
+                        first: first.as_bytes().to_vec(),
+                        middle: middle
+                            .iter()
+                            .filter(|m| !m.is_empty())
+                            .map(|m| memchr::memmem::Finder::new(m.as_bytes()).into_owned())
+                            .collect(),
+                        last: last.as_bytes().to_vec(),
+                    }
+                }
+                [] => {}
             }
         }
         let mut toks: Vec<LikeTok> = Vec::with_capacity(pattern.len());
@@ -73,8 +96,24 @@ impl LikeMatcher {
             LikeMatcher::Exact(p) => s == p.as_slice(),
             LikeMatcher::Prefix(p) => s.starts_with(p),
             LikeMatcher::Suffix(p) => s.ends_with(p),
-            LikeMatcher::Contains(p) => {
-                p.is_empty() || s.windows(p.len()).any(|w| w == p.as_slice())
+            LikeMatcher::Contains(p) => p.find(s).is_some(),
+            LikeMatcher::Parts {
+                first,
+                middle,
+                last,
+            } => {
+                if s.len() < first.len() + last.len() || !s.starts_with(first) || !s.ends_with(last)
+                {
+                    return false;
+                }
+                let mut rest = &s[first.len()..s.len() - last.len()];
+                for m in middle {
+                    match m.find(rest) {
+                        Some(at) => rest = &rest[at + m.needle().len()..],
+                        None => return false,
+                    }
+                }
+                true
             }
             LikeMatcher::All => true,
             LikeMatcher::General(toks) => {
@@ -201,6 +240,45 @@ mod tests {
         assert_eq!(like("axb", "a!_%"), false.into());
         assert_eq!(like("a!b", "a!!b"), true.into());
         assert_eq!(like("abc", "a%"), true.into());
+    }
+
+    /// Every compiled form answers as the general matcher does, for every pattern of `a`, `b`
+    /// and `%` and every text of `a`, `b` and `é` up to five characters.
+    #[test]
+    fn compiled_patterns_agree_with_the_general_matcher() {
+        use super::{like_general, LikeMatcher, LikeTok};
+        fn words(alphabet: &[char], max: usize) -> Vec<String> {
+            let mut out = vec![String::new()];
+            let mut last = vec![String::new()];
+            for _ in 0..max {
+                last = last
+                    .iter()
+                    .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                    .collect();
+                out.extend(last.iter().cloned());
+            }
+            out
+        }
+        let texts = words(&['a', 'b', 'é'], 5);
+        for pattern in words(&['a', 'b', '%'], 5) {
+            let compiled = LikeMatcher::compile(&pattern, None);
+            let general: Vec<LikeTok> = pattern
+                .chars()
+                .map(|c| match c {
+                    '%' => LikeTok::Many,
+                    c => LikeTok::Char(c),
+                })
+                .collect();
+            let mut buf = Vec::new();
+            for text in &texts {
+                let chars: Vec<char> = text.chars().collect();
+                assert_eq!(
+                    compiled.matches(text.as_bytes(), &mut buf),
+                    like_general(&general, &chars),
+                    "{text:?} LIKE {pattern:?} ({compiled:?})"
+                );
+            }
+        }
     }
 
     #[test]

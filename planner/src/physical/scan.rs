@@ -302,7 +302,9 @@ mod tests {
         let eq = |c, v| cmp(c, BinaryOp::Eq, v);
         let both = eq(1, 1).binary(BinaryOp::And, eq(2, 2));
         assert!((selectivity(&both) - 0.01).abs() < 1e-12);
-        let either = both.clone().binary(BinaryOp::Or, eq(1, 2).binary(BinaryOp::And, eq(2, 1)));
+        let either = both
+            .clone()
+            .binary(BinaryOp::Or, eq(1, 2).binary(BinaryOp::And, eq(2, 1)));
         assert!((selectivity(&either) - (0.02 - 0.0001)).abs() < 1e-12);
         assert!((selectivity(&Expr::Not(Box::new(eq(1, 1)))) - 0.9).abs() < 1e-12);
     }
