@@ -26,17 +26,41 @@ enum LikeMatcher {
     Exact(Vec<u8>),
     Prefix(Vec<u8>),
     Suffix(Vec<u8>),
-    Contains(memchr::memmem::Finder<'static>),
+    Contains(Box<memchr::memmem::Finder<'static>>),
     All,
-    /// Literal parts between `%`s and no `_`: `first`, then each of `middle` in order
-    /// (each at its leftmost place after the one before), then `last` (`'%special%requests%'`).
-    /// Bytes are compared: a valid UTF-8 literal only matches whole characters.
-    Parts {
-        first: Vec<u8>,
-        middle: Vec<memchr::memmem::Finder<'static>>,
-        last: Vec<u8>,
-    },
+    Parts(Box<Parts>),
     General(Vec<LikeTok>),
+}
+
+/// Literal parts between `%`s and no `_`: `first`, then each of `middle` in order (each at
+/// its leftmost place after the one before), then `last` (`'%special%requests%'`). Bytes are
+/// compared: a valid UTF-8 literal only matches whole characters.
+#[derive(Debug)]
+struct Parts {
+    first: Vec<u8>,
+    middle: Vec<memchr::memmem::Finder<'static>>,
+    last: Vec<u8>,
+}
+
+impl Parts {
+    #[inline]
+    fn matches(&self, s: &[u8]) -> bool {
+        let (first, last) = (self.first.as_slice(), self.last.as_slice());
+        if s.len() < first.len() + last.len()
+            || (!first.is_empty() && !s.starts_with(first))
+            || (!last.is_empty() && !s.ends_with(last))
+        {
+            return false;
+        }
+        let mut rest = &s[first.len()..s.len() - last.len()];
+        for m in &self.middle {
+            match m.find(rest) {
+                Some(at) => rest = &rest[at + m.needle().len()..],
+                None => return false,
+            }
+        }
+        true
+    }
 }
 
 impl LikeMatcher {
@@ -49,13 +73,13 @@ impl LikeMatcher {
                 [p, ""] => return LikeMatcher::Prefix(p.as_bytes().to_vec()),
                 ["", s] => return LikeMatcher::Suffix(s.as_bytes().to_vec()),
                 ["", c, ""] => {
-                    return LikeMatcher::Contains(
+                    return LikeMatcher::Contains(Box::new(
                         memchr::memmem::Finder::new(c.as_bytes()).into_owned(),
-                    )
+                    ))
                 }
                 _ if parts.iter().all(|p| p.is_empty()) => return LikeMatcher::All,
                 [first, middle @ .., last] => {
-                    return LikeMatcher::Parts {
+                    return LikeMatcher::Parts(Box::new(Parts {
                         first: first.as_bytes().to_vec(),
                         middle: middle
                             .iter()
@@ -63,7 +87,7 @@ impl LikeMatcher {
                             .map(|m| memchr::memmem::Finder::new(m.as_bytes()).into_owned())
                             .collect(),
                         last: last.as_bytes().to_vec(),
-                    }
+                    }))
                 }
                 [] => {}
             }
@@ -97,24 +121,7 @@ impl LikeMatcher {
             LikeMatcher::Prefix(p) => s.starts_with(p),
             LikeMatcher::Suffix(p) => s.ends_with(p),
             LikeMatcher::Contains(p) => p.find(s).is_some(),
-            LikeMatcher::Parts {
-                first,
-                middle,
-                last,
-            } => {
-                if s.len() < first.len() + last.len() || !s.starts_with(first) || !s.ends_with(last)
-                {
-                    return false;
-                }
-                let mut rest = &s[first.len()..s.len() - last.len()];
-                for m in middle {
-                    match m.find(rest) {
-                        Some(at) => rest = &rest[at + m.needle().len()..],
-                        None => return false,
-                    }
-                }
-                true
-            }
+            LikeMatcher::Parts(p) => p.matches(s),
             LikeMatcher::All => true,
             LikeMatcher::General(toks) => {
                 buf.clear();
