@@ -1,7 +1,7 @@
 //! DECIMAL arithmetic: exact, in unscaled `i128` loops at the result's scale, every step
 //! checked (an overflow is an error naming the operands).
 
-use super::side::{arith_sides, i128_side};
+use super::side::{arith_sides, i128_side, Side};
 use super::val::Val;
 use crate::bitmap::Bitmap;
 use crate::column::ColumnData;
@@ -40,6 +40,13 @@ pub(super) fn decimal_arithmetic<'a>(
     let res = match op {
         BinaryOp::Add => arith_sides(n, &a, &b, validity, i128::checked_add),
         BinaryOp::Sub => arith_sides(n, &a, &b, validity, i128::checked_sub),
+        // Factors that fit 64 bits multiply into 128 without overflow: one widening multiply
+        // a row instead of a checked 128-bit one.
+        BinaryOp::Mul if fits_i64(&a) && fits_i64(&b) => {
+            arith_sides(n, &a, &b, validity, |x, y| {
+                Some(i128::from(x as i64) * i128::from(y as i64))
+            })
+        }
         BinaryOp::Mul => arith_sides(n, &a, &b, validity, i128::checked_mul),
         _ => arith_sides(n, &a, &b, validity, |x, y| {
             Some(if y == 0 {
@@ -61,6 +68,15 @@ pub(super) fn decimal_arithmetic<'a>(
             op.symbol(),
             decimal::format(b.at(i), rs)
         ))),
+    }
+}
+
+/// Whether every value of `side` fits in an `i64`.
+fn fits_i64(side: &Side<'_, i128>) -> bool {
+    let fits = |x: i128| i64::try_from(x).is_ok();
+    match side {
+        Side::Col(v) => v.iter().all(|&x| fits(x)),
+        Side::Scalar(x) => fits(*x),
     }
 }
 
@@ -98,6 +114,36 @@ mod tests {
         });
         let out = evaluate(&sum, &b, &[]).unwrap();
         assert_eq!(out.value(0), Value::Decimal(10, 1));
+    }
+
+    /// Products of factors that fit 64 bits (the widening multiply) and of larger ones (the
+    /// checked one) are both exact, and a product past 128 bits is still an overflow.
+    #[test]
+    fn decimal_products_are_exact_on_both_paths() {
+        let col = |values: &[i128]| {
+            let vals: Vec<Value> = values.iter().map(|&v| Value::Decimal(v, 0)).collect();
+            Batch::try_new(vec![
+                Column::from_values(DataType::decimal(38, 0), &vals).unwrap()
+            ])
+            .unwrap()
+        };
+        let times = |b: &Batch, k: i128| {
+            let e = Expr::col(0).binary(BinaryOp::Mul, dec(k, 0));
+            evaluate(&e, b, &[])
+        };
+        let small = col(&[i64::MAX as i128, i64::MIN as i128, -3, 0]);
+        let out = times(&small, 4).unwrap();
+        assert_eq!(out.value(0), Value::Decimal(i64::MAX as i128 * 4, 0));
+        assert_eq!(out.value(1), Value::Decimal(i64::MIN as i128 * 4, 0));
+        assert_eq!(out.value(2), Value::Decimal(-12, 0));
+        let large = col(&[1i128 << 80, 7]);
+        let out = times(&large, 3).unwrap();
+        assert_eq!(out.value(0), Value::Decimal(3i128 << 80, 0));
+        assert_eq!(out.value(1), Value::Decimal(21, 0));
+        assert!(matches!(
+            times(&large, 1i128 << 60),
+            Err(Error::Overflow(_))
+        ));
     }
 
     #[test]
