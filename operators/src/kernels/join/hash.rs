@@ -905,6 +905,24 @@ mod tests {
     use crate::{DataType, UnboundedPool, Value};
     use std::sync::Arc;
 
+    /// A `join_type` join on column 0 of each side, building `build`, over inputs of `types`
+    /// (left, right).
+    fn keyed_join(
+        join_type: crate::plan::JoinType,
+        build: JoinSide,
+        types: (Vec<DataType>, Vec<DataType>),
+    ) -> HashJoinOp {
+        let spec = JoinSpec::new(join_type, build).with_types(types.0, types.1);
+        HashJoinOp::with_spec(
+            vec![Expr::col(0)],
+            vec![Expr::col(0)],
+            spec,
+            ExecContext::new(vec![]),
+            Reservation::unbounded(),
+        )
+        .unwrap()
+    }
+
     fn run(build: JoinSide, left: &[Batch], right: &[Batch], batch_size: usize) -> Vec<Vec<Value>> {
         let mut ctx = ExecContext::new(vec![]);
         ctx.batch_size = batch_size;
@@ -1049,15 +1067,7 @@ mod tests {
             ),
         ];
         for (join_type, side, offers) in cases {
-            let spec = JoinSpec::new(join_type, side).with_types(types.0.clone(), types.1.clone());
-            let mut op = HashJoinOp::with_spec(
-                vec![Expr::col(0)],
-                vec![Expr::col(0)],
-                spec,
-                ExecContext::new(vec![]),
-                Reservation::unbounded(),
-            )
-            .unwrap();
+            let mut op = keyed_join(join_type, side, types.clone());
             let port = op.first_port();
             op.push(port, build()).unwrap();
             assert!(op.probe_filter().is_none(), "before the build side ended");
@@ -1093,16 +1103,8 @@ mod tests {
         )
         .unwrap();
         let count = |join_type: JoinType| {
-            let spec = JoinSpec::new(join_type, JoinSide::Right)
-                .with_types(vec![DataType::Int64], vec![DataType::Int64]);
-            let mut op = HashJoinOp::with_spec(
-                vec![Expr::col(0)],
-                vec![Expr::col(0)],
-                spec,
-                ExecContext::new(vec![]),
-                Reservation::unbounded(),
-            )
-            .unwrap();
+            let types = (vec![DataType::Int64], vec![DataType::Int64]);
+            let mut op = keyed_join(join_type, JoinSide::Right, types);
             let mut out = Vec::new();
             op.push(1, build.clone()).unwrap();
             op.finish(1).unwrap();
@@ -1149,16 +1151,8 @@ mod tests {
 
     #[test]
     fn empty_build_of_a_left_join_is_not_done() {
-        let spec = JoinSpec::new(crate::plan::JoinType::Left, JoinSide::Right)
-            .with_types(vec![DataType::Int64], vec![DataType::Utf8]);
-        let mut op = HashJoinOp::with_spec(
-            vec![Expr::col(0)],
-            vec![Expr::col(0)],
-            spec,
-            ExecContext::new(vec![]),
-            Reservation::unbounded(),
-        )
-        .unwrap();
+        let types = (vec![DataType::Int64], vec![DataType::Utf8]);
+        let mut op = keyed_join(crate::plan::JoinType::Left, JoinSide::Right, types);
         op.finish(1).unwrap();
         assert!(!op.is_done());
         let b = Batch::try_new(vec![Column::from_i64(vec![1, 2])]).unwrap();
