@@ -347,13 +347,14 @@ fn largest_half_policy_kills_the_biggest_joins() {
     let c = join_cluster(1, budget, JoinMode::Guarded, cfg);
     c.execute("CREATE TABLE tiny (id BIGINT PRIMARY KEY, w BIGINT)")
         .unwrap();
-    // A quarter of `small`: its joins hold less build memory, yet return more rows (15,000)
-    // than the result window holds, so they are still running when the breaker trips.
+    // Half of `small`: its joins hold less build memory, yet return more rows (30,000: the
+    // scan of `big` drops the rows without a match, so they come in full batches) than the
+    // result window holds, so they are still running when the breaker trips.
     c.load(
         "tiny",
         Batch::try_new(vec![
-            Column::from_i64((0..5_000).collect()),
-            Column::from_i64((0..5_000).collect()),
+            Column::from_i64((0..10_000).collect()),
+            Column::from_i64((0..10_000).collect()),
         ])
         .unwrap(),
     )
