@@ -383,6 +383,7 @@ fn forgeries() -> Vec<(String, Vec<u8>)> {
         query: u64::MAX - 97,
         exchange: 0,
         filter: filter.clone(),
+        keys: vec![Expr::Column(0)],
     }));
     for (what, forged) in [
         (

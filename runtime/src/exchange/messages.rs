@@ -5,7 +5,7 @@ use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{BatchAck, BatchMessage, ErrorMessage, StartResponse};
 use actix::prelude::*;
 use weir_operators::kernels::key_filter::KeyFilter;
-use weir_operators::Reservation;
+use weir_operators::{Expr, Reservation};
 
 /// Node → receiver: a batch arrived from `from`.
 #[derive(Message, Debug)]
@@ -35,6 +35,8 @@ pub struct RemoteFilter {
     pub from: NodeId,
     /// The filter.
     pub filter: KeyFilter,
+    /// The keys it was made for, over the rows the exchange carries.
+    pub keys: Vec<Expr>,
 }
 
 /// Node → sender: the receiver on `from` granted credits.

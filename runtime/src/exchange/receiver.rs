@@ -276,6 +276,7 @@ impl Handler<ProbeFilter> for ExchangeRecvActor {
                     query: self.query,
                     exchange: self.exchange,
                     filter: msg.filter.clone(),
+                    keys: msg.keys.clone(),
                 };
                 self.links
                     .send(from, NetMessage::QueryBatchFilter(Box::new(filter)), None);

@@ -231,6 +231,7 @@ impl Router {
             s.filters.do_send(RemoteFilter {
                 from,
                 filter: filter.filter,
+                keys: filter.keys,
             });
         }
     }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use weir_operators::kernels::key_filter::KeyFilter;
 use weir_operators::kernels::partition::{hash_partition, hash_partition_filtered};
 use weir_operators::plan::Distribution;
-use weir_operators::{Batch, Error as OpError, MemoryPool, Reservation, Value};
+use weir_operators::{Batch, Error as OpError, Expr, MemoryPool, Reservation, Value};
 
 /// A batch waiting on a channel for credit (or for room on the receiver's node).
 struct Queued {
@@ -486,10 +486,10 @@ impl Handler<RemoteFilter> for ExchangeSendActor {
 
     /// The receiver on `from` needs only the rows its filter may hold: from now on the others
     /// bound there are dropped. The filter's bytes are accounted on this node; without room
-    /// for them it is not used.
+    /// for them, or made for other keys than those the rows are routed by, it is not used.
     fn handle(&mut self, msg: RemoteFilter, _ctx: &mut Context<Self>) {
         let judged = self.filter_tested >= FILTER_TRIAL_ROWS;
-        if self.finished || judged || !matches!(self.spec.distribution, Distribution::Hash(_)) {
+        if self.finished || judged || !routes_by(&self.spec.distribution, &msg.keys) {
             return;
         }
         let mut mem = self.memory.reservation();
@@ -502,6 +502,12 @@ impl Handler<RemoteFilter> for ExchangeSendActor {
             }
         }
     }
+}
+
+/// Whether rows routed by `distribution` are routed by the hashes of `keys`, so that a filter
+/// of those hashes applies to them.
+fn routes_by(distribution: &Distribution, keys: &[Expr]) -> bool {
+    matches!(distribution, Distribution::Hash(routed) if routed.as_slice() == keys)
 }
 
 impl Handler<RemoteStop> for ExchangeSendActor {
@@ -619,5 +625,24 @@ impl Handler<Cancel> for ExchangeSendActor {
             up.cancel.do_send(Cancel);
         }
         ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A filter applies only to rows routed by the hashes of the very keys it was made for.
+    #[test]
+    fn a_filter_applies_to_rows_routed_by_its_keys_only() {
+        let keys = vec![Expr::col(1), Expr::col(0)];
+        assert!(routes_by(&Distribution::Hash(keys.clone()), &keys));
+        assert!(!routes_by(&Distribution::Hash(vec![Expr::col(1)]), &keys));
+        assert!(!routes_by(
+            &Distribution::Hash(vec![Expr::col(0), Expr::col(1)]),
+            &keys
+        ));
+        assert!(!routes_by(&Distribution::Broadcast, &keys));
+        assert!(!routes_by(&Distribution::Gather, &keys));
     }
 }

@@ -7,7 +7,7 @@ use crate::wire::partition_map::PartitionMap;
 use serde::{Deserialize, Serialize};
 use weir_operators::kernels::key_filter::KeyFilter;
 use weir_operators::plan::Distribution;
-use weir_operators::{Batch, PhysicalPlan, Value};
+use weir_operators::{Batch, Expr, PhysicalPlan, Value};
 
 /// Which message workflow a cluster uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -169,6 +169,9 @@ pub struct BatchFilter {
     pub exchange: u32,
     /// The filter.
     pub filter: KeyFilter,
+    /// The keys it was made for, as expressions over the rows the channel carries: a sender
+    /// that routes by other keys ignores it.
+    pub keys: Vec<Expr>,
 }
 
 /// Initiator → node: stop the query's fragments there.
