@@ -48,7 +48,7 @@ pub struct NodeShared {
     /// What its scans of external tables read and skipped.
     pub external: Arc<weir_io::external::ScanCounters>,
     /// Whether its hash joins send filters of their build keys to their probe side's senders
-    /// (on unless [`ClusterBuilder::join_filters`](crate::cluster::ClusterBuilder::join_filters)
+    /// (on unless [`ClusterBuilder::join_filters`](crate::ClusterBuilder::join_filters)
     /// turned them off).
     pub join_filters: AtomicBool,
     /// Rows its exchange senders dropped by the receivers' join key filters.
