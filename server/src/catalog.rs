@@ -1,6 +1,6 @@
 //! The little of `pg_catalog` weir answers: psql's relation lists (`\d`, `\dt`, `\dv`, with
-//! or without a name pattern), recognized by the query psql sends for them (its `\d NAME` is
-//! [`crate::describe`]'s). Any other query of `pg_catalog` is refused with 0A000 and a message
+//! or without a name pattern), recognized by the query psql sends for them (its `\d NAME`,
+//! and the drivers' catalog questions, are [`crate::describe`]'s). Any other query of `pg_catalog` is refused with 0A000 and a message
 //! that says so, rather than "unknown table". (`information_schema`'s `tables`, `columns`,
 //! `views` and `schemata` are the planner's, answered as any query.)
 
@@ -102,8 +102,9 @@ pub fn refuse_catalog_query(tokens: &[TokenWithSpan]) -> PgWireResult<()> {
     if names_catalog {
         return Err(user_error(
             "0A000",
-            "pg_catalog is not available in weir: psql's \\d commands are answered, and \
-             information_schema.tables, .columns, .views and .schemata describe the relations",
+            "pg_catalog is not available in weir: psql's \\d commands and SQLAlchemy's \
+             reflection are answered, and information_schema.tables, .columns, .views and \
+             .schemata describe the relations",
         ));
     }
     Ok(())

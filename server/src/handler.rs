@@ -44,7 +44,7 @@ use crate::session::Session;
 use crate::settings;
 use crate::split::split_statements;
 use crate::statement::{self, check_setting, classify, Kind, Local, Stmt, SystemFn, WriteTag};
-use crate::types::{decode_param, encode_batch, encode_values, field, format_at};
+use crate::types::{array_field, decode_param, encode_batch, encode_values, field, format_at};
 
 /// The simple and extended query handler of every connection (the statement parser too).
 pub struct QueryHandler {
@@ -60,14 +60,33 @@ fn session_of<C: ClientInfo + ?Sized>(client: &C) -> PgWireResult<Arc<Session>> 
         .ok_or_else(|| user_error("08P01", "the connection has not authenticated"))
 }
 
-/// The result columns of `columns` in the formats of `format`.
-fn fields(columns: &[(String, DataType)], format: &Format) -> PgWireResult<Vec<FieldInfo>> {
+/// The result columns of `columns` in the formats of `format`; a column with an array type
+/// in `arrays` is of that type (a catalog answer's).
+fn fields(
+    columns: &[(String, DataType)],
+    format: &Format,
+    arrays: &[Option<Type>],
+) -> PgWireResult<Vec<FieldInfo>> {
     let n = columns.len();
     columns
         .iter()
         .enumerate()
-        .map(|(i, (name, t))| Ok(field(name, *t, format_at(format, i, n)?)))
+        .map(|(i, (name, t))| {
+            let format = format_at(format, i, n)?;
+            Ok(match arrays.get(i).cloned().flatten() {
+                Some(array) => array_field(name, array, format),
+                None => field(name, *t, format),
+            })
+        })
         .collect()
+}
+
+/// The array types of a statement's result columns (a catalog answer's; none for others).
+fn array_types(stmt: &Stmt) -> Vec<Option<Type>> {
+    match &stmt.kind {
+        Kind::Describe(describe) => describe.array_types(),
+        _ => Vec::new(),
+    }
 }
 
 /// What executing a statement answers: the response and a warning to send before it.
@@ -109,7 +128,7 @@ impl QueryHandler {
                     .iter()
                     .map(|f| (f.name.clone(), f.data_type))
                     .collect();
-                let fields = fields(&columns, format)?;
+                let fields = fields(&columns, format, &[])?;
                 let formats = fields.iter().map(FieldInfo::format).collect();
                 let rows = row_stream(stream, formats, token, session.clone());
                 Ok(Response::Query(QueryResponse::new(Arc::new(fields), rows)).into())
@@ -142,7 +161,8 @@ impl QueryHandler {
                 } else {
                     Vec::new()
                 };
-                value_rows(&stmt.columns, format, describe.rows(&relations, &params))
+                let rows = describe.rows(&relations, &params);
+                value_rows(&stmt.columns, format, &describe.array_types(), rows)
             }
             Kind::Local(local) => self.local(session, local, &stmt.columns, format),
             Kind::Copy(spec) => self.copy(session, spec),
@@ -210,7 +230,7 @@ impl QueryHandler {
         columns: &[(String, DataType)],
         format: &Format,
     ) -> PgWireResult<Outcome> {
-        let rows = |rows: Vec<Vec<Value>>| value_rows(columns, format, rows);
+        let rows = |rows: Vec<Vec<Value>>| value_rows(columns, format, &[], rows);
         match local {
             Local::Begin => {
                 session.with_block(|b| b.begin());
@@ -360,15 +380,17 @@ async fn off_the_workers<T: Send + 'static>(
         .map_err(to_pg)
 }
 
-/// Rows the server computed itself, as a query's response with `columns`.
+/// Rows the server computed itself, as a query's response with `columns` (those with a
+/// type in `arrays` hold arrays in their text form).
 fn value_rows(
     columns: &[(String, DataType)],
     format: &Format,
+    arrays: &[Option<Type>],
     rows: Vec<Vec<Value>>,
 ) -> PgWireResult<Outcome> {
-    let fields = fields(columns, format)?;
+    let fields = fields(columns, format, arrays)?;
     let formats: Vec<FieldFormat> = fields.iter().map(FieldInfo::format).collect();
-    let data = encode_values(&rows, &formats);
+    let data = encode_values(&rows, &formats, arrays);
     let stream = futures::stream::iter(data.into_iter().map(Ok));
     Ok(Response::Query(QueryResponse::new(Arc::new(fields), stream)).into())
 }
@@ -596,7 +618,8 @@ impl QueryParser for StatementParser {
         stmt: &Self::Statement,
         column_format: Option<&Format>,
     ) -> PgWireResult<Vec<FieldInfo>> {
-        fields(&stmt.columns, column_format.unwrap_or(&Format::UnifiedText))
+        let format = column_format.unwrap_or(&Format::UnifiedText);
+        fields(&stmt.columns, format, &array_types(stmt))
     }
 }
 

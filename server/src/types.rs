@@ -77,6 +77,108 @@ pub fn field(name: &str, t: DataType, format: FieldFormat) -> FieldInfo {
         .with_type_modifier(modifier)
 }
 
+/// A result column of PostgreSQL array type `array` (`text[]`, `bool[]`, `int8[]`,
+/// `int2[]`, `int2vector`).
+pub fn array_field(name: &str, array: Type, format: FieldFormat) -> FieldInfo {
+    FieldInfo::new(name.to_string(), None, None, array, format).with_type_size(-1)
+}
+
+/// The elements of a one-dimensional array in PostgreSQL's text form (`{a,"b c",NULL}`):
+/// `None` for a NULL element. Text that is not such an array gives no elements.
+pub fn array_elements(text: &str) -> Vec<Option<String>> {
+    let Some(inner) = text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut chars = inner.chars().peekable();
+    while chars.peek().is_some() {
+        let mut element = String::new();
+        let quoted = chars.peek() == Some(&'"');
+        if quoted {
+            chars.next();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => element.extend(chars.next()),
+                    '"' => break,
+                    c => element.push(c),
+                }
+            }
+            // Up to the separator.
+            for c in chars.by_ref() {
+                if c == ',' {
+                    break;
+                }
+            }
+            out.push(Some(element));
+        } else {
+            for c in chars.by_ref() {
+                if c == ',' {
+                    break;
+                }
+                element.push(c);
+            }
+            let element = element.trim();
+            out.push((!element.eq_ignore_ascii_case("NULL")).then(|| element.to_string()));
+        }
+    }
+    out
+}
+
+/// An array held in its text form (an `int2vector`'s numbers separated by spaces), encoded
+/// in PostgreSQL's binary array format: one
+/// dimension (none when empty), a NULL flag, the element type's id, the length and lower
+/// bound 1, then each element (length and bytes, -1 for NULL) in its binary form.
+fn encode_array(text: &str, array: &Type, buf: &mut BytesMut) {
+    let element_type = match *array {
+        Type::BOOL_ARRAY => Type::BOOL,
+        Type::INT2_ARRAY | Type::INT2_VECTOR => Type::INT2,
+        Type::INT8_ARRAY => Type::INT8,
+        _ => Type::TEXT,
+    };
+    let elements = if *array == Type::INT2_VECTOR {
+        text.split_whitespace()
+            .map(|e| Some(e.to_string()))
+            .collect()
+    } else {
+        array_elements(text)
+    };
+    let mut body = BytesMut::new();
+    let dims = i32::from(!elements.is_empty());
+    body.put_i32(dims);
+    body.put_i32(i32::from(elements.iter().any(Option::is_none)));
+    body.put_u32(element_type.oid());
+    if dims == 1 {
+        body.put_i32(elements.len() as i32);
+        body.put_i32(1);
+    }
+    for e in &elements {
+        let Some(e) = e else {
+            body.put_i32(-1);
+            continue;
+        };
+        match element_type {
+            Type::BOOL => {
+                body.put_i32(1);
+                body.put_u8(u8::from(e == "t" || e == "true"));
+            }
+            Type::INT2 => {
+                body.put_i32(2);
+                body.put_i16(e.parse().unwrap_or(0));
+            }
+            Type::INT8 => {
+                body.put_i32(8);
+                body.put_i64(e.parse().unwrap_or(0));
+            }
+            _ => {
+                body.put_i32(e.len() as i32);
+                body.put_slice(e.as_bytes());
+            }
+        }
+    }
+    buf.put_i32(body.len() as i32);
+    buf.put_slice(&body);
+}
+
 /// The format of column `i` of `n` under a Bind message's result formats: none (text), one
 /// for every column, or one per column; any other count is a protocol violation.
 pub fn format_at(format: &Format, i: usize, n: usize) -> PgWireResult<FieldFormat> {
@@ -114,13 +216,22 @@ pub fn encode_batch(batch: &Batch, formats: &[FieldFormat]) -> Vec<DataRow> {
 
 /// The rows of `values` (computed by the server itself: TEXT, BIGINT and BOOLEAN values) as
 /// DataRow messages, value `i` of a row in format `formats[i]`.
-pub fn encode_values(rows: &[Vec<Value>], formats: &[FieldFormat]) -> Vec<DataRow> {
+pub fn encode_values(
+    rows: &[Vec<Value>],
+    formats: &[FieldFormat],
+    arrays: &[Option<Type>],
+) -> Vec<DataRow> {
     let mut buf = BytesMut::new();
     rows.iter()
         .map(|row| {
             for (i, v) in row.iter().enumerate() {
                 let format = formats.get(i).copied().unwrap_or(FieldFormat::Text);
-                encode_one(v, format, &mut buf);
+                match (arrays.get(i).cloned().flatten(), v, format) {
+                    (Some(array), Value::Str(text), FieldFormat::Binary) => {
+                        encode_array(text, &array, &mut buf)
+                    }
+                    _ => encode_one(v, format, &mut buf),
+                }
             }
             DataRow::new(buf.split(), row.len() as i16)
         })

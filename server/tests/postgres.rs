@@ -1456,6 +1456,88 @@ async fn psqls_describe_queries_are_answered_from_the_catalog() {
     assert_idle(&c);
 }
 
+/// SQLAlchemy 2.1's reflection query named `name` (the server's fixture, as PostgreSQL
+/// logged it).
+fn sqlalchemy_query(name: &str) -> String {
+    let all = include_str!("../src/describe/sqlalchemy_2_1.sql");
+    let marker = format!("-- query: {name}\n");
+    let rest = &all[all.find(&marker).expect("a fixture query") + marker.len()..];
+    rest[..rest.find("\n-- query:").unwrap_or(rest.len())].to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlalchemys_reflection_reads_keys_and_indexes_as_arrays_in_binary() {
+    let c = cluster();
+    describe_fixture(&c);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    // The table's object id, by name (kinds, excluded schema, name).
+    let by_name: [&(dyn ToSql + Sync); 7] = [&"r", &"p", &"f", &"v", &"m", &"pg_catalog", &"item"];
+    let found = client
+        .query(&sqlalchemy_query("table_oids"), &by_name)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    let oid: i64 = found[0].get("oid");
+    let oid_text = oid.to_string();
+
+    // tokio-postgres reads results in binary: arrays arrive in PostgreSQL's array format.
+    let key = client
+        .query(
+            &sqlalchemy_query("constraints"),
+            &[&"1", &"pg_catalog.pg_constraint", &"p", &oid_text],
+        )
+        .await
+        .unwrap();
+    assert_eq!(key.len(), 1);
+    assert_eq!(key[0].get::<_, Vec<String>>("cols"), ["id"]);
+    assert_eq!(key[0].get::<_, String>("conname"), "item_pkey");
+    assert_eq!(key[0].get::<_, i64>("conrelid"), oid);
+
+    let indexes = client
+        .query(
+            &sqlalchemy_query("indexes"),
+            &[&"0", &"1", &"true", &"0", &"1", &oid_text, &"p", &"u", &"x"],
+        )
+        .await
+        .unwrap();
+    /// An index's name, uniqueness, columns, whether each is an expression, and its flags.
+    type Shown = (String, bool, Vec<String>, Vec<bool>, Vec<i16>);
+    let shown: Vec<Shown> = indexes
+        .iter()
+        .map(|r| {
+            (
+                r.get("relname"),
+                r.get("indisunique"),
+                r.get("elements"),
+                r.get("elements_is_expr"),
+                r.get("indoption"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (
+                "item_made".to_string(),
+                true,
+                vec!["made".to_string(), "price".to_string()],
+                vec![false, false],
+                vec![0, 0]
+            ),
+            (
+                "item_name".to_string(),
+                false,
+                vec!["name".to_string()],
+                vec![false],
+                vec![0]
+            ),
+        ]
+    );
+    server.shutdown();
+    assert_idle(&c);
+}
+
 /// Runs `psql` with `args` against `addr`; `None` when there is no `psql` on this machine.
 /// Bounded: a psql that has not finished in [`LIMIT`] is killed and the test fails.
 fn run_psql(addr: SocketAddr, args: &[&str]) -> Option<std::process::Output> {

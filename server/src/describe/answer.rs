@@ -1,6 +1,7 @@
 //! A describe query's answer: its columns' types, and its rows from the relations and the
 //! statement's parameters, each select item answered by the catalog column it names.
 
+use pgwire::api::Type;
 use weir_operators::{DataType, Value};
 
 use super::question::{Describe, Filter, Item, Question, TypeName};
@@ -44,9 +45,8 @@ const TYPES: [(&str, i64, i64, &str, &[&str]); 11] = [
 /// The type of the values of catalog column (or function) `name`.
 fn named_type(name: &str) -> DataType {
     match name {
-        "oid" | "relchecks" | "reltablespace" | "attnum" | "stxstattarget" | "attstattarget" => {
-            DataType::Int64
-        }
+        "oid" | "relchecks" | "reltablespace" | "attnum" | "stxstattarget" | "attstattarget"
+        | "conrelid" | "indrelid" | "indnkeyatts" | "relam" => DataType::Int64,
         "relhasindex"
         | "relhasrules"
         | "relhastriggers"
@@ -66,7 +66,10 @@ fn named_type(name: &str) -> DataType {
         | "inhdetachpending"
         | "ndist_enabled"
         | "deps_enabled"
-        | "mcv_enabled" => DataType::Boolean,
+        | "mcv_enabled"
+        | "not_null"
+        | "has_constraint"
+        | "indnullsnotdistinct" => DataType::Boolean,
         _ => DataType::Utf8,
     }
 }
@@ -98,22 +101,29 @@ impl Describe {
         )
     }
 
-    /// The parameters the query takes (a type lookup's name, a relation-name query's
-    /// values).
+    /// The number of parameters the query takes.
     pub fn params(&self) -> usize {
-        let count = |v: &TypeName| match v {
-            TypeName::Param(n) => n + 1,
-            TypeName::Literal(_) => 0,
-        };
-        match &self.question {
-            Question::TypeLookup { name } => count(name),
-            Question::RelationNames { filters } => filters
-                .iter()
-                .flat_map(|f| f.values.iter().map(count))
-                .max()
-                .unwrap_or(0),
-            _ => 0,
-        }
+        self.params
+    }
+
+    /// The PostgreSQL array type of each result column that holds arrays (SQLAlchemy's
+    /// index and constraint columns), `None` for the others. An array's value is its text
+    /// form (`{a,b}`, as [`array_text`] writes it; an `int2vector`'s `0 0`).
+    pub fn array_types(&self) -> Vec<Option<Type>> {
+        self.items
+            .iter()
+            .map(|i| match i {
+                Item::Named(n) => match n.as_str() {
+                    "cols" | "elements" => Some(Type::TEXT_ARRAY),
+                    "elements_is_expr" => Some(Type::BOOL_ARRAY),
+                    "elements_opclass" => Some(Type::INT8_ARRAY),
+                    // PostgreSQL's int2vector: `0 0` in text.
+                    "indoption" => Some(Type::INT2_VECTOR),
+                    _ => None,
+                },
+                Item::Literal(_) => None,
+            })
+            .collect()
     }
 
     /// The answer's rows, from `relations` and the statement's `params`.
@@ -171,14 +181,99 @@ impl Describe {
                 .and_then(|r| r.view_sql.as_deref())
                 .map(|sql| vec![vec![text(sql)]])
                 .unwrap_or_default(),
-            Question::RelationNames { filters } => {
-                let mut names: Vec<&str> = relations
-                    .iter()
-                    .filter(|r| filters.iter().all(|f| passes(r, f, params)))
-                    .map(|r| r.name.as_str())
-                    .collect();
-                names.sort();
-                names.into_iter().map(|n| vec![text(n)]).collect()
+            Question::Relations { filters } => passing(relations, filters, params)
+                .into_iter()
+                .map(|r| answer(&|n| class_value(r, n)))
+                .collect(),
+            Question::Columns { filters } => passing(relations, filters, params)
+                .into_iter()
+                .flat_map(|r| {
+                    r.columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            answer(&|n| match n {
+                                "name" => text(&c.name),
+                                "not_null" => Value::Bool(c.not_null),
+                                "table_name" | "relname" => text(&r.name),
+                                "generated" => text(""),
+                                _ => attribute_value(c, i, n),
+                            })
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+            Question::Constraints { kind, oids } => {
+                let primary = value_of(kind, params) == Some("p");
+                let mut found = by_oids(relations, oids, params);
+                found.sort_by_key(|r| oid(&r.name));
+                found
+                    .into_iter()
+                    .filter_map(|r| Some((r, r.indexes.iter().find(|ix| ix.primary)?)))
+                    .filter(|_| primary)
+                    .map(|(r, ix)| {
+                        answer(&|n| match n {
+                            "conrelid" => Value::Int(oid(&r.name)),
+                            "cols" => text(&array_text(&ix.columns)),
+                            "conname" => text(&ix.name),
+                            "indnkeyatts" => Value::Int(ix.columns.len() as i64),
+                            "indnullsnotdistinct" => Value::Bool(false),
+                            _ => Value::Null,
+                        })
+                    })
+                    .collect()
+            }
+            Question::TableIndexes { oids } => {
+                let mut found = by_oids(relations, oids, params);
+                found.sort_by_key(|r| oid(&r.name));
+                found
+                    .into_iter()
+                    .flat_map(|r| {
+                        let mut secondary: Vec<&IndexInfo> =
+                            r.indexes.iter().filter(|ix| !ix.primary).collect();
+                        secondary.sort_by(|a, b| a.name.cmp(&b.name));
+                        secondary.into_iter().map(move |ix| (r, ix))
+                    })
+                    .map(|(r, ix)| {
+                        let each = |v: &str| array_text(&vec![v.to_string(); ix.columns.len()]);
+                        answer(&|n| match n {
+                            "indrelid" => Value::Int(oid(&r.name)),
+                            "relname" => text(&ix.name),
+                            "indisunique" => Value::Bool(ix.unique),
+                            "indisvalid" => Value::Bool(true),
+                            "has_constraint" | "indnullsnotdistinct" => Value::Bool(false),
+                            "indoption" => text(&vec!["0"; ix.columns.len()].join(" ")),
+                            "elements_opclass" => text(&each("0")),
+                            "relam" => Value::Int(access_method(ix.method)),
+                            "indnkeyatts" => Value::Int(ix.columns.len() as i64),
+                            "elements" => text(&array_text(&ix.columns)),
+                            "elements_is_expr" => text(&each("f")),
+                            _ => Value::Null,
+                        })
+                    })
+                    .collect()
+            }
+            Question::AccessMethods { name } => {
+                let wanted = name.as_ref().map(|n| value_of(n, params));
+                ["btree", "hash"]
+                    .into_iter()
+                    .filter(|m| wanted.is_none_or(|w| w == Some(*m)))
+                    .map(|m| {
+                        answer(&|n| match n {
+                            "oid" => Value::Int(access_method(m)),
+                            "amname" => text(m),
+                            "amtype" => text("i"),
+                            _ => Value::Null,
+                        })
+                    })
+                    .collect()
+            }
+            Question::Schemas { system } => {
+                let mut names = vec!["information_schema", "public"];
+                if *system {
+                    names.insert(1, "pg_catalog");
+                }
+                names.into_iter().map(|n| answer(&|_| text(n))).collect()
             }
             Question::TypeLookup { name } => {
                 let name = value_of(name, params);
@@ -217,6 +312,86 @@ fn value_of<'a>(v: &'a TypeName, params: &'a [Value]) -> Option<&'a str> {
             _ => None,
         },
     }
+}
+
+/// The relations that pass every filter, by name.
+fn passing<'a>(
+    relations: &'a [Relation],
+    filters: &[Filter],
+    params: &[Value],
+) -> Vec<&'a Relation> {
+    let mut found: Vec<&Relation> = relations
+        .iter()
+        .filter(|r| filters.iter().all(|f| passes(r, f, params)))
+        .collect();
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    found
+}
+
+/// The relations with the object ids `oids` (written in the query or parameters).
+fn by_oids<'a>(
+    relations: &'a [Relation],
+    oids: &[TypeName],
+    params: &[Value],
+) -> Vec<&'a Relation> {
+    let wanted: Vec<i64> = oids.iter().filter_map(|o| int_of(o, params)).collect();
+    relations
+        .iter()
+        .filter(|r| wanted.contains(&oid(&r.name)))
+        .collect()
+}
+
+/// An integer value of the query: written in it, or the parameter's (an integer, or text
+/// that reads as one).
+fn int_of(v: &TypeName, params: &[Value]) -> Option<i64> {
+    match v {
+        TypeName::Literal(n) => n.parse().ok(),
+        TypeName::Param(i) => match params.get(*i)? {
+            Value::Int(n) => Some(*n),
+            Value::Str(n) => n.trim().parse().ok(),
+            _ => None,
+        },
+    }
+}
+
+/// PostgreSQL's object id of index access method `name` (`pg_am`).
+fn access_method(name: &str) -> i64 {
+    match name {
+        "hash" => 405,
+        _ => 403,
+    }
+}
+
+/// A one-dimensional array in PostgreSQL's text form: `{a,b}`, an element in double quotes
+/// (with `"` and `\` escaped) when it is empty, `NULL`, or holds braces, commas, quotes,
+/// backslashes or white space.
+pub fn array_text<S: AsRef<str>>(elements: &[S]) -> String {
+    let mut out = String::from("{");
+    for (i, e) in elements.iter().enumerate() {
+        let e = e.as_ref();
+        if i > 0 {
+            out.push(',');
+        }
+        let plain = !e.is_empty()
+            && !e.eq_ignore_ascii_case("NULL")
+            && !e
+                .chars()
+                .any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\') || c.is_whitespace());
+        if plain {
+            out.push_str(e);
+        } else {
+            out.push('"');
+            for c in e.chars() {
+                if matches!(c, '"' | '\\') {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out.push('"');
+        }
+    }
+    out.push('}');
+    out
 }
 
 /// Whether relation `r` passes filter `f` (every relation is in schema `public` and

@@ -10,6 +10,12 @@
 //! the answer has the columns psql asked for, in its order, whichever psql version sent it.
 //! What weir has no notion of (defaults, collations, tablespaces, access methods) is NULL.
 //!
+//! The drivers' catalog questions are recognized the same way: psycopg's type lookup, and
+//! SQLAlchemy 2.1's table listing and reflection (columns, primary key, indexes, foreign
+//! keys, checks, comments, schemas; its queries, as PostgreSQL logged them, are in
+//! `sqlalchemy_2_1.sql`), whose index and key columns are arrays (see
+//! [`Describe::array_types`]).
+//!
 //! [`recognize`] tells a describe query from its tokens ([`psql_describe`]), [`question`]
 //! holds what it asks, [`mod@relations`] what the cluster's catalog tells of its tables and
 //! views, and [`answer`] the rows.
@@ -21,6 +27,9 @@ pub mod relations;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod sqlalchemy_tests;
 
 pub use question::{Describe, Filter, Item, Question, TypeName};
 pub use recognize::psql_describe;

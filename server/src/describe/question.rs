@@ -31,11 +31,46 @@ pub enum Question {
         /// The view's object id.
         oid: i64,
     },
-    /// The names of the relations that pass filters on `relname`, `relkind`,
-    /// `relpersistence` and `nspname` (SQLAlchemy's `has_table` and `get_table_names`).
-    RelationNames {
+    /// The relations that pass filters on `relname`, `relkind`, `relpersistence` and
+    /// `nspname`, a row each with `pg_class`'s columns (SQLAlchemy's `has_table`,
+    /// `get_table_names`, its tables' object ids, options and comments, and its foreign-key
+    /// and check-constraint lists, whose constraint columns are NULL: weir has neither).
+    Relations {
         /// Each filter: the column, whether it is negated (`!=`), and its values.
         filters: Vec<Filter>,
+    },
+    /// The columns of the relations that pass filters, a row each, by relation name and
+    /// position (SQLAlchemy's `get_columns`).
+    Columns {
+        /// As [`Question::Relations`]'s.
+        filters: Vec<Filter>,
+    },
+    /// The constraints of one kind (`contype`: `p` a primary key, `u` unique) on the
+    /// relations with these object ids, each with its columns as an array (SQLAlchemy's
+    /// primary-key and unique-constraint reflection).
+    Constraints {
+        /// The constraint kind.
+        kind: TypeName,
+        /// The relations' object ids.
+        oids: Vec<TypeName>,
+    },
+    /// The secondary indexes of the tables with these object ids, a row each with its
+    /// columns as arrays (SQLAlchemy's `get_indexes`).
+    TableIndexes {
+        /// The tables' object ids.
+        oids: Vec<TypeName>,
+    },
+    /// Index access methods (`pg_am`), all or the one named: `btree` and `hash`, the two
+    /// weir's indexes are described with.
+    AccessMethods {
+        /// The name asked for.
+        name: Option<TypeName>,
+    },
+    /// The schemas (`pg_namespace`): `public` and `information_schema`, and with `system`
+    /// `pg_catalog` (SQLAlchemy's `get_schema_names` leaves `pg_` names out).
+    Schemas {
+        /// Whether `pg_catalog` is listed.
+        system: bool,
     },
     /// A type by name (`pg_type ... WHERE t.oid = to_regtype(name)`, as psycopg's
     /// `TypeInfo.fetch` asks): a row for a type weir's values have, none for another.
@@ -48,7 +83,7 @@ pub enum Question {
     Nothing,
 }
 
-/// One condition of a [`Question::RelationNames`]: `column = value`, `column IN (values)`,
+/// One condition of a [`Question::Relations`]: `column = value`, `column IN (values)`,
 /// `column = ANY (ARRAY[values])`, or with `negated` `column != value`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Filter {
@@ -60,7 +95,7 @@ pub struct Filter {
     pub values: Vec<TypeName>,
 }
 
-/// Where a type lookup's name is.
+/// Where a value of the query is (a type lookup's name, a filter's value, an object id).
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeName {
     /// Written in the query.
@@ -85,4 +120,6 @@ pub struct Describe {
     pub question: Question,
     /// The select list, in order.
     pub items: Vec<Item>,
+    /// The number of parameters the query takes (its highest `$n`).
+    pub params: usize,
 }

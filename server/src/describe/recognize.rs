@@ -43,47 +43,88 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
     let items = select_list(&code[1..])?;
     let tables = catalog_tables(&code);
     let reads = |t: &str| tables.iter().any(|x| x == t);
+    let reads_only = |t: &str| reads(t) && tables.iter().all(|x| x == t || x == "pg_catalog");
     let named = |n: &str| items.iter().any(|i| *i == Item::Named(n.to_string()));
     let oid = || quoted_oid(&code);
-    let question =
-        if reads("pg_class") && reads("pg_namespace") && items == [Item::Named("relname".into())] {
-            Question::RelationNames {
-                filters: filters(&code)?,
-            }
-        } else if reads("pg_class") && reads("pg_namespace") && named("nspname") {
-            let pattern = pattern(&code)?;
-            if !named("relname") || !named("oid") {
-                return None;
-            }
-            Question::Lookup { pattern }
-        } else if reads("pg_index") && named("indisprimary") {
-            Question::Indexes { oid: oid()? }
-        } else if reads("pg_attribute") && named("attname") && named("format_type") {
-            Question::Attributes { oid: oid()? }
-        } else if reads("pg_class") && named("relchecks") && named("relkind") {
-            Question::Relation { oid: oid()? }
-        } else if reads("pg_type") && calls(&code, "to_regtype") {
-            Question::TypeLookup {
-                name: argument(&code, "to_regtype")?,
-            }
-        } else if named("pg_get_viewdef") && items.len() == 1 {
-            Question::ViewDefinition { oid: oid()? }
-        } else if [
-            "pg_policy",
-            "pg_statistic_ext",
-            "pg_publication",
-            "pg_inherits",
-            "pg_trigger",
-            "pg_rewrite",
-        ]
-        .iter()
-        .any(|t| reads(t))
-        {
-            Question::Nothing
-        } else {
+    let question = if reads("pg_class")
+        && reads("pg_namespace")
+        && named("nspname")
+        && code.iter().any(|t| matches!(t, Token::Tilde))
+    {
+        if !named("relname") || !named("oid") {
             return None;
-        };
-    Some(Describe { question, items })
+        }
+        Question::Lookup {
+            pattern: pattern(&code)?,
+        }
+    } else if reads("pg_attribute") && named("table_name") && named("format_type") {
+        Question::Columns {
+            filters: filters(&code)?,
+        }
+    } else if reads("pg_constraint") && reads("pg_index") && named("cols") {
+        Question::Constraints {
+            kind: values_of(&code, "contype")?.into_iter().next()?,
+            oids: values_of(&code, "conrelid")?,
+        }
+    } else if reads("pg_index") && named("indrelid") && named("elements") {
+        Question::TableIndexes {
+            oids: values_of(&code, "indrelid")?,
+        }
+    } else if reads("pg_index") && named("indisprimary") {
+        Question::Indexes { oid: oid()? }
+    } else if reads("pg_attribute") && named("attname") && named("format_type") {
+        Question::Attributes { oid: oid()? }
+    } else if reads("pg_class") && named("relchecks") && named("relkind") {
+        Question::Relation { oid: oid()? }
+    } else if reads("pg_class") && reads("pg_namespace") && !reads("pg_attribute") {
+        Question::Relations {
+            filters: filters(&code)?,
+        }
+    } else if reads("pg_type") && calls(&code, "to_regtype") {
+        Question::TypeLookup {
+            name: argument(&code, "to_regtype")?,
+        }
+    } else if named("pg_get_viewdef") && items.len() == 1 {
+        Question::ViewDefinition { oid: oid()? }
+    } else if reads_only("pg_am") && named("amname") {
+        Question::AccessMethods {
+            name: match outer_where(&code) {
+                Some(_) => Some(values_of(&code, "amname")?.into_iter().next()?),
+                None => None,
+            },
+        }
+    } else if reads_only("pg_namespace") && items == [Item::Named("nspname".into())] {
+        // SQLAlchemy's get_schema_names leaves out `pg_` names (`NOT LIKE 'pg/_%'`).
+        let not_like = code.windows(2).any(|w| {
+            matches!((w[0], w[1]), (Token::Word(n), Token::Word(l))
+                if n.value.eq_ignore_ascii_case("NOT") && l.value.eq_ignore_ascii_case("LIKE"))
+        });
+        Question::Schemas { system: !not_like }
+    } else if reads_only("pg_opclass") && negates(&code, "opcdefault") {
+        // The operator classes that are not their type's default: weir's indexes use
+        // only the defaults.
+        Question::Nothing
+    } else if [
+        "pg_policy",
+        "pg_statistic_ext",
+        "pg_publication",
+        "pg_inherits",
+        "pg_trigger",
+        "pg_rewrite",
+    ]
+    .iter()
+    .any(|t| reads(t))
+    {
+        Question::Nothing
+    } else {
+        return None;
+    };
+    let params = placeholders(&code);
+    Some(Describe {
+        question,
+        items,
+        params,
+    })
 }
 
 /// The items of a select list (the tokens after `SELECT`, up to the `FROM` outside any
@@ -158,9 +199,7 @@ const FILTERED: [&str; 4] = ["relname", "relkind", "relpersistence", "nspname"];
 /// the last filtered column's, compared as the last operator said. `None` when a value of
 /// the WHERE is not a filtered column's (the query asks more than this answers).
 fn filters(code: &[&Token]) -> Option<Vec<Filter>> {
-    let at = code
-        .iter()
-        .position(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("WHERE")))?;
+    let at = outer_where(code)?;
     let comparison = |t: Option<&&Token>| {
         matches!(
             t,
@@ -223,6 +262,87 @@ fn filters(code: &[&Token]) -> Option<Vec<Filter>> {
         }
     }
     Some(out)
+}
+
+/// The position of the query's own `WHERE`: the first outside any parentheses.
+fn outer_where(code: &[&Token]) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, t) in code.iter().enumerate() {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.value.eq_ignore_ascii_case("WHERE") => {
+                return Some(i)
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The number of parameters the query takes: the highest `$n` it names.
+fn placeholders(code: &[&Token]) -> usize {
+    code.iter()
+        .filter_map(|t| match t {
+            Token::Placeholder(p) => p.strip_prefix('$')?.parse::<usize>().ok(),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The values column `column` is compared with where the query first compares it:
+/// `column = v`, `column IN (v, ...)` or `column = ANY (ARRAY[v, ...])`, each a string, a
+/// number or a parameter (a cast after it, `$1::VARCHAR`, is read past). `None` when the
+/// query never compares the column so, or a value is something else.
+fn values_of(code: &[&Token], column: &str) -> Option<Vec<TypeName>> {
+    let at = code.windows(2).position(|w| match (w[0], w[1]) {
+        (Token::Word(c), Token::Eq) => c.value.eq_ignore_ascii_case(column),
+        (Token::Word(c), Token::Word(i)) => {
+            c.value.eq_ignore_ascii_case(column) && i.value.eq_ignore_ascii_case("IN")
+        }
+        _ => false,
+    })?;
+    let mut values = Vec::new();
+    let mut k = at + 2;
+    // One value right after `=`, or a parenthesized list.
+    let list = match code.get(k) {
+        Some(Token::LParen) => true,
+        Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("ANY") => {
+            k += 1;
+            true
+        }
+        _ => false,
+    };
+    while let Some(t) = code.get(k) {
+        match t {
+            Token::SingleQuotedString(s) => values.push(TypeName::Literal(s.clone())),
+            Token::Number(n, _) => values.push(TypeName::Literal(n.clone())),
+            Token::Placeholder(p) => values.push(TypeName::Param(
+                p.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1)?,
+            )),
+            Token::DoubleColon => k += 1,
+            Token::LParen | Token::LBracket | Token::Comma if list => {}
+            Token::Word(w) if list && w.value.eq_ignore_ascii_case("ARRAY") => {}
+            _ => break,
+        }
+        k += 1;
+        if !list {
+            break;
+        }
+    }
+    (!values.is_empty()).then_some(values)
+}
+
+/// Whether the query says `NOT ... column` (`NOT pg_catalog.pg_opclass.opcdefault`).
+fn negates(code: &[&Token], column: &str) -> bool {
+    code.windows(6).any(|w| {
+        matches!(w[0], Token::Word(n) if n.value.eq_ignore_ascii_case("NOT"))
+            && w[1..]
+                .iter()
+                .take_while(|t| matches!(t, Token::Word(_) | Token::Period))
+                .any(|t| matches!(t, Token::Word(c) if c.value.eq_ignore_ascii_case(column)))
+    })
 }
 
 /// Whether the query calls function `f`.

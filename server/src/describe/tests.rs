@@ -48,7 +48,7 @@ const INHERITS: &str = "SELECT c.oid::pg_catalog.regclass\nFROM pg_catalog.pg_cl
     pg_catalog.pg_inherits i\nWHERE c.oid = i.inhparent AND i.inhrelid = '16415'\n  AND \
     c.relkind != 'p' AND c.relkind != 'I'\nORDER BY inhseqno;";
 
-fn item_table() -> Relation {
+pub(crate) fn item_table() -> Relation {
     let col = |name: &str, type_name: &str, not_null: bool| ColumnInfo {
         name: name.into(),
         type_name: type_name.into(),

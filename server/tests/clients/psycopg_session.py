@@ -97,6 +97,8 @@ def sqlalchemy_session(port: int) -> None:
         # weir has no sequences: keys are given, not generated (SERIAL is refused).
         id: Mapped[int] = mapped_column(sa.BigInteger, primary_key=True, autoincrement=False)
         name: Mapped[str] = mapped_column(sa.String)
+        price = mapped_column(sa.Numeric(10, 2), nullable=True)
+        __table_args__ = (sa.Index("sa_parts_name", "name"),)
 
     engine = sa.create_engine(f"postgresql+psycopg://weir@127.0.0.1:{port}/shop")
     Base.metadata.create_all(engine)
@@ -104,6 +106,21 @@ def sqlalchemy_session(port: int) -> None:
     inspector = sa.inspect(engine)
     assert "sa_parts" in inspector.get_table_names(), inspector.get_table_names()
     assert inspector.has_table("sa_parts") and not inspector.has_table("no_such_table")
+    # Reflection: the table as the database describes it, as SQLAlchemy reads PostgreSQL's.
+    columns = [(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns("sa_parts")]
+    assert columns == [
+        ("id", "BIGINT", False),
+        ("name", "VARCHAR", False),
+        ("price", "NUMERIC(10, 2)", True),
+    ], columns
+    assert inspector.get_pk_constraint("sa_parts")["constrained_columns"] == ["id"]
+    indexes = [(i["name"], i["column_names"], i["unique"]) for i in inspector.get_indexes("sa_parts")]
+    assert indexes == [("sa_parts_name", ["name"], False)], indexes
+    assert inspector.get_foreign_keys("sa_parts") == []
+    assert "public" in inspector.get_schema_names()
+    reflected = sa.Table("sa_parts", sa.MetaData(), autoload_with=engine)
+    assert [c.name for c in reflected.primary_key] == ["id"]
+    assert isinstance(reflected.c.price.type, sa.Numeric) and reflected.c.price.type.scale == 2
     with Session(engine) as session:
         session.add_all([Part(id=1, name="bolt"), Part(id=2, name="nut")])
         session.commit()
