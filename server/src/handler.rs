@@ -29,8 +29,8 @@ use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, Type, DEFAULT_NAME};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult, SEVERITY_WARNING};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
-use pgwire::messages::data::DataRow;
-use pgwire::messages::extendedquery::Execute;
+use pgwire::messages::data::{DataRow, NoData, ParameterDescription};
+use pgwire::messages::extendedquery::{Describe, Execute, TARGET_TYPE_BYTE_STATEMENT};
 use pgwire::messages::response::{EmptyQueryResponse, NoticeResponse};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::PgWireBackendMessage;
@@ -632,6 +632,38 @@ impl ExtendedQueryHandler for QueryHandler {
         Arc::new(StatementParser {
             cluster: self.cluster.clone(),
         })
+    }
+
+    /// Describe of a statement that takes parameters and returns no rows answers
+    /// ParameterDescription and NoData, as PostgreSQL does (pgwire's default sends an empty
+    /// RowDescription then, which the JDBC driver takes for a result and fails its
+    /// `executeUpdate` on).
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if message.target_type == TARGET_TYPE_BYTE_STATEMENT {
+            let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+            if let Some(Entry::Value(stmt)) = client.portal_store().get_statement(name) {
+                let described = self.do_describe_statement(client, &stmt).await?;
+                if described.fields.is_empty() {
+                    let types = described.parameters.iter().map(Type::oid).collect();
+                    client
+                        .send(PgWireBackendMessage::ParameterDescription(
+                            ParameterDescription::new(types),
+                        ))
+                        .await?;
+                    client
+                        .send(PgWireBackendMessage::NoData(NoData::new()))
+                        .await?;
+                    return Ok(());
+                }
+            }
+        }
+        self._on_describe(client, message).await
     }
 
     /// An Execute without a row limit streams the portal's rows to the client as they

@@ -614,6 +614,26 @@ fn unsupported_type(t: &Type) -> PgWireError {
     )
 }
 
+/// A date and time without the time zone written after its time (`+00`, `-08:00`, `Z`,
+/// ` UTC`): a TIMESTAMP has no zone, and PostgreSQL ignores one given for it (the JDBC
+/// driver sends `setTimestamp` as `2024-03-01 10:00:02+00`).
+fn without_zone(s: &str) -> &str {
+    let Some(time) = s.find(':') else {
+        return s;
+    };
+    let mut local = match s[time..].rfind(['+', '-']) {
+        Some(at) => &s[..time + at],
+        None => s,
+    };
+    local = local.trim_end();
+    for zone in ["Z", "z", "UTC", "GMT"] {
+        if let Some(rest) = local.strip_suffix(zone) {
+            local = rest.trim_end();
+        }
+    }
+    local
+}
+
 /// A parameter given as text, read as weir type `t`.
 fn text_param(s: &str, t: DataType) -> PgWireResult<Value> {
     let bad = |what: &str| user_error("22P02", format!("invalid input syntax for {what}: \"{s}\""));
@@ -638,19 +658,27 @@ fn text_param(s: &str, t: DataType) -> PgWireResult<Value> {
             _ => return Err(bad("type boolean")),
         }),
         DataType::Date => {
-            let d = NaiveDate::parse_from_str(trimmed, "%Y-%m-%d").map_err(|_| bad("type date"))?;
+            // A time and a zone after the date are ignored, as PostgreSQL does (the JDBC
+            // driver sends `setDate` as `2024-03-02 +00`).
+            let date = trimmed.split([' ', 'T']).next().unwrap_or(trimmed);
+            let d = NaiveDate::parse_from_str(date, "%Y-%m-%d").map_err(|_| bad("type date"))?;
             Value::Date(d.num_days_from_ce() - UNIX_EPOCH_FROM_CE)
         }
         DataType::Timestamp => {
-            let t = ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
-                .iter()
-                .find_map(|f| NaiveDateTime::parse_from_str(trimmed, f).ok())
-                .or_else(|| {
-                    NaiveDate::parse_from_str(trimmed, "%Y-%m-%d")
-                        .ok()
-                        .and_then(|d| d.and_hms_opt(0, 0, 0))
-                })
-                .ok_or_else(|| bad("type timestamp"))?;
+            let local = without_zone(trimmed);
+            let t = [
+                "%Y-%m-%d %H:%M:%S%.f",
+                "%Y-%m-%dT%H:%M:%S%.f",
+                "%Y-%m-%d %H:%M",
+            ]
+            .iter()
+            .find_map(|f| NaiveDateTime::parse_from_str(local, f).ok())
+            .or_else(|| {
+                NaiveDate::parse_from_str(trimmed, "%Y-%m-%d")
+                    .ok()
+                    .and_then(|d| d.and_hms_opt(0, 0, 0))
+            })
+            .ok_or_else(|| bad("type timestamp"))?;
             Value::Timestamp(t.and_utc().timestamp_micros())
         }
     })
@@ -659,6 +687,27 @@ fn text_param(s: &str, t: DataType) -> PgWireResult<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_and_timestamps_with_a_zone_as_jdbc_sends_them_ignore_it() {
+        let day = |s: &str| text_param(s, DataType::Date).unwrap();
+        assert_eq!(day("2024-03-02"), Value::Date(19_784));
+        assert_eq!(day("2024-03-02 +00"), day("2024-03-02"));
+        assert_eq!(day("2024-03-02 10:11:12"), day("2024-03-02"));
+        let ts = |s: &str| text_param(s, DataType::Timestamp).unwrap();
+        let plain = ts("2024-03-01 10:00:02");
+        assert_eq!(plain, Value::Timestamp(1_709_287_202_000_000));
+        assert_eq!(ts("2024-03-01 10:00:02+00"), plain);
+        assert_eq!(ts("2024-03-01 10:00:02-08:00"), plain);
+        assert_eq!(ts("2024-03-01T10:00:02Z"), plain);
+        assert_eq!(ts("2024-03-01 10:00:02 UTC"), plain);
+        assert_eq!(
+            ts("2024-03-01 10:00:02.25+05:30"),
+            Value::Timestamp(1_709_287_202_250_000)
+        );
+        assert!(text_param("2024-03-01 10:00:02 later", DataType::Timestamp).is_err());
+        assert!(text_param("March 2nd", DataType::Date).is_err());
+    }
 
     fn numeric_round_trip(v: i128, scale: u8) {
         let mut buf = BytesMut::new();

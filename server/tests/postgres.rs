@@ -1615,6 +1615,50 @@ fn the_psql_client_describes_tables_and_views() {
     assert_idle(&c);
 }
 
+/// The PostgreSQL JDBC driver, as Debian's `libpostgresql-jdbc-java` installs it.
+const JDBC_JAR: &str = "/usr/share/java/postgresql.jar";
+
+#[test]
+fn the_jdbc_driver_runs_a_session_against_the_server() {
+    let has_java = std::process::Command::new("java")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_java || !std::path::Path::new(JDBC_JAR).exists() {
+        // `.ci/run` installs the driver; a developer's machine may not have it or Java.
+        eprintln!("skipped: no java or no {JDBC_JAR} on this machine");
+        return;
+    }
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let program = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/JdbcSession.java"
+    );
+    // Java runs a one-file program from its source.
+    let child = std::process::Command::new("java")
+        .args(["-cp", JDBC_JAR, program])
+        .arg(server.local_addr().port().to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, "the JDBC session");
+    assert!(
+        out.status.success(),
+        "the JDBC session failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("jdbc session ok"));
+    let rows = c
+        .query("SELECT COUNT(*), SUM(price) FROM jdbc_items", &[])
+        .unwrap();
+    assert_eq!(rows.rows()[0][0], weir_operators::Value::Int(14));
+    server.shutdown();
+    assert_idle(&c);
+}
+
 #[test]
 fn psycopg_runs_a_session_against_the_server() {
     let has_psycopg = std::process::Command::new("python3")

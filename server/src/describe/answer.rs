@@ -268,6 +268,35 @@ impl Describe {
                     })
                     .collect()
             }
+            Question::JdbcTables {
+                name,
+                schema,
+                kinds,
+            } => {
+                let like = |p: &Option<String>, v: &str| p.as_deref().is_none_or(|p| like(p, v));
+                let mut found: Vec<&Relation> = relations
+                    .iter()
+                    .filter(|r| kinds.contains(&r.relkind()))
+                    .filter(|r| like(name, &r.name) && like(schema, "public"))
+                    .collect();
+                found.sort_by(|a, b| (table_type(a), &a.name).cmp(&(table_type(b), &b.name)));
+                found
+                    .into_iter()
+                    .map(|r| {
+                        answer(&|n| match n {
+                            "table_schem" => text("public"),
+                            "table_name" => text(&r.name),
+                            "table_type" => text(table_type(r)),
+                            "type_cat"
+                            | "type_schem"
+                            | "type_name"
+                            | "self_referencing_col_name"
+                            | "ref_generation" => text(""),
+                            _ => Value::Null,
+                        })
+                    })
+                    .collect()
+            }
             Question::Schemas { system } => {
                 let mut names = vec!["information_schema", "public"];
                 if *system {
@@ -352,6 +381,64 @@ fn int_of(v: &TypeName, params: &[Value]) -> Option<i64> {
             _ => None,
         },
     }
+}
+
+/// JDBC's name of a relation's kind.
+fn table_type(r: &Relation) -> &'static str {
+    match r.relkind() {
+        'v' => "VIEW",
+        'f' => "FOREIGN TABLE",
+        _ => "TABLE",
+    }
+}
+
+/// Whether `value` matches SQL LIKE `pattern` (`%` any text, `_` one character, `\\` escapes
+/// the next), comparing as weir's names compare: without regard to case. Linear in the
+/// lengths' product at worst (a mismatch goes back to the last `%` only).
+fn like(pattern: &str, value: &str) -> bool {
+    /// One element of a pattern: `%`, `_`, or a character to match.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Part {
+        Any,
+        One,
+        Char(char),
+    }
+    let mut parts = Vec::new();
+    let mut chars = pattern
+        .to_lowercase()
+        .chars()
+        .collect::<Vec<_>>()
+        .into_iter();
+    while let Some(c) = chars.next() {
+        parts.push(match c {
+            '%' => Part::Any,
+            '_' => Part::One,
+            '\\' => Part::Char(chars.next().unwrap_or('\\')),
+            c => Part::Char(c),
+        });
+    }
+    let v: Vec<char> = value.to_lowercase().chars().collect();
+    let (mut p, mut i) = (0, 0);
+    // The last `%` seen and the value position it was tried at.
+    let mut star: Option<(usize, usize)> = None;
+    while i < v.len() {
+        match parts.get(p) {
+            Some(Part::Any) => {
+                star = Some((p, i));
+                p += 1;
+            }
+            Some(Part::One) => (p, i) = (p + 1, i + 1),
+            Some(Part::Char(c)) if *c == v[i] => (p, i) = (p + 1, i + 1),
+            _ => match star {
+                Some((sp, si)) => {
+                    star = Some((sp, si + 1));
+                    (p, i) = (sp + 1, si + 1);
+                }
+                None => return false,
+            },
+        }
+    }
+    parts[p..].iter().all(|part| *part == Part::Any)
 }
 
 /// PostgreSQL's object id of index access method `name` (`pg_am`).

@@ -10,7 +10,8 @@
 //! the answer has the columns psql asked for, in its order, whichever psql version sent it.
 //! What weir has no notion of (defaults, collations, tablespaces, access methods) is NULL.
 //!
-//! The drivers' catalog questions are recognized the same way: psycopg's type lookup, and
+//! The drivers' catalog questions are recognized the same way: psycopg's type lookup, JDBC's
+//! `DatabaseMetaData.getTables`, and
 //! SQLAlchemy 2.1's table listing and reflection (columns, primary key, indexes, foreign
 //! keys, checks, comments, schemas; its queries, as PostgreSQL logged them, are in
 //! `sqlalchemy_2_1.sql`), whose index and key columns are arrays (see
@@ -30,6 +31,9 @@ mod tests;
 
 #[cfg(test)]
 mod sqlalchemy_tests;
+
+#[cfg(test)]
+mod jdbc_tests;
 
 pub use question::{Describe, Filter, Item, Question, TypeName};
 pub use recognize::psql_describe;

@@ -66,6 +66,16 @@ pub enum Question {
         /// The name asked for.
         name: Option<TypeName>,
     },
+    /// JDBC's `DatabaseMetaData.getTables`: the relations whose name (and schema) match
+    /// LIKE patterns and whose kind is one asked for, a row each.
+    JdbcTables {
+        /// The name's LIKE pattern (`None`: every name).
+        name: Option<String>,
+        /// The schema's LIKE pattern (`None`: every schema).
+        schema: Option<String>,
+        /// The kinds asked for (`r` tables, `v` views, `f` foreign tables, ...).
+        kinds: Vec<char>,
+    },
     /// The schemas (`pg_namespace`): `public` and `information_schema`, and with `system`
     /// `pg_catalog` (SQLAlchemy's `get_schema_names` leaves `pg_` names out).
     Schemas {

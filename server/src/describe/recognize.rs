@@ -76,6 +76,26 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
         Question::Attributes { oid: oid()? }
     } else if reads("pg_class") && named("relchecks") && named("relkind") {
         Question::Relation { oid: oid()? }
+    } else if reads("pg_class") && named("table_name") && named("table_type") {
+        // JDBC's DatabaseMetaData.getTables: name and schema patterns (LIKE), and the kinds
+        // of the table types asked for (`c.relkind = 'r'` in its WHERE).
+        let at = outer_where(&code)?;
+        let kinds = code[at..]
+            .windows(3)
+            .filter_map(|w| match (w[0], w[1], w[2]) {
+                (Token::Word(k), Token::Eq, Token::SingleQuotedString(v))
+                    if k.value.eq_ignore_ascii_case("relkind") =>
+                {
+                    v.chars().next()
+                }
+                _ => None,
+            })
+            .collect();
+        Question::JdbcTables {
+            name: like_pattern(&code[at..], "relname"),
+            schema: like_pattern(&code[at..], "nspname"),
+            kinds,
+        }
     } else if reads("pg_class") && reads("pg_namespace") && !reads("pg_attribute") {
         Question::Relations {
             filters: filters(&code)?,
@@ -332,6 +352,18 @@ fn values_of(code: &[&Token], column: &str) -> Option<Vec<TypeName>> {
         }
     }
     (!values.is_empty()).then_some(values)
+}
+
+/// The pattern of `column LIKE 'pattern'`, if the query has one.
+fn like_pattern(code: &[&Token], column: &str) -> Option<String> {
+    code.windows(3).find_map(|w| match (w[0], w[1], w[2]) {
+        (Token::Word(c), Token::Word(l), Token::SingleQuotedString(p))
+            if c.value.eq_ignore_ascii_case(column) && l.value.eq_ignore_ascii_case("LIKE") =>
+        {
+            Some(p.clone())
+        }
+        _ => None,
+    })
 }
 
 /// Whether the query says `NOT ... column` (`NOT pg_catalog.pg_opclass.opcdefault`).

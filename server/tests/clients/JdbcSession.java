@@ -1,0 +1,155 @@
+// A session of the PostgreSQL JDBC driver (pgjdbc, as Debian packages it) against `weir serve`:
+// its start-up, plain and prepared statements (past the driver's threshold, where it switches
+// to named server-side statements), every type weir has, NULLs, batches, a transaction as the
+// driver opens one, errors by SQLSTATE, and the table listing of DatabaseMetaData.
+// Run as `java -cp postgresql.jar JdbcSession.java PORT`; prints "jdbc session ok" at the end.
+
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.Date;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.List;
+
+public class JdbcSession {
+    static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new AssertionError(what);
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        String url = "jdbc:postgresql://127.0.0.1:" + args[0] + "/shop?user=weir";
+        try (Connection c = DriverManager.getConnection(url)) {
+            check(c.getMetaData().getDatabaseProductName().equals("PostgreSQL"), "product name");
+            try (Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE jdbc_items (id BIGINT PRIMARY KEY, name VARCHAR, "
+                        + "price DECIMAL(12,2), weight DOUBLE, ok BOOLEAN, made DATE, seen TIMESTAMP)");
+                int n = s.executeUpdate("INSERT INTO jdbc_items VALUES "
+                        + "(1, 'bolt', 1.25, 0.5, true, DATE '2024-02-29', TIMESTAMP '2024-02-29 12:34:56')");
+                check(n == 1, "insert count " + n);
+            }
+
+            // Prepared statements: the driver turns to a named server-side statement on its
+            // fifth execution; parameters and results in binary from then on.
+            try (PreparedStatement ins = c.prepareStatement(
+                    "INSERT INTO jdbc_items (id, name, price, weight, ok, made, seen) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+                for (int i = 2; i <= 11; i++) {
+                    ins.setLong(1, i);
+                    ins.setString(2, "part " + i);
+                    ins.setBigDecimal(3, new BigDecimal(i + ".50"));
+                    ins.setDouble(4, i * 0.25);
+                    ins.setBoolean(5, i % 2 == 0);
+                    ins.setDate(6, Date.valueOf("2024-03-" + String.format("%02d", i)));
+                    ins.setTimestamp(7, Timestamp.valueOf("2024-03-01 10:00:0" + (i % 10)));
+                    check(ins.executeUpdate() == 1, "prepared insert " + i);
+                }
+            }
+            // A batch, with NULLs.
+            try (PreparedStatement ins = c.prepareStatement(
+                    "INSERT INTO jdbc_items (id, name, price, weight, ok, made, seen) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+                for (int i = 12; i <= 14; i++) {
+                    ins.setLong(1, i);
+                    ins.setNull(2, Types.VARCHAR);
+                    ins.setNull(3, Types.NUMERIC);
+                    ins.setNull(4, Types.DOUBLE);
+                    ins.setNull(5, Types.BOOLEAN);
+                    ins.setNull(6, Types.DATE);
+                    ins.setNull(7, Types.TIMESTAMP);
+                    ins.addBatch();
+                }
+                int[] counts = ins.executeBatch();
+                check(counts.length == 3, "batch counts");
+            }
+
+            try (PreparedStatement q = c.prepareStatement(
+                    "SELECT id, name, price, weight, ok, made, seen FROM jdbc_items WHERE id = ?")) {
+                for (int round = 0; round < 8; round++) {
+                    q.setLong(1, 1);
+                    try (ResultSet r = q.executeQuery()) {
+                        check(r.next(), "row 1");
+                        check(r.getLong(1) == 1, "id");
+                        check(r.getString(2).equals("bolt"), "name");
+                        check(r.getBigDecimal(3).compareTo(new BigDecimal("1.25")) == 0, "price " + r.getBigDecimal(3));
+                        check(r.getDouble(4) == 0.5, "weight");
+                        check(r.getBoolean(5), "ok");
+                        check(r.getDate(6).toString().equals("2024-02-29"), "made " + r.getDate(6));
+                        check(r.getTimestamp(7).equals(Timestamp.valueOf("2024-02-29 12:34:56")), "seen " + r.getTimestamp(7));
+                        check(!r.next(), "one row");
+                    }
+                }
+                q.setLong(1, 13);
+                try (ResultSet r = q.executeQuery()) {
+                    check(r.next(), "row 13");
+                    check(r.getString(2) == null && r.wasNull(), "NULL name");
+                    check(r.getBigDecimal(3) == null, "NULL price");
+                    r.getDouble(4);
+                    check(r.wasNull(), "NULL weight");
+                    check(r.getDate(6) == null, "NULL date");
+                }
+            }
+
+            try (PreparedStatement q = c.prepareStatement(
+                    "SELECT COUNT(*), SUM(price), MIN(name) FROM jdbc_items WHERE made >= ? AND ok = ?")) {
+                q.setDate(1, Date.valueOf("2024-03-01"));
+                q.setBoolean(2, true);
+                try (ResultSet r = q.executeQuery()) {
+                    check(r.next(), "aggregate row");
+                    check(r.getLong(1) == 5, "count " + r.getLong(1));
+                    check(r.getBigDecimal(2).compareTo(new BigDecimal("32.50")) == 0, "sum " + r.getBigDecimal(2));
+                    check(r.getString(3).equals("part 10"), "min " + r.getString(3));
+                }
+            }
+
+            // The driver opens a transaction with BEGIN when autocommit is off.
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.executeUpdate("UPDATE jdbc_items SET name = 'nut' WHERE id = 2");
+            }
+            c.commit();
+            c.setAutoCommit(true);
+            try (Statement s = c.createStatement();
+                    ResultSet r = s.executeQuery("SELECT name FROM jdbc_items WHERE id = 2")) {
+                check(r.next() && r.getString(1).equals("nut"), "updated");
+            }
+
+            // Errors carry their SQLSTATE; the connection goes on after them.
+            String[][] bad = {
+                {"SELECT * FROM no_such_table", "42P01"},
+                {"SELECT no_such_column FROM jdbc_items", "42703"},
+                {"SELEC 1", "42601"},
+                {"INSERT INTO jdbc_items (id) VALUES (1)", "23505"},
+                {"SELECT CAST('x' AS BIGINT)", "22P02"},
+            };
+            for (String[] b : bad) {
+                try (Statement s = c.createStatement()) {
+                    s.executeQuery(b[0]);
+                    throw new AssertionError("no error for " + b[0]);
+                } catch (SQLException e) {
+                    check(b[1].equals(e.getSQLState()), b[0] + ": " + e.getSQLState() + " " + e.getMessage());
+                }
+            }
+
+            // DatabaseMetaData's table list.
+            List<String> tables = new ArrayList<>();
+            try (ResultSet r = c.getMetaData().getTables(null, null, "jdbc%", new String[] {"TABLE"})) {
+                while (r.next()) {
+                    tables.add(r.getString("TABLE_NAME"));
+                }
+            }
+            check(tables.contains("jdbc_items"), "tables " + tables);
+
+            try (Statement s = c.createStatement();
+                    ResultSet r = s.executeQuery("SELECT COUNT(*) FROM jdbc_items")) {
+                check(r.next() && r.getLong(1) == 14, "count");
+            }
+        }
+        System.out.println("jdbc session ok");
+    }
+}
