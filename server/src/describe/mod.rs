@@ -11,10 +11,9 @@
 //! What weir has no notion of (defaults, collations, tablespaces, access methods) is NULL.
 //!
 //! The drivers' catalog questions are recognized the same way: psycopg's type lookup, JDBC's
-//! `DatabaseMetaData.getTables`, and
-//! SQLAlchemy 2.1's table listing and reflection (columns, primary key, indexes, foreign
-//! keys, checks, comments, schemas; its queries, as PostgreSQL logged them, are in
-//! `sqlalchemy_2_1.sql`), whose index and key columns are arrays (see
+//! `DatabaseMetaData.getTables`, and SQLAlchemy 2.1's table listing and reflection (columns,
+//! primary key, indexes, foreign keys, checks, comments, schemas; its queries, as PostgreSQL
+//! logged them, are in `sqlalchemy_2_1.sql`), whose index and key columns are arrays (see
 //! [`Describe::array_types`]).
 //!
 //! [`recognize`] tells a describe query from its tokens ([`psql_describe`]), [`question`]
