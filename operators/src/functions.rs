@@ -891,15 +891,25 @@ fn date_part(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
         dt
     };
     let mut b = ColumnBuilder::new(out, n);
+    // The part is nearly always one literal for every row: read again only when its text
+    // changes.
+    let mut last: Option<(&str, temporal::DatePart)> = None;
     for i in 0..n {
         if !all_valid(args, i) {
             b.push_null();
             continue;
         }
         let name = s(names, i);
-        let part = temporal::DatePart::from_name(name).ok_or_else(|| {
-            Error::Type(format!("{} does not know the field '{name}'", func.name()))
-        })?;
+        let part = match last {
+            Some((text, part)) if text == name => part,
+            _ => {
+                let part = temporal::DatePart::from_name(name).ok_or_else(|| {
+                    Error::Type(format!("{} does not know the field '{name}'", func.name()))
+                })?;
+                last = Some((name, part));
+                part
+            }
+        };
         let t = datetime_at(x, i).ok_or_else(|| Error::Overflow(format!("{} out of range", dt)))?;
         if func == ScalarFunc::Extract {
             b.push_i64(temporal::extract(part, t));
@@ -972,6 +982,60 @@ mod tests {
         assert_eq!(substring("hello", 9, None).unwrap(), "");
         assert_eq!(substring("héllo", 2, Some(2)).unwrap(), "él");
         assert!(substring("hello", 1, Some(-1)).is_err());
+    }
+
+    #[test]
+    fn date_part_reads_each_rows_field_name() {
+        let day = |s: &str| Value::Date(crate::temporal::parse_date(s).unwrap());
+        let names = col(
+            DataType::Utf8,
+            &[
+                Value::Str("year".into()),
+                Value::Str("Month".into()),
+                Value::Str("month".into()),
+                Value::Null,
+                Value::Str("day".into()),
+            ],
+        );
+        let dates = col(
+            DataType::Date,
+            &[
+                day("2024-02-29"),
+                day("2024-02-29"),
+                day("1999-12-31"),
+                day("1999-12-31"),
+                day("1999-12-31"),
+            ],
+        );
+        let out = call(
+            ScalarFunc::Extract,
+            &[names.clone(), dates.clone()],
+            5,
+            DataType::Int64,
+        )
+        .unwrap();
+        assert_eq!(
+            vals(&out),
+            [
+                Value::Int(2024),
+                Value::Int(2),
+                Value::Int(12),
+                Value::Null,
+                Value::Int(31)
+            ]
+        );
+        let wrong = col(
+            DataType::Utf8,
+            &[Value::Str("year".into()), Value::Str("fortnight".into())],
+        );
+        let err = call(
+            ScalarFunc::Extract,
+            &[wrong, dates.slice(0, 2)],
+            2,
+            DataType::Int64,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("fortnight"), "{err}");
     }
 
     #[test]
