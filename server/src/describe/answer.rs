@@ -46,7 +46,8 @@ const TYPES: [(&str, i64, i64, &str, &[&str]); 11] = [
 fn named_type(name: &str) -> DataType {
     match name {
         "oid" | "relchecks" | "reltablespace" | "attnum" | "stxstattarget" | "attstattarget"
-        | "conrelid" | "indrelid" | "indnkeyatts" | "relam" => DataType::Int64,
+        | "conrelid" | "indrelid" | "indnkeyatts" | "relam" | "atttypid" | "atttypmod"
+        | "attlen" | "typtypmod" | "typbasetype" | "key_seq" => DataType::Int64,
         "relhasindex"
         | "relhasrules"
         | "relhastriggers"
@@ -297,12 +298,82 @@ impl Describe {
                     })
                     .collect()
             }
+            Question::JdbcColumns {
+                table,
+                schema,
+                column,
+            } => {
+                let like = |p: &Option<String>, v: &str| p.as_deref().is_none_or(|p| like(p, v));
+                let mut found: Vec<&Relation> = relations
+                    .iter()
+                    .filter(|r| like(table, &r.name) && like(schema, "public"))
+                    .collect();
+                found.sort_by(|a, b| a.name.cmp(&b.name));
+                found
+                    .into_iter()
+                    .flat_map(|r| {
+                        r.columns
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| like(column, &c.name))
+                            .map(|(i, c)| {
+                                let (type_oid, modifier, length) = type_of(&c.type_name);
+                                answer(&|n| match n {
+                                    "nspname" => text("public"),
+                                    "relname" => text(&r.name),
+                                    "atttypid" => Value::Int(type_oid),
+                                    "atttypmod" => Value::Int(modifier),
+                                    "attlen" => Value::Int(length),
+                                    "typtypmod" => Value::Int(-1),
+                                    "typbasetype" => Value::Int(0),
+                                    "typtype" => text("b"),
+                                    // NULLIF(attidentity, ''): no identity, no generation.
+                                    "attidentity" | "attgenerated" => Value::Null,
+                                    _ => attribute_value(c, i, n),
+                                })
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            }
+            Question::JdbcPrimaryKeys { table } => {
+                let wanted = value_of(table, params).map(str::to_lowercase);
+                relations
+                    .iter()
+                    .filter(|r| Some(r.name.to_lowercase()) == wanted)
+                    .filter_map(|r| Some((r, r.indexes.iter().find(|ix| ix.primary)?)))
+                    .flat_map(|(r, ix)| {
+                        ix.columns
+                            .iter()
+                            .enumerate()
+                            .map(|(k, c)| {
+                                answer(&|n| match n {
+                                    "table_schem" => text("public"),
+                                    "table_name" => text(&r.name),
+                                    "column_name" => text(c),
+                                    "key_seq" => Value::Int(k as i64 + 1),
+                                    "pk_name" => text(&ix.name),
+                                    _ => Value::Null,
+                                })
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            }
             Question::Schemas { system } => {
                 let mut names = vec!["information_schema", "public"];
                 if *system {
                     names.insert(1, "pg_catalog");
                 }
-                names.into_iter().map(|n| answer(&|_| text(n))).collect()
+                names
+                    .into_iter()
+                    .map(|name| {
+                        answer(&|n| match n {
+                            "nspname" | "table_schem" => text(name),
+                            _ => Value::Null,
+                        })
+                    })
+                    .collect()
             }
             Question::TypeLookup { name } => {
                 let name = value_of(name, params);
@@ -381,6 +452,36 @@ fn int_of(v: &TypeName, params: &[Value]) -> Option<i64> {
             _ => None,
         },
     }
+}
+
+/// PostgreSQL's type id, type modifier and length in bytes (-1: variable) of a column of
+/// type `type_name` (as `format_type` writes it: `numeric(12,2)` has modifier
+/// `(12 << 16 | 2) + 4`).
+fn type_of(type_name: &str) -> (i64, i64, i64) {
+    if let Some(args) = type_name
+        .strip_prefix("numeric(")
+        .and_then(|t| t.strip_suffix(')'))
+    {
+        let mut parts = args
+            .split(',')
+            .map(|p| p.trim().parse::<i64>().unwrap_or(0));
+        let (precision, scale) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        return (1700, ((precision << 16) | scale) + 4, -1);
+    }
+    let (oid, length) = match type_name {
+        "bigint" => (20, 8),
+        "integer" => (23, 4),
+        "smallint" => (21, 2),
+        "double precision" => (701, 8),
+        "real" => (700, 4),
+        "boolean" => (16, 1),
+        "date" => (1082, 4),
+        "timestamp without time zone" => (1114, 8),
+        "numeric" => (1700, -1),
+        "text" => (25, -1),
+        _ => (1043, -1),
+    };
+    (oid, -1, length)
 }
 
 /// JDBC's name of a relation's kind.

@@ -1,5 +1,5 @@
-//! JDBC's `DatabaseMetaData.getTables` query (pgjdbc 42.5, as PostgreSQL logged it),
-//! recognized and answered.
+//! The `DatabaseMetaData` queries of the JDBC driver (pgjdbc 42.5, `pgjdbc_42_5.sql`, as
+//! PostgreSQL logged them), recognized and answered.
 
 use weir_operators::Value;
 
@@ -8,27 +8,17 @@ use super::recognize::psql_describe;
 use super::relations::Relation;
 use super::tests::item_table;
 
-/// `getTables(null, null, "part%", new String[] {"TABLE"})`.
-const GET_TABLES: &str =
-    "SELECT NULL AS TABLE_CAT, n.nspname AS TABLE_SCHEM, c.relname AS TABLE_NAME,  CASE \
-    n.nspname ~ '^pg_' OR n.nspname = 'information_schema'  WHEN true THEN CASE  WHEN \
-    n.nspname = 'pg_catalog' OR n.nspname = 'information_schema' THEN CASE c.relkind   \
-    WHEN 'r' THEN 'SYSTEM TABLE'   WHEN 'v' THEN 'SYSTEM VIEW'   WHEN 'i' THEN 'SYSTEM \
-    INDEX'   ELSE NULL   END  WHEN n.nspname = 'pg_toast' THEN CASE c.relkind   WHEN 'r' \
-    THEN 'SYSTEM TOAST TABLE'   WHEN 'i' THEN 'SYSTEM TOAST INDEX'   ELSE NULL   END  ELSE \
-    CASE c.relkind   WHEN 'r' THEN 'TEMPORARY TABLE'   WHEN 'p' THEN 'TEMPORARY TABLE'   \
-    WHEN 'i' THEN 'TEMPORARY INDEX'   WHEN 'S' THEN 'TEMPORARY SEQUENCE'   WHEN 'v' THEN \
-    'TEMPORARY VIEW'   ELSE NULL   END  END  WHEN false THEN CASE c.relkind  WHEN 'r' THEN \
-    'TABLE'  WHEN 'p' THEN 'PARTITIONED TABLE'  WHEN 'i' THEN 'INDEX'  WHEN 'P' then \
-    'PARTITIONED INDEX'  WHEN 'S' THEN 'SEQUENCE'  WHEN 'v' THEN 'VIEW'  WHEN 'c' THEN \
-    'TYPE'  WHEN 'f' THEN 'FOREIGN TABLE'  WHEN 'm' THEN 'MATERIALIZED VIEW'  ELSE NULL  \
-    END  ELSE NULL  END  AS TABLE_TYPE, d.description AS REMARKS,  '' as TYPE_CAT, '' as \
-    TYPE_SCHEM, '' as TYPE_NAME, '' AS SELF_REFERENCING_COL_NAME, '' AS REF_GENERATION  \
-    FROM pg_catalog.pg_namespace n, pg_catalog.pg_class c  LEFT JOIN \
-    pg_catalog.pg_description d ON (c.oid = d.objoid AND d.objsubid = 0  and d.classoid = \
-    'pg_class'::regclass)  WHERE c.relnamespace = n.oid  AND c.relname LIKE 'part%' AND \
-    (false  OR ( c.relkind = 'r' AND n.nspname !~ '^pg_' AND n.nspname <> \
-    'information_schema' ) )  ORDER BY TABLE_TYPE,TABLE_SCHEM,TABLE_NAME";
+const QUERIES: &str = include_str!("pgjdbc_42_5.sql");
+
+/// The query named `name` in the fixture.
+fn query(name: &str) -> String {
+    let marker = format!("-- query: {name}\n");
+    let start = QUERIES.find(&marker).expect("a query of the fixture") + marker.len();
+    let rest = &QUERIES[start..];
+    rest[..rest.find("\n-- query:").unwrap_or(rest.len())]
+        .trim()
+        .to_string()
+}
 
 fn describe(sql: &str) -> Describe {
     psql_describe(&crate::split::tokenize(sql).unwrap()).expect("recognized")
@@ -61,7 +51,8 @@ fn text(s: &str) -> Value {
 
 #[test]
 fn get_tables_lists_the_relations_of_the_kinds_and_names_asked_for() {
-    let d = describe(GET_TABLES);
+    let get_tables = query("tables");
+    let d = describe(&get_tables);
     assert_eq!(
         d.question,
         Question::JdbcTables {
@@ -84,7 +75,7 @@ fn get_tables_lists_the_relations_of_the_kinds_and_names_asked_for() {
     assert_eq!(row[4], Value::Null, "REMARKS");
 
     // Views too, a `_` and an escaped `_`, and a schema pattern.
-    let with_views = GET_TABLES.replace(
+    let with_views = get_tables.replace(
         "(false  OR",
         "(false OR ( c.relkind = 'v' AND n.nspname !~ '^pg_' AND n.nspname <> \
          'information_schema' ) OR",
@@ -102,7 +93,7 @@ fn get_tables_lists_the_relations_of_the_kinds_and_names_asked_for() {
     assert_eq!(names(&d), vec![(text("part_view"), text("VIEW"))]);
     let d = describe(&with_views.replace("'part%'", "'part_'"));
     assert_eq!(names(&d), vec![(text("parts"), text("TABLE"))]);
-    let other_schema = GET_TABLES.replace(
+    let other_schema = get_tables.replace(
         "AND c.relname LIKE",
         "AND n.nspname LIKE 'sales' AND c.relname LIKE",
     );
@@ -114,7 +105,7 @@ fn a_long_pattern_of_percent_signs_is_matched_quickly() {
     // Matching backtracks to the last `%` only: this would take ages if every `%` tried
     // every split of the name.
     let pattern = format!("'{}b'", "%a".repeat(40));
-    let d = describe(&GET_TABLES.replace("'part%'", &pattern));
+    let d = describe(&query("tables").replace("'part%'", &pattern));
     let long = Relation {
         name: "a".repeat(60),
         ..item_table()
@@ -122,4 +113,84 @@ fn a_long_pattern_of_percent_signs_is_matched_quickly() {
     let started = std::time::Instant::now();
     assert!(d.rows(&[long], &[]).is_empty());
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn get_columns_gives_each_columns_type_id_modifier_and_nullability() {
+    let d = describe(&query("columns"));
+    assert_eq!(
+        d.question,
+        Question::JdbcColumns {
+            table: Some("parts".into()),
+            schema: None,
+            column: None,
+        }
+    );
+    let names: Vec<String> = d.columns().into_iter().map(|(n, _)| n).collect();
+    let at = |name: &str| names.iter().position(|n| n == name).unwrap();
+    let rows = d.rows(&relations(), &[]);
+    let shown: Vec<(Value, Value, Value, Value, Value)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r[at("attname")].clone(),
+                r[at("atttypid")].clone(),
+                r[at("atttypmod")].clone(),
+                r[at("attnotnull")].clone(),
+                r[at("attnum")].clone(),
+            )
+        })
+        .collect();
+    let row = |name: &str, oid: i64, modifier: i64, not_null: bool, num: i64| {
+        (
+            text(name),
+            Value::Int(oid),
+            Value::Int(modifier),
+            Value::Bool(not_null),
+            Value::Int(num),
+        )
+    };
+    assert_eq!(
+        shown,
+        vec![
+            row("id", 20, -1, true, 1),
+            row("name", 1043, -1, false, 2),
+            row("price", 1700, (12 << 16 | 2) + 4, false, 3),
+        ]
+    );
+    assert!(rows.iter().all(|r| r[at("relname")] == text("parts")));
+    let one = describe(&query("columns").replace(
+        "AND c.relname LIKE 'parts'",
+        "AND c.relname LIKE 'parts' AND a.attname LIKE 'pr%'",
+    ));
+    assert_eq!(one.rows(&relations(), &[]).len(), 1);
+}
+
+#[test]
+fn get_primary_keys_and_get_schemas() {
+    let d = describe(&query("primary_keys"));
+    assert_eq!(
+        d.rows(&relations(), &[]),
+        vec![vec![
+            Value::Null,
+            text("public"),
+            text("parts"),
+            text("id"),
+            Value::Int(1),
+            text("item_pkey"),
+        ]]
+    );
+    let none = describe(&query("primary_keys").replace("'parts'", "'nosuch'"));
+    assert!(none.rows(&relations(), &[]).is_empty());
+
+    let d = describe(&query("schemas"));
+    assert_eq!(d.question, Question::Schemas { system: true });
+    assert_eq!(
+        d.rows(&[], &[]),
+        vec![
+            vec![text("information_schema"), Value::Null],
+            vec![text("pg_catalog"), Value::Null],
+            vec![text("public"), Value::Null],
+        ]
+    );
 }

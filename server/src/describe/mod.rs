@@ -11,9 +11,10 @@
 //! What weir has no notion of (defaults, collations, tablespaces, access methods) is NULL.
 //!
 //! The drivers' catalog questions are recognized the same way: psycopg's type lookup, JDBC's
-//! `DatabaseMetaData.getTables`, and SQLAlchemy 2.1's table listing and reflection (columns,
-//! primary key, indexes, foreign keys, checks, comments, schemas; its queries, as PostgreSQL
-//! logged them, are in `sqlalchemy_2_1.sql`), whose index and key columns are arrays (see
+//! `DatabaseMetaData` (tables, columns, primary keys, schemas; its queries in
+//! `pgjdbc_42_5.sql`), and SQLAlchemy 2.1's table listing and reflection (columns, primary
+//! key, indexes, foreign keys, checks, comments, schemas; its queries in
+//! `sqlalchemy_2_1.sql`), whose index and key columns are arrays (see
 //! [`Describe::array_types`]).
 //!
 //! [`recognize`] tells a describe query from its tokens ([`psql_describe`]), [`question`]

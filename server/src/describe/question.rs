@@ -76,6 +76,23 @@ pub enum Question {
         /// The kinds asked for (`r` tables, `v` views, `f` foreign tables, ...).
         kinds: Vec<char>,
     },
+    /// JDBC's `DatabaseMetaData.getColumns`: the columns of the relations whose name (and
+    /// schema) match, whose own name matches, a row each with `pg_attribute`'s and
+    /// `pg_type`'s columns (the driver derives the JDBC types from the type ids).
+    JdbcColumns {
+        /// The relation name's LIKE pattern (`None`: every relation).
+        table: Option<String>,
+        /// The schema's LIKE pattern (`None`: every schema).
+        schema: Option<String>,
+        /// The column name's LIKE pattern (`None`: every column).
+        column: Option<String>,
+    },
+    /// JDBC's `DatabaseMetaData.getPrimaryKeys`: a table's primary-key columns, a row each
+    /// with its position in the key and the key's name.
+    JdbcPrimaryKeys {
+        /// The table's name.
+        table: TypeName,
+    },
     /// The schemas (`pg_namespace`): `public` and `information_schema`, and with `system`
     /// `pg_catalog` (SQLAlchemy's `get_schema_names` leaves `pg_` names out).
     Schemas {

@@ -8,16 +8,21 @@ use weir_operators::Value;
 use super::question::{Describe, Filter, Item, Question, TypeName};
 
 /// The catalog relations a query reads, lower-cased, without the `pg_catalog.` prefix
-/// (named with it anywhere, or without it right after `FROM` or `JOIN`).
+/// (named with it anywhere but before `(`, or without it right after `FROM` or `JOIN`).
 fn catalog_tables(code: &[&Token]) -> Vec<String> {
-    let qualified = code.windows(3).filter_map(|w| match (w[0], w[1], w[2]) {
-        (Token::Word(s), Token::Period, Token::Word(t))
-            if s.value.eq_ignore_ascii_case("pg_catalog") =>
-        {
-            Some(t.value.to_lowercase())
-        }
-        _ => None,
-    });
+    // `pg_catalog.name`, not followed by `(` (a function of the catalog's).
+    let qualified = code
+        .windows(3)
+        .enumerate()
+        .filter_map(|(i, w)| match (w[0], w[1], w[2]) {
+            (Token::Word(s), Token::Period, Token::Word(t))
+                if s.value.eq_ignore_ascii_case("pg_catalog")
+                    && !matches!(code.get(i + 3), Some(Token::LParen)) =>
+            {
+                Some(t.value.to_lowercase())
+            }
+            _ => None,
+        });
     let bare = code.windows(2).filter_map(|w| match (w[0], w[1]) {
         (Token::Word(k), Token::Word(t))
             if (k.value.eq_ignore_ascii_case("FROM") || k.value.eq_ignore_ascii_case("JOIN"))
@@ -40,7 +45,12 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
     if !matches!(code.first(), Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("SELECT")) {
         return None;
     }
-    let items = select_list(&code[1..])?;
+    let mut items = select_list(&code[1..])?;
+    if let Some(inner) = star_over_subquery(&code) {
+        // `SELECT * FROM (SELECT ...) alias ...` (JDBC's getColumns): the inner select list
+        // names the columns.
+        items = select_list(inner)?;
+    }
     let tables = catalog_tables(&code);
     let reads = |t: &str| tables.iter().any(|x| x == t);
     let reads_only = |t: &str| reads(t) && tables.iter().all(|x| x == t || x == "pg_catalog");
@@ -76,6 +86,17 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
         Question::Attributes { oid: oid()? }
     } else if reads("pg_class") && named("relchecks") && named("relkind") {
         Question::Relation { oid: oid()? }
+    } else if reads("pg_attribute") && named("atttypid") && named("attnotnull") {
+        // The patterns are in the WHERE of the subquery the columns come from.
+        Question::JdbcColumns {
+            table: like_pattern(&code, "relname"),
+            schema: like_pattern(&code, "nspname"),
+            column: like_pattern(&code, "attname"),
+        }
+    } else if reads("pg_index") && named("key_seq") && named("pk_name") {
+        Question::JdbcPrimaryKeys {
+            table: values_of(&code, "relname")?.into_iter().next()?,
+        }
     } else if reads("pg_class") && named("table_name") && named("table_type") {
         // JDBC's DatabaseMetaData.getTables: name and schema patterns (LIKE), and the kinds
         // of the table types asked for (`c.relkind = 'r'` in its WHERE).
@@ -113,7 +134,7 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
                 None => None,
             },
         }
-    } else if reads_only("pg_namespace") && items == [Item::Named("nspname".into())] {
+    } else if reads_only("pg_namespace") && (named("nspname") || named("table_schem")) {
         // SQLAlchemy's get_schema_names leaves out `pg_` names (`NOT LIKE 'pg/_%'`).
         let not_like = code.windows(2).any(|w| {
             matches!((w[0], w[1]), (Token::Word(n), Token::Word(l))
@@ -145,6 +166,20 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
         items,
         params,
     })
+}
+
+/// The select list of the subquery a `SELECT * FROM (SELECT ...)` reads from (the tokens
+/// after its `SELECT`), when the query is one.
+fn star_over_subquery<'a>(code: &'a [&'a Token]) -> Option<&'a [&'a Token]> {
+    match code {
+        [_, Token::Mul, Token::Word(from), Token::LParen, Token::Word(select), inner @ ..]
+            if from.value.eq_ignore_ascii_case("FROM")
+                && select.value.eq_ignore_ascii_case("SELECT") =>
+        {
+            Some(inner)
+        }
+        _ => None,
+    }
 }
 
 /// The items of a select list (the tokens after `SELECT`, up to the `FROM` outside any

@@ -1,7 +1,8 @@
 // A session of the PostgreSQL JDBC driver (pgjdbc, as Debian packages it) against `weir serve`:
 // its start-up, plain and prepared statements (past the driver's threshold, where it switches
 // to named server-side statements), every type weir has, NULLs, batches, a transaction as the
-// driver opens one, errors by SQLSTATE, and the table listing of DatabaseMetaData.
+// driver opens one, errors by SQLSTATE, and DatabaseMetaData's tables, columns, primary key and
+// schemas.
 // Run as `java -cp postgresql.jar JdbcSession.java PORT`; prints "jdbc session ok" at the end.
 
 import java.math.BigDecimal;
@@ -31,6 +32,8 @@ public class JdbcSession {
             try (Statement s = c.createStatement()) {
                 s.execute("CREATE TABLE jdbc_items (id BIGINT PRIMARY KEY, name VARCHAR, "
                         + "price DECIMAL(12,2), weight DOUBLE, ok BOOLEAN, made DATE, seen TIMESTAMP)");
+                // Another table, which DatabaseMetaData's questions about jdbc_items leave out.
+                s.execute("CREATE TABLE jdbc_other (k BIGINT PRIMARY KEY, v VARCHAR)");
                 int n = s.executeUpdate("INSERT INTO jdbc_items VALUES "
                         + "(1, 'bolt', 1.25, 0.5, true, DATE '2024-02-29', TIMESTAMP '2024-02-29 12:34:56')");
                 check(n == 1, "insert count " + n);
@@ -143,7 +146,38 @@ public class JdbcSession {
                     tables.add(r.getString("TABLE_NAME"));
                 }
             }
-            check(tables.contains("jdbc_items"), "tables " + tables);
+            check(tables.equals(List.of("jdbc_items", "jdbc_other")), "tables " + tables);
+            // Its columns, with JDBC's types, sizes and nullability, and the primary key.
+            List<String> columns = new ArrayList<>();
+            try (ResultSet r = c.getMetaData().getColumns(null, null, "jdbc_items", null)) {
+                while (r.next()) {
+                    columns.add(r.getString("COLUMN_NAME") + " " + r.getInt("DATA_TYPE") + " "
+                            + r.getString("TYPE_NAME") + " " + r.getInt("COLUMN_SIZE") + " "
+                            + r.getInt("DECIMAL_DIGITS") + " " + r.getString("IS_NULLABLE") + " "
+                            + r.getInt("ORDINAL_POSITION"));
+                }
+            }
+            check(columns.equals(List.of(
+                    "id " + Types.BIGINT + " int8 19 0 NO 1",
+                    "name " + Types.VARCHAR + " varchar 2147483647 0 YES 2",
+                    "price " + Types.NUMERIC + " numeric 12 2 YES 3",
+                    "weight " + Types.DOUBLE + " float8 17 17 YES 4",
+                    "ok " + Types.BIT + " bool 1 0 YES 5",
+                    "made " + Types.DATE + " date 13 0 YES 6",
+                    "seen " + Types.TIMESTAMP + " timestamp 29 6 YES 7")), "columns " + columns);
+            try (ResultSet r = c.getMetaData().getPrimaryKeys(null, null, "jdbc_items")) {
+                check(r.next(), "a primary key");
+                check(r.getString("COLUMN_NAME").equals("id") && r.getInt("KEY_SEQ") == 1
+                        && r.getString("PK_NAME").equals("jdbc_items_pkey"), "primary key");
+                check(!r.next(), "one key column");
+            }
+            List<String> schemas = new ArrayList<>();
+            try (ResultSet r = c.getMetaData().getSchemas()) {
+                while (r.next()) {
+                    schemas.add(r.getString("TABLE_SCHEM"));
+                }
+            }
+            check(schemas.contains("public"), "schemas " + schemas);
 
             try (Statement s = c.createStatement();
                     ResultSet r = s.executeQuery("SELECT COUNT(*) FROM jdbc_items")) {
