@@ -1,5 +1,5 @@
-//! The little of `pg_catalog` weir answers: psql's relation lists (`\d`, `\dt`, `\dv`, with
-//! or without a name pattern), recognized by the query psql sends for them (its `\d NAME`,
+//! The little of `pg_catalog` weir answers: psql's lists (`\d`, `\dt`, `\dv`, `\di`, with or
+//! without `+` and a name pattern; `\l` and `\dn`), recognized by the query psql sends for them (its `\d NAME`,
 //! and the drivers' catalog questions, are [`crate::describe`]'s). Any other query of `pg_catalog` is refused with 0A000 and a message
 //! that says so, rather than "unknown table". (`information_schema`'s `tables`, `columns`,
 //! `views` and `schemata` are the planner's, answered as any query.)
@@ -8,46 +8,174 @@ use pgwire::error::PgWireResult;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use crate::errors::user_error;
+use weir_operators::Value;
 
-/// What psql's relation list asks for: tables (relkind `r`), views (`v`), and the names
-/// matching a pattern (psql's `^(name)$` regular expression; `.*` as a wildcard).
+/// Which of psql's lists a query is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RelationList {
-    /// Tables are listed.
-    pub tables: bool,
-    /// Views are listed.
-    pub views: bool,
-    /// The pattern of `\d PATTERN`, as psql wrote it (`None`: every relation).
-    pub pattern: Option<String>,
+pub enum ListKind {
+    /// `\d`, `\dt`, `\dv`, `\di` (and with `+`): relations from `pg_class`.
+    Relations {
+        /// Tables are listed.
+        tables: bool,
+        /// Views are listed.
+        views: bool,
+        /// Indexes are listed (with the table each is on).
+        indexes: bool,
+    },
+    /// `\l`: the databases (`pg_database`).
+    Databases,
+    /// `\dn`: the schemas (`pg_namespace`).
+    Schemas,
 }
 
-/// The columns psql's relation list shows.
-pub const RELATION_COLUMNS: [&str; 4] = ["Schema", "Name", "Type", "Owner"];
+/// One of psql's lists (relations, databases, schemas), recognized by the query psql sends
+/// for it: what it lists, the name pattern, and the columns asked for by their titles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RelationList {
+    /// What is listed.
+    pub kind: ListKind,
+    /// The pattern of `\d PATTERN`, as psql wrote it (`None`: every relation).
+    pub pattern: Option<String>,
+    /// The column titles, in order (`Schema`, `Name`, `Type`, `Owner`, `Size`, ...).
+    pub columns: Vec<String>,
+}
 
-/// Whether `sql` is the query of psql's `\d` / `\dt` (without `+`).
+/// The titles of a psql list query's columns: every `as "Title"`, in order.
+fn titles(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = sql;
+    while let Some(at) = rest.to_ascii_lowercase().find(" as \"") {
+        let after = &rest[at + 5..];
+        let Some(end) = after.find('"') else {
+            break;
+        };
+        out.push(after[..end].to_string());
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+/// Whether `sql` is the query of one of psql's lists: `\d`, `\dt`, `\dv`, `\di` (with or
+/// without `+` and a pattern), `\l` or `\dn`.
 pub fn psql_relation_list(sql: &str) -> Option<RelationList> {
-    let looks_like = sql.contains("FROM pg_catalog.pg_class c")
-        && sql.contains("as \"Schema\"")
-        && sql.contains("as \"Name\"")
-        && sql.contains("as \"Type\"")
-        && sql.contains("as \"Owner\"")
-        && !sql.contains("as \"Size\"")
-        && !sql.contains("as \"Description\"")
-        && !sql.contains("as \"Persistence\"");
-    if !looks_like {
+    let columns = titles(sql);
+    let titled = |t: &str| columns.iter().any(|c| c == t);
+    if !titled("Name") {
         return None;
     }
-    let kinds = sql.split("c.relkind IN (").nth(1)?.split(')').next()?;
     let pattern = sql
         .split("OPERATOR(pg_catalog.~) '")
         .nth(1)
         .and_then(|p| p.split('\'').next())
         .map(str::to_string);
+    let kind = if sql.contains("FROM pg_catalog.pg_class c")
+        && titled("Schema")
+        && titled("Type")
+        && titled("Owner")
+    {
+        let kinds = sql.split("c.relkind IN (").nth(1)?.split(')').next()?;
+        ListKind::Relations {
+            tables: kinds.contains("'r'"),
+            views: kinds.contains("'v'"),
+            indexes: kinds.contains("'i'"),
+        }
+    } else if sql.contains("FROM pg_catalog.pg_database d") && titled("Owner") {
+        ListKind::Databases
+    } else if sql.contains("FROM pg_catalog.pg_namespace n") && titled("Owner") {
+        ListKind::Schemas
+    } else {
+        return None;
+    };
     Some(RelationList {
-        tables: kinds.contains("'r'"),
-        views: kinds.contains("'v'"),
+        kind,
         pattern,
+        columns,
     })
+}
+
+/// One entry of a list: its name and what psql shows of it.
+struct Entry {
+    name: String,
+    /// `table`, `view` or `index` (relations only).
+    kind: &'static str,
+    /// The table an index is on; the access method of an index.
+    table: Option<String>,
+    method: Option<&'static str>,
+}
+
+/// The rows of psql's list `list` in `cluster`: each column answered by its title
+/// (`Schema`, `Name`, `Type`, `Owner`, `Persistence`, `Access method`, `Table`, `Encoding`,
+/// ...; what weir has no notion of, such as sizes, descriptions and privileges, is NULL).
+/// `owner` is the session's user; `database` its database.
+pub fn listed(
+    cluster: &weir_runtime::Cluster,
+    list: &RelationList,
+    owner: &str,
+    database: impl FnOnce() -> String,
+) -> Vec<Vec<Value>> {
+    let entry = |name: String, kind: &'static str| Entry {
+        name,
+        kind,
+        table: None,
+        method: None,
+    };
+    let mut entries: Vec<Entry> = match &list.kind {
+        ListKind::Relations {
+            tables,
+            views,
+            indexes,
+        } => {
+            let mut out = Vec::new();
+            let defs = cluster.tables();
+            if *tables {
+                out.extend(defs.iter().map(|t| entry(t.name.clone(), "table")));
+            }
+            if *views {
+                out.extend(cluster.views().into_iter().map(|v| entry(v.name, "view")));
+            }
+            if *indexes {
+                for t in &defs {
+                    let on = |name: String, method| Entry {
+                        name,
+                        kind: "index",
+                        table: Some(t.name.clone()),
+                        method: Some(method),
+                    };
+                    if !t.primary_key.is_empty() {
+                        out.push(on(format!("{}_pkey", t.name), "hash"));
+                    }
+                    out.extend(t.indexes.iter().map(|ix| on(ix.name.clone(), "btree")));
+                }
+            }
+            out
+        }
+        ListKind::Databases => vec![entry(database(), "")],
+        ListKind::Schemas => vec![entry("public".to_string(), "")],
+    };
+    entries.retain(|e| list.pattern.as_deref().is_none_or(|p| matches(p, &e.name)));
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    let text = |s: &str| Value::Str(s.to_string());
+    entries
+        .into_iter()
+        .map(|e| {
+            list.columns
+                .iter()
+                .map(|title| match title.as_str() {
+                    "Schema" => text("public"),
+                    "Name" => text(&e.name),
+                    "Type" => text(e.kind),
+                    "Owner" => text(owner),
+                    "Persistence" => text("permanent"),
+                    "Access method" => e.method.map_or(Value::Null, text),
+                    "Table" => e.table.as_deref().map_or(Value::Null, text),
+                    "Encoding" => text("UTF8"),
+                    "Collate" | "Ctype" => text("C"),
+                    "Locale Provider" => text("libc"),
+                    _ => Value::Null,
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Whether a relation name matches psql's pattern: `^(name)$`, with `.*` for any text and
@@ -123,14 +251,57 @@ mod tests {
     #[test]
     fn psql_lists_are_recognized() {
         let l = psql_relation_list(DT).unwrap();
-        assert!(l.tables);
-        assert!(!l.views, "\\dt lists no views");
+        assert_eq!(
+            l.kind,
+            ListKind::Relations {
+                tables: true,
+                views: false,
+                indexes: false
+            },
+            "\\dt lists tables only"
+        );
         assert_eq!(l.pattern.as_deref(), Some("^(k.*)$"));
+        assert_eq!(l.columns, ["Schema", "Name", "Type", "Owner"]);
         assert!(psql_relation_list("SELECT * FROM pg_catalog.pg_class").is_none());
         let refused = |sql: &str| refuse_catalog_query(&crate::split::tokenize(sql).unwrap());
         assert!(refused("SELECT * FROM pg_catalog.pg_type").is_err());
         assert!(refused("SELECT * FROM information_schema.tables").is_ok());
         assert!(refused("SELECT 'pg_catalog.x' FROM t").is_ok());
+    }
+
+    #[test]
+    fn databases_schemas_indexes_and_the_plus_lists_are_recognized() {
+        // As psql 15 sends them for `\\l`, `\\dn`, `\\di` and `\\dt+`.
+        let l = "SELECT d.datname as \"Name\",\n       pg_catalog.pg_get_userbyid(d.datdba) as \
+            \"Owner\",\n       pg_catalog.pg_encoding_to_char(d.encoding) as \"Encoding\"\n\
+            FROM pg_catalog.pg_database d\nORDER BY 1;";
+        let list = psql_relation_list(l).unwrap();
+        assert_eq!(list.kind, ListKind::Databases);
+        assert_eq!(list.columns, ["Name", "Owner", "Encoding"]);
+        let dn = "SELECT n.nspname AS \"Name\",\n  pg_catalog.pg_get_userbyid(n.nspowner) AS \
+            \"Owner\"\nFROM pg_catalog.pg_namespace n\nWHERE n.nspname !~ '^pg_' AND \
+            n.nspname <> 'information_schema'\nORDER BY 1;";
+        assert_eq!(psql_relation_list(dn).unwrap().kind, ListKind::Schemas);
+        let di = DT
+            .replace("('r','p','')", "('i','I','')")
+            .replace("as \"Owner\"", "as \"Owner\",\n  c2.relname as \"Table\"");
+        let list = psql_relation_list(&di).unwrap();
+        assert_eq!(
+            list.kind,
+            ListKind::Relations {
+                tables: false,
+                views: false,
+                indexes: true
+            }
+        );
+        assert_eq!(list.columns, ["Schema", "Name", "Type", "Owner", "Table"]);
+        let plus = DT.replace(
+            "as \"Owner\"",
+            "as \"Owner\",\n  pg_catalog.pg_size_pretty(pg_catalog.pg_table_size(c.oid)) as \"Size\"",
+        );
+        assert_eq!(psql_relation_list(&plus).unwrap().columns.len(), 5);
+        // A query with no titled Name column is no list.
+        assert!(psql_relation_list("SELECT datname FROM pg_catalog.pg_database d").is_none());
     }
 
     #[test]

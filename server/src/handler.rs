@@ -344,25 +344,10 @@ impl QueryHandler {
             }
             Local::Relations(list) => {
                 let owner = session.setting("user").unwrap_or_default();
-                let tables = self.cluster.tables().into_iter().map(|t| (t.name, "table"));
-                let views = self.cluster.views().into_iter().map(|v| (v.name, "view"));
-                let mut listed: Vec<(String, &str)> = tables
-                    .filter(|_| list.tables)
-                    .chain(views.filter(|_| list.views))
-                    .filter(|(n, _)| {
-                        list.pattern
-                            .as_deref()
-                            .is_none_or(|p| crate::catalog::matches(p, n))
-                    })
-                    .collect();
-                listed.sort();
-                let row = |(name, kind): (String, &str)| {
-                    ["public".to_string(), name, kind.to_string(), owner.clone()]
-                        .into_iter()
-                        .map(Value::Str)
-                        .collect()
-                };
-                rows(listed.into_iter().map(row).collect())
+                let listed = crate::catalog::listed(&self.cluster, list, &owner, || {
+                    session.setting("database").unwrap_or_default()
+                });
+                rows(listed)
             }
         }
     }

@@ -265,9 +265,10 @@ pub fn classify(
         _ => {}
     }
     if let Some(list) = crate::catalog::psql_relation_list(sql) {
-        let columns = crate::catalog::RELATION_COLUMNS
+        let columns = list
+            .columns
             .iter()
-            .map(|n| (n.to_string(), DataType::Utf8))
+            .map(|n| (n.clone(), DataType::Utf8))
             .collect();
         return local(Local::Relations(list), columns);
     }

@@ -1605,6 +1605,30 @@ fn the_psql_client_describes_tables_and_views() {
     ] {
         assert!(out.contains(line), "no {line:?} in:\n{out}");
     }
+    // The other lists users type first: databases, schemas, indexes, and tables with `+`.
+    let lists = run_psql(
+        addr,
+        &["-c", "\\l", "-c", "\\dn", "-c", "\\di", "-c", "\\dt+ it*"],
+    )
+    .unwrap();
+    assert!(lists.status.success(), "{lists:?}");
+    let lists = String::from_utf8(lists.stdout).unwrap();
+    for line in [
+        "List of databases",
+        " shop | weir  | UTF8     |",
+        "List of schemas",
+        " public | weir",
+        " public | item_made | index | weir  | item",
+        " public | item_name | index | weir  | item",
+        " public | item_pkey | index | weir  | item",
+        " public | item | table | weir  | permanent   |",
+    ] {
+        assert!(lists.contains(line), "no {line:?} in:\n{lists}");
+    }
+    assert!(
+        !lists.contains("cheap"),
+        "\\dt+ it* lists no view:\n{lists}"
+    );
     let missing = run_psql(addr, &["-c", "\\d nosuch"]).unwrap();
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(
