@@ -22,6 +22,7 @@ mod external;
 mod faults;
 mod hostile;
 mod hostile_bytes;
+mod join_chains;
 mod join_filters;
 mod join_plans;
 mod join_properties;

@@ -192,8 +192,14 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                 return Ok(Input { schema, ..input });
             }
             if fold_into_join(&mut input.plan, &exprs) {
-                return Ok(Input { schema, ..input });
+                let hashed = project_hashed(input.hashed.take(), &exprs);
+                return Ok(Input {
+                    schema,
+                    hashed,
+                    ..input
+                });
             }
+            let hashed = project_hashed(input.hashed.take(), &exprs);
             let plan = PhysicalPlan::Project {
                 input: Box::new(input.plan),
                 exprs,
@@ -201,7 +207,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             Input {
                 plan,
                 schema,
-                hashed: None,
+                hashed,
                 ..input
             }
         }
@@ -485,28 +491,81 @@ fn join(
         Strategy::Single
     };
     let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
-    let (l, r, build, placement, fragment) = match strategy {
+    // Where the output's rows are, as expressions over it (see `Input::hashed`): the left
+    // columns come first, the right ones after them unless the join keeps the left only.
+    let left_width = left.schema.len();
+    let shifted = |exprs: &[Expr]| -> Option<Vec<Expr>> {
+        exprs
+            .iter()
+            .map(|e| e.column_index().map(|i| Expr::Column(i + left_width)))
+            .collect()
+    };
+    // The left rows keep their columns, and every output row its left key, unless a right
+    // or full join adds unmatched right rows (NULL on the left).
+    let keeps_left = !matches!(kind, JoinKind::Right | JoinKind::Full);
+    let keeps_right = matches!(kind, JoinKind::Inner | JoinKind::Right);
+    let (l, r, build, placement, fragment, hashed) = match strategy {
+        Strategy::Repartition if spread_on(&left, &left_keys) && keeps_left => {
+            // The left rows are already where a hash of these keys puts them: the join runs
+            // in their fragment, and only the right rows move, hashed the same way.
+            let target = left.fragment.expect("a spread input has its fragment");
+            let r = fr.emit(right, target, Distribution::Hash(right_keys.clone()));
+            let hashed = Some(left_keys.clone());
+            (left.plan, r, smaller, left.placement, target, hashed)
+        }
+        Strategy::Repartition if spread_on(&right, &right_keys) && keeps_right => {
+            let target = right.fragment.expect("a spread input has its fragment");
+            let l = fr.emit(left, target, Distribution::Hash(left_keys.clone()));
+            let hashed = shifted(&right_keys);
+            (l, right.plan, smaller, right.placement, target, hashed)
+        }
         Strategy::Repartition => {
             let join_id = fr.alloc();
             let l = fr.emit(left, join_id, Distribution::Hash(left_keys.clone()));
             let r = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
-            (l, r, smaller, Placement::AllDataNodes, join_id)
+            let hashed = match kind {
+                JoinKind::Right => shifted(&right_keys),
+                JoinKind::Full => None,
+                _ => Some(left_keys.clone()),
+            };
+            (l, r, smaller, Placement::AllDataNodes, join_id, hashed)
         }
         Strategy::Broadcast(JoinSide::Right) => {
             let target = left.fragment.unwrap_or_else(|| fr.alloc());
             let r = fr.emit(right, target, Distribution::Broadcast);
-            (left.plan, r, JoinSide::Right, left.placement, target)
+            // Each left row stays where it was (the right rows come to every instance).
+            let hashed = left.hashed.clone().filter(|_| keeps_left);
+            (
+                left.plan,
+                r,
+                JoinSide::Right,
+                left.placement,
+                target,
+                hashed,
+            )
         }
         Strategy::Broadcast(JoinSide::Left) => {
             let target = right.fragment.unwrap_or_else(|| fr.alloc());
             let l = fr.emit(left, target, Distribution::Broadcast);
-            (l, right.plan, JoinSide::Left, right.placement, target)
+            let hashed = right
+                .hashed
+                .as_deref()
+                .filter(|_| keeps_right)
+                .and_then(shifted);
+            (
+                l,
+                right.plan,
+                JoinSide::Left,
+                right.placement,
+                target,
+                hashed,
+            )
         }
         Strategy::Single => {
             let (mut plans, target) = single_fragment(vec![left, right], fr);
             let r = plans.pop().expect("two inputs");
             let l = plans.pop().expect("two inputs");
-            (l, r, smaller, Placement::Initiator, target)
+            (l, r, smaller, Placement::Initiator, target, None)
         }
     };
     let (left, right) = (Box::new(l), Box::new(r));
@@ -525,8 +584,27 @@ fn join(
         schema,
         placement,
         fragment: Some(fragment),
-        hashed: None,
+        hashed: hashed.filter(|h| !h.is_empty()),
     }
+}
+
+/// Whether `input` runs on every data node with its rows spread by a hash of exactly `keys`
+/// (in this order): a hash exchange on them fed it, so rows with equal keys are on one
+/// instance, the one another hash exchange on equal values into its fragment reaches.
+fn spread_on(input: &Input, keys: &[Expr]) -> bool {
+    input.placement == Placement::AllDataNodes
+        && input.fragment.is_some()
+        && !keys.is_empty()
+        && input.hashed.as_deref() == Some(keys)
+}
+
+/// `hashed` (expressions over a projection's input) as expressions over its output `exprs`:
+/// each must be a column the projection passes on as it is; `None` when one is not.
+fn project_hashed(hashed: Option<Vec<Expr>>, exprs: &[Expr]) -> Option<Vec<Expr>> {
+    hashed?
+        .iter()
+        .map(|h| exprs.iter().position(|e| e == h).map(Expr::Column))
+        .collect()
 }
 
 /// A window's partition keys, order and per-partition limit.

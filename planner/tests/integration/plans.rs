@@ -574,6 +574,70 @@ fn a_grouping_by_the_keys_its_input_is_spread_by_runs_in_one_phase() {
     assert!(modes.contains(&AggMode::Single), "{}", explain(&q));
 }
 
+/// The fragments that run on every data node, and the hash exchanges into them.
+fn spread_fragments(q: &QueryPlan) -> (usize, usize) {
+    let spread: Vec<u32> = q
+        .fragments
+        .iter()
+        .filter(|f| f.placement == Placement::AllDataNodes)
+        .map(|f| f.id)
+        .collect();
+    let hashed = q
+        .fragments
+        .iter()
+        .filter_map(|f| f.output.as_ref())
+        .filter(|o| spread.contains(&o.target) && matches!(o.distribution, Distribution::Hash(_)))
+        .count();
+    (spread.len(), hashed)
+}
+
+#[test]
+fn a_join_on_the_keys_its_input_is_spread_by_runs_where_the_rows_are() {
+    let cat = large_catalog();
+    // Both joins are on the item's fld: the second one joins in the first one's fragment,
+    // and only Tag's rows move for it.
+    let q = query(
+        &cat,
+        "SELECT i.name, c.label, t.score FROM Item AS i JOIN Category AS c ON i.fld = c.cid \
+         JOIN Tag AS t ON i.fld = t.item_id",
+        &[],
+    );
+    assert_eq!(nodes(&q, "HashJoin").len(), 2, "{}", explain(&q));
+    assert_eq!(spread_fragments(&q), (1, 3), "{}", explain(&q));
+    // A semi join and a grouping on that key too: still one fragment, one phase.
+    let q = query(
+        &cat,
+        "SELECT i.fld, COUNT(*) FROM Item AS i JOIN Category AS c ON i.fld = c.cid \
+         WHERE EXISTS (SELECT 1 FROM Tag AS t WHERE t.item_id = i.fld) GROUP BY i.fld",
+        &[],
+    );
+    assert_eq!(spread_fragments(&q), (1, 3), "{}", explain(&q));
+    let modes: Vec<AggMode> = nodes(&q, "HashAggregate")
+        .into_iter()
+        .map(|p| match p {
+            PhysicalPlan::HashAggregate { mode, .. } => *mode,
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(modes, [AggMode::Single], "{}", explain(&q));
+    // A join on another key moves the rows again.
+    let q = query(
+        &cat,
+        "SELECT i.name, c.label, t.score FROM Item AS i JOIN Category AS c ON i.fld = c.cid \
+         JOIN Tag AS t ON i.fldBatch = t.item_id",
+        &[],
+    );
+    assert_eq!(spread_fragments(&q), (2, 4), "{}", explain(&q));
+    // After a full join neither side's key places every row: the next join moves them.
+    let q = query(
+        &cat,
+        "SELECT i.name, t.score FROM Item AS i FULL JOIN Category AS c ON i.fld = c.cid \
+         JOIN Tag AS t ON i.fld = t.item_id",
+        &[],
+    );
+    assert_eq!(spread_fragments(&q), (2, 4), "{}", explain(&q));
+}
+
 /// The fixture catalog with every table a million rows, so that no join input is small
 /// enough to broadcast.
 fn large_catalog() -> Catalog {
