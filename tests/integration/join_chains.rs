@@ -39,7 +39,7 @@ fn load(c: &Cluster) {
 }
 
 /// Queries whose second join (or grouping) is on the key the first join spread its rows by.
-const QUERIES: [&str; 8] = [
+const QUERIES: [&str; 13] = [
     "SELECT f.id, g.id, h.id FROM f JOIN g ON f.k = g.k JOIN h ON f.k = h.k",
     "SELECT f.id, g.id, h.id FROM f LEFT JOIN g ON f.k = g.k LEFT JOIN h ON f.k = h.k",
     "SELECT f.id, g.id, h.id FROM f JOIN g ON f.k = g.k RIGHT JOIN h ON f.k = h.k",
@@ -49,6 +49,13 @@ const QUERIES: [&str; 8] = [
     "SELECT f.k, COUNT(*), SUM(g.v) FROM f LEFT JOIN g ON f.k = g.k GROUP BY f.k",
     "SELECT x.k, x.n, h.id FROM (SELECT k, COUNT(*) AS n FROM f GROUP BY k) AS x \
      JOIN h ON x.k = h.k",
+    // On the other side's key: the inner join's rows are spread by both.
+    "SELECT f.id, g.id, h.id FROM f JOIN g ON f.k = g.k JOIN h ON g.k = h.k",
+    "SELECT g.k, COUNT(*), SUM(f.v) FROM f JOIN g ON f.k = g.k GROUP BY g.k",
+    // A left or right join spreads its rows by the kept side's key only.
+    "SELECT f.id, g.id, h.id FROM f LEFT JOIN g ON f.k = g.k JOIN h ON g.k = h.k",
+    "SELECT g.k, COUNT(*), COUNT(f.id) FROM f RIGHT JOIN g ON f.k = g.k GROUP BY g.k",
+    "SELECT g.k, COUNT(*) FROM f LEFT JOIN g ON f.k = g.k GROUP BY g.k",
 ];
 
 #[test]

@@ -12,7 +12,7 @@
 //!   nodes instead of falling on the initiator alone, and what the groups feed (a filter, a
 //!   join, a broadcast) runs there too.
 
-use super::fragments::{Frags, Input};
+use super::fragments::{Frags, Input, Spread};
 use super::sort::sort_once;
 use crate::logical::{LogicalPlan, SetOpKind};
 use crate::statement::Placement;
@@ -60,7 +60,7 @@ pub(super) fn aggregate(
             mode: AggMode::Single,
         };
         return Input {
-            hashed: spread,
+            hashed: spread.map_or_else(Spread::default, Spread::by),
             ..input.wrap(plan, schema)
         };
     }
@@ -98,7 +98,7 @@ pub(super) fn aggregate(
             placement: Placement::AllDataNodes,
             fragment: Some(id),
             // The final phase's output starts with the group keys, as its input does.
-            hashed: Some(keys.clone()),
+            hashed: Spread::by(keys.clone()),
         }
     } else {
         fr.gather(partial)
@@ -117,8 +117,9 @@ pub(super) fn aggregate(
 /// group's rows are on one instance): those expressions as columns of the aggregation's
 /// output, whose first columns are the group keys.
 fn spread_by(input: &Input, group_by: &[Expr]) -> Option<Vec<Expr>> {
-    let hashed = input.hashed.as_ref().filter(|h| !h.is_empty())?;
-    hashed
+    input
+        .hashed
+        .within(group_by)?
         .iter()
         .map(|h| group_by.iter().position(|g| g == h).map(Expr::Column))
         .collect()

@@ -13,10 +13,81 @@ pub(super) struct Input {
     pub(super) placement: Placement,
     /// Pre-assigned fragment id (join and gather fragments), if any.
     pub(super) fragment: Option<u32>,
-    /// When the fragment runs on several instances: expressions (over its output) whose
-    /// equal values are known to be on one instance, because a hash exchange on them feeds
-    /// it (a partitioned window's); `None` when not known.
-    pub(super) hashed: Option<Vec<Expr>>,
+    /// When the fragment runs on several instances: how its rows are known to be spread
+    /// over them (see [`Spread`]).
+    pub(super) hashed: Spread,
+}
+
+/// How a fragment's rows are spread over its instances, as far as the plan knows: lists of
+/// expressions over its output, each list one whose equal values are on one instance,
+/// the one a hash exchange on those values into the fragment reaches (a hash exchange on
+/// them fed it, or a join on such keys kept its rows in place). An inner join's output is
+/// spread by either side's keys: several lists. None known: empty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Spread(Vec<Vec<Expr>>);
+
+impl Spread {
+    /// Spread by a hash of `keys` (nothing known when there are none).
+    pub(super) fn by(keys: Vec<Expr>) -> Spread {
+        if keys.is_empty() {
+            Spread::default()
+        } else {
+            Spread(vec![keys])
+        }
+    }
+
+    /// Whether one of the lists is `keys`, in this order.
+    pub(super) fn is_by(&self, keys: &[Expr]) -> bool {
+        !keys.is_empty() && self.0.iter().any(|k| k == keys)
+    }
+
+    /// The first list all of whose expressions are among `within`.
+    pub(super) fn within(&self, within: &[Expr]) -> Option<&[Expr]> {
+        self.0
+            .iter()
+            .find(|k| k.iter().all(|e| within.contains(e)))
+            .map(Vec::as_slice)
+    }
+
+    /// Both spreads' lists (the rows are spread by each).
+    pub(super) fn and(mut self, other: Spread) -> Spread {
+        for k in other.0 {
+            if !self.0.contains(&k) {
+                self.0.push(k);
+            }
+        }
+        self
+    }
+
+    /// The same spread over an output whose columns are this one's shifted by `by` (the
+    /// right side of a join): lists of plain columns only.
+    pub(super) fn shifted(&self, by: usize) -> Spread {
+        Spread(
+            self.0
+                .iter()
+                .filter_map(|k| {
+                    k.iter()
+                        .map(|e| e.column_index().map(|i| Expr::Column(i + by)))
+                        .collect()
+                })
+                .collect(),
+        )
+    }
+
+    /// The same spread over a projection's output `exprs`: the lists whose every
+    /// expression the projection passes on as it is, as its output's columns.
+    pub(super) fn projected(&self, exprs: &[Expr]) -> Spread {
+        Spread(
+            self.0
+                .iter()
+                .filter_map(|k| {
+                    k.iter()
+                        .map(|h| exprs.iter().position(|e| e == h).map(Expr::Column))
+                        .collect()
+                })
+                .collect(),
+        )
+    }
 }
 
 impl Input {
@@ -98,7 +169,7 @@ impl Frags {
             schema,
             placement: Placement::Initiator,
             fragment: Some(id),
-            hashed: None,
+            hashed: Spread::default(),
         }
     }
 

@@ -30,7 +30,7 @@ pub(crate) mod scan;
 mod sort;
 
 use aggregate::{aggregate, set_op_as_aggregate};
-use fragments::{Frags, Input};
+use fragments::{Frags, Input, Spread};
 use sort::{limit_rows, sort, sort_once};
 
 use crate::catalog::Catalog;
@@ -165,7 +165,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                     pruning,
                 },
                 fragment: None,
-                hashed: None,
+                hashed: Spread::default(),
             }
         }
         LogicalPlan::Values { schema, rows } => Input {
@@ -176,7 +176,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             schema,
             placement: Placement::Initiator,
             fragment: None,
-            hashed: None,
+            hashed: Spread::default(),
         },
         LogicalPlan::Filter { input, predicate } => {
             let input = lower(*input, catalog, fr)?;
@@ -192,14 +192,14 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                 return Ok(Input { schema, ..input });
             }
             if fold_into_join(&mut input.plan, &exprs) {
-                let hashed = project_hashed(input.hashed.take(), &exprs);
+                let hashed = input.hashed.projected(&exprs);
                 return Ok(Input {
                     schema,
                     hashed,
                     ..input
                 });
             }
-            let hashed = project_hashed(input.hashed.take(), &exprs);
+            let hashed = input.hashed.projected(&exprs);
             let plan = PhysicalPlan::Project {
                 input: Box::new(input.plan),
                 exprs,
@@ -297,7 +297,7 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
                 schema,
                 placement: Placement::Initiator,
                 fragment: Some(target),
-                hashed: None,
+                hashed: Spread::default(),
             }
         }
         LogicalPlan::SetOp { left, right, kind } => {
@@ -491,32 +491,47 @@ fn join(
         Strategy::Single
     };
     let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
-    // Where the output's rows are, as expressions over it (see `Input::hashed`): the left
-    // columns come first, the right ones after them unless the join keeps the left only.
+    // Where the output's rows are (see `Spread`): the left columns come first, the right
+    // ones after them unless the join keeps the left only.
     let left_width = left.schema.len();
-    let shifted = |exprs: &[Expr]| -> Option<Vec<Expr>> {
-        exprs
-            .iter()
-            .map(|e| e.column_index().map(|i| Expr::Column(i + left_width)))
-            .collect()
-    };
     // The left rows keep their columns, and every output row its left key, unless a right
-    // or full join adds unmatched right rows (NULL on the left).
+    // or full join adds unmatched right rows (NULL on the left); the right rows theirs in
+    // an inner or right join.
     let keeps_left = !matches!(kind, JoinKind::Right | JoinKind::Full);
     let keeps_right = matches!(kind, JoinKind::Inner | JoinKind::Right);
+    let by_left = || Spread::by(left_keys.clone());
+    let by_right = || Spread::by(right_keys.clone()).shifted(left_width);
     let (l, r, build, placement, fragment, hashed) = match strategy {
-        Strategy::Repartition if spread_on(&left, &left_keys) && keeps_left => {
+        Strategy::Repartition if spread_on(&left, &left_keys) => {
             // The left rows are already where a hash of these keys puts them: the join runs
             // in their fragment, and only the right rows move, hashed the same way.
             let target = left.fragment.expect("a spread input has its fragment");
             let r = fr.emit(right, target, Distribution::Hash(right_keys.clone()));
-            let hashed = Some(left_keys.clone());
+            let kept = if keeps_left {
+                left.hashed.clone()
+            } else {
+                Spread::default()
+            };
+            let hashed = if keeps_right {
+                kept.and(by_right())
+            } else {
+                kept
+            };
             (left.plan, r, smaller, left.placement, target, hashed)
         }
-        Strategy::Repartition if spread_on(&right, &right_keys) && keeps_right => {
+        Strategy::Repartition if spread_on(&right, &right_keys) => {
             let target = right.fragment.expect("a spread input has its fragment");
             let l = fr.emit(left, target, Distribution::Hash(left_keys.clone()));
-            let hashed = shifted(&right_keys);
+            let kept = if keeps_right {
+                right.hashed.shifted(left_width)
+            } else {
+                Spread::default()
+            };
+            let hashed = if keeps_left {
+                kept.and(by_left())
+            } else {
+                kept
+            };
             (l, right.plan, smaller, right.placement, target, hashed)
         }
         Strategy::Repartition => {
@@ -524,9 +539,10 @@ fn join(
             let l = fr.emit(left, join_id, Distribution::Hash(left_keys.clone()));
             let r = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
             let hashed = match kind {
-                JoinKind::Right => shifted(&right_keys),
-                JoinKind::Full => None,
-                _ => Some(left_keys.clone()),
+                JoinKind::Inner => by_left().and(by_right()),
+                JoinKind::Right => by_right(),
+                JoinKind::Full => Spread::default(),
+                _ => by_left(),
             };
             (l, r, smaller, Placement::AllDataNodes, join_id, hashed)
         }
@@ -534,7 +550,11 @@ fn join(
             let target = left.fragment.unwrap_or_else(|| fr.alloc());
             let r = fr.emit(right, target, Distribution::Broadcast);
             // Each left row stays where it was (the right rows come to every instance).
-            let hashed = left.hashed.clone().filter(|_| keeps_left);
+            let hashed = if keeps_left {
+                left.hashed.clone()
+            } else {
+                Spread::default()
+            };
             (
                 left.plan,
                 r,
@@ -547,11 +567,11 @@ fn join(
         Strategy::Broadcast(JoinSide::Left) => {
             let target = right.fragment.unwrap_or_else(|| fr.alloc());
             let l = fr.emit(left, target, Distribution::Broadcast);
-            let hashed = right
-                .hashed
-                .as_deref()
-                .filter(|_| keeps_right)
-                .and_then(shifted);
+            let hashed = if keeps_right {
+                right.hashed.shifted(left_width)
+            } else {
+                Spread::default()
+            };
             (
                 l,
                 right.plan,
@@ -565,7 +585,14 @@ fn join(
             let (mut plans, target) = single_fragment(vec![left, right], fr);
             let r = plans.pop().expect("two inputs");
             let l = plans.pop().expect("two inputs");
-            (l, r, smaller, Placement::Initiator, target, None)
+            (
+                l,
+                r,
+                smaller,
+                Placement::Initiator,
+                target,
+                Spread::default(),
+            )
         }
     };
     let (left, right) = (Box::new(l), Box::new(r));
@@ -584,7 +611,7 @@ fn join(
         schema,
         placement,
         fragment: Some(fragment),
-        hashed: hashed.filter(|h| !h.is_empty()),
+        hashed,
     }
 }
 
@@ -595,16 +622,7 @@ fn spread_on(input: &Input, keys: &[Expr]) -> bool {
     input.placement == Placement::AllDataNodes
         && input.fragment.is_some()
         && !keys.is_empty()
-        && input.hashed.as_deref() == Some(keys)
-}
-
-/// `hashed` (expressions over a projection's input) as expressions over its output `exprs`:
-/// each must be a column the projection passes on as it is; `None` when one is not.
-fn project_hashed(hashed: Option<Vec<Expr>>, exprs: &[Expr]) -> Option<Vec<Expr>> {
-    hashed?
-        .iter()
-        .map(|h| exprs.iter().position(|e| e == h).map(Expr::Column))
-        .collect()
+        && input.hashed.is_by(keys)
 }
 
 /// A window's partition keys, order and per-partition limit.
@@ -645,10 +663,7 @@ fn window(
     schema: Schema,
     fr: &mut Frags,
 ) -> Input {
-    let spread = input
-        .hashed
-        .as_ref()
-        .is_some_and(|h| !h.is_empty() && h.iter().all(|k| spec.partition_by.contains(k)));
+    let spread = input.hashed.within(&spec.partition_by).is_some();
     if input.is_single() || spread {
         return input.top(|p| spec.node(p, functions, spec.keep), schema);
     }
@@ -670,6 +685,6 @@ fn window(
         schema,
         placement: Placement::AllDataNodes,
         fragment: Some(id),
-        hashed: Some(spec.partition_by),
+        hashed: Spread::by(spec.partition_by),
     }
 }

@@ -11,7 +11,7 @@
 //! side the smaller estimate), DISTINCT and grouping, sorts, limits, unions and windows, all
 //! on one instance.
 
-use super::fragments::{Frags, Input};
+use super::fragments::{Frags, Input, Spread};
 use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::logical::LogicalPlan;
@@ -67,7 +67,7 @@ pub(super) fn lower_recursive(
         schema,
         placement: Placement::Initiator,
         fragment: Some(target),
-        hashed: None,
+        hashed: Spread::default(),
     })
 }
 

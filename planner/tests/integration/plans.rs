@@ -620,6 +620,29 @@ fn a_join_on_the_keys_its_input_is_spread_by_runs_where_the_rows_are() {
         })
         .collect();
     assert_eq!(modes, [AggMode::Single], "{}", explain(&q));
+    // An inner join's rows are spread by either side's key: a join or a grouping on the
+    // other side's needs no exchange either.
+    let q = query(
+        &cat,
+        "SELECT i.name, c.label, t.score FROM Item AS i JOIN Category AS c ON i.fld = c.cid \
+         JOIN Tag AS t ON c.cid = t.item_id",
+        &[],
+    );
+    assert_eq!(spread_fragments(&q), (1, 3), "{}", explain(&q));
+    let q = query(
+        &cat,
+        "SELECT c.cid, COUNT(*) FROM Item AS i JOIN Category AS c ON i.fld = c.cid GROUP BY c.cid",
+        &[],
+    );
+    assert_eq!(spread_fragments(&q), (1, 2), "{}", explain(&q));
+    // A left join's right key is NULL on its unmatched rows: it does not say where they are.
+    let q = query(
+        &cat,
+        "SELECT i.name, t.score FROM Item AS i LEFT JOIN Category AS c ON i.fld = c.cid \
+         JOIN Tag AS t ON c.cid = t.item_id",
+        &[],
+    );
+    assert_eq!(spread_fragments(&q), (2, 4), "{}", explain(&q));
     // A join on another key moves the rows again.
     let q = query(
         &cat,
