@@ -13,6 +13,7 @@ pub mod bench;
 pub mod format;
 pub mod logging;
 pub mod progress;
+pub mod runtime_args;
 pub mod script;
 pub mod session;
 pub mod shell;

@@ -141,6 +141,8 @@ enum Command {
         /// The private key (PEM) of --tls-cert.
         #[arg(long, requires = "tls_cert")]
         tls_key: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        runtime: weir_cli::runtime_args::RuntimeArgs,
     },
     /// Run the benchmarks: the seed experiments `jmh` (Ignite) and `overload` (OpenSearch),
     /// the soak, TPC-H, and a hash join against a hand-written one.
@@ -624,6 +626,7 @@ struct ServeArgs {
     password_file: Option<std::path::PathBuf>,
     auth_timeout: u64,
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    runtime: weir_cli::runtime_args::RuntimeArgs,
 }
 
 /// `weir serve`: serves until the process is killed.
@@ -644,7 +647,9 @@ fn run_serve(a: ServeArgs) -> Result<(), String> {
     if let Some((cert, key)) = &a.tls {
         config = config.tls_files(cert, key).map_err(|e| e.to_string())?;
     }
-    let builder = a.storage.apply(Cluster::builder().nodes(a.nodes));
+    let builder = a
+        .runtime
+        .apply(a.storage.apply(Cluster::builder().nodes(a.nodes)));
     let cluster = a
         .remote
         .apply(builder)?
@@ -722,6 +727,7 @@ fn main() -> ExitCode {
             auth_timeout,
             tls_cert,
             tls_key,
+            runtime,
         } => run_serve(ServeArgs {
             listen,
             nodes,
@@ -733,6 +739,7 @@ fn main() -> ExitCode {
             password_file,
             auth_timeout,
             tls: tls_cert.zip(tls_key),
+            runtime,
         }),
         Command::Bench { command } => weir_cli::bench::run(&command),
         Command::Node {

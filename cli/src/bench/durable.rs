@@ -49,7 +49,7 @@ pub struct DurableArgs {
     pub json: bool,
     /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub runtime: super::runtime_args::RuntimeArgs,
+    pub runtime: crate::runtime_args::RuntimeArgs,
 }
 
 /// One measurement (a `--json` object, with the header's fields: `machine, cores, profile,

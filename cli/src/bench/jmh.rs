@@ -94,7 +94,7 @@ pub struct JmhArgs {
     pub postgres: Option<String>,
     /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub runtime: super::runtime_args::RuntimeArgs,
+    pub runtime: crate::runtime_args::RuntimeArgs,
 }
 
 impl JmhArgs {

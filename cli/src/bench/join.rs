@@ -67,7 +67,7 @@ pub struct JoinArgs {
     pub json: bool,
     /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub runtime: super::runtime_args::RuntimeArgs,
+    pub runtime: crate::runtime_args::RuntimeArgs,
 }
 
 /// What `weir bench join` measured (its `--json` object).

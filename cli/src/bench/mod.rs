@@ -34,12 +34,11 @@ pub mod jmh;
 pub mod join;
 pub mod overload;
 pub mod pg_client;
-mod runtime_args;
 pub mod score;
 pub mod stats;
 pub mod tpch;
 
-pub use runtime_args::RuntimeArgs;
+pub use crate::runtime_args::RuntimeArgs;
 
 /// The `weir bench` subcommands.
 #[derive(Debug, Clone, Subcommand)]

@@ -115,7 +115,7 @@ pub struct OverloadArgs {
     pub query_timeout: f64,
     /// Idle spin and actor threads of the cluster's nodes.
     #[command(flatten)]
-    pub runtime: super::runtime_args::RuntimeArgs,
+    pub runtime: crate::runtime_args::RuntimeArgs,
 }
 
 /// The long help of `weir bench overload`.

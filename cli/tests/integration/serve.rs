@@ -54,39 +54,43 @@ fn first_field(body: &[u8]) -> String {
 #[test]
 fn serve_answers_a_simple_query_on_the_demo_data() {
     let (_server, addr) = start(&["--demo", "--orders", "1000"]);
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(LIMIT)).unwrap();
-    s.write_all(&startup("weir")).unwrap();
-    loop {
-        let (kind, body) = read_message(&mut s);
-        assert_ne!(kind, b'E', "{}", String::from_utf8_lossy(&body));
-        if kind == b'Z' {
-            break;
-        }
-    }
-    let sql = b"SELECT COUNT(*) FROM Item; SELECT COUNT(*) FROM orders\0";
-    let mut msg = vec![b'Q'];
-    msg.extend(((sql.len() + 4) as i32).to_be_bytes());
-    msg.extend(sql);
-    s.write_all(&msg).unwrap();
-    let mut values = Vec::new();
-    let mut tags = Vec::new();
-    loop {
-        let (kind, body) = read_message(&mut s);
-        match kind {
-            b'D' => values.push(first_field(&body)),
-            b'C' => tags.push(
-                String::from_utf8_lossy(&body)
-                    .trim_end_matches('\0')
-                    .to_string(),
-            ),
-            b'E' => panic!("{}", String::from_utf8_lossy(&body)),
-            b'Z' => break,
-            _ => {}
-        }
-    }
+    let (values, tags) = simple_query(
+        addr,
+        "SELECT COUNT(*) FROM Item; SELECT COUNT(*) FROM orders",
+    );
     assert_eq!(values, ["100000", "1000"]);
     assert_eq!(tags, ["SELECT 1", "SELECT 1"]);
+}
+
+#[test]
+fn serve_takes_the_runtime_flags_and_refuses_bad_ones() {
+    // Three data nodes on one actor thread that sleeps at once: what a small machine serving
+    // point lookups may choose (see docs/postgres.md).
+    let args = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--nodes",
+        "3",
+        "--node-threads",
+        "1",
+        "--idle-spin-us",
+        "0",
+        "--demo",
+        "--orders",
+        "10",
+    ];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let (_server, addr) = weir_listening(&args, LIMIT);
+    let (values, _) = simple_query(addr, "SELECT COUNT(*) FROM orders");
+    assert_eq!(values, ["10"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--node-threads", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--node-threads"), "{err}");
 }
 
 #[test]

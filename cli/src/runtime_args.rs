@@ -1,11 +1,10 @@
-//! The runtime flags shared by the benchmarks that build a cluster ([`RuntimeArgs`]). They
-//! live apart from `bench/mod.rs`, which lists the benchmarks, so that a benchmark takes them
-//! from a module below it rather than from the one above.
+//! The runtime flags shared by the commands that build a cluster in this process, `weir
+//! serve` and the benchmarks ([`RuntimeArgs`]).
 
 use std::time::Duration;
 use weir_runtime::ClusterBuilder;
 
-/// The runtime flags shared by the benchmarks that build a cluster: `--idle-spin-us` (how
+/// The runtime flags of the commands that build a cluster: `--idle-spin-us` (how
 /// long node threads and waiting callers spin after their last work before they sleep) and
 /// `--node-threads` (how many actor threads the nodes share).
 #[derive(Debug, Clone, Copy, clap::Args)]
