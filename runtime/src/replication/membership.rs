@@ -145,8 +145,8 @@ impl Membership {
 
     /// Takes the catalog `bytes` of `epoch` the catalog log applied, unless the copy held is
     /// newer (the log replaying entries a node's storage already has after a restart), and
-    /// makes what it changes to node `shared`'s storage: tables no longer in the catalog are
-    /// dropped, secondary indexes it names are built, and a new schema is kept in the node's
+    /// makes what it changes to node `shared`'s storage: tables the held copy had and this
+    /// one has not are dropped, secondary indexes it names are built, and a new schema is kept in the node's
     /// storage (logged, on a node with a data directory). Returns whether it was taken.
     pub fn take_catalog(&self, epoch: u64, bytes: &CatalogBytes, shared: &NodeShared) -> bool {
         let catalog = match decode_catalog(bytes) {
@@ -159,13 +159,19 @@ impl Membership {
         // The lock on the copy held is not kept while the storage changes: the node actor
         // takes the two the other way round (the storage, then the copy, to answer a
         // catalog request), and the catalog log calls this from a thread of its own.
-        let schema_changed = {
+        let (schema_changed, held_tables) = {
             let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
             if held.as_ref().is_some_and(|(held, _)| *held > epoch) {
                 return false;
             }
-            held.as_ref()
-                .is_none_or(|(_, c)| c.version != catalog.version)
+            let changed = held
+                .as_ref()
+                .is_none_or(|(_, c)| c.version != catalog.version);
+            let tables: Vec<String> = held
+                .iter()
+                .flat_map(|(_, c)| c.tables.iter().map(|t| t.name.to_lowercase()))
+                .collect();
+            (changed, tables)
         };
         let mut changes = Vec::new();
         {
@@ -175,7 +181,12 @@ impl Membership {
                 .iter()
                 .map(|t| t.name.to_lowercase())
                 .collect();
-            for table in storage.tables.keys().filter(|t| !names.contains(t)) {
+            // Dropped: the tables the catalog held had and this one has not. A table the held
+            // catalog does not know either came with a write from a writer whose catalog is
+            // ahead of this node's (see `check_layout`): the log has not reached its CREATE
+            // yet, and an older catalog must not drop its acknowledged rows.
+            let dropped = |t: &&String| held_tables.contains(t) && !names.contains(t);
+            for table in storage.tables.keys().filter(dropped) {
                 changes.push(Change::DropTable {
                     table: table.clone(),
                 });
@@ -465,5 +476,104 @@ fn scanned_tables<'a>(plan: &'a PhysicalPlan, out: &mut Vec<(&'a str, &'a Schema
     }
     for child in plan.children() {
         scanned_tables(child, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::breaker::{BreakerConfig, JoinMode};
+    use crate::node::storage::Change;
+    use crate::replication::catalog_bytes::encode_catalog;
+    use crate::wire::messages::TableLayout;
+    use weir_operators::{Batch, Column, DataType, Field, Schema};
+    use weir_planner::{CatalogSnapshot, TableDef};
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::new("id", DataType::Int64),
+            Field::new("x", DataType::Int64),
+        ])
+    }
+
+    /// The catalog of schema version `version` with `tables`.
+    fn catalog(version: u64, tables: &[&str]) -> CatalogBytes {
+        let tables = tables
+            .iter()
+            .map(|name| TableDef {
+                name: name.to_string(),
+                schema: schema(),
+                primary_key: vec![0],
+                indexes: vec![],
+                not_null: vec![],
+                partitions: 4,
+                external: None,
+            })
+            .collect();
+        encode_catalog(&CatalogSnapshot {
+            version,
+            tables,
+            ..Default::default()
+        })
+    }
+
+    /// Puts three rows into partition 1 of `table` on `node`, as a write does.
+    fn write(node: &NodeShared, table: &str) {
+        let layout = TableLayout {
+            table: table.into(),
+            schema: schema(),
+            primary_key: vec![0],
+            indexed: vec![],
+        };
+        let rows = Batch::try_new(vec![
+            Column::from_i64(vec![1, 2, 3]),
+            Column::from_i64(vec![10, 20, 30]),
+        ])
+        .unwrap();
+        node.change(Change::Install {
+            table: table.into(),
+            partition: 1,
+            version: 1,
+            rows: Some((layout, vec![rows])),
+        })
+        .unwrap();
+    }
+
+    fn rows_of(node: &NodeShared, table: &str) -> Option<usize> {
+        let storage = node.storage.read().unwrap();
+        storage
+            .tables
+            .get(table)
+            .map(|t| t.get(1).map_or(0, |p| p.num_rows()))
+    }
+
+    #[test]
+    fn a_table_written_ahead_of_the_log_outlives_older_catalogs_and_a_drop_still_drops() {
+        let node = NodeShared::new(
+            0,
+            "node-0",
+            true,
+            1 << 30,
+            JoinMode::Guarded,
+            &BreakerConfig::default(),
+        );
+        let membership = Membership::default();
+        assert!(membership.take_catalog(1, &catalog(1, &["a"]), &node));
+        write(&node, "a");
+        // A writer whose catalog is ahead (it made `b`) writes to `b` before this node's
+        // copy of the log has reached the CREATE: the write makes the table here.
+        write(&node, "b");
+        // The log then applies an entry from before that CREATE (another table made): its
+        // catalog lacks `b`, which this node's catalog never had either. `b` stays.
+        assert!(membership.take_catalog(2, &catalog(2, &["a", "c"]), &node));
+        assert_eq!(rows_of(&node, "b"), Some(3));
+        assert!(membership.take_catalog(3, &catalog(3, &["a", "b", "c"]), &node));
+        assert_eq!(rows_of(&node, "b"), Some(3));
+        // A table the held catalog had and the next one has not was dropped: its rows go.
+        assert!(membership.take_catalog(4, &catalog(4, &["b", "c"]), &node));
+        assert_eq!(rows_of(&node, "a"), None);
+        assert_eq!(rows_of(&node, "b"), Some(3));
+        // An older catalog than the one held is not taken.
+        assert!(!membership.take_catalog(3, &catalog(3, &["a", "b", "c"]), &node));
     }
 }
