@@ -84,9 +84,20 @@ pub struct NodeStorage {
     aborted: RecentSet<u64>,
     /// The catalog copy this node keeps, with its epoch (a cluster of processes).
     catalog: Option<(u64, CatalogBytes)>,
+    /// Tables a write made here, by the epoch of its writer's catalog: a writer whose
+    /// catalog is ahead of this node's writes a table before the node's catalog has it (see
+    /// [`NodeStorage::made_at`]).
+    made_by_writes: HashMap<String, u64>,
 }
 
 impl NodeStorage {
+    /// The catalog epoch of the writer whose write made `table` here, when a write did (not
+    /// a catalog, a resync or a restart); 0 otherwise. A catalog older than that is older
+    /// than the table: taking it must not drop the table.
+    pub fn made_at(&self, table: &str) -> u64 {
+        self.made_by_writes.get(table).copied().unwrap_or(0)
+    }
+
     /// The version of this node's copy of `table`'s partition `p` (0 before any write).
     pub fn version(&self, table: &str, p: u32) -> u64 {
         self.versions
@@ -231,6 +242,7 @@ impl NodeStorage {
             Change::DropTable { table } => {
                 self.tables.remove(&table);
                 self.versions.remove(&table);
+                self.made_by_writes.remove(&table);
                 Ok(())
             }
             Change::AddIndex {
@@ -253,6 +265,9 @@ impl NodeStorage {
     /// Applies the rows of prepared write `req` and sets its copies' versions.
     fn commit(&mut self, req: WritePrepare) -> Result<(), String> {
         let table = req.layout.table.clone();
+        if !self.tables.contains_key(&table) {
+            self.made_by_writes.insert(table.clone(), req.catalog_epoch);
+        }
         for w in req.parts {
             let p = w.partition;
             let store = self

@@ -145,8 +145,9 @@ impl Membership {
 
     /// Takes the catalog `bytes` of `epoch` the catalog log applied, unless the copy held is
     /// newer (the log replaying entries a node's storage already has after a restart), and
-    /// makes what it changes to node `shared`'s storage: tables the held copy had and this
-    /// one has not are dropped, secondary indexes it names are built, and a new schema is kept in the node's
+    /// makes what it changes to node `shared`'s storage: tables it has not are dropped (but
+    /// one a write from a writer with a newer catalog made here), secondary indexes it names
+    /// are built, and a new schema is kept in the node's
     /// storage (logged, on a node with a data directory). Returns whether it was taken.
     pub fn take_catalog(&self, epoch: u64, bytes: &CatalogBytes, shared: &NodeShared) -> bool {
         let catalog = match decode_catalog(bytes) {
@@ -159,19 +160,13 @@ impl Membership {
         // The lock on the copy held is not kept while the storage changes: the node actor
         // takes the two the other way round (the storage, then the copy, to answer a
         // catalog request), and the catalog log calls this from a thread of its own.
-        let (schema_changed, held_tables) = {
+        let schema_changed = {
             let held = self.catalog.lock().unwrap_or_else(|e| e.into_inner());
             if held.as_ref().is_some_and(|(held, _)| *held > epoch) {
                 return false;
             }
-            let changed = held
-                .as_ref()
-                .is_none_or(|(_, c)| c.version != catalog.version);
-            let tables: Vec<String> = held
-                .iter()
-                .flat_map(|(_, c)| c.tables.iter().map(|t| t.name.to_lowercase()))
-                .collect();
-            (changed, tables)
+            held.as_ref()
+                .is_none_or(|(_, c)| c.version != catalog.version)
         };
         let mut changes = Vec::new();
         {
@@ -181,11 +176,11 @@ impl Membership {
                 .iter()
                 .map(|t| t.name.to_lowercase())
                 .collect();
-            // Dropped: the tables the catalog held had and this one has not. A table the held
-            // catalog does not know either came with a write from a writer whose catalog is
-            // ahead of this node's (see `check_layout`): the log has not reached its CREATE
-            // yet, and an older catalog must not drop its acknowledged rows.
-            let dropped = |t: &&String| held_tables.contains(t) && !names.contains(t);
+            // Dropped: the tables this catalog has not, but for one a write made here from a
+            // writer whose catalog is newer than this one (see `check_layout`): the log has
+            // not reached its CREATE yet, and an older catalog must not drop its acknowledged
+            // rows.
+            let dropped = |t: &&String| !names.contains(t) && storage.made_at(t) <= epoch;
             for table in storage.tables.keys().filter(dropped) {
                 changes.push(Change::DropTable {
                     table: table.clone(),
@@ -485,7 +480,7 @@ mod tests {
     use crate::memory::breaker::{BreakerConfig, JoinMode};
     use crate::node::storage::Change;
     use crate::replication::catalog_bytes::encode_catalog;
-    use crate::wire::messages::TableLayout;
+    use crate::wire::messages::{PartitionWrite, TableLayout, WritePrepare};
     use weir_operators::{Batch, Column, DataType, Field, Schema};
     use weir_planner::{CatalogSnapshot, TableDef};
 
@@ -517,8 +512,9 @@ mod tests {
         })
     }
 
-    /// Puts three rows into partition 1 of `table` on `node`, as a write does.
-    fn write(node: &NodeShared, table: &str) {
+    /// Writes three rows into partition 1 of `table` on `node`, as write `id` of a writer
+    /// whose catalog is at `epoch`: prepared, then committed.
+    fn write(node: &NodeShared, table: &str, id: u64, epoch: u64) {
         let layout = TableLayout {
             table: table.into(),
             schema: schema(),
@@ -530,13 +526,23 @@ mod tests {
             Column::from_i64(vec![10, 20, 30]),
         ])
         .unwrap();
-        node.change(Change::Install {
-            table: table.into(),
-            partition: 1,
-            version: 1,
-            rows: Some((layout, vec![rows])),
-        })
-        .unwrap();
+        let prepare = WritePrepare {
+            write: id,
+            layout,
+            parts: vec![PartitionWrite {
+                partition: 1,
+                version: 1,
+                delete: None,
+                insert: rows,
+            }],
+            rewrite: None,
+            commit: false,
+            piece: 0,
+            pieces: 1,
+            catalog_epoch: epoch,
+        };
+        node.change(Change::Prepared(prepare)).unwrap();
+        node.change(Change::Committed { write: id }).unwrap();
     }
 
     fn rows_of(node: &NodeShared, table: &str) -> Option<usize> {
@@ -559,20 +565,26 @@ mod tests {
         );
         let membership = Membership::default();
         assert!(membership.take_catalog(1, &catalog(1, &["a"]), &node));
-        write(&node, "a");
-        // A writer whose catalog is ahead (it made `b`) writes to `b` before this node's
-        // copy of the log has reached the CREATE: the write makes the table here.
-        write(&node, "b");
+        write(&node, "a", 1, 1);
+        // A writer whose catalog is at epoch 3 (it made `b` there) writes to `b` before this
+        // node's copy of the log has reached the CREATE: the write makes the table here.
+        write(&node, "b", 2, 3);
         // The log then applies an entry from before that CREATE (another table made): its
-        // catalog lacks `b`, which this node's catalog never had either. `b` stays.
+        // catalog lacks `b`, but is older than the write. `b` stays.
         assert!(membership.take_catalog(2, &catalog(2, &["a", "c"]), &node));
         assert_eq!(rows_of(&node, "b"), Some(3));
         assert!(membership.take_catalog(3, &catalog(3, &["a", "b", "c"]), &node));
         assert_eq!(rows_of(&node, "b"), Some(3));
-        // A table the held catalog had and the next one has not was dropped: its rows go.
+        // A table a catalog as new as the write (or newer) has not is dropped, rows and all.
         assert!(membership.take_catalog(4, &catalog(4, &["b", "c"]), &node));
         assert_eq!(rows_of(&node, "a"), None);
         assert_eq!(rows_of(&node, "b"), Some(3));
+        // A node that comes to a catalog after a DROP of a table a write made ahead of it
+        // (the entries between taken at once): dropped too, so that a table made again
+        // under the name does not find its rows.
+        write(&node, "d", 3, 5);
+        assert!(membership.take_catalog(6, &catalog(6, &["b", "c"]), &node));
+        assert_eq!(rows_of(&node, "d"), None);
         // An older catalog than the one held is not taken.
         assert!(!membership.take_catalog(3, &catalog(3, &["a", "b", "c"]), &node));
     }
