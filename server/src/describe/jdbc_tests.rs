@@ -6,18 +6,13 @@ use weir_operators::Value;
 use super::question::{Describe, Question};
 use super::recognize::psql_describe;
 use super::relations::Relation;
-use super::tests::item_table;
+use super::tests::{fixture_query, item_table};
 
 const QUERIES: &str = include_str!("pgjdbc_42_5.sql");
 
 /// The query named `name` in the fixture.
 fn query(name: &str) -> String {
-    let marker = format!("-- query: {name}\n");
-    let start = QUERIES.find(&marker).expect("a query of the fixture") + marker.len();
-    let rest = &QUERIES[start..];
-    rest[..rest.find("\n-- query:").unwrap_or(rest.len())]
-        .trim()
-        .to_string()
+    fixture_query(QUERIES, name)
 }
 
 fn describe(sql: &str) -> Describe {

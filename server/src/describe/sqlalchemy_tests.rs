@@ -7,19 +7,14 @@ use super::answer::array_text;
 use super::question::{Describe, Question, TypeName};
 use super::recognize::psql_describe;
 use super::relations::{oid, IndexInfo, Relation};
-use super::tests::item_table;
+use super::tests::{fixture_query, item_table};
 use crate::types::array_elements;
 
 const QUERIES: &str = include_str!("sqlalchemy_2_1.sql");
 
 /// The query named `name` in the fixture.
 fn query(name: &str) -> String {
-    let marker = format!("-- query: {name}\n");
-    let start = QUERIES.find(&marker).expect("a query of the fixture") + marker.len();
-    let rest = &QUERIES[start..];
-    rest[..rest.find("\n-- query:").unwrap_or(rest.len())]
-        .trim()
-        .to_string()
+    fixture_query(QUERIES, name)
 }
 
 fn describe(name: &str) -> Describe {

@@ -10,6 +10,17 @@ fn text(s: &str) -> Value {
     Value::Str(s.to_string())
 }
 
+/// The query named `name` in a fixture of queries `all`, each after a `-- query: NAME` line
+/// (`sqlalchemy_2_1.sql`, `pgjdbc_42_5.sql`).
+pub(crate) fn fixture_query(all: &str, name: &str) -> String {
+    let marker = format!("-- query: {name}\n");
+    let start = all.find(&marker).expect("a query of the fixture") + marker.len();
+    let rest = &all[start..];
+    rest[..rest.find("\n-- query:").unwrap_or(rest.len())]
+        .trim()
+        .to_string()
+}
+
 fn describe(sql: &str) -> Option<Describe> {
     psql_describe(&crate::split::tokenize(sql).unwrap())
 }
