@@ -491,110 +491,115 @@ fn join(
         Strategy::Single
     };
     let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = on.into_iter().unzip();
-    // Where the output's rows are (see `Spread`): the left columns come first, the right
-    // ones after them unless the join keeps the left only.
     let left_width = left.schema.len();
-    // The left rows keep their columns, and every output row its left key, unless a right
-    // or full join adds unmatched right rows (NULL on the left); the right rows theirs in
-    // an inner or right join.
-    let keeps_left = !matches!(kind, JoinKind::Right | JoinKind::Full);
-    let keeps_right = matches!(kind, JoinKind::Inner | JoinKind::Right);
-    let by_left = || Spread::by(left_keys.clone());
-    let by_right = || Spread::by(right_keys.clone()).shifted(left_width);
-    let (l, r, build, placement, fragment, hashed) = match strategy {
+    // Where each side's rows are after the exchanges below (see `Spread`; over that side's
+    // own columns): where they were when they stay, by their keys when hashed, nowhere known
+    // when broadcast.
+    let (l, r, build, placement, fragment, left_at, right_at) = match strategy {
         Strategy::Repartition if spread_on(&left, &left_keys) => {
             // The left rows are already where a hash of these keys puts them: the join runs
             // in their fragment, and only the right rows move, hashed the same way.
             let target = left.fragment.expect("a spread input has its fragment");
             let r = fr.emit(right, target, Distribution::Hash(right_keys.clone()));
-            let kept = if keeps_left {
-                left.hashed.clone()
-            } else {
-                Spread::default()
-            };
-            let hashed = if keeps_right {
-                kept.and(by_right())
-            } else {
-                kept
-            };
-            (left.plan, r, smaller, left.placement, target, hashed)
+            let right_at = Spread::by(right_keys.clone());
+            (
+                left.plan,
+                r,
+                smaller,
+                left.placement,
+                target,
+                left.hashed,
+                right_at,
+            )
         }
         Strategy::Repartition if spread_on(&right, &right_keys) => {
             let target = right.fragment.expect("a spread input has its fragment");
             let l = fr.emit(left, target, Distribution::Hash(left_keys.clone()));
-            let kept = if keeps_right {
-                right.hashed.shifted(left_width)
-            } else {
-                Spread::default()
-            };
-            let hashed = if keeps_left {
-                kept.and(by_left())
-            } else {
-                kept
-            };
-            (l, right.plan, smaller, right.placement, target, hashed)
+            let left_at = Spread::by(left_keys.clone());
+            (
+                l,
+                right.plan,
+                smaller,
+                right.placement,
+                target,
+                left_at,
+                right.hashed,
+            )
         }
         Strategy::Repartition => {
             let join_id = fr.alloc();
             let l = fr.emit(left, join_id, Distribution::Hash(left_keys.clone()));
             let r = fr.emit(right, join_id, Distribution::Hash(right_keys.clone()));
-            let hashed = match kind {
-                JoinKind::Inner => by_left().and(by_right()),
-                JoinKind::Right => by_right(),
-                JoinKind::Full => Spread::default(),
-                _ => by_left(),
-            };
-            (l, r, smaller, Placement::AllDataNodes, join_id, hashed)
+            let (left_at, right_at) = (
+                Spread::by(left_keys.clone()),
+                Spread::by(right_keys.clone()),
+            );
+            (
+                l,
+                r,
+                smaller,
+                Placement::AllDataNodes,
+                join_id,
+                left_at,
+                right_at,
+            )
         }
         Strategy::Broadcast(JoinSide::Right) => {
             let target = left.fragment.unwrap_or_else(|| fr.alloc());
             let r = fr.emit(right, target, Distribution::Broadcast);
-            // Each left row stays where it was (the right rows come to every instance).
-            let hashed = if keeps_left {
-                left.hashed.clone()
-            } else {
-                Spread::default()
-            };
+            let left_at = left.hashed;
             (
                 left.plan,
                 r,
                 JoinSide::Right,
                 left.placement,
                 target,
-                hashed,
+                left_at,
+                Spread::default(),
             )
         }
         Strategy::Broadcast(JoinSide::Left) => {
             let target = right.fragment.unwrap_or_else(|| fr.alloc());
             let l = fr.emit(left, target, Distribution::Broadcast);
-            let hashed = if keeps_right {
-                right.hashed.shifted(left_width)
-            } else {
-                Spread::default()
-            };
+            let right_at = right.hashed;
             (
                 l,
                 right.plan,
                 JoinSide::Left,
                 right.placement,
                 target,
-                hashed,
+                Spread::default(),
+                right_at,
             )
         }
         Strategy::Single => {
             let (mut plans, target) = single_fragment(vec![left, right], fr);
             let r = plans.pop().expect("two inputs");
             let l = plans.pop().expect("two inputs");
+            let nowhere = Spread::default();
             (
                 l,
                 r,
                 smaller,
                 Placement::Initiator,
                 target,
-                Spread::default(),
+                nowhere.clone(),
+                nowhere,
             )
         }
     };
+    // The output is spread as a side is when every output row has that side's columns as its
+    // rows had them: the left columns come first; an outer join's unmatched rows are NULL on
+    // the other side, and a semi or anti join outputs the left only.
+    let keeps_left = !matches!(kind, JoinKind::Right | JoinKind::Full);
+    let keeps_right = matches!(kind, JoinKind::Inner | JoinKind::Right);
+    let mut hashed = Spread::default();
+    if keeps_left {
+        hashed = hashed.and(left_at);
+    }
+    if keeps_right {
+        hashed = hashed.and(right_at.shifted(left_width));
+    }
     let (left, right) = (Box::new(l), Box::new(r));
     let plan = PhysicalPlan::join(
         left,
