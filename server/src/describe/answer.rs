@@ -205,13 +205,15 @@ impl Describe {
                 })
                 .collect(),
             Question::Constraints { kind, oids } => {
-                let primary = value_of(kind, params) == Some("p");
+                // weir's only constraints are primary keys (a unique index is an index).
+                if value_of(kind, params) != Some("p") {
+                    return Vec::new();
+                }
                 let mut found = by_oids(relations, oids, params);
                 found.sort_by_key(|r| oid(&r.name));
                 found
                     .into_iter()
                     .filter_map(|r| Some((r, r.indexes.iter().find(|ix| ix.primary)?)))
-                    .filter(|_| primary)
                     .map(|(r, ix)| {
                         answer(&|n| match n {
                             "conrelid" => Value::Int(oid(&r.name)),
@@ -274,11 +276,10 @@ impl Describe {
                 schema,
                 kinds,
             } => {
-                let like = |p: &Option<String>, v: &str| p.as_deref().is_none_or(|p| like(p, v));
                 let mut found: Vec<&Relation> = relations
                     .iter()
                     .filter(|r| kinds.contains(&r.relkind()))
-                    .filter(|r| like(name, &r.name) && like(schema, "public"))
+                    .filter(|r| like_or_any(name, &r.name) && like_or_any(schema, "public"))
                     .collect();
                 found.sort_by(|a, b| (table_type(a), &a.name).cmp(&(table_type(b), &b.name)));
                 found
@@ -303,10 +304,9 @@ impl Describe {
                 schema,
                 column,
             } => {
-                let like = |p: &Option<String>, v: &str| p.as_deref().is_none_or(|p| like(p, v));
                 let mut found: Vec<&Relation> = relations
                     .iter()
-                    .filter(|r| like(table, &r.name) && like(schema, "public"))
+                    .filter(|r| like_or_any(table, &r.name) && like_or_any(schema, "public"))
                     .collect();
                 found.sort_by(|a, b| a.name.cmp(&b.name));
                 found
@@ -315,7 +315,7 @@ impl Describe {
                         r.columns
                             .iter()
                             .enumerate()
-                            .filter(|(_, c)| like(column, &c.name))
+                            .filter(|(_, c)| like_or_any(column, &c.name))
                             .map(|(i, c)| {
                                 let (type_oid, modifier, length) = type_of(&c.type_name);
                                 answer(&|n| match n {
@@ -491,6 +491,11 @@ fn table_type(r: &Relation) -> &'static str {
         'f' => "FOREIGN TABLE",
         _ => "TABLE",
     }
+}
+
+/// Whether `value` matches `pattern` (SQL LIKE), when there is one.
+fn like_or_any(pattern: &Option<String>, value: &str) -> bool {
+    pattern.as_deref().is_none_or(|p| like(p, value))
 }
 
 /// Whether `value` matches SQL LIKE `pattern` (`%` any text, `_` one character, `\\` escapes
