@@ -50,7 +50,8 @@ pub fn is_complete(buffer: &str) -> bool {
     }
 }
 
-/// Whether `stmt` is a query (SELECT, WITH, VALUES, EXPLAIN): it returns rows. Text
+/// Whether `stmt` returns rows: a query (SELECT, WITH, VALUES, EXPLAIN) or an `INSERT ...
+/// RETURNING`. Text
 /// sqlparser cannot parse counts as a query, so the planner reports what is wrong with it.
 pub fn is_query(stmt: &str) -> bool {
     match Parser::parse_sql(&GenericDialect {}, stmt) {
@@ -58,7 +59,7 @@ pub fn is_query(stmt: &str) -> bool {
             matches!(
                 s,
                 Statement::Query(_) | Statement::Explain { .. } | Statement::ExplainTable { .. }
-            )
+            ) || matches!(s, Statement::Insert(i) if i.returning.is_some())
         }),
         Err(_) => true,
     }

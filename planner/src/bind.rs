@@ -661,6 +661,9 @@ pub(crate) struct Binder<'a> {
     /// The statement's `EXCLUDE` clauses of window frames (which the parser does not read;
     /// see [`crate::frame_exclude`]), by the position of the window they belong to.
     pub exclusions: crate::frame_exclude::Exclusions,
+    /// The statement is planned for its parameters' values, not kept for others (a write,
+    /// which is never cached): a `VALUES` list may hold parameters, evaluated now.
+    pub params_are_constants: bool,
 }
 
 impl<'a> Binder<'a> {
@@ -675,6 +678,7 @@ impl<'a> Binder<'a> {
             views: Vec::new(),
             windows: Vec::new(),
             exclusions: Default::default(),
+            params_are_constants: false,
         }
     }
 
@@ -1600,6 +1604,18 @@ pub(crate) fn constant_value(
         sql::Expr::Value(v) => {
             let b = binder.literal(v, false)?;
             match b.expr {
+                // A quoted literal has the type of where it goes, as PostgreSQL's literals of
+                // unknown type have: '1' into a BIGINT column is 1.
+                Expr::Literal(Value::Str(text))
+                    if target.is_numeric() || target == DataType::Boolean =>
+                {
+                    cast_value(Value::Str(text.clone()), target).map_err(|why| {
+                        PlanError::Type(format!(
+                            "invalid {target} value '{text}' for column '{column}'{}: {why}",
+                            at(span)
+                        ))
+                    })?
+                }
                 Expr::Literal(v) => v,
                 Expr::Param(i) => {
                     binder.params.expect(i, target);

@@ -15,7 +15,7 @@ pub enum CachedStatement {
     /// An `EXPLAIN` of a query plan (possibly shared).
     Explain(Arc<QueryPlan>),
     /// A DDL or DML statement; never cached.
-    Other(Statement),
+    Other(Box<Statement>),
 }
 
 type Key = (String, Vec<Option<DataType>>, u64);
@@ -95,7 +95,7 @@ impl PlanCache {
         let (plan, explain) = match stmt {
             Statement::Query(p) => (Arc::new(p), false),
             Statement::Explain(p) => (Arc::new(p), true),
-            other => return Ok(CachedStatement::Other(other)),
+            other => return Ok(CachedStatement::Other(Box::new(other))),
         };
         let mut inner = self.lock();
         if inner.map.len() >= self.capacity && !inner.map.contains_key(&key) {

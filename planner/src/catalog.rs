@@ -31,6 +31,51 @@ pub struct TableDef {
     /// place; such a table is read-only and has no key or index.
     #[serde(default)]
     pub external: Option<weir_operators::external::ExternalSource>,
+    /// What an INSERT puts in the columns it gives no value for, where that is not NULL
+    /// (`DEFAULT expr`, `SERIAL`, `GENERATED ... AS IDENTITY`), by column.
+    pub defaults: Vec<ColumnDefault>,
+}
+
+/// What an INSERT puts in column `column` when it gives no value for it (or `DEFAULT`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDefault {
+    /// The column's position.
+    pub column: usize,
+    /// Its default.
+    pub value: DefaultValue,
+}
+
+/// A column's default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum DefaultValue {
+    /// `DEFAULT expr`: the expression as written, evaluated by each INSERT that needs it (it
+    /// names no column).
+    Expr(String),
+    /// `SERIAL` (`BIGSERIAL`, `SMALLSERIAL`): the next values of the column's sequence (1,
+    /// 2, 3, ... as handed out; a client reserves them in blocks, so values may skip, as
+    /// PostgreSQL's may).
+    Serial,
+    /// `GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY`: the next values of the column's
+    /// sequence, as for [`DefaultValue::Serial`]. `always`: an INSERT may not give the
+    /// column a value.
+    Identity {
+        /// `GENERATED ALWAYS`.
+        always: bool,
+    },
+}
+
+/// A sequence's state in the catalog: the next value no client has reserved yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SequenceState {
+    /// Table name, lowercase.
+    pub table: String,
+    /// Column name, lowercase.
+    pub column: String,
+    /// The next value not yet reserved.
+    pub next: i64,
+    /// The schema version that made the table (a sequence of a table dropped and made again
+    /// is another sequence).
+    pub made: u64,
 }
 
 impl TableDef {
@@ -54,6 +99,27 @@ impl TableDef {
     /// Whether the table declares a primary key.
     pub fn has_key(&self) -> bool {
         !self.primary_key.is_empty()
+    }
+
+    /// The default of `column`, if it has one besides NULL.
+    pub fn default_of(&self, column: usize) -> Option<&DefaultValue> {
+        self.defaults
+            .iter()
+            .find(|d| d.column == column)
+            .map(|d| &d.value)
+    }
+
+    /// The columns an INSERT fills from their sequences (`SERIAL`, identity), in order.
+    pub fn sequence_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.defaults
+            .iter()
+            .filter(|d| {
+                matches!(
+                    d.value,
+                    DefaultValue::Serial | DefaultValue::Identity { .. }
+                )
+            })
+            .map(|d| d.column)
     }
 
     /// Name of the index on `column` (`"PRIMARY KEY"` for a one-column key), if any.
@@ -129,6 +195,8 @@ pub struct CatalogSnapshot {
     pub row_counts: Vec<(String, u64)>,
     /// The next hidden row id, by lowercase table name.
     pub next_row_ids: Vec<(String, u64)>,
+    /// The sequences of `SERIAL` and identity columns.
+    pub sequences: Vec<SequenceState>,
 }
 
 /// All tables, by lowercase name. Every schema change bumps [`Catalog::version`], which keys
@@ -140,6 +208,8 @@ pub struct Catalog {
     row_counts: BTreeMap<String, u64>,
     /// The next hidden row id of each table.
     next_row_ids: BTreeMap<String, u64>,
+    /// The sequences of `SERIAL` and identity columns, by lowercase table and column name.
+    sequences: BTreeMap<(String, String), SequenceState>,
     version: u64,
     /// Data nodes of the cluster the plans are for (see [`Catalog::set_data_nodes`]).
     data_nodes: Option<usize>,
@@ -172,6 +242,7 @@ impl Catalog {
                 .iter()
                 .map(|(k, v)| (k.clone(), *v))
                 .collect(),
+            sequences: self.sequences.values().cloned().collect(),
         }
     }
 
@@ -192,6 +263,11 @@ impl Catalog {
                 .collect(),
             row_counts: snapshot.row_counts.into_iter().collect(),
             next_row_ids: snapshot.next_row_ids.into_iter().collect(),
+            sequences: snapshot
+                .sequences
+                .into_iter()
+                .map(|s| ((s.table.clone(), s.column.clone()), s))
+                .collect(),
             version: snapshot.version.max(min_version),
             data_nodes: None,
             max_recursion: None,
@@ -265,8 +341,18 @@ impl Catalog {
                 t.name
             )));
         }
-        self.tables.insert(key, t);
         self.version += 1;
+        for column in t.sequence_columns() {
+            let column = t.schema.fields[column].name.to_lowercase();
+            let state = SequenceState {
+                table: key.clone(),
+                column: column.clone(),
+                next: 1,
+                made: self.version,
+            };
+            self.sequences.insert((key.clone(), column), state);
+        }
+        self.tables.insert(key, t);
         Ok(())
     }
 
@@ -279,6 +365,7 @@ impl Catalog {
             .ok_or_else(|| PlanError::UnknownTable(name.to_string()))?;
         self.row_counts.remove(&key);
         self.next_row_ids.remove(&key);
+        self.sequences.retain(|(table, _), _| *table != key);
         self.version += 1;
         Ok(t)
     }
@@ -347,6 +434,24 @@ impl Catalog {
             .get(&table.to_lowercase())
             .copied()
             .unwrap_or(0)
+    }
+
+    /// The sequence of column `column` of `table` (a `SERIAL` or identity column).
+    pub fn sequence(&self, table: &str, column: &str) -> Option<&SequenceState> {
+        self.sequences
+            .get(&(table.to_lowercase(), column.to_lowercase()))
+    }
+
+    /// Records that the values of `column`'s sequence below `next` are reserved (a value
+    /// below the sequence's own next changes nothing, so that the same reservation can be
+    /// made twice). Does not bump the version.
+    pub fn reserve_sequence(&mut self, table: &str, column: &str, next: i64) {
+        if let Some(s) = self
+            .sequences
+            .get_mut(&(table.to_lowercase(), column.to_lowercase()))
+        {
+            s.next = s.next.max(next);
+        }
     }
 
     /// Hands out `n` consecutive hidden row ids for rows about to be stored in `table` and

@@ -2,14 +2,28 @@
 //! `INSERT ... VALUES`.
 
 use crate::bind::{constant_value, map_type, unsupported, Binder};
-use crate::catalog::{Catalog, IndexDef, TableDef, ViewDef};
+use crate::catalog::{Catalog, ColumnDefault, DefaultValue, IndexDef, TableDef, ViewDef};
 use crate::error::PlanError;
-use crate::statement::Statement;
+use crate::statement::{Returning, SequenceFill, Statement};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Span;
-use weir_operators::{Batch, Expr, Field, Schema, Value};
+use weir_operators::{Batch, DataType, Expr, Field, Schema, Value};
+
+/// Whether `t` is PostgreSQL's `SERIAL`, `BIGSERIAL` or `SMALLSERIAL` (`SERIAL2/4/8`): an
+/// integer column filled from its own sequence.
+fn is_serial(t: &sql::DataType) -> bool {
+    match t {
+        sql::DataType::Custom(name, modifiers) if modifiers.is_empty() => {
+            matches!(
+                object_name(name).map(|n| n.to_ascii_uppercase()).as_deref(),
+                Ok("SERIAL" | "BIGSERIAL" | "SMALLSERIAL" | "SERIAL2" | "SERIAL4" | "SERIAL8")
+            )
+        }
+        _ => false,
+    }
+}
 
 pub(crate) fn object_name(n: &sql::ObjectName) -> Result<String, PlanError> {
     match n.0.last() {
@@ -187,12 +201,62 @@ pub(crate) fn create_table(
     let mut not_null: Vec<(usize, Span)> = Vec::new();
     // UNIQUE constraints: their names, if given, and columns.
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    // Defaults besides NULL.
+    let mut defaults: Vec<ColumnDefault> = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         check_new_column(&fields, &c.name.value)?;
-        let t = map_type(&c.data_type, c.span())?;
+        let serial = is_serial(&c.data_type);
+        let t = if serial {
+            DataType::Int64
+        } else {
+            map_type(&c.data_type, c.span())?
+        };
         fields.push(Field::new(c.name.value.clone(), t));
+        let mut add_default = |value: DefaultValue| {
+            if defaults.iter().any(|d| d.column == i) {
+                return Err(PlanError::Invalid(format!(
+                    "column '{}' of table '{name}' has more than one default (DEFAULT, SERIAL, GENERATED ... AS IDENTITY)",
+                    c.name.value
+                )));
+            }
+            defaults.push(ColumnDefault { column: i, value });
+            Ok(())
+        };
+        if serial {
+            add_default(DefaultValue::Serial)?;
+            not_null.push((i, c.name.span));
+        }
         for o in &c.options {
             match &o.option {
+                sql::ColumnOption::Default(e) => {
+                    let params = binder.params.types.len();
+                    constant_value(e, binder, t, &c.name.value)?;
+                    if binder.params.types.len() != params {
+                        return Err(unsupported(
+                            format!("a parameter in the DEFAULT of column '{}'", c.name.value),
+                            e.span(),
+                        ));
+                    }
+                    add_default(DefaultValue::Expr(e.to_string()))?;
+                }
+                sql::ColumnOption::Generated {
+                    generated_as:
+                        generated @ (sql::GeneratedAs::Always | sql::GeneratedAs::ByDefault),
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } if sequence_options.as_ref().is_none_or(|o| o.is_empty()) => {
+                    if t != DataType::Int64 {
+                        return Err(PlanError::Invalid(format!(
+                            "identity column '{}' of table '{name}' must be an integer, not {t}",
+                            c.name.value
+                        )));
+                    }
+                    add_default(DefaultValue::Identity {
+                        always: matches!(generated, sql::GeneratedAs::Always),
+                    })?;
+                    not_null.push((i, c.name.span));
+                }
                 sql::ColumnOption::PrimaryKey(p) if plain_primary_key(p) => {
                     if !pk.is_empty() {
                         return Err(more_than_one_key());
@@ -298,6 +362,7 @@ pub(crate) fn create_table(
         not_null,
         partitions: partitions.max(1),
         external: None,
+        defaults,
     }))
 }
 
@@ -392,9 +457,6 @@ fn unsupported_insert_clause(ins: &sql::Insert) -> Option<String> {
             other => other.to_string(),
         });
     }
-    if ins.returning.is_some() {
-        return Some("RETURNING".into());
-    }
     if ins.output.is_some() {
         return Some("OUTPUT".into());
     }
@@ -449,6 +511,7 @@ fn unsupported_insert_clause(ins: &sql::Insert) -> Option<String> {
             columns: Vec::new(),
             has_table_keyword: false,
             source: plain.source.clone(),
+            returning: None,
             ..i.clone()
         }
         .to_string()
@@ -466,10 +529,99 @@ fn is_default(e: &sql::Expr) -> bool {
     }
 }
 
-/// `INSERT INTO t [(cols)] VALUES (...), ...` and `INSERT INTO t DEFAULT VALUES`. Columns may
-/// be listed in any order; omitted columns, and `DEFAULT` in a row, are NULL (no column has
-/// another default). The rows are only evaluated and type-checked here: the storage refuses a
-/// NULL or duplicate primary key, for the whole statement.
+/// What an INSERT puts in a column of a row that gives it no value (or `DEFAULT`).
+#[derive(Clone)]
+enum Filler {
+    /// NULL (the column has no default).
+    Null,
+    /// The value of the column's `DEFAULT` expression, evaluated once for the statement.
+    Value(Value),
+    /// The next value of the column's sequence, handed out when the statement runs.
+    Sequence,
+}
+
+/// The fillers of `t`'s columns, each worked out when first needed.
+struct Fillers<'t> {
+    table: &'t TableDef,
+    known: Vec<Option<Filler>>,
+}
+
+impl<'t> Fillers<'t> {
+    fn new(table: &'t TableDef) -> Self {
+        Fillers {
+            table,
+            known: vec![None; table.schema.len()],
+        }
+    }
+
+    /// The filler of column `c`.
+    fn of(&mut self, c: usize, binder: &mut Binder<'_>) -> Result<Filler, PlanError> {
+        if let Some(f) = &self.known[c] {
+            return Ok(f.clone());
+        }
+        let field = &self.table.schema.fields[c];
+        let filler = match self.table.default_of(c) {
+            None => Filler::Null,
+            Some(DefaultValue::Serial | DefaultValue::Identity { .. }) => Filler::Sequence,
+            Some(DefaultValue::Expr(text)) => {
+                let e = Parser::new(&GenericDialect {})
+                    .try_with_sql(text)
+                    .and_then(|mut p| p.parse_expr())
+                    .map_err(|e| {
+                        PlanError::Invalid(format!(
+                            "the DEFAULT of column '{}' of table '{}' ({text}) does not parse: {e}",
+                            field.name, self.table.name
+                        ))
+                    })?;
+                Filler::Value(constant_value(&e, binder, field.data_type, &field.name)?)
+            }
+        };
+        self.known[c] = Some(filler.clone());
+        Ok(filler)
+    }
+}
+
+/// The value `DEFAULT expr` gives column `column` of `table` (evaluated now), or `None`
+/// when the column has no such default (NULL, or a sequence's values: see
+/// [`TableDef::sequence_columns`]). For writes that fill the columns they were not given
+/// outside an INSERT (a COPY with a column list).
+pub fn default_value(
+    table: &TableDef,
+    column: usize,
+    catalog: &Catalog,
+) -> Result<Option<Value>, PlanError> {
+    if !matches!(table.default_of(column), Some(DefaultValue::Expr(_))) {
+        return Ok(None);
+    }
+    let mut binder = Binder::new(crate::bind::Params::from_tokens(&[], &[])?, catalog);
+    match Fillers::new(table).of(column, &mut binder)? {
+        Filler::Value(v) => Ok(Some(v)),
+        Filler::Null | Filler::Sequence => Ok(None),
+    }
+}
+
+/// The error of an INSERT that gives a value to `GENERATED ALWAYS AS IDENTITY` column `c`.
+fn always_generated(t: &TableDef, c: usize) -> PlanError {
+    PlanError::Invalid(format!(
+        "column '{}' of table '{}' is GENERATED ALWAYS AS IDENTITY: an INSERT cannot give it a value (leave it out, or write DEFAULT)",
+        t.schema.fields[c].name, t.name
+    ))
+}
+
+/// Whether `c` is a `GENERATED ALWAYS` column of `t`.
+fn is_always(t: &TableDef, c: usize) -> bool {
+    matches!(
+        t.default_of(c),
+        Some(DefaultValue::Identity { always: true })
+    )
+}
+
+/// `INSERT INTO t [(cols)] VALUES (...), ... [RETURNING ...]` and `INSERT INTO t DEFAULT
+/// VALUES`. Columns may be listed in any order; omitted columns, and `DEFAULT` in a row,
+/// take the column's default (NULL, a `DEFAULT` expression's value, or the next values of
+/// a `SERIAL` or identity column's sequence, handed out when the statement runs). The rows
+/// are only evaluated and type-checked here: the storage refuses a NULL or duplicate
+/// primary key, for the whole statement.
 pub(crate) fn insert(
     ins: &sql::Insert,
     catalog: &Catalog,
@@ -513,10 +665,35 @@ pub(crate) fn insert(
         }
         v
     };
+    let returning = match &ins.returning {
+        Some(items) => Some(Box::new(returning(t, items, binder)?)),
+        None => None,
+    };
+    let mut fillers = Fillers::new(t);
     let mut rows = Vec::new();
+    // The rows of each column that take their value from the column's sequence.
+    let mut from_sequence: Vec<Vec<usize>> = vec![Vec::new(); t.schema.len()];
+    let mut default_row = |binder: &mut Binder<'_>,
+                           row: usize,
+                           full: &mut Vec<Value>,
+                           c: usize|
+     -> Result<(), PlanError> {
+        match fillers.of(c, binder)? {
+            Filler::Null => {}
+            Filler::Value(v) => full[c] = v,
+            Filler::Sequence => from_sequence[c].push(row),
+        }
+        Ok(())
+    };
     match &ins.source {
         // `DEFAULT VALUES`: one row of defaults.
-        None if ins.columns.is_empty() => rows.push(vec![Value::Null; t.schema.len()]),
+        None if ins.columns.is_empty() => {
+            let mut full = vec![Value::Null; t.schema.len()];
+            for c in 0..t.schema.len() {
+                default_row(binder, 0, &mut full, c)?;
+            }
+            rows.push(full);
+        }
         None => {
             return Err(unsupported(
                 "INSERT without VALUES",
@@ -526,7 +703,17 @@ pub(crate) fn insert(
         Some(source) => {
             let values = match source.body.as_ref() {
                 sql::SetExpr::Values(v) => v,
-                _ => return insert_select(t, &targets, source, catalog, binder),
+                _ => {
+                    return insert_select(
+                        t,
+                        &targets,
+                        source,
+                        catalog,
+                        binder,
+                        &mut fillers,
+                        returning,
+                    )
+                }
             };
             // Clauses around VALUES (ORDER BY, LIMIT, ...): the query rendered without its
             // rows next to its VALUES alone.
@@ -545,8 +732,11 @@ pub(crate) fn insert(
                     source.span(),
                 ));
             }
+            let omitted: Vec<usize> = (0..t.schema.len())
+                .filter(|c| !targets.contains(c))
+                .collect();
             rows.reserve(values.rows.len());
-            for row in &values.rows {
+            for (r, row) in values.rows.iter().enumerate() {
                 let row = &row.content;
                 if row.len() != targets.len() {
                     return Err(PlanError::Invalid(format!(
@@ -559,38 +749,116 @@ pub(crate) fn insert(
                 let mut full = vec![Value::Null; t.schema.len()];
                 for (e, &c) in row.iter().zip(&targets) {
                     if is_default(e) {
+                        default_row(binder, r, &mut full, c)?;
                         continue;
+                    }
+                    if is_always(t, c) {
+                        return Err(always_generated(t, c));
                     }
                     let f = &t.schema.fields[c];
                     full[c] = constant_value(e, binder, f.data_type, &f.name)?;
+                }
+                for &c in &omitted {
+                    default_row(binder, r, &mut full, c)?;
                 }
                 rows.push(full);
             }
         }
     }
-    for row in &rows {
-        if let Some(&c) = t.not_null.iter().find(|&&c| row[c].is_null()) {
+    for (r, row) in rows.iter().enumerate() {
+        if let Some(&c) = t
+            .not_null
+            .iter()
+            .find(|&&c| row[c].is_null() && !from_sequence[c].contains(&r))
+        {
             return Err(null_in_not_null(t, c));
         }
     }
     binder.params.check_types()?;
     let batch =
         Batch::from_rows(&t.schema.types(), &rows).map_err(|e| PlanError::Type(e.to_string()))?;
+    let fills = from_sequence
+        .into_iter()
+        .enumerate()
+        .filter(|(_, rows)| !rows.is_empty())
+        .map(|(column, filled)| SequenceFill {
+            column,
+            rows: (filled.len() < rows.len()).then_some(filled),
+        })
+        .collect();
     Ok(Statement::Insert {
         table: t.name.clone(),
         batch,
+        fills,
+        returning,
     })
 }
 
+/// `RETURNING items` of an INSERT into `t`: bound as `SELECT items FROM t`, whose
+/// expressions over `t`'s columns are then evaluated on the inserted rows.
+fn returning(
+    t: &TableDef,
+    items: &[sql::SelectItem],
+    binder: &mut Binder<'_>,
+) -> Result<Returning, PlanError> {
+    let template = Parser::parse_sql(&GenericDialect {}, "SELECT 1 FROM t")
+        .ok()
+        .and_then(|mut v| v.pop());
+    let Some(sql::Statement::Query(mut q)) = template else {
+        return Err(PlanError::Invalid("cannot bind RETURNING".into()));
+    };
+    let sql::SetExpr::Select(select) = q.body.as_mut() else {
+        return Err(PlanError::Invalid("cannot bind RETURNING".into()));
+    };
+    select.projection = items.to_vec();
+    if let [sql::TableWithJoins {
+        relation: sql::TableFactor::Table { name, .. },
+        ..
+    }] = select.from.as_mut_slice()
+    {
+        *name = sql::ObjectName::from(vec![sql::Ident::with_quote('"', t.name.clone())]);
+    }
+    let span = items.first().map(|i| i.span()).unwrap_or(Span::empty());
+    let bound = binder.query(&q)?;
+    let plan = crate::logical::bind_parameters(bound.plan, &{
+        (0..binder.params.types.len())
+            .map(|i| binder.params.value(i).cloned().unwrap_or(Value::Null))
+            .collect::<Vec<_>>()
+    });
+    match plan {
+        crate::logical::LogicalPlan::Project { input, exprs, fields }
+            if matches!(
+                input.as_ref(),
+                crate::logical::LogicalPlan::Scan { projection, filters, .. }
+                    if filters.is_empty() && *projection == (0..t.schema.len()).collect::<Vec<_>>()
+            ) =>
+        {
+            Ok(Returning {
+                exprs,
+                schema: Schema::new(fields),
+            })
+        }
+        _ => Err(unsupported(
+            "RETURNING with an aggregate, a window function or a subquery (only expressions over the inserted row)",
+            span,
+        )),
+    }
+}
+
 /// `INSERT INTO t [(targets)] <query>`: the query's columns converted to the target columns'
-/// types (numbers convert to any numeric column type), NULL for the other columns.
+/// types (numbers convert to any numeric column type), the other columns' defaults for the
+/// rest.
 fn insert_select(
     t: &TableDef,
     targets: &[usize],
     source: &sql::Query,
     catalog: &Catalog,
     binder: &mut Binder<'_>,
+    fillers: &mut Fillers<'_>,
+    returning: Option<Box<Returning>>,
 ) -> Result<Statement, PlanError> {
+    // An INSERT is planned for each run: a VALUES list in its query may hold parameters.
+    binder.params_are_constants = true;
     let bound = binder.query(source)?;
     if bound.fields.len() != targets.len() {
         return Err(PlanError::Invalid(format!(
@@ -602,17 +870,30 @@ fn insert_select(
         )));
     }
     let mut exprs = Vec::with_capacity(t.schema.len());
+    let mut fills = Vec::new();
     for (c, f) in t.schema.fields.iter().enumerate() {
         let Some(i) = targets.iter().position(|&x| x == c) else {
-            if t.not_null.contains(&c) {
-                return Err(null_in_not_null(t, c));
-            }
+            let value = match fillers.of(c, binder)? {
+                Filler::Null if t.not_null.contains(&c) => return Err(null_in_not_null(t, c)),
+                Filler::Null => Value::Null,
+                Filler::Value(v) => v,
+                Filler::Sequence => {
+                    fills.push(SequenceFill {
+                        column: c,
+                        rows: None,
+                    });
+                    Value::Null
+                }
+            };
             exprs.push(Expr::Cast {
-                expr: Box::new(Expr::Literal(Value::Null)),
+                expr: Box::new(Expr::Literal(value)),
                 to: f.data_type,
             });
             continue;
         };
+        if is_always(t, c) {
+            return Err(always_generated(t, c));
+        }
         let given = bound.fields[i].data_type;
         exprs.push(if given == f.data_type {
             Expr::Column(i)
@@ -640,6 +921,8 @@ fn insert_select(
     Ok(Statement::InsertSelect {
         table: t.name.clone(),
         query: Box::new(query),
+        fills,
+        returning,
     })
 }
 
@@ -681,6 +964,7 @@ fn create_table_as(
         not_null: Vec::new(),
         partitions: partitions.max(1),
         external: None,
+        defaults: Vec::new(),
     };
     let query = crate::query::plan_with_constants(bound, catalog, binder)?;
     Ok(Statement::CreateTableAs {

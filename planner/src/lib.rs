@@ -36,10 +36,16 @@ mod query;
 pub mod statement;
 
 pub use cache::{CachedStatement, PlanCache};
-pub use catalog::{Catalog, CatalogSnapshot, IndexDef, TableDef, ViewDef};
+pub use catalog::{
+    Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, IndexDef, SequenceState, TableDef,
+    ViewDef,
+};
+pub use ddl::default_value;
 pub use depth::MAX_EXPR_DEPTH;
 pub use dml::identity_columns;
 pub use entry::plan_statement;
 pub use error::PlanError;
-pub use statement::{Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Statement};
+pub use statement::{
+    Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Returning, SequenceFill, Statement,
+};
 pub use weir_operators::plan::Distribution;

@@ -6,6 +6,27 @@ use serde::{Deserialize, Serialize};
 use weir_operators::plan::Distribution;
 use weir_operators::{Batch, DataType, Expr, PhysicalPlan, Schema};
 
+/// Values of a column that an INSERT takes from the column's sequence (`SERIAL`, identity):
+/// handed out when the statement runs, not when it is planned (a plan is kept and run
+/// again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SequenceFill {
+    /// The column's position.
+    pub column: usize,
+    /// The rows (positions among the statement's rows) that take a value: `None`, every row.
+    pub rows: Option<Vec<usize>>,
+}
+
+/// An INSERT's `RETURNING`: expressions over each inserted row (in the table schema's
+/// column order, after its defaults and sequence values were filled in).
+#[derive(Debug, Clone)]
+pub struct Returning {
+    /// One expression per output column.
+    pub exprs: Vec<Expr>,
+    /// Names and types of the output columns.
+    pub schema: Schema,
+}
+
 /// A planned SQL statement.
 #[derive(Debug, Clone)]
 pub enum Statement {
@@ -23,21 +44,30 @@ pub enum Statement {
         index: IndexDef,
     },
     /// `INSERT INTO table VALUES ...`: rows evaluated and type-checked, in the full table
-    /// schema's column order (omitted columns are NULL).
+    /// schema's column order (omitted columns hold their defaults, or NULL where `fills`
+    /// says the column's sequence gives the value).
     Insert {
         /// Table name as stored in the catalog.
         table: String,
         /// The rows.
         batch: Batch,
+        /// The values to take from sequences when the statement runs.
+        fills: Vec<SequenceFill>,
+        /// `RETURNING`: what to answer for each inserted row.
+        returning: Option<Box<Returning>>,
     },
     /// `INSERT INTO table [(cols)] SELECT ...`: the query's rows, already in the full table
-    /// schema's column order and types (omitted columns are NULL), are inserted all or
-    /// nothing.
+    /// schema's column order and types (omitted columns hold their defaults, or NULL where
+    /// `fills` says the column's sequence gives the value), are inserted all or nothing.
     InsertSelect {
         /// Table name as stored in the catalog.
         table: String,
         /// The query (its parameters bound into it).
         query: Box<QueryPlan>,
+        /// The values to take from sequences when the statement runs.
+        fills: Vec<SequenceFill>,
+        /// `RETURNING`: what to answer for each inserted row.
+        returning: Option<Box<Returning>>,
     },
     /// `DELETE FROM table [WHERE ...]`: the query gives the identity of every row to delete
     /// (see [`crate::identity_columns`]: the primary-key columns, or every column of a table

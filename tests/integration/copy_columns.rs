@@ -1,5 +1,6 @@
 //! `COPY t (col, ...) FROM 'file'`: the file holds the listed columns, in the listed order;
-//! the table's other columns are NULL. Unknown or repeated names and a missing key are clear
+//! the table's other columns take their defaults (NULL without one; a SERIAL column its
+//! sequence's next values). Unknown or repeated names and a missing key are clear
 //! errors, and a failed COPY keeps nothing.
 
 use crate::common;
@@ -131,4 +132,36 @@ fn a_file_larger_than_the_clients_memory_is_refused_clearly_and_keeps_nothing() 
             .unwrap(),
         1
     );
+}
+
+#[test]
+fn unlisted_columns_take_their_defaults_and_generated_keys() {
+    let dir = temp_dir("defaults");
+    let csv = dir.join("names.csv");
+    std::fs::write(&csv, "name\nann\nbob\ncy\n").unwrap();
+    let c = cluster(2);
+    c.execute(
+        "CREATE TABLE people (id SERIAL PRIMARY KEY, name VARCHAR, team VARCHAR DEFAULT 'blue')",
+    )
+    .unwrap();
+    c.execute("INSERT INTO people (name) VALUES ('first')")
+        .unwrap();
+    let copy = format!(
+        "COPY people (name) FROM '{}' (FORMAT csv, HEADER true)",
+        csv.display()
+    );
+    assert_eq!(c.execute(&copy).unwrap(), 3);
+    let r = c
+        .query("SELECT id, name, team FROM people ORDER BY id", &[])
+        .unwrap();
+    assert_eq!(
+        r.rows(),
+        vec![
+            vec![Value::Int(1), "first".into(), "blue".into()],
+            vec![Value::Int(2), "ann".into(), "blue".into()],
+            vec![Value::Int(3), "bob".into(), "blue".into()],
+            vec![Value::Int(4), "cy".into(), "blue".into()],
+        ]
+    );
+    assert_idle(&c);
 }

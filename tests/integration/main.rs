@@ -16,6 +16,7 @@ mod caches;
 mod cleanup;
 mod copy_columns;
 mod ddl;
+mod defaults;
 mod distributed;
 mod durability;
 mod external;

@@ -1309,6 +1309,62 @@ fn a_client_connecting_while_the_current_copies_are_down_does_not_read_a_copy_th
 }
 
 #[test]
+fn clients_of_node_processes_never_hand_out_the_same_generated_key() {
+    let nodes = Nodes::start("serial-writers", 3);
+    let clients: Vec<TestCluster> = (0..3)
+        .map(|i| build(nodes.client(i).backups(1)).with_limit(Duration::from_secs(30)))
+        .collect();
+    clients[0]
+        .execute("CREATE TABLE ev (id SERIAL PRIMARY KEY, writer BIGINT)")
+        .unwrap();
+    // Each client reserves its keys through the catalog log, in blocks; the blocks of two
+    // clients never overlap.
+    let handed: Vec<i64> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .iter()
+            .enumerate()
+            .map(|(i, client)| {
+                s.spawn(move || {
+                    (0..20)
+                        .map(|_| {
+                            let r = client
+                                .query(
+                                    "INSERT INTO ev (writer) VALUES (?) RETURNING id",
+                                    &[Value::Int(i as i64)],
+                                )
+                                .unwrap_or_else(|e| panic!("client {i}: {e}"));
+                            match r.rows()[0][0] {
+                                Value::Int(id) => id,
+                                ref other => panic!("client {i}: key {other:?}"),
+                            }
+                        })
+                        .collect::<Vec<i64>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let distinct: std::collections::BTreeSet<i64> = handed.iter().copied().collect();
+    assert_eq!(distinct.len(), 60, "a key was handed out twice: {handed:?}");
+    // A client that connects later takes keys after every block reserved so far.
+    let later = build(nodes.client(9).backups(1));
+    let r = later
+        .query("INSERT INTO ev (writer) VALUES (9) RETURNING id", &[])
+        .unwrap();
+    let Value::Int(next) = r.rows()[0][0] else {
+        panic!("a key {:?}", r.rows())
+    };
+    assert!(!distinct.contains(&next), "key {next} handed out again");
+    assert_eq!(
+        rows(&later, "SELECT COUNT(*), COUNT(DISTINCT id) FROM ev", &[]),
+        vec![vec![Value::Int(61), Value::Int(61)]]
+    );
+}
+
+#[test]
 fn a_unique_index_holds_when_several_clients_insert_the_same_values_at_once() {
     let nodes = Nodes::start("unique-writers", 3);
     let clients: Vec<TestCluster> = (0..3)

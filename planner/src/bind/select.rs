@@ -1175,8 +1175,13 @@ impl Binder<'_> {
                 if has_columns(&expr) {
                     return Err(unsupported("column references in VALUES lists", e.span()));
                 }
+                let params = if self.params_are_constants {
+                    self.params.values()
+                } else {
+                    &[]
+                };
                 let c =
-                    weir_operators::eval::evaluate(&expr, &one_row, &[]).map_err(
+                    weir_operators::eval::evaluate(&expr, &one_row, params).map_err(
                         |err| match err {
                             weir_operators::Error::MissingParameter(_) => {
                                 unsupported("parameters in VALUES lists", e.span())

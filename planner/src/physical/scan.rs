@@ -290,6 +290,7 @@ mod tests {
             indexes: vec![IndexDef::on("ia", 1)],
             partitions: 4,
             external: None,
+            defaults: Vec::new(),
         }
     }
 

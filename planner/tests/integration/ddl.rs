@@ -4,7 +4,10 @@
 use crate::common;
 use common::*;
 use weir_operators::{DataType, Value};
-use weir_planner::{plan_statement, Catalog, IndexDef, Placement, PlanError, Pruning, Statement};
+use weir_planner::{
+    plan_statement, Catalog, ColumnDefault, DefaultValue, IndexDef, Placement, PlanError, Pruning,
+    SequenceFill, Statement,
+};
 
 #[test]
 fn create_table() {
@@ -130,7 +133,7 @@ fn insert() {
         4,
     )
     .unwrap();
-    let Statement::Insert { table, batch } = s else {
+    let Statement::Insert { table, batch, .. } = s else {
         panic!()
     };
     assert_eq!(table, "Item");
@@ -219,7 +222,7 @@ fn insert() {
     ));
     // INSERT ... SELECT plans a query producing the table's columns.
     match plan_statement("INSERT INTO Category SELECT * FROM Category", &cat, &[], 4) {
-        Ok(Statement::InsertSelect { table, query }) => {
+        Ok(Statement::InsertSelect { table, query, .. }) => {
             assert_eq!(table, "Category");
             assert_eq!(
                 query.output_schema.types(),
@@ -622,4 +625,79 @@ fn unique_constraints_in_create_table_are_unique_indexes() {
         indexes,
         vec![("n_b_key", vec![1], true), ("cd", vec![2, 3], true)]
     );
+}
+
+#[test]
+fn defaults_are_kept_with_the_table_and_an_insert_says_which_values_sequences_give() {
+    let mut cat = Catalog::new();
+    let Statement::CreateTable(t) = plan_statement(
+        "CREATE TABLE s (id SERIAL PRIMARY KEY, n BIGINT GENERATED ALWAYS AS IDENTITY, \
+         v VARCHAR DEFAULT 'a' || 'b', w DOUBLE)",
+        &cat,
+        &[],
+        4,
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        t.defaults,
+        vec![
+            ColumnDefault {
+                column: 0,
+                value: DefaultValue::Serial
+            },
+            ColumnDefault {
+                column: 1,
+                value: DefaultValue::Identity { always: true }
+            },
+            ColumnDefault {
+                column: 2,
+                value: DefaultValue::Expr("'a' || 'b'".into())
+            },
+        ]
+    );
+    // SERIAL and identity columns refuse NULL.
+    assert_eq!(t.not_null, vec![1]);
+    assert_eq!(t.sequence_columns().collect::<Vec<_>>(), vec![0, 1]);
+    cat.add_table(t).unwrap();
+    assert_eq!(cat.sequence("S", "ID").map(|s| s.next), Some(1));
+    let Statement::Insert { batch, fills, .. } = plan_statement(
+        "INSERT INTO s (id, w) VALUES (5, 1), (DEFAULT, 2)",
+        &cat,
+        &[],
+        4,
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        fills,
+        vec![
+            SequenceFill {
+                column: 0,
+                rows: Some(vec![1])
+            },
+            SequenceFill {
+                column: 1,
+                rows: None
+            },
+        ]
+    );
+    assert_eq!(batch.row(0)[..3], [Value::Int(5), Value::Null, "ab".into()]);
+    // A reservation never moves a sequence back, and does not change the schema version.
+    let version = cat.version();
+    cat.reserve_sequence("s", "id", 65);
+    cat.reserve_sequence("s", "id", 10);
+    assert_eq!(cat.sequence("s", "id").map(|s| s.next), Some(65));
+    assert_eq!(cat.version(), version);
+    let snapshot = cat.snapshot();
+    assert_eq!(
+        Catalog::from_snapshot(snapshot, 0)
+            .sequence("s", "id")
+            .map(|s| s.next),
+        Some(65)
+    );
+    cat.drop_table("s").unwrap();
+    assert!(cat.sequence("s", "id").is_none());
 }

@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 use weir_io::csv::{CsvOptions, CsvReader, CsvWriter};
 use weir_io::parquet::{ParquetReader, ParquetWriter};
 use weir_io::DEFAULT_BATCH_ROWS;
-use weir_operators::{Batch, Schema};
+use weir_operators::{Batch, Schema, Value};
+use weir_planner::{Catalog, SequenceFill, TableDef};
 
 /// How far a COPY has come, given to the callback of [`Cluster::execute_with_progress`]
 /// after every batch and once more at the end.
@@ -77,7 +78,7 @@ struct Copy {
 #[derive(Debug)]
 enum CopyFrom {
     /// Load the file into this table: into the listed columns (the file holds those, in
-    /// that order; the table's other columns are NULL), or into all of them when none are
+    /// that order; the table's other columns take their defaults), or into all of them when none are
     /// listed.
     IntoTable(String, Vec<String>),
     /// Write the rows of this query to the file.
@@ -249,20 +250,54 @@ fn listed_columns(table: &str, schema: &Schema, columns: &[String]) -> Result<Op
     Ok(Some(indices))
 }
 
-/// A batch of the listed columns (at table positions `indices`) as a batch of every column
-/// of the table, the others NULL.
-fn widen(batch: Batch, indices: &[usize], table: &Schema) -> Result<Batch> {
-    let n = batch.num_rows();
-    let mut columns: Vec<Option<weir_operators::Column>> = vec![None; table.len()];
-    for (column, &i) in batch.into_columns().into_iter().zip(indices) {
-        columns[i] = Some(column);
+/// What a COPY with a column list puts in the table's columns it does not list: each
+/// column's `DEFAULT` value (NULL without one), or its sequence's values.
+struct Unlisted {
+    /// The value of each column of the table that has one (`DEFAULT expr`).
+    values: Vec<Option<Value>>,
+    /// The columns filled from their sequences.
+    fills: Vec<SequenceFill>,
+}
+
+impl Unlisted {
+    /// The defaults of `table`'s columns but `listed`.
+    fn of(def: &TableDef, listed: &[usize], catalog: &Catalog) -> Result<Unlisted> {
+        let mut values = vec![None; def.schema.len()];
+        let mut fills = Vec::new();
+        for c in (0..def.schema.len()).filter(|c| !listed.contains(c)) {
+            values[c] = weir_planner::default_value(def, c, catalog)?;
+            if def.sequence_columns().any(|s| s == c) {
+                fills.push(SequenceFill {
+                    column: c,
+                    rows: None,
+                });
+            }
+        }
+        Ok(Unlisted { values, fills })
     }
-    let columns = columns
-        .into_iter()
-        .zip(&table.fields)
-        .map(|(c, f)| c.unwrap_or_else(|| weir_operators::Column::nulls(f.data_type, n)))
-        .collect();
-    Batch::with_row_count(columns, n).map_err(|e| Error::Invalid(e.to_string()))
+
+    /// A batch of the listed columns (at table positions `indices`) as a batch of every
+    /// column of the table, the others at their defaults (sequence columns NULL, to be
+    /// filled).
+    fn widen(&self, batch: Batch, indices: &[usize], table: &Schema) -> Result<Batch> {
+        let n = batch.num_rows();
+        let mut columns: Vec<Option<weir_operators::Column>> = vec![None; table.len()];
+        for (column, &i) in batch.into_columns().into_iter().zip(indices) {
+            columns[i] = Some(column);
+        }
+        let columns = columns
+            .into_iter()
+            .zip(&table.fields)
+            .zip(&self.values)
+            .map(|((c, f), default)| match (c, default) {
+                (Some(c), _) => Ok(c),
+                (None, Some(v)) => weir_operators::Column::repeat(f.data_type, v, n)
+                    .map_err(|e| Error::Invalid(e.to_string())),
+                (None, None) => Ok(weir_operators::Column::nulls(f.data_type, n)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Batch::with_row_count(columns, n).map_err(|e| Error::Invalid(e.to_string()))
+    }
 }
 
 /// `path` made absolute (from the current directory) with every symbolic link and `..` of
@@ -401,7 +436,8 @@ impl Cluster {
 
     /// Reads the whole file into batches of the table's types (nothing is written while a
     /// row can still be bad), then loads them as one write. With a column list the file
-    /// holds those columns, and the table's others are NULL.
+    /// holds those columns, and the table's others take their defaults (NULL, a `DEFAULT`
+    /// value, or their sequence's values).
     fn copy_from(
         &self,
         table: &str,
@@ -492,13 +528,23 @@ impl Cluster {
             c.path.display(),
             batches.len()
         );
+        let _writing = self.writing();
         if let Some(indices) = &listed {
+            let unlisted = {
+                let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+                let def = catalog.table(table).ok_or_else(|| {
+                    Error::Plan(weir_planner::PlanError::UnknownTable(table.to_string()))
+                })?;
+                Unlisted::of(def, indices, &catalog)?
+            };
             batches = batches
                 .into_iter()
-                .map(|b| widen(b, indices, &table_schema))
+                .map(|b| {
+                    let wide = unlisted.widen(b, indices, &table_schema)?;
+                    self.fill_sequences(table, wide, &unlisted.fills)
+                })
                 .collect::<Result<_>>()?;
         }
-        let _writing = self.writing();
         let loaded = self.load_all_locked(table, batches)? as u64;
         drop(held);
         report(loaded, rows, rows, ProgressUnit::Rows, true);

@@ -71,6 +71,7 @@ impl Cluster {
             not_null: Vec::new(),
             partitions: self.inner.config.partitions.max(1),
             external: Some(source),
+            defaults: Vec::new(),
         };
         self.change_schema(
             |catalog| {

@@ -21,6 +21,7 @@ mod queries;
 mod recovery;
 pub mod remote;
 pub(crate) mod restore;
+pub mod sequences;
 mod statements;
 pub mod stats;
 mod system;
@@ -138,6 +139,8 @@ struct Inner {
     /// Held while a schema change of this client is proposed to the data nodes' catalog log
     /// (one at a time; see [`Cluster::change_schema`]).
     schema_changes: Mutex<()>,
+    /// This client's blocks of sequence values ([`sequences`]).
+    sequence_blocks: Mutex<sequences::Blocks>,
     /// The highest catalog epoch a data node named in refusing a fragment of a query planned
     /// on an older catalog: the catalog is fetched again before the next statement is
     /// planned.
@@ -213,6 +216,7 @@ impl Inner {
             write_replies: p.write_replies,
             writer: Mutex::new(()),
             schema_changes: Mutex::new(()),
+            sequence_blocks: Mutex::default(),
             catalog_behind: Arc::default(),
             logged_schema: AtomicU64::new(0),
         }

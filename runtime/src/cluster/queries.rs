@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use weir_operators::{Batch, Column, DataType, Field, Schema, Value};
-use weir_planner::{CachedStatement, QueryPlan};
+use weir_planner::{CachedStatement, QueryPlan, Statement};
 
 /// Longest a client tries again a read that data nodes refuse
 /// ([`Cluster::retrying_refused_reads`]): long enough for the catalog log to elect a leader.
@@ -124,13 +124,49 @@ impl Cluster {
                 Ok(QueryStream::of_batch(schema, batch))
             }
             CachedStatement::Other(s) => {
-                let n = self.apply_planned(sql, params, s)?;
+                let applied = self.apply_planned(sql, params, *s)?;
+                if let Some((schema, batch)) = applied.returned {
+                    return Ok(QueryStream::of_batch(schema, batch));
+                }
+                let n = applied.rows;
                 let batch = Batch::try_new(vec![Column::from_i64(vec![n as i64])])
                     .map_err(|e| Error::Invalid(e.to_string()))?;
                 let schema = Schema::new(vec![Field::new("rows", DataType::Int64)]);
                 Ok(QueryStream::of_batch(schema, batch))
             }
         }
+    }
+
+    /// The columns statement `sql` answers when run with `params`, without running it: a
+    /// query's, an EXPLAIN's (one text column, `plan`) or an `INSERT ... RETURNING`'s;
+    /// `None` for a statement that answers a count of rows.
+    ///
+    /// ```
+    /// use weir_runtime::Cluster;
+    /// let cluster = Cluster::builder().nodes(1).partitions(4).build().unwrap();
+    /// cluster.execute("CREATE TABLE t (id SERIAL PRIMARY KEY, name VARCHAR)").unwrap();
+    /// let insert = "INSERT INTO t (name) VALUES ('a') RETURNING id";
+    /// let columns = cluster.result_columns(insert, &[]).unwrap().unwrap();
+    /// assert_eq!(columns.fields[0].name, "id");
+    /// assert!(cluster.result_columns("DELETE FROM t", &[]).unwrap().is_none());
+    /// assert_eq!(cluster.query(insert, &[]).unwrap().rows(), vec![vec![1.into()]]);
+    /// ```
+    pub fn result_columns(&self, sql: &str, params: &[Value]) -> Result<Option<Schema>> {
+        Ok(match self.plan_statement(sql, params)? {
+            CachedStatement::Query(plan) => Some(plan.output_schema.clone()),
+            CachedStatement::Explain(_) => {
+                Some(Schema::new(vec![Field::new("plan", DataType::Utf8)]))
+            }
+            CachedStatement::Other(s) => match *s {
+                Statement::Insert {
+                    returning: Some(r), ..
+                }
+                | Statement::InsertSelect {
+                    returning: Some(r), ..
+                } => Some(r.schema),
+                _ => None,
+            },
+        })
     }
 
     /// Plans query `sql` without running it: the distributed plan that

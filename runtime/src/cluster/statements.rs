@@ -6,7 +6,30 @@ use crate::error::{Error, Result};
 use crate::node::storage::Change;
 use std::sync::atomic::Ordering;
 use weir_operators::Value;
-use weir_planner::{CachedStatement, PlanError, QueryPlan, Statement};
+use weir_operators::{Batch, Schema};
+use weir_planner::{CachedStatement, PlanError, QueryPlan, Returning, SequenceFill, Statement};
+
+/// What applying a statement did: the rows it inserted, updated or deleted, and what its
+/// `RETURNING` answers.
+pub(super) struct Applied {
+    /// Rows inserted, updated or deleted (0 for DDL).
+    pub rows: u64,
+    /// The rows of a `RETURNING`, with their columns.
+    pub returned: Option<(Schema, Batch)>,
+}
+
+/// The rows `returning` answers for inserted rows `batch`.
+fn returned_rows(returning: &Returning, batch: &Batch) -> Result<(Schema, Batch)> {
+    let columns = returning
+        .exprs
+        .iter()
+        .map(|e| weir_operators::eval::evaluate(e, batch, &[]))
+        .collect::<weir_operators::Result<Vec<_>>>()
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    let rows = Batch::with_row_count(columns, batch.num_rows())
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    Ok((returning.schema.clone(), rows))
+}
 
 /// How many times a statement that met another client's (see [`Cluster::apply_planned`]) is
 /// planned again and retried before the refusal reaches the caller.
@@ -75,7 +98,7 @@ impl Cluster {
                 Ok(r.num_rows() as u64)
             }),
             CachedStatement::Explain(_) => Ok(0),
-            CachedStatement::Other(s) => self.apply_planned(sql, params, s),
+            CachedStatement::Other(s) => self.apply_planned(sql, params, *s).map(|o| o.rows),
         };
         super::lost::hold_acknowledgement();
         done
@@ -93,12 +116,12 @@ impl Cluster {
         sql: &str,
         params: &[Value],
         stmt: Statement,
-    ) -> Result<u64> {
+    ) -> Result<Applied> {
         let mut stmt = stmt;
         let mut retries = 0;
         let read_deadline = std::time::Instant::now() + super::queries::READ_RETRY_LIMIT;
         loop {
-            let pause_ms = match self.apply(stmt) {
+            let pause_ms = match self.apply_returning(stmt) {
                 // An UPDATE's or DELETE's read of the rows refused: nothing was written.
                 Err(Error::ReadRefused { node, message })
                     if std::time::Instant::now() < read_deadline =>
@@ -118,12 +141,55 @@ impl Cluster {
             std::thread::sleep(std::time::Duration::from_millis(pause_ms));
             self.refresh_catalog()?;
             match self.plan_statement(sql, params)? {
-                CachedStatement::Other(s) => stmt = s,
+                CachedStatement::Other(s) => stmt = *s,
                 _ => return Err(Error::Invalid(format!("{sql:?} is no longer a statement"))),
             }
         }
     }
 
+    /// Applies `stmt`, answering the rows its `RETURNING` asks for.
+    pub(super) fn apply_returning(&self, stmt: Statement) -> Result<Applied> {
+        match stmt {
+            Statement::Insert {
+                table,
+                batch,
+                fills,
+                returning,
+            } => {
+                let _writing = self.writing();
+                let batch = self.fill_sequences(&table, batch, &fills)?;
+                self.insert_returning(&table, batch, returning)
+            }
+            Statement::InsertSelect {
+                table,
+                query,
+                fills,
+                returning,
+            } => self.insert_query(&table, *query, &fills, returning),
+            other => self.apply(other).map(|rows| Applied {
+                rows,
+                returned: None,
+            }),
+        }
+    }
+
+    /// Inserts `batch` into `table` (the write lock held) and answers its `RETURNING`.
+    fn insert_returning(
+        &self,
+        table: &str,
+        batch: weir_operators::Batch,
+        returning: Option<Box<Returning>>,
+    ) -> Result<Applied> {
+        let returned = match &returning {
+            Some(r) => Some(returned_rows(r, &batch)?),
+            None => None,
+        };
+        let rows = self.load_locked(table, batch)? as u64;
+        super::lost::hold_acknowledgement();
+        Ok(Applied { rows, returned })
+    }
+
+    /// Applies `stmt`; returns the rows it inserted, updated or deleted (0 for DDL).
     pub(super) fn apply(&self, stmt: Statement) -> Result<u64> {
         match stmt {
             Statement::CreateTable(def) => {
@@ -197,7 +263,9 @@ impl Cluster {
                 )?;
                 Ok(0)
             }
-            Statement::Insert { table, batch } => self.load(&table, batch).map(|n| n as u64),
+            Statement::Insert { .. } | Statement::InsertSelect { .. } => {
+                self.apply_returning(stmt).map(|a| a.rows)
+            }
             Statement::CreateView { def, replace } => {
                 self.change_schema(
                     |catalog| Ok(Some(catalog.add_view(def.clone(), replace)?)),
@@ -216,13 +284,13 @@ impl Cluster {
                 )?;
                 Ok(0)
             }
-            Statement::InsertSelect { table, query } => self.insert_query(&table, *query),
             Statement::Delete { table, query } => self.delete_rows(&table, *query),
             Statement::Update { table, query } => self.update_rows(&table, *query),
             Statement::CreateTableAs { def, query } => {
                 let name = def.name.clone();
                 self.apply(Statement::CreateTable(def))?;
-                self.insert_query(&name, *query).inspect_err(|_| {
+                let inserted = self.insert_query(&name, *query, &[], None);
+                inserted.map(|a| a.rows).inspect_err(|_| {
                     // Nothing of a failed CREATE TABLE ... AS stays.
                     let _ = self.apply(Statement::DropTable {
                         name: name.clone(),
@@ -236,16 +304,35 @@ impl Cluster {
         }
     }
 
-    /// Runs `query` (whose columns are `table`'s) and inserts all of its rows, all or nothing.
-    fn insert_query(&self, table: &str, query: QueryPlan) -> Result<u64> {
+    /// Runs `query` (whose columns are `table`'s) and inserts all of its rows, all or
+    /// nothing, with the values `fills` says to take from sequences filled in; answers the
+    /// `RETURNING` of the rows.
+    fn insert_query(
+        &self,
+        table: &str,
+        query: QueryPlan,
+        fills: &[SequenceFill],
+        returning: Option<Box<Returning>>,
+    ) -> Result<Applied> {
         let _writing = self.writing();
         let result = self.run(std::sync::Arc::new(query), &[])?.collect_all()?;
-        if result.batches.is_empty() {
-            return Ok(0);
+        let batch = if result.batches.is_empty() {
+            weir_operators::Batch::empty(&result.schema.types())
+        } else {
+            weir_operators::Batch::concat(&result.batches)
+                .map_err(|e| Error::Invalid(e.to_string()))?
+        };
+        if batch.num_rows() == 0 {
+            return Ok(Applied {
+                rows: 0,
+                returned: returning.map(|r| {
+                    let empty = Batch::empty(&r.schema.types());
+                    (r.schema, empty)
+                }),
+            });
         }
-        let batch = weir_operators::Batch::concat(&result.batches)
-            .map_err(|e| Error::Invalid(e.to_string()))?;
-        self.load_locked(table, batch).map(|n| n as u64)
+        let batch = self.fill_sequences(table, batch, fills)?;
+        self.insert_returning(table, batch, returning)
     }
 
     /// The plan of a query, with the nodes each fragment would run on.

@@ -503,6 +503,7 @@ mod tests {
                 not_null: vec![],
                 partitions: 4,
                 external: None,
+                defaults: Vec::new(),
             })
             .collect();
         encode_catalog(&CatalogSnapshot {

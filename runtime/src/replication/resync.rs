@@ -636,6 +636,7 @@ mod tests {
             not_null: vec![],
             partitions: 4,
             external: None,
+            defaults: Vec::new(),
         }
     }
 

@@ -1,0 +1,208 @@
+//! The values of `SERIAL` and identity columns: each column has a sequence in the catalog,
+//! whose `next` is the first value no client has reserved. A client reserves values in
+//! blocks ([`SEQUENCE_BLOCK`] at least) and hands them out from its block until it is used
+//! up, as PostgreSQL's sequences cache values: a value is never handed out twice, not by two
+//! clients nor after a restart, and values may skip (a block a client did not use up is
+//! gone with it).
+//!
+//! A reservation is made durable before any of its values is handed out: in process, the
+//! catalog is logged on the client node (with a data directory); connected to data nodes of
+//! other processes, it is proposed to their catalog log as a schema change that leaves the
+//! schema version alone (plans stay cached).
+
+use super::{Cluster, Inner};
+use crate::error::{Error, Result};
+use crate::node::storage::Change;
+use crate::replication::catalog_bytes::encode_catalog;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use weir_operators::column::ColumnBuilder;
+use weir_operators::{Batch, DataType};
+use weir_planner::{PlanError, SequenceFill};
+
+/// The fewest values a client reserves of a sequence at a time.
+pub const SEQUENCE_BLOCK: i64 = 64;
+
+/// A client's block of a sequence's values.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    /// The schema version that made the table (a table made again has a new sequence).
+    made: u64,
+    /// The next value to hand out.
+    next: i64,
+    /// The first value beyond the block.
+    end: i64,
+}
+
+/// A client's blocks, by lowercase table and column name.
+#[derive(Debug, Default)]
+pub(super) struct Blocks(HashMap<(String, String), Block>);
+
+impl Cluster {
+    /// `batch` (rows for `table`, in its schema's column order) with the values `fills`
+    /// says to take from sequences filled in.
+    pub(super) fn fill_sequences(
+        &self,
+        table: &str,
+        batch: Batch,
+        fills: &[SequenceFill],
+    ) -> Result<Batch> {
+        if fills.is_empty() || batch.num_rows() == 0 {
+            return Ok(batch);
+        }
+        let rows = batch.num_rows();
+        let mut columns = batch.into_columns();
+        for fill in fills {
+            let Some(old) = columns.get(fill.column) else {
+                return Err(Error::Invalid(format!(
+                    "no column #{} in {table}",
+                    fill.column
+                )));
+            };
+            let n = fill.rows.as_ref().map_or(rows, Vec::len);
+            let mut values = self.sequence_values(table, fill.column, n)?.into_iter();
+            let mut filled = ColumnBuilder::new(DataType::Int64, rows);
+            let mut take = fill.rows.as_ref().map(|r| r.iter().copied().peekable());
+            for i in 0..rows {
+                let from_sequence = match take.as_mut() {
+                    None => true,
+                    Some(r) => r.next_if_eq(&i).is_some(),
+                };
+                match values.next().filter(|_| from_sequence) {
+                    Some(v) => filled.push_i64(v),
+                    None => filled.push_from(old, i),
+                }
+            }
+            columns[fill.column] = filled.finish();
+        }
+        Batch::with_row_count(columns, rows).map_err(|e| Error::Invalid(e.to_string()))
+    }
+
+    /// `n` values of the sequence of column `column` of `table`, from this client's block,
+    /// reserving another when it runs out.
+    fn sequence_values(&self, table: &str, column: usize, n: usize) -> Result<Vec<i64>> {
+        let (key, made) = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            let def = catalog
+                .table(table)
+                .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.into())))?;
+            let name = def
+                .schema
+                .fields
+                .get(column)
+                .map(|f| f.name.to_lowercase())
+                .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
+            let state = catalog.sequence(table, &name).ok_or_else(|| {
+                Error::Invalid(format!("column '{name}' of '{table}' has no sequence"))
+            })?;
+            ((table.to_lowercase(), name), state.made)
+        };
+        let mut blocks = self
+            .inner
+            .sequence_blocks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let block = match blocks.0.get_mut(&key) {
+                Some(b) if b.made == made && b.next < b.end => b,
+                _ => {
+                    let wanted = (n - out.len()) as i64;
+                    let block = self.reserve_block(&key.0, &key.1, wanted.max(SEQUENCE_BLOCK))?;
+                    if block.made != made {
+                        return Err(Error::CatalogChanged { epoch: 0 });
+                    }
+                    blocks.0.insert(key.clone(), block);
+                    blocks.0.get_mut(&key).expect("just inserted")
+                }
+            };
+            let take = (block.end - block.next).min((n - out.len()) as i64);
+            out.extend(block.next..block.next + take);
+            block.next += take;
+        }
+        Ok(out)
+    }
+
+    /// Reserves `n` values of the sequence of `column` of `table` (lowercase names), durably.
+    fn reserve_block(&self, table: &str, column: &str, n: i64) -> Result<Block> {
+        let inner = &self.inner;
+        if inner.remote.is_none() {
+            let mut catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+            let block = take_block(&catalog, table, column, n)?;
+            catalog.reserve_sequence(table, column, block.end);
+            self.log_catalog(&catalog)?;
+            return Ok(block);
+        }
+        let mut tries = 0;
+        loop {
+            match inner.reserve_remote_block(table, column, n) {
+                Err(Error::CatalogChanged { .. })
+                    if tries < super::statements::CONFLICT_RETRIES =>
+                {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(1 << tries.min(6)));
+                }
+                reserved => return reserved,
+            }
+        }
+    }
+
+    /// Logs `catalog` on the client node whatever its version (a cluster with a data
+    /// directory): a reservation changes the catalog, not its schema.
+    fn log_catalog(&self, catalog: &weir_planner::Catalog) -> Result<()> {
+        let client = &self.inner.nodes[self.client() as usize];
+        if client.journal.is_none() {
+            return Ok(());
+        }
+        let change = Change::Catalog {
+            epoch: catalog.version(),
+            catalog: encode_catalog(&catalog.snapshot()),
+        };
+        client.change_durably(change).map_err(|e| Error::Disk {
+            node: client.name.clone(),
+            message: e.to_string(),
+        })
+    }
+}
+
+impl Inner {
+    /// Reserves `n` values of a sequence through the data nodes' catalog log, as a schema
+    /// change of this client's catalog ([`Inner::propose_schema`]).
+    fn reserve_remote_block(&self, table: &str, column: &str, n: i64) -> Result<Block> {
+        let remote = self.remote();
+        let _one = self
+            .schema_changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let (mut draft, expected) = {
+            let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+            (catalog.clone(), remote.epoch.load(Ordering::SeqCst))
+        };
+        let block = take_block(&draft, table, column, n)?;
+        draft.reserve_sequence(table, column, block.end);
+        let epoch = self.propose_schema(&draft, expected)?;
+        let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+        catalog.reserve_sequence(table, column, block.end);
+        if remote.epoch.load(Ordering::SeqCst) < epoch {
+            remote.epoch.store(epoch, Ordering::SeqCst);
+        }
+        Ok(block)
+    }
+}
+
+/// The next `n` values of a sequence of `catalog`, not yet recorded as reserved.
+fn take_block(catalog: &weir_planner::Catalog, table: &str, column: &str, n: i64) -> Result<Block> {
+    let state = catalog
+        .sequence(table, column)
+        .ok_or_else(|| Error::Invalid(format!("column '{column}' of '{table}' has no sequence")))?;
+    let end = state.next.checked_add(n).ok_or_else(|| {
+        Error::Invalid(format!(
+            "the sequence of column '{column}' of '{table}' has run out of values"
+        ))
+    })?;
+    Ok(Block {
+        made: state.made,
+        next: state.next,
+        end,
+    })
+}

@@ -1,0 +1,140 @@
+//! The catalog's wire form: a planner's [`CatalogSnapshot`] encoded as [`CatalogBytes`] for the
+//! messages and logs that carry it, and decoded with its invariants checked (a catalog names
+//! only columns its tables have), so that no node trusts a catalog it was sent.
+//!
+//! The bytes open with [`VERSIONED`] and the format's number ([`FORMAT`]), then the
+//! snapshot in the project's codec: a build reads every format up to its own (the first,
+//! written before catalogs had a number, by [`legacy`]) and refuses a newer one by name, so
+//! that a data directory or a catalog log outlives the build that wrote it.
+
+mod legacy;
+
+use crate::error::Result;
+use crate::wire::codec;
+use crate::wire::messages::CatalogBytes;
+use weir_planner::CatalogSnapshot;
+
+/// The first byte of a catalog with a format number. The first format began with the
+/// schema version as a bincode varint, whose first byte is never 255.
+pub const VERSIONED: u8 = 0xFF;
+
+/// The catalog format this build writes: 2 added column defaults and sequences.
+pub const FORMAT: u8 = 2;
+
+/// The wire form of catalog `snapshot`.
+pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
+    match codec::encode(snapshot) {
+        Ok(body) => {
+            let mut bytes = Vec::with_capacity(body.len() + 2);
+            bytes.extend_from_slice(&[VERSIONED, FORMAT]);
+            bytes.extend_from_slice(&body);
+            CatalogBytes(bytes)
+        }
+        Err(e) => {
+            // Only a catalog beyond the codec's size limit gets here; its receivers refuse
+            // the empty form as they would any catalog that does not decode.
+            tracing::error!("cannot encode the catalog: {e}");
+            CatalogBytes(Vec::new())
+        }
+    }
+}
+
+/// The snapshot of `bytes`, in whichever format they were written.
+fn decode_any(bytes: &[u8]) -> Result<CatalogSnapshot> {
+    match bytes {
+        [VERSIONED, FORMAT, body @ ..] => codec::decode(body),
+        [VERSIONED, format, ..] => Err(crate::error::Error::Codec(format!(
+            "the catalog is in format {format}, newer than this build of weir reads (up to {FORMAT}): run a newer weir"
+        ))),
+        first => Ok(codec::decode::<legacy::CatalogSnapshotV1>(first)?.into()),
+    }
+}
+
+/// The catalog snapshot `bytes` encode, checked: every table's key, indexed, NOT NULL and
+/// defaulted columns are its columns, the key's distinct, and it has partitions (the planner indexes
+/// a table's columns by these).
+pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
+    let snapshot = decode_any(&bytes.0)?;
+    for def in &snapshot.tables {
+        let columns = def.schema.len();
+        let named = def
+            .primary_key
+            .iter()
+            .chain(def.indexes.iter().map(|i| &i.column))
+            .chain(def.indexes.iter().flat_map(|i| &i.further))
+            .chain(&def.not_null)
+            .chain(def.defaults.iter().map(|d| &d.column));
+        let mut key = def.primary_key.clone();
+        key.sort_unstable();
+        if named.into_iter().any(|&c| c >= columns)
+            || key.windows(2).any(|w| w[0] == w[1])
+            || def.partitions == 0
+        {
+            return Err(crate::error::Error::Codec(format!(
+                "the catalog's table {} is malformed (a key, index, NOT NULL or default column it does not have, a repeated key column, or no partitions)",
+                def.name
+            )));
+        }
+    }
+    Ok(snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_operators::{DataType, Field, Schema};
+    use weir_planner::{ColumnDefault, DefaultValue, TableDef};
+
+    fn table() -> TableDef {
+        TableDef {
+            name: "t".into(),
+            schema: Schema::new(vec![
+                Field::new("id", DataType::Int64),
+                Field::new("v", DataType::Utf8),
+            ]),
+            primary_key: vec![0],
+            indexes: vec![],
+            not_null: vec![],
+            partitions: 4,
+            external: None,
+            defaults: vec![
+                ColumnDefault {
+                    column: 0,
+                    value: DefaultValue::Serial,
+                },
+                ColumnDefault {
+                    column: 1,
+                    value: DefaultValue::Expr("'x'".into()),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_catalog_reads_back_with_its_defaults() {
+        let snapshot = CatalogSnapshot {
+            version: 3,
+            tables: vec![table()],
+            ..Default::default()
+        };
+        let bytes = encode_catalog(&snapshot);
+        assert_eq!(bytes.0[..2], [VERSIONED, FORMAT]);
+        assert_eq!(decode_catalog(&bytes).unwrap(), snapshot);
+    }
+
+    #[test]
+    fn a_newer_format_is_refused_by_name_and_a_default_of_no_column_as_malformed() {
+        let mut bytes = encode_catalog(&CatalogSnapshot::default());
+        bytes.0[1] = FORMAT + 1;
+        let e = decode_catalog(&bytes).unwrap_err().to_string();
+        assert!(e.contains(&format!("format {}", FORMAT + 1)), "{e}");
+        let mut bad = table();
+        bad.defaults[1].column = 5;
+        let bytes = encode_catalog(&CatalogSnapshot {
+            tables: vec![bad],
+            ..Default::default()
+        });
+        let e = decode_catalog(&bytes).unwrap_err().to_string();
+        assert!(e.contains("malformed"), "{e}");
+    }
+}
