@@ -44,7 +44,7 @@ use crate::session::Session;
 use crate::settings;
 use crate::split::split_statements;
 use crate::statement::{self, check_setting, classify, Kind, Local, Stmt, SystemFn, WriteTag};
-use crate::types::{array_field, decode_param, encode_batch, encode_values, field, format_at};
+use crate::types::{decode_param, encode_batch, encode_values, field, format_at, pg_field};
 
 /// The simple and extended query handler of every connection (the statement parser too).
 pub struct QueryHandler {
@@ -74,17 +74,18 @@ fn fields(
         .map(|(i, (name, t))| {
             let format = format_at(format, i, n)?;
             Ok(match arrays.get(i).cloned().flatten() {
-                Some(array) => array_field(name, array, format),
+                Some(array) => pg_field(name, array, format),
                 None => field(name, *t, format),
             })
         })
         .collect()
 }
 
-/// The array types of a statement's result columns (a catalog answer's; none for others).
-fn array_types(stmt: &Stmt) -> Vec<Option<Type>> {
+/// The PostgreSQL types weir's do not name of a statement's result columns (a catalog
+/// answer's arrays and `json`; none for others).
+fn pg_types(stmt: &Stmt) -> Vec<Option<Type>> {
     match &stmt.kind {
-        Kind::Describe(describe) => describe.array_types(),
+        Kind::Describe(describe) => describe.pg_types(),
         _ => Vec::new(),
     }
 }
@@ -153,6 +154,28 @@ impl QueryHandler {
                 };
                 Ok(Response::Execution(tag).into())
             }
+            Kind::Returning(_) => {
+                let cluster = self.cluster.clone();
+                let stmt = stmt.clone();
+                let result = off_the_workers("statement", move || match &stmt.kind {
+                    Kind::Returning(Some(cell)) => statement::prepared(cell).query(params),
+                    _ => cluster.query(&stmt.sql, &params),
+                })
+                .await?;
+                session.with_block(|b| b.wrote());
+                let columns: Vec<(String, DataType)> = result
+                    .schema
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.clone(), f.data_type))
+                    .collect();
+                let mut outcome = value_rows(&columns, format, &[], result.rows())?;
+                if let Response::Query(q) = &mut outcome.response {
+                    // PostgreSQL tags an INSERT's rows `INSERT 0 n`.
+                    q.set_command_tag("INSERT 0");
+                }
+                Ok(outcome)
+            }
             Kind::Describe(describe) => {
                 let cluster = self.cluster.clone();
                 let relations = if describe.reads_relations() {
@@ -162,7 +185,7 @@ impl QueryHandler {
                     Vec::new()
                 };
                 let rows = describe.rows(&relations, &params);
-                value_rows(&stmt.columns, format, &describe.array_types(), rows)
+                value_rows(&stmt.columns, format, &describe.pg_types(), rows)
             }
             Kind::Local(local) => self.local(session, local, &stmt.columns, format),
             Kind::Copy(spec) => self.copy(session, spec),
@@ -604,7 +627,7 @@ impl QueryParser for StatementParser {
         column_format: Option<&Format>,
     ) -> PgWireResult<Vec<FieldInfo>> {
         let format = column_format.unwrap_or(&Format::UnifiedText);
-        fields(&stmt.columns, format, &array_types(stmt))
+        fields(&stmt.columns, format, &pg_types(stmt))
     }
 }
 

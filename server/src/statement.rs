@@ -1,5 +1,5 @@
 //! What a statement is before it runs: a weir query or write, prepared on the cluster
-//! ([`Kind::Query`], [`Kind::Write`]); a COPY with the client ([`Kind::Copy`]); or one the
+//! ([`Kind::Query`], [`Kind::Write`], [`Kind::Returning`]); a COPY with the client ([`Kind::Copy`]); or one the
 //! server answers itself ([`Local`]): the
 //! transaction commands, `SET`, `SHOW`, `RESET`, `DISCARD`, and a `SELECT` of the system
 //! functions drivers call (`version()`, `current_schema()`, `current_database()`, ...). And,
@@ -69,6 +69,8 @@ pub enum Kind {
     /// A weir statement that returns a count or nothing (INSERT, UPDATE, DELETE, DDL), with
     /// the command tag's word(s).
     Write(Option<PreparedCell>, WriteTag),
+    /// `INSERT ... RETURNING`: a write whose rows come back, tagged as an INSERT.
+    Returning(Option<PreparedCell>),
     /// Answered by the server.
     Local(Local),
     /// One of the catalog queries of psql's `\d NAME`, answered by the server from the
@@ -301,8 +303,11 @@ pub fn classify(
         // is wrong with it (or runs what only weir reads).
         None => true,
     };
+    let returning = matches!(ast, Some(sql::Statement::Insert(i)) if i.returning.is_some());
     if !prepare {
-        let kind = if returns_rows {
+        let kind = if returning {
+            Kind::Returning(None)
+        } else if returns_rows {
             Kind::Query(None)
         } else {
             Kind::Write(None, write_tag(ast))
@@ -326,6 +331,30 @@ pub fn classify(
             params: resolve(&expected, client_types),
             expected,
             columns: vec![("plan".to_string(), DataType::Utf8)],
+        });
+    }
+    if returning {
+        let expected = write_param_types(cluster, ast, n);
+        let params = resolve(&expected, client_types);
+        let stand_ins: Vec<Value> = params.iter().map(stand_in).collect();
+        let columns = cluster
+            .result_columns(sql, &stand_ins)
+            .or_else(|_| cluster.result_columns(sql, &vec![Value::Null; n]))
+            .map_err(to_pg)?
+            .map(|schema| {
+                schema
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.clone(), f.data_type))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Ok(Stmt {
+            sql: sql.to_string(),
+            kind: Kind::Returning(Some(prepared)),
+            params,
+            expected,
+            columns,
         });
     }
     if returns_rows {

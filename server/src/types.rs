@@ -77,10 +77,10 @@ pub fn field(name: &str, t: DataType, format: FieldFormat) -> FieldInfo {
         .with_type_modifier(modifier)
 }
 
-/// A result column of PostgreSQL array type `array` (`text[]`, `bool[]`, `int8[]`,
-/// `int2[]`, `int2vector`).
-pub fn array_field(name: &str, array: Type, format: FieldFormat) -> FieldInfo {
-    FieldInfo::new(name.to_string(), None, None, array, format).with_type_size(-1)
+/// A result column of a PostgreSQL type weir's types do not name: an array (`text[]`,
+/// `bool[]`, `int8[]`, `int2[]`, `int2vector`) or `json`.
+pub fn pg_field(name: &str, t: Type, format: FieldFormat) -> FieldInfo {
+    FieldInfo::new(name.to_string(), None, None, t, format).with_type_size(-1)
 }
 
 /// The elements of a one-dimensional array in PostgreSQL's text form (`{a,"b c",NULL}`):
@@ -227,6 +227,8 @@ pub fn encode_values(
             for (i, v) in row.iter().enumerate() {
                 let format = formats.get(i).copied().unwrap_or(FieldFormat::Text);
                 match (arrays.get(i).cloned().flatten(), v, format) {
+                    // `json`'s binary form is its text.
+                    (Some(Type::JSON), _, _) => encode_one(v, FieldFormat::Text, &mut buf),
                     (Some(array), Value::Str(text), FieldFormat::Binary) => {
                         encode_array(text, &array, &mut buf)
                     }

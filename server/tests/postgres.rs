@@ -345,6 +345,64 @@ impl ToSql for RawNumeric {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_returning_answers_generated_keys_in_both_protocols() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    client
+        .batch_execute(
+            "CREATE TABLE orders (id SERIAL PRIMARY KEY, item VARCHAR NOT NULL, qty BIGINT DEFAULT 1)",
+        )
+        .await
+        .unwrap();
+    // Simple protocol: the rows, then the INSERT's own tag.
+    let answer = bounded(
+        "simple insert returning",
+        client.simple_query("INSERT INTO orders (item) VALUES ('a'), ('b') RETURNING id, qty"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        texts(&answer),
+        vec![
+            vec![Some("1".into()), Some("1".into())],
+            vec![Some("2".into()), Some("1".into())]
+        ]
+    );
+    assert_eq!(counts(&answer), vec![2]);
+    // Extended protocol: Describe names the columns before the statement runs; each run
+    // takes the next key.
+    let insert = client
+        .prepare("INSERT INTO orders (item, qty) VALUES ($1, $2) RETURNING id, item")
+        .await
+        .unwrap();
+    assert_eq!(insert.params(), &[Type::TEXT, Type::INT8]);
+    let names: Vec<&str> = insert.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["id", "item"]);
+    for (i, item) in ["c", "d"].into_iter().enumerate() {
+        let rows = bounded(
+            "prepared insert returning",
+            client.query(&insert, &[&item, &5i64]),
+        )
+        .await
+        .unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].get::<_, i64>(0), 3 + i as i64);
+        assert_eq!(rows[0].get::<_, &str>(1), item);
+    }
+    // `execute` of it counts the rows inserted.
+    assert_eq!(client.execute(&insert, &[&"e", &1i64]).await.unwrap(), 1);
+    let total = client
+        .query_one("SELECT COUNT(*), SUM(qty) FROM orders", &[])
+        .await
+        .unwrap();
+    assert_eq!((total.get::<_, i64>(0), total.get::<_, i64>(1)), (5, 13));
+    drop(client);
+    server.shutdown();
+    assert_idle(&c);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_type_round_trips_in_binary_and_in_text() {
     let c = cluster();
     let server = serve(&c, ServerConfig::new());

@@ -107,10 +107,11 @@ impl Describe {
         self.params
     }
 
-    /// The PostgreSQL array type of each result column that holds arrays (SQLAlchemy's
-    /// index and constraint columns), `None` for the others. An array's value is its text
-    /// form (`{a,b}`, as [`array_text`] writes it; an `int2vector`'s `0 0`).
-    pub fn array_types(&self) -> Vec<Option<Type>> {
+    /// The PostgreSQL type of each result column whose type weir's types do not name, `None`
+    /// for the others: arrays (SQLAlchemy's index and constraint columns), whose value is
+    /// their text form (`{a,b}`, as [`array_text`] writes it; an `int2vector`'s `0 0`), and
+    /// `json` (SQLAlchemy's identity options).
+    pub fn pg_types(&self) -> Vec<Option<Type>> {
         self.items
             .iter()
             .map(|i| match i {
@@ -120,6 +121,7 @@ impl Describe {
                     "elements_opclass" => Some(Type::INT8_ARRAY),
                     // PostgreSQL's int2vector: `0 0` in text.
                     "indoption" => Some(Type::INT2_VECTOR),
+                    "identity_options" => Some(Type::JSON),
                     _ => None,
                 },
                 Item::Literal(_) => None,
@@ -198,6 +200,7 @@ impl Describe {
                                 "not_null" => Value::Bool(c.not_null),
                                 "table_name" | "relname" => text(&r.name),
                                 "generated" => text(""),
+                                "identity_options" => identity_options(c),
                                 _ => attribute_value(c, i, n),
                             })
                         })
@@ -327,7 +330,8 @@ impl Describe {
                                     "typtypmod" => Value::Int(-1),
                                     "typbasetype" => Value::Int(0),
                                     "typtype" => text("b"),
-                                    // NULLIF(attidentity, ''): no identity, no generation.
+                                    // NULLIF(attidentity, ''), NULLIF(attgenerated, '').
+                                    "attidentity" if !c.identity.is_empty() => text(c.identity),
                                     "attidentity" | "attgenerated" => Value::Null,
                                     _ => attribute_value(c, i, n),
                                 })
@@ -642,10 +646,28 @@ fn attribute_value(c: &ColumnInfo, i: usize, name: &str) -> Value {
         "format_type" => text(&c.type_name),
         "attnotnull" => Value::Bool(c.not_null),
         "attnum" => Value::Int(i as i64 + 1),
-        "attidentity" | "attgenerated" | "attcompression" => text(""),
+        "attidentity" => text(c.identity),
+        "attgenerated" | "attcompression" => text(""),
+        "atthasdef" => Value::Bool(c.default.is_some()),
+        // psql's, SQLAlchemy's and JDBC's names for `pg_get_expr(adbin, adrelid)`.
+        "pg_get_expr" | "default" | "adsrc" => c.default.as_deref().map_or(Value::Null, text),
         "attstorage" => text(if c.varlena { "x" } else { "p" }),
         _ => Value::Null,
     }
+}
+
+/// SQLAlchemy's `identity_options` of column `c`: its sequence's options as a JSON object
+/// (weir's sequences start at 1, count by 1 and do not cycle), NULL for a column that is not
+/// an identity column.
+fn identity_options(c: &ColumnInfo) -> Value {
+    if c.identity.is_empty() {
+        return Value::Null;
+    }
+    text(&format!(
+        "{{\"always\": {}, \"start\": 1, \"increment\": 1, \"minvalue\": 1, \"maxvalue\": {}, \"cache\": 1, \"cycle\": false}}",
+        c.identity == "a",
+        i64::MAX
+    ))
 }
 
 /// `pg_index`'s (and its constraint's) columns for index `ix` of `r`.

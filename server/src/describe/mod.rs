@@ -15,7 +15,7 @@
 //! `pgjdbc_42_5.sql`), and SQLAlchemy 2.1's table listing and reflection (columns, primary
 //! key, indexes, foreign keys, checks, comments, schemas; its queries in
 //! `sqlalchemy_2_1.sql`), whose index and key columns are arrays (see
-//! [`Describe::array_types`]).
+//! [`Describe::pg_types`]).
 //!
 //! [`recognize`] tells a describe query from its tokens ([`psql_describe`]), [`question`]
 //! holds what it asks, [`mod@relations`] what the cluster's catalog tells of its tables and

@@ -209,7 +209,8 @@ fn select_list(code: &[&Token]) -> Option<Vec<Item>> {
 }
 
 /// What one select item names: its alias, else the function it calls or the column it
-/// reads (the last part of `c.relkind`), or the constant it is.
+/// reads (the last part of `c.relkind`), the item of the scalar subquery it is, or the
+/// constant it is.
 fn item(tokens: &[&Token]) -> Option<Item> {
     let word = |t: &Token| match t {
         Token::Word(w) => Some(w.value.to_lowercase()),
@@ -234,6 +235,15 @@ fn item(tokens: &[&Token]) -> Option<Item> {
         }
         [Token::Word(w)] if w.value.eq_ignore_ascii_case("FALSE") => {
             Some(Item::Literal(Value::Bool(false)))
+        }
+        // A scalar subquery is named for its own item, as PostgreSQL names it:
+        // `(SELECT pg_catalog.pg_get_expr(...) FROM ...)` is `pg_get_expr`.
+        [Token::LParen, select, rest @ ..] if word(select).as_deref() == Some("select") => {
+            let from = rest
+                .iter()
+                .position(|t| word(t).as_deref() == Some("from"))
+                .unwrap_or(rest.len());
+            item(&rest[..from])
         }
         _ => {
             let call = tokens.iter().position(|t| matches!(t, Token::LParen));

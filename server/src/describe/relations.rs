@@ -2,6 +2,7 @@
 //! PostgreSQL's type names, nullability, indexes, a view's query, and a stable object id.
 
 use weir_operators::{DataType, Value};
+use weir_planner::DefaultValue;
 use weir_runtime::Cluster;
 
 /// The first object id given to a relation (PostgreSQL's first id for user objects).
@@ -46,6 +47,12 @@ pub struct ColumnInfo {
     pub not_null: bool,
     /// Whether values are stored out of line in PostgreSQL's terms (text): `\d+`'s storage.
     pub varlena: bool,
+    /// Its default as PostgreSQL's `pg_get_expr` writes it: a `DEFAULT` expression, or
+    /// `nextval('<table>_<column>_seq'::regclass)` for a `SERIAL` column.
+    pub default: Option<String>,
+    /// `pg_attribute.attidentity`: `a` for `GENERATED ALWAYS AS IDENTITY`, `d` for `BY
+    /// DEFAULT`, empty for any other column.
+    pub identity: &'static str,
 }
 
 /// One index of a [`Relation`].
@@ -132,6 +139,18 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                     type_name: format_type(f.data_type),
                     not_null: t.primary_key.contains(&i) || t.not_null.contains(&i),
                     varlena: f.data_type == DataType::Utf8,
+                    default: match t.default_of(i) {
+                        Some(DefaultValue::Expr(e)) => Some(e.clone()),
+                        Some(DefaultValue::Serial) => {
+                            Some(format!("nextval('{}_{}_seq'::regclass)", t.name, f.name))
+                        }
+                        Some(DefaultValue::Identity { .. }) | None => None,
+                    },
+                    identity: match t.default_of(i) {
+                        Some(DefaultValue::Identity { always: true }) => "a",
+                        Some(DefaultValue::Identity { always: false }) => "d",
+                        _ => "",
+                    },
                 })
                 .collect();
             Relation {
@@ -176,6 +195,8 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                     varlena: type_name == "character varying",
                     type_name,
                     not_null: false,
+                    default: None,
+                    identity: "",
                 }
             })
             .collect();

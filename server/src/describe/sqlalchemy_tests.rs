@@ -194,7 +194,7 @@ fn the_primary_key_is_a_constraint_and_weir_has_no_others() {
             Value::Bool(false),
         ]]
     );
-    let arrays = d.array_types();
+    let arrays = d.pg_types();
     assert_eq!(arrays[1], Some(pgwire::api::Type::TEXT_ARRAY));
     assert!(arrays
         .iter()

@@ -65,6 +65,8 @@ pub(crate) fn item_table() -> Relation {
         type_name: type_name.into(),
         not_null,
         varlena: type_name == "character varying",
+        default: None,
+        identity: "",
     };
     Relation {
         name: "item".into(),

@@ -183,6 +183,26 @@ public class JdbcSession {
                     ResultSet r = s.executeQuery("SELECT COUNT(*) FROM jdbc_items")) {
                 check(r.next() && r.getLong(1) == 14, "count");
             }
+
+            // Keys the database generates, read back as JDBC's generated keys (the driver
+            // adds RETURNING to the INSERT).
+            try (Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE jdbc_events (id BIGSERIAL PRIMARY KEY, what VARCHAR NOT NULL)");
+            }
+            try (PreparedStatement ins = c.prepareStatement(
+                    "INSERT INTO jdbc_events (what) VALUES (?)", Statement.RETURN_GENERATED_KEYS)) {
+                for (int i = 1; i <= 3; i++) {
+                    ins.setString(1, "event " + i);
+                    check(ins.executeUpdate() == 1, "generated-key insert " + i);
+                    try (ResultSet keys = ins.getGeneratedKeys()) {
+                        check(keys.next() && keys.getLong("id") == i, "generated key " + i);
+                    }
+                }
+            }
+            try (ResultSet r = c.getMetaData().getColumns(null, null, "jdbc_events", "id")) {
+                check(r.next() && r.getString("IS_AUTOINCREMENT").equals("YES"), "id is autoincrement");
+                check(r.getString("COLUMN_DEF").startsWith("nextval("), "id's default " + r.getString("COLUMN_DEF"));
+            }
         }
         System.out.println("jdbc session ok");
     }
