@@ -21,6 +21,7 @@ mod queries;
 mod recovery;
 pub mod remote;
 pub(crate) mod restore;
+mod sequence_blocks;
 pub mod sequences;
 mod statements;
 pub mod stats;
@@ -140,7 +141,7 @@ struct Inner {
     /// (one at a time; see [`Cluster::change_schema`]).
     schema_changes: Mutex<()>,
     /// This client's blocks of sequence values ([`sequences`]).
-    sequence_blocks: Mutex<sequences::Blocks>,
+    sequence_blocks: Mutex<sequence_blocks::Blocks>,
     /// The highest catalog epoch a data node named in refusing a fragment of a query planned
     /// on an older catalog: the catalog is fetched again before the next statement is
     /// planned.

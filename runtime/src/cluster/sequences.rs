@@ -10,11 +10,12 @@
 //! other processes, it is proposed to their catalog log as a schema change that leaves the
 //! schema version alone (plans stay cached).
 
+use super::sequence_blocks::Block;
+use super::statements::CONFLICT_RETRIES;
 use super::{Cluster, Inner};
 use crate::error::{Error, Result};
 use crate::node::storage::Change;
 use crate::replication::catalog_bytes::encode_catalog;
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use weir_operators::column::ColumnBuilder;
 use weir_operators::{Batch, DataType};
@@ -22,21 +23,6 @@ use weir_planner::{PlanError, SequenceFill};
 
 /// The fewest values a client reserves of a sequence at a time.
 pub const SEQUENCE_BLOCK: i64 = 64;
-
-/// A client's block of a sequence's values.
-#[derive(Debug, Clone, Copy)]
-struct Block {
-    /// The schema version that made the table (a table made again has a new sequence).
-    made: u64,
-    /// The next value to hand out.
-    next: i64,
-    /// The first value beyond the block.
-    end: i64,
-}
-
-/// A client's blocks, by lowercase table and column name.
-#[derive(Debug, Default)]
-pub(super) struct Blocks(HashMap<(String, String), Block>);
 
 impl Cluster {
     /// `batch` (rows for `table`, in its schema's column order) with the values `fills`
@@ -103,22 +89,16 @@ impl Cluster {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::with_capacity(n);
+        blocks.take(&key, made, n, &mut out);
         while out.len() < n {
-            let block = match blocks.0.get_mut(&key) {
-                Some(b) if b.made == made && b.next < b.end => b,
-                _ => {
-                    let wanted = (n - out.len()) as i64;
-                    let block = self.reserve_block(&key.0, &key.1, wanted.max(SEQUENCE_BLOCK))?;
-                    if block.made != made {
-                        return Err(Error::CatalogChanged { epoch: 0 });
-                    }
-                    blocks.0.insert(key.clone(), block);
-                    blocks.0.get_mut(&key).expect("just inserted")
-                }
-            };
-            let take = (block.end - block.next).min((n - out.len()) as i64);
-            out.extend(block.next..block.next + take);
-            block.next += take;
+            let wanted = (n - out.len()) as i64;
+            let block = self.reserve_block(&key.0, &key.1, wanted.max(SEQUENCE_BLOCK))?;
+            if block.made != made {
+                // The table was dropped and made again meanwhile: plan the statement again.
+                return Err(Error::CatalogChanged { epoch: 0 });
+            }
+            blocks.put(key.clone(), block);
+            blocks.take(&key, made, n - out.len(), &mut out);
         }
         Ok(out)
     }
@@ -136,9 +116,7 @@ impl Cluster {
         let mut tries = 0;
         loop {
             match inner.reserve_remote_block(table, column, n) {
-                Err(Error::CatalogChanged { .. })
-                    if tries < super::statements::CONFLICT_RETRIES =>
-                {
+                Err(Error::CatalogChanged { .. }) if tries < CONFLICT_RETRIES => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(1 << tries.min(6)));
                 }
