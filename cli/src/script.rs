@@ -50,8 +50,8 @@ pub fn is_complete(buffer: &str) -> bool {
     }
 }
 
-/// Whether `stmt` returns rows: a query (SELECT, WITH, VALUES, EXPLAIN) or an `INSERT ...
-/// RETURNING`. Text
+/// Whether `stmt` returns rows: a query (SELECT, WITH, VALUES, EXPLAIN) or a write with
+/// `RETURNING`. Text
 /// sqlparser cannot parse counts as a query, so the planner reports what is wrong with it.
 pub fn is_query(stmt: &str) -> bool {
     match Parser::parse_sql(&GenericDialect {}, stmt) {
@@ -59,7 +59,12 @@ pub fn is_query(stmt: &str) -> bool {
             matches!(
                 s,
                 Statement::Query(_) | Statement::Explain { .. } | Statement::ExplainTable { .. }
-            ) || matches!(s, Statement::Insert(i) if i.returning.is_some())
+            ) || match s {
+                Statement::Insert(i) => i.returning.is_some(),
+                Statement::Update(u) => u.returning.is_some(),
+                Statement::Delete(d) => d.returning.is_some(),
+                _ => false,
+            }
         }),
         Err(_) => true,
     }

@@ -666,7 +666,7 @@ pub(crate) fn insert(
         v
     };
     let returning = match &ins.returning {
-        Some(items) => Some(Box::new(returning(t, items, binder)?)),
+        Some(items) => Some(Box::new(returning(t, None, items, binder)?)),
         None => None,
     };
     let mut fillers = Fillers::new(t);
@@ -794,10 +794,12 @@ pub(crate) fn insert(
     })
 }
 
-/// `RETURNING items` of an INSERT into `t`: bound as `SELECT items FROM t`, whose
-/// expressions over `t`'s columns are then evaluated on the inserted rows.
-fn returning(
+/// `RETURNING items` of a write to `t` (named `alias` in its statement, if it has one):
+/// bound as `SELECT items FROM t [AS alias]`, whose expressions over `t`'s columns are then
+/// evaluated on the rows written.
+pub(crate) fn returning(
     t: &TableDef,
+    alias: Option<&sql::TableAlias>,
     items: &[sql::SelectItem],
     binder: &mut Binder<'_>,
 ) -> Result<Returning, PlanError> {
@@ -812,11 +814,14 @@ fn returning(
     };
     select.projection = items.to_vec();
     if let [sql::TableWithJoins {
-        relation: sql::TableFactor::Table { name, .. },
+        relation: sql::TableFactor::Table {
+            name, alias: named, ..
+        },
         ..
     }] = select.from.as_mut_slice()
     {
         *name = sql::ObjectName::from(vec![sql::Ident::with_quote('"', t.name.clone())]);
+        *named = alias.cloned();
     }
     let span = items.first().map(|i| i.span()).unwrap_or(Span::empty());
     let bound = binder.query(&q)?;

@@ -69,6 +69,14 @@ fn column_ref(name: &str, table: Option<&str>) -> sql::Expr {
     }
 }
 
+/// The alias the target table `twj` is given in its statement, if any.
+fn table_alias(twj: &sql::TableWithJoins) -> Option<&sql::TableAlias> {
+    match &twj.relation {
+        sql::TableFactor::Table { alias, .. } => alias.as_ref(),
+        _ => None,
+    }
+}
+
 /// The name the target table `twj` goes by in its statement: its alias, else its name.
 fn target_name(twj: &sql::TableWithJoins) -> Result<String, PlanError> {
     match &twj.relation {
@@ -153,9 +161,6 @@ pub(crate) fn delete(
     if !d.tables.is_empty() {
         return refuse("multi-table DELETE");
     }
-    if d.returning.is_some() {
-        return refuse("RETURNING");
-    }
     if d.output.is_some() {
         return refuse("OUTPUT");
     }
@@ -173,8 +178,23 @@ pub(crate) fn delete(
         return refuse("DELETE from several tables");
     };
     let t = target(twj, "DELETE", catalog)?;
+    let returning = match &d.returning {
+        Some(items) => Some(Box::new(crate::ddl::returning(
+            t,
+            table_alias(twj),
+            items,
+            binder,
+        )?)),
+        None => None,
+    };
+    // With RETURNING, each row's identity and then the whole row.
+    let whole: Vec<usize> = match returning {
+        Some(_) => (0..t.schema.len()).collect(),
+        None => Vec::new(),
+    };
     let items = identity_columns(t)
         .iter()
+        .chain(&whole)
         .map(|&c| column_ref(&t.schema.fields[c].name, None))
         .collect();
     let using = match &d.using {
@@ -194,6 +214,7 @@ pub(crate) fn delete(
     Ok(Statement::Delete {
         table: t.name.clone(),
         query: Box::new(query),
+        returning,
     })
 }
 
@@ -229,9 +250,6 @@ pub(crate) fn update(
 ) -> Result<Statement, PlanError> {
     let at: Span = u.update_token.0.span;
     let refuse = |what: &str| Err(unsupported(what, at));
-    if u.returning.is_some() {
-        return refuse("RETURNING");
-    }
     if u.output.is_some() {
         return refuse("OUTPUT");
     }
@@ -248,6 +266,15 @@ pub(crate) fn update(
         return refuse("this UPDATE form (only UPDATE t SET ... [WHERE ...])");
     }
     let t = target(&u.table, "UPDATE", catalog)?;
+    let returning = match &u.returning {
+        Some(items) => Some(Box::new(crate::ddl::returning(
+            t,
+            table_alias(&u.table),
+            items,
+            binder,
+        )?)),
+        None => None,
+    };
     let from = match &u.from {
         Some(sql::UpdateTableFromKind::AfterSet(f) | sql::UpdateTableFromKind::BeforeSet(f)) => {
             if !t.has_key() {
@@ -326,5 +353,6 @@ pub(crate) fn update(
     Ok(Statement::Update {
         table: t.name.clone(),
         query: Box::new(query),
+        returning,
     })
 }

@@ -17,8 +17,9 @@ pub struct SequenceFill {
     pub rows: Option<Vec<usize>>,
 }
 
-/// An INSERT's `RETURNING`: expressions over each inserted row (in the table schema's
-/// column order, after its defaults and sequence values were filled in).
+/// A write's `RETURNING`: expressions over each row it wrote (in the table schema's column
+/// order: an inserted row after its defaults and sequence values were filled in, an updated
+/// row's new values, a deleted row as it was).
 #[derive(Debug, Clone)]
 pub struct Returning {
     /// One expression per output column.
@@ -75,8 +76,11 @@ pub enum Statement {
     Delete {
         /// Table name as stored in the catalog.
         table: String,
-        /// The query (its parameters bound into it).
+        /// The query (its parameters bound into it). With `returning`, each row's identity
+        /// is followed by the whole row.
         query: Box<QueryPlan>,
+        /// `RETURNING`: what to answer for each deleted row.
+        returning: Option<Box<Returning>>,
     },
     /// `UPDATE table SET ... [WHERE ...]`: the query gives, for every row to change, its
     /// identity (as for [`Statement::Delete`]) followed by the row's new values, in the table
@@ -86,6 +90,8 @@ pub enum Statement {
         table: String,
         /// The query (its parameters bound into it).
         query: Box<QueryPlan>,
+        /// `RETURNING`: what to answer for each updated row (its new values).
+        returning: Option<Box<Returning>>,
     },
     /// `CREATE TABLE name AS SELECT ...`: the table (columns named and typed by the query,
     /// no key) and the rows to fill it with.

@@ -154,11 +154,17 @@ impl QueryHandler {
                 };
                 Ok(Response::Execution(tag).into())
             }
-            Kind::Returning(_) => {
+            Kind::Returning(_, tag) => {
+                let tag = match tag {
+                    // PostgreSQL tags an INSERT's rows `INSERT 0 n`.
+                    WriteTag::Insert => "INSERT 0",
+                    WriteTag::Update => "UPDATE",
+                    _ => "DELETE",
+                };
                 let cluster = self.cluster.clone();
                 let stmt = stmt.clone();
                 let result = off_the_workers("statement", move || match &stmt.kind {
-                    Kind::Returning(Some(cell)) => statement::prepared(cell).query(params),
+                    Kind::Returning(Some(cell), _) => statement::prepared(cell).query(params),
                     _ => cluster.query(&stmt.sql, &params),
                 })
                 .await?;
@@ -171,8 +177,7 @@ impl QueryHandler {
                     .collect();
                 let mut outcome = value_rows(&columns, format, &[], result.rows())?;
                 if let Response::Query(q) = &mut outcome.response {
-                    // PostgreSQL tags an INSERT's rows `INSERT 0 n`.
-                    q.set_command_tag("INSERT 0");
+                    q.set_command_tag(tag);
                 }
                 Ok(outcome)
             }

@@ -69,8 +69,9 @@ pub enum Kind {
     /// A weir statement that returns a count or nothing (INSERT, UPDATE, DELETE, DDL), with
     /// the command tag's word(s).
     Write(Option<PreparedCell>, WriteTag),
-    /// `INSERT ... RETURNING`: a write whose rows come back, tagged as an INSERT.
-    Returning(Option<PreparedCell>),
+    /// `INSERT`, `UPDATE` or `DELETE ... RETURNING`: a write whose rows come back, tagged
+    /// as the write ([`WriteTag::Insert`], [`WriteTag::Update`], [`WriteTag::Delete`]).
+    Returning(Option<PreparedCell>, WriteTag),
     /// Answered by the server.
     Local(Local),
     /// One of the catalog queries of psql's `\d NAME`, answered by the server from the
@@ -303,10 +304,15 @@ pub fn classify(
         // is wrong with it (or runs what only weir reads).
         None => true,
     };
-    let returning = matches!(ast, Some(sql::Statement::Insert(i)) if i.returning.is_some());
+    let returning = match ast {
+        Some(sql::Statement::Insert(i)) => i.returning.is_some(),
+        Some(sql::Statement::Update(u)) => u.returning.is_some(),
+        Some(sql::Statement::Delete(d)) => d.returning.is_some(),
+        _ => false,
+    };
     if !prepare {
         let kind = if returning {
-            Kind::Returning(None)
+            Kind::Returning(None, write_tag(ast))
         } else if returns_rows {
             Kind::Query(None)
         } else {
@@ -351,7 +357,7 @@ pub fn classify(
             .unwrap_or_default();
         return Ok(Stmt {
             sql: sql.to_string(),
-            kind: Kind::Returning(Some(prepared)),
+            kind: Kind::Returning(Some(prepared), write_tag(ast)),
             params,
             expected,
             columns,

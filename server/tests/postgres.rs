@@ -397,6 +397,27 @@ async fn insert_returning_answers_generated_keys_in_both_protocols() {
         .await
         .unwrap();
     assert_eq!((total.get::<_, i64>(0), total.get::<_, i64>(1)), (5, 13));
+    // UPDATE and DELETE answer their rows too, tagged as themselves.
+    let answer = bounded(
+        "update and delete returning",
+        client.simple_query(
+            "UPDATE orders SET qty = qty * 2 WHERE id <= 2 RETURNING id, qty; \
+             DELETE FROM orders WHERE id = 5 RETURNING item",
+        ),
+    )
+    .await
+    .unwrap();
+    let mut updated = texts(&answer);
+    updated.sort();
+    assert_eq!(
+        updated,
+        vec![
+            vec![Some("1".into()), Some("2".into())],
+            vec![Some("2".into()), Some("2".into())],
+            vec![Some("e".into())],
+        ]
+    );
+    assert_eq!(counts(&answer), vec![2, 1]);
     drop(client);
     server.shutdown();
     assert_idle(&c);
@@ -1416,8 +1437,8 @@ ORDER BY inhseqno;";
 /// columns), and a view over it.
 fn describe_fixture(c: &Cluster) {
     c.execute(
-        "CREATE TABLE item (id BIGINT PRIMARY KEY, name VARCHAR NOT NULL, \
-         price DECIMAL(12,2), made DATE)",
+        "CREATE TABLE item (id SERIAL PRIMARY KEY, name VARCHAR NOT NULL, \
+         price DECIMAL(12,2), made DATE DEFAULT '2024-01-01')",
     )
     .unwrap();
     c.execute("CREATE INDEX item_name ON item(name)").unwrap();
@@ -1446,18 +1467,23 @@ async fn psqls_describe_queries_are_answered_from_the_catalog() {
     assert_eq!(relation[0][1], s("r"), "relkind");
     assert_eq!(relation[0][2], s("t"), "relhasindex");
 
-    let columns: Vec<(Option<String>, Option<String>, Option<String>)> =
+    let columns: Vec<Vec<Option<String>>> =
         texts(&client.simple_query(&ask(PSQL_D_COLUMNS)).await.unwrap())
             .into_iter()
-            .map(|r| (r[0].clone(), r[1].clone(), r[3].clone()))
+            .map(|r| vec![r[0].clone(), r[1].clone(), r[2].clone(), r[3].clone()])
             .collect();
     assert_eq!(
         columns,
         vec![
-            (s("id"), s("bigint"), s("t")),
-            (s("name"), s("character varying"), s("t")),
-            (s("price"), s("numeric(12,2)"), s("f")),
-            (s("made"), s("date"), s("f")),
+            vec![
+                s("id"),
+                s("bigint"),
+                s("nextval('item_id_seq'::regclass)"),
+                s("t")
+            ],
+            vec![s("name"), s("character varying"), None, s("t")],
+            vec![s("price"), s("numeric(12,2)"), None, s("f")],
+            vec![s("made"), s("date"), s("'2024-01-01'"), s("f")],
         ]
     );
 

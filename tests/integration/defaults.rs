@@ -129,6 +129,75 @@ fn returning_answers_the_inserted_rows_with_their_generated_keys() {
 }
 
 #[test]
+fn update_and_delete_returning_answer_the_rows_they_wrote() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE jobs (id SERIAL PRIMARY KEY, state VARCHAR DEFAULT 'new', n BIGINT)")
+        .unwrap();
+    c.execute("INSERT INTO jobs (n) VALUES (1), (2), (3), (4)")
+        .unwrap();
+    // An UPDATE answers each row's new values; the target's alias names its columns.
+    let r = c
+        .query(
+            "UPDATE jobs AS j SET state = 'taken', n = n + 10 WHERE j.id >= 3 \
+             RETURNING j.id, state, n * 2 AS twice",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(r.column_names(), ["id", "state", "twice"]);
+    assert_eq!(
+        sorted_rows(r.rows()),
+        vec![
+            vec![3.into(), "taken".into(), 26.into()],
+            vec![4.into(), "taken".into(), 28.into()]
+        ]
+    );
+    // A DELETE answers the rows as they were.
+    let r = c
+        .query(
+            "DELETE FROM jobs WHERE state = 'taken' OR n = 1 RETURNING *",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        sorted_rows(r.rows()),
+        vec![
+            vec![1.into(), "new".into(), 1.into()],
+            vec![3.into(), "taken".into(), 13.into()],
+            vec![4.into(), "taken".into(), 14.into()]
+        ]
+    );
+    assert_eq!(
+        c.query("SELECT id, state, n FROM jobs", &[])
+            .unwrap()
+            .rows(),
+        vec![vec![2.into(), "new".into(), 2.into()]]
+    );
+    // A table without a key: equal rows are each answered.
+    c.execute("CREATE TABLE bag (v BIGINT)").unwrap();
+    c.execute("INSERT INTO bag VALUES (1), (1), (2)").unwrap();
+    let r = c
+        .query("DELETE FROM bag WHERE v = 1 RETURNING v", &[])
+        .unwrap();
+    assert_eq!(ints(&r.rows()), vec![vec![1], vec![1]]);
+    // Nothing matched: no rows, the columns named; `execute` counts.
+    let r = c
+        .query(
+            "UPDATE bag SET v = 0 WHERE v > 100 RETURNING v AS gone",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        (r.column_names(), r.num_rows()),
+        (vec!["gone".to_string()], 0)
+    );
+    assert_eq!(
+        c.execute("UPDATE bag SET v = v + 1 RETURNING v").unwrap(),
+        1
+    );
+    assert_idle(&c);
+}
+
+#[test]
 fn what_cannot_be_filled_is_a_clear_error() {
     let c = cluster(2);
     c.execute(USERS).unwrap();

@@ -138,7 +138,7 @@ impl Cluster {
     }
 
     /// The columns statement `sql` answers when run with `params`, without running it: a
-    /// query's, an EXPLAIN's (one text column, `plan`) or an `INSERT ... RETURNING`'s;
+    /// query's, an EXPLAIN's (one text column, `plan`) or a write's `RETURNING`;
     /// `None` for a statement that answers a count of rows.
     ///
     /// ```
@@ -162,6 +162,12 @@ impl Cluster {
                     returning: Some(r), ..
                 }
                 | Statement::InsertSelect {
+                    returning: Some(r), ..
+                }
+                | Statement::Update {
+                    returning: Some(r), ..
+                }
+                | Statement::Delete {
                     returning: Some(r), ..
                 } => Some(r.schema),
                 _ => None,

@@ -18,7 +18,20 @@ pub(super) struct Applied {
     pub returned: Option<(Schema, Batch)>,
 }
 
-/// The rows `returning` answers for inserted rows `batch`.
+/// What a write of `rows` rows answers: with `returning`, its rows for the rows written
+/// (`written`, in the table's column order; none when nothing was written).
+fn applied(rows: u64, returning: Option<&Returning>, written: Option<Batch>) -> Result<Applied> {
+    let returned = match returning {
+        None => None,
+        Some(r) => Some(match written {
+            Some(batch) => returned_rows(r, &batch)?,
+            None => (r.schema.clone(), Batch::empty(&r.schema.types())),
+        }),
+    };
+    Ok(Applied { rows, returned })
+}
+
+/// The rows `returning` answers for written rows `batch`.
 fn returned_rows(returning: &Returning, batch: &Batch) -> Result<(Schema, Batch)> {
     let columns = returning
         .exprs
@@ -166,6 +179,22 @@ impl Cluster {
                 fills,
                 returning,
             } => self.insert_query(&table, *query, &fills, returning),
+            Statement::Delete {
+                table,
+                query,
+                returning,
+            } => {
+                let (rows, deleted) = self.delete_rows(&table, *query, returning.is_some())?;
+                applied(rows, returning.as_deref(), deleted)
+            }
+            Statement::Update {
+                table,
+                query,
+                returning,
+            } => {
+                let (rows, updated) = self.update_rows(&table, *query, returning.is_some())?;
+                applied(rows, returning.as_deref(), updated)
+            }
             other => self.apply(other).map(|rows| Applied {
                 rows,
                 returned: None,
@@ -284,8 +313,9 @@ impl Cluster {
                 )?;
                 Ok(0)
             }
-            Statement::Delete { table, query } => self.delete_rows(&table, *query),
-            Statement::Update { table, query } => self.update_rows(&table, *query),
+            Statement::Delete { .. } | Statement::Update { .. } => {
+                self.apply_returning(stmt).map(|a| a.rows)
+            }
             Statement::CreateTableAs { def, query } => {
                 let name = def.name.clone();
                 self.apply(Statement::CreateTable(def))?;

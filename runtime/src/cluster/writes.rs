@@ -168,14 +168,31 @@ impl Cluster {
         Ok(rows)
     }
 
-    /// Runs a DELETE's `query` (the identity of every row to delete) and deletes the rows,
-    /// all or nothing. Returns the number of rows deleted.
-    pub(super) fn delete_rows(&self, table: &str, query: QueryPlan) -> Result<u64> {
+    /// Runs a DELETE's `query` (the identity of every row to delete; with `whole`, followed
+    /// by the whole row) and deletes the rows, all or nothing. Returns the number of rows
+    /// deleted and, with `whole`, the rows as they were.
+    pub(super) fn delete_rows(
+        &self,
+        table: &str,
+        query: QueryPlan,
+        whole: bool,
+    ) -> Result<(u64, Option<Batch>)> {
         let _writing = self.writing();
-        let Some(ids) = self.rows_of(query)? else {
-            return Ok(0);
+        let Some(rows) = self.rows_of(query)? else {
+            return Ok((0, None));
         };
-        let n = ids.num_rows();
+        let n = rows.num_rows();
+        let (ids, deleted) = if whole {
+            let columns = self.table_schema(table)?.len();
+            let k = rows.num_columns().saturating_sub(columns);
+            let ids = rows.project(&(0..k).collect::<Vec<_>>());
+            (
+                ids,
+                Some(rows.project(&(k..rows.num_columns()).collect::<Vec<_>>())),
+            )
+        } else {
+            (rows, None)
+        };
         self.change(table, n, |def, changes| {
             if def.has_key() {
                 for (p, keys) in by_key(def, &ids)? {
@@ -189,16 +206,29 @@ impl Cluster {
                 }))
             }
         })?;
-        Ok(n as u64)
+        Ok((n as u64, deleted))
     }
 
     /// Runs an UPDATE's `query` (per row: its identity, then its new values) and writes the
     /// changes, all or nothing. A row whose key changes moves to its new key's partition.
-    /// Returns the number of rows updated.
-    pub(super) fn update_rows(&self, table: &str, query: QueryPlan) -> Result<u64> {
+    /// Returns the number of rows updated and, with `new_rows`, their new values.
+    pub(super) fn update_rows(
+        &self,
+        table: &str,
+        query: QueryPlan,
+        new_rows: bool,
+    ) -> Result<(u64, Option<Batch>)> {
         let _writing = self.writing();
         let Some(rows) = self.rows_of(query)? else {
-            return Ok(0);
+            return Ok((0, None));
+        };
+        let updated = if new_rows {
+            // The new values are the last of each row's columns, one per table column.
+            let columns = self.table_schema(table)?.len();
+            let k = rows.num_columns().saturating_sub(columns);
+            Some(rows.project(&(k..rows.num_columns()).collect::<Vec<_>>()))
+        } else {
+            None
         };
         let n = rows.num_rows();
         self.check_updated_once(table, &rows)?;
@@ -238,7 +268,7 @@ impl Cluster {
                 }))
             }
         })?;
-        Ok(n as u64)
+        Ok((n as u64, updated))
     }
 
     /// Fails when an UPDATE's `rows` (identity, then new values) change a row of a keyed
