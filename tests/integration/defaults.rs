@@ -33,7 +33,8 @@ fn defaults_and_sequences_fill_what_an_insert_leaves_out() {
     // A key given by the statement is taken as given; the sequence goes on where it was.
     c.execute("INSERT INTO users (id, name) VALUES (100, 'eve')")
         .unwrap();
-    c.execute("INSERT INTO users (name) SELECT name || '2' FROM users WHERE id <= 2")
+    // INSERT ... SELECT takes keys in the query's order.
+    c.execute("INSERT INTO users (name) SELECT name || '2' FROM users WHERE id <= 2 ORDER BY id")
         .unwrap();
     let r = c
         .query("SELECT id, name, score, joined FROM users ORDER BY id", &[])

@@ -382,8 +382,8 @@ fn insert_clauses_weir_would_ignore_are_errors_naming_them() {
             "ON DUPLICATE KEY UPDATE",
         ),
         (
-            "INSERT INTO Category VALUES (1, 'x', 1.0) RETURNING cid",
-            "RETURNING",
+            "INSERT INTO Category VALUES (1, 'x', 1.0) RETURNING COUNT(*)",
+            "RETURNING with an aggregate, a window function or a subquery (only expressions over the inserted row)",
         ),
         (
             "INSERT OVERWRITE TABLE Category VALUES (1, 'x', 1.0)",
@@ -455,7 +455,7 @@ fn insert_column_lists_defaults_and_row_syntax() {
         rows("INSERT INTO Category (label, weight, cid) VALUES ('x', 2, 1)"),
         want
     );
-    // `DEFAULT` and omitted columns are NULL: no column has another default.
+    // `DEFAULT` and omitted columns are NULL: these columns have no other default.
     assert_eq!(
         rows("INSERT INTO Category VALUES (1, DEFAULT, default)"),
         vec![vec![Value::Int(1), Value::Null, Value::Null]]
@@ -486,8 +486,8 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
     let cat = catalog();
     for (sql, what) in [
         (
-            "CREATE TABLE n (a INT DEFAULT 5, b INT)",
-            "DEFAULT 5 on column 'a'",
+            "CREATE TABLE n (a INT GENERATED ALWAYS AS (5) STORED, b INT)",
+            "GENERATED ALWAYS AS (5) STORED on column 'a'",
         ),
         (
             "CREATE TABLE n (a INT UNIQUE NULLS NOT DISTINCT)",
@@ -556,15 +556,15 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
         ),
         // IF NOT EXISTS on an existing table does not hide what would be ignored.
         (
-            "CREATE TABLE IF NOT EXISTS Item (id INT DEFAULT 1)",
-            "DEFAULT 1 on column 'id'",
+            "CREATE TABLE IF NOT EXISTS Item (id INT CHECK (id > 0))",
+            "CHECK (id > 0) on column 'id'",
         ),
     ] {
         let (got, position) = unsupported(sql, &cat);
         assert_eq!(got, what, "{sql}");
         assert!(position.starts_with("line 1, column "), "{sql}: {position}");
     }
-    let (_, position) = unsupported("CREATE TABLE n (a INT, b INT DEFAULT 0)", &cat);
+    let (_, position) = unsupported("CREATE TABLE n (a INT, b INT CHECK (b > 0))", &cat);
     assert_eq!(position, "line 1, column 24", "the column's position");
 }
 
