@@ -664,6 +664,10 @@ pub(crate) struct Binder<'a> {
     /// The statement is planned for its parameters' values, not kept for others (a write,
     /// which is never cached): a `VALUES` list may hold parameters, evaluated now.
     pub params_are_constants: bool,
+    /// The statement's time (`now()`, `CURRENT_TIMESTAMP`, `CURRENT_DATE`): read when first
+    /// asked, then the same for the whole statement, as PostgreSQL's is for a transaction.
+    /// A query that reads it is not kept for another run ([`crate::QueryPlan::reads_clock`]).
+    pub clock: Option<i64>,
 }
 
 impl<'a> Binder<'a> {
@@ -679,7 +683,18 @@ impl<'a> Binder<'a> {
             windows: Vec::new(),
             exclusions: Default::default(),
             params_are_constants: false,
+            clock: None,
         }
+    }
+
+    /// The statement's time, in microseconds since 1970-01-01 00:00:00 UTC (weir's
+    /// TIMESTAMP has no time zone: the clock is read in UTC).
+    pub fn statement_time(&mut self) -> i64 {
+        *self.clock.get_or_insert_with(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as i64)
+        })
     }
 
     /// Converts `b` to `target`, inserting a cast from BIGINT to DOUBLE where needed and

@@ -159,6 +159,10 @@ pub struct QueryPlan {
     /// the plan is made rather than on every run. Empty until sealed.
     #[serde(default)]
     pub fragment_keys: Vec<u64>,
+    /// The plan holds the time it was planned at (`now()`, `CURRENT_DATE`, ...): it answers
+    /// for that statement only, and is not kept for another run.
+    #[serde(default)]
+    pub reads_clock: bool,
 }
 
 impl QueryPlan {

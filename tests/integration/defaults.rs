@@ -418,3 +418,77 @@ fn a_data_directory_of_the_first_catalog_format_opens() {
     );
     assert_idle(&c);
 }
+
+/// Microseconds since 1970 by the machine's clock (UTC).
+fn clock_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64
+}
+
+#[test]
+fn the_statement_time_is_one_per_statement_and_read_at_each_run() {
+    let c = cluster(3);
+    c.execute(
+        "CREATE TABLE ev (id SERIAL PRIMARY KEY, at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
+         day DATE DEFAULT CURRENT_DATE, what VARCHAR)",
+    )
+    .unwrap();
+    let stamp = |sql: &str| -> (i64, i64, i64) {
+        let before = clock_micros();
+        let r = c.query(sql, &[]).unwrap();
+        let after = clock_micros();
+        match r.rows()[0][0] {
+            Value::Timestamp(t) => (before, t, after),
+            ref other => panic!("{sql}: {other:?}"),
+        }
+    };
+    // A DEFAULT CURRENT_TIMESTAMP is the time of the INSERT that needs it.
+    let (before, first, after) = stamp("INSERT INTO ev (what) VALUES ('a') RETURNING at");
+    assert!(
+        before <= first && first <= after,
+        "{before} {first} {after}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let (_, second, _) = stamp("INSERT INTO ev (what) VALUES ('b') RETURNING at");
+    assert!(second > first, "{first} then {second}");
+    // A query's now() is read when it runs, not kept with its plan, prepared or not.
+    let (before, t1, after) = stamp("SELECT now()");
+    assert!(before <= t1 && t1 <= after);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let (_, t2, _) = stamp("SELECT now()");
+    assert!(t2 > t1, "{t1} then {t2}: the plan kept its time");
+    let prepared = c.prepare("SELECT now() - INTERVAL '1' DAY").unwrap();
+    let read = |p: &weir::Prepared<'_>| match p.query(()).unwrap().rows()[0][0] {
+        Value::Timestamp(t) => t,
+        ref other => panic!("{other:?}"),
+    };
+    let p1 = read(&prepared);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    assert!(read(&prepared) > p1);
+    // One time for the whole statement, on every node and row.
+    c.execute("INSERT INTO ev (what) SELECT 'x' || CAST(id AS VARCHAR) FROM ev")
+        .unwrap();
+    let r = c
+        .query("SELECT COUNT(DISTINCT now()), COUNT(*) FROM ev", &[])
+        .unwrap();
+    assert_eq!(r.rows(), vec![vec![Value::Int(1), Value::Int(4)]]);
+    let today = (clock_micros() / 86_400_000_000) as i32;
+    let r = c
+        .query("SELECT COUNT(*) FROM ev WHERE day = CURRENT_DATE", &[])
+        .unwrap();
+    // (A test that runs across midnight UTC may see yesterday's date in the rows.)
+    if r.rows()[0][0] != Value::Int(4) {
+        assert_eq!(
+            c.query("SELECT MIN(day) FROM ev", &[]).unwrap().rows()[0][0],
+            Value::Date(today - 1)
+        );
+    }
+    assert!(c
+        .execute("SELECT CURRENT_TIMESTAMP(3)")
+        .unwrap_err()
+        .to_string()
+        .contains("precision"));
+    assert_idle(&c);
+}

@@ -406,6 +406,9 @@ impl Binder<'_> {
         agg: Option<&mut AggCtx>,
     ) -> Result<B, PlanError> {
         let name = f.name.to_string().to_lowercase();
+        if let Some(clock) = self.clock_function(f, &name, e)? {
+            return Ok(clock);
+        }
         let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
             return Err(super::unsupported(format!("function {}", f.name), e.span()));
         };
@@ -423,6 +426,48 @@ impl Binder<'_> {
             return Ok(c);
         }
         self.call(func, &name, args, e)
+    }
+
+    /// The functions of the statement's time: `now()`, `CURRENT_TIMESTAMP`,
+    /// `LOCALTIMESTAMP`, `transaction_timestamp()`, `statement_timestamp()` (a TIMESTAMP)
+    /// and `CURRENT_DATE` (a DATE), all the statement's one time; `None` for any other
+    /// function.
+    fn clock_function(
+        &mut self,
+        f: &sql::Function,
+        name: &str,
+        e: &sql::Expr,
+    ) -> Result<Option<B>, PlanError> {
+        let date = match name {
+            "now"
+            | "current_timestamp"
+            | "localtimestamp"
+            | "transaction_timestamp"
+            | "statement_timestamp" => false,
+            "current_date" => true,
+            _ => return Ok(None),
+        };
+        let no_args = match &f.args {
+            sql::FunctionArguments::None => true,
+            sql::FunctionArguments::List(l) => l.args.is_empty(),
+            sql::FunctionArguments::Subquery(_) => false,
+        };
+        if !no_args {
+            return Err(super::unsupported(
+                format!("arguments of {} (a precision)", f.name),
+                e.span(),
+            ));
+        }
+        let now = self.statement_time();
+        Ok(Some(if date {
+            let day = now.div_euclid(weir_operators::temporal::MICROS_PER_DAY) as i32;
+            B::new(Expr::Literal(Value::Date(day)), Some(DataType::Date))
+        } else {
+            B::new(
+                Expr::Literal(Value::Timestamp(now)),
+                Some(DataType::Timestamp),
+            )
+        }))
     }
 
     /// Binds the special syntaxes that are functions underneath.

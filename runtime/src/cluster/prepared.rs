@@ -153,6 +153,8 @@ impl<'c> Prepared<'c> {
             return Ok(None);
         }
         match self.cluster.plan_statement(&self.sql, params)? {
+            // A plan that holds the time it was planned at is planned again for each run.
+            CachedStatement::Query(plan) if plan.reads_clock => Ok(Some(plan)),
             CachedStatement::Query(plan) => {
                 *kept = Some(PlanFor {
                     types,
