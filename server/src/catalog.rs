@@ -1,5 +1,5 @@
 //! The little of `pg_catalog` weir answers: psql's lists (`\d`, `\dt`, `\dv`, `\di`, with or
-//! without `+` and a name pattern; `\l` and `\dn`), recognized by the query psql sends for them (its `\d NAME`,
+//! without `+` and a name pattern; `\l`, `\dn`, `\du` and `\df`), recognized by the query psql sends for them (its `\d NAME`,
 //! and the drivers' catalog questions, are [`crate::describe`]'s). Any other query of `pg_catalog` is refused with 0A000 and a message
 //! that says so, rather than "unknown table". (`information_schema`'s `tables`, `columns`,
 //! `views` and `schemata` are the planner's, answered as any query.)
@@ -26,6 +26,42 @@ pub enum ListKind {
     Databases,
     /// `\dn`: the schemas (`pg_namespace`).
     Schemas,
+    /// `\du` (and `\dg`): the roles (`pg_roles`): the session's user, the one role weir knows.
+    Roles,
+    /// `\df`: the functions of the user's schemas (`pg_proc`): weir has none.
+    Functions,
+}
+
+/// The columns of `pg_roles` that psql's `\du` reads (by name: its query has no titles).
+const ROLE_COLUMNS: [&str; 11] = [
+    "rolname",
+    "rolsuper",
+    "rolinherit",
+    "rolcreaterole",
+    "rolcreatedb",
+    "rolcanlogin",
+    "rolconnlimit",
+    "rolvaliduntil",
+    "memberof",
+    "rolreplication",
+    "rolbypassrls",
+];
+
+/// The columns of psql's `\du` query, in the order it asks for them: those of
+/// [`ROLE_COLUMNS`] it names (`r.rolname`, `... as memberof`).
+fn role_columns(sql: &str) -> Vec<String> {
+    let lower = sql.to_ascii_lowercase();
+    let mut found: Vec<(usize, &str)> = ROLE_COLUMNS
+        .iter()
+        .filter_map(|c| {
+            lower
+                .find(&format!("r.{c}"))
+                .or_else(|| lower.find(&format!("as {c}")))
+                .map(|at| (at, *c))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, c)| c.to_string()).collect()
 }
 
 /// One of psql's lists (relations, databases, schemas), recognized by the query psql sends
@@ -56,18 +92,25 @@ fn titles(sql: &str) -> Vec<String> {
 }
 
 /// Whether `sql` is the query of one of psql's lists: `\d`, `\dt`, `\dv`, `\di` (with or
-/// without `+` and a pattern), `\l` or `\dn`.
+/// without `+` and a pattern), `\l`, `\dn`, `\du` or `\df`.
 pub fn psql_relation_list(sql: &str) -> Option<RelationList> {
-    let columns = titles(sql);
-    let titled = |t: &str| columns.iter().any(|c| c == t);
-    if !titled("Name") {
-        return None;
-    }
     let pattern = sql
         .split("OPERATOR(pg_catalog.~) '")
         .nth(1)
         .and_then(|p| p.split('\'').next())
         .map(str::to_string);
+    if sql.contains("FROM pg_catalog.pg_roles r") && sql.contains("r.rolname") {
+        return Some(RelationList {
+            kind: ListKind::Roles,
+            pattern,
+            columns: role_columns(sql),
+        });
+    }
+    let columns = titles(sql);
+    let titled = |t: &str| columns.iter().any(|c| c == t);
+    if !titled("Name") {
+        return None;
+    }
     let kind = if sql.contains("FROM pg_catalog.pg_class c")
         && titled("Schema")
         && titled("Type")
@@ -83,6 +126,8 @@ pub fn psql_relation_list(sql: &str) -> Option<RelationList> {
         ListKind::Databases
     } else if sql.contains("FROM pg_catalog.pg_namespace n") && titled("Owner") {
         ListKind::Schemas
+    } else if sql.contains("FROM pg_catalog.pg_proc p") && titled("Argument data types") {
+        ListKind::Functions
     } else {
         return None;
     };
@@ -151,6 +196,8 @@ pub fn listed(
         }
         ListKind::Databases => vec![entry(database(), "")],
         ListKind::Schemas => vec![entry("public".to_string(), "")],
+        ListKind::Roles => vec![entry(owner.to_string(), "")],
+        ListKind::Functions => Vec::new(),
     };
     entries.retain(|e| list.pattern.as_deref().is_none_or(|p| matches(p, &e.name)));
     entries.sort_by(|a, b| a.name.cmp(&b.name));
@@ -171,6 +218,15 @@ pub fn listed(
                     "Encoding" => text("UTF8"),
                     "Collate" | "Ctype" => text("C"),
                     "Locale Provider" => text("libc"),
+                    // `\du`'s: the session's user may do anything weir does, and weir has no
+                    // other roles (psql reads booleans as `t` and `f`).
+                    "rolname" => text(&e.name),
+                    "rolsuper" | "rolinherit" | "rolcanlogin" => text("t"),
+                    "rolcreaterole" | "rolcreatedb" | "rolreplication" | "rolbypassrls" => {
+                        text("f")
+                    }
+                    "rolconnlimit" => text("-1"),
+                    "memberof" => text("{}"),
                     _ => Value::Null,
                 })
                 .collect()
@@ -302,6 +358,28 @@ mod tests {
         assert_eq!(psql_relation_list(&plus).unwrap().columns.len(), 5);
         // A query with no titled Name column is no list.
         assert!(psql_relation_list("SELECT datname FROM pg_catalog.pg_database d").is_none());
+    }
+
+    #[test]
+    fn roles_and_functions_are_recognized() {
+        // As psql 15 sends them for `\\du` and `\\df`.
+        let du = "SELECT r.rolname, r.rolsuper, r.rolinherit,\n  r.rolcreaterole, r.rolcreatedb, \
+            r.rolcanlogin,\n  r.rolconnlimit, r.rolvaliduntil,\n  ARRAY(SELECT b.rolname\n        \
+            FROM pg_catalog.pg_auth_members m\n        JOIN pg_catalog.pg_roles b ON (m.roleid = \
+            b.oid)\n        WHERE m.member = r.oid) as memberof\n, r.rolreplication\n, \
+            r.rolbypassrls\nFROM pg_catalog.pg_roles r\nWHERE r.rolname !~ '^pg_'\nORDER BY 1;";
+        let list = psql_relation_list(du).unwrap();
+        assert_eq!(list.kind, ListKind::Roles);
+        assert_eq!(list.columns, ROLE_COLUMNS);
+        let df = "SELECT n.nspname as \"Schema\",\n  p.proname as \"Name\",\n  \
+            pg_catalog.pg_get_function_result(p.oid) as \"Result data type\",\n  \
+            pg_catalog.pg_get_function_arguments(p.oid) as \"Argument data types\",\n CASE \
+            p.prokind\n  WHEN 'a' THEN 'agg'\n  ELSE 'func'\n END as \"Type\"\nFROM \
+            pg_catalog.pg_proc p\n     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = \
+            p.pronamespace\nWHERE pg_catalog.pg_function_is_visible(p.oid)\nORDER BY 1, 2, 4;";
+        let list = psql_relation_list(df).unwrap();
+        assert_eq!(list.kind, ListKind::Functions);
+        assert_eq!(list.columns.len(), 5);
     }
 
     #[test]

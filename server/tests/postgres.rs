@@ -1689,10 +1689,24 @@ fn the_psql_client_describes_tables_and_views() {
     ] {
         assert!(out.contains(line), "no {line:?} in:\n{out}");
     }
-    // The other lists users type first: databases, schemas, indexes, and tables with `+`.
+    // The other lists users type first: databases, schemas, indexes, tables with `+`,
+    // roles and functions.
     let lists = run_psql(
         addr,
-        &["-c", "\\l", "-c", "\\dn", "-c", "\\di", "-c", "\\dt+ it*"],
+        &[
+            "-c",
+            "\\l",
+            "-c",
+            "\\dn",
+            "-c",
+            "\\di",
+            "-c",
+            "\\dt+ it*",
+            "-c",
+            "\\du",
+            "-c",
+            "\\df",
+        ],
     )
     .unwrap();
     assert!(lists.status.success(), "{lists:?}");
@@ -1706,6 +1720,9 @@ fn the_psql_client_describes_tables_and_views() {
         " public | item_name | index | weir  | item",
         " public | item_pkey | index | weir  | item",
         " public | item | table | weir  | permanent   |",
+        "List of roles",
+        " weir      | Superuser  | {}",
+        "List of functions",
     ] {
         assert!(lists.contains(line), "no {line:?} in:\n{lists}");
     }
