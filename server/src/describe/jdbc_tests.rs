@@ -189,3 +189,61 @@ fn get_primary_keys_and_get_schemas() {
         ]
     );
 }
+
+#[test]
+fn get_index_info_lists_each_index_column_and_foreign_keys_are_none() {
+    let d = describe(&query("index_info"));
+    assert!(matches!(
+        d.question,
+        Question::JdbcIndexInfo {
+            unique_only: false,
+            ..
+        }
+    ));
+    let rows: Vec<Vec<Value>> = d
+        .rows(&relations(), &[])
+        .into_iter()
+        .map(|r| {
+            vec![
+                r[2].clone(),
+                r[3].clone(),
+                r[5].clone(),
+                r[6].clone(),
+                r[8].clone(),
+                r[9].clone(),
+            ]
+        })
+        .collect();
+    // The unique ones first; weir's primary key is hashed (JDBC's type 2), with no order.
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                text("parts"),
+                text("f"),
+                text("item_pkey"),
+                Value::Int(2),
+                text("id"),
+                Value::Null
+            ],
+            vec![
+                text("parts"),
+                text("t"),
+                text("item_name"),
+                Value::Int(3),
+                text("name"),
+                text("A")
+            ],
+        ]
+    );
+    let unique =
+        describe(&query("index_info").replace("WHERE true ", "WHERE true AND i.indisunique "));
+    assert_eq!(unique.rows(&relations(), &[]).len(), 1);
+    let d = describe(&query("max_index_keys"));
+    assert_eq!(d.rows(&[], &[]), vec![vec![text("32")]]);
+    for keys in ["imported_keys", "exported_keys"] {
+        let d = describe(&query(keys));
+        assert_eq!(d.question, Question::Nothing, "{keys}");
+        assert_eq!(d.columns().len(), 14, "{keys}");
+    }
+}

@@ -93,6 +93,20 @@ pub enum Question {
         /// The table's name.
         table: TypeName,
     },
+    /// JDBC's `DatabaseMetaData.getIndexInfo`: a table's indexes (the primary key and the
+    /// secondary ones), a row per index column.
+    JdbcIndexInfo {
+        /// The table's name.
+        table: TypeName,
+        /// Only the unique ones (`getIndexInfo(..., unique = true, ...)`).
+        unique_only: bool,
+    },
+    /// A server setting from `pg_settings` (JDBC asks `max_index_keys` before
+    /// `getImportedKeys`): a row with its value, none for a setting weir does not report.
+    Setting {
+        /// The setting's name.
+        name: TypeName,
+    },
     /// The schemas (`pg_namespace`): `public` and `information_schema`, and with `system`
     /// `pg_catalog` (SQLAlchemy's `get_schema_names` leaves `pg_` names out).
     Schemas {
@@ -106,7 +120,8 @@ pub enum Question {
         name: TypeName,
     },
     /// What weir never has (policies, extended statistics, publications, inheritance,
-    /// triggers, rules): no rows.
+    /// triggers, rules, foreign keys: JDBC's `getImportedKeys` and `getExportedKeys`): no
+    /// rows.
     Nothing,
 }
 

@@ -76,6 +76,24 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
             kind: values_of(&code, "contype")?.into_iter().next()?,
             oids: values_of(&code, "conrelid")?,
         }
+    } else if reads("pg_index") && named("non_unique") && named("index_name") {
+        // JDBC's getIndexInfo: `NOT i.indisunique AS NON_UNIQUE` in its select list, and
+        // `AND i.indisunique` in its WHERE when only unique indexes are asked for.
+        let mentions = code
+            .iter()
+            .filter(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("indisunique")))
+            .count();
+        Question::JdbcIndexInfo {
+            table: values_of(&code, "relname")?.into_iter().next()?,
+            unique_only: mentions > 1,
+        }
+    } else if reads("pg_constraint") && named("fk_name") && named("pktable_name") {
+        // JDBC's getImportedKeys and getExportedKeys: weir has no foreign keys.
+        Question::Nothing
+    } else if reads_only("pg_settings") && named("setting") {
+        Question::Setting {
+            name: values_of(&code, "name")?.into_iter().next()?,
+        }
     } else if reads("pg_index") && named("indrelid") && named("elements") {
         Question::TableIndexes {
             oids: values_of(&code, "indrelid")?,

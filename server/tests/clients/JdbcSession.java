@@ -7,6 +7,7 @@
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.Date;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -170,6 +171,23 @@ public class JdbcSession {
                 check(r.getString("COLUMN_NAME").equals("id") && r.getInt("KEY_SEQ") == 1
                         && r.getString("PK_NAME").equals("jdbc_items_pkey"), "primary key");
                 check(!r.next(), "one key column");
+            }
+            // The indexes, a row per index column (the primary key is hashed), and no foreign
+            // keys: what tools (DBeaver, ...) read to draw a table.
+            List<String> indexes = new ArrayList<>();
+            try (ResultSet r = c.getMetaData().getIndexInfo(null, null, "jdbc_items", false, true)) {
+                while (r.next()) {
+                    indexes.add(r.getString("INDEX_NAME") + " " + r.getBoolean("NON_UNIQUE") + " "
+                            + r.getShort("TYPE") + " " + r.getString("COLUMN_NAME"));
+                }
+            }
+            check(indexes.equals(List.of("jdbc_items_pkey false " + DatabaseMetaData.tableIndexHashed + " id")),
+                    "indexes " + indexes);
+            try (ResultSet r = c.getMetaData().getImportedKeys(null, null, "jdbc_items")) {
+                check(!r.next(), "no imported keys");
+            }
+            try (ResultSet r = c.getMetaData().getExportedKeys(null, null, "jdbc_items")) {
+                check(!r.next(), "no exported keys");
             }
             List<String> schemas = new ArrayList<>();
             try (ResultSet r = c.getMetaData().getSchemas()) {
