@@ -471,5 +471,38 @@ fn bench_gathered_item_sort(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_kernels);
+/// A partition taking writes as a node commits them: each batch checked at prepare, then
+/// inserted at commit (100 batches of 100 rows with BIGINT keys).
+fn bench_partition_writes(c: &mut Criterion) {
+    use weir_operators::storage::PartitionData;
+    use weir_operators::{Field, Schema};
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64),
+        Field::new("v", DataType::Int64),
+    ]);
+    let batches: Vec<Batch> = (0..100i64)
+        .map(|b| {
+            Batch::try_new(vec![
+                Column::from_i64((b * 100..b * 100 + 100).collect()),
+                Column::from_i64((0..100).collect()),
+            ])
+            .unwrap()
+        })
+        .collect();
+    let mut g = c.benchmark_group("partition");
+    g.throughput(Throughput::Elements(10_000));
+    g.bench_function("prepare_and_commit_10k_keyed_rows", |b| {
+        b.iter(|| {
+            let mut p = PartitionData::new(schema.clone(), &[0]);
+            for batch in &batches {
+                p.check_insert(batch).unwrap();
+                p.insert(batch).unwrap();
+            }
+            black_box(p.num_rows())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_kernels, bench_partition_writes);
 criterion_main!(benches);
