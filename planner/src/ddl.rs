@@ -844,7 +844,7 @@ pub(crate) fn returning(
             })
         }
         _ => Err(unsupported(
-            "RETURNING with an aggregate, a window function or a subquery (only expressions over the inserted row)",
+            "RETURNING with an aggregate, a window function or a subquery (only expressions over the written row)",
             span,
         )),
     }

@@ -107,6 +107,14 @@ fn returning_answers_the_inserted_rows_with_their_generated_keys() {
         .map(|i| ints(&insert.query(("p", i as i64)).unwrap().rows())[0].clone())
         .collect();
     assert_eq!(ids, vec![vec![4, 0], vec![5, 1], vec![6, 2]]);
+    // A parameter in RETURNING takes its value.
+    let r = c
+        .query(
+            "INSERT INTO users (name) VALUES (?) RETURNING name || ?",
+            &["q".into(), "!".into()],
+        )
+        .unwrap();
+    assert_eq!(r.rows(), vec![vec![Value::from("q!")]]);
     // `execute` counts the rows; the columns a RETURNING answers are known before it runs.
     assert_eq!(
         c.execute("INSERT INTO users (name) VALUES ('x') RETURNING id")
@@ -124,7 +132,7 @@ fn returning_answers_the_inserted_rows_with_their_generated_keys() {
         .is_none());
     assert_eq!(
         c.query("SELECT COUNT(*) FROM users", &[]).unwrap().rows(),
-        vec![vec![Value::Int(7)]]
+        vec![vec![Value::Int(8)]]
     );
     assert_idle(&c);
 }

@@ -383,7 +383,7 @@ fn insert_clauses_weir_would_ignore_are_errors_naming_them() {
         ),
         (
             "INSERT INTO Category VALUES (1, 'x', 1.0) RETURNING COUNT(*)",
-            "RETURNING with an aggregate, a window function or a subquery (only expressions over the inserted row)",
+            "RETURNING with an aggregate, a window function or a subquery (only expressions over the written row)",
         ),
         (
             "INSERT OVERWRITE TABLE Category VALUES (1, 'x', 1.0)",
