@@ -451,11 +451,12 @@ fn unsupported_insert_clause(ins: &sql::Insert) -> Option<String> {
         return Some("INSERT IGNORE".into());
     }
     if let Some(on) = &ins.on {
-        return Some(match on {
-            sql::OnInsert::OnConflict(_) => "ON CONFLICT".into(),
-            sql::OnInsert::DuplicateKeyUpdate(_) => "ON DUPLICATE KEY UPDATE".into(),
-            other => other.to_string(),
-        });
+        match on {
+            sql::OnInsert::OnConflict(c) if c.action == sql::OnConflictAction::DoNothing => {}
+            sql::OnInsert::OnConflict(_) => return Some("ON CONFLICT ... DO UPDATE".into()),
+            sql::OnInsert::DuplicateKeyUpdate(_) => return Some("ON DUPLICATE KEY UPDATE".into()),
+            other => return Some(other.to_string()),
+        }
     }
     if ins.output.is_some() {
         return Some("OUTPUT".into());
@@ -512,6 +513,7 @@ fn unsupported_insert_clause(ins: &sql::Insert) -> Option<String> {
             has_table_keyword: false,
             source: plain.source.clone(),
             returning: None,
+            on: None,
             ..i.clone()
         }
         .to_string()
@@ -669,6 +671,10 @@ pub(crate) fn insert(
         Some(items) => Some(Box::new(returning(t, None, items, binder)?)),
         None => None,
     };
+    let skip_conflicts = match &ins.on {
+        Some(sql::OnInsert::OnConflict(c)) => conflict_sets(t, c.conflict_target.as_ref())?,
+        _ => Vec::new(),
+    };
     let mut fillers = Fillers::new(t);
     let mut rows = Vec::new();
     // The rows of each column that take their value from the column's sequence.
@@ -711,7 +717,10 @@ pub(crate) fn insert(
                         catalog,
                         binder,
                         &mut fillers,
-                        returning,
+                        InsertClauses {
+                            returning,
+                            skip_conflicts,
+                        },
                     )
                 }
             };
@@ -791,7 +800,77 @@ pub(crate) fn insert(
         batch,
         fills,
         returning,
+        skip_conflicts,
     })
+}
+
+/// What an INSERT says besides its target and its rows: its `RETURNING` and `ON CONFLICT`.
+struct InsertClauses {
+    /// `RETURNING`.
+    returning: Option<Box<Returning>>,
+    /// `ON CONFLICT ... DO NOTHING`'s column sets ([`conflict_sets`]).
+    skip_conflicts: Vec<Vec<usize>>,
+}
+
+/// The column sets an `ON CONFLICT [target] DO NOTHING` into `t` skips clashing rows on:
+/// with no target, the primary key's and every unique index's; with `(columns)` or `ON
+/// CONSTRAINT name`, the key or unique index they name (an error when none matches, as
+/// PostgreSQL's 42P10).
+fn conflict_sets(
+    t: &TableDef,
+    target: Option<&sql::ConflictTarget>,
+) -> Result<Vec<Vec<usize>>, PlanError> {
+    let mut sets: Vec<(String, Vec<usize>)> = Vec::new();
+    if t.has_key() {
+        sets.push((format!("{}_pkey", t.name), t.primary_key.clone()));
+    }
+    for ix in t.indexes.iter().filter(|i| i.unique) {
+        sets.push((ix.name.clone(), ix.columns()));
+    }
+    let no_match = |what: String| {
+        PlanError::Invalid(format!(
+            "there is no primary key or unique index on {what} of table '{}' for ON CONFLICT",
+            t.name
+        ))
+    };
+    match target {
+        None => Ok(sets.into_iter().map(|(_, c)| c).collect()),
+        Some(sql::ConflictTarget::Columns {
+            columns,
+            predicate: None,
+        }) => {
+            let mut wanted = Vec::with_capacity(columns.len());
+            for c in columns {
+                wanted.push(t.schema.index_of(&c.value).ok_or_else(|| {
+                    PlanError::UnknownColumn {
+                        name: c.value.clone(),
+                        position: crate::bind::pos(c.span),
+                    }
+                })?);
+            }
+            wanted.sort_unstable();
+            let found = sets.into_iter().find(|(_, c)| {
+                let mut c = c.clone();
+                c.sort_unstable();
+                c == wanted
+            });
+            let names: Vec<&str> = columns.iter().map(|c| c.value.as_str()).collect();
+            found
+                .map(|(_, c)| vec![c])
+                .ok_or_else(|| no_match(format!("({})", names.join(", "))))
+        }
+        Some(sql::ConflictTarget::OnConstraint(name)) => {
+            let name = object_name(name)?;
+            sets.into_iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(&name))
+                .map(|(_, c)| vec![c])
+                .ok_or_else(|| no_match(format!("constraint '{name}'")))
+        }
+        Some(other) => Err(unsupported(
+            format!("ON CONFLICT {other} (an index predicate)"),
+            Span::empty(),
+        )),
+    }
 }
 
 /// `RETURNING items` of a write to `t` (named `alias` in its statement, if it has one):
@@ -860,7 +939,7 @@ fn insert_select(
     catalog: &Catalog,
     binder: &mut Binder<'_>,
     fillers: &mut Fillers<'_>,
-    returning: Option<Box<Returning>>,
+    clauses: InsertClauses,
 ) -> Result<Statement, PlanError> {
     // An INSERT is planned for each run: a VALUES list in its query may hold parameters.
     binder.params_are_constants = true;
@@ -927,7 +1006,8 @@ fn insert_select(
         table: t.name.clone(),
         query: Box::new(query),
         fills,
-        returning,
+        returning: clauses.returning,
+        skip_conflicts: clauses.skip_conflicts,
     })
 }
 

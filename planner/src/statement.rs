@@ -56,6 +56,10 @@ pub enum Statement {
         fills: Vec<SequenceFill>,
         /// `RETURNING`: what to answer for each inserted row.
         returning: Option<Box<Returning>>,
+        /// `ON CONFLICT ... DO NOTHING`: the column sets (the primary key's, a unique
+        /// index's) on which a row that clashes with a stored row, or an earlier row of the
+        /// statement, is skipped instead of failing the statement.
+        skip_conflicts: Vec<Vec<usize>>,
     },
     /// `INSERT INTO table [(cols)] SELECT ...`: the query's rows, already in the full table
     /// schema's column order and types (omitted columns hold their defaults, or NULL where
@@ -69,6 +73,10 @@ pub enum Statement {
         fills: Vec<SequenceFill>,
         /// `RETURNING`: what to answer for each inserted row.
         returning: Option<Box<Returning>>,
+        /// `ON CONFLICT ... DO NOTHING`: the column sets (the primary key's, a unique
+        /// index's) on which a row that clashes with a stored row, or an earlier row of the
+        /// statement, is skipped instead of failing the statement.
+        skip_conflicts: Vec<Vec<usize>>,
     },
     /// `DELETE FROM table [WHERE ...]`: the query gives the identity of every row to delete
     /// (see [`crate::identity_columns`]: the primary-key columns, or every column of a table

@@ -28,6 +28,7 @@ mod join_filters;
 mod join_plans;
 mod join_properties;
 mod layout;
+mod on_conflict;
 mod prepared;
 mod properties;
 mod protocol;

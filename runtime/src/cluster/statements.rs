@@ -168,9 +168,11 @@ impl Cluster {
                 batch,
                 fills,
                 returning,
+                skip_conflicts,
             } => {
                 let _writing = self.writing();
                 let batch = self.fill_sequences(&table, batch, &fills)?;
+                let batch = self.skip_conflicting(&table, batch, &skip_conflicts)?;
                 self.insert_returning(&table, batch, returning)
             }
             Statement::InsertSelect {
@@ -178,7 +180,8 @@ impl Cluster {
                 query,
                 fills,
                 returning,
-            } => self.insert_query(&table, *query, &fills, returning),
+                skip_conflicts,
+            } => self.insert_query(&table, *query, &fills, returning, &skip_conflicts),
             Statement::Delete {
                 table,
                 query,
@@ -213,6 +216,10 @@ impl Cluster {
             Some(r) => Some(returned_rows(r, &batch)?),
             None => None,
         };
+        if batch.num_rows() == 0 {
+            // Nothing to write (every row skipped as a conflict, or none given).
+            return Ok(Applied { rows: 0, returned });
+        }
         let rows = self.load_locked(table, batch)? as u64;
         super::lost::hold_acknowledgement();
         Ok(Applied { rows, returned })
@@ -319,7 +326,7 @@ impl Cluster {
             Statement::CreateTableAs { def, query } => {
                 let name = def.name.clone();
                 self.apply(Statement::CreateTable(def))?;
-                let inserted = self.insert_query(&name, *query, &[], None);
+                let inserted = self.insert_query(&name, *query, &[], None, &[]);
                 inserted.map(|a| a.rows).inspect_err(|_| {
                     // Nothing of a failed CREATE TABLE ... AS stays.
                     let _ = self.apply(Statement::DropTable {
@@ -343,6 +350,7 @@ impl Cluster {
         query: QueryPlan,
         fills: &[SequenceFill],
         returning: Option<Box<Returning>>,
+        skip_conflicts: &[Vec<usize>],
     ) -> Result<Applied> {
         let _writing = self.writing();
         let result = self.run(std::sync::Arc::new(query), &[])?.collect_all()?;
@@ -362,6 +370,7 @@ impl Cluster {
             });
         }
         let batch = self.fill_sequences(table, batch, fills)?;
+        let batch = self.skip_conflicting(table, batch, skip_conflicts)?;
         self.insert_returning(table, batch, returning)
     }
 

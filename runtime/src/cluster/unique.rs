@@ -92,6 +92,89 @@ impl Cluster {
         Ok(())
     }
 
+    /// `batch` (full rows of `table`) without the rows an `ON CONFLICT DO NOTHING` skips:
+    /// those that clash, on one of the column sets `sets` (the primary key's, a unique
+    /// index's), with a stored row or with an earlier row of `batch` that is kept. Rows with
+    /// a NULL in a set's columns never clash on it.
+    pub(super) fn skip_conflicting(
+        &self,
+        table: &str,
+        batch: Batch,
+        sets: &[Vec<usize>],
+    ) -> Result<Batch> {
+        if sets.is_empty() || batch.num_rows() == 0 {
+            return Ok(batch);
+        }
+        let def = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            catalog.table(table).cloned().ok_or_else(|| {
+                Error::Plan(weir_planner::PlanError::UnknownTable(table.to_string()))
+            })?
+        };
+        let n = batch.num_rows();
+        // Each row's values of each set (`None`: a NULL among them).
+        let keys: Vec<Vec<Option<Vec<String>>>> = sets
+            .iter()
+            .map(|cols| {
+                (0..n)
+                    .map(|row| {
+                        let values: Vec<Value> =
+                            cols.iter().map(|&c| batch.column(c).value(row)).collect();
+                        (!values.iter().any(|v| matches!(v, Value::Null))).then(|| key_of(&values))
+                    })
+                    .collect()
+            })
+            .collect();
+        // The values of each set that stored rows hold.
+        let mut taken: Vec<HashSet<Vec<String>>> = Vec::with_capacity(sets.len());
+        for cols in sets {
+            let mut firsts: Vec<Value> = Vec::new();
+            let mut first_seen: HashSet<String> = HashSet::new();
+            for row in 0..n {
+                let v = batch.column(cols[0]).value(row);
+                if !matches!(v, Value::Null) && first_seen.insert(format!("{v:?}")) {
+                    firsts.push(v);
+                }
+            }
+            let names: Vec<String> = cols
+                .iter()
+                .map(|&c| quote(&def.schema.fields[c].name))
+                .collect();
+            let mut stored = HashSet::new();
+            for chunk in firsts.chunks(LOOKUP_CHUNK) {
+                let marks = vec!["?"; chunk.len()].join(", ");
+                let sql = format!(
+                    "SELECT {} FROM {} WHERE {} IN ({marks})",
+                    names.join(", "),
+                    quote(&def.name),
+                    names[0]
+                );
+                for row in self.query(&sql, chunk)?.rows() {
+                    stored.insert(key_of(&row));
+                }
+            }
+            taken.push(stored);
+        }
+        // In order: a row is kept when none of its values is taken, and then takes them.
+        let mut keep = vec![true; n];
+        for (row, kept) in keep.iter_mut().enumerate() {
+            let clashes = keys
+                .iter()
+                .zip(&taken)
+                .any(|(k, t)| k[row].as_ref().is_some_and(|k| t.contains(k)));
+            if clashes {
+                *kept = false;
+                continue;
+            }
+            for (k, t) in keys.iter().zip(taken.iter_mut()) {
+                if let Some(k) = &k[row] {
+                    t.insert(k.clone());
+                }
+            }
+        }
+        Ok(batch.filter(&keep))
+    }
+
     /// Fails with [`Error::DuplicateUnique`] when stored rows of `def` already clash on
     /// `index` (before it is created).
     pub(super) fn check_stored_unique(&self, def: &TableDef, index: &IndexDef) -> Result<()> {
