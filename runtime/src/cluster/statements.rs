@@ -172,8 +172,7 @@ impl Cluster {
             } => {
                 let _writing = self.writing();
                 let batch = self.fill_sequences(&table, batch, &fills)?;
-                let batch = self.skip_conflicting(&table, batch, &skip_conflicts)?;
-                self.insert_returning(&table, batch, returning)
+                self.insert_skipping(&table, batch, &skip_conflicts, returning)
             }
             Statement::InsertSelect {
                 table,
@@ -202,6 +201,34 @@ impl Cluster {
                 rows,
                 returned: None,
             }),
+        }
+    }
+
+    /// Inserts the rows of `batch` that do not clash on `skip_conflicts` (an `ON CONFLICT
+    /// DO NOTHING`; see [`Cluster::skip_conflicting`]) into `table`, the write lock held,
+    /// and answers their `RETURNING`. Connected to node processes, another client may store
+    /// a clashing row between the check and the write: the write then fails on the key, and
+    /// the rows are checked again and written, up to [`CONFLICT_RETRIES`] times.
+    fn insert_skipping(
+        &self,
+        table: &str,
+        batch: Batch,
+        skip_conflicts: &[Vec<usize>],
+        returning: Option<Box<Returning>>,
+    ) -> Result<Applied> {
+        let mut tries = 0;
+        loop {
+            let kept = self.skip_conflicting(table, batch.clone(), skip_conflicts)?;
+            match self.insert_returning(table, kept, returning.clone()) {
+                Err(Error::DuplicateKey { .. } | Error::DuplicateUnique { .. })
+                    if !skip_conflicts.is_empty()
+                        && self.inner.remote.is_some()
+                        && tries < CONFLICT_RETRIES =>
+                {
+                    tries += 1;
+                }
+                done => return done,
+            }
         }
     }
 
@@ -370,8 +397,7 @@ impl Cluster {
             });
         }
         let batch = self.fill_sequences(table, batch, fills)?;
-        let batch = self.skip_conflicting(table, batch, skip_conflicts)?;
-        self.insert_returning(table, batch, returning)
+        self.insert_skipping(table, batch, skip_conflicts, returning)
     }
 
     /// The plan of a query, with the nodes each fragment would run on.
