@@ -1365,6 +1365,47 @@ fn clients_of_node_processes_never_hand_out_the_same_generated_key() {
 }
 
 #[test]
+fn clients_inserting_the_same_keys_at_once_with_on_conflict_do_nothing_all_succeed() {
+    let nodes = Nodes::start("skip-writers", 3);
+    let clients: Vec<TestCluster> = (0..3)
+        .map(|i| build(nodes.client(i).backups(1)).with_limit(Duration::from_secs(30)))
+        .collect();
+    clients[0]
+        .execute("CREATE TABLE k (id BIGINT PRIMARY KEY, by_client BIGINT)")
+        .unwrap();
+    // Every round, each client inserts the round's two keys: one lands, the others skip.
+    let inserted: Vec<u64> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .iter()
+            .enumerate()
+            .map(|(i, client)| {
+                s.spawn(move || {
+                    (0..10)
+                        .map(|round| {
+                            let sql = format!(
+                                "INSERT INTO k VALUES ({0}, {i}), ({1}, {i}) ON CONFLICT DO NOTHING",
+                                round * 2,
+                                round * 2 + 1
+                            );
+                            client
+                                .execute(&sql)
+                                .unwrap_or_else(|e| panic!("client {i} round {round}: {e}"))
+                        })
+                        .sum::<u64>()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(inserted.iter().sum::<u64>(), 20, "{inserted:?}");
+    let check = build(nodes.client(9).backups(1));
+    assert_eq!(
+        rows(&check, "SELECT COUNT(*), COUNT(DISTINCT id) FROM k", &[]),
+        vec![vec![Value::Int(20), Value::Int(20)]]
+    );
+}
+
+#[test]
 fn a_unique_index_holds_when_several_clients_insert_the_same_values_at_once() {
     let nodes = Nodes::start("unique-writers", 3);
     let clients: Vec<TestCluster> = (0..3)
