@@ -68,28 +68,41 @@ impl Cluster {
             .map(|b| (0..b.num_rows()).map(|r| key_of(&b.row(r))).collect())
             .unwrap_or_default();
         let ids = weir_planner::identity_columns(def);
-        let select: Vec<String> = ids
-            .iter()
-            .chain(&cols)
-            .map(|&c| quote(&def.schema.fields[c].name))
-            .collect();
-        for chunk in firsts.chunks(LOOKUP_CHUNK) {
-            let marks = vec!["?"; chunk.len()].join(", ");
-            let sql = format!(
-                "SELECT {} FROM {} WHERE {} IN ({marks})",
-                select.join(", "),
-                quote(&def.name),
-                quote(&def.schema.fields[cols[0]].name)
-            );
-            let stored = self.query(&sql, chunk)?;
-            for row in stored.rows() {
-                let (id, values) = row.split_at(ids.len());
-                if !replaced.contains(&key_of(id)) && seen.contains(&key_of(values)) {
-                    return Err(duplicate(def, index, values));
-                }
+        let select: Vec<usize> = ids.iter().chain(&cols).copied().collect();
+        for row in self.rows_with_values(def, &select, cols[0], &firsts)? {
+            let (id, values) = row.split_at(ids.len());
+            if !replaced.contains(&key_of(id)) && seen.contains(&key_of(values)) {
+                return Err(duplicate(def, index, values));
             }
         }
         Ok(())
+    }
+
+    /// Columns `select` of the stored rows of `def` whose column `first` holds one of
+    /// `values` (looked up [`LOOKUP_CHUNK`] values a query).
+    fn rows_with_values(
+        &self,
+        def: &TableDef,
+        select: &[usize],
+        first: usize,
+        values: &[Value],
+    ) -> Result<Vec<Vec<Value>>> {
+        let names: Vec<String> = select
+            .iter()
+            .map(|&c| quote(&def.schema.fields[c].name))
+            .collect();
+        let mut out = Vec::new();
+        for chunk in values.chunks(LOOKUP_CHUNK) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let sql = format!(
+                "SELECT {} FROM {} WHERE {} IN ({marks})",
+                names.join(", "),
+                quote(&def.name),
+                quote(&def.schema.fields[first].name)
+            );
+            out.extend(self.query(&sql, chunk)?.rows());
+        }
+        Ok(out)
     }
 
     /// `batch` (full rows of `table`) without the rows an `ON CONFLICT DO NOTHING` skips:
@@ -136,24 +149,8 @@ impl Cluster {
                     firsts.push(v);
                 }
             }
-            let names: Vec<String> = cols
-                .iter()
-                .map(|&c| quote(&def.schema.fields[c].name))
-                .collect();
-            let mut stored = HashSet::new();
-            for chunk in firsts.chunks(LOOKUP_CHUNK) {
-                let marks = vec!["?"; chunk.len()].join(", ");
-                let sql = format!(
-                    "SELECT {} FROM {} WHERE {} IN ({marks})",
-                    names.join(", "),
-                    quote(&def.name),
-                    names[0]
-                );
-                for row in self.query(&sql, chunk)?.rows() {
-                    stored.insert(key_of(&row));
-                }
-            }
-            taken.push(stored);
+            let stored = self.rows_with_values(&def, cols, cols[0], &firsts)?;
+            taken.push(stored.iter().map(|row| key_of(row)).collect());
         }
         // In order: a row is kept when none of its values is taken, and then takes them.
         let mut keep = vec![true; n];
