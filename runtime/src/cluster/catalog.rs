@@ -64,24 +64,32 @@ impl Cluster {
     /// Logs `catalog` on the client node after a schema change (a cluster with a data
     /// directory; once per schema version).
     fn log_schema(&self, catalog: &Catalog) -> Result<()> {
-        let client = &self.inner.nodes[self.client() as usize];
-        if client.journal.is_some()
-            && self
-                .inner
-                .logged_schema
-                .swap(catalog.version(), Ordering::SeqCst)
-                != catalog.version()
+        if self
+            .inner
+            .logged_schema
+            .swap(catalog.version(), Ordering::SeqCst)
+            != catalog.version()
         {
-            let change = Change::Catalog {
-                epoch: catalog.version(),
-                catalog: encode_catalog(&catalog.snapshot()),
-            };
-            client.change_durably(change).map_err(|e| Error::Disk {
-                node: client.name.clone(),
-                message: e.to_string(),
-            })?;
+            self.log_catalog(catalog)?;
         }
         Ok(())
+    }
+
+    /// Logs `catalog` on the client node, durably (a cluster with a data directory; else
+    /// nothing): after a schema change, or a sequence's reservation.
+    pub(super) fn log_catalog(&self, catalog: &Catalog) -> Result<()> {
+        let client = &self.inner.nodes[self.client() as usize];
+        if client.journal.is_none() {
+            return Ok(());
+        }
+        let change = Change::Catalog {
+            epoch: catalog.version(),
+            catalog: encode_catalog(&catalog.snapshot()),
+        };
+        client.change_durably(change).map_err(|e| Error::Disk {
+            node: client.name.clone(),
+            message: e.to_string(),
+        })
     }
 
     /// Makes `change` on every node of this process, durably (DDL on the stored tables).

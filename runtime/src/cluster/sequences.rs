@@ -14,8 +14,6 @@ use super::sequence_blocks::Block;
 use super::statements::CONFLICT_RETRIES;
 use super::{Cluster, Inner};
 use crate::error::{Error, Result};
-use crate::node::storage::Change;
-use crate::replication::catalog_bytes::encode_catalog;
 use std::sync::atomic::Ordering;
 use weir_operators::column::ColumnBuilder;
 use weir_operators::{Batch, DataType};
@@ -110,6 +108,7 @@ impl Cluster {
             let mut catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
             let block = take_block(&catalog, table, column, n)?;
             catalog.reserve_sequence(table, column, block.end);
+            // A reservation changes the catalog, not its schema version: logged as it is.
             self.log_catalog(&catalog)?;
             return Ok(block);
         }
@@ -123,23 +122,6 @@ impl Cluster {
                 reserved => return reserved,
             }
         }
-    }
-
-    /// Logs `catalog` on the client node whatever its version (a cluster with a data
-    /// directory): a reservation changes the catalog, not its schema.
-    fn log_catalog(&self, catalog: &weir_planner::Catalog) -> Result<()> {
-        let client = &self.inner.nodes[self.client() as usize];
-        if client.journal.is_none() {
-            return Ok(());
-        }
-        let change = Change::Catalog {
-            epoch: catalog.version(),
-            catalog: encode_catalog(&catalog.snapshot()),
-        };
-        client.change_durably(change).map_err(|e| Error::Disk {
-            node: client.name.clone(),
-            message: e.to_string(),
-        })
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! The bytes open with [`VERSIONED`] and the format's number ([`FORMAT`]), then the
 //! snapshot in the project's codec: a build reads every format up to its own (the first,
-//! written before catalogs had a number, by [`legacy`]) and refuses a newer one by name, so
+//! written before catalogs had a number, by the `legacy` module) and refuses a newer one by name, so
 //! that a data directory or a catalog log outlives the build that wrote it.
 
 mod legacy;
