@@ -33,6 +33,19 @@ fn defaults_and_sequences_fill_what_an_insert_leaves_out() {
     // A key given by the statement is taken as given; the sequence goes on where it was.
     c.execute("INSERT INTO users (id, name) VALUES (100, 'eve')")
         .unwrap();
+    // Given keys and DEFAULT in one statement: only the DEFAULT rows take values.
+    let r = c
+        .query(
+            "INSERT INTO users (id, name) VALUES (200, 'g1'), (DEFAULT, 'g2'), (201, 'g3'), \
+             (DEFAULT, 'g4') RETURNING id",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        ints(&r.rows()),
+        vec![vec![200], vec![5], vec![201], vec![6]]
+    );
+    c.execute("DELETE FROM users WHERE name LIKE 'g%'").unwrap();
     // INSERT ... SELECT takes keys in the query's order.
     c.execute("INSERT INTO users (name) SELECT name || '2' FROM users WHERE id <= 2 ORDER BY id")
         .unwrap();
@@ -47,8 +60,8 @@ fn defaults_and_sequences_fill_what_an_insert_leaves_out() {
             vec![2.into(), "bob".into(), 10.into(), first_day.clone()],
             vec![3.into(), "cy".into(), 3.into(), first_day.clone()],
             vec![4.into(), "dee".into(), 10.into(), day("2025-05-05")],
-            vec![5.into(), "ann2".into(), 10.into(), first_day.clone()],
-            vec![6.into(), "bob2".into(), 10.into(), first_day.clone()],
+            vec![7.into(), "ann2".into(), 10.into(), first_day.clone()],
+            vec![8.into(), "bob2".into(), 10.into(), first_day.clone()],
             vec![100.into(), "eve".into(), 10.into(), first_day],
         ]
     );

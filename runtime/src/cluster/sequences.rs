@@ -52,7 +52,7 @@ impl Cluster {
                     None => true,
                     Some(r) => r.next_if_eq(&i).is_some(),
                 };
-                match values.next().filter(|_| from_sequence) {
+                match from_sequence.then(|| values.next()).flatten() {
                     Some(v) => filled.push_i64(v),
                     None => filled.push_from(old, i),
                 }
