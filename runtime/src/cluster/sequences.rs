@@ -12,9 +12,9 @@
 
 use super::sequence_blocks::Block;
 use super::statements::CONFLICT_RETRIES;
-use super::{Cluster, Inner};
+use super::Cluster;
 use crate::error::{Error, Result};
-use std::sync::atomic::Ordering;
+use std::cell::Cell;
 use weir_operators::column::ColumnBuilder;
 use weir_operators::{Batch, DataType};
 use weir_planner::{PlanError, SequenceFill};
@@ -112,9 +112,28 @@ impl Cluster {
             self.log_catalog(&catalog)?;
             return Ok(block);
         }
+        // Connected to node processes: a schema change proposed to the catalog log (which
+        // applies it to a copy of the catalog, then to the client's own): the block is
+        // taken from the copy and the same block recorded in both.
+        let reserve = || {
+            let taken: Cell<Option<Block>> = Cell::new(None);
+            self.change_schema(
+                |catalog| {
+                    let block = match taken.get() {
+                        Some(block) => block,
+                        None => take_block(catalog, table, column, n)?,
+                    };
+                    taken.set(Some(block));
+                    catalog.reserve_sequence(table, column, block.end);
+                    Ok(Some(block))
+                },
+                |_| Ok(()),
+            )?
+            .ok_or_else(|| Error::Invalid(format!("no block of {table}.{column} reserved")))
+        };
         let mut tries = 0;
         loop {
-            match inner.reserve_remote_block(table, column, n) {
+            match reserve() {
                 Err(Error::CatalogChanged { .. }) if tries < CONFLICT_RETRIES => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(1 << tries.min(6)));
@@ -122,31 +141,6 @@ impl Cluster {
                 reserved => return reserved,
             }
         }
-    }
-}
-
-impl Inner {
-    /// Reserves `n` values of a sequence through the data nodes' catalog log, as a schema
-    /// change of this client's catalog ([`Inner::propose_schema`]).
-    fn reserve_remote_block(&self, table: &str, column: &str, n: i64) -> Result<Block> {
-        let remote = self.remote();
-        let _one = self
-            .schema_changes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let (mut draft, expected) = {
-            let catalog = self.catalog.read().unwrap_or_else(|e| e.into_inner());
-            (catalog.clone(), remote.epoch.load(Ordering::SeqCst))
-        };
-        let block = take_block(&draft, table, column, n)?;
-        draft.reserve_sequence(table, column, block.end);
-        let epoch = self.propose_schema(&draft, expected)?;
-        let mut catalog = self.catalog.write().unwrap_or_else(|e| e.into_inner());
-        catalog.reserve_sequence(table, column, block.end);
-        if remote.epoch.load(Ordering::SeqCst) < epoch {
-            remote.epoch.store(epoch, Ordering::SeqCst);
-        }
-        Ok(block)
     }
 }
 
