@@ -34,6 +34,48 @@ pub struct TableDef {
     /// What an INSERT puts in the columns it gives no value for, where that is not NULL
     /// (`DEFAULT expr`, `SERIAL`, `GENERATED ... AS IDENTITY`), by column.
     pub defaults: Vec<ColumnDefault>,
+    /// Its foreign keys (`REFERENCES`, `FOREIGN KEY ... REFERENCES`): the values rows of this
+    /// table give those columns exist in the referenced table.
+    pub foreign_keys: Vec<ForeignKey>,
+}
+
+/// A foreign key: a row whose columns `columns` are all non-NULL holds values that a row of
+/// table `parent` has in `parent_columns` (its primary key or a unique index's columns), as
+/// PostgreSQL's default `MATCH SIMPLE` has it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignKey {
+    /// The constraint's name (given, or `{table}_{columns}_fkey` as PostgreSQL names it).
+    pub name: String,
+    /// Positions of the referencing columns, in the key's order.
+    pub columns: Vec<usize>,
+    /// The referenced table's name as stored in the catalog.
+    pub parent: String,
+    /// Positions of the referenced columns in `parent`, one per referencing column.
+    pub parent_columns: Vec<usize>,
+    /// What deleting a referenced row does.
+    pub on_delete: ReferentialAction,
+    /// What changing a referenced row's key does.
+    pub on_update: ReferentialAction,
+}
+
+/// What deleting or changing a referenced row does to the rows referencing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReferentialAction {
+    /// `NO ACTION` (the default) and `RESTRICT`: the statement fails while a row still
+    /// references the row (weir checks when the statement ends, so both mean the same).
+    NoAction,
+    /// `RESTRICT`, as written (it behaves as [`ReferentialAction::NoAction`]).
+    Restrict,
+}
+
+impl ReferentialAction {
+    /// The action as SQL writes it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            ReferentialAction::NoAction => "NO ACTION",
+            ReferentialAction::Restrict => "RESTRICT",
+        }
+    }
 }
 
 /// What an INSERT puts in column `column` when it gives no value for it (or `DEFAULT`).
@@ -120,6 +162,22 @@ impl TableDef {
                 )
             })
             .map(|d| d.column)
+    }
+
+    /// The foreign keys of the tables of `catalog` that reference this table, with the
+    /// referencing table (this table's own, when it references itself, included).
+    pub fn referenced_by<'c>(
+        &self,
+        catalog: &'c Catalog,
+    ) -> impl Iterator<Item = (&'c TableDef, &'c ForeignKey)> + 'c {
+        let name = self.name.clone();
+        catalog.tables().flat_map(move |t| {
+            let name = name.clone();
+            t.foreign_keys
+                .iter()
+                .filter(move |fk| fk.parent.eq_ignore_ascii_case(&name))
+                .map(move |fk| (t, fk))
+        })
     }
 
     /// Name of the index on `column` (`"PRIMARY KEY"` for a one-column key), if any.

@@ -203,6 +203,8 @@ pub(crate) fn create_table(
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     // Defaults besides NULL.
     let mut defaults: Vec<ColumnDefault> = Vec::new();
+    // Foreign keys as declared, with their columns (resolved once the table's keys are).
+    let mut references: Vec<(&sql::ForeignKeyConstraint, Vec<usize>)> = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         check_new_column(&fields, &c.name.value)?;
         let serial = is_serial(&c.data_type);
@@ -269,6 +271,9 @@ pub(crate) fn create_table(
                 sql::ColumnOption::Unique(u) if plain_unique(u) && u.columns.is_empty() => {
                     uniques.push((u.name.as_ref().map(|n| n.value.clone()), vec![i]));
                 }
+                sql::ColumnOption::ForeignKey(fk) if fk.columns.is_empty() => {
+                    references.push((fk, vec![i]));
+                }
                 _ => {
                     return Err(unsupported(
                         format!("{} on column '{}'", o.option, c.name.value),
@@ -314,6 +319,26 @@ pub(crate) fn create_table(
                 }
                 uniques.push((u.name.as_ref().map(|n| n.value.clone()), columns));
             }
+            sql::TableConstraint::ForeignKey(fk) => {
+                let mut columns = Vec::with_capacity(fk.columns.len());
+                for col in &fk.columns {
+                    let i =
+                        schema
+                            .index_of(&col.value)
+                            .ok_or_else(|| PlanError::UnknownColumn {
+                                name: col.value.clone(),
+                                position: crate::bind::pos(col.span),
+                            })?;
+                    if columns.contains(&i) {
+                        return Err(PlanError::Invalid(format!(
+                            "column '{}' appears twice in a FOREIGN KEY of table '{name}'",
+                            schema.fields[i].name
+                        )));
+                    }
+                    columns.push(i);
+                }
+                references.push((fk, columns));
+            }
             _ => return Err(unsupported(format!("{c} in CREATE TABLE"), c.span())),
         }
     }
@@ -347,6 +372,17 @@ pub(crate) fn create_table(
             unique: true,
         });
     }
+    let new_table = crate::foreign_key::NewTable {
+        name: &name,
+        schema: &schema,
+        primary_key: &pk,
+        indexes: &indexes,
+    };
+    let mut foreign_keys = Vec::with_capacity(references.len());
+    for (fk, columns) in references {
+        let key = crate::foreign_key::resolve(fk, columns, &new_table, catalog, &foreign_keys)?;
+        foreign_keys.push(key);
+    }
     // Only now, so that IF NOT EXISTS does not hide an unsupported clause.
     if let Some(existing) = catalog.table(&name) {
         if ct.if_not_exists {
@@ -363,6 +399,7 @@ pub(crate) fn create_table(
         partitions: partitions.max(1),
         external: None,
         defaults,
+        foreign_keys,
     }))
 }
 
@@ -1050,6 +1087,7 @@ fn create_table_as(
         partitions: partitions.max(1),
         external: None,
         defaults: Vec::new(),
+        foreign_keys: Vec::new(),
     };
     let query = crate::query::plan_with_constants(bound, catalog, binder)?;
     Ok(Statement::CreateTableAs {
@@ -1157,10 +1195,21 @@ pub(crate) fn drop_table(
 ) -> Result<Statement, PlanError> {
     let name = dropped_name(names, "tables")?;
     match catalog.table(&name) {
-        Some(t) => Ok(Statement::DropTable {
-            name: t.name.clone(),
-            if_exists,
-        }),
+        Some(t) => {
+            if let Some((child, fk)) = t
+                .referenced_by(catalog)
+                .find(|(child, _)| !child.name.eq_ignore_ascii_case(&t.name))
+            {
+                return Err(PlanError::Depended(format!(
+                    "cannot drop table '{}': foreign key '{}' of table '{}' references it (drop that table first)",
+                    t.name, fk.name, child.name
+                )));
+            }
+            Ok(Statement::DropTable {
+                name: t.name.clone(),
+                if_exists,
+            })
+        }
         None if if_exists => Ok(Statement::DropTable { name, if_exists }),
         None => Err(PlanError::UnknownTable(name)),
     }

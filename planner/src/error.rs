@@ -60,6 +60,10 @@ pub enum PlanError {
     /// A semantically invalid statement (aggregate misuse, bad LIMIT, wrong INSERT arity, ...).
     #[error("invalid SQL: {0}")]
     Invalid(String),
+    /// A statement that would drop an object another one depends on (a table a foreign key
+    /// references).
+    #[error("{0}")]
+    Depended(String),
 }
 
 fn at(position: &str) -> String {

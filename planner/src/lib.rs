@@ -28,6 +28,7 @@ mod entry;
 pub mod error;
 pub mod explain;
 mod external;
+mod foreign_key;
 mod frame_exclude;
 pub mod logical;
 pub mod optimizer;
@@ -37,8 +38,8 @@ pub mod statement;
 
 pub use cache::{CachedStatement, PlanCache};
 pub use catalog::{
-    Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, IndexDef, SequenceState, TableDef,
-    ViewDef,
+    Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, ForeignKey, IndexDef, ReferentialAction,
+    SequenceState, TableDef, ViewDef,
 };
 pub use ddl::default_value;
 pub use depth::MAX_EXPR_DEPTH;

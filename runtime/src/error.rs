@@ -148,6 +148,22 @@ pub enum Error {
         /// columns `(a, b) = (10, 'x')`.
         key: String,
     },
+    /// A write that would leave a row whose foreign key's values no row of the referenced
+    /// table holds: an insert or update of the referencing table with values not there, or a
+    /// delete or key change of a referenced row that rows still reference. Nothing of the
+    /// statement was stored.
+    #[error("{what} on table {table} violates foreign key {constraint}: {detail}")]
+    ForeignKey {
+        /// What the statement does: `insert or update`, or `update or delete`.
+        what: &'static str,
+        /// The table the statement writes.
+        table: String,
+        /// The foreign key's name.
+        constraint: String,
+        /// The key and what is wrong with it: `key (pid) = (5) is not present in table
+        /// parent`, or `key (id) = (1) is still referenced from table child`.
+        detail: String,
+    },
     /// A row's primary key is NULL. Nothing of the statement was stored.
     #[error("primary key {column} cannot be NULL in table {table}")]
     NullKey {
@@ -263,6 +279,7 @@ impl Error {
             Error::ReadRefused { .. } => "read_refused",
             Error::DuplicateKey { .. } => "duplicate_key",
             Error::DuplicateUnique { .. } => "duplicate_unique",
+            Error::ForeignKey { .. } => "foreign_key",
             Error::NullKey { .. } => "null_key",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",

@@ -13,7 +13,9 @@
 //! | `Plan(ParamCount)` | 08P01 | protocol_violation |
 //! | `Plan(TableExists)`, `Plan(IndexExists)` | 42P07 | duplicate_table |
 //! | `Plan(Invalid)` | 42000 | syntax_error_or_access_rule_violation |
-//! | `DuplicateKey` | 23505 | unique_violation |
+//! | `Plan(Depended)` | 2BP01 | dependent_objects_still_exist |
+//! | `DuplicateKey`, `DuplicateUnique` | 23505 | unique_violation |
+//! | `ForeignKey` | 23503 | foreign_key_violation |
 //! | `NullKey` | 23502 | not_null_violation |
 //! | `DivisionByZero` | 22012 | division_by_zero |
 //! | `Overflow` | 22003 | numeric_value_out_of_range |
@@ -63,6 +65,7 @@ pub fn plan_sqlstate(e: &PlanError) -> &'static str {
         PlanError::ParamCount { .. } => "08P01",
         PlanError::TableExists(_) | PlanError::IndexExists(_) => "42P07",
         PlanError::Invalid(_) => "42000",
+        PlanError::Depended(_) => "2BP01",
     }
 }
 
@@ -70,7 +73,8 @@ pub fn plan_sqlstate(e: &PlanError) -> &'static str {
 pub fn sqlstate(e: &Error) -> &'static str {
     match e {
         Error::Plan(p) => plan_sqlstate(p),
-        Error::DuplicateKey { .. } => "23505",
+        Error::DuplicateKey { .. } | Error::DuplicateUnique { .. } => "23505",
+        Error::ForeignKey { .. } => "23503",
         Error::NullKey { .. } => "23502",
         Error::DivisionByZero { .. } => "22012",
         Error::Overflow { .. } => "22003",
@@ -165,6 +169,27 @@ mod tests {
                 "57P03",
             ),
             (Error::Shutdown, "57P01"),
+            (
+                Error::DuplicateUnique {
+                    table: "t".into(),
+                    index: "t_x_key".into(),
+                    key: "x = 1".into(),
+                },
+                "23505",
+            ),
+            (
+                Error::ForeignKey {
+                    what: "insert or update",
+                    table: "child".into(),
+                    constraint: "child_pid_fkey".into(),
+                    detail: "key (pid) = (5) is not present in table parent".into(),
+                },
+                "23503",
+            ),
+            (
+                Error::Plan(PlanError::Depended("cannot drop table 'p'".into())),
+                "2BP01",
+            ),
         ];
         for (e, code) in cases {
             assert_eq!(sqlstate(&e), code, "{e}");

@@ -440,6 +440,57 @@ fn a_data_directory_of_the_first_catalog_format_opens() {
     assert_idle(&c);
 }
 
+/// `tests/fixtures/format-2-data-dir` was written by `weir sql --nodes 2 --data-dir` of the
+/// build before catalogs had foreign keys (137f8fe): `t (id SERIAL PRIMARY KEY, name VARCHAR
+/// NOT NULL DEFAULT 'anon', x BIGINT UNIQUE)` with an index on `name` and rows (1, 'anon',
+/// 10), (2, 'b', 20); `bag (v BIGINT)` with 7 twice; the view `big` (`SELECT id FROM t WHERE
+/// x > 15`).
+#[test]
+fn a_data_directory_of_the_second_catalog_format_opens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-2-data-dir");
+    copy_dir(&fixture, tmp.path());
+    let c = open(tmp.path());
+    let rows = |sql: &str| c.query(sql, &[]).unwrap().rows();
+    assert_eq!(
+        rows("SELECT id, name, x FROM t ORDER BY id"),
+        vec![
+            vec![1.into(), "anon".into(), 10.into()],
+            vec![2.into(), "b".into(), 20.into()]
+        ]
+    );
+    assert_eq!(rows("SELECT id FROM big"), vec![vec![Value::Int(2)]]);
+    assert_eq!(
+        rows("SELECT v FROM bag"),
+        vec![vec![7.into()], vec![7.into()]]
+    );
+    // Its defaults, sequence and constraints hold: the new key is past those the old
+    // process reserved, never one it handed out.
+    c.execute("INSERT INTO t (x) VALUES (30)").unwrap();
+    let new = rows("SELECT id, name FROM t WHERE x = 30");
+    assert_eq!(new[0][1], "anon".into());
+    assert!(matches!(new[0][0], Value::Int(id) if id > 2), "{new:?}");
+    assert!(matches!(
+        c.execute("INSERT INTO t (x) VALUES (10)"),
+        Err(Error::DuplicateUnique { .. })
+    ));
+    // A table of today's format, referencing one of the old, is kept across a restart.
+    c.execute("CREATE TABLE r (id BIGINT PRIMARY KEY, t_id BIGINT REFERENCES t)")
+        .unwrap();
+    c.execute("INSERT INTO r VALUES (1, 2)").unwrap();
+    c.shutdown();
+    let c = open(tmp.path());
+    assert!(matches!(
+        c.execute("DELETE FROM t WHERE id = 2"),
+        Err(Error::ForeignKey { .. })
+    ));
+    assert_eq!(
+        c.query("SELECT COUNT(*) FROM t", &[]).unwrap().rows(),
+        vec![vec![Value::Int(3)]]
+    );
+    assert_idle(&c);
+}
+
 /// Microseconds since 1970 by the machine's clock (UTC).
 fn clock_micros() -> i64 {
     std::time::SystemTime::now()

@@ -21,6 +21,7 @@ mod distributed;
 mod durability;
 mod external;
 mod faults;
+mod foreign_keys;
 mod hostile;
 mod hostile_bytes;
 mod join_chains;

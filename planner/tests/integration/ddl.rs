@@ -498,16 +498,16 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
             "CHECK (b > 0) on column 'b'",
         ),
         (
-            "CREATE TABLE n (a INT REFERENCES Item(id))",
-            "REFERENCES Item (id) on column 'a'",
+            "CREATE TABLE n (a INT REFERENCES Item(id) ON DELETE CASCADE)",
+            "ON DELETE CASCADE on a foreign key (weir enforces NO ACTION and RESTRICT)",
         ),
         (
             "CREATE TABLE n (a INT, CHECK (a > 0))",
             "CHECK (a > 0) in CREATE TABLE",
         ),
         (
-            "CREATE TABLE n (a INT, FOREIGN KEY (a) REFERENCES Item(id))",
-            "FOREIGN KEY (a) REFERENCES Item(id) in CREATE TABLE",
+            "CREATE TABLE n (a INT, FOREIGN KEY (a) REFERENCES Item(id) MATCH FULL)",
+            "MATCH FULL on a foreign key (weir's keys are MATCH SIMPLE)",
         ),
         (
             "CREATE TABLE n (a INT PRIMARY KEY AUTOINCREMENT)",

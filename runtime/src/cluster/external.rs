@@ -72,6 +72,7 @@ impl Cluster {
             partitions: self.inner.config.partitions.max(1),
             external: Some(source),
             defaults: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         self.change_schema(
             |catalog| {

@@ -19,6 +19,7 @@ pub mod prepared;
 mod proposals;
 mod queries;
 mod recovery;
+mod references;
 pub mod remote;
 pub(crate) mod restore;
 mod sequence_blocks;

@@ -80,7 +80,7 @@ impl Cluster {
 
     /// Columns `select` of the stored rows of `def` whose column `first` holds one of
     /// `values` (looked up [`LOOKUP_CHUNK`] values a query).
-    fn rows_with_values(
+    pub(super) fn rows_with_values(
         &self,
         def: &TableDef,
         select: &[usize],
@@ -200,7 +200,7 @@ fn quote(name: &str) -> String {
 }
 
 /// Values as a key that tells them apart (text is quoted).
-fn key_of(values: &[Value]) -> Vec<String> {
+pub(super) fn key_of(values: &[Value]) -> Vec<String> {
     values.iter().map(|v| format!("{v:?}")).collect()
 }
 

@@ -1,5 +1,5 @@
 //! The write path: rows of a load or INSERT are checked (NOT NULL columns, unique indexes:
-//! `super::unique`), assigned to partitions (by key, or
+//! `super::unique`, foreign keys: `super::references`), assigned to partitions (by key, or
 //! by hidden row id for tables without one) and replicated to every copy through
 //! [`crate::replication::writes`]; UPDATE and DELETE run their query for the affected rows, then
 //! write deletes (by key) and inserts the same way, or, for a table without a key, rewrite
@@ -123,6 +123,7 @@ impl Cluster {
     pub(super) fn load_all_locked(&self, table: &str, batches: Vec<Batch>) -> Result<usize> {
         self.check_up()?;
         self.check_unique_of(table, &batches)?;
+        self.check_references_of(table, &batches)?;
         let mut catalog = self
             .inner
             .catalog
@@ -193,6 +194,7 @@ impl Cluster {
         } else {
             (rows, None)
         };
+        self.check_not_referenced(&self.table_def(table)?, &ids, None)?;
         self.change(table, n, |def, changes| {
             if def.has_key() {
                 for (p, keys) in by_key(def, &ids)? {
@@ -238,6 +240,16 @@ impl Cluster {
             let values: Vec<usize> = (id_len..rows.num_columns()).collect();
             self.check_unique(&def, &[rows.project(&values)], Some(&rows.project(&ids)))?;
         }
+        {
+            let def = self.table_def(table)?;
+            let ids: Vec<usize> = (0..weir_planner::identity_columns(&def).len()).collect();
+            let values: Vec<usize> = (ids.len()..rows.num_columns()).collect();
+            let (ids, new) = (rows.project(&ids), rows.project(&values));
+            if new.types() == def.schema.types() {
+                self.check_references(&def, std::slice::from_ref(&new), Some(&ids))?;
+                self.check_not_referenced(&def, &ids, Some(&new))?;
+            }
+        }
         self.change(table, 0, |def, changes| {
             let id_len = weir_planner::identity_columns(def).len();
             let ids: Vec<usize> = (0..id_len).collect();
@@ -274,11 +286,7 @@ impl Cluster {
     /// Fails when an UPDATE's `rows` (identity, then new values) change a row of a keyed
     /// `table` more than once: `UPDATE ... FROM` where several rows of FROM match one.
     fn check_updated_once(&self, table: &str, rows: &Batch) -> Result<()> {
-        let def = {
-            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
-            catalog.table(table).cloned()
-        };
-        let Some(def) = def.filter(TableDef::has_key) else {
+        let Some(def) = self.table_def(table).ok().filter(TableDef::has_key) else {
             return Ok(());
         };
         let k = def.primary_key.len();
@@ -299,6 +307,15 @@ impl Cluster {
         Ok(())
     }
 
+    /// The definition of table `name` as the catalog has it now.
+    pub(super) fn table_def(&self, name: &str) -> Result<TableDef> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        catalog
+            .table(name)
+            .cloned()
+            .ok_or_else(|| Error::Plan(weir_planner::PlanError::UnknownTable(name.to_string())))
+    }
+
     /// `table`'s definition when it has a unique index (whose writes are checked first).
     fn unique_indexed(&self, table: &str) -> Option<TableDef> {
         let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
@@ -313,6 +330,24 @@ impl Cluster {
         match self.unique_indexed(table) {
             Some(def) => self.check_unique(&def, batches, None),
             None => Ok(()),
+        }
+    }
+
+    /// [`Cluster::check_references`] of rows inserted into `table`, when it has foreign keys
+    /// (batches without the table's column types are left to the write, which refuses them).
+    fn check_references_of(&self, table: &str, batches: &[Batch]) -> Result<()> {
+        let def = {
+            let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+            catalog
+                .table(table)
+                .filter(|d| !d.foreign_keys.is_empty())
+                .cloned()
+        };
+        match def {
+            Some(def) if batches.iter().all(|b| b.types() == def.schema.types()) => {
+                self.check_references(&def, batches, None)
+            }
+            _ => Ok(()),
         }
     }
 

@@ -504,6 +504,7 @@ mod tests {
                 partitions: 4,
                 external: None,
                 defaults: Vec::new(),
+                foreign_keys: Vec::new(),
             })
             .collect();
         encode_catalog(&CatalogSnapshot {

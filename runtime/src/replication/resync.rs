@@ -637,6 +637,7 @@ mod tests {
             partitions: 4,
             external: None,
             defaults: Vec::new(),
+            foreign_keys: Vec::new(),
         }
     }
 

@@ -1,14 +1,15 @@
-//! The catalog's first wire form, written before catalogs carried a format version (weir up
-//! to 2026-12-06): read so that a data directory, or a catalog log, written then still
-//! starts, and converted to today's [`CatalogSnapshot`].
+//! The catalog's earlier wire forms, read so that a data directory, or a catalog log, written
+//! by an earlier build still starts, and converted to today's [`CatalogSnapshot`]: the first
+//! (written before catalogs carried a format number, weir up to 2026-12-06) and format 2
+//! (column defaults and sequences, before foreign keys).
 //!
-//! Its types mirror the planner's of that time field for field (bincode encodes fields by
+//! Their types mirror the planner's of that time field for field (bincode encodes fields by
 //! position, not by name): change nothing here.
 
 use serde::Deserialize;
 use weir_operators::external::ExternalSource;
 use weir_operators::Schema;
-use weir_planner::{CatalogSnapshot, IndexDef, TableDef, ViewDef};
+use weir_planner::{CatalogSnapshot, ColumnDefault, IndexDef, SequenceState, TableDef, ViewDef};
 
 /// A table definition of format 1.
 #[derive(Deserialize)]
@@ -48,12 +49,64 @@ impl From<CatalogSnapshotV1> for CatalogSnapshot {
                     partitions: t.partitions,
                     external: t.external,
                     defaults: Vec::new(),
+                    foreign_keys: Vec::new(),
                 })
                 .collect(),
             views: v1.views,
             row_counts: v1.row_counts,
             next_row_ids: v1.next_row_ids,
             sequences: Vec::new(),
+        }
+    }
+}
+
+/// A table definition of format 2.
+#[derive(Deserialize)]
+struct TableDefV2 {
+    name: String,
+    schema: Schema,
+    primary_key: Vec<usize>,
+    indexes: Vec<IndexDef>,
+    not_null: Vec<usize>,
+    partitions: u32,
+    external: Option<ExternalSource>,
+    defaults: Vec<ColumnDefault>,
+}
+
+/// A catalog of format 2.
+#[derive(Deserialize)]
+pub(super) struct CatalogSnapshotV2 {
+    version: u64,
+    tables: Vec<TableDefV2>,
+    views: Vec<ViewDef>,
+    row_counts: Vec<(String, u64)>,
+    next_row_ids: Vec<(String, u64)>,
+    sequences: Vec<SequenceState>,
+}
+
+impl From<CatalogSnapshotV2> for CatalogSnapshot {
+    fn from(v2: CatalogSnapshotV2) -> Self {
+        CatalogSnapshot {
+            version: v2.version,
+            tables: v2
+                .tables
+                .into_iter()
+                .map(|t| TableDef {
+                    name: t.name,
+                    schema: t.schema,
+                    primary_key: t.primary_key,
+                    indexes: t.indexes,
+                    not_null: t.not_null,
+                    partitions: t.partitions,
+                    external: t.external,
+                    defaults: t.defaults,
+                    foreign_keys: Vec::new(),
+                })
+                .collect(),
+            views: v2.views,
+            row_counts: v2.row_counts,
+            next_row_ids: v2.next_row_ids,
+            sequences: v2.sequences,
         }
     }
 }

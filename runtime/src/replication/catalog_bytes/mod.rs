@@ -3,9 +3,10 @@
 //! only columns its tables have), so that no node trusts a catalog it was sent.
 //!
 //! The bytes open with [`VERSIONED`] and the format's number ([`FORMAT`]), then the
-//! snapshot in the project's codec: a build reads every format up to its own (the first,
-//! written before catalogs had a number, by the `legacy` module) and refuses a newer one by name, so
-//! that a data directory or a catalog log outlives the build that wrote it.
+//! snapshot in the project's codec: a build reads every format up to its own (the earlier
+//! ones, the first written before catalogs had a number, by the `legacy` module) and
+//! refuses a newer one by name, so that a data directory or a catalog log outlives the build
+//! that wrote it.
 
 mod legacy;
 
@@ -18,8 +19,9 @@ use weir_planner::CatalogSnapshot;
 /// schema version as a bincode varint, whose first byte is never 255.
 pub const VERSIONED: u8 = 0xFF;
 
-/// The catalog format this build writes: 2 added column defaults and sequences.
-pub const FORMAT: u8 = 2;
+/// The catalog format this build writes: 2 added column defaults and sequences, 3 foreign
+/// keys.
+pub const FORMAT: u8 = 3;
 
 /// The wire form of catalog `snapshot`.
 pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
@@ -43,6 +45,7 @@ pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
 fn decode_any(bytes: &[u8]) -> Result<CatalogSnapshot> {
     match bytes {
         [VERSIONED, FORMAT, body @ ..] => codec::decode(body),
+        [VERSIONED, 2, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV2>(body)?.into()),
         [VERSIONED, format, ..] => Err(crate::error::Error::Codec(format!(
             "the catalog is in format {format}, newer than this build of weir reads (up to {FORMAT}): run a newer weir"
         ))),
@@ -76,6 +79,26 @@ pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
             )));
         }
     }
+    for def in &snapshot.tables {
+        for fk in &def.foreign_keys {
+            let parent = snapshot
+                .tables
+                .iter()
+                .find(|t| t.name.eq_ignore_ascii_case(&fk.parent));
+            let sound = parent.is_some_and(|p| {
+                fk.columns.len() == fk.parent_columns.len()
+                    && !fk.columns.is_empty()
+                    && fk.columns.iter().all(|&c| c < def.schema.len())
+                    && fk.parent_columns.iter().all(|&c| c < p.schema.len())
+            });
+            if !sound {
+                return Err(crate::error::Error::Codec(format!(
+                    "the catalog's table {} is malformed (its foreign key {} names a table or columns there are not)",
+                    def.name, fk.name
+                )));
+            }
+        }
+    }
     Ok(snapshot)
 }
 
@@ -83,7 +106,7 @@ pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
 mod tests {
     use super::*;
     use weir_operators::{DataType, Field, Schema};
-    use weir_planner::{ColumnDefault, DefaultValue, TableDef};
+    use weir_planner::{ColumnDefault, DefaultValue, ForeignKey, ReferentialAction, TableDef};
 
     fn table() -> TableDef {
         TableDef {
@@ -107,11 +130,19 @@ mod tests {
                     value: DefaultValue::Expr("'x'".into()),
                 },
             ],
+            foreign_keys: vec![ForeignKey {
+                name: "t_v_fkey".into(),
+                columns: vec![1],
+                parent: "t".into(),
+                parent_columns: vec![1],
+                on_delete: ReferentialAction::NoAction,
+                on_update: ReferentialAction::Restrict,
+            }],
         }
     }
 
     #[test]
-    fn a_catalog_reads_back_with_its_defaults() {
+    fn a_catalog_reads_back_with_its_defaults_and_foreign_keys() {
         let snapshot = CatalogSnapshot {
             version: 3,
             tables: vec![table()],
@@ -136,5 +167,17 @@ mod tests {
         });
         let e = decode_catalog(&bytes).unwrap_err().to_string();
         assert!(e.contains("malformed"), "{e}");
+        // A foreign key to a table, or a column, the catalog has not.
+        for (parent, column) in [("gone", 1), ("t", 7)] {
+            let mut bad = table();
+            bad.foreign_keys[0].parent = parent.into();
+            bad.foreign_keys[0].parent_columns = vec![column];
+            let bytes = encode_catalog(&CatalogSnapshot {
+                tables: vec![bad],
+                ..Default::default()
+            });
+            let e = decode_catalog(&bytes).unwrap_err().to_string();
+            assert!(e.contains("foreign key t_v_fkey"), "{e}");
+        }
     }
 }
