@@ -241,17 +241,40 @@ impl Shell {
                 return self.fail(format!("no table named '{table}'"));
             }
         }
-        for t in tables {
-            println!("{}", create_statements(&t));
+        let all = self.session.cluster.tables();
+        for t in parents_first(tables) {
+            println!("{}", create_statements(&t, &all));
         }
     }
 }
 
+/// `tables` (in name order) reordered so that a table comes after the tables its foreign
+/// keys reference, as its `CREATE TABLE` must (keys reference only tables made before
+/// them, or their own, so there are no cycles).
+fn parents_first(mut tables: Vec<weir::planner::TableDef>) -> Vec<weir::planner::TableDef> {
+    let mut out: Vec<weir::planner::TableDef> = Vec::with_capacity(tables.len());
+    while !tables.is_empty() {
+        let ready = |t: &weir::planner::TableDef| {
+            t.foreign_keys.iter().all(|fk| {
+                fk.parent.eq_ignore_ascii_case(&t.name)
+                    || !tables
+                        .iter()
+                        .any(|o| o.name.eq_ignore_ascii_case(&fk.parent))
+            })
+        };
+        // A table whose parents are all out (or, were the catalog to hold a cycle, the first).
+        let next = tables.iter().position(ready).unwrap_or(0);
+        out.push(tables.remove(next));
+    }
+    out
+}
+
 /// The statements that make table `t` again: its `CREATE TABLE` (columns with their types,
-/// `NOT NULL`, defaults, `SERIAL` and identity columns, the primary key) and a `CREATE
-/// [UNIQUE] INDEX` for each secondary index, one per line.
-fn create_statements(t: &weir::planner::TableDef) -> String {
-    use weir::planner::DefaultValue;
+/// `NOT NULL`, defaults, `SERIAL` and identity columns, the primary key, unique constraints
+/// and foreign keys) and a `CREATE [UNIQUE] INDEX` for each other index, one per line.
+/// `tables` are the catalog's, which name the columns the foreign keys reference.
+fn create_statements(t: &weir::planner::TableDef, tables: &[weir::planner::TableDef]) -> String {
+    use weir::planner::{DefaultValue, ReferentialAction};
     let f = &t.schema.fields;
     let mut cols: Vec<String> = f
         .iter()
@@ -278,12 +301,52 @@ fn create_statements(t: &weir::planner::TableDef) -> String {
             }
         })
         .collect();
+    let names = |columns: &[usize]| -> String {
+        let names: Vec<&str> = columns.iter().map(|&c| f[c].name.as_str()).collect();
+        names.join(", ")
+    };
     if !t.primary_key.is_empty() {
-        let key: Vec<&str> = t.primary_key.iter().map(|&k| f[k].name.as_str()).collect();
-        cols.push(format!("PRIMARY KEY ({})", key.join(", ")));
+        cols.push(format!("PRIMARY KEY ({})", names(&t.primary_key)));
+    }
+    // A unique index is a constraint of the table (a foreign key of the table itself may
+    // reference it), but one on the primary key's columns, which the constraint would not make.
+    let (inline, after): (Vec<_>, Vec<_>) = t
+        .indexes
+        .iter()
+        .partition(|i| i.unique && i.columns() != t.primary_key);
+    for i in inline {
+        cols.push(format!(
+            "CONSTRAINT {} UNIQUE ({})",
+            i.name,
+            names(&i.columns())
+        ));
+    }
+    for fk in &t.foreign_keys {
+        let parent = tables
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(&fk.parent))
+            .unwrap_or(t);
+        let referenced: Vec<&str> = fk
+            .parent_columns
+            .iter()
+            .map(|&c| parent.schema.fields[c].name.as_str())
+            .collect();
+        let mut key = format!(
+            "CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({})",
+            fk.name,
+            names(&fk.columns),
+            fk.parent,
+            referenced.join(", ")
+        );
+        for (on, action) in [("DELETE", fk.on_delete), ("UPDATE", fk.on_update)] {
+            if action != ReferentialAction::NoAction {
+                key.push_str(&format!(" ON {on} {}", action.sql()));
+            }
+        }
+        cols.push(key);
     }
     let mut out = vec![format!("CREATE TABLE {} ({});", t.name, cols.join(", "))];
-    for i in &t.indexes {
+    for i in after {
         let columns: Vec<&str> = i
             .columns()
             .into_iter()
@@ -302,7 +365,7 @@ fn create_statements(t: &weir::planner::TableDef) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::create_statements;
+    use super::{create_statements, parents_first};
     use weir::Cluster;
 
     #[test]
@@ -317,12 +380,40 @@ mod tests {
             .unwrap();
         c.execute("CREATE INDEX t_day ON t (day)").unwrap();
         let before = c.tables().remove(0);
-        let text = create_statements(&before);
+        let text = create_statements(&before, &c.tables());
         c.execute("DROP TABLE t").unwrap();
         for statement in text.lines() {
             c.execute(statement).unwrap();
         }
         assert_eq!(c.tables().remove(0), before, "{text}");
+        c.shutdown();
+    }
+
+    #[test]
+    fn schema_statements_make_foreign_keys_again_parents_first() {
+        let c = Cluster::builder().nodes(1).partitions(4).build().unwrap();
+        // `a_child` sorts before its parent; `z_parent` references itself through a unique
+        // constraint, not its key.
+        c.execute(
+            "CREATE TABLE z_parent (id BIGINT PRIMARY KEY, code VARCHAR, up VARCHAR,              UNIQUE (code), FOREIGN KEY (up) REFERENCES z_parent (code))",
+        )
+        .unwrap();
+        c.execute(
+            "CREATE TABLE a_child (id BIGINT PRIMARY KEY, p BIGINT, c VARCHAR,              CONSTRAINT by_id FOREIGN KEY (p) REFERENCES z_parent ON DELETE RESTRICT,              FOREIGN KEY (c) REFERENCES z_parent (code))",
+        )
+        .unwrap();
+        let before = c.tables();
+        let mut text = String::new();
+        for t in parents_first(before.clone()) {
+            text.push_str(&create_statements(&t, &before));
+            text.push('\n');
+        }
+        c.execute("DROP TABLE a_child").unwrap();
+        c.execute("DROP TABLE z_parent").unwrap();
+        for statement in text.lines() {
+            c.execute(statement).unwrap();
+        }
+        assert_eq!(c.tables(), before, "{text}");
         c.shutdown();
     }
 }
