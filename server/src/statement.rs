@@ -488,7 +488,9 @@ fn placeholder(e: &Expr) -> Option<&str> {
             sql::Value::Placeholder(s) => Some(s),
             _ => None,
         },
-        Expr::Nested(inner) => placeholder(inner),
+        // `$1::VARCHAR`, as SQLAlchemy writes its parameters: the value goes to the column
+        // all the same.
+        Expr::Nested(inner) | Expr::Cast { expr: inner, .. } => placeholder(inner),
         _ => None,
     }
 }

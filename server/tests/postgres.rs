@@ -397,6 +397,31 @@ async fn insert_returning_answers_generated_keys_in_both_protocols() {
         .await
         .unwrap();
     assert_eq!((total.get::<_, i64>(0), total.get::<_, i64>(1)), (5, 13));
+    // Parameters cast in the statement, as SQLAlchemy's psycopg writes them (`VALUES
+    // (%(item)s::VARCHAR, %(qty)s::BIGINT)`), take their columns' types, and the columns
+    // are described (they were not: the stand-in text did not cast to BIGINT, and the
+    // NULLs tried next not into a NOT NULL column).
+    let cast = client
+        .prepare(
+            "INSERT INTO orders (item, qty) VALUES ($1::VARCHAR, $2::BIGINT) RETURNING id, qty",
+        )
+        .await
+        .unwrap();
+    let names: Vec<&str> = cast.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["id", "qty"]);
+    assert_eq!(cast.params(), &[Type::TEXT, Type::INT8]);
+    let row = client
+        .query_one(
+            "INSERT INTO orders (item, qty) VALUES ($1::VARCHAR, $2::BIGINT) RETURNING qty",
+            &[&"f", &None::<i64>],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Option<i64>>(0), None);
+    client
+        .execute("DELETE FROM orders WHERE item = 'f'", &[])
+        .await
+        .unwrap();
     // UPDATE and DELETE answer their rows too, tagged as themselves.
     let answer = bounded(
         "update and delete returning",
