@@ -1686,6 +1686,36 @@ fn finish(mut child: std::process::Child, what: &str) -> std::process::Output {
 }
 
 #[test]
+fn the_psql_client_shows_foreign_keys_both_ways() {
+    let c = cluster();
+    c.execute("CREATE TABLE author (id BIGINT PRIMARY KEY, name VARCHAR)")
+        .unwrap();
+    c.execute(
+        "CREATE TABLE book (id BIGINT PRIMARY KEY, author_id BIGINT REFERENCES author, \
+         co BIGINT, FOREIGN KEY (co) REFERENCES author (id) ON DELETE RESTRICT)",
+    )
+    .unwrap();
+    let server = serve(&c, ServerConfig::new());
+    let Some(out) = run_psql(server.local_addr(), &["-c", "\\d book", "-c", "\\d author"]) else {
+        eprintln!("skipped: no psql on this machine");
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let out = String::from_utf8(out.stdout).unwrap();
+    // As PostgreSQL 15's psql prints the same tables.
+    for line in [
+        "Foreign-key constraints:",
+        "    \"book_author_id_fkey\" FOREIGN KEY (author_id) REFERENCES author(id)\n",
+        "    \"book_co_fkey\" FOREIGN KEY (co) REFERENCES author(id) ON DELETE RESTRICT\n",
+        "Referenced by:",
+        "    TABLE \"book\" CONSTRAINT \"book_author_id_fkey\" FOREIGN KEY (author_id) REFERENCES author(id)\n",
+        "    TABLE \"book\" CONSTRAINT \"book_co_fkey\" FOREIGN KEY (co) REFERENCES author(id) ON DELETE RESTRICT\n",
+    ] {
+        assert!(out.contains(line), "no {line:?} in:\n{out}");
+    }
+}
+
+#[test]
 fn the_psql_client_describes_tables_and_views() {
     let c = cluster();
     describe_fixture(&c);

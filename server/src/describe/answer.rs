@@ -5,8 +5,9 @@ use pgwire::api::Type;
 use weir_operators::{DataType, Value};
 
 use super::question::{Describe, Filter, Item, Question, TypeName};
-use super::relations::{oid, ColumnInfo, IndexInfo, Relation};
+use super::relations::{oid, ColumnInfo, ForeignKeyInfo, IndexInfo, Relation};
 use crate::catalog::matches;
+use weir_planner::ReferentialAction;
 
 /// The types a type lookup finds: weir's column types and the integer and float widths
 /// clients bind (name, oid, array type's oid, `regtype` text; other names it answers to).
@@ -48,7 +49,9 @@ fn named_type(name: &str) -> DataType {
         "oid" | "relchecks" | "reltablespace" | "attnum" | "stxstattarget" | "attstattarget"
         | "conrelid" | "indrelid" | "indnkeyatts" | "relam" | "atttypid" | "atttypmod"
         | "attlen" | "typtypmod" | "typbasetype" | "key_seq" | "ordinal_position" | "type"
-        | "cardinality" | "pages" => DataType::Int64,
+        | "cardinality" | "pages" | "update_rule" | "delete_rule" | "deferrability" => {
+            DataType::Int64
+        }
         "relhasindex"
         | "relhasrules"
         | "relhastriggers"
@@ -71,7 +74,8 @@ fn named_type(name: &str) -> DataType {
         | "mcv_enabled"
         | "not_null"
         | "has_constraint"
-        | "indnullsnotdistinct" => DataType::Boolean,
+        | "indnullsnotdistinct"
+        | "sametable" => DataType::Boolean,
         _ => DataType::Utf8,
     }
 }
@@ -404,6 +408,106 @@ impl Describe {
                     .collect()
             }
             Question::Nothing => Vec::new(),
+            Question::ForeignKeys { oid } => find(*oid)
+                .map(|r| {
+                    r.foreign_keys
+                        .iter()
+                        .map(|k| {
+                            answer(&|n| match n {
+                                "sametable" => Value::Bool(true),
+                                "ontable" => text(&k.table),
+                                _ => constraint_value(k, n),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Question::ReferencedBy { oid } => find(*oid)
+                .map(|r| {
+                    r.referenced_by
+                        .iter()
+                        .map(|k| {
+                            answer(&|n| match n {
+                                "ontable" => text(&k.table),
+                                _ => constraint_value(k, n),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Question::ConstraintDefinitions { kind, filters } => {
+                let foreign = value_of(kind, params) == Some("f");
+                passing(relations, filters, params)
+                    .into_iter()
+                    .flat_map(|r| {
+                        let keys: Vec<Option<&ForeignKeyInfo>> =
+                            match (foreign, r.foreign_keys.is_empty()) {
+                                (true, false) => r.foreign_keys.iter().map(Some).collect(),
+                                // The outer join's row of a relation without one.
+                                _ => vec![None],
+                            };
+                        keys.into_iter()
+                            .map(|k| {
+                                answer(&|n| match (n, k) {
+                                    ("relname", _) => text(&r.name),
+                                    // The referenced table's schema.
+                                    ("nspname", Some(_)) => text("public"),
+                                    (_, Some(k)) => constraint_value(k, n),
+                                    (_, None) => Value::Null,
+                                })
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            }
+            Question::JdbcForeignKeys { table, exported } => {
+                let wanted = value_of(table, params).map(str::to_lowercase);
+                let Some(r) = relations
+                    .iter()
+                    .find(|r| Some(r.name.to_lowercase()) == wanted)
+                else {
+                    return Vec::new();
+                };
+                let mut keys: Vec<&ForeignKeyInfo> = if *exported {
+                    r.referenced_by.iter().collect()
+                } else {
+                    r.foreign_keys.iter().collect()
+                };
+                // As JDBC orders them: by the other table, then the key's name.
+                keys.sort_by(|a, b| {
+                    let other = |k: &ForeignKeyInfo| {
+                        if *exported {
+                            k.table.clone()
+                        } else {
+                            k.parent.clone()
+                        }
+                    };
+                    (other(a), &a.name).cmp(&(other(b), &b.name))
+                });
+                keys.into_iter()
+                    .flat_map(|k| {
+                        (0..k.columns.len())
+                            .map(|i| {
+                                answer(&|n| match n {
+                                    "pktable_schem" | "fktable_schem" => text("public"),
+                                    "pktable_name" => text(&k.parent),
+                                    "pkcolumn_name" => text(&k.parent_columns[i]),
+                                    "fktable_name" => text(&k.table),
+                                    "fkcolumn_name" => text(&k.columns[i]),
+                                    "key_seq" => Value::Int(i as i64 + 1),
+                                    "update_rule" => Value::Int(jdbc_rule(k.on_update)),
+                                    "delete_rule" => Value::Int(jdbc_rule(k.on_delete)),
+                                    "fk_name" => text(&k.name),
+                                    "pk_name" => text(&k.parent_index),
+                                    // importedKeyNotDeferrable.
+                                    "deferrability" => Value::Int(7),
+                                    _ => Value::Null,
+                                })
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            }
             Question::JdbcIndexInfo { table, unique_only } => {
                 let wanted = value_of(table, params).map(str::to_lowercase);
                 let mut rows: Vec<(bool, i64, &str, usize, &Relation, &IndexInfo, &str)> =
@@ -667,8 +771,10 @@ fn class_value(r: &Relation, name: &str) -> Value {
         "relchecks" | "reltablespace" => Value::Int(0),
         "relkind" => text(&r.relkind().to_string()),
         "relhasindex" => Value::Bool(!r.indexes.is_empty()),
+        // PostgreSQL enforces foreign keys by triggers; psql lists a table's keys, and those
+        // referencing it, only for a table that has them.
+        "relhastriggers" => Value::Bool(!r.foreign_keys.is_empty() || !r.referenced_by.is_empty()),
         "relhasrules"
-        | "relhastriggers"
         | "relrowsecurity"
         | "relforcerowsecurity"
         | "relhasoids"
@@ -680,6 +786,28 @@ fn class_value(r: &Relation, name: &str) -> Value {
         // `\d+`'s reloptions (`array_to_string(...)`): none.
         "array_to_string" => text(""),
         _ => Value::Null,
+    }
+}
+
+/// `pg_constraint`'s columns for foreign key `k`.
+fn constraint_value(k: &ForeignKeyInfo, name: &str) -> Value {
+    match name {
+        "conname" => text(&k.name),
+        // psql's `condef`, SQLAlchemy's `anon_1` (`CASE ... pg_get_constraintdef(...) END`).
+        "condef" | "pg_get_constraintdef" | "anon_1" => text(&k.definition()),
+        "contype" => text("f"),
+        "confupdtype" => text(ForeignKeyInfo::action_code(k.on_update)),
+        "confdeltype" => text(ForeignKeyInfo::action_code(k.on_delete)),
+        "condeferrable" | "condeferred" => Value::Bool(false),
+        _ => Value::Null,
+    }
+}
+
+/// JDBC's rule of a referential action: `importedKeyNoAction` 3, `importedKeyRestrict` 1.
+fn jdbc_rule(action: ReferentialAction) -> i64 {
+    match action {
+        ReferentialAction::NoAction => 3,
+        ReferentialAction::Restrict => 1,
     }
 }
 

@@ -6,7 +6,7 @@ use weir_operators::Value;
 use super::question::{Describe, Question};
 use super::recognize::psql_describe;
 use super::relations::Relation;
-use super::tests::{fixture_query, item_table};
+use super::tests::{fixture_query, item_table, with_foreign_keys};
 
 const QUERIES: &str = include_str!("pgjdbc_42_5.sql");
 
@@ -191,7 +191,7 @@ fn get_primary_keys_and_get_schemas() {
 }
 
 #[test]
-fn get_index_info_lists_each_index_column_and_foreign_keys_are_none() {
+fn get_index_info_lists_each_index_column() {
     let d = describe(&query("index_info"));
     assert!(matches!(
         d.question,
@@ -241,9 +241,58 @@ fn get_index_info_lists_each_index_column_and_foreign_keys_are_none() {
     assert_eq!(unique.rows(&relations(), &[]).len(), 1);
     let d = describe(&query("max_index_keys"));
     assert_eq!(d.rows(&[], &[]), vec![vec![text("32")]]);
-    for keys in ["imported_keys", "exported_keys"] {
-        let d = describe(&query(keys));
-        assert_eq!(d.question, Question::Nothing, "{keys}");
-        assert_eq!(d.columns().len(), 14, "{keys}");
-    }
+}
+
+#[test]
+fn imported_and_exported_keys_list_each_key_column() {
+    let relations = with_foreign_keys();
+    // PKTABLE_NAME, PKCOLUMN_NAME, FKTABLE_NAME, FKCOLUMN_NAME, KEY_SEQ, UPDATE_RULE,
+    // DELETE_RULE, FK_NAME, PK_NAME, DEFERRABILITY.
+    let keys = |name: &str, table: &str| -> Vec<Vec<Value>> {
+        let d = describe(&query(name).replace("'parts'", &format!("'{table}'")));
+        assert_eq!(d.columns().len(), 14, "{name}");
+        d.rows(&relations, &[])
+            .into_iter()
+            .map(|r| {
+                [2, 3, 6, 7, 8, 9, 10, 11, 12, 13]
+                    .map(|i| r[i].clone())
+                    .to_vec()
+            })
+            .collect()
+    };
+    let row = |fk: &str, column: &str, fk_name: &str, delete_rule: i64| {
+        vec![
+            text("item"),
+            text("id"),
+            text(fk),
+            text(column),
+            Value::Int(1),
+            Value::Int(3),
+            Value::Int(delete_rule),
+            text(fk_name),
+            text("item_pkey"),
+            Value::Int(7),
+        ]
+    };
+    let d = describe(&query("imported_keys"));
+    assert!(matches!(
+        d.question,
+        Question::JdbcForeignKeys {
+            exported: false,
+            ..
+        }
+    ));
+    assert_eq!(
+        keys("imported_keys", "sale"),
+        vec![row("sale", "item_id", "sale_item_id_fkey", 1)]
+    );
+    assert_eq!(
+        keys("exported_keys", "item"),
+        vec![
+            row("item", "up", "item_up_fkey", 3),
+            row("sale", "item_id", "sale_item_id_fkey", 1)
+        ]
+    );
+    assert!(keys("exported_keys", "sale").is_empty());
+    assert!(keys("imported_keys", "nosuch").is_empty());
 }

@@ -34,7 +34,7 @@ pub enum Question {
     /// The relations that pass filters on `relname`, `relkind`, `relpersistence` and
     /// `nspname`, a row each with `pg_class`'s columns (SQLAlchemy's `has_table`,
     /// `get_table_names`, its tables' object ids, options and comments, and its foreign-key
-    /// and check-constraint lists, whose constraint columns are NULL: weir has neither).
+    /// and check-constraint lists are [`Question::ConstraintDefinitions`]).
     Relations {
         /// Each filter: the column, whether it is negated (`!=`), and its values.
         filters: Vec<Filter>,
@@ -119,9 +119,38 @@ pub enum Question {
         /// The name as a literal of the query, or the parameter (0-based) that gives it.
         name: TypeName,
     },
+    /// psql's "Foreign-key constraints" of `\d` (psql asks for a table with triggers, which
+    /// weir reports for a table with foreign keys or referenced by one): the table's keys,
+    /// by name.
+    ForeignKeys {
+        /// The table's object id.
+        oid: i64,
+    },
+    /// psql's "Referenced by" of `\d`: the foreign keys that reference the table, by name.
+    ReferencedBy {
+        /// The table's object id.
+        oid: i64,
+    },
+    /// SQLAlchemy's foreign-key and check-constraint reflection: the constraints of one kind
+    /// (`f` foreign keys; weir has no `c` checks) of the relations that pass filters, a row
+    /// each with its definition; a relation without one is a row whose constraint columns
+    /// are NULL (the query's outer join).
+    ConstraintDefinitions {
+        /// The constraint kind.
+        kind: TypeName,
+        /// As [`Question::Relations`]'s.
+        filters: Vec<Filter>,
+    },
+    /// JDBC's `DatabaseMetaData.getImportedKeys` (the foreign keys of a table) and
+    /// `getExportedKeys` (those that reference it): a row per key column.
+    JdbcForeignKeys {
+        /// The table's name.
+        table: TypeName,
+        /// `getExportedKeys`.
+        exported: bool,
+    },
     /// What weir never has (policies, extended statistics, publications, inheritance,
-    /// triggers, rules, foreign keys: JDBC's `getImportedKeys` and `getExportedKeys`): no
-    /// rows.
+    /// triggers, rules): no rows.
     Nothing,
 }
 

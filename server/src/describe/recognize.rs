@@ -88,8 +88,26 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
             unique_only: mentions > 1,
         }
     } else if reads("pg_constraint") && named("fk_name") && named("pktable_name") {
-        // JDBC's getImportedKeys and getExportedKeys: weir has no foreign keys.
-        Question::Nothing
+        // JDBC's getImportedKeys names the table as `fkc.relname = ...`, getExportedKeys as
+        // `pkc.relname = ...`.
+        let (table, exported) = match qualified_value(&code, "fkc", "relname") {
+            Some(t) => (t, false),
+            None => (qualified_value(&code, "pkc", "relname")?, true),
+        };
+        Question::JdbcForeignKeys { table, exported }
+    } else if reads("pg_constraint") && named("sametable") && named("condef") {
+        Question::ForeignKeys { oid: oid()? }
+    } else if reads("pg_constraint") && named("ontable") && mentions(&code, "confrelid") {
+        Question::ReferencedBy { oid: oid()? }
+    } else if reads("pg_constraint")
+        && reads("pg_class")
+        && named("conname")
+        && calls(&code, "pg_get_constraintdef")
+    {
+        Question::ConstraintDefinitions {
+            kind: values_of(&code, "contype")?.into_iter().next()?,
+            filters: filters(&code)?,
+        }
     } else if reads_only("pg_settings") && named("setting") {
         Question::Setting {
             name: values_of(&code, "name")?.into_iter().next()?,
@@ -438,6 +456,25 @@ fn negates(code: &[&Token], column: &str) -> bool {
                 .take_while(|t| matches!(t, Token::Word(_) | Token::Period))
                 .any(|t| matches!(t, Token::Word(c) if c.value.eq_ignore_ascii_case(column)))
     })
+}
+
+/// Whether the query names `word` anywhere.
+fn mentions(code: &[&Token], word: &str) -> bool {
+    code.iter()
+        .any(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case(word)))
+}
+
+/// The value of `qualifier.column = value` (a string or a parameter), if the query has it.
+fn qualified_value(code: &[&Token], qualifier: &str, column: &str) -> Option<TypeName> {
+    let at = code
+        .windows(4)
+        .position(|w| match (w[0], w[1], w[2], w[3]) {
+            (Token::Word(q), Token::Period, Token::Word(c), Token::Eq) => {
+                q.value.eq_ignore_ascii_case(qualifier) && c.value.eq_ignore_ascii_case(column)
+            }
+            _ => false,
+        })?;
+    values_of(&code[at + 2..], column)?.into_iter().next()
 }
 
 /// Whether the query calls function `f`.

@@ -1,8 +1,9 @@
 //! What psql and the drivers are told of the cluster's tables and views: columns with
-//! PostgreSQL's type names, nullability, indexes, a view's query, and a stable object id.
+//! PostgreSQL's type names, nullability, indexes, foreign keys, a view's query, and a stable
+//! object id.
 
 use weir_operators::{DataType, Value};
-use weir_planner::DefaultValue;
+use weir_planner::{DefaultValue, ReferentialAction, TableDef};
 use weir_runtime::Cluster;
 
 /// The first object id given to a relation (PostgreSQL's first id for user objects).
@@ -21,6 +22,11 @@ pub struct Relation {
     pub columns: Vec<ColumnInfo>,
     /// Its indexes, the primary key's first.
     pub indexes: Vec<IndexInfo>,
+    /// Its foreign keys, by name.
+    pub foreign_keys: Vec<ForeignKeyInfo>,
+    /// The foreign keys that reference it (its own, when it references itself, among them),
+    /// by name.
+    pub referenced_by: Vec<ForeignKeyInfo>,
 }
 
 impl Relation {
@@ -71,6 +77,106 @@ pub struct IndexInfo {
     pub method: &'static str,
 }
 
+/// One foreign key, as `pg_constraint` tells of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForeignKeyInfo {
+    /// The constraint's name.
+    pub name: String,
+    /// The referencing table.
+    pub table: String,
+    /// The referencing columns, in the key's order.
+    pub columns: Vec<String>,
+    /// The referenced table.
+    pub parent: String,
+    /// The referenced columns, one per referencing column.
+    pub parent_columns: Vec<String>,
+    /// The name of the referenced table's index on those columns (its primary key's
+    /// `<table>_pkey`, or a unique index's).
+    pub parent_index: String,
+    /// `ON DELETE`.
+    pub on_delete: ReferentialAction,
+    /// `ON UPDATE`.
+    pub on_update: ReferentialAction,
+}
+
+impl ForeignKeyInfo {
+    /// The key as `pg_get_constraintdef` writes it: `FOREIGN KEY (a) REFERENCES p(id)`, with
+    /// the actions that are not the default.
+    pub fn definition(&self) -> String {
+        let mut out = format!(
+            "FOREIGN KEY ({}) REFERENCES {}({})",
+            self.columns.join(", "),
+            self.parent,
+            self.parent_columns.join(", ")
+        );
+        for (on, action) in [("UPDATE", self.on_update), ("DELETE", self.on_delete)] {
+            if action != ReferentialAction::NoAction {
+                out.push_str(&format!(" ON {on} {}", action.sql()));
+            }
+        }
+        out
+    }
+
+    /// `pg_constraint`'s `confupdtype`/`confdeltype` of `action`: `a` no action, `r` restrict.
+    pub fn action_code(action: ReferentialAction) -> &'static str {
+        match action {
+            ReferentialAction::NoAction => "a",
+            ReferentialAction::Restrict => "r",
+        }
+    }
+}
+
+/// The foreign keys of `tables`, each as [`ForeignKeyInfo`].
+fn foreign_keys(tables: &[TableDef]) -> Vec<ForeignKeyInfo> {
+    let mut out = Vec::new();
+    for t in tables {
+        for fk in &t.foreign_keys {
+            let Some(parent) = tables
+                .iter()
+                .find(|p| p.name.eq_ignore_ascii_case(&fk.parent))
+            else {
+                continue;
+            };
+            let mut wanted = fk.parent_columns.clone();
+            wanted.sort_unstable();
+            let same = |columns: &[usize]| {
+                let mut columns = columns.to_vec();
+                columns.sort_unstable();
+                columns == wanted
+            };
+            let parent_index = if same(&parent.primary_key) {
+                format!("{}_pkey", parent.name)
+            } else {
+                parent
+                    .indexes
+                    .iter()
+                    .find(|i| i.unique && same(&i.columns()))
+                    .map_or_else(String::new, |i| i.name.clone())
+            };
+            out.push(ForeignKeyInfo {
+                name: fk.name.clone(),
+                table: t.name.clone(),
+                columns: fk
+                    .columns
+                    .iter()
+                    .map(|&c| t.schema.fields[c].name.clone())
+                    .collect(),
+                parent: parent.name.clone(),
+                parent_columns: fk
+                    .parent_columns
+                    .iter()
+                    .map(|&c| parent.schema.fields[c].name.clone())
+                    .collect(),
+                parent_index,
+                on_delete: fk.on_delete,
+                on_update: fk.on_update,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
 /// The object id psql knows relation `name` by: stable for a name (a hash of it), so the
 /// queries of one `\d` agree without the server keeping state.
 pub fn oid(name: &str) -> i64 {
@@ -98,9 +204,16 @@ pub fn format_type(t: DataType) -> String {
 /// The tables and views of `cluster`, as psql is told of them: from the catalog, and a
 /// view's columns from `information_schema.columns`.
 pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
-    let mut out: Vec<Relation> = cluster
-        .tables()
-        .into_iter()
+    let tables = cluster.tables();
+    let keys = foreign_keys(&tables);
+    let keys_where = |table: &str, referenced: bool| -> Vec<ForeignKeyInfo> {
+        keys.iter()
+            .filter(|k| if referenced { &k.parent } else { &k.table } == table)
+            .cloned()
+            .collect()
+    };
+    let mut out: Vec<Relation> = tables
+        .iter()
         .map(|t| {
             let name_of = |i: usize| t.schema.fields[i].name.clone();
             let mut indexes = Vec::new();
@@ -159,6 +272,8 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                 external: t.external.is_some(),
                 columns,
                 indexes,
+                foreign_keys: keys_where(&t.name, false),
+                referenced_by: keys_where(&t.name, true),
             }
         })
         .collect();
@@ -206,6 +321,8 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             external: false,
             columns,
             indexes: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
         });
     }
     Ok(out)

@@ -7,7 +7,7 @@ use super::answer::array_text;
 use super::question::{Describe, Question, TypeName};
 use super::recognize::psql_describe;
 use super::relations::{oid, IndexInfo, Relation};
-use super::tests::{fixture_query, item_table};
+use super::tests::{fixture_query, item_table, with_foreign_keys};
 use crate::types::array_elements;
 
 const QUERIES: &str = include_str!("sqlalchemy_2_1.sql");
@@ -204,20 +204,51 @@ fn the_primary_key_is_a_constraint_and_weir_has_no_others() {
     assert!(d.rows(&relations(), &params("u", "item")).is_empty());
     assert!(d.rows(&relations(), &params("p", "cheap")).is_empty());
 
-    // Foreign keys and checks: a row per table, with no constraint.
-    for name in ["foreign_keys", "check_constraints"] {
+    // Checks, and foreign keys of a table without: a row per table, with no constraint.
+    for (name, kind) in [("foreign_keys", "f"), ("check_constraints", "c")] {
         let d = describe(name);
-        let mut params = vec![
-            Value::Bool(true),
-            text("f"),
-            text("pg_catalog.pg_constraint"),
-        ];
-        params.extend(name_filter("item"));
-        let rows = d.rows(&relations(), &params);
+        let rows = d.rows(&with_foreign_keys(), &key_params(kind, "sale"));
+        let rows = match name {
+            "check_constraints" => rows,
+            _ => d.rows(&relations(), &key_params(kind, "item")),
+        };
         assert_eq!(rows.len(), 1, "{name}");
-        assert_eq!(rows[0][0], text("item"));
+        assert!(matches!(&rows[0][0], Value::Str(_)));
         assert!(rows[0][1..].iter().all(|v| *v == Value::Null), "{name}");
     }
+}
+
+/// The parameters of the foreign-key and check-constraint queries: `$1` pretty, `$2` the
+/// kind, `$3` the description's class, then the relation-name filter for `table`.
+fn key_params(kind: &str, table: &str) -> Vec<Value> {
+    let mut params = vec![
+        Value::Bool(true),
+        text(kind),
+        text("pg_catalog.pg_constraint"),
+    ];
+    params.extend(name_filter(table));
+    params
+}
+
+#[test]
+fn foreign_keys_are_reflected_a_row_each_with_their_definition() {
+    let d = describe("foreign_keys");
+    assert!(matches!(d.question, Question::ConstraintDefinitions { .. }));
+    // relname, conname, the definition, the referenced table's schema, the comment.
+    assert_eq!(
+        d.rows(&with_foreign_keys(), &key_params("f", "item")),
+        vec![vec![
+            text("item"),
+            text("item_up_fkey"),
+            text("FOREIGN KEY (up) REFERENCES item(id)"),
+            text("public"),
+            Value::Null
+        ]]
+    );
+    assert_eq!(
+        d.rows(&with_foreign_keys(), &key_params("f", "sale"))[0][2],
+        text("FOREIGN KEY (item_id) REFERENCES item(id) ON DELETE RESTRICT")
+    );
 }
 
 #[test]

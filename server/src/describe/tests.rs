@@ -4,7 +4,8 @@ use weir_operators::Value;
 
 use super::question::{Describe, Question, TypeName};
 use super::recognize::psql_describe;
-use super::relations::{oid, ColumnInfo, IndexInfo, Relation, FIRST_OID};
+use super::relations::{oid, ColumnInfo, ForeignKeyInfo, IndexInfo, Relation, FIRST_OID};
+use weir_planner::ReferentialAction;
 
 fn text(s: &str) -> Value {
     Value::Str(s.to_string())
@@ -93,6 +94,8 @@ pub(crate) fn item_table() -> Relation {
                 method: "btree",
             },
         ],
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     }
 }
 
@@ -190,6 +193,95 @@ fn indexes_read_as_psql_prints_them() {
         text("CREATE INDEX item_name ON public.item USING btree (name)")
     );
     assert_eq!(rows[1][6], Value::Null);
+}
+
+/// psql 15's "Foreign-key constraints" and "Referenced by" queries of `\d item`, as
+/// PostgreSQL 15 logged them (psql sends them for a table whose `relhastriggers` is true).
+const FOREIGN_KEYS: &str = "SELECT true as sametable, conname,
+  pg_catalog.pg_get_constraintdef(r.oid, true) as condef,
+  conrelid::pg_catalog.regclass AS ontable
+FROM pg_catalog.pg_constraint r
+WHERE r.conrelid = '16415' AND r.contype = 'f'
+     AND conparentid = 0
+ORDER BY conname";
+const REFERENCED_BY: &str = "SELECT conname, conrelid::pg_catalog.regclass AS ontable,
+       pg_catalog.pg_get_constraintdef(oid, true) AS condef
+  FROM pg_catalog.pg_constraint c
+ WHERE confrelid IN (SELECT pg_catalog.pg_partition_ancestors('16415')
+                     UNION ALL VALUES ('16415'::pg_catalog.regclass))
+       AND contype = 'f' AND conparentid = 0
+ORDER BY conname;";
+
+/// `item` referencing itself (`up` → `id`) and referenced by `sale` (`item_id` → `id`, `ON
+/// DELETE RESTRICT`).
+pub(crate) fn with_foreign_keys() -> Vec<Relation> {
+    let key = |name: &str, table: &str, column: &str, on_delete| ForeignKeyInfo {
+        name: name.into(),
+        table: table.into(),
+        columns: vec![column.into()],
+        parent: "item".into(),
+        parent_columns: vec!["id".into()],
+        parent_index: "item_pkey".into(),
+        on_delete,
+        on_update: ReferentialAction::NoAction,
+    };
+    let own = key("item_up_fkey", "item", "up", ReferentialAction::NoAction);
+    let sale = key(
+        "sale_item_id_fkey",
+        "sale",
+        "item_id",
+        ReferentialAction::Restrict,
+    );
+    let item = Relation {
+        foreign_keys: vec![own.clone()],
+        referenced_by: vec![own, sale.clone()],
+        ..item_table()
+    };
+    let sale = Relation {
+        name: "sale".into(),
+        foreign_keys: vec![sale],
+        ..item_table()
+    };
+    vec![item, sale]
+}
+
+#[test]
+fn foreign_keys_read_as_psql_prints_them() {
+    let relations = with_foreign_keys();
+    // psql asks for keys only of a table with triggers: one with or under a key.
+    let flags = describe(&with_oid(RELATION)).unwrap();
+    assert_eq!(flags.rows(&relations, &[])[0][4], Value::Bool(true));
+    assert_eq!(flags.rows(&[item_table()], &[])[0][4], Value::Bool(false));
+
+    let d = describe(&with_oid(FOREIGN_KEYS)).unwrap();
+    assert_eq!(d.question, Question::ForeignKeys { oid: oid("item") });
+    assert_eq!(
+        d.rows(&relations, &[]),
+        vec![vec![
+            Value::Bool(true),
+            text("item_up_fkey"),
+            text("FOREIGN KEY (up) REFERENCES item(id)"),
+            text("item")
+        ]]
+    );
+    let d = describe(&with_oid(REFERENCED_BY)).unwrap();
+    assert_eq!(d.question, Question::ReferencedBy { oid: oid("item") });
+    assert_eq!(
+        d.rows(&relations, &[]),
+        vec![
+            vec![
+                text("item_up_fkey"),
+                text("item"),
+                text("FOREIGN KEY (up) REFERENCES item(id)")
+            ],
+            vec![
+                text("sale_item_id_fkey"),
+                text("sale"),
+                text("FOREIGN KEY (item_id) REFERENCES item(id) ON DELETE RESTRICT")
+            ],
+        ]
+    );
+    assert!(d.rows(&[item_table()], &[]).is_empty());
 }
 
 #[test]

@@ -84,7 +84,7 @@ def main(port: int) -> None:
 def sqlalchemy_session(port: int) -> None:
     try:
         import sqlalchemy as sa
-        from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+        from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
     except ImportError:
         print("sqlalchemy skipped: not installed")
         return
@@ -106,6 +106,15 @@ def sqlalchemy_session(port: int) -> None:
         id: Mapped[int] = mapped_column(primary_key=True)
         item: Mapped[str] = mapped_column(sa.String)
         qty: Mapped[int] = mapped_column(sa.BigInteger, server_default="1")
+        lines: Mapped[list["Line"]] = relationship(back_populates="order", cascade="all, delete-orphan")
+
+    class Line(Base):
+        __tablename__ = "sa_lines"
+        # Foreign keys: to a generated key, and (nullable) to a key the application gives.
+        id: Mapped[int] = mapped_column(primary_key=True)
+        order_id: Mapped[int] = mapped_column(sa.ForeignKey("sa_orders.id"))
+        part_id = mapped_column(sa.ForeignKey("sa_parts.id", ondelete="RESTRICT"), nullable=True)
+        order: Mapped[Order] = relationship(back_populates="lines")
 
     class Ticket(Base):
         __tablename__ = "sa_tickets"
@@ -155,6 +164,30 @@ def sqlalchemy_session(port: int) -> None:
         assert [o.qty for o in many] == list(range(5))
         stored = session.execute(sa.select(Order.id, Order.item).order_by(Order.id)).all()
         assert [tuple(r) for r in stored] == [(first.id, "bolt")] + [(o.id, o.item) for o in many], stored
+        # Rows referencing others: the ORM inserts the lines after their order.
+        first.lines.extend([Line(part_id=1), Line(part_id=None)])
+        session.commit()
+        assert sorted(line.part_id or 0 for line in first.lines) == [0, 1]
+        # A line of no order, a part still referenced: the database refuses them.
+        session.add(Line(order_id=10_000))
+        try:
+            session.commit()
+            raise AssertionError("a line of no order was stored")
+        except sa.exc.IntegrityError as e:
+            assert "foreign key" in str(e), e
+            session.rollback()
+        try:
+            session.execute(sa.delete(Part).where(Part.id == 1))
+            raise AssertionError("a referenced part was deleted")
+        except sa.exc.IntegrityError:
+            session.rollback()
+        # The ORM's cascade deletes an order's lines before the order.
+        doomed = many[0]
+        doomed.lines.append(Line(part_id=2))
+        session.commit()
+        session.delete(doomed)
+        session.commit()
+        assert session.scalar(sa.select(sa.func.count()).select_from(Line)) == 2
         ticket = Ticket(note="hello")
         session.add(ticket)
         session.commit()
@@ -175,6 +208,16 @@ def sqlalchemy_session(port: int) -> None:
     tickets = {c["name"]: c for c in inspector.get_columns("sa_tickets")}
     assert tickets["id"]["identity"]["always"] is True, tickets["id"]
     assert tickets["id"]["autoincrement"] is True, tickets["id"]
+    keys = [
+        (k["name"], k["constrained_columns"], k["referred_table"], k["referred_columns"], k["options"])
+        for k in inspector.get_foreign_keys("sa_lines")
+    ]
+    assert keys == [
+        ("sa_lines_order_id_fkey", ["order_id"], "sa_orders", ["id"], {}),
+        ("sa_lines_part_id_fkey", ["part_id"], "sa_parts", ["id"], {"ondelete": "RESTRICT"}),
+    ], keys
+    lines = sa.Table("sa_lines", sa.MetaData(), autoload_with=engine)
+    assert {fk.target_fullname for fk in lines.foreign_keys} == {"sa_orders.id", "sa_parts.id"}
     Base.metadata.drop_all(engine)
     assert not sa.inspect(engine).has_table("sa_parts")
     engine.dispose()
