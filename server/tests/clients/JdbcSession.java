@@ -26,6 +26,14 @@ public class JdbcSession {
         }
     }
 
+    /** A row of getImportedKeys or getExportedKeys, as one line. */
+    static String describeKey(ResultSet r) throws SQLException {
+        return r.getString("PKTABLE_NAME") + "." + r.getString("PKCOLUMN_NAME") + " <- "
+                + r.getString("FKTABLE_NAME") + "." + r.getString("FKCOLUMN_NAME") + " #" + r.getShort("KEY_SEQ")
+                + " " + r.getString("FK_NAME") + " on " + r.getString("PK_NAME")
+                + " update " + r.getShort("UPDATE_RULE") + " delete " + r.getShort("DELETE_RULE");
+    }
+
     public static void main(String[] args) throws Exception {
         String url = "jdbc:postgresql://127.0.0.1:" + args[0] + "/shop?user=weir";
         try (Connection c = DriverManager.getConnection(url)) {
@@ -220,6 +228,29 @@ public class JdbcSession {
             try (ResultSet r = c.getMetaData().getColumns(null, null, "jdbc_events", "id")) {
                 check(r.next() && r.getString("IS_AUTOINCREMENT").equals("YES"), "id is autoincrement");
                 check(r.getString("COLUMN_DEF").startsWith("nextval("), "id's default " + r.getString("COLUMN_DEF"));
+            }
+
+            // A foreign key: enforced (SQLState 23503), and listed from both of its tables.
+            try (Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE jdbc_notes (id BIGINT PRIMARY KEY, "
+                        + "event_id BIGINT REFERENCES jdbc_events ON DELETE RESTRICT)");
+                check(s.executeUpdate("INSERT INTO jdbc_notes VALUES (1, 2)") == 1, "a note");
+                try {
+                    s.executeUpdate("INSERT INTO jdbc_notes VALUES (2, 99)");
+                    check(false, "a note of no event was stored");
+                } catch (SQLException e) {
+                    check("23503".equals(e.getSQLState()), "foreign key violation " + e.getSQLState());
+                }
+            }
+            String expected = "jdbc_events.id <- jdbc_notes.event_id #1 jdbc_notes_event_id_fkey on jdbc_events_pkey"
+                    + " update " + DatabaseMetaData.importedKeyNoAction + " delete " + DatabaseMetaData.importedKeyRestrict;
+            try (ResultSet r = c.getMetaData().getImportedKeys(null, null, "jdbc_notes")) {
+                check(r.next() && describeKey(r).equals(expected), "imported key");
+                check(!r.next(), "one imported key");
+            }
+            try (ResultSet r = c.getMetaData().getExportedKeys(null, null, "jdbc_events")) {
+                check(r.next() && describeKey(r).equals(expected), "exported key");
+                check(!r.next(), "one exported key");
             }
         }
         System.out.println("jdbc session ok");
