@@ -1632,3 +1632,36 @@ fn a_partition_whose_every_copy_missed_a_write_in_doubt_is_readable_once_all_are
     });
     assert_eq!(keys(&reader), read);
 }
+
+#[test]
+fn clients_of_node_processes_enforce_each_others_foreign_keys() {
+    let nodes = Nodes::start("foreign-keys", 3);
+    let a = build(nodes.client(0).backups(1));
+    let b = build(nodes.client(1).backups(1));
+    a.execute("CREATE TABLE author (id BIGINT PRIMARY KEY, name VARCHAR)")
+        .unwrap();
+    a.execute("CREATE TABLE book (id BIGINT PRIMARY KEY, author_id BIGINT REFERENCES author)")
+        .unwrap();
+    let refused = |c: &TestCluster, sql: &str| match c.execute(sql) {
+        Err(weir_cli::Error::ForeignKey { constraint, .. }) => {
+            assert_eq!(constraint, "book_author_id_fkey", "{sql}")
+        }
+        other => panic!("{sql}: expected a foreign key violation, got {other:?}"),
+    };
+    // B, connected before the key was made, learns it with the catalog.
+    refused(&b, "INSERT INTO book VALUES (1, 7)");
+    a.execute("INSERT INTO author VALUES (7, 'Ann')").unwrap();
+    b.execute("INSERT INTO book VALUES (1, 7)").unwrap();
+    // A sees B's row referencing its author.
+    refused(&a, "DELETE FROM author WHERE id = 7");
+    assert!(matches!(
+        a.execute("DROP TABLE author"),
+        Err(weir_cli::Error::Plan(_))
+    ));
+    b.execute("DELETE FROM book").unwrap();
+    a.execute("DELETE FROM author WHERE id = 7").unwrap();
+    assert_eq!(
+        rows(&b, "SELECT COUNT(*) FROM author", &[]),
+        vec![vec![Value::Int(0)]]
+    );
+}
