@@ -489,8 +489,8 @@ fn unsupported_insert_clause(ins: &sql::Insert) -> Option<String> {
     }
     if let Some(on) = &ins.on {
         match on {
-            sql::OnInsert::OnConflict(c) if c.action == sql::OnConflictAction::DoNothing => {}
-            sql::OnInsert::OnConflict(_) => return Some("ON CONFLICT ... DO UPDATE".into()),
+            // DO UPDATE: see `crate::upsert`.
+            sql::OnInsert::OnConflict(_) => {}
             sql::OnInsert::DuplicateKeyUpdate(_) => return Some("ON DUPLICATE KEY UPDATE".into()),
             other => return Some(other.to_string()),
         }
@@ -709,7 +709,9 @@ pub(crate) fn insert(
         None => None,
     };
     let skip_conflicts = match &ins.on {
-        Some(sql::OnInsert::OnConflict(c)) => conflict_sets(t, c.conflict_target.as_ref())?,
+        Some(sql::OnInsert::OnConflict(c)) if c.action == sql::OnConflictAction::DoNothing => {
+            conflict_sets(t, c.conflict_target.as_ref())?
+        }
         _ => Vec::new(),
     };
     let mut fillers = Fillers::new(t);
@@ -838,6 +840,7 @@ pub(crate) fn insert(
         fills,
         returning,
         skip_conflicts,
+        update_conflicts: None,
     })
 }
 
@@ -853,7 +856,7 @@ struct InsertClauses {
 /// with no target, the primary key's and every unique index's; with `(columns)` or `ON
 /// CONSTRAINT name`, the key or unique index they name (an error when none matches, as
 /// PostgreSQL's 42P10).
-fn conflict_sets(
+pub(crate) fn conflict_sets(
     t: &TableDef,
     target: Option<&sql::ConflictTarget>,
 ) -> Result<Vec<Vec<usize>>, PlanError> {
@@ -1045,6 +1048,7 @@ fn insert_select(
         fills,
         returning: clauses.returning,
         skip_conflicts: clauses.skip_conflicts,
+        update_conflicts: None,
     })
 }
 

@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
-use crate::{ddl, depth, dml, external, frame_exclude};
+use crate::{ddl, depth, dml, external, frame_exclude, upsert};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -111,7 +111,10 @@ fn plan_tokens(
             ddl::create_table(ct, catalog, &mut binder, partitions_default)
         }
         sql::Statement::CreateIndex(ci) => ddl::create_index(ci, catalog),
-        sql::Statement::Insert(ins) => ddl::insert(ins, catalog, &mut binder),
+        sql::Statement::Insert(ins) => {
+            let stmt = ddl::insert(ins, catalog, &mut binder)?;
+            upsert::with_conflict_update(stmt, ins, catalog, &mut binder)
+        }
         sql::Statement::Update(u) => dml::update(u, catalog, &mut binder),
         sql::Statement::Delete(d) => dml::delete(d, catalog, &mut binder),
         sql::Statement::Drop {

@@ -35,6 +35,7 @@ pub mod optimizer;
 mod physical;
 mod query;
 pub mod statement;
+mod upsert;
 
 pub use cache::{CachedStatement, PlanCache};
 pub use catalog::{

@@ -28,6 +28,19 @@ pub struct Returning {
     pub schema: Schema,
 }
 
+/// `ON CONFLICT (target) DO UPDATE SET ... [WHERE ...]` of an INSERT (see
+/// [`ConflictUpdate::sql`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConflictUpdate {
+    /// The target's columns (the primary key's, or a unique index's): a proposed row whose
+    /// values there a stored row holds updates that row instead of being inserted.
+    pub target: Vec<usize>,
+    /// The `UPDATE` before the clashing rows: `UPDATE t SET ... FROM (VALUES `.
+    pub(crate) head: String,
+    /// The `UPDATE` after them: `) AS excluded(...) WHERE ...`.
+    pub(crate) tail: String,
+}
+
 /// A planned SQL statement.
 #[derive(Debug, Clone)]
 pub enum Statement {
@@ -60,6 +73,9 @@ pub enum Statement {
         /// index's) on which a row that clashes with a stored row, or an earlier row of the
         /// statement, is skipped instead of failing the statement.
         skip_conflicts: Vec<Vec<usize>>,
+        /// `ON CONFLICT (target) DO UPDATE`: how a row that clashes with a stored row on
+        /// the target updates it instead.
+        update_conflicts: Option<Box<ConflictUpdate>>,
     },
     /// `INSERT INTO table [(cols)] SELECT ...`: the query's rows, already in the full table
     /// schema's column order and types (omitted columns hold their defaults, or NULL where
@@ -77,6 +93,9 @@ pub enum Statement {
         /// index's) on which a row that clashes with a stored row, or an earlier row of the
         /// statement, is skipped instead of failing the statement.
         skip_conflicts: Vec<Vec<usize>>,
+        /// `ON CONFLICT (target) DO UPDATE`: how a row that clashes with a stored row on
+        /// the target updates it instead.
+        update_conflicts: Option<Box<ConflictUpdate>>,
     },
     /// `DELETE FROM table [WHERE ...]`: the query gives the identity of every row to delete
     /// (see [`crate::identity_columns`]: the primary-key columns, or every column of a table

@@ -755,10 +755,6 @@ fn replace_and_other_conflict_clauses_are_refused_not_run_as_insert() {
             "INSERT IGNORE",
         ),
         (
-            "INSERT INTO {} VALUES (1, 'new'), (2, 'two') ON CONFLICT (id) DO UPDATE SET v = 'x'",
-            "ON CONFLICT ... DO UPDATE",
-        ),
-        (
             "INSERT INTO {} VALUES (1, 'new') ON DUPLICATE KEY UPDATE v = 'new'",
             "ON DUPLICATE KEY UPDATE",
         ),

@@ -1665,3 +1665,40 @@ fn clients_of_node_processes_enforce_each_others_foreign_keys() {
         vec![vec![Value::Int(0)]]
     );
 }
+
+#[test]
+fn clients_upserting_the_same_counters_at_once_lose_no_increment() {
+    let nodes = Nodes::start("upsert-writers", 3);
+    let clients: Vec<TestCluster> = (0..3)
+        .map(|i| build(nodes.client(i).backups(1)).with_limit(Duration::from_secs(30)))
+        .collect();
+    clients[0]
+        .execute("CREATE TABLE hits (page BIGINT PRIMARY KEY, n BIGINT NOT NULL)")
+        .unwrap();
+    // Each client counts 10 hits on each of pages 0 and 1: the first insert of a page and
+    // every later update race the other clients'.
+    std::thread::scope(|s| {
+        for (i, client) in clients.iter().enumerate() {
+            s.spawn(move || {
+                for round in 0..10 {
+                    for page in 0..2 {
+                        client
+                            .execute(&format!(
+                                "INSERT INTO hits VALUES ({page}, 1) \
+                                 ON CONFLICT (page) DO UPDATE SET n = hits.n + excluded.n"
+                            ))
+                            .unwrap_or_else(|e| panic!("client {i} round {round}: {e}"));
+                    }
+                }
+            });
+        }
+    });
+    let check = build(nodes.client(9).backups(1));
+    assert_eq!(
+        rows(&check, "SELECT page, n FROM hits ORDER BY page", &[]),
+        vec![
+            vec![Value::Int(0), Value::Int(30)],
+            vec![Value::Int(1), Value::Int(30)]
+        ]
+    );
+}

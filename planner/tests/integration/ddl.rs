@@ -370,14 +370,6 @@ fn insert_clauses_weir_would_ignore_are_errors_naming_them() {
             "INSERT IGNORE",
         ),
         (
-            "INSERT INTO Category VALUES (1, 'x', 1.0) ON CONFLICT DO UPDATE SET label = 'y'",
-            "ON CONFLICT ... DO UPDATE",
-        ),
-        (
-            "INSERT INTO Category VALUES (1, 'x', 1.0) ON CONFLICT (cid) DO UPDATE SET label = 'y'",
-            "ON CONFLICT ... DO UPDATE",
-        ),
-        (
             "INSERT INTO Category VALUES (1, 'x', 1.0) ON DUPLICATE KEY UPDATE label = 'y'",
             "ON DUPLICATE KEY UPDATE",
         ),

@@ -28,6 +28,7 @@ mod statements;
 pub mod stats;
 mod system;
 mod unique;
+mod upsert;
 mod writes;
 
 use builder::ClusterBuilder;

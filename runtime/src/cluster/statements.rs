@@ -7,6 +7,7 @@ use crate::node::storage::Change;
 use std::sync::atomic::Ordering;
 use weir_operators::Value;
 use weir_operators::{Batch, Schema};
+use weir_planner::statement::ConflictUpdate;
 use weir_planner::{CachedStatement, PlanError, QueryPlan, Returning, SequenceFill, Statement};
 
 /// What applying a statement did: the rows it inserted, updated or deleted, and what its
@@ -31,8 +32,19 @@ fn applied(rows: u64, returning: Option<&Returning>, written: Option<Batch>) -> 
     Ok(Applied { rows, returned })
 }
 
+/// What an INSERT does with a proposed row that clashes with a stored one (or an earlier
+/// one of the statement): fails (neither given), skips it (`ON CONFLICT ... DO NOTHING`),
+/// or updates the stored row (`ON CONFLICT (target) DO UPDATE`).
+#[derive(Clone, Copy)]
+struct OnConflict<'s> {
+    /// The column sets a clash on skips the row.
+    skip: &'s [Vec<usize>],
+    /// How a clash on the target updates the stored row.
+    update: Option<&'s ConflictUpdate>,
+}
+
 /// The rows `returning` answers for written rows `batch`.
-fn returned_rows(returning: &Returning, batch: &Batch) -> Result<(Schema, Batch)> {
+pub(super) fn returned_rows(returning: &Returning, batch: &Batch) -> Result<(Schema, Batch)> {
     let columns = returning
         .exprs
         .iter()
@@ -169,10 +181,15 @@ impl Cluster {
                 fills,
                 returning,
                 skip_conflicts,
+                update_conflicts,
             } => {
                 let _writing = self.writing();
                 let batch = self.fill_sequences(&table, batch, &fills)?;
-                self.insert_skipping(&table, batch, &skip_conflicts, returning)
+                let on_conflict = OnConflict {
+                    skip: &skip_conflicts,
+                    update: update_conflicts.as_deref(),
+                };
+                self.insert_skipping(&table, batch, on_conflict, returning)
             }
             Statement::InsertSelect {
                 table,
@@ -180,7 +197,14 @@ impl Cluster {
                 fills,
                 returning,
                 skip_conflicts,
-            } => self.insert_query(&table, *query, &fills, returning, &skip_conflicts),
+                update_conflicts,
+            } => {
+                let on_conflict = OnConflict {
+                    skip: &skip_conflicts,
+                    update: update_conflicts.as_deref(),
+                };
+                self.insert_query(&table, *query, &fills, returning, on_conflict)
+            }
             Statement::Delete {
                 table,
                 query,
@@ -204,24 +228,34 @@ impl Cluster {
         }
     }
 
-    /// Inserts the rows of `batch` that do not clash on `skip_conflicts` (an `ON CONFLICT
-    /// DO NOTHING`; see [`Cluster::skip_conflicting`]) into `table`, the write lock held,
-    /// and answers their `RETURNING`. Connected to node processes, another client may store
-    /// a clashing row between the check and the write: the write then fails on the key, and
-    /// the rows are checked again and written, up to [`CONFLICT_RETRIES`] times.
+    /// Inserts the rows of `batch` that do not clash on `on_conflict.skip` (an `ON CONFLICT
+    /// DO NOTHING`; see [`Cluster::skip_conflicting`]) into `table`, or with
+    /// `on_conflict.update` updates the stored rows the others clash with
+    /// ([`Cluster::insert_updating`]), the write lock held, and answers their `RETURNING`.
+    /// Connected to node processes, another client may store a clashing row between the
+    /// check and the write: the write then fails on the key, and the rows are checked again
+    /// and written, up to [`CONFLICT_RETRIES`] times.
     fn insert_skipping(
         &self,
         table: &str,
         batch: Batch,
-        skip_conflicts: &[Vec<usize>],
+        on_conflict: OnConflict<'_>,
         returning: Option<Box<Returning>>,
     ) -> Result<Applied> {
         let mut tries = 0;
         loop {
-            let kept = self.skip_conflicting(table, batch.clone(), skip_conflicts)?;
-            match self.insert_returning(table, kept, returning.clone()) {
+            let done = match on_conflict.update {
+                Some(update) => {
+                    self.insert_updating(table, batch.clone(), update, returning.clone())
+                }
+                None => {
+                    let kept = self.skip_conflicting(table, batch.clone(), on_conflict.skip)?;
+                    self.insert_returning(table, kept, returning.clone())
+                }
+            };
+            match done {
                 Err(Error::DuplicateKey { .. } | Error::DuplicateUnique { .. })
-                    if !skip_conflicts.is_empty()
+                    if (!on_conflict.skip.is_empty() || on_conflict.update.is_some())
                         && self.inner.remote.is_some()
                         && tries < CONFLICT_RETRIES =>
                 {
@@ -353,7 +387,11 @@ impl Cluster {
             Statement::CreateTableAs { def, query } => {
                 let name = def.name.clone();
                 self.apply(Statement::CreateTable(def))?;
-                let inserted = self.insert_query(&name, *query, &[], None, &[]);
+                let fail = OnConflict {
+                    skip: &[],
+                    update: None,
+                };
+                let inserted = self.insert_query(&name, *query, &[], None, fail);
                 inserted.map(|a| a.rows).inspect_err(|_| {
                     // Nothing of a failed CREATE TABLE ... AS stays.
                     let _ = self.apply(Statement::DropTable {
@@ -377,7 +415,7 @@ impl Cluster {
         query: QueryPlan,
         fills: &[SequenceFill],
         returning: Option<Box<Returning>>,
-        skip_conflicts: &[Vec<usize>],
+        on_conflict: OnConflict<'_>,
     ) -> Result<Applied> {
         let _writing = self.writing();
         let result = self.run(std::sync::Arc::new(query), &[])?.collect_all()?;
@@ -397,7 +435,7 @@ impl Cluster {
             });
         }
         let batch = self.fill_sequences(table, batch, fills)?;
-        self.insert_skipping(table, batch, skip_conflicts, returning)
+        self.insert_skipping(table, batch, on_conflict, returning)
     }
 
     /// The plan of a query, with the nodes each fragment would run on.

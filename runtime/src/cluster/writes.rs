@@ -283,6 +283,58 @@ impl Cluster {
         Ok((n as u64, updated))
     }
 
+    /// Writes an upsert's rows to table `def` as one write, all or nothing: `rows` (full
+    /// rows: those inserted, then the updated rows' new values) in, the stored rows whose
+    /// identities are `replaced` (the updated rows') out; the first `inserted` rows are new.
+    /// Checked as any write is (types, NOT NULL, unique indexes, foreign keys both ways).
+    pub(super) fn write_upserted(
+        &self,
+        def: &TableDef,
+        rows: &[Batch],
+        replaced: Option<&Batch>,
+        inserted: usize,
+    ) -> Result<()> {
+        for batch in rows {
+            if batch.types() != def.schema.types() {
+                return Err(Error::Invalid(format!(
+                    "the rows of an upsert into '{}' do not have its column types",
+                    def.name
+                )));
+            }
+            check_not_null(def, batch)?;
+        }
+        self.check_unique(def, rows, replaced)?;
+        self.check_references(def, rows, replaced)?;
+        if let Some(ids) = replaced {
+            let written = Batch::concat(rows).map_err(|e| Error::Invalid(e.to_string()))?;
+            self.check_not_referenced(def, ids, Some(&written))?;
+        }
+        self.change(&def.name, 0, |def, changes| {
+            if let Some(ids) = replaced {
+                for (p, keys) in by_key(def, ids)? {
+                    changes.parts.entry(p).or_default().0.push(keys);
+                }
+            }
+            let mut of_row = Vec::new();
+            for batch in rows {
+                assign_partitions(batch, &def.primary_key, 0, def.partitions, &mut of_row)
+                    .map_err(|e| Error::from_storage(&def.name, e))?;
+                for (p, part) in Changes::split(batch, &of_row) {
+                    changes.parts.entry(p).or_default().1.push(part);
+                }
+            }
+            Ok(None)
+        })?;
+        let mut catalog = self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let before = catalog.row_count(&def.name);
+        catalog.set_row_count(&def.name, before + inserted as u64);
+        Ok(())
+    }
+
     /// Fails when an UPDATE's `rows` (identity, then new values) change a row of a keyed
     /// `table` more than once: `UPDATE ... FROM` where several rows of FROM match one.
     fn check_updated_once(&self, table: &str, rows: &Batch) -> Result<()> {
@@ -352,7 +404,7 @@ impl Cluster {
     }
 
     /// Runs `query` and returns its rows as one batch (`None` when there are none).
-    fn rows_of(&self, query: QueryPlan) -> Result<Option<Batch>> {
+    pub(super) fn rows_of(&self, query: QueryPlan) -> Result<Option<Batch>> {
         let result = self.run(Arc::new(query), &[])?.collect_all()?;
         match result.batches.len() {
             0 => Ok(None),

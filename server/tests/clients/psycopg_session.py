@@ -150,6 +150,15 @@ def sqlalchemy_session(port: int) -> None:
         session.commit()
         names = session.scalars(sa.select(Part.name).where(Part.id >= 2).order_by(Part.id)).all()
         assert names == ["nut", "washer"], names
+        # An upsert, as the PostgreSQL dialect writes it: one row updated, one inserted.
+        from sqlalchemy.dialects.postgresql import insert
+
+        upsert = insert(Part).values([{"id": 2, "name": "hex nut"}, {"id": 4, "name": "pin"}])
+        upsert = upsert.on_conflict_do_update(index_elements=[Part.id], set_={"name": upsert.excluded.name})
+        session.execute(upsert)
+        session.commit()
+        names = session.scalars(sa.select(Part.name).order_by(Part.id)).all()
+        assert names == ["bolt", "hex nut", "washer", "pin"], names
     # Generated keys: the ORM reads them back, one row or many at a time.
     with Session(engine) as session:
         first = Order(item="bolt")
