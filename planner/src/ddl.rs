@@ -380,7 +380,9 @@ pub(crate) fn create_table(
     };
     let mut foreign_keys = Vec::with_capacity(references.len());
     for (fk, columns) in references {
-        let key = crate::foreign_key::resolve(fk, columns, &new_table, catalog, &foreign_keys)?;
+        let parent = object_name(&fk.foreign_table)?;
+        let key =
+            crate::foreign_key::resolve(fk, parent, columns, &new_table, catalog, &foreign_keys)?;
         foreign_keys.push(key);
     }
     // Only now, so that IF NOT EXISTS does not hide an unsupported clause.

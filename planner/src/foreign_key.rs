@@ -8,7 +8,6 @@
 
 use crate::bind::unsupported;
 use crate::catalog::{Catalog, ForeignKey, IndexDef, ReferentialAction};
-use crate::ddl::object_name;
 use crate::error::PlanError;
 use sqlparser::ast::{self as sql, Spanned};
 use weir_operators::Schema;
@@ -27,10 +26,12 @@ pub(crate) struct NewTable<'a> {
 }
 
 /// The foreign key `fk` declares on columns `columns` of `table` (for a column's
-/// `REFERENCES`, that column; else the constraint's own), checked. `taken` are the names of
-/// the table's keys resolved before it.
+/// `REFERENCES`, that column; else the constraint's own), checked; `parent_name` is the
+/// name it references (`fk.foreign_table`'s). `taken` are the names of the table's keys
+/// resolved before it.
 pub(crate) fn resolve(
     fk: &sql::ForeignKeyConstraint,
+    parent_name: String,
     columns: Vec<usize>,
     table: &NewTable<'_>,
     catalog: &Catalog,
@@ -55,7 +56,6 @@ pub(crate) fn resolve(
     }
     let on_delete = action(fk.on_delete, "DELETE", at)?;
     let on_update = action(fk.on_update, "UPDATE", at)?;
-    let parent_name = object_name(&fk.foreign_table)?;
     let itself = parent_name.eq_ignore_ascii_case(table.name);
     let (parent, schema, primary_key, indexes) = if itself {
         (
