@@ -34,13 +34,14 @@ pub(super) struct CatalogSnapshotV1 {
 }
 
 impl From<CatalogSnapshotV1> for CatalogSnapshot {
+    /// Through format 2, which added column defaults and sequences (none in format 1).
     fn from(v1: CatalogSnapshotV1) -> Self {
-        CatalogSnapshot {
+        CatalogSnapshotV2 {
             version: v1.version,
             tables: v1
                 .tables
                 .into_iter()
-                .map(|t| TableDef {
+                .map(|t| TableDefV2 {
                     name: t.name,
                     schema: t.schema,
                     primary_key: t.primary_key,
@@ -49,7 +50,6 @@ impl From<CatalogSnapshotV1> for CatalogSnapshot {
                     partitions: t.partitions,
                     external: t.external,
                     defaults: Vec::new(),
-                    foreign_keys: Vec::new(),
                 })
                 .collect(),
             views: v1.views,
@@ -57,6 +57,7 @@ impl From<CatalogSnapshotV1> for CatalogSnapshot {
             next_row_ids: v1.next_row_ids,
             sequences: Vec::new(),
         }
+        .into()
     }
 }
 
