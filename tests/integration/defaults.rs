@@ -393,16 +393,25 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A copy of data directory `tests/fixtures/<name>` in a temporary directory, and the
+/// cluster opened on it.
+fn open_fixture(name: &str) -> (tempfile::TempDir, Cluster) {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    copy_dir(&fixture, tmp.path());
+    let c = open(tmp.path());
+    (tmp, c)
+}
+
 /// `tests/fixtures/format-1-data-dir` was written by `weir sql --nodes 2 --data-dir` of the
 /// build before catalogs had a format number (c7d87d9): `t (id BIGINT PRIMARY KEY, name
 /// VARCHAR NOT NULL, x BIGINT UNIQUE)` with an index on `name` and rows (1, 'a', 10), (2, 'b',
 /// 20); `bag (v BIGINT)` with 7 twice; the view `big` (`SELECT id FROM t WHERE x > 15`).
 #[test]
 fn a_data_directory_of_the_first_catalog_format_opens() {
-    let tmp = tempfile::tempdir().unwrap();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-1-data-dir");
-    copy_dir(&fixture, tmp.path());
-    let c = open(tmp.path());
+    let (tmp, c) = open_fixture("format-1-data-dir");
     let rows = |sql: &str| c.query(sql, &[]).unwrap().rows();
     assert_eq!(
         rows("SELECT id, name, x FROM t ORDER BY id"),
@@ -447,10 +456,7 @@ fn a_data_directory_of_the_first_catalog_format_opens() {
 /// x > 15`).
 #[test]
 fn a_data_directory_of_the_second_catalog_format_opens() {
-    let tmp = tempfile::tempdir().unwrap();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-2-data-dir");
-    copy_dir(&fixture, tmp.path());
-    let c = open(tmp.path());
+    let (tmp, c) = open_fixture("format-2-data-dir");
     let rows = |sql: &str| c.query(sql, &[]).unwrap().rows();
     assert_eq!(
         rows("SELECT id, name, x FROM t ORDER BY id"),
