@@ -373,3 +373,29 @@ fn a_crash_in_the_middle_of_a_checkpoint_loses_nothing() {
         .sum();
     assert_eq!(leftovers, 0);
 }
+
+#[test]
+fn a_log_record_of_a_newer_format_stops_the_start_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = open(tmp.path(), Durability::Fsync);
+    c.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)").unwrap();
+    c.execute("INSERT INTO t VALUES (1)").unwrap();
+    c.shutdown();
+    // A record a later build wrote (format 9), whole and checksummed, after this build's.
+    let dir = tmp.path().join("node-0").join("log");
+    let disk: Arc<dyn Disk> = Arc::new(weir::storage::disk::RealDisk);
+    let log =
+        weir::storage::log::Log::open(disk, &dir, Durability::Fsync, 0, |_, _| Ok(())).unwrap();
+    let lsn = log.append(&[0xFF, 9, 0]).unwrap();
+    log.sync(lsn).unwrap();
+    drop(log);
+    let e = cluster_builder()
+        .nodes(3)
+        .backups(1)
+        .data_dir(tmp.path())
+        .build()
+        .err()
+        .expect("the cluster started on a record it cannot read")
+        .to_string();
+    assert!(e.contains("format 9") && e.contains("node-0"), "{e}");
+}

@@ -8,6 +8,7 @@
 //! (`checkpoint-<lsn>.manifest` and one `.part` file per partition copy and version).
 
 use crate::node::storage::{Change, NodeStorage};
+use crate::node::versioned;
 use crate::wire::messages::{CatalogBytes, TableLayout, WritePrepare};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -105,23 +106,26 @@ impl std::fmt::Debug for Journal {
     }
 }
 
+/// The format of the log's records this build writes (see [`versioned`]): 1, the first
+/// numbered (the records before had no number).
+pub const RECORD_FORMAT: u8 = 1;
+
+/// The format of the checkpoints' metadata this build writes: 1, the first numbered.
+pub const CHECKPOINT_META_FORMAT: u8 = 1;
+
 /// Encodes `change` into `out` (cleared first).
 fn encode_into(change: &Change, out: &mut Vec<u8>) -> Result<()> {
-    out.clear();
-    bincode::serde::encode_into_std_write(change, out, bincode::config::standard())
-        .map(|_| ())
-        .map_err(|e| StorageError::Closed {
-            path: PathBuf::new(),
-            reason: format!("cannot encode a change: {e}"),
-        })
+    versioned::encode_into(RECORD_FORMAT, change, out).map_err(|e| StorageError::Closed {
+        path: PathBuf::new(),
+        reason: format!("cannot encode a change: {e}"),
+    })
 }
 
 /// Largest encoding buffer a journal keeps between records.
 const KEPT_SCRATCH_BYTES: usize = 16 << 20;
 
 fn decode(dir: &Path, lsn: u64, bytes: &[u8]) -> Result<Change> {
-    bincode::serde::decode_from_slice(bytes, bincode::config::standard())
-        .map(|(c, _)| c)
+    versioned::decode(RECORD_FORMAT, bytes)
         .map_err(|e| StorageError::corrupt(dir, lsn, format!("a record does not decode: {e}")))
 }
 
@@ -148,14 +152,10 @@ impl Journal {
         let mut recovery = Recovery::default();
         let mut from_lsn = 0;
         if let Some(loaded) = checkpoints.load()? {
-            let meta: CheckpointMeta = bincode::serde::decode_from_slice(
-                &loaded.manifest.meta,
-                bincode::config::standard(),
-            )
-            .map(|(m, _)| m)
-            .map_err(|e| {
-                StorageError::corrupt(&config.dir, 0, format!("checkpoint metadata: {e}"))
-            })?;
+            let meta: CheckpointMeta =
+                versioned::decode(CHECKPOINT_META_FORMAT, &loaded.manifest.meta).map_err(|e| {
+                    StorageError::corrupt(&config.dir, 0, format!("checkpoint metadata: {e}"))
+                })?;
             for layout in &meta.tables {
                 storage.tables.insert(
                     layout.table.clone(),
@@ -328,13 +328,14 @@ impl Journal {
             }
             (lsn, meta, parts)
         };
-        let meta =
-            bincode::serde::encode_to_vec(&meta, bincode::config::standard()).map_err(|e| {
-                StorageError::Closed {
-                    path: PathBuf::new(),
-                    reason: format!("cannot encode the checkpoint's metadata: {e}"),
-                }
-            })?;
+        let mut encoded = Vec::new();
+        versioned::encode_into(CHECKPOINT_META_FORMAT, &meta, &mut encoded).map_err(|e| {
+            StorageError::Closed {
+                path: PathBuf::new(),
+                reason: format!("cannot encode the checkpoint's metadata: {e}"),
+            }
+        })?;
+        let meta = encoded;
         let written = self.checkpoints.write(lsn, meta, parts)?;
         self.log.remove_before(self.checkpoints.keep_log_from()?)?;
         Ok(written)

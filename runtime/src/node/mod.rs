@@ -11,3 +11,4 @@ pub mod recent;
 pub mod spill;
 pub mod state;
 pub mod storage;
+pub mod versioned;
