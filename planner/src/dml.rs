@@ -354,5 +354,6 @@ pub(crate) fn update(
         table: t.name.clone(),
         query: Box::new(query),
         returning,
+        assigned: (0..values.len()).filter(|&c| values[c].is_some()).collect(),
     })
 }

@@ -119,6 +119,8 @@ pub enum Statement {
         query: Box<QueryPlan>,
         /// `RETURNING`: what to answer for each updated row (its new values).
         returning: Option<Box<Returning>>,
+        /// The columns `SET` assigns (the others keep their values), in order.
+        assigned: Vec<usize>,
     },
     /// `CREATE TABLE name AS SELECT ...`: the table (columns named and typed by the query,
     /// no key) and the rows to fill it with.

@@ -100,20 +100,28 @@ impl Cluster {
 
     /// Fails with [`Error::ForeignKey`] when a statement that deletes or changes the rows of
     /// `def` whose identities are `ids` would take away values in a referenced key that stored
-    /// rows (other than those rows themselves) still reference. `new` are the changed rows'
-    /// new values (an UPDATE's full rows); a value they keep is not taken away.
+    /// rows (other than those rows themselves) still reference. For a change, `changed` holds
+    /// the rows' new values (full rows) and the columns the statement assigns: a key none of
+    /// whose columns it assigns is not touched, and a value the new rows keep is not taken
+    /// away.
     pub(super) fn check_not_referenced(
         &self,
         def: &TableDef,
         ids: &Batch,
-        new: Option<&Batch>,
+        changed: Option<(&Batch, &[usize])>,
     ) -> Result<()> {
         let children: Vec<(TableDef, ForeignKey)> = {
             let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
             def.referenced_by(&catalog)
+                .filter(|(_, fk)| {
+                    changed.is_none_or(|(_, assigned)| {
+                        fk.parent_columns.iter().any(|c| assigned.contains(c))
+                    })
+                })
                 .map(|(t, fk)| (t.clone(), fk.clone()))
                 .collect()
         };
+        let new = changed.map(|(new, _)| new);
         if children.is_empty() || ids.num_rows() == 0 {
             return Ok(());
         }

@@ -217,8 +217,10 @@ impl Cluster {
                 table,
                 query,
                 returning,
+                assigned,
             } => {
-                let (rows, updated) = self.update_rows(&table, *query, returning.is_some())?;
+                let (rows, updated) =
+                    self.update_rows(&table, *query, returning.is_some(), &assigned)?;
                 applied(rows, returning.as_deref(), updated)
             }
             other => self.apply(other).map(|rows| Applied {

@@ -213,12 +213,14 @@ impl Cluster {
 
     /// Runs an UPDATE's `query` (per row: its identity, then its new values) and writes the
     /// changes, all or nothing. A row whose key changes moves to its new key's partition.
+    /// Foreign keys are checked where the UPDATE `assigned` one of their columns.
     /// Returns the number of rows updated and, with `new_rows`, their new values.
     pub(super) fn update_rows(
         &self,
         table: &str,
         query: QueryPlan,
         new_rows: bool,
+        assigned: &[usize],
     ) -> Result<(u64, Option<Batch>)> {
         let _writing = self.writing();
         let Some(rows) = self.rows_of(query)? else {
@@ -241,13 +243,16 @@ impl Cluster {
             self.check_unique(&def, &[rows.project(&values)], Some(&rows.project(&ids)))?;
         }
         {
-            let def = self.table_def(table)?;
+            let mut def = self.table_def(table)?;
             let ids: Vec<usize> = (0..weir_planner::identity_columns(&def).len()).collect();
             let values: Vec<usize> = (ids.len()..rows.num_columns()).collect();
             let (ids, new) = (rows.project(&ids), rows.project(&values));
             if new.types() == def.schema.types() {
+                // A key none of whose columns the UPDATE assigns keeps its values.
+                def.foreign_keys
+                    .retain(|fk| fk.columns.iter().any(|c| assigned.contains(c)));
                 self.check_references(&def, std::slice::from_ref(&new), Some(&ids))?;
-                self.check_not_referenced(&def, &ids, Some(&new))?;
+                self.check_not_referenced(&def, &ids, Some((&new, assigned)))?;
             }
         }
         self.change(table, 0, |def, changes| {
@@ -307,7 +312,8 @@ impl Cluster {
         self.check_references(def, rows, replaced)?;
         if let Some(ids) = replaced {
             let written = Batch::concat(rows).map_err(|e| Error::Invalid(e.to_string()))?;
-            self.check_not_referenced(def, ids, Some(&written))?;
+            let every: Vec<usize> = (0..def.schema.len()).collect();
+            self.check_not_referenced(def, ids, Some((&written, &every)))?;
         }
         self.change(&def.name, 0, |def, changes| {
             if let Some(ids) = replaced {
