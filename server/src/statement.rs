@@ -505,7 +505,8 @@ fn last_name(name: &sql::ObjectName) -> String {
 }
 
 /// The parameter types of a write: a placeholder standing for a column (a VALUES row of an
-/// INSERT, `SET col = $n` of an UPDATE) takes the column's type; those of a WHERE clause or
+/// INSERT, `SET col = $n` of an UPDATE or of an INSERT's `ON CONFLICT ... DO UPDATE`) takes
+/// the column's type; those of a WHERE clause or
 /// an INSERT's query are typed by planning them as a query.
 fn write_param_types(
     cluster: &Cluster,
@@ -570,6 +571,22 @@ fn write_param_types(
                         }
                     }
                     _ => query_text = Some(source.to_string()),
+                }
+            }
+            // `ON CONFLICT ... DO UPDATE SET col = $n`: the column's type, as in an UPDATE.
+            if let Some(sql::OnInsert::OnConflict(sql::OnConflict {
+                action: sql::OnConflictAction::DoUpdate(update),
+                ..
+            })) = &ins.on
+            {
+                for a in &update.assignments {
+                    if let (sql::AssignmentTarget::ColumnName(c), Some(p)) =
+                        (&a.target, placeholder(&a.value))
+                    {
+                        let c = last_name(c);
+                        let t = all.iter().find(|(n, _)| *n == c).map(|x| x.1);
+                        set(placeholder_index(p, &mut next_qmark), t);
+                    }
                 }
             }
         }

@@ -422,6 +422,44 @@ async fn insert_returning_answers_generated_keys_in_both_protocols() {
         .execute("DELETE FROM orders WHERE item = 'f'", &[])
         .await
         .unwrap();
+    // Prepared upserts: each run inserts or updates; a parameter SET assigns takes its
+    // column's type.
+    let upsert = client
+        .prepare(
+            "INSERT INTO orders (id, item, qty) VALUES ($1, $2, $3) \
+             ON CONFLICT (id) DO UPDATE SET qty = orders.qty + excluded.qty RETURNING qty",
+        )
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let row = client
+            .query_one(&upsert, &[&100i64, &"g", &10i64])
+            .await
+            .unwrap();
+        seen.push(row.get::<_, i64>(0));
+    }
+    assert_eq!(seen, [10, 20]);
+    let set = client
+        .prepare(
+            "INSERT INTO orders (id, item) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET qty = $3",
+        )
+        .await
+        .unwrap();
+    assert_eq!(set.params(), &[Type::INT8, Type::TEXT, Type::INT8]);
+    assert_eq!(
+        client.execute(&set, &[&100i64, &"g", &7i64]).await.unwrap(),
+        1
+    );
+    let qty = client
+        .query_one("SELECT qty FROM orders WHERE id = 100", &[])
+        .await
+        .unwrap();
+    assert_eq!(qty.get::<_, i64>(0), 7);
+    client
+        .execute("DELETE FROM orders WHERE id = 100", &[])
+        .await
+        .unwrap();
     // UPDATE and DELETE answer their rows too, tagged as themselves.
     let answer = bounded(
         "update and delete returning",
