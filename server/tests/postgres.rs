@@ -456,6 +456,20 @@ async fn insert_returning_answers_generated_keys_in_both_protocols() {
         .await
         .unwrap();
     assert_eq!(qty.get::<_, i64>(0), 7);
+    // A parameter inside a SET expression, its type named by the client.
+    let add = client
+        .prepare_typed(
+            "INSERT INTO orders (id, item) VALUES ($1, $2) \
+             ON CONFLICT (id) DO UPDATE SET qty = orders.qty + $3 RETURNING qty",
+            &[Type::INT8, Type::TEXT, Type::INT8],
+        )
+        .await
+        .unwrap();
+    let row = client
+        .query_one(&add, &[&100i64, &"g", &5i64])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 12);
     client
         .execute("DELETE FROM orders WHERE id = 100", &[])
         .await
