@@ -236,24 +236,20 @@ impl Cluster {
         };
         let n = rows.num_rows();
         self.check_updated_once(table, &rows)?;
-        if let Some(def) = self.unique_indexed(table) {
-            let id_len = weir_planner::identity_columns(&def).len();
-            let ids: Vec<usize> = (0..id_len).collect();
-            let values: Vec<usize> = (id_len..rows.num_columns()).collect();
-            self.check_unique(&def, &[rows.project(&values)], Some(&rows.project(&ids)))?;
-        }
-        {
-            let mut def = self.table_def(table)?;
-            let ids: Vec<usize> = (0..weir_planner::identity_columns(&def).len()).collect();
-            let values: Vec<usize> = (ids.len()..rows.num_columns()).collect();
-            let (ids, new) = (rows.project(&ids), rows.project(&values));
-            if new.types() == def.schema.types() {
-                // A key none of whose columns the UPDATE assigns keeps its values.
-                def.foreign_keys
-                    .retain(|fk| fk.columns.iter().any(|c| assigned.contains(c)));
-                self.check_references(&def, std::slice::from_ref(&new), Some(&ids))?;
-                self.check_not_referenced(&def, &ids, Some((&new, assigned)))?;
-            }
+        // The new rows are checked against the table's unique indexes and foreign keys (a
+        // key none of whose columns the UPDATE assigns keeps its values, and is not).
+        let def = self.table_def(table)?;
+        let id_len = weir_planner::identity_columns(&def).len();
+        let ids = rows.project(&(0..id_len).collect::<Vec<_>>());
+        let new = rows.project(&(id_len..rows.num_columns()).collect::<Vec<_>>());
+        if new.types() == def.schema.types() {
+            self.check_unique(&def, std::slice::from_ref(&new), Some(&ids))?;
+            let mut assigned_keys = def.clone();
+            assigned_keys
+                .foreign_keys
+                .retain(|fk| fk.columns.iter().any(|c| assigned.contains(c)));
+            self.check_references(&assigned_keys, std::slice::from_ref(&new), Some(&ids))?;
+            self.check_not_referenced(&def, &ids, Some((&new, assigned)))?;
         }
         self.change(table, 0, |def, changes| {
             let id_len = weir_planner::identity_columns(def).len();
