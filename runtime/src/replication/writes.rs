@@ -406,7 +406,8 @@ impl Coordinator<'_> {
 
     /// Waits for a reply of `phase` from every node in `pending`, dropping nodes that go down,
     /// until `deadline`. Returns the nodes that answered, with their refusals, and whether the
-    /// deadline passed before every live node did.
+    /// deadline passed before every live node did. A reply that arrived before the deadline
+    /// counts even when it is read after it (the writer may have been held up meanwhile).
     fn gather(
         &self,
         rx: &Receiver<(NodeId, WriteReply)>,
@@ -419,6 +420,12 @@ impl Coordinator<'_> {
             pending.retain(|&n| self.up(n));
             if pending.is_empty() {
                 break;
+            }
+            if let Ok((from, reply)) = rx.try_recv() {
+                if reply.phase == phase && pending.remove(&from) {
+                    answered.push((from, reply.error));
+                }
+                continue;
             }
             let now = Instant::now();
             if now >= deadline {
@@ -503,7 +510,11 @@ impl Coordinator<'_> {
         copies: &[Vec<NodeId>],
         rx: &Receiver<(NodeId, WriteReply)>,
     ) -> Result<()> {
-        let deadline = Instant::now() + self.timeout;
+        // Each phase waits for its replies at most the timeout from when its messages went
+        // out: recording the first writes in the catalog log (a proposal, which may wait for
+        // the log's leader) does not eat the commit's wait. A commit gathered against a
+        // deadline already past would count every copy behind, though each applied it.
+        let prepare_deadline = Instant::now() + self.timeout;
         let nodes: HashSet<NodeId> = per_node.keys().copied().collect();
         let mut pieces: Vec<(NodeId, Vec<Vec<PartitionWrite>>)> = Vec::new();
         for (n, parts) in per_node {
@@ -537,6 +548,7 @@ impl Coordinator<'_> {
             }
         }
         if one_phase {
+            let deadline = Instant::now() + self.timeout;
             return self.finish(book, layout, targets_of, copies, rx, nodes, true, deadline);
         }
         let abort = |to: &HashSet<NodeId>| {
@@ -544,7 +556,7 @@ impl Coordinator<'_> {
                 self.send(n, NetMessage::WriteAbort(WriteAbort { write: id }));
             }
         };
-        let heard = self.gather(rx, WritePhase::Prepare, nodes.clone(), deadline);
+        let heard = self.gather(rx, WritePhase::Prepare, nodes.clone(), prepare_deadline);
         if heard.timed_out {
             abort(&nodes);
             return Err(Error::Timeout(self.timeout));
@@ -576,6 +588,7 @@ impl Coordinator<'_> {
         // A node that did not vote takes no part: its prepare is undone (its copies miss
         // the write, and are marked so below).
         abort(&nodes.difference(&prepared).copied().collect());
+        let deadline = Instant::now() + self.timeout;
         self.finish(
             book, layout, targets_of, copies, rx, prepared, false, deadline,
         )
@@ -726,5 +739,123 @@ pub fn repair(
                 book.set_stale(table, p, n, false);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::breaker::{BreakerConfig, JoinMode};
+    use crate::wire::carrier::{Deliver, Inbox};
+    use crate::wire::codec;
+    use std::sync::Mutex;
+    use weir_operators::{Batch, Column, DataType, Field, Schema};
+
+    /// A data node that applies nothing and answers every prepare and commit at once.
+    struct Answering {
+        id: NodeId,
+        replies: Arc<WriteReplies>,
+    }
+
+    impl Inbox for Answering {
+        fn deliver(&self, msg: Deliver) {
+            let bytes = codec::unseal(&msg.bytes).expect("a sealed frame");
+            let (write, phase) = match codec::decode::<NetMessage>(bytes).expect("a message") {
+                NetMessage::WritePrepare(m) => (m.write, WritePhase::Prepare),
+                NetMessage::WriteCommit(m) => (m.write, WritePhase::Commit),
+                _ => return,
+            };
+            let reply = WriteReply {
+                write,
+                phase,
+                error: None,
+            };
+            self.replies.deliver(write, self.id, reply);
+        }
+        fn is_open(&self) -> bool {
+            true
+        }
+        fn crash(&self) {}
+    }
+
+    /// A catalog log whose proposals take `delay` (a leader being elected), and which
+    /// remembers the copies it was told missed a write.
+    struct SlowLog {
+        delay: Duration,
+        missed: Mutex<Vec<(NodeId, u32, u64)>>,
+    }
+
+    impl WriteRecords for SlowLog {
+        fn first_writes(&self, _table: &str, _partitions: &[u32]) -> Result<()> {
+            std::thread::sleep(self.delay);
+            Ok(())
+        }
+        fn missed(&self, _table: &str, copies: &[(NodeId, u32, u64)]) -> Result<()> {
+            self.missed.lock().unwrap().extend_from_slice(copies);
+            Ok(())
+        }
+    }
+
+    fn node(id: NodeId) -> Arc<NodeShared> {
+        Arc::new(NodeShared::new(
+            id,
+            &format!("node-{id}"),
+            true,
+            1 << 20,
+            JoinMode::Guarded,
+            &BreakerConfig::default(),
+        ))
+    }
+
+    #[test]
+    fn a_slow_record_of_the_first_write_leaves_the_commit_its_whole_wait() {
+        let replies = Arc::new(WriteReplies::default());
+        let network = Network::new();
+        // Node 2 is the writer (a node that is not attached sends nothing).
+        for id in [0, 1, 2] {
+            let inbox = Answering {
+                id,
+                replies: replies.clone(),
+            };
+            network.attach(id, Some(Arc::new(inbox)));
+        }
+        let nodes: Vec<Arc<NodeShared>> = (0..3).map(node).collect();
+        let names: Vec<String> = (0..3).map(|i| format!("node-{i}")).collect();
+        let log = SlowLog {
+            delay: Duration::from_millis(400),
+            missed: Mutex::new(Vec::new()),
+        };
+        let coordinator = Coordinator {
+            network: &network,
+            client: 2,
+            nodes: &nodes,
+            names: &names,
+            replies: &replies,
+            timeout: Duration::from_millis(200),
+            piece_bytes: 1 << 20,
+            catalog_epoch: 1,
+            records: Some(&log),
+        };
+        let schema = Schema::new(vec![Field::new("k", DataType::Int64)]);
+        let layout = TableLayout {
+            table: "t".into(),
+            schema,
+            primary_key: vec![0],
+            indexed: vec![],
+        };
+        let write = PartitionWrite {
+            partition: 0,
+            version: 0,
+            delete: None,
+            insert: Batch::try_new(vec![Column::from_i64(vec![7])]).unwrap(),
+        };
+        let mut book = ReplicaBook::default();
+        // Two copies: two participants, so the first write is recorded between the phases,
+        // longer than the timeout; both copies answer the commit at once.
+        let result = coordinator.write(&mut book, 1, &layout, &[vec![0, 1]], vec![write], None);
+        assert!(result.is_ok(), "{result:?}");
+        assert_eq!(book.committed("t", 0), 1);
+        assert!(book.stale_copies().is_empty(), "{:?}", book.stale_copies());
+        assert!(log.missed.lock().unwrap().is_empty());
     }
 }
