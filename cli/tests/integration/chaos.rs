@@ -838,6 +838,22 @@ fn whole(client: &Cluster) -> bool {
     (0..NODES).all(|n| sees_up(client, n)) && client.health() == Health::Green
 }
 
+/// What keeps `client` from seeing the cluster whole: its health, the nodes it sees down and
+/// the copies it counts stale (for the report of a run that failed).
+fn unwhole(client: &Cluster) -> String {
+    let down: Vec<usize> = (0..NODES).filter(|&n| !sees_up(client, n)).collect();
+    let stale: Vec<String> = client
+        .stale_copies()
+        .into_iter()
+        .map(|(t, p, n)| format!("{t}[{p}]@node-{n}"))
+        .collect();
+    format!(
+        "health {:?}, nodes down {down:?}, stale copies [{}]",
+        client.health(),
+        stale.join(", ")
+    )
+}
+
 /// Waits, bounded by [`RECOVER_LIMIT`], until the cluster is whole again: a client that
 /// connects now (every data node answering, connected to the others and caught up with the
 /// catalog log) finds every node up and, once it resynced the copies it found behind, every
@@ -860,7 +876,7 @@ fn settle(run: &Run, slot: &mut u32, probes: &mut usize) -> Result<(), String> {
             }
         };
         if !wait_until(Duration::from_secs(5), || whole(&c)) {
-            last = format!("a fresh client sees health {:?}", c.health());
+            last = format!("a fresh client sees {}", unwhole(&c));
             continue;
         }
         *probes += 1;
@@ -1256,8 +1272,8 @@ fn final_reads(
     let client = run.connect(FINAL_SLOT)?;
     if !wait_until(RECOVER_LIMIT, || whole(&client)) {
         return Err(format!(
-            "not every copy current within {RECOVER_LIMIT:?} (health {:?})",
-            client.health()
+            "not every copy current within {RECOVER_LIMIT:?} ({})",
+            unwhole(&client)
         ));
     }
     finals.push(("every node up".into(), read_all(&client)?));

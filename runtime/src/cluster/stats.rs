@@ -221,6 +221,24 @@ impl Cluster {
         }
     }
 
+    /// The copies this client counts stale (behind their partition's committed version: they
+    /// serve no reads until refreshed), as (table, partition, node), sorted: what makes the
+    /// health yellow, or red when every copy of a partition is among them or down.
+    pub fn stale_copies(&self) -> Vec<(String, u32, usize)> {
+        let book = self
+            .inner
+            .replicas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut copies: Vec<(String, u32, usize)> = book
+            .stale_copies()
+            .iter()
+            .flat_map(|(t, s)| s.iter().map(move |&(p, n)| (t.clone(), p, n as usize)))
+            .collect();
+        copies.sort();
+        copies
+    }
+
     /// Per node of this process: (protocol messages its actor handled, messages handed to it).
     fn inbox_counts(&self) -> Vec<(u64, u64)> {
         self.inner.nodes.iter().map(|n| n.inbox.read()).collect()
