@@ -15,6 +15,8 @@ use crate::types::DataType;
 use crate::{decimal, temporal};
 use serde::{Deserialize, Serialize};
 
+mod strings;
+
 /// A scalar (row-by-row) function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ScalarFunc {
@@ -96,6 +98,25 @@ pub enum ScalarFunc {
     ShiftRight,
     /// `~a` on BIGINT: bitwise not.
     BitNot,
+    /// `left(s, n)`: the first `n` characters (all but the last `-n` for a negative `n`).
+    Left,
+    /// `right(s, n)`: the last `n` characters (all but the first `-n` for a negative `n`).
+    Right,
+    /// `split_part(s, delimiter, n)`: field `n` from 1 (from the end when negative), "" past
+    /// the last; `n` = 0 is an error.
+    SplitPart,
+    /// `initcap(s)`: each word's first letter upper case, the others lower case.
+    InitCap,
+    /// `reverse(s)`: the characters in reverse order.
+    Reverse,
+    /// `concat_ws(separator, a, ...)`: the non-NULL values as text joined by `separator`
+    /// (NULL when it is).
+    ConcatWs,
+    /// `greatest(a, ...)`: the largest non-NULL argument (NULL when all are), of the type
+    /// the arguments meet at.
+    Greatest,
+    /// `least(a, ...)`: the smallest non-NULL argument, as `greatest`.
+    Least,
 }
 
 /// `a` shifted left `n` bits (right for a negative `n`), as SQLite.
@@ -160,6 +181,14 @@ impl ScalarFunc {
             ScalarFunc::ShiftLeft => "<<",
             ScalarFunc::ShiftRight => ">>",
             ScalarFunc::BitNot => "~",
+            ScalarFunc::Left => "left",
+            ScalarFunc::Right => "right",
+            ScalarFunc::SplitPart => "split_part",
+            ScalarFunc::InitCap => "initcap",
+            ScalarFunc::Reverse => "reverse",
+            ScalarFunc::ConcatWs => "concat_ws",
+            ScalarFunc::Greatest => "greatest",
+            ScalarFunc::Least => "least",
         }
     }
 
@@ -192,6 +221,14 @@ impl ScalarFunc {
             "repeat" => ScalarFunc::Repeat,
             "lpad" => ScalarFunc::LPad,
             "rpad" => ScalarFunc::RPad,
+            "left" => ScalarFunc::Left,
+            "right" => ScalarFunc::Right,
+            "split_part" => ScalarFunc::SplitPart,
+            "initcap" => ScalarFunc::InitCap,
+            "reverse" => ScalarFunc::Reverse,
+            "concat_ws" => ScalarFunc::ConcatWs,
+            "greatest" => ScalarFunc::Greatest,
+            "least" => ScalarFunc::Least,
             _ => return None,
         })
     }
@@ -429,6 +466,11 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::LPad | F::RPad => (2..=3).contains(&args.len()),
         F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight => args.len() == 2,
         F::BitNot => args.len() == 1,
+        F::Left | F::Right => args.len() == 2,
+        F::SplitPart => args.len() == 3,
+        F::InitCap | F::Reverse => args.len() == 1,
+        F::ConcatWs => args.len() >= 2,
+        F::Greatest | F::Least => !args.is_empty(),
     };
     if !arity_ok || args.iter().any(|c| c.len() != n) {
         return Err(Error::Internal(format!(
@@ -456,7 +498,16 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             | F::ConcatOp
             | F::StartsWith
             | F::Concat
+            | F::InitCap
+            | F::Reverse
+            | F::ConcatWs
     );
+    let text_first = matches!(func, F::Left | F::Right | F::SplitPart);
+    if text_first && args[0].data_type() != DataType::Utf8
+        || func == F::SplitPart && args[1].data_type() != DataType::Utf8
+    {
+        return Err(type_err(func, args));
+    }
     if text_args && args.iter().any(|c| c.data_type() != DataType::Utf8) {
         return Err(type_err(func, args));
     }
@@ -805,6 +856,36 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         )),
         F::TooManyRows if n > 0 => Err(Error::Cardinality(crate::error::TOO_MANY_ROWS.into())),
         F::TooManyRows => Ok(Column::nulls(out, 0)),
+        F::Left | F::Right | F::SplitPart | F::InitCap | F::Reverse | F::ConcatWs => {
+            strings::call(func, args, n)
+        }
+        F::Greatest | F::Least => {
+            if args.iter().any(|c| c.data_type() != out) {
+                return Err(type_err(func, args));
+            }
+            let key = crate::plan::SortKey {
+                expr: crate::expr::Expr::Literal(crate::value::Value::Null),
+                descending: func == F::Least,
+                nulls_first: false,
+            };
+            let mut b = ColumnBuilder::new(out, n);
+            for i in 0..n {
+                // NULLs sort last, so a valid value wins over any NULL.
+                let best =
+                    args.iter().reduce(|best, c| {
+                        match crate::kernels::sort::order::cmp_cells(c, i, best, i, &key) {
+                            std::cmp::Ordering::Greater if c.is_valid(i) => c,
+                            _ if !best.is_valid(i) => c,
+                            _ => best,
+                        }
+                    });
+                match best {
+                    Some(c) if c.is_valid(i) => b.push_from(c, i),
+                    _ => b.push_null(),
+                }
+            }
+            Ok(b.finish())
+        }
     }
 }
 

@@ -36,7 +36,9 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
         F::Length | F::StrPos => DataType::Int64,
         F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
         F::StartsWith => DataType::Boolean,
-        F::Coalesce | F::NullIf | F::TooManyRows => first.unwrap_or(DataType::Int64),
+        F::Coalesce | F::NullIf | F::TooManyRows | F::Greatest | F::Least => {
+            first.unwrap_or(DataType::Int64)
+        }
         _ => DataType::Utf8,
     }
 }

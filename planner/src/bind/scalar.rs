@@ -66,6 +66,13 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
             (2, 2, &[Arg::Integer, Arg::Integer])
         }
         F::BitNot => (1, 1, &[Arg::Integer]),
+        F::Left | F::Right => (2, 2, &[Arg::Text, Arg::Integer]),
+        F::SplitPart => (3, 3, &[Arg::Text, Arg::Text, Arg::Integer]),
+        F::InitCap | F::Reverse => (1, 1, &[Arg::Text]),
+        // The separator, then values of any type as text.
+        F::ConcatWs => (2, usize::MAX, &[Arg::Text, Arg::AnyAsText]),
+        // Unified across arguments, as `coalesce`.
+        F::Greatest | F::Least => (1, usize::MAX, &[]),
     }
 }
 
@@ -182,7 +189,7 @@ impl Binder<'_> {
         if func == F::NullIf {
             return self.nullif(args, e);
         }
-        if func == F::Coalesce {
+        if matches!(func, F::Coalesce | F::Greatest | F::Least) {
             let t = self.common_type(&args, &format!("function {name}"), e)?;
             let t = t.unwrap_or(DataType::Int64);
             let exprs = args.into_iter().map(|b| self.typed(b, t)).collect();

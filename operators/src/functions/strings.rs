@@ -1,0 +1,178 @@
+//! Text functions that cut, split, join and reorder strings, as PostgreSQL has them:
+//! `left`, `right`, `split_part`, `initcap`, `reverse` and `concat_ws`. Each reads its
+//! arguments as slices of the input columns and builds its result through [`TextOut`], so
+//! a result is checked against the maximum value size before it is stored.
+
+use super::{all_valid, s, type_err, TextOut};
+use crate::column::Column;
+use crate::error::{Error, Result};
+use crate::functions::ScalarFunc;
+
+/// The first `n` characters of `t` (all but the last `-n` when `n` is negative), or the last
+/// `n` (all but the first `-n`) for `from_end`: PostgreSQL's `left` and `right`.
+fn cut(t: &str, n: i64, from_end: bool) -> &str {
+    let chars = t.chars().count() as i64;
+    let keep = if n >= 0 {
+        n.min(chars)
+    } else {
+        (chars + n).max(0)
+    };
+    let skip = if from_end { chars - keep } else { 0 };
+    let start = t
+        .char_indices()
+        .nth(skip as usize)
+        .map_or(t.len(), |(b, _)| b);
+    let end = t
+        .char_indices()
+        .nth((skip + keep) as usize)
+        .map_or(t.len(), |(b, _)| b);
+    &t[start..end]
+}
+
+/// Field `n` (from 1; from the end when negative) of `t` split at `delim`, or "" when there
+/// is no such field: PostgreSQL's `split_part` (an empty delimiter leaves `t` one field).
+fn field<'a>(t: &'a str, delim: &str, n: i64) -> Result<&'a str> {
+    if n == 0 {
+        return Err(Error::Arithmetic(
+            "split_part: field position must not be zero".into(),
+        ));
+    }
+    if delim.is_empty() {
+        return Ok(if n == 1 || n == -1 { t } else { "" });
+    }
+    let picked = if n > 0 {
+        t.split(delim).nth((n - 1) as usize)
+    } else {
+        t.rsplit(delim).nth((-n - 1) as usize)
+    };
+    Ok(picked.unwrap_or(""))
+}
+
+/// `t` with the first letter of each word upper case and the others lower case (a word is
+/// a run of letters and digits), into `buf`: PostgreSQL's `initcap`.
+fn initcap(t: &str, buf: &mut String) {
+    buf.clear();
+    let mut in_word = false;
+    for c in t.chars() {
+        if in_word {
+            buf.extend(c.to_lowercase());
+        } else {
+            buf.extend(c.to_uppercase());
+        }
+        in_word = c.is_alphanumeric();
+    }
+}
+
+/// Evaluates one of this module's functions over `args` (types checked by the planner) of
+/// `n` rows each.
+pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
+    use ScalarFunc as F;
+    let mut out = TextOut::new(func, n);
+    let mut buf = String::new();
+    match func {
+        F::Left | F::Right => {
+            let counts = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
+            for (i, &k) in counts.iter().enumerate() {
+                if all_valid(args, i) {
+                    out.push(cut(s(&args[0], i), k, func == F::Right))?;
+                } else {
+                    out.push_null();
+                }
+            }
+        }
+        F::SplitPart => {
+            let fields = args[2].as_i64().ok_or_else(|| type_err(func, args))?;
+            for (i, &k) in fields.iter().enumerate() {
+                if all_valid(args, i) {
+                    out.push(field(s(&args[0], i), s(&args[1], i), k)?)?;
+                } else {
+                    out.push_null();
+                }
+            }
+        }
+        F::InitCap | F::Reverse => {
+            for i in 0..n {
+                if !args[0].is_valid(i) {
+                    out.push_null();
+                    continue;
+                }
+                let t = s(&args[0], i);
+                if func == F::InitCap {
+                    initcap(t, &mut buf);
+                } else {
+                    buf.clear();
+                    buf.extend(t.chars().rev());
+                }
+                out.push(&buf)?;
+            }
+        }
+        F::ConcatWs => {
+            // A NULL separator gives NULL; NULL values are skipped.
+            for i in 0..n {
+                if !args[0].is_valid(i) {
+                    out.push_null();
+                    continue;
+                }
+                let sep = s(&args[0], i);
+                let parts = || args[1..].iter().filter(|c| c.is_valid(i)).map(|c| s(c, i));
+                let count = parts().count();
+                let bytes = parts().map(str::len).fold(
+                    sep.len().saturating_mul(count.saturating_sub(1)),
+                    usize::saturating_add,
+                );
+                out.fits(bytes)?;
+                buf.clear();
+                for (k, p) in parts().enumerate() {
+                    if k > 0 {
+                        buf.push_str(sep);
+                    }
+                    buf.push_str(p);
+                }
+                out.push(&buf)?;
+            }
+        }
+        _ => {
+            return Err(Error::Internal(format!(
+                "{} is not a text function of this module",
+                func.name()
+            )))
+        }
+    }
+    Ok(out.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn left_and_right_count_characters_and_negative_counts_drop_from_the_other_end() {
+        assert_eq!(cut("abcdef", 2, false), "ab");
+        assert_eq!(cut("abcdef", -2, false), "abcd");
+        assert_eq!(cut("abcdef", 2, true), "ef");
+        assert_eq!(cut("abcdef", -2, true), "cdef");
+        assert_eq!(cut("héllo", 2, false), "hé");
+        assert_eq!(cut("héllo", 9, true), "héllo");
+        assert_eq!(cut("ab", -5, false), "");
+        assert_eq!(cut("", 3, true), "");
+    }
+
+    #[test]
+    fn split_part_counts_fields_from_either_end_and_refuses_zero() {
+        assert_eq!(field("a,b,c", ",", 2).unwrap(), "b");
+        assert_eq!(field("a,b,c", ",", -1).unwrap(), "c");
+        assert_eq!(field("a,b,c", ",", 4).unwrap(), "");
+        assert_eq!(field("a,,c", ",", 2).unwrap(), "");
+        assert_eq!(field("abc", "", 1).unwrap(), "abc");
+        assert_eq!(field("abc", "", 2).unwrap(), "");
+        assert_eq!(field("a--b", "--", 2).unwrap(), "b");
+        assert!(field("a,b", ",", 0).is_err());
+    }
+
+    #[test]
+    fn initcap_starts_each_word_upper_case() {
+        let mut buf = String::new();
+        initcap("hello wORLD 2nd-place o'neil", &mut buf);
+        assert_eq!(buf, "Hello World 2nd-Place O'Neil");
+    }
+}
