@@ -169,6 +169,19 @@ pub fn round_to(v: i128, scale: u8, digits: i64) -> Option<i128> {
     r.checked_mul(pow10(drop)?)
 }
 
+/// Unscaled `v` at `scale` truncated toward zero to `digits` fraction digits (negative cuts
+/// left of the point), staying at `scale`: `trunc(12.345, 1)` at scale 3 is `12.300`.
+pub fn trunc_to(v: i128, scale: u8, digits: i64) -> i128 {
+    if digits >= i64::from(scale) {
+        return v;
+    }
+    let drop = i64::from(scale) - digits;
+    match u8::try_from(drop).ok().and_then(pow10) {
+        Some(m) => v - v % m,
+        None => 0,
+    }
+}
+
 /// `floor` (`up == false`) or `ceil` of unscaled `v` at `scale`, as an unscaled value at
 /// scale 0.
 pub fn floor_ceil(v: i128, scale: u8, up: bool) -> i128 {

@@ -1,4 +1,6 @@
-//! Scalar functions: the [`ScalarFunc`] catalogue and its column kernels.
+//! Scalar functions: the [`ScalarFunc`] catalogue (`catalogue`) and its column kernels, here
+//! and, by kind, in `strings` (cutting, splitting and joining text), `math` (logarithms,
+//! trigonometry) and `compare` (`greatest`, `least`).
 //!
 //! The planner checks argument counts and types and inserts casts, so a kernel receives
 //! arguments of the types it expects, all of one length (scalars broadcast). Every kernel
@@ -10,114 +12,17 @@
 
 use crate::column::{Column, ColumnBuilder, ColumnData};
 use crate::error::{Error, Result};
-use crate::limits::{check_text_column, check_value, max_value_bytes};
 use crate::types::DataType;
 use crate::{decimal, temporal};
-use serde::{Deserialize, Serialize};
+use support::{all_valid, s, type_err, TextOut};
 
+mod catalogue;
+mod compare;
+mod math;
 mod strings;
+mod support;
 
-/// A scalar (row-by-row) function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ScalarFunc {
-    /// `abs(x)`: same numeric type.
-    Abs,
-    /// `round(x)` or `round(x, digits)`, halves away from zero: same numeric type.
-    Round,
-    /// `floor(x)`: same numeric type.
-    Floor,
-    /// `ceil(x)` / `ceiling(x)`: same numeric type.
-    Ceil,
-    /// `mod(a, b)`: as `a % b`, NULL when `b` is 0.
-    Mod,
-    /// `power(a, b)`: DOUBLE.
-    Power,
-    /// `sqrt(x)`: DOUBLE; an error for negative `x`.
-    Sqrt,
-    /// `sign(x)`: -1, 0 or 1 of the same numeric type.
-    Sign,
-    /// `lower(s)`.
-    Lower,
-    /// `upper(s)`.
-    Upper,
-    /// `length(s)` / `char_length(s)`: characters, BIGINT.
-    Length,
-    /// `substring(s, from [, for])`: 1-based character positions, as PostgreSQL.
-    Substring,
-    /// `trim(s [, chars])`: both ends (spaces by default).
-    Trim,
-    /// `ltrim(s [, chars])`: the start.
-    LTrim,
-    /// `rtrim(s [, chars])`: the end.
-    RTrim,
-    /// `replace(s, from, to)`: every occurrence.
-    Replace,
-    /// `strpos(s, sub)` / `position(sub IN s)`: 1-based character position, 0 if absent.
-    StrPos,
-    /// `concat(a, ...)`: text of the non-NULL arguments (never NULL).
-    Concat,
-    /// `a || b`: NULL if either side is.
-    ConcatOp,
-    /// `starts_with(s, prefix)`: BOOLEAN.
-    StartsWith,
-    /// `coalesce(a, ...)`: the first non-NULL argument.
-    Coalesce,
-    /// `nullif(a, b)`: NULL where `a = b`, else `a`.
-    NullIf,
-    /// `EXTRACT(field FROM x)` / `date_part('field', x)` of a DATE or TIMESTAMP: BIGINT.
-    /// The first argument is the field's name as text.
-    Extract,
-    /// `date_trunc('field', x)`: the start of the year, quarter, month, week, day (hour,
-    /// minute, second) containing `x`, of `x`'s type.
-    DateTrunc,
-    /// `x + INTERVAL`: `add_interval(x, months, days, microseconds)` of a DATE or
-    /// TIMESTAMP, of `x`'s type (a DATE takes only months and days). Months clamp to the
-    /// month's end, as PostgreSQL. Bound from `x ± INTERVAL '...'`, not callable by name.
-    AddInterval,
-    /// `too_many_rows(x)`: the error "scalar subquery returned more than one row" for any row
-    /// it is evaluated on, typed as `x`. The branch a correlated scalar subquery takes for a
-    /// row with more than one match; not callable by name.
-    TooManyRows,
-    /// `repeat(s, n)`: `s` `n` times (empty for `n <= 0`).
-    Repeat,
-    /// `lpad(s, n [, fill])`: `s` made `n` characters long, cut or padded on the left with
-    /// `fill` (a space by default) repeated, as PostgreSQL.
-    LPad,
-    /// `rpad(s, n [, fill])`: as `lpad`, padded on the right.
-    RPad,
-    /// `a & b` on BIGINT: bitwise and. Bound from the operator, not callable by name.
-    BitAnd,
-    /// `a | b` on BIGINT: bitwise or.
-    BitOr,
-    /// `a << n` on BIGINT: shifted left `n` bits, as SQLite: bits shifted past the 64th are
-    /// lost (`1 << 63` is the smallest BIGINT), `n` of 64 or more gives 0, and a negative `n`
-    /// shifts right.
-    ShiftLeft,
-    /// `a >> n` on BIGINT: shifted right `n` bits, keeping the sign (`n` of 64 or more gives 0
-    /// or -1); a negative `n` shifts left.
-    ShiftRight,
-    /// `~a` on BIGINT: bitwise not.
-    BitNot,
-    /// `left(s, n)`: the first `n` characters (all but the last `-n` for a negative `n`).
-    Left,
-    /// `right(s, n)`: the last `n` characters (all but the first `-n` for a negative `n`).
-    Right,
-    /// `split_part(s, delimiter, n)`: field `n` from 1 (from the end when negative), "" past
-    /// the last; `n` = 0 is an error.
-    SplitPart,
-    /// `initcap(s)`: each word's first letter upper case, the others lower case.
-    InitCap,
-    /// `reverse(s)`: the characters in reverse order.
-    Reverse,
-    /// `concat_ws(separator, a, ...)`: the non-NULL values as text joined by `separator`
-    /// (NULL when it is).
-    ConcatWs,
-    /// `greatest(a, ...)`: the largest non-NULL argument (NULL when all are), of the type
-    /// the arguments meet at.
-    Greatest,
-    /// `least(a, ...)`: the smallest non-NULL argument, as `greatest`.
-    Least,
-}
+pub use catalogue::ScalarFunc;
 
 /// `a` shifted left `n` bits (right for a negative `n`), as SQLite.
 fn shift_left(a: i64, n: i64) -> i64 {
@@ -141,118 +46,6 @@ fn shift_right(a: i64, n: i64) -> i64 {
         }
         n => a >> n,
     }
-}
-
-impl ScalarFunc {
-    /// The SQL name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ScalarFunc::Abs => "abs",
-            ScalarFunc::Round => "round",
-            ScalarFunc::Floor => "floor",
-            ScalarFunc::Ceil => "ceil",
-            ScalarFunc::Mod => "mod",
-            ScalarFunc::Power => "power",
-            ScalarFunc::Sqrt => "sqrt",
-            ScalarFunc::Sign => "sign",
-            ScalarFunc::Lower => "lower",
-            ScalarFunc::Upper => "upper",
-            ScalarFunc::Length => "length",
-            ScalarFunc::Substring => "substring",
-            ScalarFunc::Trim => "trim",
-            ScalarFunc::LTrim => "ltrim",
-            ScalarFunc::RTrim => "rtrim",
-            ScalarFunc::Replace => "replace",
-            ScalarFunc::StrPos => "strpos",
-            ScalarFunc::Concat => "concat",
-            ScalarFunc::ConcatOp => "||",
-            ScalarFunc::StartsWith => "starts_with",
-            ScalarFunc::Coalesce => "coalesce",
-            ScalarFunc::NullIf => "nullif",
-            ScalarFunc::Extract => "date_part",
-            ScalarFunc::DateTrunc => "date_trunc",
-            ScalarFunc::AddInterval => "add_interval",
-            ScalarFunc::TooManyRows => "too_many_rows",
-            ScalarFunc::Repeat => "repeat",
-            ScalarFunc::LPad => "lpad",
-            ScalarFunc::RPad => "rpad",
-            ScalarFunc::BitAnd => "&",
-            ScalarFunc::BitOr => "|",
-            ScalarFunc::ShiftLeft => "<<",
-            ScalarFunc::ShiftRight => ">>",
-            ScalarFunc::BitNot => "~",
-            ScalarFunc::Left => "left",
-            ScalarFunc::Right => "right",
-            ScalarFunc::SplitPart => "split_part",
-            ScalarFunc::InitCap => "initcap",
-            ScalarFunc::Reverse => "reverse",
-            ScalarFunc::ConcatWs => "concat_ws",
-            ScalarFunc::Greatest => "greatest",
-            ScalarFunc::Least => "least",
-        }
-    }
-
-    /// The function of a SQL name (case-insensitive), including aliases.
-    pub fn from_name(name: &str) -> Option<ScalarFunc> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "abs" => ScalarFunc::Abs,
-            "round" => ScalarFunc::Round,
-            "floor" => ScalarFunc::Floor,
-            "ceil" | "ceiling" => ScalarFunc::Ceil,
-            "mod" => ScalarFunc::Mod,
-            "power" | "pow" => ScalarFunc::Power,
-            "sqrt" => ScalarFunc::Sqrt,
-            "sign" => ScalarFunc::Sign,
-            "lower" => ScalarFunc::Lower,
-            "upper" => ScalarFunc::Upper,
-            "length" | "char_length" | "character_length" => ScalarFunc::Length,
-            "substring" | "substr" => ScalarFunc::Substring,
-            "trim" | "btrim" => ScalarFunc::Trim,
-            "ltrim" => ScalarFunc::LTrim,
-            "rtrim" => ScalarFunc::RTrim,
-            "replace" => ScalarFunc::Replace,
-            "strpos" => ScalarFunc::StrPos,
-            "concat" => ScalarFunc::Concat,
-            "starts_with" => ScalarFunc::StartsWith,
-            "coalesce" => ScalarFunc::Coalesce,
-            "nullif" => ScalarFunc::NullIf,
-            "date_part" => ScalarFunc::Extract,
-            "date_trunc" => ScalarFunc::DateTrunc,
-            "repeat" => ScalarFunc::Repeat,
-            "lpad" => ScalarFunc::LPad,
-            "rpad" => ScalarFunc::RPad,
-            "left" => ScalarFunc::Left,
-            "right" => ScalarFunc::Right,
-            "split_part" => ScalarFunc::SplitPart,
-            "initcap" => ScalarFunc::InitCap,
-            "reverse" => ScalarFunc::Reverse,
-            "concat_ws" => ScalarFunc::ConcatWs,
-            "greatest" => ScalarFunc::Greatest,
-            "least" => ScalarFunc::Least,
-            _ => return None,
-        })
-    }
-}
-
-/// Text of row `i` of a string column.
-#[inline]
-fn s(c: &Column, i: usize) -> &str {
-    c.str_at(i)
-}
-
-fn type_err(f: ScalarFunc, args: &[Column]) -> Error {
-    let types: Vec<String> = args.iter().map(|c| c.data_type().to_string()).collect();
-    Error::Type(format!(
-        "function {} does not take ({})",
-        f.name(),
-        types.join(", ")
-    ))
-}
-
-/// Whether every argument is valid at row `i`.
-#[inline]
-fn all_valid(args: &[Column], i: usize) -> bool {
-    args.iter().all(|c| c.is_valid(i))
 }
 
 /// Applies `f` to the numbers of row `i` of a one-argument numeric function.
@@ -305,6 +98,32 @@ fn round_f(x: f64, d: i64) -> f64 {
     }
 }
 
+/// `x` truncated toward zero to `d` fraction digits (left of the point for a negative `d`).
+fn trunc_f(x: f64, d: i64) -> f64 {
+    if d == 0 {
+        return x.trunc();
+    }
+    let m = 10f64.powi(d.clamp(-30, 30) as i32);
+    let r = (x * m).trunc() / m;
+    if r.is_finite() {
+        r
+    } else {
+        x
+    }
+}
+
+/// Integer `x` truncated toward zero to `d` digits (only a negative `d` changes it).
+fn trunc_i(x: i64, d: i64) -> i64 {
+    if d >= 0 {
+        return x;
+    }
+    if d < -18 {
+        return 0;
+    }
+    let m = 10i64.pow((-d) as u32);
+    x - x % m
+}
+
 /// Integer `x` rounded half away from zero to `d` digits (only negative `d` changes it).
 fn round_i(x: i64, d: i64) -> Result<i64> {
     if d >= 0 {
@@ -355,53 +174,6 @@ fn substring(text: &str, start: i64, count: Option<i64>) -> Result<&str> {
     let b0 = byte_at(from);
     let b1 = to.map_or(text.len(), |t| if t <= from { b0 } else { byte_at(t) });
     Ok(&text[b0..b1.max(b0)])
-}
-
-/// The text results of a function, built row by row, with the sizes checked: every value
-/// against the maximum value size (before it is built, by [`TextOut::fits`]), the column
-/// against its 4 GiB bound.
-struct TextOut {
-    func: ScalarFunc,
-    out: ColumnBuilder,
-    bytes: usize,
-    /// The thread's maximum value size, read once.
-    max: usize,
-}
-
-impl TextOut {
-    fn new(func: ScalarFunc, n: usize) -> Self {
-        TextOut {
-            func,
-            out: ColumnBuilder::new(DataType::Utf8, n),
-            bytes: 0,
-            max: max_value_bytes(),
-        }
-    }
-
-    /// Fails when a value of `bytes` would be too large (call it before building a value
-    /// that may grow).
-    #[inline]
-    fn fits(&self, bytes: usize) -> Result<()> {
-        check_value(self.func.name(), bytes, self.max)
-    }
-
-    /// Appends one value.
-    #[inline]
-    fn push(&mut self, v: &str) -> Result<()> {
-        self.fits(v.len())?;
-        self.bytes += v.len();
-        check_text_column(self.func.name(), self.bytes)?;
-        self.out.push_str(v);
-        Ok(())
-    }
-
-    fn push_null(&mut self) {
-        self.out.push_null();
-    }
-
-    fn finish(self) -> Column {
-        self.out.finish()
-    }
 }
 
 /// `text` padded (or cut) to `len` characters with `fill` repeated, on the left or the
@@ -471,6 +243,23 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::InitCap | F::Reverse => args.len() == 1,
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
+        F::Ln
+        | F::Log10
+        | F::Exp
+        | F::Cbrt
+        | F::Sin
+        | F::Cos
+        | F::Tan
+        | F::Asin
+        | F::Acos
+        | F::Atan
+        | F::Degrees
+        | F::Radians => args.len() == 1,
+        F::Log | F::Trunc => (1..=2).contains(&args.len()),
+        F::Atan2 => args.len() == 2,
+        F::Pi => args.is_empty(),
+        F::Ascii | F::Chr | F::OctetLength => args.len() == 1,
+        F::Translate => args.len() == 3,
     };
     if !arity_ok || args.iter().any(|c| c.len() != n) {
         return Err(Error::Internal(format!(
@@ -501,6 +290,9 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             | F::InitCap
             | F::Reverse
             | F::ConcatWs
+            | F::Ascii
+            | F::OctetLength
+            | F::Translate
     );
     let text_first = matches!(func, F::Left | F::Right | F::SplitPart);
     if text_first && args[0].data_type() != DataType::Utf8
@@ -511,7 +303,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
     if text_args && args.iter().any(|c| c.data_type() != DataType::Utf8) {
         return Err(type_err(func, args));
     }
-    if let Some((values, scale)) = args[0].as_decimal() {
+    if let Some((values, scale)) = args.first().and_then(Column::as_decimal) {
         if let Some(col) = decimal_call(func, args, values, scale, n, out)? {
             return Ok(col);
         }
@@ -859,29 +651,37 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Left | F::Right | F::SplitPart | F::InitCap | F::Reverse | F::ConcatWs => {
             strings::call(func, args, n)
         }
-        F::Greatest | F::Least => {
-            if args.iter().any(|c| c.data_type() != out) {
-                return Err(type_err(func, args));
-            }
-            let key = crate::plan::SortKey {
-                expr: crate::expr::Expr::Literal(crate::value::Value::Null),
-                descending: func == F::Least,
-                nulls_first: false,
-            };
-            let mut b = ColumnBuilder::new(out, n);
+        F::Greatest | F::Least => compare::call(func, args, n, out),
+        F::Ascii | F::Chr | F::OctetLength | F::Translate => strings::call(func, args, n),
+        F::Ln
+        | F::Log
+        | F::Log10
+        | F::Exp
+        | F::Cbrt
+        | F::Sin
+        | F::Cos
+        | F::Tan
+        | F::Asin
+        | F::Acos
+        | F::Atan
+        | F::Atan2
+        | F::Degrees
+        | F::Radians
+        | F::Pi => math::call(func, args, n),
+        F::Trunc if args.len() == 1 => numeric1(func, args, n, Ok, f64::trunc),
+        F::Trunc => {
+            let d = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
+            let x = &args[0];
+            let mut b = ColumnBuilder::new(x.data_type(), n);
             for i in 0..n {
-                // NULLs sort last, so a valid value wins over any NULL.
-                let best =
-                    args.iter().reduce(|best, c| {
-                        match crate::kernels::sort::order::cmp_cells(c, i, best, i, &key) {
-                            std::cmp::Ordering::Greater if c.is_valid(i) => c,
-                            _ if !best.is_valid(i) => c,
-                            _ => best,
-                        }
-                    });
-                match best {
-                    Some(c) if c.is_valid(i) => b.push_from(c, i),
-                    _ => b.push_null(),
+                if !all_valid(args, i) {
+                    b.push_null();
+                    continue;
+                }
+                match &x.data {
+                    ColumnData::Int64(v) => b.push_i64(trunc_i(v[i], d[i])),
+                    ColumnData::Float64(v) => b.push_f64(trunc_f(v[i], d[i])),
+                    _ => return Err(type_err(func, args)),
                 }
             }
             Ok(b.finish())
@@ -921,6 +721,12 @@ fn decimal_call(
         F::Round => {
             let d = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
             Box::new(move |i, v| decimal::round_to(v, scale, d[i]).ok_or_else(|| overflow(v)))
+        }
+        // Integer division truncates toward zero.
+        F::Trunc if args.len() == 1 => Box::new(move |_, v| Ok(v / one)),
+        F::Trunc => {
+            let d = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
+            Box::new(move |i, v| Ok(decimal::trunc_to(v, scale, d[i])))
         }
         F::Mod => {
             let (d, _) = args[1].as_decimal().ok_or_else(|| type_err(func, args))?;

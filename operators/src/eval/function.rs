@@ -14,7 +14,7 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
     use ScalarFunc as F;
     let first = types.iter().flatten().next().copied();
     match func {
-        F::Floor | F::Ceil | F::Round if types.len() == 1 => match first {
+        F::Floor | F::Ceil | F::Round | F::Trunc if types.len() == 1 => match first {
             Some(DataType::Decimal { precision, .. }) => DataType::decimal(precision, 0),
             other => other.unwrap_or(DataType::Int64),
         },
@@ -25,15 +25,31 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
             .flatten()
             .unwrap_or(DataType::Timestamp),
         F::AddInterval => first.unwrap_or(DataType::Date),
-        F::Abs | F::Round | F::Floor | F::Ceil | F::Sign | F::Mod => {
+        F::Abs | F::Round | F::Trunc | F::Floor | F::Ceil | F::Sign | F::Mod => {
             if types.iter().flatten().any(|t| *t == DataType::Float64) {
                 DataType::Float64
             } else {
                 first.unwrap_or(DataType::Int64)
             }
         }
-        F::Power | F::Sqrt => DataType::Float64,
-        F::Length | F::StrPos => DataType::Int64,
+        F::Power
+        | F::Sqrt
+        | F::Ln
+        | F::Log
+        | F::Log10
+        | F::Exp
+        | F::Cbrt
+        | F::Sin
+        | F::Cos
+        | F::Tan
+        | F::Asin
+        | F::Acos
+        | F::Atan
+        | F::Atan2
+        | F::Degrees
+        | F::Radians
+        | F::Pi => DataType::Float64,
+        F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
         F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
         F::StartsWith => DataType::Boolean,
         F::Coalesce | F::NullIf | F::TooManyRows | F::Greatest | F::Least => {

@@ -1,12 +1,14 @@
-//! Text functions that cut, split, join and reorder strings, as PostgreSQL has them:
-//! `left`, `right`, `split_part`, `initcap`, `reverse` and `concat_ws`. Each reads its
+//! Text functions that cut, split, join, translate and measure strings, as PostgreSQL has
+//! them: `left`, `right`, `split_part`, `initcap`, `reverse`, `concat_ws`, `translate`,
+//! `chr`, `ascii` and `octet_length`. Each reads its
 //! arguments as slices of the input columns and builds its result through [`TextOut`], so
 //! a result is checked against the maximum value size before it is stored.
 
-use super::{all_valid, s, type_err, TextOut};
-use crate::column::Column;
+use super::catalogue::ScalarFunc;
+use super::support::{all_valid, s, type_err, TextOut};
+use crate::column::{Column, ColumnBuilder};
 use crate::error::{Error, Result};
-use crate::functions::ScalarFunc;
+use crate::types::DataType;
 
 /// The first `n` characters of `t` (all but the last `-n` when `n` is negative), or the last
 /// `n` (all but the first `-n`) for `from_end`: PostgreSQL's `left` and `right`.
@@ -63,10 +65,41 @@ fn initcap(t: &str, buf: &mut String) {
     }
 }
 
+/// The character of code point `code`, or why there is none (as PostgreSQL words it).
+fn character(code: i64) -> Result<char> {
+    if code == 0 {
+        return Err(Error::Arithmetic("null character not permitted".into()));
+    }
+    if code < 0 {
+        return Err(Error::Arithmetic(
+            "character number must be positive".into(),
+        ));
+    }
+    u32::try_from(code)
+        .ok()
+        .and_then(char::from_u32)
+        .ok_or_else(|| Error::Arithmetic(format!("requested character {code} is not a character")))
+}
+
 /// Evaluates one of this module's functions over `args` (types checked by the planner) of
 /// `n` rows each.
 pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
     use ScalarFunc as F;
+    if matches!(func, F::Ascii | F::OctetLength) {
+        let mut b = ColumnBuilder::new(DataType::Int64, n);
+        for i in 0..n {
+            if !args[0].is_valid(i) {
+                b.push_null();
+                continue;
+            }
+            let t = s(&args[0], i);
+            b.push_i64(match func {
+                F::Ascii => t.chars().next().map_or(0, |c| i64::from(u32::from(c))),
+                _ => t.len() as i64,
+            });
+        }
+        return Ok(b.finish());
+    }
     let mut out = TextOut::new(func, n);
     let mut buf = String::new();
     match func {
@@ -102,6 +135,35 @@ pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column
                 } else {
                     buf.clear();
                     buf.extend(t.chars().rev());
+                }
+                out.push(&buf)?;
+            }
+        }
+        F::Chr => {
+            let codes = args[0].as_i64().ok_or_else(|| type_err(func, args))?;
+            for (i, &code) in codes.iter().enumerate() {
+                if !args[0].is_valid(i) {
+                    out.push_null();
+                    continue;
+                }
+                buf.clear();
+                buf.push(character(code)?);
+                out.push(&buf)?;
+            }
+        }
+        F::Translate => {
+            for i in 0..n {
+                if !all_valid(args, i) {
+                    out.push_null();
+                    continue;
+                }
+                let (from, to) = (s(&args[1], i), s(&args[2], i));
+                buf.clear();
+                for c in s(&args[0], i).chars() {
+                    match from.chars().position(|f| f == c) {
+                        Some(k) => buf.extend(to.chars().nth(k)),
+                        None => buf.push(c),
+                    }
                 }
                 out.push(&buf)?;
             }
@@ -167,6 +229,16 @@ mod tests {
         assert_eq!(field("abc", "", 2).unwrap(), "");
         assert_eq!(field("a--b", "--", 2).unwrap(), "b");
         assert!(field("a,b", ",", 0).is_err());
+    }
+
+    #[test]
+    fn chr_refuses_zero_negative_numbers_and_surrogates() {
+        assert_eq!(character(65).unwrap(), 'A');
+        assert_eq!(character(0x1F600).unwrap(), '😀');
+        assert!(character(0).is_err());
+        assert!(character(-1).is_err());
+        assert!(character(0xD800).is_err());
+        assert!(character(i64::MAX).is_err());
     }
 
     #[test]

@@ -42,10 +42,29 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
     use ScalarFunc as F;
     match func {
         F::Abs | F::Floor | F::Ceil | F::Sign => (1, 1, &[Arg::Numeric]),
-        F::Round => (1, 2, &[Arg::Numeric, Arg::Integer]),
+        F::Round | F::Trunc => (1, 2, &[Arg::Numeric, Arg::Integer]),
         F::Mod => (2, 2, &[Arg::Numeric, Arg::Numeric]),
         F::Power => (2, 2, &[Arg::Double, Arg::Double]),
-        F::Sqrt => (1, 1, &[Arg::Double]),
+        F::Sqrt
+        | F::Ln
+        | F::Log10
+        | F::Exp
+        | F::Cbrt
+        | F::Sin
+        | F::Cos
+        | F::Tan
+        | F::Asin
+        | F::Acos
+        | F::Atan
+        | F::Degrees
+        | F::Radians => (1, 1, &[Arg::Double]),
+        // `log(x)` or `log(base, x)`.
+        F::Log => (1, 2, &[Arg::Double, Arg::Double]),
+        F::Atan2 => (2, 2, &[Arg::Double, Arg::Double]),
+        F::Pi => (0, 0, &[]),
+        F::Ascii | F::OctetLength => (1, 1, &[Arg::Text]),
+        F::Chr => (1, 1, &[Arg::Integer]),
+        F::Translate => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
         F::Lower | F::Upper | F::Length => (1, 1, &[Arg::Text]),
         F::Substring => (2, 3, &[Arg::Text, Arg::Integer, Arg::Integer]),
         F::Trim | F::LTrim | F::RTrim => (1, 2, &[Arg::Text, Arg::Text]),
@@ -258,15 +277,31 @@ impl Binder<'_> {
             exprs.push(x);
         }
         let out = match func {
-            F::Abs | F::Floor | F::Ceil | F::Sign | F::Round | F::Mod => {
+            F::Abs | F::Floor | F::Ceil | F::Sign | F::Round | F::Trunc | F::Mod => {
                 if int_inputs {
                     DataType::Int64
                 } else {
                     DataType::Float64
                 }
             }
-            F::Power | F::Sqrt => DataType::Float64,
-            F::Length | F::StrPos => DataType::Int64,
+            F::Power
+            | F::Sqrt
+            | F::Ln
+            | F::Log
+            | F::Log10
+            | F::Exp
+            | F::Cbrt
+            | F::Sin
+            | F::Cos
+            | F::Tan
+            | F::Asin
+            | F::Acos
+            | F::Atan
+            | F::Atan2
+            | F::Degrees
+            | F::Radians
+            | F::Pi => DataType::Float64,
+            F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
             F::StartsWith => DataType::Boolean,
             _ => DataType::Utf8,
@@ -291,7 +326,7 @@ impl Binder<'_> {
         };
         if !matches!(
             func,
-            F::Abs | F::Sign | F::Floor | F::Ceil | F::Round | F::Mod
+            F::Abs | F::Sign | F::Floor | F::Ceil | F::Round | F::Trunc | F::Mod
         ) {
             return Ok(None);
         }
@@ -301,6 +336,7 @@ impl Binder<'_> {
         let x = args[0].clone();
         let out = match func {
             F::Floor | F::Ceil => DataType::decimal(precision, 0),
+            F::Trunc if args.len() == 1 => DataType::decimal(precision, 0),
             F::Round if args.len() == 1 => {
                 let to = DataType::decimal(precision.saturating_sub(scale).saturating_add(1), 0);
                 return Ok(Some(B::new(super::cast_expr(x.expr, to), Some(to))));
@@ -342,6 +378,16 @@ impl Binder<'_> {
         let exprs = match func {
             F::Mod => args.iter().map(|b| self.typed(b.clone(), out)).collect(),
             F::Round => vec![x.expr, self.typed(args[1].clone(), DataType::Int64)],
+            F::Trunc if args.len() == 2 => {
+                if args[1].ty.is_some_and(|t| t != DataType::Int64) {
+                    return Err(PlanError::Type(format!(
+                        "function {name} needs an integer argument 2, got {} in '{e}'{}",
+                        type_name(args[1].ty),
+                        at(e.span())
+                    )));
+                }
+                vec![x.expr, self.typed(args[1].clone(), DataType::Int64)]
+            }
             _ => vec![x.expr],
         };
         Ok(Some(B::new(

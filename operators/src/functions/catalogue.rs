@@ -1,0 +1,277 @@
+//! The scalar functions weir knows ([`ScalarFunc`]): their names in SQL and their aliases.
+//! What each computes is in the kernels of [`crate::functions`].
+
+use serde::{Deserialize, Serialize};
+
+/// A scalar (row-by-row) function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScalarFunc {
+    /// `abs(x)`: same numeric type.
+    Abs,
+    /// `round(x)` or `round(x, digits)`, halves away from zero: same numeric type.
+    Round,
+    /// `floor(x)`: same numeric type.
+    Floor,
+    /// `ceil(x)` / `ceiling(x)`: same numeric type.
+    Ceil,
+    /// `mod(a, b)`: as `a % b`, NULL when `b` is 0.
+    Mod,
+    /// `power(a, b)`: DOUBLE.
+    Power,
+    /// `sqrt(x)`: DOUBLE; an error for negative `x`.
+    Sqrt,
+    /// `sign(x)`: -1, 0 or 1 of the same numeric type.
+    Sign,
+    /// `lower(s)`.
+    Lower,
+    /// `upper(s)`.
+    Upper,
+    /// `length(s)` / `char_length(s)`: characters, BIGINT.
+    Length,
+    /// `substring(s, from [, for])`: 1-based character positions, as PostgreSQL.
+    Substring,
+    /// `trim(s [, chars])`: both ends (spaces by default).
+    Trim,
+    /// `ltrim(s [, chars])`: the start.
+    LTrim,
+    /// `rtrim(s [, chars])`: the end.
+    RTrim,
+    /// `replace(s, from, to)`: every occurrence.
+    Replace,
+    /// `strpos(s, sub)` / `position(sub IN s)`: 1-based character position, 0 if absent.
+    StrPos,
+    /// `concat(a, ...)`: text of the non-NULL arguments (never NULL).
+    Concat,
+    /// `a || b`: NULL if either side is.
+    ConcatOp,
+    /// `starts_with(s, prefix)`: BOOLEAN.
+    StartsWith,
+    /// `coalesce(a, ...)`: the first non-NULL argument.
+    Coalesce,
+    /// `nullif(a, b)`: NULL where `a = b`, else `a`.
+    NullIf,
+    /// `EXTRACT(field FROM x)` / `date_part('field', x)` of a DATE or TIMESTAMP: BIGINT.
+    /// The first argument is the field's name as text.
+    Extract,
+    /// `date_trunc('field', x)`: the start of the year, quarter, month, week, day (hour,
+    /// minute, second) containing `x`, of `x`'s type.
+    DateTrunc,
+    /// `x + INTERVAL`: `add_interval(x, months, days, microseconds)` of a DATE or
+    /// TIMESTAMP, of `x`'s type (a DATE takes only months and days). Months clamp to the
+    /// month's end, as PostgreSQL. Bound from `x ± INTERVAL '...'`, not callable by name.
+    AddInterval,
+    /// `too_many_rows(x)`: the error "scalar subquery returned more than one row" for any row
+    /// it is evaluated on, typed as `x`. The branch a correlated scalar subquery takes for a
+    /// row with more than one match; not callable by name.
+    TooManyRows,
+    /// `repeat(s, n)`: `s` `n` times (empty for `n <= 0`).
+    Repeat,
+    /// `lpad(s, n [, fill])`: `s` made `n` characters long, cut or padded on the left with
+    /// `fill` (a space by default) repeated, as PostgreSQL.
+    LPad,
+    /// `rpad(s, n [, fill])`: as `lpad`, padded on the right.
+    RPad,
+    /// `a & b` on BIGINT: bitwise and. Bound from the operator, not callable by name.
+    BitAnd,
+    /// `a | b` on BIGINT: bitwise or.
+    BitOr,
+    /// `a << n` on BIGINT: shifted left `n` bits, as SQLite: bits shifted past the 64th are
+    /// lost (`1 << 63` is the smallest BIGINT), `n` of 64 or more gives 0, and a negative `n`
+    /// shifts right.
+    ShiftLeft,
+    /// `a >> n` on BIGINT: shifted right `n` bits, keeping the sign (`n` of 64 or more gives 0
+    /// or -1); a negative `n` shifts left.
+    ShiftRight,
+    /// `~a` on BIGINT: bitwise not.
+    BitNot,
+    /// `left(s, n)`: the first `n` characters (all but the last `-n` for a negative `n`).
+    Left,
+    /// `right(s, n)`: the last `n` characters (all but the first `-n` for a negative `n`).
+    Right,
+    /// `split_part(s, delimiter, n)`: field `n` from 1 (from the end when negative), "" past
+    /// the last; `n` = 0 is an error.
+    SplitPart,
+    /// `initcap(s)`: each word's first letter upper case, the others lower case.
+    InitCap,
+    /// `reverse(s)`: the characters in reverse order.
+    Reverse,
+    /// `concat_ws(separator, a, ...)`: the non-NULL values as text joined by `separator`
+    /// (NULL when it is).
+    ConcatWs,
+    /// `greatest(a, ...)`: the largest non-NULL argument (NULL when all are), of the type
+    /// the arguments meet at.
+    Greatest,
+    /// `least(a, ...)`: the smallest non-NULL argument, as `greatest`.
+    Least,
+    /// `ln(x)`: the natural logarithm, DOUBLE; an error for `x <= 0`.
+    Ln,
+    /// `log(x)`: the base-10 logarithm, or `log(b, x)` in base `b`, DOUBLE.
+    Log,
+    /// `log10(x)`: the base-10 logarithm, DOUBLE.
+    Log10,
+    /// `exp(x)`: e to the power `x`, DOUBLE.
+    Exp,
+    /// `cbrt(x)`: the cube root, DOUBLE.
+    Cbrt,
+    /// `sin(x)` (radians), DOUBLE.
+    Sin,
+    /// `cos(x)` (radians), DOUBLE.
+    Cos,
+    /// `tan(x)` (radians), DOUBLE.
+    Tan,
+    /// `asin(x)`: radians, DOUBLE; an error outside -1..1.
+    Asin,
+    /// `acos(x)`: radians, DOUBLE; an error outside -1..1.
+    Acos,
+    /// `atan(x)`: radians, DOUBLE.
+    Atan,
+    /// `atan2(y, x)`: the angle of point (x, y) in radians, DOUBLE.
+    Atan2,
+    /// `degrees(x)`: radians to degrees, DOUBLE.
+    Degrees,
+    /// `radians(x)`: degrees to radians, DOUBLE.
+    Radians,
+    /// `pi()`: DOUBLE.
+    Pi,
+    /// `trunc(x)` or `trunc(x, digits)`: toward zero, of `x`'s numeric type.
+    Trunc,
+    /// `ascii(s)`: the code point of the first character (0 for ""), BIGINT.
+    Ascii,
+    /// `chr(n)`: the character of code point `n`.
+    Chr,
+    /// `translate(s, from, to)`: each character of `from` replaced by the one at its place in `to`, or removed when `to` is shorter.
+    Translate,
+    /// `octet_length(s)`: bytes of UTF-8, BIGINT.
+    OctetLength,
+}
+
+impl ScalarFunc {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarFunc::Abs => "abs",
+            ScalarFunc::Round => "round",
+            ScalarFunc::Floor => "floor",
+            ScalarFunc::Ceil => "ceil",
+            ScalarFunc::Mod => "mod",
+            ScalarFunc::Power => "power",
+            ScalarFunc::Sqrt => "sqrt",
+            ScalarFunc::Sign => "sign",
+            ScalarFunc::Lower => "lower",
+            ScalarFunc::Upper => "upper",
+            ScalarFunc::Length => "length",
+            ScalarFunc::Substring => "substring",
+            ScalarFunc::Trim => "trim",
+            ScalarFunc::LTrim => "ltrim",
+            ScalarFunc::RTrim => "rtrim",
+            ScalarFunc::Replace => "replace",
+            ScalarFunc::StrPos => "strpos",
+            ScalarFunc::Concat => "concat",
+            ScalarFunc::ConcatOp => "||",
+            ScalarFunc::StartsWith => "starts_with",
+            ScalarFunc::Coalesce => "coalesce",
+            ScalarFunc::NullIf => "nullif",
+            ScalarFunc::Extract => "date_part",
+            ScalarFunc::DateTrunc => "date_trunc",
+            ScalarFunc::AddInterval => "add_interval",
+            ScalarFunc::TooManyRows => "too_many_rows",
+            ScalarFunc::Repeat => "repeat",
+            ScalarFunc::LPad => "lpad",
+            ScalarFunc::RPad => "rpad",
+            ScalarFunc::BitAnd => "&",
+            ScalarFunc::BitOr => "|",
+            ScalarFunc::ShiftLeft => "<<",
+            ScalarFunc::ShiftRight => ">>",
+            ScalarFunc::BitNot => "~",
+            ScalarFunc::Left => "left",
+            ScalarFunc::Right => "right",
+            ScalarFunc::SplitPart => "split_part",
+            ScalarFunc::InitCap => "initcap",
+            ScalarFunc::Reverse => "reverse",
+            ScalarFunc::ConcatWs => "concat_ws",
+            ScalarFunc::Greatest => "greatest",
+            ScalarFunc::Least => "least",
+            ScalarFunc::Ln => "ln",
+            ScalarFunc::Log => "log",
+            ScalarFunc::Log10 => "log10",
+            ScalarFunc::Exp => "exp",
+            ScalarFunc::Cbrt => "cbrt",
+            ScalarFunc::Sin => "sin",
+            ScalarFunc::Cos => "cos",
+            ScalarFunc::Tan => "tan",
+            ScalarFunc::Asin => "asin",
+            ScalarFunc::Acos => "acos",
+            ScalarFunc::Atan => "atan",
+            ScalarFunc::Atan2 => "atan2",
+            ScalarFunc::Degrees => "degrees",
+            ScalarFunc::Radians => "radians",
+            ScalarFunc::Pi => "pi",
+            ScalarFunc::Trunc => "trunc",
+            ScalarFunc::Ascii => "ascii",
+            ScalarFunc::Chr => "chr",
+            ScalarFunc::Translate => "translate",
+            ScalarFunc::OctetLength => "octet_length",
+        }
+    }
+
+    /// The function of a SQL name (case-insensitive), including aliases.
+    pub fn from_name(name: &str) -> Option<ScalarFunc> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "abs" => ScalarFunc::Abs,
+            "round" => ScalarFunc::Round,
+            "floor" => ScalarFunc::Floor,
+            "ceil" | "ceiling" => ScalarFunc::Ceil,
+            "mod" => ScalarFunc::Mod,
+            "power" | "pow" => ScalarFunc::Power,
+            "sqrt" => ScalarFunc::Sqrt,
+            "sign" => ScalarFunc::Sign,
+            "lower" => ScalarFunc::Lower,
+            "upper" => ScalarFunc::Upper,
+            "length" | "char_length" | "character_length" => ScalarFunc::Length,
+            "substring" | "substr" => ScalarFunc::Substring,
+            "trim" | "btrim" => ScalarFunc::Trim,
+            "ltrim" => ScalarFunc::LTrim,
+            "rtrim" => ScalarFunc::RTrim,
+            "replace" => ScalarFunc::Replace,
+            "strpos" => ScalarFunc::StrPos,
+            "concat" => ScalarFunc::Concat,
+            "starts_with" => ScalarFunc::StartsWith,
+            "coalesce" => ScalarFunc::Coalesce,
+            "nullif" => ScalarFunc::NullIf,
+            "date_part" => ScalarFunc::Extract,
+            "date_trunc" => ScalarFunc::DateTrunc,
+            "repeat" => ScalarFunc::Repeat,
+            "lpad" => ScalarFunc::LPad,
+            "rpad" => ScalarFunc::RPad,
+            "left" => ScalarFunc::Left,
+            "right" => ScalarFunc::Right,
+            "split_part" => ScalarFunc::SplitPart,
+            "initcap" => ScalarFunc::InitCap,
+            "reverse" => ScalarFunc::Reverse,
+            "concat_ws" => ScalarFunc::ConcatWs,
+            "greatest" => ScalarFunc::Greatest,
+            "least" => ScalarFunc::Least,
+            "ln" => ScalarFunc::Ln,
+            "log" => ScalarFunc::Log,
+            "log10" => ScalarFunc::Log10,
+            "exp" => ScalarFunc::Exp,
+            "cbrt" => ScalarFunc::Cbrt,
+            "sin" => ScalarFunc::Sin,
+            "cos" => ScalarFunc::Cos,
+            "tan" => ScalarFunc::Tan,
+            "asin" => ScalarFunc::Asin,
+            "acos" => ScalarFunc::Acos,
+            "atan" => ScalarFunc::Atan,
+            "atan2" => ScalarFunc::Atan2,
+            "degrees" => ScalarFunc::Degrees,
+            "radians" => ScalarFunc::Radians,
+            "pi" => ScalarFunc::Pi,
+            "trunc" => ScalarFunc::Trunc,
+            "ascii" => ScalarFunc::Ascii,
+            "chr" => ScalarFunc::Chr,
+            "translate" => ScalarFunc::Translate,
+            "octet_length" => ScalarFunc::OctetLength,
+            _ => return None,
+        })
+    }
+}
