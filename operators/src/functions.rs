@@ -1,6 +1,6 @@
 //! Scalar functions: the [`ScalarFunc`] catalogue (`catalogue`) and its column kernels, here
-//! and, by kind, in `strings` (cutting, splitting and joining text), `math` (logarithms,
-//! trigonometry) and `compare` (`greatest`, `least`).
+//! and, by kind, in `strings` (cutting, splitting and joining text), `regex` (regular
+//! expressions), `math` (logarithms, trigonometry) and `compare` (`greatest`, `least`).
 //!
 //! The planner checks argument counts and types and inserts casts, so a kernel receives
 //! arguments of the types it expects, all of one length (scalars broadcast). Every kernel
@@ -19,6 +19,7 @@ use support::{all_valid, s, type_err, TextOut};
 mod catalogue;
 mod compare;
 mod math;
+mod regex;
 mod strings;
 mod support;
 
@@ -260,6 +261,8 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Pi => args.is_empty(),
         F::Ascii | F::Chr | F::OctetLength => args.len() == 1,
         F::Translate => args.len() == 3,
+        F::RegexpLike => (2..=3).contains(&args.len()),
+        F::RegexpReplace => (3..=4).contains(&args.len()),
     };
     if !arity_ok || args.iter().any(|c| c.len() != n) {
         return Err(Error::Internal(format!(
@@ -653,6 +656,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         }
         F::Greatest | F::Least => compare::call(func, args, n, out),
         F::Ascii | F::Chr | F::OctetLength | F::Translate => strings::call(func, args, n),
+        F::RegexpLike | F::RegexpReplace => regex::call(func, args, n),
         F::Ln
         | F::Log
         | F::Log10

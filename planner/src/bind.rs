@@ -1246,6 +1246,31 @@ impl<'a> Binder<'a> {
             let r = self.expr(right, scope, agg)?;
             return self.call(func, func.name(), vec![l, r], e);
         }
+        // `a ~ p` is `regexp_like(a, p)`; `~*` without case, `!~` and `!~*` their negations.
+        let regex = match op {
+            O::PGRegexMatch => Some((false, false)),
+            O::PGRegexIMatch => Some((true, false)),
+            O::PGRegexNotMatch => Some((false, true)),
+            O::PGRegexNotIMatch => Some((true, true)),
+            _ => None,
+        };
+        if let Some((insensitive, negated)) = regex {
+            let l = self.expr(left, scope, agg.as_deref_mut())?;
+            let r = self.expr(right, scope, agg)?;
+            let mut args = vec![l, r];
+            if insensitive {
+                args.push(B::new(
+                    Expr::Literal(Value::from("i")),
+                    Some(DataType::Utf8),
+                ));
+            }
+            let b = self.call(ScalarFunc::RegexpLike, &op.to_string(), args, e)?;
+            return Ok(if negated {
+                B::new(Expr::Not(Box::new(b.expr)), Some(DataType::Boolean))
+            } else {
+                b
+            });
+        }
         let bop = match op {
             O::Plus => BinaryOp::Add,
             O::Minus => BinaryOp::Sub,

@@ -51,7 +51,7 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
         | F::Pi => DataType::Float64,
         F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
         F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
-        F::StartsWith => DataType::Boolean,
+        F::StartsWith | F::RegexpLike => DataType::Boolean,
         F::Coalesce | F::NullIf | F::TooManyRows | F::Greatest | F::Least => {
             first.unwrap_or(DataType::Int64)
         }

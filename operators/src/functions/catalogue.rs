@@ -143,6 +143,12 @@ pub enum ScalarFunc {
     Translate,
     /// `octet_length(s)`: bytes of UTF-8, BIGINT.
     OctetLength,
+    /// `regexp_like(s, pattern [, flags])` (and the operators `~`, `~*`): whether `pattern`
+    /// matches somewhere in `s`, BOOLEAN; flags `i` (case-insensitive) and `c`.
+    RegexpLike,
+    /// `regexp_replace(s, pattern, replacement [, flags])`: the first match (every match with
+    /// flag `g`) replaced; `\1`..`\9` and `\&` in `replacement` are the groups and the match.
+    RegexpReplace,
 }
 
 impl ScalarFunc {
@@ -211,6 +217,8 @@ impl ScalarFunc {
             ScalarFunc::Chr => "chr",
             ScalarFunc::Translate => "translate",
             ScalarFunc::OctetLength => "octet_length",
+            ScalarFunc::RegexpLike => "regexp_like",
+            ScalarFunc::RegexpReplace => "regexp_replace",
         }
     }
 
@@ -271,6 +279,8 @@ impl ScalarFunc {
             "chr" => ScalarFunc::Chr,
             "translate" => ScalarFunc::Translate,
             "octet_length" => ScalarFunc::OctetLength,
+            "regexp_like" => ScalarFunc::RegexpLike,
+            "regexp_replace" => ScalarFunc::RegexpReplace,
             _ => return None,
         })
     }

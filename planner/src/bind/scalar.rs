@@ -65,6 +65,8 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::Ascii | F::OctetLength => (1, 1, &[Arg::Text]),
         F::Chr => (1, 1, &[Arg::Integer]),
         F::Translate => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
+        F::RegexpLike => (2, 3, &[Arg::Text, Arg::Text, Arg::Text]),
+        F::RegexpReplace => (3, 4, &[Arg::Text, Arg::Text, Arg::Text, Arg::Text]),
         F::Lower | F::Upper | F::Length => (1, 1, &[Arg::Text]),
         F::Substring => (2, 3, &[Arg::Text, Arg::Integer, Arg::Integer]),
         F::Trim | F::LTrim | F::RTrim => (1, 2, &[Arg::Text, Arg::Text]),
@@ -303,7 +305,7 @@ impl Binder<'_> {
             | F::Pi => DataType::Float64,
             F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
-            F::StartsWith => DataType::Boolean,
+            F::StartsWith | F::RegexpLike => DataType::Boolean,
             _ => DataType::Utf8,
         };
         Ok(B::new(Expr::Function { func, args: exprs }, Some(out)))
