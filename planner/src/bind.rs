@@ -473,6 +473,9 @@ fn agg_func(f: &sql::Function) -> Option<AggFunc> {
         "MIN" => AggFunc::Min,
         "MAX" => AggFunc::Max,
         "TOTAL" => AggFunc::Total,
+        // Over BOOLEANs (checked when bound), FALSE is the smaller.
+        "BOOL_AND" | "EVERY" => AggFunc::Min,
+        "BOOL_OR" => AggFunc::Max,
         "STRING_AGG" | "GROUP_CONCAT" => AggFunc::StringAgg,
         "MEDIAN" | "PERCENTILE_CONT" => AggFunc::PercentileCont,
         _ => return None,
@@ -1160,11 +1163,43 @@ impl<'a> Binder<'a> {
                 scope,
                 agg,
             ),
-            E::IsTrue(_) | E::IsFalse(_) | E::IsNotTrue(_) | E::IsNotFalse(_) => {
-                Err(unsupported("IS TRUE / IS FALSE", span))
+            E::IsTrue(x) | E::IsFalse(x) | E::IsNotTrue(x) | E::IsNotFalse(x) => {
+                let b = self.expr(x, scope, agg)?;
+                let x = self.boolean(b, e)?;
+                // IS TRUE is `x` with NULL false; IS FALSE is `NOT x` with NULL false; the
+                // NOT forms are their negations (NULL true).
+                let (flip, negated) = match e {
+                    E::IsTrue(_) => (false, false),
+                    E::IsFalse(_) => (true, false),
+                    E::IsNotTrue(_) => (false, true),
+                    _ => (true, true),
+                };
+                let value = if flip {
+                    Expr::Not(Box::new(x.clone()))
+                } else {
+                    x.clone()
+                };
+                let known = Expr::Case {
+                    operand: None,
+                    branches: vec![(
+                        Expr::IsNull {
+                            expr: Box::new(x),
+                            negated: false,
+                        },
+                        Expr::Literal(Value::Bool(false)),
+                    )],
+                    else_result: Some(Box::new(value)),
+                };
+                let out = if negated {
+                    Expr::Not(Box::new(known))
+                } else {
+                    known
+                };
+                Ok(B::new(out, Some(DataType::Boolean)))
             }
-            E::IsDistinctFrom(..) | E::IsNotDistinctFrom(..) => {
-                Err(unsupported("IS DISTINCT FROM", span))
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let distinct = matches!(e, E::IsDistinctFrom(..));
+                self.expr(&distinct_from(a, b, distinct), scope, agg)
             }
             E::Wildcard(_) | E::QualifiedWildcard(..) => {
                 Err(unsupported("'*' in an expression", span))
@@ -1457,6 +1492,15 @@ impl<'a> Binder<'a> {
             }
             sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) => {
                 let b = self.expr(x, scope, None)?;
+                let name = f.name.to_string().to_uppercase();
+                if matches!(name.as_str(), "BOOL_AND" | "BOOL_OR" | "EVERY")
+                    && b.ty.is_some_and(|t| t != DataType::Boolean)
+                {
+                    return Err(PlanError::Type(format!(
+                        "{name} needs a BOOLEAN argument, got {} in '{e}'",
+                        type_name(b.ty)
+                    )));
+                }
                 if matches!(func, AggFunc::Sum | AggFunc::Avg | AggFunc::Total)
                     && b.ty.is_some_and(|t| !t.is_numeric())
                 {
@@ -1934,6 +1978,43 @@ impl Binder<'_> {
             value.expect("at least one argument"),
             Some(DataType::Int64),
         ))
+    }
+}
+
+/// `a IS [NOT] DISTINCT FROM b` as the expression it means, for the binder to type as any
+/// other: `CASE WHEN a IS NULL THEN b IS [NOT] NULL WHEN b IS NULL THEN TRUE (FALSE) ELSE a
+/// <> b (a = b) END`, so that two NULLs are not distinct and a NULL and a value are.
+fn distinct_from(a: &sql::Expr, b: &sql::Expr, distinct: bool) -> sql::Expr {
+    let is_null = |x: &sql::Expr| sql::Expr::IsNull(Box::new(x.clone()));
+    let b_null = if distinct {
+        sql::Expr::IsNotNull(Box::new(b.clone()))
+    } else {
+        is_null(b)
+    };
+    let op = if distinct {
+        sql::BinaryOperator::NotEq
+    } else {
+        sql::BinaryOperator::Eq
+    };
+    sql::Expr::Case {
+        case_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+        end_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+        operand: None,
+        conditions: vec![
+            sql::CaseWhen {
+                condition: is_null(a),
+                result: b_null,
+            },
+            sql::CaseWhen {
+                condition: is_null(b),
+                result: sql::Expr::Value(sql::Value::Boolean(distinct).with_empty_span()),
+            },
+        ],
+        else_result: Some(Box::new(sql::Expr::BinaryOp {
+            left: Box::new(a.clone()),
+            op,
+            right: Box::new(b.clone()),
+        })),
     }
 }
 
