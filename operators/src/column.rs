@@ -344,6 +344,25 @@ impl Column {
         }
     }
 
+    /// Row `i` of this column against row `j` of `other`, both valid, in ascending order
+    /// (DOUBLE by `total_cmp`, text by bytes); columns of two types compare as values.
+    pub fn cmp_valid(&self, i: usize, other: &Column, j: usize) -> std::cmp::Ordering {
+        match (&self.data, &other.data) {
+            (ColumnData::Int64(x), ColumnData::Int64(y))
+            | (ColumnData::Timestamp(x), ColumnData::Timestamp(y)) => x[i].cmp(&y[j]),
+            (ColumnData::Float64(x), ColumnData::Float64(y)) => x[i].total_cmp(&y[j]),
+            (ColumnData::Boolean(x), ColumnData::Boolean(y)) => x[i].cmp(&y[j]),
+            (ColumnData::Utf8 { .. }, ColumnData::Utf8 { .. }) => {
+                self.str_at(i).cmp(other.str_at(j))
+            }
+            (ColumnData::Decimal { values: x, .. }, ColumnData::Decimal { values: y, .. }) => {
+                x[i].cmp(&y[j])
+            }
+            (ColumnData::Date(x), ColumnData::Date(y)) => x[i].cmp(&y[j]),
+            _ => self.value(i).sort_cmp(&other.value(j)),
+        }
+    }
+
     /// Row `i` as a [`Value`] (slow path: for results and tests, not kernels).
     pub fn value(&self, i: usize) -> Value {
         if self.is_null(i) {

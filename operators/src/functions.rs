@@ -23,7 +23,7 @@ mod regex;
 mod strings;
 mod support;
 
-pub use catalogue::ScalarFunc;
+pub use catalogue::{MathFunc, ScalarFunc};
 
 /// `a` shifted left `n` bits (right for a negative `n`), as SQLite.
 fn shift_left(a: i64, n: i64) -> i64 {
@@ -85,27 +85,14 @@ fn numeric1(
     }
 }
 
-/// `x` rounded half away from zero to `d` decimal digits (`d` may be negative).
-fn round_f(x: f64, d: i64) -> f64 {
+/// `x` cut to `d` decimal digits (`d` may be negative) by `to_whole` (`f64::round`: halves
+/// away from zero; `f64::trunc`: toward zero).
+fn to_digits(x: f64, d: i64, to_whole: fn(f64) -> f64) -> f64 {
     if d == 0 {
-        return x.round();
+        return to_whole(x);
     }
     let m = 10f64.powi(d.clamp(-30, 30) as i32);
-    let r = (x * m).round() / m;
-    if r.is_finite() {
-        r
-    } else {
-        x
-    }
-}
-
-/// `x` truncated toward zero to `d` fraction digits (left of the point for a negative `d`).
-fn trunc_f(x: f64, d: i64) -> f64 {
-    if d == 0 {
-        return x.trunc();
-    }
-    let m = 10f64.powi(d.clamp(-30, 30) as i32);
-    let r = (x * m).trunc() / m;
+    let r = to_whole(x * m) / m;
     if r.is_finite() {
         r
     } else {
@@ -114,15 +101,15 @@ fn trunc_f(x: f64, d: i64) -> f64 {
 }
 
 /// Integer `x` truncated toward zero to `d` digits (only a negative `d` changes it).
-fn trunc_i(x: i64, d: i64) -> i64 {
+fn trunc_i(x: i64, d: i64) -> Result<i64> {
     if d >= 0 {
-        return x;
+        return Ok(x);
     }
     if d < -18 {
-        return 0;
+        return Ok(0);
     }
     let m = 10i64.pow((-d) as u32);
-    x - x % m
+    Ok(x - x % m)
 }
 
 /// Integer `x` rounded half away from zero to `d` digits (only negative `d` changes it).
@@ -244,21 +231,11 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::InitCap | F::Reverse => args.len() == 1,
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
-        F::Ln
-        | F::Log10
-        | F::Exp
-        | F::Cbrt
-        | F::Sin
-        | F::Cos
-        | F::Tan
-        | F::Asin
-        | F::Acos
-        | F::Atan
-        | F::Degrees
-        | F::Radians => args.len() == 1,
-        F::Log | F::Trunc => (1..=2).contains(&args.len()),
-        F::Atan2 => args.len() == 2,
-        F::Pi => args.is_empty(),
+        F::Trunc => (1..=2).contains(&args.len()),
+        F::Math(m) => {
+            let (fewest, most) = m.arity();
+            (fewest..=most).contains(&args.len())
+        }
         F::Ascii | F::Chr | F::OctetLength => args.len() == 1,
         F::Translate => args.len() == 3,
         F::RegexpLike => (2..=3).contains(&args.len()),
@@ -340,7 +317,15 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             },
         ),
         F::Round if args.len() == 1 => numeric1(func, args, n, Ok, f64::round),
-        F::Round => {
+        F::Trunc if args.len() == 1 => numeric1(func, args, n, Ok, f64::trunc),
+        F::Round | F::Trunc => {
+            let whole_i: fn(i64, i64) -> Result<i64> =
+                if func == F::Round { round_i } else { trunc_i };
+            let whole_f: fn(f64) -> f64 = if func == F::Round {
+                f64::round
+            } else {
+                f64::trunc
+            };
             let d = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
             let x = &args[0];
             let mut b = ColumnBuilder::new(x.data_type(), n);
@@ -350,8 +335,8 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                     continue;
                 }
                 match &x.data {
-                    ColumnData::Int64(v) => b.push_i64(round_i(v[i], d[i])?),
-                    ColumnData::Float64(v) => b.push_f64(round_f(v[i], d[i])),
+                    ColumnData::Int64(v) => b.push_i64(whole_i(v[i], d[i])?),
+                    ColumnData::Float64(v) => b.push_f64(to_digits(v[i], d[i], whole_f)),
                     _ => return Err(type_err(func, args)),
                 }
             }
@@ -657,39 +642,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Greatest | F::Least => compare::call(func, args, n, out),
         F::Ascii | F::Chr | F::OctetLength | F::Translate => strings::call(func, args, n),
         F::RegexpLike | F::RegexpReplace => regex::call(func, args, n),
-        F::Ln
-        | F::Log
-        | F::Log10
-        | F::Exp
-        | F::Cbrt
-        | F::Sin
-        | F::Cos
-        | F::Tan
-        | F::Asin
-        | F::Acos
-        | F::Atan
-        | F::Atan2
-        | F::Degrees
-        | F::Radians
-        | F::Pi => math::call(func, args, n),
-        F::Trunc if args.len() == 1 => numeric1(func, args, n, Ok, f64::trunc),
-        F::Trunc => {
-            let d = args[1].as_i64().ok_or_else(|| type_err(func, args))?;
-            let x = &args[0];
-            let mut b = ColumnBuilder::new(x.data_type(), n);
-            for i in 0..n {
-                if !all_valid(args, i) {
-                    b.push_null();
-                    continue;
-                }
-                match &x.data {
-                    ColumnData::Int64(v) => b.push_i64(trunc_i(v[i], d[i])),
-                    ColumnData::Float64(v) => b.push_f64(trunc_f(v[i], d[i])),
-                    _ => return Err(type_err(func, args)),
-                }
-            }
-            Ok(b.finish())
-        }
+        F::Math(m) => math::call(m, args, n),
     }
 }
 
@@ -931,10 +884,14 @@ mod tests {
 
     #[test]
     fn rounding() {
-        assert_eq!(round_f(2.5, 0), 3.0);
-        assert_eq!(round_f(-2.5, 0), -3.0);
-        assert_eq!(round_f(1.2345, 2), 1.23);
-        assert_eq!(round_f(1250.0, -2), 1300.0);
+        assert_eq!(to_digits(2.5, 0, f64::round), 3.0);
+        assert_eq!(to_digits(-2.5, 0, f64::round), -3.0);
+        assert_eq!(to_digits(1.2345, 2, f64::round), 1.23);
+        assert_eq!(to_digits(1250.0, -2, f64::round), 1300.0);
+        assert_eq!(to_digits(-1.2399, 2, f64::trunc), -1.23);
+        assert_eq!(to_digits(1299.0, -2, f64::trunc), 1200.0);
+        assert_eq!(trunc_i(-1299, -2).unwrap(), -1200);
+        assert_eq!(trunc_i(1299, 1).unwrap(), 1299);
         assert_eq!(round_i(1250, -2).unwrap(), 1300);
         assert_eq!(round_i(-1250, -2).unwrap(), -1300);
         assert_eq!(round_i(1249, -2).unwrap(), 1200);

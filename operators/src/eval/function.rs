@@ -32,23 +32,8 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
                 first.unwrap_or(DataType::Int64)
             }
         }
-        F::Power
-        | F::Sqrt
-        | F::Ln
-        | F::Log
-        | F::Log10
-        | F::Exp
-        | F::Cbrt
-        | F::Sin
-        | F::Cos
-        | F::Tan
-        | F::Asin
-        | F::Acos
-        | F::Atan
-        | F::Atan2
-        | F::Degrees
-        | F::Radians
-        | F::Pi => DataType::Float64,
+        F::Power | F::Sqrt => DataType::Float64,
+        F::Math(_) => DataType::Float64,
         F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
         F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
         F::StartsWith | F::RegexpLike => DataType::Boolean,

@@ -103,36 +103,6 @@ pub enum ScalarFunc {
     Greatest,
     /// `least(a, ...)`: the smallest non-NULL argument, as `greatest`.
     Least,
-    /// `ln(x)`: the natural logarithm, DOUBLE; an error for `x <= 0`.
-    Ln,
-    /// `log(x)`: the base-10 logarithm, or `log(b, x)` in base `b`, DOUBLE.
-    Log,
-    /// `log10(x)`: the base-10 logarithm, DOUBLE.
-    Log10,
-    /// `exp(x)`: e to the power `x`, DOUBLE.
-    Exp,
-    /// `cbrt(x)`: the cube root, DOUBLE.
-    Cbrt,
-    /// `sin(x)` (radians), DOUBLE.
-    Sin,
-    /// `cos(x)` (radians), DOUBLE.
-    Cos,
-    /// `tan(x)` (radians), DOUBLE.
-    Tan,
-    /// `asin(x)`: radians, DOUBLE; an error outside -1..1.
-    Asin,
-    /// `acos(x)`: radians, DOUBLE; an error outside -1..1.
-    Acos,
-    /// `atan(x)`: radians, DOUBLE.
-    Atan,
-    /// `atan2(y, x)`: the angle of point (x, y) in radians, DOUBLE.
-    Atan2,
-    /// `degrees(x)`: radians to degrees, DOUBLE.
-    Degrees,
-    /// `radians(x)`: degrees to radians, DOUBLE.
-    Radians,
-    /// `pi()`: DOUBLE.
-    Pi,
     /// `trunc(x)` or `trunc(x, digits)`: toward zero, of `x`'s numeric type.
     Trunc,
     /// `ascii(s)`: the code point of the first character (0 for ""), BIGINT.
@@ -143,6 +113,8 @@ pub enum ScalarFunc {
     Translate,
     /// `octet_length(s)`: bytes of UTF-8, BIGINT.
     OctetLength,
+    /// A DOUBLE function of logarithms, exponentials, roots or trigonometry ([`MathFunc`]).
+    Math(MathFunc),
     /// `regexp_like(s, pattern [, flags])` (and the operators `~`, `~*`): whether `pattern`
     /// matches somewhere in `s`, BOOLEAN; flags `i` (case-insensitive) and `c`.
     RegexpLike,
@@ -197,26 +169,12 @@ impl ScalarFunc {
             ScalarFunc::ConcatWs => "concat_ws",
             ScalarFunc::Greatest => "greatest",
             ScalarFunc::Least => "least",
-            ScalarFunc::Ln => "ln",
-            ScalarFunc::Log => "log",
-            ScalarFunc::Log10 => "log10",
-            ScalarFunc::Exp => "exp",
-            ScalarFunc::Cbrt => "cbrt",
-            ScalarFunc::Sin => "sin",
-            ScalarFunc::Cos => "cos",
-            ScalarFunc::Tan => "tan",
-            ScalarFunc::Asin => "asin",
-            ScalarFunc::Acos => "acos",
-            ScalarFunc::Atan => "atan",
-            ScalarFunc::Atan2 => "atan2",
-            ScalarFunc::Degrees => "degrees",
-            ScalarFunc::Radians => "radians",
-            ScalarFunc::Pi => "pi",
             ScalarFunc::Trunc => "trunc",
             ScalarFunc::Ascii => "ascii",
             ScalarFunc::Chr => "chr",
             ScalarFunc::Translate => "translate",
             ScalarFunc::OctetLength => "octet_length",
+            ScalarFunc::Math(m) => m.name(),
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
         }
@@ -259,21 +217,6 @@ impl ScalarFunc {
             "concat_ws" => ScalarFunc::ConcatWs,
             "greatest" => ScalarFunc::Greatest,
             "least" => ScalarFunc::Least,
-            "ln" => ScalarFunc::Ln,
-            "log" => ScalarFunc::Log,
-            "log10" => ScalarFunc::Log10,
-            "exp" => ScalarFunc::Exp,
-            "cbrt" => ScalarFunc::Cbrt,
-            "sin" => ScalarFunc::Sin,
-            "cos" => ScalarFunc::Cos,
-            "tan" => ScalarFunc::Tan,
-            "asin" => ScalarFunc::Asin,
-            "acos" => ScalarFunc::Acos,
-            "atan" => ScalarFunc::Atan,
-            "atan2" => ScalarFunc::Atan2,
-            "degrees" => ScalarFunc::Degrees,
-            "radians" => ScalarFunc::Radians,
-            "pi" => ScalarFunc::Pi,
             "trunc" => ScalarFunc::Trunc,
             "ascii" => ScalarFunc::Ascii,
             "chr" => ScalarFunc::Chr,
@@ -281,7 +224,98 @@ impl ScalarFunc {
             "octet_length" => ScalarFunc::OctetLength,
             "regexp_like" => ScalarFunc::RegexpLike,
             "regexp_replace" => ScalarFunc::RegexpReplace,
+            other => return MathFunc::from_name(other).map(ScalarFunc::Math),
+        })
+    }
+}
+
+/// The DOUBLE functions of logarithms, exponentials, roots and trigonometry, as PostgreSQL
+/// has them: DOUBLE arguments, a DOUBLE result, an error outside a function's domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MathFunc {
+    /// `ln(x)`: the natural logarithm; an error for `x <= 0`.
+    Ln,
+    /// `log(x)`: the base-10 logarithm, or `log(b, x)` in base `b`.
+    Log,
+    /// `log10(x)`: the base-10 logarithm.
+    Log10,
+    /// `exp(x)`: e to the power `x`.
+    Exp,
+    /// `cbrt(x)`: the cube root.
+    Cbrt,
+    /// `sin(x)` (radians).
+    Sin,
+    /// `cos(x)` (radians).
+    Cos,
+    /// `tan(x)` (radians).
+    Tan,
+    /// `asin(x)`: radians; an error outside -1..1.
+    Asin,
+    /// `acos(x)`: radians; an error outside -1..1.
+    Acos,
+    /// `atan(x)`: radians.
+    Atan,
+    /// `atan2(y, x)`: the angle of point (x, y) in radians.
+    Atan2,
+    /// `degrees(x)`: radians to degrees.
+    Degrees,
+    /// `radians(x)`: degrees to radians.
+    Radians,
+    /// `pi()`.
+    Pi,
+}
+
+impl MathFunc {
+    /// The SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFunc::Ln => "ln",
+            MathFunc::Log => "log",
+            MathFunc::Log10 => "log10",
+            MathFunc::Exp => "exp",
+            MathFunc::Cbrt => "cbrt",
+            MathFunc::Sin => "sin",
+            MathFunc::Cos => "cos",
+            MathFunc::Tan => "tan",
+            MathFunc::Asin => "asin",
+            MathFunc::Acos => "acos",
+            MathFunc::Atan => "atan",
+            MathFunc::Atan2 => "atan2",
+            MathFunc::Degrees => "degrees",
+            MathFunc::Radians => "radians",
+            MathFunc::Pi => "pi",
+        }
+    }
+
+    /// The function of a lowercase SQL name.
+    fn from_name(name: &str) -> Option<MathFunc> {
+        Some(match name {
+            "ln" => MathFunc::Ln,
+            "log" => MathFunc::Log,
+            "log10" => MathFunc::Log10,
+            "exp" => MathFunc::Exp,
+            "cbrt" => MathFunc::Cbrt,
+            "sin" => MathFunc::Sin,
+            "cos" => MathFunc::Cos,
+            "tan" => MathFunc::Tan,
+            "asin" => MathFunc::Asin,
+            "acos" => MathFunc::Acos,
+            "atan" => MathFunc::Atan,
+            "atan2" => MathFunc::Atan2,
+            "degrees" => MathFunc::Degrees,
+            "radians" => MathFunc::Radians,
+            "pi" => MathFunc::Pi,
             _ => return None,
         })
+    }
+
+    /// The fewest and most arguments it takes (all DOUBLE).
+    pub fn arity(self) -> (usize, usize) {
+        match self {
+            MathFunc::Log => (1, 2),
+            MathFunc::Atan2 => (2, 2),
+            MathFunc::Pi => (0, 0),
+            _ => (1, 1),
+        }
     }
 }

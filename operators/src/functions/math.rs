@@ -4,7 +4,7 @@
 //! outside a function's domain is an error, as PostgreSQL's (`cannot take logarithm of zero`,
 //! `input is out of range`), and a result past DOUBLE's range an overflow error.
 
-use super::catalogue::ScalarFunc;
+use super::catalogue::{MathFunc, ScalarFunc};
 use super::support::{all_valid, type_err};
 use crate::column::{Column, ColumnBuilder};
 use crate::error::{Error, Result};
@@ -31,8 +31,8 @@ fn log_of(x: f64, base: f64) -> Result<f64> {
 }
 
 /// `f(x)` for a function of one argument, or why not.
-fn one(func: ScalarFunc, x: f64) -> Result<f64> {
-    use ScalarFunc as F;
+fn one(func: MathFunc, x: f64) -> Result<f64> {
+    use MathFunc as F;
     let in_range = |ok: bool, r: f64| {
         if ok || x.is_nan() {
             Ok(r)
@@ -66,8 +66,8 @@ fn one(func: ScalarFunc, x: f64) -> Result<f64> {
 }
 
 /// Evaluates one of this module's functions over DOUBLE `args` of `n` rows each.
-pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
-    use ScalarFunc as F;
+pub(super) fn call(func: MathFunc, args: &[Column], n: usize) -> Result<Column> {
+    use MathFunc as F;
     let mut b = ColumnBuilder::new(DataType::Float64, n);
     if func == F::Pi {
         for _ in 0..n {
@@ -75,9 +75,14 @@ pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column
         }
         return Ok(b.finish());
     }
-    let x = args[0].as_f64().ok_or_else(|| type_err(func, args))?;
+    let x = args[0]
+        .as_f64()
+        .ok_or_else(|| type_err(ScalarFunc::Math(func), args))?;
     let y = match args.get(1) {
-        Some(c) => Some(c.as_f64().ok_or_else(|| type_err(func, args))?),
+        Some(c) => Some(
+            c.as_f64()
+                .ok_or_else(|| type_err(ScalarFunc::Math(func), args))?,
+        ),
         None => None,
     };
     for i in 0..n {
@@ -106,7 +111,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column
 mod tests {
     use super::*;
 
-    fn eval(func: ScalarFunc, args: &[f64]) -> Result<f64> {
+    fn eval(func: MathFunc, args: &[f64]) -> Result<f64> {
         let cols: Vec<Column> = args.iter().map(|&a| Column::from_f64(vec![a])).collect();
         let c = call(func, &cols, 1)?;
         Ok(c.as_f64().expect("a DOUBLE column")[0])
@@ -114,34 +119,34 @@ mod tests {
 
     #[test]
     fn logarithms_refuse_zero_and_negative_numbers_and_base_one() {
-        assert!((eval(ScalarFunc::Ln, &[std::f64::consts::E]).unwrap() - 1.0).abs() < 1e-12);
-        assert_eq!(eval(ScalarFunc::Log, &[1000.0]).unwrap(), 3.0);
-        assert_eq!(eval(ScalarFunc::Log10, &[0.01]).unwrap(), -2.0);
-        assert!((eval(ScalarFunc::Log, &[2.0, 8.0]).unwrap() - 3.0).abs() < 1e-12);
+        assert!((eval(MathFunc::Ln, &[std::f64::consts::E]).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(eval(MathFunc::Log, &[1000.0]).unwrap(), 3.0);
+        assert_eq!(eval(MathFunc::Log10, &[0.01]).unwrap(), -2.0);
+        assert!((eval(MathFunc::Log, &[2.0, 8.0]).unwrap() - 3.0).abs() < 1e-12);
         let err = |f, a: &[f64]| eval(f, a).unwrap_err().to_string();
-        assert!(err(ScalarFunc::Ln, &[0.0]).contains("logarithm of zero"));
-        assert!(err(ScalarFunc::Log, &[-1.0]).contains("negative number"));
-        assert!(err(ScalarFunc::Log, &[1.0, 5.0]).contains("division by zero"));
+        assert!(err(MathFunc::Ln, &[0.0]).contains("logarithm of zero"));
+        assert!(err(MathFunc::Log, &[-1.0]).contains("negative number"));
+        assert!(err(MathFunc::Log, &[1.0, 5.0]).contains("division by zero"));
     }
 
     #[test]
     fn trigonometry_checks_its_domain_and_exp_overflows_as_an_error() {
         assert_eq!(
-            eval(ScalarFunc::Asin, &[1.0]).unwrap(),
+            eval(MathFunc::Asin, &[1.0]).unwrap(),
             std::f64::consts::FRAC_PI_2
         );
-        assert!(eval(ScalarFunc::Acos, &[1.5]).is_err());
-        assert!(eval(ScalarFunc::Sin, &[f64::INFINITY]).is_err());
+        assert!(eval(MathFunc::Acos, &[1.5]).is_err());
+        assert!(eval(MathFunc::Sin, &[f64::INFINITY]).is_err());
         assert_eq!(
-            eval(ScalarFunc::Atan2, &[1.0, 0.0]).unwrap(),
+            eval(MathFunc::Atan2, &[1.0, 0.0]).unwrap(),
             std::f64::consts::FRAC_PI_2
         );
         assert_eq!(
-            eval(ScalarFunc::Degrees, &[std::f64::consts::PI]).unwrap(),
+            eval(MathFunc::Degrees, &[std::f64::consts::PI]).unwrap(),
             180.0
         );
-        assert_eq!(eval(ScalarFunc::Cbrt, &[-27.0]).unwrap(), -3.0);
-        assert!(eval(ScalarFunc::Exp, &[1000.0]).is_err());
-        assert_eq!(eval(ScalarFunc::Exp, &[f64::NEG_INFINITY]).unwrap(), 0.0);
+        assert_eq!(eval(MathFunc::Cbrt, &[-27.0]).unwrap(), -3.0);
+        assert!(eval(MathFunc::Exp, &[1000.0]).is_err());
+        assert_eq!(eval(MathFunc::Exp, &[f64::NEG_INFINITY]).unwrap(), 0.0);
     }
 }

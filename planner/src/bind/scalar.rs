@@ -45,23 +45,11 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::Round | F::Trunc => (1, 2, &[Arg::Numeric, Arg::Integer]),
         F::Mod => (2, 2, &[Arg::Numeric, Arg::Numeric]),
         F::Power => (2, 2, &[Arg::Double, Arg::Double]),
-        F::Sqrt
-        | F::Ln
-        | F::Log10
-        | F::Exp
-        | F::Cbrt
-        | F::Sin
-        | F::Cos
-        | F::Tan
-        | F::Asin
-        | F::Acos
-        | F::Atan
-        | F::Degrees
-        | F::Radians => (1, 1, &[Arg::Double]),
-        // `log(x)` or `log(base, x)`.
-        F::Log => (1, 2, &[Arg::Double, Arg::Double]),
-        F::Atan2 => (2, 2, &[Arg::Double, Arg::Double]),
-        F::Pi => (0, 0, &[]),
+        F::Sqrt => (1, 1, &[Arg::Double]),
+        F::Math(m) => {
+            let (fewest, most) = m.arity();
+            (fewest, most, &[Arg::Double])
+        }
         F::Ascii | F::OctetLength => (1, 1, &[Arg::Text]),
         F::Chr => (1, 1, &[Arg::Integer]),
         F::Translate => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
@@ -286,23 +274,8 @@ impl Binder<'_> {
                     DataType::Float64
                 }
             }
-            F::Power
-            | F::Sqrt
-            | F::Ln
-            | F::Log
-            | F::Log10
-            | F::Exp
-            | F::Cbrt
-            | F::Sin
-            | F::Cos
-            | F::Tan
-            | F::Asin
-            | F::Acos
-            | F::Atan
-            | F::Atan2
-            | F::Degrees
-            | F::Radians
-            | F::Pi => DataType::Float64,
+            F::Power | F::Sqrt => DataType::Float64,
+            F::Math(_) => DataType::Float64,
             F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
             F::StartsWith | F::RegexpLike => DataType::Boolean,

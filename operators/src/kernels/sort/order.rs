@@ -277,19 +277,8 @@ pub(crate) fn cmp_cells(a: &Column, i: usize, b: &Column, j: usize, spec: &SortK
         (true, false) if spec.nulls_first => return Ordering::Greater,
         (true, false) => return Ordering::Less,
     }
-    let o = match (&a.data, &b.data) {
-        (ColumnData::Int64(x), ColumnData::Int64(y))
-        | (ColumnData::Timestamp(x), ColumnData::Timestamp(y)) => x[i].cmp(&y[j]),
-        (ColumnData::Float64(x), ColumnData::Float64(y)) => x[i].total_cmp(&y[j]),
-        (ColumnData::Boolean(x), ColumnData::Boolean(y)) => x[i].cmp(&y[j]),
-        (ColumnData::Utf8 { .. }, ColumnData::Utf8 { .. }) => a.str_at(i).cmp(b.str_at(j)),
-        (ColumnData::Decimal { values: x, .. }, ColumnData::Decimal { values: y, .. }) => {
-            x[i].cmp(&y[j])
-        }
-        (ColumnData::Date(x), ColumnData::Date(y)) => x[i].cmp(&y[j]),
-        // A key evaluates to one type in every batch; should two differ, compare the values.
-        _ => a.value(i).sort_cmp(&b.value(j)),
-    };
+    // A key evaluates to one type in every batch; should two differ, they compare as values.
+    let o = a.cmp_valid(i, b, j);
     if spec.descending {
         o.reverse()
     } else {
