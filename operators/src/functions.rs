@@ -1,6 +1,7 @@
 //! Scalar functions: the [`ScalarFunc`] catalogue (`catalogue`) and its column kernels, here
 //! and, by kind, in `strings` (cutting, splitting and joining text), `regex` (regular
-//! expressions), `math` (logarithms, trigonometry) and `compare` (`greatest`, `least`).
+//! expressions), `math` (logarithms, trigonometry), `dates` (dates made from numbers) and
+//! `compare` (`greatest`, `least`).
 //!
 //! The planner checks argument counts and types and inserts casts, so a kernel receives
 //! arguments of the types it expects, all of one length (scalars broadcast). Every kernel
@@ -18,6 +19,7 @@ use support::{all_valid, s, type_err, TextOut};
 
 mod catalogue;
 mod compare;
+mod dates;
 mod math;
 mod regex;
 mod strings;
@@ -240,6 +242,9 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Translate => args.len() == 3,
         F::RegexpLike => (2..=3).contains(&args.len()),
         F::RegexpReplace => (3..=4).contains(&args.len()),
+        F::MakeDate => args.len() == 3,
+        F::MakeTimestamp => args.len() == 6,
+        F::ToTimestamp => args.len() == 1,
     };
     if !arity_ok || args.iter().any(|c| c.len() != n) {
         return Err(Error::Internal(format!(
@@ -643,6 +648,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Ascii | F::Chr | F::OctetLength | F::Translate => strings::call(func, args, n),
         F::RegexpLike | F::RegexpReplace => regex::call(func, args, n),
         F::Math(m) => math::call(m, args, n),
+        F::MakeDate | F::MakeTimestamp | F::ToTimestamp => dates::call(func, args, n),
     }
 }
 

@@ -34,6 +34,8 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
         }
         F::Power | F::Sqrt => DataType::Float64,
         F::Math(_) => DataType::Float64,
+        F::MakeDate => DataType::Date,
+        F::MakeTimestamp | F::ToTimestamp => DataType::Timestamp,
         F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
         F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
         F::StartsWith | F::RegexpLike => DataType::Boolean,

@@ -115,6 +115,13 @@ pub enum ScalarFunc {
     OctetLength,
     /// A DOUBLE function of logarithms, exponentials, roots or trigonometry ([`MathFunc`]).
     Math(MathFunc),
+    /// `make_date(year, month, day)`: a DATE; a field out of range is an error.
+    MakeDate,
+    /// `make_timestamp(year, month, day, hour, minute, seconds)`: a TIMESTAMP (`seconds` with
+    /// a fraction).
+    MakeTimestamp,
+    /// `to_timestamp(seconds)`: the TIMESTAMP (UTC) that many seconds after 1970-01-01.
+    ToTimestamp,
     /// `regexp_like(s, pattern [, flags])` (and the operators `~`, `~*`): whether `pattern`
     /// matches somewhere in `s`, BOOLEAN; flags `i` (case-insensitive) and `c`.
     RegexpLike,
@@ -175,6 +182,9 @@ impl ScalarFunc {
             ScalarFunc::Translate => "translate",
             ScalarFunc::OctetLength => "octet_length",
             ScalarFunc::Math(m) => m.name(),
+            ScalarFunc::MakeDate => "make_date",
+            ScalarFunc::MakeTimestamp => "make_timestamp",
+            ScalarFunc::ToTimestamp => "to_timestamp",
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
         }
@@ -224,6 +234,9 @@ impl ScalarFunc {
             "octet_length" => ScalarFunc::OctetLength,
             "regexp_like" => ScalarFunc::RegexpLike,
             "regexp_replace" => ScalarFunc::RegexpReplace,
+            "make_date" => ScalarFunc::MakeDate,
+            "make_timestamp" => ScalarFunc::MakeTimestamp,
+            "to_timestamp" => ScalarFunc::ToTimestamp,
             other => return MathFunc::from_name(other).map(ScalarFunc::Math),
         })
     }

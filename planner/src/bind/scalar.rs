@@ -50,6 +50,20 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
             let (fewest, most) = m.arity();
             (fewest, most, &[Arg::Double])
         }
+        F::MakeDate => (3, 3, &[Arg::Integer]),
+        F::MakeTimestamp => (
+            6,
+            6,
+            &[
+                Arg::Integer,
+                Arg::Integer,
+                Arg::Integer,
+                Arg::Integer,
+                Arg::Integer,
+                Arg::Double,
+            ],
+        ),
+        F::ToTimestamp => (1, 1, &[Arg::Double]),
         F::Ascii | F::OctetLength => (1, 1, &[Arg::Text]),
         F::Chr => (1, 1, &[Arg::Integer]),
         F::Translate => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
@@ -276,6 +290,8 @@ impl Binder<'_> {
             }
             F::Power | F::Sqrt => DataType::Float64,
             F::Math(_) => DataType::Float64,
+            F::MakeDate => DataType::Date,
+            F::MakeTimestamp | F::ToTimestamp => DataType::Timestamp,
             F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
             F::StartsWith | F::RegexpLike => DataType::Boolean,
