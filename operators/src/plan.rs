@@ -34,6 +34,18 @@ pub enum AggFunc {
     /// values, interpolated between the two nearest as PostgreSQL does; a DOUBLE, NULL over no
     /// values. It needs a group's values all at once ([`AggFunc::is_holistic`]).
     PercentileCont,
+    /// `VAR_SAMP(expr)` and `VARIANCE(expr)`: the sample variance of the non-NULL values
+    /// (squared deviations from their mean over `n - 1`), a DOUBLE; NULL over fewer than two
+    /// values. The partial state is the count, sum and sum of squared deviations
+    /// ([`AggregateExpr::state_types`]), merged as Youngs and Cramer do, not a sum of squares
+    /// that loses the digits of values far from zero.
+    VarSamp,
+    /// `VAR_POP(expr)`: the population variance (over `n`), NULL over no values.
+    VarPop,
+    /// `STDDEV_SAMP(expr)` and `STDDEV(expr)`: the square root of [`AggFunc::VarSamp`].
+    StddevSamp,
+    /// `STDDEV_POP(expr)`: the square root of [`AggFunc::VarPop`].
+    StddevPop,
 }
 
 impl AggFunc {
@@ -48,7 +60,20 @@ impl AggFunc {
             AggFunc::Total => "TOTAL",
             AggFunc::StringAgg => "STRING_AGG",
             AggFunc::PercentileCont => "PERCENTILE_CONT",
+            AggFunc::VarSamp => "VAR_SAMP",
+            AggFunc::VarPop => "VAR_POP",
+            AggFunc::StddevSamp => "STDDEV_SAMP",
+            AggFunc::StddevPop => "STDDEV_POP",
         }
+    }
+
+    /// Whether the function is one of the variances or standard deviations, whose state is the
+    /// values' count, sum and sum of squared deviations.
+    pub fn is_moment(self) -> bool {
+        matches!(
+            self,
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop
+        )
     }
 
     /// Whether the function needs every value of a group at once: it has no partial state
@@ -111,12 +136,19 @@ impl AggregateExpr {
         self.func.is_holistic() || !self.order_by.is_empty()
     }
 
-    /// Type of the final result: `BIGINT` for counts, `DOUBLE` for AVG and TOTAL, text for
-    /// STRING_AGG, the input type otherwise.
+    /// Type of the final result: `BIGINT` for counts, `DOUBLE` for AVG, TOTAL, the
+    /// percentiles, variances and standard deviations, text for STRING_AGG, the input type
+    /// otherwise.
     pub fn output_type(&self) -> DataType {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => DataType::Int64,
-            AggFunc::Avg | AggFunc::Total | AggFunc::PercentileCont => DataType::Float64,
+            AggFunc::Avg
+            | AggFunc::Total
+            | AggFunc::PercentileCont
+            | AggFunc::VarSamp
+            | AggFunc::VarPop
+            | AggFunc::StddevSamp
+            | AggFunc::StddevPop => DataType::Float64,
             AggFunc::StringAgg => DataType::Utf8,
             // An exact SUM keeps the scale with the widest precision (as PostgreSQL).
             AggFunc::Sum => match self.input_type {
@@ -133,7 +165,9 @@ impl AggregateExpr {
     /// reads in [`AggMode::Final`]: counts are one `BIGINT`; SUM, MIN and MAX one column of the
     /// output type (NULL when no value was seen), as are TOTAL's (a DOUBLE) and STRING_AGG's
     /// (the text joined so far); AVG a `DOUBLE` sum and a `BIGINT` count (for
-    /// a DECIMAL input an exact `DECIMAL(38, s)` sum and the count).
+    /// a DECIMAL input an exact `DECIMAL(38, s)` sum and the count); the variances and
+    /// standard deviations a `BIGINT` count, a `DOUBLE` sum and a `DOUBLE` sum of squared
+    /// deviations from the mean.
     pub fn state_types(&self) -> Vec<DataType> {
         match self.func {
             AggFunc::CountStar | AggFunc::Count => vec![DataType::Int64],
@@ -148,6 +182,9 @@ impl AggregateExpr {
                 vec![self.output_type()]
             }
             AggFunc::Min | AggFunc::Max => vec![self.input_type],
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
+                vec![DataType::Int64, DataType::Float64, DataType::Float64]
+            }
         }
     }
 }

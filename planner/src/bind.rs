@@ -478,6 +478,10 @@ fn agg_func(f: &sql::Function) -> Option<AggFunc> {
         "BOOL_OR" => AggFunc::Max,
         "STRING_AGG" | "GROUP_CONCAT" => AggFunc::StringAgg,
         "MEDIAN" | "PERCENTILE_CONT" => AggFunc::PercentileCont,
+        "VAR_SAMP" | "VARIANCE" => AggFunc::VarSamp,
+        "VAR_POP" => AggFunc::VarPop,
+        "STDDEV_SAMP" | "STDDEV" => AggFunc::StddevSamp,
+        "STDDEV_POP" => AggFunc::StddevPop,
         _ => return None,
     })
 }
@@ -1501,18 +1505,20 @@ impl<'a> Binder<'a> {
                         type_name(b.ty)
                     )));
                 }
-                if matches!(func, AggFunc::Sum | AggFunc::Avg | AggFunc::Total)
+                if (matches!(func, AggFunc::Sum | AggFunc::Avg | AggFunc::Total)
+                    || func.is_moment())
                     && b.ty.is_some_and(|t| !t.is_numeric())
                 {
                     return Err(PlanError::Type(format!(
-                        "{} needs a numeric argument, got {} in '{e}'",
-                        func.name(),
+                        "{name} needs a numeric argument, got {} in '{e}'",
                         type_name(b.ty)
                     )));
                 }
-                // TOTAL sums as DOUBLE; STRING_AGG joins the values as text.
+                // TOTAL sums as DOUBLE, the variances take DOUBLEs; STRING_AGG joins the
+                // values as text.
+                let floats = func == AggFunc::Total || func.is_moment();
                 let t = match func {
-                    AggFunc::Total => DataType::Float64,
+                    _ if floats => DataType::Float64,
                     AggFunc::StringAgg => DataType::Utf8,
                     _ => self.settle(&b),
                 };
@@ -1520,7 +1526,7 @@ impl<'a> Binder<'a> {
                     (AggFunc::StringAgg, Some(from)) if from != DataType::Utf8 => {
                         cast_expr(b.expr, DataType::Utf8)
                     }
-                    (AggFunc::Total, Some(from)) if from != DataType::Float64 => {
+                    (_, Some(from)) if floats && from != DataType::Float64 => {
                         cast_expr(b.expr, DataType::Float64)
                     }
                     _ => self.coerce(b, t),

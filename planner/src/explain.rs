@@ -31,6 +31,11 @@ pub(crate) fn state_names(a: &AggregateExpr, names: &[String]) -> Vec<String> {
     let base = fmt_agg(a, names);
     match a.func {
         AggFunc::Avg => vec![format!("{base}.sum"), format!("{base}.count")],
+        f if f.is_moment() => vec![
+            format!("{base}.count"),
+            format!("{base}.sum"),
+            format!("{base}.m2"),
+        ],
         _ => vec![base],
     }
 }
@@ -161,9 +166,14 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
                     let mut out: Vec<String> = n.iter().take(k).cloned().collect();
                     let mut col = k;
                     for a in aggs {
+                        // The first state's name without what it names of the state.
+                        let state = [".sum", ".count"];
                         let name = n
                             .get(col)
-                            .map(|s| s.strip_suffix(".sum").unwrap_or(s).to_string())
+                            .map(|s| {
+                                let base = state.iter().find_map(|suffix| s.strip_suffix(suffix));
+                                base.unwrap_or(s).to_string()
+                            })
                             .unwrap_or_else(|| a.func.name().to_string());
                         out.push(name);
                         col += a.state_types().len();

@@ -1431,8 +1431,13 @@ fn aggregate_plan(
                 outer_aggs.push(combine(a.func, c, a.output_type()));
                 results.push(Expr::Column(at));
             }
-            // A group's values all at once: not from the first level's partial results.
-            AggFunc::PercentileCont => {
+            // A group's values all at once, or a state no aggregate of the second level
+            // merges: not from the first level's partial results.
+            AggFunc::PercentileCont
+            | AggFunc::VarSamp
+            | AggFunc::VarPop
+            | AggFunc::StddevSamp
+            | AggFunc::StddevPop => {
                 return Err(unsupported(
                     format!("{} beside a DISTINCT aggregate", a.func.name()),
                     span,

@@ -399,7 +399,8 @@ impl Binder<'_> {
                 let n = self.integer_arg(asts[1], "NTH_VALUE", scope, agg)?;
                 Ok((WindowFunc::NthValue, vec![value, n], t))
             }
-            "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "TOTAL" => {
+            "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "TOTAL" | "VAR_SAMP" | "VARIANCE"
+            | "VAR_POP" | "STDDEV_SAMP" | "STDDEV" | "STDDEV_POP" => {
                 let func = match name.as_str() {
                     "COUNT" if wildcard => AggFunc::CountStar,
                     "COUNT" => AggFunc::Count,
@@ -407,6 +408,10 @@ impl Binder<'_> {
                     "AVG" => AggFunc::Avg,
                     "TOTAL" => AggFunc::Total,
                     "MIN" => AggFunc::Min,
+                    "VAR_SAMP" | "VARIANCE" => AggFunc::VarSamp,
+                    "VAR_POP" => AggFunc::VarPop,
+                    "STDDEV_SAMP" | "STDDEV" => AggFunc::StddevSamp,
+                    "STDDEV_POP" => AggFunc::StddevPop,
                     _ => AggFunc::Max,
                 };
                 if func == AggFunc::CountStar {
@@ -414,7 +419,8 @@ impl Binder<'_> {
                 }
                 count(1, 1)?;
                 let b = self.expr(asts[0], scope, agg)?;
-                if matches!(func, AggFunc::Sum | AggFunc::Avg | AggFunc::Total)
+                if (matches!(func, AggFunc::Sum | AggFunc::Avg | AggFunc::Total)
+                    || func.is_moment())
                     && b.ty.is_some_and(|t| !t.is_numeric())
                 {
                     return Err(PlanError::Type(format!(
@@ -422,9 +428,11 @@ impl Binder<'_> {
                         type_name(b.ty)
                     )));
                 }
-                // TOTAL sums as DOUBLE.
+                // TOTAL sums as DOUBLE, the variances take DOUBLEs.
+                let floats = func == AggFunc::Total || func.is_moment();
                 let (arg, t) = match (func, b.ty) {
-                    (AggFunc::Total, Some(from)) if from != DataType::Float64 => (
+                    (_, None) if floats => (typed(self, b, DataType::Float64), DataType::Float64),
+                    (_, Some(from)) if floats && from != DataType::Float64 => (
                         super::cast_expr(b.expr, DataType::Float64),
                         DataType::Float64,
                     ),

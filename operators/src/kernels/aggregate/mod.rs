@@ -25,6 +25,7 @@
 //! `adaptive`).
 
 mod adaptive;
+mod moments;
 mod spill;
 
 use super::groups::{from_wide, wide_at, Groups};
@@ -36,6 +37,8 @@ use crate::plan::{AggFunc, AggMode, AggregateExpr};
 use crate::spill::SpillFile;
 use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result, Value};
 use adaptive::PartialProbe;
+use moments::Moments;
+pub(crate) use moments::{finish_column, Moment};
 use spill::{GroupSpill, MAX_LEVEL};
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -114,6 +117,11 @@ enum Acc {
         count: Vec<i64>,
         scale: u8,
     },
+    /// The variances and standard deviations (`func`), of DOUBLE values.
+    Moments {
+        m: Moments,
+        func: AggFunc,
+    },
     /// MIN/MAX of DECIMAL, DATE and TIMESTAMP values, widened to `i128`.
     MinMaxWide {
         v: Vec<i128>,
@@ -180,6 +188,18 @@ impl Acc {
                             "PERCENTILE_CONT needs a fraction between 0 and 1".into(),
                         ))
                     }
+                }
+            }
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
+                if t != DataType::Float64 {
+                    return Err(Error::Type(format!(
+                        "{} takes DOUBLE values, got {t}",
+                        agg.func.name()
+                    )));
+                }
+                Acc::Moments {
+                    m: Moments::default(),
+                    func: agg.func,
                 }
             }
             AggFunc::StringAgg => Acc::Join {
@@ -282,6 +302,7 @@ impl Acc {
                 count.resize(n, 0);
             }
             Acc::Percentile { values, .. } => values.resize_with(n, Vec::new),
+            Acc::Moments { m, .. } => m.resize(n),
         }
     }
 
@@ -304,6 +325,7 @@ impl Acc {
             Acc::Percentile { values, .. } => {
                 values.capacity() * 24 + values.iter().map(|v| v.capacity() * 8).sum::<usize>()
             }
+            Acc::Moments { m, .. } => m.memory_size(),
         }
     }
 
@@ -487,6 +509,7 @@ impl Acc {
                     }
                 }
             }
+            (Acc::Moments { m, .. }, _) => m.update(ids, col)?,
             (Acc::Percentile { values, .. }, ColumnData::Float64(v)) => {
                 for (i, &g) in ids.iter().enumerate() {
                     if ok(i) {
@@ -590,6 +613,7 @@ impl Acc {
             Acc::Avg { .. } | Acc::AvgDecimal { .. } => "AVG",
             Acc::Join { .. } => "STRING_AGG",
             Acc::Percentile { .. } => "PERCENTILE_CONT",
+            Acc::Moments { func, .. } => func.name(),
             _ => "MIN/MAX",
         }
     }
@@ -672,6 +696,7 @@ impl Acc {
                 }
                 out.push(b.finish());
             }
+            Acc::Moments { m, func } => m.output(*func, start, end, partial, out),
             Acc::AvgDecimal { sum, count, scale } => {
                 if partial {
                     let dt = DataType::decimal(crate::types::MAX_DECIMAL_PRECISION, *scale);
@@ -1016,6 +1041,13 @@ impl Operator for HashAggregateOp {
                                 &ids,
                                 batch.column(col),
                                 batch.column(col + 1),
+                            )?;
+                        } else if let Acc::Moments { m, .. } = &mut self.accs[a] {
+                            m.merge(
+                                &ids,
+                                batch.column(col),
+                                batch.column(col + 1),
+                                batch.column(col + 2),
                             )?;
                         } else {
                             let c = batch.column(col);

@@ -213,6 +213,49 @@ mod tests {
         assert_clean(&space, &pool);
     }
 
+    /// A variance's state (count, sum, squared deviations) spills and merges: the spilled
+    /// aggregation's variances are the one-pass ones up to rounding, NULL where they are.
+    #[test]
+    fn variances_spill_as_partial_states_and_merge_to_the_same_values() {
+        let rows = input(60_000, 20_000, 6);
+        let variance = |func| AggregateExpr::new(func, Some(Expr::col(2)), DataType::Float64);
+        let aggregation = |pool: &Arc<UnboundedPool>, space| {
+            HashAggregateOp::new(
+                vec![Expr::col(0)],
+                vec![DataType::Int64],
+                vec![variance(AggFunc::VarSamp), variance(AggFunc::StddevPop)],
+                AggMode::Single,
+                ctx(space),
+                Reservation::new(pool.clone()),
+            )
+            .unwrap()
+        };
+        let unbounded = UnboundedPool::new();
+        let expected = sorted_rows(&run(&mut aggregation(&unbounded, None), rows.clone()).unwrap());
+        let space = SpillSpace::temporary("test", 1 << 30).unwrap();
+        let pool = UnboundedPool::with_limit(300_000);
+        let got = sorted_rows(&run(&mut aggregation(&pool, Some(space.clone())), rows).unwrap());
+        assert!(space.stats().snapshot().spills >= 1);
+        assert_eq!(got.len(), expected.len());
+        let mut nulls = 0;
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!(g[0], e[0]);
+            for k in 1..3 {
+                match (&g[k], &e[k]) {
+                    (Value::Float(a), Value::Float(b)) => {
+                        assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{g:?} vs {e:?}")
+                    }
+                    (a, b) => {
+                        assert_eq!(a, b);
+                        nulls += 1;
+                    }
+                }
+            }
+        }
+        assert!(nulls > 0, "groups of one value have no sample variance");
+        assert_clean(&space, &pool);
+    }
+
     /// A group's values all at once (PERCENTILE_CONT) have no partial state to spill: refused
     /// memory, the aggregation fails with the refusal, writes nothing and frees its memory.
     #[test]

@@ -10,6 +10,9 @@
 //!   since taking a float back out can lose the others (`1e20 + 1 - 1e20` is 0).
 //! - MIN and MAX keep the best row so far for frames that only grow, and read a segment tree
 //!   of each range's best row otherwise: O(n log n) at worst.
+//! - The variances and standard deviations combine each frame's rows' counts, sums and
+//!   squared deviations ([`Moment`]): running ones as rows enter, others from a segment tree of
+//!   them, O(n log n) at worst.
 
 use super::cells::{take_or_null, NONE};
 use super::frame::Frames;
@@ -17,7 +20,7 @@ use super::layout::Layout;
 use super::segment_tree::SegmentTree;
 use crate::bitmap::Bitmap;
 use crate::column::ColumnData;
-use crate::kernels::aggregate::avg_decimal;
+use crate::kernels::aggregate::{avg_decimal, finish_column, Moment};
 use crate::plan::AggFunc;
 use crate::{Column, DataType, Error, Result};
 
@@ -30,6 +33,8 @@ pub(crate) fn bytes_for(func: AggFunc, n: usize) -> usize {
         AggFunc::Count => 4,
         AggFunc::Sum | AggFunc::Avg | AggFunc::Total => 4 + 16 + 16 + 8,
         AggFunc::Min | AggFunc::Max => 4 + 8 + 4,
+        // A tree of states (two per row) and each frame's state.
+        AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => 3 * 24,
         // Not a window function (the planner refuses it); the error comes from `aggregate`.
         AggFunc::StringAgg | AggFunc::PercentileCont => 0,
     };
@@ -84,6 +89,9 @@ pub(crate) fn aggregate(
             Ok(Column::from_f64(total.collect()))
         }
         AggFunc::Min | AggFunc::Max => Ok(min_max(arg, func == AggFunc::Min, layout, frames)),
+        AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
+            moments(func, arg, layout, frames)
+        }
         AggFunc::StringAgg | AggFunc::PercentileCont => Err(Error::Internal(format!(
             "{} is not a window function",
             func.name()
@@ -290,6 +298,58 @@ fn floats(
         cs.push(c);
     }
     Ok(Totals { sums, counts: cs })
+}
+
+/// A variance or standard deviation (`func`) of `col` (DOUBLE) over every row's frame: each
+/// frame's state gathered as its rows enter when every frame starts at its partition's first
+/// row, else combined from a segment tree of states.
+fn moments(func: AggFunc, col: &Column, layout: &Layout, frames: &Frames) -> Result<Column> {
+    let ColumnData::Float64(v) = &col.data else {
+        return Err(Error::Type(format!(
+            "{} takes DOUBLE values, got {}",
+            func.name(),
+            col.data_type()
+        )));
+    };
+    let leaf = |i: usize| {
+        if col.is_valid(i) {
+            Moment::of(v[i])
+        } else {
+            Moment::default()
+        }
+    };
+    let n = layout.rows();
+    let mut states = Vec::with_capacity(n);
+    if frames.is_running() {
+        for (ps, pe) in layout.partitions() {
+            // `run[j - ps]`: the state of rows `ps..=j`.
+            let mut run = Vec::with_capacity(pe - ps);
+            let mut acc = Moment::default();
+            for j in ps..pe {
+                acc = acc.combine(leaf(j));
+                run.push(acc);
+            }
+            for i in ps..pe {
+                let (_, e) = frames.bounds(i);
+                states.push(if e > ps {
+                    run[e - 1 - ps]
+                } else {
+                    Moment::default()
+                });
+            }
+        }
+    } else {
+        let leaves: Vec<Moment> = (0..n).map(leaf).collect();
+        let tree = SegmentTree::build(&leaves, Moment::default(), Moment::combine);
+        for i in 0..n {
+            let mut acc = Moment::default();
+            for (a, b) in frames.segments(i, layout).ranges() {
+                acc = acc.combine(tree.query(a, b, Moment::combine));
+            }
+            states.push(acc);
+        }
+    }
+    Ok(finish_column(func, states.into_iter()))
 }
 
 /// MIN (`min`) or MAX of `col` over every row's frame.
