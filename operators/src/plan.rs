@@ -671,6 +671,19 @@ pub enum PhysicalPlan {
         /// Their schema.
         schema: Schema,
     },
+    /// `generate_series(start, stop, step)`: the integers from `start` to `stop` `step` apart,
+    /// made a batch at a time ([`crate::kernels::series::SeriesSource`]). The arguments are
+    /// constant expressions (literals, parameters), read when the query runs.
+    Series {
+        /// Output schema: one BIGINT column.
+        schema: Schema,
+        /// The first value.
+        start: Expr,
+        /// The last value, or the bound the values do not pass.
+        stop: Expr,
+        /// The distance between values (not zero; negative counts down).
+        step: Expr,
+    },
 }
 
 crate::decode::checked_serde!(PhysicalPlan, nested "a plan");
@@ -756,6 +769,7 @@ impl PhysicalPlan {
             PhysicalPlan::Scan { .. }
             | PhysicalPlan::Exchange { .. }
             | PhysicalPlan::Values { .. }
+            | PhysicalPlan::Series { .. }
             | PhysicalPlan::StepInput { .. } => RowBound::Source,
             PhysicalPlan::Filter { .. }
             | PhysicalPlan::Project { .. }
@@ -784,6 +798,7 @@ impl PhysicalPlan {
             PhysicalPlan::Scan { .. }
             | PhysicalPlan::Exchange { .. }
             | PhysicalPlan::Values { .. }
+            | PhysicalPlan::Series { .. }
             | PhysicalPlan::StepInput { .. } => {
                 vec![]
             }
@@ -835,6 +850,7 @@ impl PhysicalPlan {
             PhysicalPlan::Union { .. } => "Union",
             PhysicalPlan::RecursiveUnion { .. } => "RecursiveUnion",
             PhysicalPlan::StepInput { .. } => "StepInput",
+            PhysicalPlan::Series { .. } => "Series",
         }
     }
 }

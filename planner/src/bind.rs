@@ -21,6 +21,7 @@ mod recursive;
 mod relations;
 mod scalar;
 mod select;
+mod series;
 mod subquery;
 mod system_views;
 mod window;

@@ -184,6 +184,7 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
         }
         PhysicalPlan::Exchange { schema, .. }
         | PhysicalPlan::Values { schema, .. }
+        | PhysicalPlan::Series { schema, .. }
         | PhysicalPlan::StepInput { schema, .. } => {
             schema.fields.iter().map(|f| f.name.clone()).collect()
         }
@@ -421,6 +422,14 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
             format!("Exchange #{id} from {}", from.join(", "))
         }
         PhysicalPlan::Values { rows, .. } => format!("Values ({} row(s))", rows.len()),
+        PhysicalPlan::Series {
+            start, stop, step, ..
+        } => format!(
+            "Series generate_series({}, {}, {})",
+            fmt_expr(start, &[]),
+            fmt_expr(stop, &[]),
+            fmt_expr(step, &[])
+        ),
         PhysicalPlan::Union { inputs } => format!("Union ({} inputs)", inputs.len()),
         PhysicalPlan::RecursiveUnion {
             name,

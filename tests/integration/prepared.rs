@@ -105,3 +105,38 @@ fn a_prepared_query_sees_ddl_made_after_it_and_checks_its_parameters() {
     assert!(c.prepare("SELEC 1").is_err());
     assert_idle(&c);
 }
+
+/// `generate_series` takes its bounds as parameters, read at each run of the prepared query;
+/// a long series is streamed, and a stream dropped early stops it, its memory returned.
+#[test]
+fn a_series_takes_its_bounds_as_parameters_and_streams() {
+    let c = cluster(3);
+    let q = c
+        .prepare("SELECT count(*), sum(g) FROM generate_series(?, ?) AS g")
+        .unwrap();
+    for (start, stop, count, sum) in [
+        (1i64, 10i64, 10i64, Some(55i64)),
+        (5, 5, 1, Some(5)),
+        (10, 1, 0, None),
+    ] {
+        let r = q.query((start, stop)).unwrap();
+        let row = r.row(0).unwrap();
+        assert_eq!(row.get::<i64>(0).unwrap(), count, "{start}..{stop}");
+        assert_eq!(row.get::<Option<i64>>(1).unwrap(), sum, "{start}..{stop}");
+    }
+    let e = c
+        .prepare("SELECT * FROM generate_series(1, 10, ?)")
+        .unwrap()
+        .query((0i64,))
+        .unwrap_err();
+    assert!(e.to_string().contains("step size cannot equal zero"), "{e}");
+    // A billion rows are never made: the consumer reads two batches and drops the stream.
+    let mut stream = c
+        .query_stream("SELECT g * 2 FROM generate_series(1, 1000000000) AS g", &[])
+        .unwrap();
+    let first = stream.next().unwrap().unwrap();
+    assert_eq!(first.column(0).as_i64().unwrap()[..3], [2, 4, 6]);
+    assert!(stream.next().unwrap().is_ok());
+    drop(stream);
+    assert_idle(&c);
+}

@@ -10,6 +10,7 @@
 //! [`PhysicalPlan::Values`]; a scan, an exchange or a recursive union cannot run here.
 
 use super::operator::{drain, ExecContext, InputOrder, Operator};
+use super::series::SeriesSource;
 use crate::plan::PhysicalPlan;
 use crate::{Batch, Error, Reservation, Result};
 
@@ -34,6 +35,16 @@ pub fn run_local(
             .map(|b| b.to_vec())
             .ok_or_else(|| Error::Internal(format!("a step reads input {port}, which it lacks"))),
         PhysicalPlan::Values { schema, rows } => Ok(vec![Batch::from_rows(&schema.types(), rows)?]),
+        PhysicalPlan::Series {
+            start, stop, step, ..
+        } => {
+            let mut series = SeriesSource::new(start, stop, step, &ctx.params, ctx.batch_size)?;
+            let mut out = Vec::new();
+            while let Some(batch) = series.next_batch()? {
+                out.push(batch);
+            }
+            Ok(out)
+        }
         PhysicalPlan::Scan { .. }
         | PhysicalPlan::Exchange { .. }
         | PhysicalPlan::RecursiveUnion { .. } => Err(Error::Internal(format!(

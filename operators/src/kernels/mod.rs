@@ -34,6 +34,7 @@ pub mod recursive;
 pub mod repeat;
 mod row_filter;
 pub mod scan;
+pub mod series;
 pub mod single_row;
 pub mod sort;
 pub mod union;
@@ -46,7 +47,8 @@ pub use scan::ScanSource;
 /// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`, `Union`, `Repeat`,
 /// `Window`, `RecursiveUnion`). Stateful kernels account their memory in `reservation`
 /// and fail with [`crate::Error::Memory`] when it refuses to grow. Leaf nodes (`Scan`,
-/// `Exchange`, `Values`) are sources handled by the runtime; asking for one here is an error.
+/// `Exchange`, `Values`, `Series`) are sources handled by the runtime; asking for one here is
+/// an error.
 pub fn create_operator(
     node: &PhysicalPlan,
     ctx: &ExecContext,

@@ -454,6 +454,13 @@ impl Binder<'_> {
             return Ok(clock);
         }
         let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
+            if name == "generate_series" {
+                return Err(super::unsupported(
+                    "generate_series outside FROM (a set-returning function: write \
+                     SELECT ... FROM generate_series(start, stop [, step]))",
+                    e.span(),
+                ));
+            }
             return Err(super::unsupported(format!("function {}", f.name), e.span()));
         };
         let coalesce = func == ScalarFunc::Coalesce;

@@ -957,8 +957,16 @@ impl Binder<'_> {
             sql::TableFactor::Table {
                 name, alias, args, ..
             } => {
-                if args.is_some() {
-                    return Err(unsupported("table functions", f.span()));
+                if let Some(args) = args {
+                    if let [sql::ObjectNamePart::Identifier(id)] = name.0.as_slice() {
+                        if id.value.eq_ignore_ascii_case("generate_series") {
+                            return self.series(&args.args, alias.as_ref(), f.span(), scope);
+                        }
+                    }
+                    return Err(unsupported(
+                        format!("the table function {name} (weir has generate_series)"),
+                        f.span(),
+                    ));
                 }
                 let tname = match name.0.as_slice() {
                     [sql::ObjectNamePart::Identifier(id)] => id.value.clone(),

@@ -69,6 +69,12 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
             if *distinct { "" } else { " ALL" }
         ),
         LogicalPlan::WorkTable { name, .. } => format!("WorkTable {name}"),
+        LogicalPlan::Series {
+            start, stop, step, ..
+        } => format!(
+            "Series generate_series({})",
+            list(&[start.clone(), stop.clone(), step.clone()], &[])
+        ),
         LogicalPlan::Filter { predicate, .. } => {
             format!("Filter {}", fmt_expr(predicate, &input_names(0)))
         }

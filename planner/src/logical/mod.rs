@@ -276,6 +276,18 @@ pub enum LogicalPlan {
         /// Its columns.
         schema: Schema,
     },
+    /// `generate_series(start, stop, step)` in FROM: the integers from `start` to `stop`,
+    /// `step` apart. The arguments are constant expressions (literals, parameters).
+    Series {
+        /// One BIGINT column, named as the call's alias says.
+        schema: Schema,
+        /// The first value.
+        start: Expr,
+        /// The bound the values do not pass.
+        stop: Expr,
+        /// The distance between values.
+        step: Expr,
+    },
 }
 
 impl LogicalPlan {
@@ -290,9 +302,9 @@ impl LogicalPlan {
                     .map(|&c| table.schema.fields[c].clone())
                     .collect(),
             ),
-            LogicalPlan::Values { schema, .. } | LogicalPlan::WorkTable { schema, .. } => {
-                schema.clone()
-            }
+            LogicalPlan::Values { schema, .. }
+            | LogicalPlan::WorkTable { schema, .. }
+            | LogicalPlan::Series { schema, .. } => schema.clone(),
             LogicalPlan::RecursiveCte { base, .. } => base.schema(),
             LogicalPlan::Filter { input, .. }
             | LogicalPlan::Distinct { input }
@@ -363,6 +375,7 @@ impl LogicalPlan {
         match self {
             LogicalPlan::Scan { .. }
             | LogicalPlan::Values { .. }
+            | LogicalPlan::Series { .. }
             | LogicalPlan::WorkTable { .. } => {
                 vec![]
             }
@@ -396,6 +409,7 @@ impl LogicalPlan {
         Ok(match self {
             leaf @ (LogicalPlan::Scan { .. }
             | LogicalPlan::Values { .. }
+            | LogicalPlan::Series { .. }
             | LogicalPlan::WorkTable { .. }) => leaf,
             LogicalPlan::RecursiveCte {
                 name,
@@ -565,6 +579,9 @@ impl LogicalPlan {
                     .chain(offsets)
                     .collect()
             }
+            LogicalPlan::Series {
+                start, stop, step, ..
+            } => vec![start, stop, step],
             _ => vec![],
         }
     }
@@ -620,6 +637,13 @@ impl LogicalPlan {
                             *e = f(e);
                         }
                     }
+                }
+            }
+            LogicalPlan::Series {
+                start, stop, step, ..
+            } => {
+                for e in [start, stop, step] {
+                    *e = f(e);
                 }
             }
             _ => {}

@@ -434,6 +434,7 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
             (cte, identity(width))
         }
         other @ (LogicalPlan::Values { .. }
+        | LogicalPlan::Series { .. }
         | LogicalPlan::Apply { .. }
         | LogicalPlan::WorkTable { .. }) => {
             // Values are tiny and Applies are gone by now.

@@ -454,7 +454,9 @@ impl Domain {
                 };
                 self.push(scan.filter_all(filters).project(exprs, fields))?
             }
-            LogicalPlan::SingleRow { .. } | LogicalPlan::Values { .. } => {
+            LogicalPlan::SingleRow { .. }
+            | LogicalPlan::Values { .. }
+            | LogicalPlan::Series { .. } => {
                 return Err(PlanError::unsupported(
                     "a correlated subquery inside a scalar subquery that is not correlated",
                     "",

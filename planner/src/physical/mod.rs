@@ -338,6 +338,23 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             };
             recursive::lower_recursive(cte, [*base, *step], schema, catalog, fr, lower)?
         }
+        LogicalPlan::Series {
+            schema,
+            start,
+            stop,
+            step,
+        } => Input {
+            plan: PhysicalPlan::Series {
+                schema: schema.clone(),
+                start,
+                stop,
+                step,
+            },
+            schema,
+            placement: Placement::Initiator,
+            fragment: None,
+            hashed: Spread::default(),
+        },
         LogicalPlan::WorkTable { name, .. } => {
             return Err(PlanError::Invalid(format!(
                 "internal planner error: recursive query \"{name}\" read outside its step"

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use weir_io::external::{ExternalScan, Share};
+use weir_operators::kernels::series::SeriesSource;
 use weir_operators::kernels::{create_operator, ExecContext, ScanSource};
 use weir_operators::storage::ScanChunk;
 use weir_operators::{Batch, Error as OpError, PhysicalPlan, Reservation, Value};
@@ -230,6 +231,15 @@ impl FragmentActor {
                 )
                 .start()
                 .recipient()
+            }
+            PhysicalPlan::Series {
+                start, stop, step, ..
+            } => {
+                let series = SeriesSource::new(start, stop, step, &exec.params, exec.batch_size)?;
+                let live = LiveGuard::new(&self.node.shared);
+                SourceActor::new(SourceKind::Series(series), out, link.clone(), live)
+                    .start()
+                    .recipient()
             }
             PhysicalPlan::Exchange { id, schema } => {
                 let senders = spec

@@ -1,7 +1,7 @@
 //! The actor at the leaves of a fragment that reads stored partitions (an external table's
-//! files, or constant rows) and
-//! produces batches as its consumer grants credits. A scan takes a hash join's filter of its
-//! build keys ([`ProbeFilter`]) and drops the rows it rules out before copying them. A batch its output edge cannot send yet
+//! files, constant rows, or a `generate_series`) and produces batches as its consumer grants
+//! credits. A scan takes a hash join's filter of its build keys ([`ProbeFilter`]) and drops
+//! the rows it rules out before copying them. A batch its output edge cannot send yet
 //! (credit, or memory on the node) is held there, and the source reads no further until it
 //! went.
 
@@ -13,6 +13,7 @@ use crate::node::state::LiveGuard;
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
+use weir_operators::kernels::series::SeriesSource;
 use weir_operators::kernels::ScanSource;
 use weir_operators::Batch;
 
@@ -24,6 +25,8 @@ pub enum SourceKind {
     Batches(VecDeque<Batch>),
     /// A node's share of a scan of an external table's files.
     Files(Box<weir_io::external::ExternalScan>),
+    /// `generate_series`, a batch at a time.
+    Series(SeriesSource),
 }
 
 /// Produces batches from a [`SourceKind`], one per credit.
@@ -63,6 +66,7 @@ impl SourceActor {
             }
             SourceKind::Batches(q) => Ok(q.pop_front()),
             SourceKind::Files(s) => s.next_batch(),
+            SourceKind::Series(s) => s.next_batch(),
         }
     }
 
