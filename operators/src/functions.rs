@@ -230,7 +230,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::BitNot => args.len() == 1,
         F::Left | F::Right => args.len() == 2,
         F::SplitPart => args.len() == 3,
-        F::InitCap | F::Reverse => args.len() == 1,
+        F::InitCap | F::Reverse | F::Md5 => args.len() == 1,
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
         F::Trunc => (1..=2).contains(&args.len()),
@@ -274,6 +274,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             | F::Concat
             | F::InitCap
             | F::Reverse
+            | F::Md5
             | F::ConcatWs
             | F::Ascii
             | F::OctetLength
@@ -641,7 +642,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         )),
         F::TooManyRows if n > 0 => Err(Error::Cardinality(crate::error::TOO_MANY_ROWS.into())),
         F::TooManyRows => Ok(Column::nulls(out, 0)),
-        F::Left | F::Right | F::SplitPart | F::InitCap | F::Reverse | F::ConcatWs => {
+        F::Left | F::Right | F::SplitPart | F::InitCap | F::Reverse | F::Md5 | F::ConcatWs => {
             strings::call(func, args, n)
         }
         F::Greatest | F::Least => compare::call(func, args, n, out),

@@ -145,6 +145,24 @@ pub enum DatePart {
     Minute,
     /// 0 to 59 (whole seconds).
     Second,
+    /// Seconds since 1970-01-01 00:00:00, whole (rounded down: PostgreSQL gives the fraction
+    /// too); a DATE counts from its midnight.
+    Epoch,
+    /// Day of the week, Monday 1 to Sunday 7 (ISO 8601).
+    IsoDow,
+    /// The ISO 8601 week-numbering year (the days of a week belong to the year of its
+    /// Thursday).
+    IsoYear,
+    /// The decade: the year divided by 10, rounded down.
+    Decade,
+    /// The century: 20 for 1901 to 2000, 21 from 2001 (negative before year 1).
+    Century,
+    /// The millennium: 2 for 1001 to 2000, 3 from 2001.
+    Millennium,
+    /// The seconds field with its fraction, in milliseconds (0 to 59,999).
+    Millisecond,
+    /// The seconds field with its fraction, in microseconds (0 to 59,999,999).
+    Microsecond,
 }
 
 impl DatePart {
@@ -161,6 +179,14 @@ impl DatePart {
             "hour" | "hours" => DatePart::Hour,
             "minute" | "minutes" => DatePart::Minute,
             "second" | "seconds" => DatePart::Second,
+            "epoch" => DatePart::Epoch,
+            "isodow" => DatePart::IsoDow,
+            "isoyear" => DatePart::IsoYear,
+            "decade" | "decades" => DatePart::Decade,
+            "century" | "centuries" => DatePart::Century,
+            "millennium" | "millennia" | "millenniums" => DatePart::Millennium,
+            "millisecond" | "milliseconds" => DatePart::Millisecond,
+            "microsecond" | "microseconds" => DatePart::Microsecond,
             _ => return None,
         })
     }
@@ -178,8 +204,31 @@ impl DatePart {
             DatePart::Hour => "hour",
             DatePart::Minute => "minute",
             DatePart::Second => "second",
+            DatePart::Epoch => "epoch",
+            DatePart::IsoDow => "isodow",
+            DatePart::IsoYear => "isoyear",
+            DatePart::Decade => "decade",
+            DatePart::Century => "century",
+            DatePart::Millennium => "millennium",
+            DatePart::Millisecond => "millisecond",
+            DatePart::Microsecond => "microsecond",
         }
     }
+
+    /// Whether `date_trunc` takes the part: a unit of time, not a position in one (DOW, DOY,
+    /// ISODOW) or a count (EPOCH, ISOYEAR).
+    pub fn is_unit(self) -> bool {
+        !matches!(
+            self,
+            DatePart::Dow | DatePart::Doy | DatePart::IsoDow | DatePart::IsoYear | DatePart::Epoch
+        )
+    }
+}
+
+/// The first year of the period of `years` years (a century, a millennium) holding `year`,
+/// counted as PostgreSQL does: periods start at years ending in 1 (2001, not 2000).
+fn period_start(year: i32, years: i32) -> i32 {
+    (year - 1).div_euclid(years) * years + 1
 }
 
 /// `EXTRACT(part FROM t)` of a date and time.
@@ -196,6 +245,17 @@ pub fn extract(part: DatePart, t: NaiveDateTime) -> i64 {
         DatePart::Hour => t.hour(),
         DatePart::Minute => t.minute(),
         DatePart::Second => t.second(),
+        DatePart::Epoch => return t.and_utc().timestamp(),
+        DatePart::IsoDow => d.weekday().number_from_monday(),
+        DatePart::IsoYear => return i64::from(d.iso_week().year()),
+        DatePart::Decade => return i64::from(d.year().div_euclid(10)),
+        // Year 0 is 1 BC: the first century before Christ is -1.
+        DatePart::Century if d.year() <= 0 => return -i64::from((100 - d.year()) / 100),
+        DatePart::Century => return i64::from((d.year() + 99) / 100),
+        DatePart::Millennium if d.year() <= 0 => return -i64::from((1000 - d.year()) / 1000),
+        DatePart::Millennium => return i64::from((d.year() + 999) / 1000),
+        DatePart::Millisecond => t.second() * 1000 + t.nanosecond() / 1_000_000,
+        DatePart::Microsecond => t.second() * 1_000_000 + t.nanosecond() / 1000,
     })
 }
 
@@ -220,7 +280,17 @@ pub fn trunc(part: DatePart, t: NaiveDateTime) -> Option<NaiveDateTime> {
         DatePart::Hour => Some(d.and_hms_opt(t.hour(), 0, 0)?),
         DatePart::Minute => Some(d.and_hms_opt(t.hour(), t.minute(), 0)?),
         DatePart::Second => Some(d.and_hms_opt(t.hour(), t.minute(), t.second())?),
-        DatePart::Dow | DatePart::Doy => None,
+        DatePart::Decade => day(NaiveDate::from_ymd_opt(d.year().div_euclid(10) * 10, 1, 1)?),
+        DatePart::Century => day(NaiveDate::from_ymd_opt(period_start(d.year(), 100), 1, 1)?),
+        DatePart::Millennium => day(NaiveDate::from_ymd_opt(period_start(d.year(), 1000), 1, 1)?),
+        DatePart::Millisecond => {
+            let ms = t.nanosecond() / 1_000_000;
+            Some(d.and_hms_milli_opt(t.hour(), t.minute(), t.second(), ms)?)
+        }
+        DatePart::Microsecond => Some(t),
+        DatePart::Dow | DatePart::Doy | DatePart::IsoDow | DatePart::IsoYear | DatePart::Epoch => {
+            None
+        }
     }
 }
 
@@ -304,6 +374,39 @@ mod tests {
         assert_eq!(f(DatePart::Hour).as_deref(), Some("2024-05-19 13:00:00"));
         assert_eq!(f(DatePart::Dow), None);
         assert_eq!(DatePart::from_name("QUARTER"), Some(DatePart::Quarter));
+        let u = to_datetime(parse_timestamp("2001-01-07 00:00:10.25").unwrap_or_default());
+        let u = u.unwrap_or_default();
+        assert_eq!(extract(DatePart::Epoch, u), 978_825_610);
+        assert_eq!(extract(DatePart::IsoDow, u), 7, "a Sunday");
+        assert_eq!(extract(DatePart::Dow, u), 0);
+        assert_eq!(extract(DatePart::Century, u), 21);
+        assert_eq!(extract(DatePart::Millennium, u), 3);
+        assert_eq!(extract(DatePart::Decade, u), 200);
+        assert_eq!(extract(DatePart::Millisecond, u), 10_250);
+        assert_eq!(extract(DatePart::Microsecond, u), 10_250_000);
+        // 2001-01-01 is a Monday: ISO year 2001; 2000-01-01 belongs to 1999's last week.
+        assert_eq!(extract(DatePart::IsoYear, u), 2001);
+        let y2k =
+            to_datetime(parse_timestamp("2000-01-01").unwrap_or_default()).unwrap_or_default();
+        assert_eq!(extract(DatePart::IsoYear, y2k), 1999);
+        assert_eq!(extract(DatePart::Century, y2k), 20);
+        assert_eq!(extract(DatePart::Millennium, y2k), 2);
+        let before = to_datetime(parse_timestamp("1969-12-31 23:59:59.5").unwrap_or_default());
+        assert_eq!(extract(DatePart::Epoch, before.unwrap_or_default()), -1);
+        let g = |p| trunc(p, u).map(from_datetime).map(format_timestamp);
+        assert_eq!(g(DatePart::Century).as_deref(), Some("2001-01-01 00:00:00"));
+        assert_eq!(g(DatePart::Decade).as_deref(), Some("2000-01-01 00:00:00"));
+        assert_eq!(
+            g(DatePart::Millisecond).as_deref(),
+            Some("2001-01-07 00:00:10.250000")
+        );
+        assert_eq!(g(DatePart::Epoch), None);
+        // Year 0 is 1 BC, in the first century and millennium before Christ.
+        let bc = NaiveDate::from_ymd_opt(0, 6, 1)
+            .unwrap_or_default()
+            .and_time(NaiveTime::MIN);
+        assert_eq!(extract(DatePart::Century, bc), -1);
+        assert_eq!(extract(DatePart::Millennium, bc), -1);
         assert_eq!(DatePart::from_name("fortnight"), None);
     }
 }

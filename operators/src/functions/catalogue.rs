@@ -128,6 +128,8 @@ pub enum ScalarFunc {
     /// `regexp_replace(s, pattern, replacement [, flags])`: the first match (every match with
     /// flag `g`) replaced; `\1`..`\9` and `\&` in `replacement` are the groups and the match.
     RegexpReplace,
+    /// `md5(s)`: the MD5 digest of the text's UTF-8 bytes, as 32 lowercase hex digits.
+    Md5,
 }
 
 impl ScalarFunc {
@@ -187,6 +189,7 @@ impl ScalarFunc {
             ScalarFunc::ToTimestamp => "to_timestamp",
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
+            ScalarFunc::Md5 => "md5",
         }
     }
 
@@ -234,6 +237,7 @@ impl ScalarFunc {
             "octet_length" => ScalarFunc::OctetLength,
             "regexp_like" => ScalarFunc::RegexpLike,
             "regexp_replace" => ScalarFunc::RegexpReplace,
+            "md5" => ScalarFunc::Md5,
             "make_date" => ScalarFunc::MakeDate,
             "make_timestamp" => ScalarFunc::MakeTimestamp,
             "to_timestamp" => ScalarFunc::ToTimestamp,

@@ -1,6 +1,6 @@
 //! Text functions that cut, split, join, translate and measure strings, as PostgreSQL has
 //! them: `left`, `right`, `split_part`, `initcap`, `reverse`, `concat_ws`, `translate`,
-//! `chr`, `ascii` and `octet_length`. Each reads its
+//! `chr`, `ascii`, `octet_length` and `md5`. Each reads its
 //! arguments as slices of the input columns and builds its result through [`TextOut`], so
 //! a result is checked against the maximum value size before it is stored.
 
@@ -9,6 +9,8 @@ use super::support::{all_valid, s, type_err, TextOut};
 use crate::column::{Column, ColumnBuilder};
 use crate::error::{Error, Result};
 use crate::types::DataType;
+use md5::{Digest, Md5};
+use std::fmt::Write;
 
 /// The first `n` characters of `t` (all but the last `-n` when `n` is negative), or the last
 /// `n` (all but the first `-n`) for `from_end`: PostgreSQL's `left` and `right`.
@@ -123,18 +125,23 @@ pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column
                 }
             }
         }
-        F::InitCap | F::Reverse => {
+        F::InitCap | F::Reverse | F::Md5 => {
             for i in 0..n {
                 if !args[0].is_valid(i) {
                     out.push_null();
                     continue;
                 }
                 let t = s(&args[0], i);
-                if func == F::InitCap {
-                    initcap(t, &mut buf);
-                } else {
-                    buf.clear();
-                    buf.extend(t.chars().rev());
+                buf.clear();
+                match func {
+                    F::InitCap => initcap(t, &mut buf),
+                    F::Reverse => buf.extend(t.chars().rev()),
+                    _ => {
+                        for byte in Md5::digest(t.as_bytes()) {
+                            // Writing to a String cannot fail.
+                            let _ = write!(buf, "{byte:02x}");
+                        }
+                    }
                 }
                 out.push(&buf)?;
             }

@@ -255,10 +255,10 @@ impl Binder<'_> {
         })?;
         if let Expr::Literal(Value::Str(f)) = &field.expr {
             let known = DatePart::from_name(f);
-            let usable = !matches!(
-                (func, known),
-                (_, None) | (ScalarFunc::DateTrunc, Some(DatePart::Dow | DatePart::Doy))
-            );
+            let usable = match known {
+                None => false,
+                Some(part) => func != ScalarFunc::DateTrunc || part.is_unit(),
+            };
             if !usable {
                 return Err(PlanError::Invalid(format!(
                     "function {name} does not support the field '{f}'{}",

@@ -91,7 +91,7 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::BitNot => (1, 1, &[Arg::Integer]),
         F::Left | F::Right => (2, 2, &[Arg::Text, Arg::Integer]),
         F::SplitPart => (3, 3, &[Arg::Text, Arg::Text, Arg::Integer]),
-        F::InitCap | F::Reverse => (1, 1, &[Arg::Text]),
+        F::InitCap | F::Reverse | F::Md5 => (1, 1, &[Arg::Text]),
         // The separator, then values of any type as text.
         F::ConcatWs => (2, usize::MAX, &[Arg::Text, Arg::AnyAsText]),
         // Unified across arguments, as `coalesce`.
