@@ -15,7 +15,7 @@ use crate::column::{Column, ColumnBuilder, ColumnData};
 use crate::error::{Error, Result};
 use crate::types::DataType;
 use crate::{decimal, temporal};
-use support::{all_valid, s, type_err, TextOut};
+use support::{all_valid, datetime_at, s, type_err, TextOut};
 
 mod catalogue;
 mod compare;
@@ -24,6 +24,7 @@ mod math;
 mod regex;
 mod strings;
 mod support;
+mod to_char;
 
 pub use catalogue::{MathFunc, ScalarFunc};
 
@@ -231,6 +232,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Left | F::Right => args.len() == 2,
         F::SplitPart => args.len() == 3,
         F::InitCap | F::Reverse | F::Md5 => args.len() == 1,
+        F::ToChar => args.len() == 2,
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
         F::Trunc => (1..=2).contains(&args.len()),
@@ -650,6 +652,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::RegexpLike | F::RegexpReplace => regex::call(func, args, n),
         F::Math(m) => math::call(m, args, n),
         F::MakeDate | F::MakeTimestamp | F::ToTimestamp => dates::call(func, args, n),
+        F::ToChar => to_char::call(args, n),
     }
 }
 
@@ -718,15 +721,6 @@ fn decimal_call(
         }
     }
     Ok(Some(b.finish()))
-}
-
-/// Row `i` of a DATE or TIMESTAMP column as a date and time.
-fn datetime_at(c: &Column, i: usize) -> Option<chrono::NaiveDateTime> {
-    match &c.data {
-        ColumnData::Date(v) => Some(temporal::to_date(v[i])?.and_time(chrono::NaiveTime::MIN)),
-        ColumnData::Timestamp(v) => temporal::to_datetime(v[i]),
-        _ => None,
-    }
 }
 
 /// `date_part` (EXTRACT) and `date_trunc`.

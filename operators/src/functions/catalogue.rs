@@ -130,6 +130,9 @@ pub enum ScalarFunc {
     RegexpReplace,
     /// `md5(s)`: the MD5 digest of the text's UTF-8 bytes, as 32 lowercase hex digits.
     Md5,
+    /// `to_char(date or timestamp, template)`: the value written by a PostgreSQL template
+    /// (`'YYYY-MM-DD HH24:MI:SS'`).
+    ToChar,
 }
 
 impl ScalarFunc {
@@ -190,6 +193,7 @@ impl ScalarFunc {
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
             ScalarFunc::Md5 => "md5",
+            ScalarFunc::ToChar => "to_char",
         }
     }
 
@@ -238,6 +242,7 @@ impl ScalarFunc {
             "regexp_like" => ScalarFunc::RegexpLike,
             "regexp_replace" => ScalarFunc::RegexpReplace,
             "md5" => ScalarFunc::Md5,
+            "to_char" => ScalarFunc::ToChar,
             "make_date" => ScalarFunc::MakeDate,
             "make_timestamp" => ScalarFunc::MakeTimestamp,
             "to_timestamp" => ScalarFunc::ToTimestamp,

@@ -1,9 +1,9 @@
-//! What the scalar function kernels share: reading a row's text, the error for arguments of
-//! the wrong types, whether a row's arguments are all valid, and [`TextOut`], the builder of
-//! a text result that checks each value's size.
+//! What the scalar function kernels share: reading a row's text or date and time, the error
+//! for arguments of the wrong types, whether a row's arguments are all valid, and
+//! [`TextOut`], the builder of a text result that checks each value's size.
 
 use super::catalogue::ScalarFunc;
-use crate::column::{Column, ColumnBuilder};
+use crate::column::{Column, ColumnBuilder, ColumnData};
 use crate::error::{Error, Result};
 use crate::limits::{check_text_column, check_value, max_value_bytes};
 use crate::types::DataType;
@@ -22,6 +22,18 @@ pub(super) fn type_err(f: ScalarFunc, args: &[Column]) -> Error {
         f.name(),
         types.join(", ")
     ))
+}
+
+/// Row `i` of a DATE (at midnight) or TIMESTAMP column; `None` for another type or a value
+/// out of the calendar's range.
+pub(super) fn datetime_at(c: &Column, i: usize) -> Option<chrono::NaiveDateTime> {
+    match &c.data {
+        ColumnData::Date(v) => {
+            Some(crate::temporal::to_date(v[i])?.and_time(chrono::NaiveTime::MIN))
+        }
+        ColumnData::Timestamp(v) => crate::temporal::to_datetime(v[i]),
+        _ => None,
+    }
 }
 
 /// Whether every argument is valid at row `i`.

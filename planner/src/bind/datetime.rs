@@ -294,6 +294,51 @@ impl Binder<'_> {
     }
 }
 
+impl Binder<'_> {
+    /// Checks the arguments of `to_char(x, template)`: `x` a DATE or TIMESTAMP (a quoted
+    /// literal read as a TIMESTAMP), the template text. Numbers are refused, naming the call.
+    pub(super) fn format_call_args(
+        &mut self,
+        args: Vec<B>,
+        e: &sql::Expr,
+    ) -> Result<Vec<Expr>, PlanError> {
+        let mut args = args.into_iter();
+        let (Some(x), Some(template)) = (args.next(), args.next()) else {
+            return Err(PlanError::Invalid(format!(
+                "function to_char takes 2 arguments{}",
+                at(e.span())
+            )));
+        };
+        let text_literal = matches!(x.expr, Expr::Literal(Value::Str(_)));
+        let t = match x.ty {
+            Some(t) if t.is_temporal() => t,
+            Some(DataType::Utf8) if text_literal => DataType::Timestamp,
+            None => DataType::Timestamp,
+            Some(t) if t.is_numeric() => {
+                return Err(super::unsupported(
+                    format!("to_char of a number ({t}; weir formats DATE and TIMESTAMP)"),
+                    e.span(),
+                ))
+            }
+            Some(t) => {
+                return Err(PlanError::Type(format!(
+                    "function to_char needs a DATE or TIMESTAMP argument 1, got {t} in '{e}'"
+                )))
+            }
+        };
+        if template.ty.is_some_and(|t| t != DataType::Utf8) {
+            return Err(PlanError::Type(format!(
+                "function to_char needs a VARCHAR template, got {} in '{e}'",
+                type_name(template.ty)
+            )));
+        }
+        Ok(vec![
+            self.coerce(x, t),
+            self.coerce(template, DataType::Utf8),
+        ])
+    }
+}
+
 /// An evaluator error's message without its "type error: " prefix.
 fn strip_prefix(e: &weir_operators::Error) -> String {
     let s = e.to_string();

@@ -92,6 +92,8 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::Left | F::Right => (2, 2, &[Arg::Text, Arg::Integer]),
         F::SplitPart => (3, 3, &[Arg::Text, Arg::Text, Arg::Integer]),
         F::InitCap | F::Reverse | F::Md5 => (1, 1, &[Arg::Text]),
+        // A DATE or TIMESTAMP, then the template (checked in `format_call_args`).
+        F::ToChar => (2, 2, &[]),
         // The separator, then values of any type as text.
         F::ConcatWs => (2, usize::MAX, &[Arg::Text, Arg::AnyAsText]),
         // Unified across arguments, as `coalesce`.
@@ -205,6 +207,13 @@ impl Binder<'_> {
         }
         if func == F::AddInterval {
             return Err(super::unsupported(format!("function {name}"), e.span()));
+        }
+        if func == F::ToChar {
+            let exprs = self.format_call_args(args, e)?;
+            return Ok(B::new(
+                Expr::Function { func, args: exprs },
+                Some(DataType::Utf8),
+            ));
         }
         if let Some(b) = self.decimal_call(func, name, &args, e)? {
             return Ok(b);
