@@ -356,6 +356,13 @@ impl Expr {
         pred(self) || self.children().into_iter().any(|c| c.any(pred))
     }
 
+    /// Whether the expression calls a function whose value changes from call to call
+    /// (`random()`): it is evaluated for each row, never folded into a constant nor read once
+    /// for a whole scan.
+    pub fn is_volatile(&self) -> bool {
+        self.any(&|e| matches!(e, Expr::Function { func, .. } if func.is_volatile()))
+    }
+
     /// Calls `f` on every column index this expression reads (outer references excluded).
     pub fn visit_columns(&self, f: &mut dyn FnMut(usize)) {
         match self {

@@ -233,6 +233,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::SplitPart => args.len() == 3,
         F::InitCap | F::Reverse | F::Md5 => args.len() == 1,
         F::ToChar => args.len() == 2,
+        F::Random => args.is_empty(),
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
         F::Trunc => (1..=2).contains(&args.len()),
@@ -653,6 +654,13 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Math(m) => math::call(m, args, n),
         F::MakeDate | F::MakeTimestamp | F::ToTimestamp => dates::call(func, args, n),
         F::ToChar => to_char::call(args, n),
+        F::Random => {
+            // Not seeded by the query: as PostgreSQL's, a new draw each time.
+            use rand::RngExt;
+            let mut rng = rand::rng();
+            let values = (0..n).map(|_| rng.random::<f64>()).collect();
+            Ok(Column::from_f64(values))
+        }
     }
 }
 

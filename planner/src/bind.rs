@@ -674,8 +674,11 @@ pub(crate) struct Binder<'a> {
     pub params_are_constants: bool,
     /// The statement's time (`now()`, `CURRENT_TIMESTAMP`, `CURRENT_DATE`): read when first
     /// asked, then the same for the whole statement, as PostgreSQL's is for a transaction.
-    /// A query that reads it is not kept for another run ([`crate::QueryPlan::reads_clock`]).
+    /// A query that reads it is not kept for another run ([`crate::QueryPlan::single_use`]).
     pub clock: Option<i64>,
+    /// The statement calls `random()`: a VALUES list draws its values when it is bound, so
+    /// such a query is not kept for another run either.
+    pub draws_random: bool,
 }
 
 impl<'a> Binder<'a> {
@@ -692,6 +695,7 @@ impl<'a> Binder<'a> {
             exclusions: Default::default(),
             params_are_constants: false,
             clock: None,
+            draws_random: false,
         }
     }
 

@@ -97,8 +97,9 @@ impl PlanCache {
             Statement::Explain(p) => (Arc::new(p), true),
             other => return Ok(CachedStatement::Other(Box::new(other))),
         };
-        // A plan that holds the time it was planned at answers for this run only.
-        if plan.reads_clock {
+        // A plan that holds values read when it was planned (the time, random draws) answers
+        // for this run only.
+        if plan.single_use {
             return Ok(if explain {
                 CachedStatement::Explain(plan)
             } else {

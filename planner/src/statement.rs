@@ -188,10 +188,11 @@ pub struct QueryPlan {
     /// the plan is made rather than on every run. Empty until sealed.
     #[serde(default)]
     pub fragment_keys: Vec<u64>,
-    /// The plan holds the time it was planned at (`now()`, `CURRENT_DATE`, ...): it answers
-    /// for that statement only, and is not kept for another run.
+    /// The plan holds values read when it was planned (the time of `now()`, `CURRENT_DATE`,
+    /// ..., the draws of `random()` in a VALUES list): it answers for that statement only, and
+    /// is not kept for another run.
     #[serde(default)]
-    pub reads_clock: bool,
+    pub single_use: bool,
 }
 
 impl QueryPlan {

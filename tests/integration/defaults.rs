@@ -570,3 +570,55 @@ fn the_statement_time_is_one_per_statement_and_read_at_each_run() {
         .contains("precision"));
     assert_idle(&c);
 }
+
+/// `random()` draws a new value for each row and each run: never folded into a constant,
+/// never kept with a cached or prepared plan, never read once for a whole scan.
+#[test]
+fn random_draws_a_new_value_for_each_row_and_run() {
+    let c = cluster(3);
+    c.execute("CREATE TABLE r (id BIGINT PRIMARY KEY, x DOUBLE)")
+        .unwrap();
+    c.execute("INSERT INTO r SELECT g, random() FROM generate_series(1, 2000) AS g")
+        .unwrap();
+    let one = |sql: &str| c.query(sql, &[]).unwrap().rows()[0].clone();
+    let row = one("SELECT COUNT(DISTINCT x), MIN(x) >= 0, MAX(x) < 1, AVG(x) FROM r");
+    assert_eq!(row[0], Value::Int(2000), "every row its own draw");
+    assert_eq!((&row[1], &row[2]), (&Value::Bool(true), &Value::Bool(true)));
+    let Value::Float(mean) = row[3] else {
+        panic!("{row:?}")
+    };
+    // The mean of 2,000 uniform draws is 0.5 give or take 0.0065 (one standard deviation).
+    assert!((0.45..0.55).contains(&mean), "{mean}");
+    // Two runs of one query, and of one prepared statement, differ.
+    let sample = "SELECT id FROM r ORDER BY random() LIMIT 5";
+    assert_ne!(
+        c.query(sample, &[]).unwrap().rows(),
+        c.query(sample, &[]).unwrap().rows()
+    );
+    let prepared = c.prepare("SELECT random()").unwrap();
+    let (a, b) = (
+        prepared.query(()).unwrap().rows(),
+        prepared.query(()).unwrap().rows(),
+    );
+    assert_ne!(a, b, "the prepared plan kept its draw");
+    // A VALUES list draws when its statement runs, once per row.
+    c.execute("CREATE TABLE v (id BIGINT PRIMARY KEY, x DOUBLE)")
+        .unwrap();
+    let insert = c
+        .prepare("INSERT INTO v VALUES (? + 1, random()), (? + 2, random())")
+        .unwrap();
+    for base in [0i64, 2] {
+        insert.execute((base, base)).unwrap();
+    }
+    assert_eq!(one("SELECT COUNT(DISTINCT x) FROM v")[0], Value::Int(4));
+    // A key compared with random() is compared row by row, not looked up once: about half
+    // the rows pass (1,000 give or take 18), where one draw for the scan would pass a
+    // uniform share of them (within 100 of 1,000 one time in ten).
+    for _ in 0..3 {
+        let r = one("SELECT COUNT(*) FROM r WHERE id > random() * 2000");
+        assert!(
+            matches!(r[0], Value::Int(n) if (900..1100).contains(&n)),
+            "{r:?}"
+        );
+    }
+}

@@ -32,7 +32,7 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
                 first.unwrap_or(DataType::Int64)
             }
         }
-        F::Power | F::Sqrt => DataType::Float64,
+        F::Power | F::Sqrt | F::Random => DataType::Float64,
         F::Math(_) => DataType::Float64,
         F::MakeDate => DataType::Date,
         F::MakeTimestamp | F::ToTimestamp => DataType::Timestamp,
@@ -48,7 +48,8 @@ fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
 
 /// Calls `func` on its evaluated arguments `vals` over a batch of `n` rows.
 pub(super) fn call<'a>(func: ScalarFunc, vals: Vec<Val<'a>>, n: usize) -> Result<Val<'a>> {
-    let all_scalar = vals.iter().all(Val::is_scalar);
+    // A volatile function makes a value per row even from constant arguments.
+    let all_scalar = !func.is_volatile() && vals.iter().all(Val::is_scalar);
     let len = if all_scalar { 1 } else { n };
     let types: Vec<Option<DataType>> = vals.iter().map(Val::dt).collect();
     let out = function_type(func, &types);

@@ -133,9 +133,18 @@ pub enum ScalarFunc {
     /// `to_char(date or timestamp, template)`: the value written by a PostgreSQL template
     /// (`'YYYY-MM-DD HH24:MI:SS'`).
     ToChar,
+    /// `random()`: a DOUBLE drawn uniformly from [0, 1), a new one for each row and call
+    /// ([`ScalarFunc::is_volatile`]).
+    Random,
 }
 
 impl ScalarFunc {
+    /// Whether the function gives a new value at each call with the same arguments
+    /// (`random()`), so it is never evaluated once for many rows.
+    pub fn is_volatile(self) -> bool {
+        self == ScalarFunc::Random
+    }
+
     /// The SQL name.
     pub fn name(self) -> &'static str {
         match self {
@@ -194,6 +203,7 @@ impl ScalarFunc {
             ScalarFunc::RegexpReplace => "regexp_replace",
             ScalarFunc::Md5 => "md5",
             ScalarFunc::ToChar => "to_char",
+            ScalarFunc::Random => "random",
         }
     }
 
@@ -243,6 +253,7 @@ impl ScalarFunc {
             "regexp_replace" => ScalarFunc::RegexpReplace,
             "md5" => ScalarFunc::Md5,
             "to_char" => ScalarFunc::ToChar,
+            "random" => ScalarFunc::Random,
             "make_date" => ScalarFunc::MakeDate,
             "make_timestamp" => ScalarFunc::MakeTimestamp,
             "to_timestamp" => ScalarFunc::ToTimestamp,

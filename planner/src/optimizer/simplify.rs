@@ -69,8 +69,11 @@ impl Rule for FoldConstants {
     }
 }
 
+/// Whether `e` has one value for every row and run: no columns, parameters nor volatile
+/// calls (`random()`).
 fn is_constant(e: &Expr) -> bool {
-    !e.any(&|x| matches!(x, Expr::Column(_) | Expr::OuterColumn(_) | Expr::Param(_)))
+    !e.is_volatile()
+        && !e.any(&|x| matches!(x, Expr::Column(_) | Expr::OuterColumn(_) | Expr::Param(_)))
 }
 
 /// `e` with its constant parts evaluated, bottom up.

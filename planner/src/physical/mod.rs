@@ -122,7 +122,7 @@ pub(crate) fn plan_query(
         param_types,
         verbose: None,
         fragment_keys: Vec::new(),
-        reads_clock: false,
+        single_use: false,
     };
     plan.seal();
     Ok(plan)

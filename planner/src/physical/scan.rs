@@ -67,6 +67,11 @@ fn like_selectivity(pattern: &str) -> f64 {
 }
 
 /// `col op constant` with the column on either side (the operator flipped accordingly).
+/// Whether `e` has one value for a whole scan: it reads no column and draws no random value.
+fn fixed(e: &Expr) -> bool {
+    !has_columns(e) && !e.is_volatile()
+}
+
 fn column_cmp(c: &Expr) -> Option<(usize, BinaryOp, &Expr)> {
     let Expr::Binary { op, left, right } = c else {
         return None;
@@ -75,8 +80,8 @@ fn column_cmp(c: &Expr) -> Option<(usize, BinaryOp, &Expr)> {
         return None;
     }
     match (left.as_ref(), right.as_ref()) {
-        (Expr::Column(col), v) if !has_columns(v) => Some((*col, *op, v)),
-        (v, Expr::Column(col)) if !has_columns(v) => {
+        (Expr::Column(col), v) if fixed(v) => Some((*col, *op, v)),
+        (v, Expr::Column(col)) if fixed(v) => {
             let flipped = match op {
                 BinaryOp::Lt => BinaryOp::Gt,
                 BinaryOp::LtEq => BinaryOp::GtEq,
@@ -97,7 +102,7 @@ fn in_list(c: &Expr) -> Option<(usize, &[Expr])> {
             list,
             negated: false,
         } => match expr.as_ref() {
-            Expr::Column(col) if list.iter().all(|e| !has_columns(e)) => Some((*col, list)),
+            Expr::Column(col) if list.iter().all(fixed) => Some((*col, list)),
             _ => None,
         },
         _ => None,
@@ -228,7 +233,7 @@ pub(crate) fn choose_index(
         } = c
         {
             if let Expr::Column(col) = expr.as_ref() {
-                if def.is_indexed(*col) && !has_columns(low) && !has_columns(high) {
+                if def.is_indexed(*col) && fixed(low) && fixed(high) {
                     let col = *col;
                     let r = match ranges.iter_mut().find(|r| r.0 == col) {
                         Some(r) => r,

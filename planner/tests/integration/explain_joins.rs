@@ -28,7 +28,7 @@ fn explain(plan: PhysicalPlan) -> String {
         param_types: vec![],
         verbose: None,
         fragment_keys: vec![],
-        reads_clock: false,
+        single_use: false,
     };
     qp.explain(&|_| "node-0".to_string())
 }

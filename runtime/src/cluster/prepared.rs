@@ -153,8 +153,9 @@ impl<'c> Prepared<'c> {
             return Ok(None);
         }
         match self.cluster.plan_statement(&self.sql, params)? {
-            // A plan that holds the time it was planned at is planned again for each run.
-            CachedStatement::Query(plan) if plan.reads_clock => Ok(Some(plan)),
+            // A plan that holds values read when it was planned (the time, random draws) is planned
+            // again for each run.
+            CachedStatement::Query(plan) if plan.single_use => Ok(Some(plan)),
             CachedStatement::Query(plan) => {
                 *kept = Some(PlanFor {
                     types,
