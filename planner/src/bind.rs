@@ -1208,7 +1208,13 @@ impl<'a> Binder<'a> {
             }
             E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
                 let distinct = matches!(e, E::IsDistinctFrom(..));
-                self.expr(&distinct_from(a, b, distinct), scope, agg)
+                let l = self.expr(a, scope, agg.as_deref_mut())?;
+                let r = self.expr(b, scope, agg)?;
+                let (l, r) = self.compared_operands(l, r, e)?;
+                Ok(B::new(
+                    distinct_from(l, r, distinct),
+                    Some(DataType::Boolean),
+                ))
             }
             E::Wildcard(_) | E::QualifiedWildcard(..) => {
                 Err(unsupported("'*' in an expression", span))
@@ -1261,6 +1267,25 @@ impl<'a> Binder<'a> {
         };
         let expr = crate::logical::chain(bop, bound).expect("a chain has terms");
         Ok(B::new(expr, Some(DataType::Boolean)))
+    }
+
+    /// The operands of a comparison in `e`, each of the type they meet at. Decimals of one
+    /// scale and different precisions compare (and hash) alike as they are; any other mix is
+    /// cast to the common type first, so join keys hash alike.
+    fn compared_operands(&mut self, l: B, r: B, e: &sql::Expr) -> Result<(Expr, Expr), PlanError> {
+        let same_scale = l.ty.zip(r.ty).is_some_and(|(a, b)| {
+            a != b
+                && matches!(a, DataType::Decimal { .. })
+                && matches!(b, DataType::Decimal { .. })
+                && a.decimal_scale() == b.decimal_scale()
+        });
+        if same_scale {
+            return Ok((l.expr, r.expr));
+        }
+        Ok(match self.unify(&[l.ty, r.ty], e)? {
+            Some(t) => (self.coerce_compared(l, t), self.coerce_compared(r, t)),
+            None => (l.expr, r.expr),
+        })
     }
 
     fn binary(
@@ -1346,16 +1371,8 @@ impl<'a> Binder<'a> {
         let temporal = [l.ty, r.ty].iter().flatten().any(|t| t.is_temporal());
         // Decimals of one scale and different precisions compare (and hash) alike as they
         // are; any other mix is cast to the common type first, so join keys hash alike.
-        let same_scale = l.ty.zip(r.ty).is_some_and(|(a, b)| {
-            a != b
-                && matches!(a, DataType::Decimal { .. })
-                && matches!(b, DataType::Decimal { .. })
-                && a.decimal_scale() == b.decimal_scale()
-        });
         let (le, re, ty) = if bop.is_arithmetic() && temporal {
             self.date_arithmetic(bop, l, r, e)?
-        } else if same_scale && bop.is_comparison() {
-            (l.expr, r.expr, Some(DataType::Boolean))
         } else if bop.is_arithmetic() {
             for b in [&l, &r] {
                 if b.ty.is_some_and(|t| !t.is_numeric()) {
@@ -1398,15 +1415,8 @@ impl<'a> Binder<'a> {
                 None => (l.expr, r.expr, None),
             }
         } else if bop.is_comparison() {
-            let t = self.unify(&[l.ty, r.ty], e)?;
-            match t {
-                Some(t) => (
-                    self.coerce_compared(l, t),
-                    self.coerce_compared(r, t),
-                    Some(DataType::Boolean),
-                ),
-                None => (l.expr, r.expr, Some(DataType::Boolean)),
-            }
+            let (le, re) = self.compared_operands(l, r, e)?;
+            (le, re, Some(DataType::Boolean))
         } else {
             let le = self.boolean(l, e)?;
             let re = self.boolean(r, e)?;
@@ -1992,40 +2002,26 @@ impl Binder<'_> {
     }
 }
 
-/// `a IS [NOT] DISTINCT FROM b` as the expression it means, for the binder to type as any
-/// other: `CASE WHEN a IS NULL THEN b IS [NOT] NULL WHEN b IS NULL THEN TRUE (FALSE) ELSE a
-/// <> b (a = b) END`, so that two NULLs are not distinct and a NULL and a value are.
-fn distinct_from(a: &sql::Expr, b: &sql::Expr, distinct: bool) -> sql::Expr {
-    let is_null = |x: &sql::Expr| sql::Expr::IsNull(Box::new(x.clone()));
-    let b_null = if distinct {
-        sql::Expr::IsNotNull(Box::new(b.clone()))
-    } else {
-        is_null(b)
+/// `a IS [NOT] DISTINCT FROM b` over the bound operands (each bound once, of the type they
+/// meet at): `CASE WHEN a IS NULL THEN b IS [NOT] NULL WHEN b IS NULL THEN TRUE (FALSE) ELSE
+/// a <> b (a = b) END`, so that two NULLs are not distinct and a NULL and a value are.
+fn distinct_from(a: Expr, b: Expr, distinct: bool) -> Expr {
+    let is_null = |x: &Expr, negated| Expr::IsNull {
+        expr: Box::new(x.clone()),
+        negated,
     };
     let op = if distinct {
-        sql::BinaryOperator::NotEq
+        BinaryOp::NotEq
     } else {
-        sql::BinaryOperator::Eq
+        BinaryOp::Eq
     };
-    sql::Expr::Case {
-        case_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
-        end_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+    Expr::Case {
         operand: None,
-        conditions: vec![
-            sql::CaseWhen {
-                condition: is_null(a),
-                result: b_null,
-            },
-            sql::CaseWhen {
-                condition: is_null(b),
-                result: sql::Expr::Value(sql::Value::Boolean(distinct).with_empty_span()),
-            },
+        branches: vec![
+            (is_null(&a, false), is_null(&b, distinct)),
+            (is_null(&b, false), Expr::Literal(Value::Bool(distinct))),
         ],
-        else_result: Some(Box::new(sql::Expr::BinaryOp {
-            left: Box::new(a.clone()),
-            op,
-            right: Box::new(b.clone()),
-        })),
+        else_result: Some(Box::new(a.binary(op, b))),
     }
 }
 

@@ -1244,3 +1244,20 @@ fn a_full_sort_sorts_on_the_nodes_only_when_its_input_is_large() {
     let q = query(&cat, &format!("{sql} LIMIT 10"), &[]);
     assert_eq!(nodes(&q, "Sort").len(), 2, "{}", explain(&q));
 }
+
+/// `a IS [NOT] DISTINCT FROM b` binds each operand once: a subquery there is planned once,
+/// not once for each place the null-safe comparison reads it.
+#[test]
+fn a_null_safe_comparison_plans_its_subquery_once() {
+    let cat = catalog();
+    for op in ["IS DISTINCT FROM", "IS NOT DISTINCT FROM"] {
+        let sql = format!("SELECT name FROM Item WHERE fld {op} (SELECT MAX(fld) FROM Item)");
+        let q = query(&cat, &sql, &[]);
+        let aggregates = nodes(&q, "HashAggregate").len();
+        // The subquery's MAX, partial and final (or single): no copies.
+        assert!(
+            (1..=2).contains(&aggregates),
+            "{op}: {aggregates} aggregations"
+        );
+    }
+}
