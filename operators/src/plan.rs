@@ -671,19 +671,48 @@ pub enum PhysicalPlan {
         /// Their schema.
         schema: Schema,
     },
-    /// `generate_series(start, stop, step)`: the integers from `start` to `stop` `step` apart,
-    /// made a batch at a time ([`crate::kernels::series::SeriesSource`]). The arguments are
-    /// constant expressions (literals, parameters), read when the query runs.
+    /// `generate_series(start, stop, step)`: the integers (or timestamps) from `start` to
+    /// `stop` `step` apart, made a batch at a time
+    /// ([`crate::kernels::series::SeriesSource`]). The arguments are constant expressions
+    /// (literals, parameters), read when the query runs.
     Series {
-        /// Output schema: one BIGINT column.
+        /// Output schema: one BIGINT (or TIMESTAMP) column.
         schema: Schema,
         /// The first value.
         start: Expr,
         /// The last value, or the bound the values do not pass.
         stop: Expr,
-        /// The distance between values (not zero; negative counts down).
-        step: Expr,
+        /// The distance between values.
+        step: SeriesStep,
     },
+}
+
+/// The distance between the values of a [`PhysicalPlan::Series`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SeriesStep {
+    /// Integers this far apart (not zero; negative counts down).
+    Integer(Expr),
+    /// Timestamps an interval apart, each the last plus the interval (months added first,
+    /// clamped to the month's end, then days, then microseconds): not zero; a negative one
+    /// counts down.
+    Interval {
+        /// Whole months.
+        months: i64,
+        /// Whole days.
+        days: i64,
+        /// Microseconds.
+        micros: i64,
+    },
+}
+
+impl SeriesStep {
+    /// The step's expression, for an integer series.
+    pub fn expr(&self) -> Option<&Expr> {
+        match self {
+            SeriesStep::Integer(e) => Some(e),
+            SeriesStep::Interval { .. } => None,
+        }
+    }
 }
 
 crate::decode::checked_serde!(PhysicalPlan, nested "a plan");

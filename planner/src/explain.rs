@@ -6,8 +6,8 @@ use crate::statement::{Fragment, Placement, Pruning, QueryPlan};
 use std::fmt::Write;
 use weir_operators::plan::Distribution;
 use weir_operators::plan::{
-    AggFunc, AggMode, AggregateExpr, FrameBound, IndexLookup, JoinSide, JoinType, SortKey,
-    WindowExpr, WindowFrame, WindowFunc,
+    AggFunc, AggMode, AggregateExpr, FrameBound, IndexLookup, JoinSide, JoinType, SeriesStep,
+    SortKey, WindowExpr, WindowFrame, WindowFunc,
 };
 use weir_operators::{Expr, PhysicalPlan};
 
@@ -38,6 +38,24 @@ pub(crate) fn state_names(a: &AggregateExpr, names: &[String]) -> Vec<String> {
         ],
         _ => vec![base],
     }
+}
+
+/// A series' call: `generate_series(1, 10, 1)`, `generate_series(a, b, INTERVAL '1 mon 2
+/// days')`.
+pub(crate) fn fmt_series(start: &Expr, stop: &Expr, step: &SeriesStep) -> String {
+    let step = match step {
+        SeriesStep::Integer(e) => fmt_expr(e, &[]),
+        SeriesStep::Interval {
+            months,
+            days,
+            micros,
+        } => format!("INTERVAL '{months} mons {days} days {micros} us'"),
+    };
+    format!(
+        "generate_series({}, {}, {step})",
+        fmt_expr(start, &[]),
+        fmt_expr(stop, &[])
+    )
 }
 
 /// A sort key over `names`: `x DESC NULLS FIRST`.
@@ -424,12 +442,7 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
         PhysicalPlan::Values { rows, .. } => format!("Values ({} row(s))", rows.len()),
         PhysicalPlan::Series {
             start, stop, step, ..
-        } => format!(
-            "Series generate_series({}, {}, {})",
-            fmt_expr(start, &[]),
-            fmt_expr(stop, &[]),
-            fmt_expr(step, &[])
-        ),
+        } => format!("Series {}", fmt_series(start, stop, step)),
         PhysicalPlan::Union { inputs } => format!("Union ({} inputs)", inputs.len()),
         PhysicalPlan::RecursiveUnion {
             name,

@@ -1,44 +1,66 @@
 //! `generate_series(start, stop [, step])` as a source: the integers from `start` to `stop`
-//! (inclusive) `step` apart, made a batch at a time as they are asked for, so a series of
-//! millions of rows never sits in memory whole.
+//! (inclusive) `step` apart, or the timestamps an interval apart, made a batch at a time as
+//! they are asked for, so a series of millions of rows never sits in memory whole.
 
+use crate::column::ColumnData;
 use crate::eval::evaluate_scalar;
+use crate::plan::SeriesStep;
+use crate::temporal;
 use crate::{Batch, Column, Error, Expr, Result, Value};
 
 /// How many values `generate_series(start, stop, step)` makes when its arguments are
-/// integer literals (`None` when one is not: a parameter, an expression), for estimates.
-pub fn literal_rows(start: &Expr, stop: &Expr, step: &Expr) -> Option<f64> {
+/// integer literals (`None` when one is not: a parameter, an expression, an interval), for
+/// estimates.
+pub fn literal_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> Option<f64> {
     let int = |e: &Expr| match e {
         Expr::Literal(Value::Int(i)) => Some(i128::from(*i)),
         _ => None,
     };
-    let (a, b, s) = (int(start)?, int(stop)?, int(step)?);
+    let (a, b, s) = (int(start)?, int(stop)?, int(step.expr()?)?);
     if s == 0 {
         return Some(0.0);
     }
     Some(((b - a).div_euclid(s) + 1).max(0) as f64)
 }
 
-/// A series being produced: the next value and where it ends.
+/// A series being produced: where it is and where it ends.
 #[derive(Debug)]
 pub struct SeriesSource {
-    /// The next value; `None` once the series has ended.
-    next: Option<i64>,
-    stop: i64,
-    step: i64,
+    values: Values,
     batch_size: usize,
 }
 
+/// The values still to come.
+#[derive(Debug)]
+enum Values {
+    /// Nothing more (the series ended, or an argument was NULL).
+    Done,
+    /// Integers from `next` to `stop`, `step` apart.
+    Integers { next: i64, stop: i64, step: i64 },
+    /// Timestamps (microseconds) from `next` to `stop`, each the last plus the interval;
+    /// `down` when the interval is negative.
+    Timestamps {
+        next: i64,
+        stop: i64,
+        months: i64,
+        days: i64,
+        micros: i64,
+        down: bool,
+    },
+}
+
 impl SeriesSource {
-    /// The series of the constant expressions `start`, `stop` and `step` (read with
-    /// `params`), in batches of `batch_size` rows. A NULL argument makes an empty series, as
-    /// PostgreSQL's does; a step of zero is an error.
+    /// The series of the constant expressions `start` and `stop` (read with `params`) by
+    /// `step`, in batches of `batch_size` rows: integers for an integer step, timestamps for
+    /// an interval. A NULL argument makes an empty series, as PostgreSQL's does; a step of
+    /// zero is an error.
     ///
     /// ```
     /// use weir_operators::kernels::series::SeriesSource;
+    /// use weir_operators::plan::SeriesStep;
     /// use weir_operators::Expr;
-    /// let mut s = SeriesSource::new(&Expr::lit(1), &Expr::lit(10), &Expr::lit(4), &[], 1024)
-    ///     .unwrap();
+    /// let step = SeriesStep::Integer(Expr::lit(4));
+    /// let mut s = SeriesSource::new(&Expr::lit(1), &Expr::lit(10), &step, &[], 1024).unwrap();
     /// let batch = s.next_batch().unwrap().unwrap();
     /// assert_eq!(batch.column(0).as_i64().unwrap(), &[1, 5, 9]);
     /// assert!(s.next_batch().unwrap().is_none());
@@ -46,64 +68,149 @@ impl SeriesSource {
     pub fn new(
         start: &Expr,
         stop: &Expr,
-        step: &Expr,
+        step: &SeriesStep,
         params: &[Value],
         batch_size: usize,
     ) -> Result<SeriesSource> {
-        let int = |e: &Expr, what: &str| -> Result<Option<i64>> {
-            match evaluate_scalar(e, params)? {
-                Value::Null => Ok(None),
-                Value::Int(i) => Ok(Some(i)),
-                v => Err(Error::Type(format!(
-                    "generate_series needs an integer {what}, got {v}"
-                ))),
+        let batch_size = batch_size.max(1);
+        let zero = || Error::Arithmetic("generate_series: step size cannot equal zero".into());
+        let (start, stop) = (
+            evaluate_scalar(start, params)?,
+            evaluate_scalar(stop, params)?,
+        );
+        let values = match step {
+            SeriesStep::Integer(step) => {
+                let int = |v: Value, what: &str| -> Result<Option<i64>> {
+                    match v {
+                        Value::Null => Ok(None),
+                        Value::Int(i) => Ok(Some(i)),
+                        v => Err(Error::Type(format!(
+                            "generate_series needs an integer {what}, got {v}"
+                        ))),
+                    }
+                };
+                let step = int(evaluate_scalar(step, params)?, "step")?;
+                if step == Some(0) {
+                    return Err(zero());
+                }
+                match (int(start, "start")?, int(stop, "stop")?, step) {
+                    (Some(next), Some(stop), Some(step)) => {
+                        let empty = if step > 0 { next > stop } else { next < stop };
+                        if empty {
+                            Values::Done
+                        } else {
+                            Values::Integers { next, stop, step }
+                        }
+                    }
+                    _ => Values::Done,
+                }
+            }
+            &SeriesStep::Interval {
+                months,
+                days,
+                micros,
+            } => {
+                let ts = |v: Value, what: &str| -> Result<Option<i64>> {
+                    match v {
+                        Value::Null => Ok(None),
+                        Value::Timestamp(t) => Ok(Some(t)),
+                        v => Err(Error::Type(format!(
+                            "generate_series needs a TIMESTAMP {what}, got {v}"
+                        ))),
+                    }
+                };
+                let (start, stop) = (ts(start, "start")?, ts(stop, "stop")?);
+                let (Some(next), Some(stop)) = (start, stop) else {
+                    return Ok(SeriesSource {
+                        values: Values::Done,
+                        batch_size,
+                    });
+                };
+                // The interval's direction, as PostgreSQL finds it: what it does to the start.
+                let moved = temporal::add_interval_ts(next, months, days, micros)
+                    .ok_or_else(|| Error::Overflow("timestamp out of range".into()))?;
+                if moved == next {
+                    return Err(zero());
+                }
+                let down = moved < next;
+                let empty = if down { next < stop } else { next > stop };
+                if empty {
+                    Values::Done
+                } else {
+                    Values::Timestamps {
+                        next,
+                        stop,
+                        months,
+                        days,
+                        micros,
+                        down,
+                    }
+                }
             }
         };
-        let (start, stop, step) = (int(start, "start")?, int(stop, "stop")?, int(step, "step")?);
-        if step == Some(0) {
-            return Err(Error::Arithmetic(
-                "generate_series: step size cannot equal zero".into(),
-            ));
-        }
-        let (Some(start), Some(stop), Some(step)) = (start, stop, step) else {
-            return Ok(SeriesSource {
-                next: None,
-                stop: 0,
-                step: 1,
-                batch_size,
-            });
-        };
-        let empty = if step > 0 { start > stop } else { start < stop };
-        Ok(SeriesSource {
-            next: (!empty).then_some(start),
-            stop,
-            step,
-            batch_size: batch_size.max(1),
-        })
+        Ok(SeriesSource { values, batch_size })
     }
 
-    /// The next batch of values (one BIGINT column), or `None` after the last.
+    /// The next batch of values (one BIGINT or TIMESTAMP column), or `None` after the last.
     pub fn next_batch(&mut self) -> Result<Option<Batch>> {
-        let Some(first) = self.next else {
-            return Ok(None);
+        let column = match &mut self.values {
+            Values::Done => return Ok(None),
+            Values::Integers { next, stop, step } => {
+                let (first, stop, step) = (*next, *stop, *step);
+                // Values left, at least 1: `(stop - first) / step` steps fit past the first.
+                let left = (i128::from(stop) - i128::from(first)) / i128::from(step) + 1;
+                let n = usize::try_from(left).map_or(self.batch_size, |l| l.min(self.batch_size));
+                let mut values = Vec::with_capacity(n);
+                let mut v = i128::from(first);
+                for _ in 0..n {
+                    // Every value is between `first` and `stop`, so within BIGINT.
+                    values.push(v as i64);
+                    v += i128::from(step);
+                }
+                let past = if step > 0 {
+                    v > i128::from(stop)
+                } else {
+                    v < i128::from(stop)
+                };
+                if past {
+                    self.values = Values::Done;
+                } else {
+                    *next = v as i64;
+                }
+                Column::from_i64(values)
+            }
+            Values::Timestamps {
+                next,
+                stop,
+                months,
+                days,
+                micros,
+                down,
+            } => {
+                let mut values = Vec::with_capacity(self.batch_size);
+                let mut at = Some(*next);
+                while let Some(t) = at {
+                    if values.len() == self.batch_size {
+                        break;
+                    }
+                    values.push(t);
+                    // Past the end of the calendar, the series ends.
+                    at = temporal::add_interval_ts(t, *months, *days, *micros).filter(|&u| {
+                        if *down {
+                            u >= *stop
+                        } else {
+                            u <= *stop
+                        }
+                    });
+                }
+                match at {
+                    Some(t) => *next = t,
+                    None => self.values = Values::Done,
+                }
+                Column::new(ColumnData::Timestamp(values))
+            }
         };
-        // Values left, at least 1: `(stop - first) / step` steps fit past the first.
-        let left = (i128::from(self.stop) - i128::from(first)) / i128::from(self.step) + 1;
-        let n = usize::try_from(left).map_or(self.batch_size, |l| l.min(self.batch_size));
-        let mut values = Vec::with_capacity(n);
-        let mut v = i128::from(first);
-        for _ in 0..n {
-            // Every value is between `first` and `stop`, so within BIGINT.
-            values.push(v as i64);
-            v += i128::from(self.step);
-        }
-        let past = if self.step > 0 {
-            v > i128::from(self.stop)
-        } else {
-            v < i128::from(self.stop)
-        };
-        self.next = (!past).then_some(v as i64);
-        Ok(Some(Batch::try_new(vec![Column::from_i64(values)])?))
+        Ok(Some(Batch::try_new(vec![column])?))
     }
 }
 
@@ -113,7 +220,8 @@ mod tests {
 
     fn all(start: i64, stop: i64, step: i64, batch: usize) -> Vec<i64> {
         let lit = Expr::lit;
-        let mut s = SeriesSource::new(&lit(start), &lit(stop), &lit(step), &[], batch).unwrap();
+        let step = SeriesStep::Integer(lit(step));
+        let mut s = SeriesSource::new(&lit(start), &lit(stop), &step, &[], batch).unwrap();
         let mut out = Vec::new();
         while let Some(b) = s.next_batch().unwrap() {
             assert!(b.num_rows() <= batch && b.num_rows() > 0);
@@ -148,9 +256,60 @@ mod tests {
     #[test]
     fn a_null_argument_is_an_empty_series_and_a_zero_step_an_error() {
         let null = Expr::Literal(Value::Null);
-        let mut s = SeriesSource::new(&Expr::lit(1), &null, &Expr::lit(1), &[], 8).unwrap();
+        let one = SeriesStep::Integer(Expr::lit(1));
+        let mut s = SeriesSource::new(&Expr::lit(1), &null, &one, &[], 8).unwrap();
         assert!(s.next_batch().unwrap().is_none());
-        let e = SeriesSource::new(&Expr::lit(1), &Expr::lit(2), &Expr::lit(0), &[], 8).unwrap_err();
+        let zero = SeriesStep::Integer(Expr::lit(0));
+        let e = SeriesSource::new(&Expr::lit(1), &Expr::lit(2), &zero, &[], 8).unwrap_err();
         assert!(e.to_string().contains("step size cannot equal zero"), "{e}");
+        let no_time = SeriesStep::Interval {
+            months: 0,
+            days: 0,
+            micros: 0,
+        };
+        let t = Expr::Literal(Value::Timestamp(0));
+        let e = SeriesSource::new(&t, &t, &no_time, &[], 8).unwrap_err();
+        assert!(e.to_string().contains("step size cannot equal zero"), "{e}");
+    }
+
+    fn times(start: &str, stop: &str, months: i64, days: i64, batch: usize) -> Vec<String> {
+        let ts = |s: &str| Expr::Literal(Value::Timestamp(temporal::parse_timestamp(s).unwrap()));
+        let step = SeriesStep::Interval {
+            months,
+            days,
+            micros: 0,
+        };
+        let mut s = SeriesSource::new(&ts(start), &ts(stop), &step, &[], batch).unwrap();
+        let mut out = Vec::new();
+        while let Some(b) = s.next_batch().unwrap() {
+            assert!(b.num_rows() <= batch && b.num_rows() > 0);
+            for i in 0..b.num_rows() {
+                out.push(b.column(0).value(i).to_string());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn timestamps_step_by_intervals_each_from_the_last() {
+        assert_eq!(
+            times("2024-01-31", "2024-05-01", 1, 0, 2),
+            [
+                "2024-01-31 00:00:00",
+                "2024-02-29 00:00:00",
+                "2024-03-29 00:00:00",
+                "2024-04-29 00:00:00"
+            ]
+        );
+        assert_eq!(
+            times("2024-01-03", "2024-01-01", 0, -1, 8),
+            [
+                "2024-01-03 00:00:00",
+                "2024-01-02 00:00:00",
+                "2024-01-01 00:00:00"
+            ]
+        );
+        assert!(times("2024-01-03", "2024-01-01", 0, 1, 8).is_empty());
+        assert_eq!(times("2024-01-01", "2024-01-01", 12, 0, 8).len(), 1);
     }
 }

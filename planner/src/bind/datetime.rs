@@ -90,6 +90,12 @@ fn literal_interval(iv: &sql::Interval) -> Result<Interval, PlanError> {
     parse_interval(&text, unit.as_deref()).ok_or_else(bad)
 }
 
+/// An `INTERVAL 'n' unit` literal as its `(months, days, microseconds)`.
+pub(super) fn interval_parts(iv: &sql::Interval) -> Result<(i64, i64, i64), PlanError> {
+    let i = literal_interval(iv)?;
+    Ok((i.months, i.days, i.micros))
+}
+
 /// A `RANGE` frame offset written as an INTERVAL, in the units of an ORDER BY key of type
 /// `key`: days for a DATE (whole days only), microseconds for a TIMESTAMP. Months and years
 /// are refused: their length varies.

@@ -1,11 +1,14 @@
 //! `generate_series(start, stop [, step])` in FROM: the integers from `start` to `stop`,
-//! `step` (1 when left out) apart, as PostgreSQL's. Its arguments are constant expressions
+//! `step` (1 when left out) apart, or the timestamps from `start` to `stop` an `INTERVAL`
+//! apart, as PostgreSQL's. Its arguments are constant expressions
 //! (literals, parameters, arithmetic on them); a call whose arguments read columns of other
 //! FROM items (LATERAL) or of an outer query is refused, naming it.
 
+use super::datetime::interval_parts;
 use super::relations::rename_columns;
 use super::*;
 use crate::logical::has_outer;
+use weir_operators::plan::SeriesStep;
 use weir_operators::Schema;
 
 impl Binder<'_> {
@@ -26,57 +29,90 @@ impl Binder<'_> {
                 at(span)
             )));
         }
-        let mut bound = Vec::with_capacity(3);
+        let mut asts = Vec::with_capacity(3);
         for arg in args {
             let sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(e)) = arg else {
                 return Err(unsupported("this argument of generate_series", span));
             };
-            // Bound with no FROM item in scope: another item's column is unknown here.
-            let b = self
-                .expr(e, &Scope::default(), None)
-                .map_err(|err| match err {
-                    PlanError::UnknownColumn { name, .. } => unsupported(
-                        format!(
-                            "generate_series reading column '{name}' (its arguments must be \
-                         constants: a LATERAL call is not supported)"
-                        ),
-                        span,
-                    ),
-                    other => other,
-                })?;
-            if has_outer(&b.expr) {
-                return Err(unsupported(
-                    "generate_series reading a column of an outer query",
-                    span,
-                ));
-            }
-            match b.ty {
-                None | Some(DataType::Int64) => {}
-                Some(t) => {
-                    return Err(PlanError::Type(format!(
-                        "generate_series takes integers, got {t} in '{e}'{}",
-                        at(span)
-                    )))
-                }
-            }
-            bound.push(self.coerce(b, DataType::Int64));
+            asts.push(e);
         }
-        let step = bound.get(2).cloned().unwrap_or_else(|| Expr::lit(1));
+        // A series of timestamps steps by an interval; one of integers by an integer.
+        let (ty, step) = match asts.get(2) {
+            Some(sql::Expr::Interval(iv)) => {
+                let (months, days, micros) = interval_parts(iv)?;
+                let step = SeriesStep::Interval {
+                    months,
+                    days,
+                    micros,
+                };
+                (DataType::Timestamp, step)
+            }
+            Some(e) => {
+                let step = self.series_arg(e, DataType::Int64, span)?;
+                (DataType::Int64, SeriesStep::Integer(step))
+            }
+            None => (DataType::Int64, SeriesStep::Integer(Expr::lit(1))),
+        };
+        let start = self.series_arg(asts[0], ty, span)?;
+        let stop = self.series_arg(asts[1], ty, span)?;
         let column = match alias {
             Some(a) => a.name.value.to_lowercase(),
             None => "generate_series".to_string(),
         };
-        let mut fields = vec![Field::new(&column, DataType::Int64)];
+        let mut fields = vec![Field::new(&column, ty)];
         if let Some(a) = alias {
             rename_columns(&mut fields, a, span)?;
         }
         scope.add(fields.clone(), column, span)?;
-        let mut bound = bound.into_iter();
         Ok(LogicalPlan::Series {
             schema: Schema::new(fields),
-            start: bound.next().expect("a start"),
-            stop: bound.next().expect("a stop"),
+            start,
+            stop,
             step,
         })
+    }
+
+    /// One argument of `generate_series`, bound with no FROM item in scope and made of type
+    /// `ty`: a BIGINT for a series of integers, a TIMESTAMP (from a DATE, a TIMESTAMP or a
+    /// quoted literal) for one of timestamps.
+    fn series_arg(&mut self, e: &sql::Expr, ty: DataType, span: Span) -> Result<Expr, PlanError> {
+        // Another FROM item's column is unknown here.
+        let b = self
+            .expr(e, &Scope::default(), None)
+            .map_err(|err| match err {
+                PlanError::UnknownColumn { name, .. } => unsupported(
+                    format!(
+                        "generate_series reading column '{name}' (its arguments must be \
+                     constants: a LATERAL call is not supported)"
+                    ),
+                    span,
+                ),
+                other => other,
+            })?;
+        if has_outer(&b.expr) {
+            return Err(unsupported(
+                "generate_series reading a column of an outer query",
+                span,
+            ));
+        }
+        let text_literal = matches!(b.expr, Expr::Literal(Value::Str(_)));
+        let fits = match (b.ty, ty) {
+            (None, _) => true,
+            (Some(t), DataType::Timestamp) => t.is_temporal() || text_literal,
+            (Some(t), want) => t == want,
+        };
+        if !fits {
+            let t = type_name(b.ty);
+            let what = if ty == DataType::Timestamp {
+                "dates or timestamps with an INTERVAL step"
+            } else {
+                "integers, or dates and timestamps with an INTERVAL step"
+            };
+            return Err(PlanError::Type(format!(
+                "generate_series takes {what}, got {t} in '{e}'{}",
+                at(span)
+            )));
+        }
+        Ok(self.coerce(b, ty))
     }
 }

@@ -2,7 +2,7 @@
 //! inputs indented below, expressions shown over the input's column names.
 
 use super::{ApplyKind, LogicalPlan, SetOpKind};
-use crate::explain::{fmt_expr, fmt_sort_key, fmt_window_fn};
+use crate::explain::{fmt_expr, fmt_series, fmt_sort_key, fmt_window_fn};
 use std::fmt::Write;
 use weir_operators::plan::AggregateExpr;
 
@@ -71,10 +71,7 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
         LogicalPlan::WorkTable { name, .. } => format!("WorkTable {name}"),
         LogicalPlan::Series {
             start, stop, step, ..
-        } => format!(
-            "Series generate_series({})",
-            list(&[start.clone(), stop.clone(), step.clone()], &[])
-        ),
+        } => format!("Series {}", fmt_series(start, stop, step)),
         LogicalPlan::Filter { predicate, .. } => {
             format!("Filter {}", fmt_expr(predicate, &input_names(0)))
         }

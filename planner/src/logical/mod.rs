@@ -11,7 +11,7 @@
 mod display;
 
 use crate::catalog::TableDef;
-use weir_operators::plan::{AggregateExpr, FrameBound, SortKey, WindowExpr};
+use weir_operators::plan::{AggregateExpr, FrameBound, SeriesStep, SortKey, WindowExpr};
 use weir_operators::{Expr, Field, Schema, Value};
 
 /// How the rows of a join's two inputs combine.
@@ -276,17 +276,18 @@ pub enum LogicalPlan {
         /// Its columns.
         schema: Schema,
     },
-    /// `generate_series(start, stop, step)` in FROM: the integers from `start` to `stop`,
-    /// `step` apart. The arguments are constant expressions (literals, parameters).
+    /// `generate_series(start, stop, step)` in FROM: the integers (or timestamps) from
+    /// `start` to `stop`, `step` apart. The arguments are constant expressions (literals,
+    /// parameters).
     Series {
-        /// One BIGINT column, named as the call's alias says.
+        /// One BIGINT (or TIMESTAMP) column, named as the call's alias says.
         schema: Schema,
         /// The first value.
         start: Expr,
         /// The bound the values do not pass.
         stop: Expr,
         /// The distance between values.
-        step: Expr,
+        step: SeriesStep,
     },
 }
 
@@ -581,7 +582,7 @@ impl LogicalPlan {
             }
             LogicalPlan::Series {
                 start, stop, step, ..
-            } => vec![start, stop, step],
+            } => [start, stop].into_iter().chain(step.expr()).collect(),
             _ => vec![],
         }
     }
@@ -642,7 +643,10 @@ impl LogicalPlan {
             LogicalPlan::Series {
                 start, stop, step, ..
             } => {
-                for e in [start, stop, step] {
+                for e in [start, stop] {
+                    *e = f(e);
+                }
+                if let SeriesStep::Integer(e) = step {
                     *e = f(e);
                 }
             }
