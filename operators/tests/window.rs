@@ -179,6 +179,11 @@ fn function() -> impl Strategy<Value = (WindowFunc, Vec<Expr>, DataType)> {
         Just(agg(AggFunc::Total, Some(F), DataType::Float64)),
         Just(agg(AggFunc::VarSamp, Some(F), DataType::Float64)),
         Just(agg(AggFunc::StddevPop, Some(F), DataType::Float64)),
+        Just((
+            WindowFunc::Aggregate(AggFunc::StringAgg),
+            vec![Expr::col(S), Expr::lit("|")],
+            DataType::Utf8
+        )),
     ]
 }
 
@@ -497,7 +502,11 @@ fn naive(
                         var
                     })
                 }
-                AggFunc::CountStar | AggFunc::StringAgg | AggFunc::PercentileCont => unreachable!(),
+                AggFunc::StringAgg => {
+                    let texts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                    Value::Str(texts.join("|"))
+                }
+                AggFunc::CountStar | AggFunc::PercentileCont => unreachable!(),
             }
         }
     }

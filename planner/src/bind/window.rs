@@ -399,15 +399,45 @@ impl Binder<'_> {
                 let n = self.integer_arg(asts[1], "NTH_VALUE", scope, agg)?;
                 Ok((WindowFunc::NthValue, vec![value, n], t))
             }
+            // The values as text joined by a text separator (GROUP_CONCAT's `,` by default).
+            "STRING_AGG" | "GROUP_CONCAT" => {
+                if name == "STRING_AGG" {
+                    count(2, 2)?;
+                } else {
+                    count(1, 2)?;
+                }
+                let value = self.expr(asts[0], scope, agg.as_deref_mut())?;
+                let value = match value.ty {
+                    Some(t) if t != DataType::Utf8 => super::cast_expr(value.expr, DataType::Utf8),
+                    _ => typed(self, value, DataType::Utf8),
+                };
+                let separator = match asts.get(1) {
+                    Some(s) => {
+                        let b = self.expr(s, scope, agg)?;
+                        if b.ty.is_some_and(|t| t != DataType::Utf8) {
+                            return Err(PlanError::Type(format!(
+                                "{name} needs a text separator, got {} in '{e}'",
+                                type_name(b.ty)
+                            )));
+                        }
+                        typed(self, b, DataType::Utf8)
+                    }
+                    None => Expr::Literal(Value::from(",")),
+                };
+                let func = WindowFunc::Aggregate(AggFunc::StringAgg);
+                Ok((func, vec![value, separator], DataType::Utf8))
+            }
             "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "TOTAL" | "VAR_SAMP" | "VARIANCE"
-            | "VAR_POP" | "STDDEV_SAMP" | "STDDEV" | "STDDEV_POP" => {
+            | "VAR_POP" | "STDDEV_SAMP" | "STDDEV" | "STDDEV_POP" | "BOOL_AND" | "EVERY"
+            | "BOOL_OR" => {
                 let func = match name.as_str() {
                     "COUNT" if wildcard => AggFunc::CountStar,
                     "COUNT" => AggFunc::Count,
                     "SUM" => AggFunc::Sum,
                     "AVG" => AggFunc::Avg,
                     "TOTAL" => AggFunc::Total,
-                    "MIN" => AggFunc::Min,
+                    // Over BOOLEANs (checked below), FALSE is the smaller.
+                    "MIN" | "BOOL_AND" | "EVERY" => AggFunc::Min,
                     "VAR_SAMP" | "VARIANCE" => AggFunc::VarSamp,
                     "VAR_POP" => AggFunc::VarPop,
                     "STDDEV_SAMP" | "STDDEV" => AggFunc::StddevSamp,
@@ -419,6 +449,13 @@ impl Binder<'_> {
                 }
                 count(1, 1)?;
                 let b = self.expr(asts[0], scope, agg)?;
+                let boolean = matches!(name.as_str(), "BOOL_AND" | "EVERY" | "BOOL_OR");
+                if boolean && b.ty.is_some_and(|t| t != DataType::Boolean) {
+                    return Err(PlanError::Type(format!(
+                        "{name} needs a BOOLEAN argument, got {} in '{e}'",
+                        type_name(b.ty)
+                    )));
+                }
                 if (matches!(func, AggFunc::Sum | AggFunc::Avg | AggFunc::Total)
                     || func.is_moment())
                     && b.ty.is_some_and(|t| !t.is_numeric())

@@ -35,7 +35,8 @@ pub(crate) fn bytes_for(func: AggFunc, n: usize) -> usize {
         AggFunc::Min | AggFunc::Max => 4 + 8 + 4,
         // A tree of states (two per row) and each frame's state.
         AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => 3 * 24,
-        // Not a window function (the planner refuses it); the error comes from `aggregate`.
+        // STRING_AGG's texts are its result's; PERCENTILE_CONT is not a window function (the
+        // planner refuses it), the error comes from `aggregate`.
         AggFunc::StringAgg | AggFunc::PercentileCont => 0,
     };
     n * per_row + 64
@@ -97,6 +98,53 @@ pub(crate) fn aggregate(
             func.name()
         ))),
     }
+}
+
+/// `STRING_AGG(value, separator)` over every row's frame: the frame's non-NULL values in
+/// order, each after the first preceded by its own row's separator (as PostgreSQL joins them);
+/// NULL where the frame holds no value. Each result is checked against the largest value a
+/// function may make before it is built.
+pub(crate) fn string_agg(
+    values: &Column,
+    separators: &Column,
+    layout: &Layout,
+    frames: &Frames,
+) -> Result<Column> {
+    if values.data_type() != DataType::Utf8 || separators.data_type() != DataType::Utf8 {
+        return Err(Error::Type(format!(
+            "STRING_AGG takes text, got {} and {}",
+            values.data_type(),
+            separators.data_type()
+        )));
+    }
+    let n = layout.rows();
+    let limit = crate::limits::max_value_bytes();
+    let mut out = crate::column::ColumnBuilder::new(DataType::Utf8, n);
+    let mut text = String::new();
+    for i in 0..n {
+        text.clear();
+        let mut any = false;
+        for (a, b) in frames.segments(i, layout).ranges() {
+            for j in (a..b).filter(|&j| values.is_valid(j)) {
+                if any && separators.is_valid(j) {
+                    text.push_str(separators.str_at(j));
+                }
+                text.push_str(values.str_at(j));
+                any = true;
+                if text.len() > limit {
+                    return Err(Error::ValueTooLarge(format!(
+                        "STRING_AGG would make a value of more than {limit} bytes"
+                    )));
+                }
+            }
+        }
+        if any {
+            out.push_str(&text);
+        } else {
+            out.push_null();
+        }
+    }
+    Ok(out.finish())
 }
 
 /// `counts[j]`: the non-NULL rows of `col` before row `j` (`n + 1` entries).

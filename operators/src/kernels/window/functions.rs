@@ -2,11 +2,11 @@
 //! all the functions that share it), then the ranking, navigation or aggregate that computes
 //! it.
 
-use super::aggregates::aggregate;
+use super::aggregates::{aggregate, string_agg};
 use super::frame::Frames;
 use super::layout::Layout;
 use super::{navigation, ranking};
-use crate::plan::{SortKey, WindowExpr, WindowFrame, WindowFunc};
+use crate::plan::{AggFunc, SortKey, WindowExpr, WindowFrame, WindowFunc};
 use crate::{Column, Error, Result, Value};
 
 /// What every function of one window reads besides its arguments: the sorted rows' layout,
@@ -87,6 +87,10 @@ impl<'a> Window<'a> {
             WindowFunc::NthValue => {
                 let (value, nth) = (arg(0)?, arg(1)?);
                 navigation::nth_value(layout, self.frames(&f.frame)?, value, nth)?
+            }
+            WindowFunc::Aggregate(AggFunc::StringAgg) => {
+                let (values, separators) = (arg(0)?, arg(1)?);
+                string_agg(values, separators, layout, self.frames(&f.frame)?)?
             }
             WindowFunc::Aggregate(func) => {
                 let a = args.first().copied();
