@@ -1210,7 +1210,7 @@ impl<'a> Binder<'a> {
                 let distinct = matches!(e, E::IsDistinctFrom(..));
                 let l = self.expr(a, scope, agg.as_deref_mut())?;
                 let r = self.expr(b, scope, agg)?;
-                let (l, r) = self.compared_operands(l, r, e)?;
+                let [l, r] = self.compared_operands(l, r, e)?;
                 Ok(B::new(
                     distinct_from(l, r, distinct),
                     Some(DataType::Boolean),
@@ -1269,10 +1269,11 @@ impl<'a> Binder<'a> {
         Ok(B::new(expr, Some(DataType::Boolean)))
     }
 
-    /// The operands of a comparison in `e`, each of the type they meet at. Decimals of one
-    /// scale and different precisions compare (and hash) alike as they are; any other mix is
-    /// cast to the common type first, so join keys hash alike.
-    fn compared_operands(&mut self, l: B, r: B, e: &sql::Expr) -> Result<(Expr, Expr), PlanError> {
+    /// The operands of a comparison in `e`, each of the type they meet at (`None` when
+    /// neither has one: two NULLs or parameters). Decimals of one scale and different
+    /// precisions compare (and hash) alike as they are; any other mix is cast to the common
+    /// type first, so join keys hash alike.
+    fn compared_operands(&mut self, l: B, r: B, e: &sql::Expr) -> Result<[B; 2], PlanError> {
         let same_scale = l.ty.zip(r.ty).is_some_and(|(a, b)| {
             a != b
                 && matches!(a, DataType::Decimal { .. })
@@ -1280,12 +1281,19 @@ impl<'a> Binder<'a> {
                 && a.decimal_scale() == b.decimal_scale()
         });
         if same_scale {
-            return Ok((l.expr, r.expr));
+            return Ok([l, r]);
         }
-        Ok(match self.unify(&[l.ty, r.ty], e)? {
-            Some(t) => (self.coerce_compared(l, t), self.coerce_compared(r, t)),
-            None => (l.expr, r.expr),
-        })
+        let Some(t) = self.unify(&[l.ty, r.ty], e)? else {
+            return Ok([l, r]);
+        };
+        // A decimal of the common type's scale stays as it is (see `coerce_compared`).
+        let kept = |b: &B| match b.ty {
+            Some(d @ DataType::Decimal { .. }) if d.decimal_scale() == t.decimal_scale() => d,
+            _ => t,
+        };
+        let (lt, rt) = (kept(&l), kept(&r));
+        let (le, re) = (self.coerce_compared(l, t), self.coerce_compared(r, t));
+        Ok([B::new(le, Some(lt)), B::new(re, Some(rt))])
     }
 
     fn binary(
@@ -1415,8 +1423,8 @@ impl<'a> Binder<'a> {
                 None => (l.expr, r.expr, None),
             }
         } else if bop.is_comparison() {
-            let (le, re) = self.compared_operands(l, r, e)?;
-            (le, re, Some(DataType::Boolean))
+            let [l, r] = self.compared_operands(l, r, e)?;
+            (l.expr, r.expr, Some(DataType::Boolean))
         } else {
             let le = self.boolean(l, e)?;
             let re = self.boolean(r, e)?;
@@ -2003,9 +2011,21 @@ impl Binder<'_> {
 }
 
 /// `a IS [NOT] DISTINCT FROM b` over the bound operands (each bound once, of the type they
-/// meet at): `CASE WHEN a IS NULL THEN b IS [NOT] NULL WHEN b IS NULL THEN TRUE (FALSE) ELSE
-/// a <> b (a = b) END`, so that two NULLs are not distinct and a NULL and a value are.
-fn distinct_from(a: Expr, b: Expr, distinct: bool) -> Expr {
+/// meet at), so that two NULLs are not distinct and a NULL and a value are. Typed operands
+/// give `(a IS NULL) = (b IS NULL) AND COALESCE(a, v) = COALESCE(b, v)` (`v` any value of
+/// the type; under `NOT` for IS DISTINCT FROM): two equalities, which a join takes as hash
+/// keys. Untyped ones (NULLs, parameters) give `CASE WHEN a IS NULL THEN b IS [NOT] NULL
+/// WHEN b IS NULL THEN TRUE (FALSE) ELSE a <> b (a = b) END`.
+fn distinct_from(a: B, b: B, distinct: bool) -> Expr {
+    if let (Some(at), Some(bt)) = (a.ty, b.ty) {
+        let [nulls, values] = crate::optimizer::unnest::null_safe_pair(a.expr, at, b.expr, bt);
+        let same = nulls
+            .0
+            .eq(nulls.1)
+            .binary(BinaryOp::And, values.0.eq(values.1));
+        return negate_if(same, distinct);
+    }
+    let (a, b) = (a.expr, b.expr);
     let is_null = |x: &Expr, negated| Expr::IsNull {
         expr: Box::new(x.clone()),
         negated,

@@ -813,15 +813,21 @@ fn domain_source<'a>(input: &'a LogicalPlan, columns: &[usize]) -> (&'a LogicalP
 /// (join keys never match NULL): whether each is NULL, and each with NULL replaced by a value
 /// of its type.
 pub(crate) fn null_safe_keys(l: Expr, r: Expr, t: DataType) -> [(Expr, Expr); 2] {
+    null_safe_pair(l, t, r, t)
+}
+
+/// [`null_safe_keys`] of `l` (of type `lt`) and `r` (of type `rt`, which compares with `lt`
+/// as it is: a decimal of another precision and the same scale).
+pub(crate) fn null_safe_pair(l: Expr, lt: DataType, r: Expr, rt: DataType) -> [(Expr, Expr); 2] {
     let is_null = |e: &Expr| Expr::IsNull {
         expr: Box::new(e.clone()),
         negated: false,
     };
-    let filled = |e: Expr| Expr::Function {
+    let filled = |e: Expr, t: DataType| Expr::Function {
         func: ScalarFunc::Coalesce,
         args: vec![e, filler(t)],
     };
-    [(is_null(&l), is_null(&r)), (filled(l), filled(r))]
+    [(is_null(&l), is_null(&r)), (filled(l, lt), filled(r, rt))]
 }
 
 /// A value of type `t` (which one does not matter).

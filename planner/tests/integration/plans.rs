@@ -1260,4 +1260,13 @@ fn a_null_safe_comparison_plans_its_subquery_once() {
             "{op}: {aggregates} aggregations"
         );
     }
+    // A join on IS NOT DISTINCT FROM is a hash join (on whether each key is NULL and on the
+    // key with NULL filled in), not a nested loop.
+    let q = query(
+        &large_catalog(),
+        "SELECT i.name FROM Item i JOIN Category c ON i.fld IS NOT DISTINCT FROM c.cid",
+        &[],
+    );
+    assert_eq!(nodes(&q, "HashJoin").len(), 1, "{}", explain(&q));
+    assert!(nodes(&q, "NestedLoopJoin").is_empty(), "{}", explain(&q));
 }
