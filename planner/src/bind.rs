@@ -679,6 +679,9 @@ pub(crate) struct Binder<'a> {
     /// The statement calls `random()`: a VALUES list draws its values when it is bound, so
     /// such a query is not kept for another run either.
     pub draws_random: bool,
+    /// The text of the `generate_series` call in the list of the SELECT being bound, when
+    /// that SELECT has no FROM: the call reads the series the SELECT is over.
+    pub select_series: Option<String>,
 }
 
 impl<'a> Binder<'a> {
@@ -696,6 +699,7 @@ impl<'a> Binder<'a> {
             params_are_constants: false,
             clock: None,
             draws_random: false,
+            select_series: None,
         }
     }
 

@@ -468,6 +468,11 @@ impl Binder<'_> {
         }
         let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
             if name == "generate_series" {
+                if self.select_series.as_deref() == Some(e.to_string().as_str()) {
+                    // The series this SELECT is over: its only column.
+                    let ty = scope.types.first().copied();
+                    return Ok(B::new(Expr::Column(0), ty));
+                }
                 return Err(super::unsupported(
                     "generate_series outside FROM (a set-returning function: write \
                      SELECT ... FROM generate_series(start, stop [, step]))",

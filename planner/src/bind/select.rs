@@ -276,7 +276,10 @@ impl Binder<'_> {
         self.frames.push(SubqueryFrame::default());
         self.windows
             .push(WindowScope::new(select.named_window.clone()));
+        // A call of generate_series in this SELECT's list reads the series only here.
+        let outer_series = self.select_series.take();
         let bound = self.select_in_frame(select, q);
+        self.select_series = outer_series;
         self.windows.pop();
         self.frames.pop();
         bound
@@ -334,7 +337,16 @@ impl Binder<'_> {
 
         // FROM
         self.windows_in(Some("JOIN conditions"));
-        let (scope, from_plan) = self.bind_from(&select.from)?;
+        let (scope, from_plan) = match series_in_list(select) {
+            // `SELECT generate_series(1, 3)`: the series is the FROM item it reads.
+            Some((call, args)) if select.from.is_empty() => {
+                let mut scope = Scope::default();
+                let plan = self.series(args, None, call.span(), &mut scope)?;
+                self.select_series = Some(call.to_string());
+                (scope, plan)
+            }
+            _ => self.bind_from(&select.from)?,
+        };
 
         // WHERE
         self.windows_in(Some("WHERE"));
@@ -652,6 +664,7 @@ impl Binder<'_> {
 
     /// The FROM clause: its relations added to a new scope, and the plan joining them (its
     /// output is the scope's combined row). No FROM: one row of no columns.
+    /// The FROM items' scope and plan (one empty row without any).
     fn bind_from(
         &mut self,
         from: &[sql::TableWithJoins],
@@ -1907,4 +1920,27 @@ fn frame_windows<'b>(binder: &'b mut Binder<'_>) -> &'b mut WindowScope {
         .windows
         .last_mut()
         .expect("a SELECT pushed its window scope")
+}
+
+/// The one call of `generate_series` in `select`'s list, as a whole item (`generate_series(1,
+/// 3)`, `generate_series(1, 3) AS n`), and its arguments; `None` when there is none or more
+/// than one.
+fn series_in_list(select: &sql::Select) -> Option<(&sql::Expr, &[sql::FunctionArg])> {
+    let mut calls = select.projection.iter().filter_map(|item| {
+        let e = match item {
+            sql::SelectItem::UnnamedExpr(e) | sql::SelectItem::ExprWithAlias { expr: e, .. } => e,
+            _ => return None,
+        };
+        let sql::Expr::Function(f) = e else {
+            return None;
+        };
+        let named = matches!(f.name.0.as_slice(),
+            [sql::ObjectNamePart::Identifier(id)] if id.value.eq_ignore_ascii_case("generate_series"));
+        match (&f.args, named && f.over.is_none()) {
+            (sql::FunctionArguments::List(l), true) => Some((e, l.args.as_slice())),
+            _ => None,
+        }
+    });
+    let first = calls.next()?;
+    calls.next().is_none().then_some(first)
 }
