@@ -1291,8 +1291,12 @@ impl<'a> Binder<'a> {
             return Ok([l, r]);
         };
         // A decimal of the common type's scale stays as it is (see `coerce_compared`).
-        let kept = |b: &B| match b.ty {
-            Some(d @ DataType::Decimal { .. }) if d.decimal_scale() == t.decimal_scale() => d,
+        let kept = |b: &B| match (b.ty, t) {
+            (Some(d @ DataType::Decimal { scale: s, .. }), DataType::Decimal { scale, .. })
+                if s == scale =>
+            {
+                d
+            }
             _ => t,
         };
         let (lt, rt) = (kept(&l), kept(&r));
