@@ -462,12 +462,18 @@ pub(crate) fn sort_options(o: &sql::OrderByExpr) -> Result<(bool, bool), PlanErr
     Ok((descending, o.options.nulls_first.unwrap_or(descending)))
 }
 
+/// The aggregate a call of `f` is, by its name.
 fn agg_func(f: &sql::Function) -> Option<AggFunc> {
-    let name = match f.name.0.as_slice() {
-        [sql::ObjectNamePart::Identifier(id)] => id.value.to_uppercase(),
-        _ => return None,
-    };
-    Some(match name.as_str() {
+    match f.name.0.as_slice() {
+        [sql::ObjectNamePart::Identifier(id)] => aggregate_named(&id.value.to_uppercase()),
+        _ => None,
+    }
+}
+
+/// The aggregate an upper-case function name stands for (`COUNT` is [`AggFunc::Count`]: the
+/// caller tells `COUNT(*)` by its argument).
+pub(crate) fn aggregate_named(name: &str) -> Option<AggFunc> {
+    Some(match name {
         "COUNT" => AggFunc::Count,
         "SUM" => AggFunc::Sum,
         "AVG" => AggFunc::Avg,

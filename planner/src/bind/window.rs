@@ -427,22 +427,18 @@ impl Binder<'_> {
                 let func = WindowFunc::Aggregate(AggFunc::StringAgg);
                 Ok((func, vec![value, separator], DataType::Utf8))
             }
-            "COUNT" | "SUM" | "AVG" | "MIN" | "MAX" | "TOTAL" | "VAR_SAMP" | "VARIANCE"
-            | "VAR_POP" | "STDDEV_SAMP" | "STDDEV" | "STDDEV_POP" | "BOOL_AND" | "EVERY"
-            | "BOOL_OR" => {
-                let func = match name.as_str() {
-                    "COUNT" if wildcard => AggFunc::CountStar,
-                    "COUNT" => AggFunc::Count,
-                    "SUM" => AggFunc::Sum,
-                    "AVG" => AggFunc::Avg,
-                    "TOTAL" => AggFunc::Total,
-                    // Over BOOLEANs (checked below), FALSE is the smaller.
-                    "MIN" | "BOOL_AND" | "EVERY" => AggFunc::Min,
-                    "VAR_SAMP" | "VARIANCE" => AggFunc::VarSamp,
-                    "VAR_POP" => AggFunc::VarPop,
-                    "STDDEV_SAMP" | "STDDEV" => AggFunc::StddevSamp,
-                    "STDDEV_POP" => AggFunc::StddevPop,
-                    _ => AggFunc::Max,
+            // Every other aggregate but those that need a group's values all at once.
+            other => {
+                let func = match super::aggregate_named(other) {
+                    Some(AggFunc::Count) if wildcard => AggFunc::CountStar,
+                    Some(func) if !func.is_holistic() => func,
+                    _ => {
+                        return Err(PlanError::Invalid(format!(
+                            "function {} is not a window function{}",
+                            f.name,
+                            at(span)
+                        )))
+                    }
                 };
                 if func == AggFunc::CountStar {
                     return Ok((WindowFunc::Aggregate(func), vec![], DataType::Int64));
@@ -488,11 +484,6 @@ impl Binder<'_> {
                 .output_type();
                 Ok((WindowFunc::Aggregate(func), vec![arg], out))
             }
-            _ => Err(PlanError::Invalid(format!(
-                "function {} is not a window function{}",
-                f.name,
-                at(span)
-            ))),
         }
     }
 
