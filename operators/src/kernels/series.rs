@@ -8,10 +8,18 @@ use crate::plan::SeriesStep;
 use crate::temporal;
 use crate::{Batch, Column, Error, Expr, Result, Value};
 
-/// How many values `generate_series(start, stop, step)` makes when its arguments are
-/// integer literals (`None` when one is not: a parameter, an expression, an interval), for
-/// estimates.
-pub fn literal_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> Option<f64> {
+/// Rows guessed for a series whose count is not read from literals (parameters, intervals).
+const GUESSED_ROWS: f64 = 1000.0;
+
+/// How many values `generate_series(start, stop, step)` makes, for estimates: counted when
+/// its arguments are integer literals, else a guess of 1,000.
+pub fn estimated_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> f64 {
+    literal_rows(start, stop, step).unwrap_or(GUESSED_ROWS)
+}
+
+/// How many values the series makes when its arguments are integer literals (`None` when one
+/// is not: a parameter, an expression, an interval).
+fn literal_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> Option<f64> {
     let int = |e: &Expr| match e {
         Expr::Literal(Value::Int(i)) => Some(i128::from(*i)),
         _ => None,

@@ -14,7 +14,7 @@ use crate::bind::has_columns;
 use crate::catalog::{Catalog, TableDef};
 use crate::logical::{conjuncts, JoinKind, LogicalPlan};
 use crate::physical::scan::selectivity;
-use weir_operators::kernels::series::literal_rows;
+use weir_operators::kernels::series::estimated_rows;
 use weir_operators::Expr;
 
 /// What is known about the values of one column.
@@ -111,9 +111,6 @@ const RECURSIVE_ROUNDS: f64 = 10.0;
 /// The rows one round of a recursive query is guessed to add.
 const WORK_TABLE_ROWS: f64 = 100.0;
 
-/// Rows guessed for a `generate_series` whose bounds are not literals (parameters).
-const SERIES_ROWS: f64 = 1000.0;
-
 /// The estimate of `plan`'s output.
 pub(crate) fn estimate(plan: &LogicalPlan, catalog: &Catalog) -> Estimate {
     match plan {
@@ -155,7 +152,7 @@ pub(crate) fn estimate(plan: &LogicalPlan, catalog: &Catalog) -> Estimate {
         LogicalPlan::WorkTable { schema, .. } => Estimate::unknown(WORK_TABLE_ROWS, schema.len()),
         LogicalPlan::Series {
             start, stop, step, ..
-        } => Estimate::unknown(literal_rows(start, stop, step).unwrap_or(SERIES_ROWS), 1),
+        } => Estimate::unknown(estimated_rows(start, stop, step), 1),
         LogicalPlan::Filter { input, predicate } => {
             let input = estimate(input, catalog);
             let mut conds = Vec::new();

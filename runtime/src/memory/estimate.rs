@@ -12,7 +12,7 @@
 //! ran there held against theirs ([`crate::memory::pool::NodePool::calibrated`]).
 
 use crate::wire::ids::NodeId;
-use weir_operators::kernels::series::literal_rows;
+use weir_operators::kernels::series::estimated_rows;
 use weir_operators::plan::{IndexLookup, JoinSide, RowBound};
 pub use weir_operators::types::{row_bytes, TEXT_BYTES};
 use weir_operators::PhysicalPlan;
@@ -26,9 +26,6 @@ pub const JOIN_ROW_OVERHEAD: usize = 32;
 /// Exchanges followed through fragments before the walk gives up (plans are trees; this only
 /// bounds a malformed one).
 const MAX_DEPTH: usize = 64;
-
-/// Rows guessed for a `generate_series` whose bounds are parameters.
-const SERIES_ROWS: f64 = 1000.0;
 
 /// The build memory a query's joins are predicted to hold on one instance of their fragment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,7 +69,7 @@ impl Walk<'_> {
             PhysicalPlan::Values { rows, .. } => rows.len() as f64,
             PhysicalPlan::Series {
                 start, stop, step, ..
-            } => literal_rows(start, stop, step).unwrap_or(SERIES_ROWS),
+            } => estimated_rows(start, stop, step),
             PhysicalPlan::Exchange { id, .. } => {
                 if depth >= MAX_DEPTH {
                     return 0.0;
