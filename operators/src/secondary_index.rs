@@ -45,6 +45,14 @@ impl SecondaryIndex {
         self.column
     }
 
+    /// Moves the indexed column one position left when `dropped`, a column before it, goes
+    /// (`ALTER TABLE ... DROP COLUMN`).
+    pub fn column_dropped(&mut self, dropped: usize) {
+        if self.column > dropped {
+            self.column -= 1;
+        }
+    }
+
     /// Number of entries (non-NULL values indexed).
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -23,6 +23,8 @@ use hashbrown::{HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
+mod alter;
+
 /// Rows in a stored chunk (the last chunk of a partition may hold fewer). Kept apart from the
 /// execution batch size ([`crate::DEFAULT_BATCH_SIZE`]): an insert rebuilds the partition's
 /// last chunk, so small chunks keep small inserts cheap, and a scan coalesces chunks into

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::plan::IndexLookup;
 use crate::secondary_index::SecondaryIndex;
 use crate::storage::{PartitionData, ScanChunk};
-use crate::types::DataType;
+use crate::types::{DataType, Field};
 use crate::value::Value;
 use hashbrown::HashMap;
 use std::sync::Arc;
@@ -128,6 +128,45 @@ impl TableStore {
             index.add_partition(p, part);
         }
         self.indexes.push(index);
+    }
+
+    /// Adds column `field` as column `column` (the last) of every partition stored that does
+    /// not have it yet, each row stored holding `fill`.
+    pub fn add_column(&mut self, column: usize, field: &Field, fill: &Value) -> Result<()> {
+        for part in self.partitions.values_mut() {
+            if part.schema().len() == column {
+                part.add_column(field.clone(), fill)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops column `column` of every partition stored (each `width` columns wide before),
+    /// with its values; the indexes on later columns follow them one position left. A column
+    /// with a secondary index is not dropped.
+    pub fn drop_column(&mut self, column: usize, width: usize) -> Result<()> {
+        if self.has_secondary(column) {
+            return Err(Error::Internal(format!(
+                "column {column} has a secondary index: it is not dropped"
+            )));
+        }
+        for part in self.partitions.values_mut() {
+            if part.schema().len() == width {
+                part.drop_column(column)?;
+            }
+        }
+        for index in &mut self.indexes {
+            index.column_dropped(column);
+        }
+        Ok(())
+    }
+
+    /// Names column `column` of every partition stored `name`.
+    pub fn rename_column(&mut self, column: usize, name: &str) -> Result<()> {
+        for part in self.partitions.values_mut() {
+            part.rename_column(column, name)?;
+        }
+        Ok(())
     }
 
     /// Whether `column` can be probed by [`TableStore::lookup`]: a secondary index or every

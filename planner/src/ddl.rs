@@ -2,6 +2,7 @@
 //! `INSERT ... VALUES`.
 
 use crate::bind::{constant_value, map_type, unsupported, Binder};
+use crate::catalog::alter::check_new_column;
 use crate::catalog::{Catalog, ColumnDefault, DefaultValue, IndexDef, TableDef, ViewDef};
 use crate::error::PlanError;
 use crate::statement::{Returning, SequenceFill, Statement};
@@ -13,7 +14,7 @@ use weir_operators::{Batch, DataType, Expr, Field, Schema, Value};
 
 /// Whether `t` is PostgreSQL's `SERIAL`, `BIGSERIAL` or `SMALLSERIAL` (`SERIAL2/4/8`): an
 /// integer column filled from its own sequence.
-fn is_serial(t: &sql::DataType) -> bool {
+pub(crate) fn is_serial(t: &sql::DataType) -> bool {
     match t {
         sql::DataType::Custom(name, modifiers) if modifiers.is_empty() => {
             matches!(
@@ -164,16 +165,6 @@ fn plain_unique(u: &sql::UniqueConstraint) -> bool {
 /// places rows by a hidden row id. Every clause, column option or constraint weir does not
 /// enforce is an error naming it, so nothing written in the statement is silently ignored.
 /// `UNIQUE` (on a column, or `UNIQUE (a, b)`) becomes a unique index.
-/// Refuses a column `name` that `fields` (the columns declared before it) already has.
-pub(crate) fn check_new_column(fields: &[Field], name: &str) -> Result<(), PlanError> {
-    if fields.iter().any(|f| f.name.eq_ignore_ascii_case(name)) {
-        return Err(PlanError::Invalid(format!(
-            "column '{name}' specified more than once"
-        )));
-    }
-    Ok(())
-}
-
 pub(crate) fn create_table(
     ct: &sql::CreateTable,
     catalog: &Catalog,

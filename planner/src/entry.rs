@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
-use crate::{ddl, depth, dml, external, frame_exclude, upsert};
+use crate::{alter, ddl, depth, dml, external, frame_exclude, upsert};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -124,6 +124,7 @@ fn plan_tokens(
             ..
         } => ddl::drop_table(names, *if_exists, catalog),
         sql::Statement::CreateView(cv) => ddl::create_view(cv, catalog, &mut binder),
+        sql::Statement::AlterTable(at) => alter::plan_alter_table(at, catalog, &mut binder),
         sql::Statement::Drop {
             object_type: sql::ObjectType::View,
             if_exists,

@@ -114,7 +114,7 @@ pub(crate) fn create_external_table(tokens: Vec<TokenWithSpan>) -> Result<Statem
     }
     let mut fields: Vec<Field> = Vec::with_capacity(columns.len());
     for c in &columns {
-        crate::ddl::check_new_column(&fields, &c.name.value)?;
+        crate::catalog::alter::check_new_column(&fields, &c.name.value)?;
         for o in &c.options {
             if matches!(o.option, sql::ColumnOption::PrimaryKey(_)) {
                 if !key.is_empty() {

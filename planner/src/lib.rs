@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+mod alter;
 mod bind;
 pub mod cache;
 pub mod catalog;
@@ -34,10 +35,12 @@ pub mod logical;
 pub mod optimizer;
 mod physical;
 mod query;
+mod schema_change;
 pub mod statement;
 mod upsert;
 
 pub use cache::{CachedStatement, PlanCache};
+pub use catalog::alter::TableChange;
 pub use catalog::{
     Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, ForeignKey, IndexDef, ReferentialAction,
     SequenceState, TableDef, ViewDef,
@@ -47,6 +50,7 @@ pub use depth::MAX_EXPR_DEPTH;
 pub use dml::identity_columns;
 pub use entry::plan_statement;
 pub use error::PlanError;
+pub use schema_change::alter_catalog;
 pub use statement::{
     Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Returning, SequenceFill, Statement,
 };

@@ -163,6 +163,15 @@ pub enum Statement {
         /// `OR REPLACE` was given.
         replace: bool,
     },
+    /// `ALTER TABLE [IF EXISTS] name <change>`: one change to a stored table (see
+    /// [`crate::alter_catalog`] for how the catalog takes it).
+    AlterTable {
+        /// Table name as stored in the catalog (as written when it does not exist).
+        table: String,
+        /// The change; `None` when there is nothing to do (`IF EXISTS` of a table or column
+        /// that is not there, `ADD COLUMN IF NOT EXISTS` of one that is).
+        change: Option<crate::catalog::alter::TableChange>,
+    },
     /// `DROP TABLE [IF EXISTS] name`.
     DropTable {
         /// Table name (as stored in the catalog when it exists).

@@ -461,6 +461,7 @@ fn write_tag(ast: Option<&sql::Statement>) -> WriteTag {
         Some(S::CreateTable(_)) => WriteTag::Command("CREATE TABLE"),
         Some(S::CreateIndex(_)) => WriteTag::Command("CREATE INDEX"),
         Some(S::CreateView(_)) => WriteTag::Command("CREATE VIEW"),
+        Some(S::AlterTable(_)) => WriteTag::Command("ALTER TABLE"),
         Some(S::Drop { object_type, .. }) => match object_type {
             sql::ObjectType::Table => WriteTag::Command("DROP TABLE"),
             sql::ObjectType::View => WriteTag::Command("DROP VIEW"),

@@ -8,6 +8,7 @@
 mod common;
 
 mod admission_estimate;
+mod alter_table;
 mod async_api;
 mod backpressure;
 mod bad_input;

@@ -1702,3 +1702,42 @@ fn clients_upserting_the_same_counters_at_once_lose_no_increment() {
         ]
     );
 }
+
+#[test]
+fn alter_table_renames_a_column_for_every_client_and_refuses_what_would_rewrite_the_rows() {
+    let nodes = Nodes::start("alter", 3);
+    let first = build(nodes.client(0));
+    first
+        .execute("CREATE TABLE t (id BIGINT PRIMARY KEY, x BIGINT)")
+        .unwrap();
+    first
+        .execute("INSERT INTO t VALUES (1, 10), (2, 20)")
+        .unwrap();
+    let second = build(nodes.client(1));
+    first
+        .execute("ALTER TABLE t RENAME COLUMN x TO amount")
+        .unwrap();
+    first
+        .execute("ALTER TABLE t ALTER COLUMN amount SET DEFAULT 7")
+        .unwrap();
+    // The second client, connected before the change, inserts under the new name and takes
+    // the new default.
+    second.execute("INSERT INTO t (id) VALUES (3)").unwrap();
+    assert_eq!(
+        rows(&first, "SELECT id, amount FROM t ORDER BY id", &[]),
+        vec![
+            vec![Value::Int(1), Value::Int(10)],
+            vec![Value::Int(2), Value::Int(20)],
+            vec![Value::Int(3), Value::Int(7)],
+        ]
+    );
+    let err = first
+        .execute("ALTER TABLE t ADD COLUMN y BIGINT")
+        .unwrap_err();
+    assert!(err.to_string().contains("other processes"), "{err}");
+    // Refused, not half made: both clients read the table as it was.
+    assert_eq!(
+        rows(&second, "SELECT SUM(amount) FROM t", &[]),
+        vec![vec![Value::Int(37)]]
+    );
+}

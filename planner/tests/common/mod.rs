@@ -12,6 +12,10 @@ pub fn exec_ddl(cat: &mut Catalog, sql: &str) {
         Statement::DropTable { name, .. } => {
             cat.drop_table(&name).unwrap();
         }
+        Statement::AlterTable {
+            table,
+            change: Some(change),
+        } => weir_planner::alter_catalog(cat, &table, &change).unwrap(),
         other => panic!("not DDL: {other:?}"),
     }
 }

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod alter;
 mod cache;
 mod ddl;
 mod errors;

@@ -6,6 +6,7 @@
 //! files), `writes` (loading and INSERT), `queries` (running queries), `asynchronous` (the same for async callers), [`stats`] (figures and health) and `recovery`
 //! (crashes, restarts, faults).
 
+mod alter;
 mod asynchronous;
 mod bootstrap;
 pub mod builder;

@@ -343,6 +343,10 @@ impl Cluster {
                 }
                 Ok(0)
             }
+            Statement::AlterTable { table, change } => {
+                self.alter_table(&table, change)?;
+                Ok(0)
+            }
             Statement::DropTable { name, if_exists } => {
                 self.change_schema(
                     |catalog| match catalog.drop_table(&name) {

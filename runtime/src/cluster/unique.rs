@@ -195,7 +195,7 @@ impl Cluster {
 }
 
 /// A SQL identifier, quoted.
-fn quote(name: &str) -> String {
+pub(super) fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 

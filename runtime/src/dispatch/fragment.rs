@@ -319,6 +319,7 @@ impl FragmentActor {
             filter,
             projection,
             external,
+            table_schema,
             ..
         } = plan
         else {
@@ -340,6 +341,21 @@ impl FragmentActor {
             Some(map) => map.partitions_of(self.node.id()),
             None => store.partition_ids(),
         };
+        // A query planned before an `ALTER TABLE` that added or dropped a column would read
+        // the columns at the wrong positions.
+        if let Some(part) = ids.iter().find_map(|&p| store.get(p)) {
+            let stored = &part.schema().fields;
+            let same = stored.len() == table_schema.fields.len()
+                && stored
+                    .iter()
+                    .zip(&table_schema.fields)
+                    .all(|(s, p)| s.data_type == p.data_type);
+            if !same {
+                return Err(OpError::Type(format!(
+                    "table {table} was altered after the query was planned: run it again"
+                )));
+            }
+        }
         let chunks = match index {
             Some((column, lookup)) => store.lookup(*column, lookup, &spec.params, &ids)?,
             None => ids

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use weir_operators::storage::PartitionData;
 use weir_operators::table_store::TableStore;
-use weir_operators::{Batch, DataType};
+use weir_operators::{Batch, DataType, Field, Value};
 
 /// A change to a node's storage: what the node's log records, one record per change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,6 +61,42 @@ pub enum Change {
         epoch: u64,
         /// The catalog.
         catalog: CatalogBytes,
+    },
+    /// `ALTER TABLE ... ADD COLUMN`: a last column, `fill` in every row stored.
+    AddColumn {
+        /// Table name (lowercase).
+        table: String,
+        /// The column's position (the table's width before).
+        column: usize,
+        /// The column.
+        field: Field,
+        /// The value of the rows stored.
+        fill: Value,
+    },
+    /// `ALTER TABLE ... DROP COLUMN`: the column and its values go.
+    DropColumn {
+        /// Table name (lowercase).
+        table: String,
+        /// The column's position.
+        column: usize,
+        /// The table's width before.
+        width: usize,
+    },
+    /// `ALTER TABLE ... RENAME COLUMN`.
+    RenameColumn {
+        /// Table name (lowercase).
+        table: String,
+        /// The column's position.
+        column: usize,
+        /// Its new name.
+        name: String,
+    },
+    /// `ALTER TABLE ... RENAME TO`: the rows and versions are kept under the new name.
+    RenameTable {
+        /// Table name (lowercase).
+        table: String,
+        /// The new name (lowercase).
+        to: String,
     },
 }
 
@@ -257,6 +293,50 @@ impl NodeStorage {
             }
             Change::Catalog { epoch, catalog } => {
                 self.catalog = Some((epoch, catalog));
+                Ok(())
+            }
+            Change::AddColumn {
+                table,
+                column,
+                field,
+                fill,
+            } => match self.tables.get_mut(&table) {
+                Some(store) => store
+                    .add_column(column, &field, &fill)
+                    .map_err(|e| e.to_string()),
+                None => Ok(()),
+            },
+            Change::DropColumn {
+                table,
+                column,
+                width,
+            } => match self.tables.get_mut(&table) {
+                Some(store) => store.drop_column(column, width).map_err(|e| e.to_string()),
+                None => Ok(()),
+            },
+            Change::RenameColumn {
+                table,
+                column,
+                name,
+            } => match self.tables.get_mut(&table) {
+                Some(store) => store
+                    .rename_column(column, &name)
+                    .map_err(|e| e.to_string()),
+                None => Ok(()),
+            },
+            Change::RenameTable { table, to } => {
+                if self.tables.contains_key(&to) || self.versions.contains_key(&to) {
+                    return Err(format!("cannot rename {table} to {to}: {to} is stored"));
+                }
+                if let Some(store) = self.tables.remove(&table) {
+                    self.tables.insert(to.clone(), store);
+                }
+                if let Some(versions) = self.versions.remove(&table) {
+                    self.versions.insert(to.clone(), versions);
+                }
+                if let Some(epoch) = self.made_by_writes.remove(&table) {
+                    self.made_by_writes.insert(to, epoch);
+                }
                 Ok(())
             }
         }

@@ -147,7 +147,7 @@ impl Membership {
     /// newer (the log replaying entries a node's storage already has after a restart), and
     /// makes what it changes to node `shared`'s storage: tables it has not are dropped (but
     /// one a write from a writer with a newer catalog made here), secondary indexes it names
-    /// are built, and a new schema is kept in the node's
+    /// are built, renamed columns take their names, and a new schema is kept in the node's
     /// storage (logged, on a node with a data directory). Returns whether it was taken.
     pub fn take_catalog(&self, epoch: u64, bytes: &CatalogBytes, shared: &NodeShared) -> bool {
         let catalog = match decode_catalog(bytes) {
@@ -189,6 +189,22 @@ impl Membership {
             for def in &catalog.tables {
                 let table = def.name.to_lowercase();
                 if let Some(store) = storage.tables.get(&table) {
+                    // A column renamed (`ALTER TABLE ... RENAME COLUMN`): the stored rows
+                    // take the catalog's names.
+                    if let Some((_, part)) = store.partitions().next() {
+                        let stored = &part.schema().fields;
+                        if stored.len() == def.schema.len() {
+                            for (c, (s, d)) in stored.iter().zip(&def.schema.fields).enumerate() {
+                                if s.name != d.name && s.data_type == d.data_type {
+                                    changes.push(Change::RenameColumn {
+                                        table: table.clone(),
+                                        column: c,
+                                        name: d.name.clone(),
+                                    });
+                                }
+                            }
+                        }
+                    }
                     for index in &def.indexes {
                         if let Some(field) = def.schema.fields.get(index.column) {
                             if !store.indexed_columns().contains(&index.column) {

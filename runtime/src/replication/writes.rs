@@ -77,6 +77,16 @@ impl ReplicaBook {
         self.stale.remove(table);
     }
 
+    /// Keeps what is known of `table` under its new name `to` (`ALTER TABLE ... RENAME TO`).
+    pub fn rename_table(&mut self, table: &str, to: &str) {
+        if let Some(versions) = self.committed.remove(table) {
+            self.committed.insert(to.to_string(), versions);
+        }
+        if let Some(stale) = self.stale.remove(table) {
+            self.stale.insert(to.to_string(), stale);
+        }
+    }
+
     /// Sets the committed version of `table`'s partition `p` (learnt from the copies' versions
     /// on data nodes of other processes).
     pub fn set_committed(&mut self, table: &str, p: u32, version: u64) {

@@ -1,0 +1,247 @@
+//! `ALTER TABLE` read from the statement: one change to a table, checked against the
+//! catalog ([`plan_alter_table`]). The catalog takes it in [`crate::alter_catalog`].
+
+use crate::bind::{constant_value, map_type, unsupported, Binder, Scope};
+use crate::catalog::alter::TableChange;
+use crate::catalog::{Catalog, DefaultValue, TableDef};
+use crate::ddl::object_name;
+use crate::error::PlanError;
+use crate::statement::Statement;
+use sqlparser::ast::{self as sql, Spanned};
+use weir_operators::{Field, Value};
+
+/// `ALTER TABLE [IF EXISTS] name <one change>`: `ADD [COLUMN] [IF NOT EXISTS]`, `DROP
+/// [COLUMN] [IF EXISTS]`, `RENAME [COLUMN] a TO b`, `RENAME TO`, `ALTER [COLUMN] c SET
+/// DEFAULT`/`DROP DEFAULT`/`SET NOT NULL`/`DROP NOT NULL`. Anything else is refused naming it.
+pub(crate) fn plan_alter_table(
+    at: &sql::AlterTable,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+) -> Result<Statement, PlanError> {
+    let name = object_name(&at.name)?;
+    if at.table_type.is_some() || at.on_cluster.is_some() || at.location.is_some() {
+        return Err(unsupported("this ALTER TABLE form", at.name.span()));
+    }
+    let op = match at.operations.as_slice() {
+        [op] => op,
+        [] => return Err(PlanError::Syntax("ALTER TABLE without a change".into())),
+        [_, second, ..] => {
+            return Err(unsupported(
+                "several changes in one ALTER TABLE (write one ALTER TABLE per change)",
+                second.span(),
+            ))
+        }
+    };
+    let Some(def) = catalog.table(&name) else {
+        if at.if_exists {
+            return Ok(Statement::AlterTable {
+                table: name,
+                change: None,
+            });
+        }
+        if catalog.view(&name).is_some() {
+            return Err(PlanError::Invalid(format!(
+                "'{name}' is a view: ALTER TABLE changes tables (CREATE OR REPLACE VIEW changes a view)"
+            )));
+        }
+        return Err(PlanError::UnknownTable(name));
+    };
+    let change = table_change(op, def, binder)?;
+    Ok(Statement::AlterTable {
+        table: def.name.clone(),
+        change,
+    })
+}
+
+/// The position of column `id` in `def`, or the error naming it.
+fn column_of(def: &TableDef, id: &sql::Ident) -> Result<usize, PlanError> {
+    def.schema
+        .index_of(&id.value)
+        .ok_or_else(|| PlanError::UnknownColumn {
+            name: format!("{}.{}", def.name, id.value),
+            position: crate::bind::pos(id.span),
+        })
+}
+
+/// What `op` changes in `def` (`None`: nothing, for `IF [NOT] EXISTS`).
+fn table_change(
+    op: &sql::AlterTableOperation,
+    def: &TableDef,
+    binder: &mut Binder<'_>,
+) -> Result<Option<TableChange>, PlanError> {
+    use sql::AlterTableOperation as Op;
+    let change = match op {
+        Op::AddColumn {
+            if_not_exists,
+            column_def,
+            column_position: None,
+            ..
+        } => {
+            if *if_not_exists && def.schema.index_of(&column_def.name.value).is_some() {
+                return Ok(None);
+            }
+            added_column(column_def, def, binder)?
+        }
+        Op::DropColumn {
+            column_names,
+            if_exists,
+            drop_behavior,
+            ..
+        } => {
+            if matches!(drop_behavior, Some(sql::DropBehavior::Cascade)) {
+                return Err(unsupported("DROP COLUMN ... CASCADE", op.span()));
+            }
+            let [id] = column_names.as_slice() else {
+                return Err(unsupported(
+                    "dropping several columns at once (one DROP COLUMN per ALTER TABLE)",
+                    op.span(),
+                ));
+            };
+            if *if_exists && def.schema.index_of(&id.value).is_none() {
+                return Ok(None);
+            }
+            TableChange::DropColumn {
+                column: column_of(def, id)?,
+            }
+        }
+        Op::RenameColumn {
+            old_column_name,
+            new_column_name,
+        } => TableChange::RenameColumn {
+            column: column_of(def, old_column_name)?,
+            to: new_column_name.value.clone(),
+        },
+        Op::RenameTable {
+            table_name: sql::RenameTableNameKind::To(to) | sql::RenameTableNameKind::As(to),
+        } => TableChange::RenameTable {
+            to: object_name(to)?,
+        },
+        Op::AlterColumn { column_name, op } => {
+            let column = column_of(def, column_name)?;
+            match op {
+                sql::AlterColumnOperation::SetNotNull => TableChange::SetNotNull {
+                    column,
+                    not_null: true,
+                },
+                sql::AlterColumnOperation::DropNotNull => TableChange::SetNotNull {
+                    column,
+                    not_null: false,
+                },
+                sql::AlterColumnOperation::SetDefault { value } => {
+                    let field = &def.schema.fields[column];
+                    let (default, _) = checked_default(value, field, binder)?;
+                    TableChange::SetDefault {
+                        column,
+                        default: Some(default),
+                    }
+                }
+                sql::AlterColumnOperation::DropDefault => TableChange::SetDefault {
+                    column,
+                    default: None,
+                },
+                other => {
+                    return Err(unsupported(
+                        format!(
+                        "ALTER COLUMN ... {other} (only SET/DROP DEFAULT and SET/DROP NOT NULL)"
+                    ),
+                        column_name.span,
+                    ))
+                }
+            }
+        }
+        other => {
+            return Err(unsupported(
+                format!("{} in ALTER TABLE", first_words(&other.to_string())),
+                other.span(),
+            ))
+        }
+    };
+    Ok(Some(change))
+}
+
+/// The first two words of an operation as written, to name it in an error.
+fn first_words(text: &str) -> String {
+    text.split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_uppercase()
+}
+
+/// `ADD COLUMN name type [DEFAULT expr] [NOT NULL | NULL]`. Keys, `UNIQUE`, references,
+/// sequences and generated columns are refused (declare them in `CREATE TABLE`).
+fn added_column(
+    c: &sql::ColumnDef,
+    def: &TableDef,
+    binder: &mut Binder<'_>,
+) -> Result<TableChange, PlanError> {
+    crate::catalog::alter::check_new_column(&def.schema.fields, &c.name.value)?;
+    if crate::ddl::is_serial(&c.data_type) {
+        return Err(unsupported(
+            format!(
+                "adding SERIAL column '{}' (declare it in CREATE TABLE)",
+                c.name.value
+            ),
+            c.name.span,
+        ));
+    }
+    let field = Field::new(c.name.value.clone(), map_type(&c.data_type, c.span())?);
+    let mut default = None;
+    let mut fill = Value::Null;
+    let mut not_null = false;
+    for o in &c.options {
+        match &o.option {
+            sql::ColumnOption::Default(e) => {
+                if default.is_some() {
+                    return Err(PlanError::Invalid(format!(
+                        "column '{}' has more than one DEFAULT",
+                        c.name.value
+                    )));
+                }
+                let (d, v) = checked_default(e, &field, binder)?;
+                default = Some(d);
+                fill = v;
+            }
+            sql::ColumnOption::Null => {}
+            sql::ColumnOption::NotNull => not_null = true,
+            other => {
+                return Err(unsupported(
+                    format!("{other} on a column ALTER TABLE adds (declare it in CREATE TABLE)"),
+                    c.name.span,
+                ))
+            }
+        }
+    }
+    Ok(TableChange::AddColumn {
+        field,
+        default,
+        not_null,
+        fill,
+    })
+}
+
+/// `DEFAULT e` of column `field`: checked as `CREATE TABLE` checks it (a constant of the
+/// column's type, no parameter), and its value now. A default that draws a new value per row
+/// (`random()`) is refused: the rows stored would all take one draw.
+fn checked_default(
+    e: &sql::Expr,
+    field: &Field,
+    binder: &mut Binder<'_>,
+) -> Result<(DefaultValue, Value), PlanError> {
+    let params = binder.params.types.len();
+    let bound = binder.expr(e, &Scope::default(), None)?;
+    if bound.expr.is_volatile() {
+        return Err(unsupported(
+            format!("a DEFAULT that gives each row its own value ({e}) in ALTER TABLE"),
+            e.span(),
+        ));
+    }
+    let value = constant_value(e, binder, field.data_type, &field.name)?;
+    if binder.params.types.len() != params {
+        return Err(unsupported(
+            format!("a parameter in the DEFAULT of column '{}'", field.name),
+            e.span(),
+        ));
+    }
+    Ok((DefaultValue::Expr(e.to_string()), value))
+}

@@ -1,0 +1,301 @@
+//! `ALTER TABLE` on the catalog: what one change does to a table's definition and to what
+//! refers to it (its keys, indexes, defaults, foreign keys of other tables, sequences, row
+//! hints). The rows are changed by the runtime; this module only keeps the catalog right.
+
+use super::*;
+use weir_operators::{Field, Value};
+
+/// One change `ALTER TABLE` makes to a table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum TableChange {
+    /// `ADD [COLUMN] name type [DEFAULT expr] [NOT NULL]`: a last column; the rows stored
+    /// take `fill`.
+    AddColumn {
+        /// The column.
+        field: Field,
+        /// Its `DEFAULT`, for later INSERTs.
+        default: Option<DefaultValue>,
+        /// Declared `NOT NULL`.
+        not_null: bool,
+        /// The value the rows stored take (the default's value, evaluated once, or NULL).
+        fill: Value,
+    },
+    /// `DROP [COLUMN] name`: the column and its values go; the columns after it move one
+    /// position left.
+    DropColumn {
+        /// The column's position.
+        column: usize,
+    },
+    /// `RENAME [COLUMN] name TO new`.
+    RenameColumn {
+        /// The column's position.
+        column: usize,
+        /// The new name.
+        to: String,
+    },
+    /// `RENAME TO new`.
+    RenameTable {
+        /// The new name.
+        to: String,
+    },
+    /// `ALTER [COLUMN] name SET DEFAULT expr` (`Some`) or `DROP DEFAULT` (`None`).
+    SetDefault {
+        /// The column's position.
+        column: usize,
+        /// The new default.
+        default: Option<DefaultValue>,
+    },
+    /// `ALTER [COLUMN] name SET NOT NULL` (`true`) or `DROP NOT NULL` (`false`).
+    SetNotNull {
+        /// The column's position.
+        column: usize,
+        /// Whether the column refuses NULL from now on.
+        not_null: bool,
+    },
+}
+
+impl TableChange {
+    /// Whether the change rewrites the rows stored (or where they are kept), and not only
+    /// the catalog and the names the rows go by.
+    pub fn changes_storage(&self) -> bool {
+        matches!(
+            self,
+            TableChange::AddColumn { .. }
+                | TableChange::DropColumn { .. }
+                | TableChange::RenameTable { .. }
+        )
+    }
+}
+
+/// Refuses a column `name` that `fields` (the columns declared before it) already has.
+pub(crate) fn check_new_column(fields: &[Field], name: &str) -> Result<(), PlanError> {
+    if fields.iter().any(|f| f.name.eq_ignore_ascii_case(name)) {
+        return Err(PlanError::Invalid(format!(
+            "column '{name}' specified more than once"
+        )));
+    }
+    Ok(())
+}
+
+/// Moves a column position past a dropped column `dropped` one left.
+fn shift(c: &mut usize, dropped: usize) {
+    if *c > dropped {
+        *c -= 1;
+    }
+}
+
+impl Catalog {
+    /// Makes `change` to table `table`'s definition (and to what refers to it), bumping the
+    /// schema version. A change that would leave the catalog inconsistent (a column named
+    /// twice, a key or an index or a foreign key left on a dropped column, a name taken) is
+    /// refused and changes nothing.
+    pub fn alter_table(&mut self, table: &str, change: &TableChange) -> Result<(), PlanError> {
+        let key = table.to_lowercase();
+        let def = self
+            .tables
+            .get(&key)
+            .ok_or_else(|| PlanError::UnknownTable(table.to_string()))?;
+        if def.external.is_some() {
+            return Err(PlanError::Invalid(format!(
+                "table '{}' is an external table: ALTER TABLE cannot change it (make it again)",
+                def.name
+            )));
+        }
+        let column_name = |c: usize| def.schema.fields.get(c).map(|f| f.name.clone());
+        if let TableChange::DropColumn { column: c }
+        | TableChange::RenameColumn { column: c, .. }
+        | TableChange::SetDefault { column: c, .. }
+        | TableChange::SetNotNull { column: c, .. } = change
+        {
+            if column_name(*c).is_none() {
+                return Err(PlanError::Invalid(format!(
+                    "no column #{c} in table '{}'",
+                    def.name
+                )));
+            }
+        }
+        match change {
+            TableChange::AddColumn {
+                field,
+                default,
+                not_null,
+                ..
+            } => {
+                check_new_column(&def.schema.fields, &field.name)?;
+                let c = def.schema.len();
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.schema.fields.push(field.clone());
+                if let Some(value) = default {
+                    t.defaults.push(ColumnDefault {
+                        column: c,
+                        value: value.clone(),
+                    });
+                }
+                if *not_null {
+                    t.not_null.push(c);
+                }
+            }
+            TableChange::DropColumn { column } => {
+                let c = *column;
+                self.check_droppable(def, c)?;
+                let name = def.schema.fields[c].name.to_lowercase();
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.schema.fields.remove(c);
+                t.primary_key.iter_mut().for_each(|k| shift(k, c));
+                for index in &mut t.indexes {
+                    shift(&mut index.column, c);
+                    index.further.iter_mut().for_each(|k| shift(k, c));
+                }
+                t.not_null.retain(|&k| k != c);
+                t.not_null.iter_mut().for_each(|k| shift(k, c));
+                t.defaults.retain(|d| d.column != c);
+                t.defaults.iter_mut().for_each(|d| shift(&mut d.column, c));
+                for fk in &mut t.foreign_keys {
+                    fk.columns.iter_mut().for_each(|k| shift(k, c));
+                }
+                for other in self.tables.values_mut() {
+                    for fk in &mut other.foreign_keys {
+                        if fk.parent.eq_ignore_ascii_case(&key) {
+                            fk.parent_columns.iter_mut().for_each(|k| shift(k, c));
+                        }
+                    }
+                }
+                self.sequences.remove(&(key.clone(), name));
+            }
+            TableChange::RenameColumn { column, to } => {
+                let c = *column;
+                let others: Vec<Field> = def
+                    .schema
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != c)
+                    .map(|(_, f)| f.clone())
+                    .collect();
+                check_new_column(&others, to)?;
+                let old = def.schema.fields[c].name.to_lowercase();
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.schema.fields[c].name = to.clone();
+                if let Some(mut s) = self.sequences.remove(&(key.clone(), old)) {
+                    s.column = to.to_lowercase();
+                    self.sequences.insert((key.clone(), s.column.clone()), s);
+                }
+            }
+            TableChange::RenameTable { to } => {
+                let new_key = to.to_lowercase();
+                if new_key != key
+                    && (self.tables.contains_key(&new_key) || self.views.contains_key(&new_key))
+                {
+                    return Err(PlanError::TableExists(to.clone()));
+                }
+                let mut t = self.tables.remove(&key).expect("checked above");
+                t.name = to.clone();
+                for fk in &mut t.foreign_keys {
+                    if fk.parent.eq_ignore_ascii_case(&key) {
+                        fk.parent = to.clone();
+                    }
+                }
+                for other in self.tables.values_mut() {
+                    for fk in &mut other.foreign_keys {
+                        if fk.parent.eq_ignore_ascii_case(&key) {
+                            fk.parent = to.clone();
+                        }
+                    }
+                }
+                self.tables.insert(new_key.clone(), t);
+                if let Some(n) = self.row_counts.remove(&key) {
+                    self.row_counts.insert(new_key.clone(), n);
+                }
+                if let Some(n) = self.next_row_ids.remove(&key) {
+                    self.next_row_ids.insert(new_key.clone(), n);
+                }
+                let moved: Vec<(String, String)> = self
+                    .sequences
+                    .keys()
+                    .filter(|(t, _)| *t == key)
+                    .cloned()
+                    .collect();
+                for old in moved {
+                    if let Some(mut s) = self.sequences.remove(&old) {
+                        s.table = new_key.clone();
+                        self.sequences
+                            .insert((new_key.clone(), s.column.clone()), s);
+                    }
+                }
+            }
+            TableChange::SetDefault { column, default } => {
+                let c = *column;
+                if let Some(DefaultValue::Serial | DefaultValue::Identity { .. }) =
+                    def.default_of(c)
+                {
+                    return Err(PlanError::Invalid(format!(
+                        "column '{}' of table '{}' takes its values from a sequence (SERIAL or identity): its default cannot change",
+                        def.schema.fields[c].name, def.name
+                    )));
+                }
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.defaults.retain(|d| d.column != c);
+                if let Some(value) = default {
+                    t.defaults.push(ColumnDefault {
+                        column: c,
+                        value: value.clone(),
+                    });
+                    t.defaults.sort_by_key(|d| d.column);
+                }
+            }
+            TableChange::SetNotNull { column, not_null } => {
+                let c = *column;
+                if !*not_null && def.primary_key.contains(&c) {
+                    return Err(PlanError::Invalid(format!(
+                        "column '{}' is in the primary key of table '{}': it cannot take NULL",
+                        def.schema.fields[c].name, def.name
+                    )));
+                }
+                let in_key = def.primary_key.contains(&c);
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.not_null.retain(|&k| k != c);
+                if *not_null && !in_key {
+                    t.not_null.push(c);
+                    t.not_null.sort_unstable();
+                }
+            }
+        }
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Refuses dropping column `c` of `def` while something needs it (as PostgreSQL refuses
+    /// it without `CASCADE`): the primary key, an index, a foreign key of the table or one
+    /// that references it; or when it is the table's only column.
+    fn check_droppable(&self, def: &TableDef, c: usize) -> Result<(), PlanError> {
+        let name = &def.schema.fields[c].name;
+        let refuse = |why: String| {
+            Err(PlanError::Depended(format!(
+                "cannot drop column '{name}' of table '{}': {why}",
+                def.name
+            )))
+        };
+        if def.schema.len() == 1 {
+            return refuse("it is the table's only column (drop the table)".into());
+        }
+        if def.primary_key.contains(&c) {
+            return refuse("it is in the primary key".into());
+        }
+        if let Some(index) = def.indexes.iter().find(|i| i.columns().contains(&c)) {
+            return refuse(format!("index '{}' is on it", index.name));
+        }
+        if let Some(fk) = def.foreign_keys.iter().find(|fk| fk.columns.contains(&c)) {
+            return refuse(format!("foreign key '{}' is on it", fk.name));
+        }
+        if let Some((child, fk)) = def
+            .referenced_by(self)
+            .find(|(_, fk)| fk.parent_columns.contains(&c))
+        {
+            return refuse(format!(
+                "foreign key '{}' of table '{}' references it",
+                fk.name, child.name
+            ));
+        }
+        Ok(())
+    }
+}

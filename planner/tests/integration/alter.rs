@@ -1,0 +1,160 @@
+//! `ALTER TABLE` on the catalog: what refers to a table's columns by position (keys, indexes,
+//! NOT NULL, defaults, foreign keys of other tables) follows a dropped column, names follow a
+//! rename, and a change that would leave something pointing at nothing is refused.
+use crate::common::exec_ddl;
+use weir_planner::{
+    alter_catalog, plan_statement, Catalog, DefaultValue, PlanError, Statement, TableChange,
+};
+
+fn planned(cat: &Catalog, sql: &str) -> Result<(String, TableChange), PlanError> {
+    match plan_statement(sql, cat, &[], 4)? {
+        Statement::AlterTable {
+            table,
+            change: Some(change),
+        } => Ok((table, change)),
+        other => panic!("not a change: {other:?}"),
+    }
+}
+
+fn alter(cat: &mut Catalog, sql: &str) -> Result<(), PlanError> {
+    let (table, change) = planned(cat, sql)?;
+    alter_catalog(cat, &table, &change)
+}
+
+fn shop() -> Catalog {
+    let mut cat = Catalog::new();
+    exec_ddl(
+        &mut cat,
+        "CREATE TABLE parent (pad VARCHAR, id BIGINT PRIMARY KEY)",
+    );
+    exec_ddl(
+        &mut cat,
+        "CREATE TABLE child (note VARCHAR, a BIGINT NOT NULL, b BIGINT DEFAULT 5, \
+         pid BIGINT REFERENCES parent (id), id BIGINT PRIMARY KEY)",
+    );
+    exec_ddl(&mut cat, "CREATE INDEX child_b ON child (b)");
+    cat
+}
+
+#[test]
+fn a_dropped_column_moves_every_position_after_it() {
+    let mut cat = shop();
+    let version = cat.version();
+    alter(&mut cat, "ALTER TABLE child DROP COLUMN note").unwrap();
+    assert!(cat.version() > version);
+    let child = cat.table("child").unwrap();
+    let names: Vec<&str> = child
+        .schema
+        .fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["a", "b", "pid", "id"]);
+    assert_eq!(child.primary_key, [3]);
+    assert_eq!(child.not_null, [0]);
+    assert_eq!(child.indexes[0].column, 1);
+    assert_eq!(child.default_of(1), Some(&DefaultValue::Expr("5".into())));
+    assert_eq!(child.foreign_keys[0].columns, [2]);
+    // The referenced table's positions follow its own dropped column.
+    alter(&mut cat, "ALTER TABLE parent DROP COLUMN pad").unwrap();
+    assert_eq!(
+        cat.table("child").unwrap().foreign_keys[0].parent_columns,
+        [0]
+    );
+}
+
+#[test]
+fn a_column_in_use_is_not_dropped_and_the_catalog_stays_as_it_was() {
+    let mut cat = shop();
+    let version = cat.version();
+    for (sql, why) in [
+        ("ALTER TABLE child DROP COLUMN id", "primary key"),
+        ("ALTER TABLE child DROP COLUMN b", "index 'child_b'"),
+        ("ALTER TABLE child DROP COLUMN pid", "foreign key"),
+        ("ALTER TABLE parent DROP COLUMN id", "primary key"),
+    ] {
+        let err = alter(&mut cat, sql).unwrap_err();
+        assert!(matches!(err, PlanError::Depended(_)), "{sql}: {err}");
+        assert!(err.to_string().contains(why), "{sql}: {err}");
+    }
+    assert_eq!(cat.version(), version);
+    assert_eq!(cat.table("child").unwrap().schema.len(), 5);
+}
+
+#[test]
+fn a_renamed_table_is_found_by_the_foreign_keys_that_reference_it() {
+    let mut cat = shop();
+    alter(&mut cat, "ALTER TABLE parent RENAME TO family").unwrap();
+    assert!(cat.table("parent").is_none());
+    assert_eq!(cat.table("family").unwrap().name, "family");
+    assert_eq!(cat.table("child").unwrap().foreign_keys[0].parent, "family");
+    let err = alter(&mut cat, "ALTER TABLE family RENAME TO child").unwrap_err();
+    assert!(matches!(err, PlanError::TableExists(_)), "{err}");
+    // Its sequence goes with a table, and with a column.
+    exec_ddl(&mut cat, "CREATE TABLE s (n SERIAL PRIMARY KEY)");
+    cat.reserve_sequence("s", "n", 40);
+    alter(&mut cat, "ALTER TABLE s RENAME TO s2").unwrap();
+    alter(&mut cat, "ALTER TABLE s2 RENAME COLUMN n TO m").unwrap();
+    assert!(cat.sequence("s", "n").is_none());
+    assert_eq!(cat.sequence("s2", "m").unwrap().next, 40);
+}
+
+#[test]
+fn an_added_column_is_last_with_its_default_and_not_null() {
+    let mut cat = shop();
+    let (_, change) = planned(
+        &cat,
+        "ALTER TABLE child ADD COLUMN qty BIGINT NOT NULL DEFAULT 2 + 3",
+    )
+    .unwrap();
+    let TableChange::AddColumn { fill, .. } = &change else {
+        panic!("{change:?}")
+    };
+    assert_eq!(*fill, weir_operators::Value::Int(5));
+    alter_catalog(&mut cat, "child", &change).unwrap();
+    let child = cat.table("child").unwrap();
+    assert_eq!(child.schema.fields[5].name, "qty");
+    assert!(child.not_null.contains(&5));
+    assert_eq!(
+        child.default_of(5),
+        Some(&DefaultValue::Expr("2 + 3".into()))
+    );
+}
+
+#[test]
+fn forms_that_are_not_taken_are_named() {
+    let cat = shop();
+    for (sql, named) in [
+        (
+            "ALTER TABLE child ADD COLUMN a BIGINT",
+            "specified more than once",
+        ),
+        ("ALTER TABLE child ADD COLUMN u BIGINT UNIQUE", "UNIQUE"),
+        (
+            "ALTER TABLE child ADD CONSTRAINT c UNIQUE (a)",
+            "ADD CONSTRAINT",
+        ),
+        (
+            "ALTER TABLE child DROP COLUMN a, DROP COLUMN b",
+            "several changes",
+        ),
+        ("ALTER TABLE child RENAME COLUMN zz TO y", "child.zz"),
+        ("ALTER TABLE child ALTER COLUMN a TYPE DOUBLE", "TYPE"),
+        (
+            "ALTER TABLE child ALTER COLUMN id DROP NOT NULL",
+            "primary key",
+        ),
+        ("ALTER TABLE missing ADD COLUMN x BIGINT", "missing"),
+    ] {
+        let err = match planned(&cat, sql) {
+            Err(e) => e,
+            Ok((table, change)) => alter_catalog(&mut cat.clone(), &table, &change).unwrap_err(),
+        };
+        assert!(err.to_string().contains(named), "{sql}: {err}");
+    }
+    let nothing = plan_statement("ALTER TABLE IF EXISTS missing DROP COLUMN x", &cat, &[], 4);
+    assert!(matches!(
+        nothing,
+        Ok(Statement::AlterTable { change: None, .. })
+    ));
+}

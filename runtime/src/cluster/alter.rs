@@ -1,0 +1,120 @@
+//! `ALTER TABLE` on a cluster: the change checked against the rows it meets (a `NOT NULL`
+//! on a column that holds NULL is refused), made to the catalog, and made to the rows every
+//! node stores (logged on each, with a data directory) under the write lock, so no write
+//! comes between the catalog and the rows.
+
+use super::unique::quote;
+use super::Cluster;
+use crate::error::{Error, Result};
+use crate::node::storage::Change;
+use weir_operators::Value;
+use weir_planner::{PlanError, TableChange, TableDef};
+
+impl Cluster {
+    /// Makes `change` to table `table` (`None`: nothing to do). Connected to data nodes of
+    /// other processes, only changes that leave the rows as they are (renaming a column,
+    /// defaults, `NOT NULL`) are made, and the data nodes take them from the catalog log;
+    /// adding or dropping a column, or renaming the table, is refused.
+    pub(super) fn alter_table(&self, table: &str, change: Option<TableChange>) -> Result<()> {
+        let Some(change) = change else {
+            return Ok(());
+        };
+        if self.inner.remote.is_some() && change.changes_storage() {
+            return Err(Error::Plan(PlanError::unsupported(
+                "ALTER TABLE ... ADD COLUMN, DROP COLUMN or RENAME TO on data nodes of other processes (renaming a column, defaults and NOT NULL are supported)",
+                "",
+            )));
+        }
+        // No write comes between the check of the stored rows, the catalog and the rows.
+        let _writing = self.writing();
+        let def = self
+            .inner
+            .catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .table(table)
+            .cloned()
+            .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.to_string())))?;
+        self.check_not_null(&def, &change)?;
+        let key = def.name.to_lowercase();
+        let stored = stored_change(&def, &change);
+        self.change_schema(
+            |catalog| {
+                weir_planner::alter_catalog(catalog, &def.name, &change)?;
+                Ok(Some(()))
+            },
+            |_| {
+                if let Some(stored) = stored.clone() {
+                    self.change_every_node(stored)?;
+                }
+                if let TableChange::RenameTable { to } = &change {
+                    self.inner
+                        .replicas
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .rename_table(&key, &to.to_lowercase());
+                }
+                Ok(())
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Refuses a column made `NOT NULL` (by `SET NOT NULL`, or added without a default) when
+    /// a row stored holds NULL there, in PostgreSQL's words.
+    fn check_not_null(&self, def: &TableDef, change: &TableChange) -> Result<()> {
+        let (column, condition) = match change {
+            TableChange::AddColumn {
+                field,
+                not_null: true,
+                fill: Value::Null,
+                ..
+            } => (field.name.clone(), String::new()),
+            TableChange::SetNotNull {
+                column,
+                not_null: true,
+            } => {
+                let name = def.schema.fields[*column].name.clone();
+                let condition = format!(" WHERE {} IS NULL", quote(&name));
+                (name, condition)
+            }
+            _ => return Ok(()),
+        };
+        let sql = format!("SELECT 1 FROM {}{condition} LIMIT 1", quote(&def.name));
+        if self.query(&sql, &[])?.rows().is_empty() {
+            return Ok(());
+        }
+        Err(Error::Plan(PlanError::Invalid(format!(
+            "column '{column}' of table '{}' contains NULL values: it cannot be NOT NULL",
+            def.name
+        ))))
+    }
+}
+
+/// What `change` to `def` does to the rows each node stores, if anything.
+fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
+    let table = def.name.to_lowercase();
+    match change {
+        TableChange::AddColumn { field, fill, .. } => Some(Change::AddColumn {
+            table,
+            column: def.schema.len(),
+            field: field.clone(),
+            fill: fill.clone(),
+        }),
+        TableChange::DropColumn { column } => Some(Change::DropColumn {
+            table,
+            column: *column,
+            width: def.schema.len(),
+        }),
+        TableChange::RenameColumn { column, to } => Some(Change::RenameColumn {
+            table,
+            column: *column,
+            name: to.clone(),
+        }),
+        TableChange::RenameTable { to } => Some(Change::RenameTable {
+            table,
+            to: to.to_lowercase(),
+        }),
+        TableChange::SetDefault { .. } | TableChange::SetNotNull { .. } => None,
+    }
+}
