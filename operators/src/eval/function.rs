@@ -8,51 +8,13 @@ use crate::error::Result;
 use crate::functions::{self, ScalarFunc};
 use crate::types::DataType;
 
-/// The result type of `func` over arguments of these types (an untyped NULL argument takes
-/// the type the function works on).
-fn function_type(func: ScalarFunc, types: &[Option<DataType>]) -> DataType {
-    use ScalarFunc as F;
-    let first = types.iter().flatten().next().copied();
-    match func {
-        F::Floor | F::Ceil | F::Round | F::Trunc if types.len() == 1 => match first {
-            Some(DataType::Decimal { precision, .. }) => DataType::decimal(precision, 0),
-            other => other.unwrap_or(DataType::Int64),
-        },
-        F::Extract => DataType::Int64,
-        F::DateTrunc => types
-            .get(1)
-            .copied()
-            .flatten()
-            .unwrap_or(DataType::Timestamp),
-        F::AddInterval => first.unwrap_or(DataType::Date),
-        F::Abs | F::Round | F::Trunc | F::Floor | F::Ceil | F::Sign | F::Mod => {
-            if types.iter().flatten().any(|t| *t == DataType::Float64) {
-                DataType::Float64
-            } else {
-                first.unwrap_or(DataType::Int64)
-            }
-        }
-        F::Power | F::Sqrt | F::Random => DataType::Float64,
-        F::Math(_) => DataType::Float64,
-        F::MakeDate => DataType::Date,
-        F::MakeTimestamp | F::ToTimestamp => DataType::Timestamp,
-        F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
-        F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
-        F::StartsWith | F::RegexpLike => DataType::Boolean,
-        F::Coalesce | F::NullIf | F::TooManyRows | F::Greatest | F::Least => {
-            first.unwrap_or(DataType::Int64)
-        }
-        _ => DataType::Utf8,
-    }
-}
-
 /// Calls `func` on its evaluated arguments `vals` over a batch of `n` rows.
 pub(super) fn call<'a>(func: ScalarFunc, vals: Vec<Val<'a>>, n: usize) -> Result<Val<'a>> {
     // A volatile function makes a value per row even from constant arguments.
     let all_scalar = !func.is_volatile() && vals.iter().all(Val::is_scalar);
     let len = if all_scalar { 1 } else { n };
     let types: Vec<Option<DataType>> = vals.iter().map(Val::dt).collect();
-    let out = function_type(func, &types);
+    let out = func.result_type(&types);
     let cols: Vec<Column> = vals.into_iter().map(|v| v.into_column(len, out)).collect();
     let col = functions::call(func, &cols, len, out)?;
     Ok(if all_scalar {

@@ -1,6 +1,7 @@
 //! The scalar functions weir knows ([`ScalarFunc`]): their names in SQL and their aliases.
 //! What each computes is in the kernels of [`crate::functions`].
 
+use crate::types::DataType;
 use serde::{Deserialize, Serialize};
 
 /// A scalar (row-by-row) function.
@@ -139,6 +140,45 @@ pub enum ScalarFunc {
 }
 
 impl ScalarFunc {
+    /// The type a call computes from arguments of these types (an untyped NULL argument
+    /// takes the type the function works on): the one table of result types, read by the
+    /// planner when it binds a call and by evaluation when it runs one.
+    pub fn result_type(self, types: &[Option<DataType>]) -> DataType {
+        use ScalarFunc as F;
+        let first = types.iter().flatten().next().copied();
+        match self {
+            F::Floor | F::Ceil | F::Round | F::Trunc if types.len() == 1 => match first {
+                Some(DataType::Decimal { precision, .. }) => DataType::decimal(precision, 0),
+                other => other.unwrap_or(DataType::Int64),
+            },
+            F::Extract => DataType::Int64,
+            F::DateTrunc => types
+                .get(1)
+                .copied()
+                .flatten()
+                .unwrap_or(DataType::Timestamp),
+            F::AddInterval => first.unwrap_or(DataType::Date),
+            F::Abs | F::Round | F::Trunc | F::Floor | F::Ceil | F::Sign | F::Mod => {
+                if types.iter().flatten().any(|t| *t == DataType::Float64) {
+                    DataType::Float64
+                } else {
+                    first.unwrap_or(DataType::Int64)
+                }
+            }
+            F::Power | F::Sqrt | F::Random => DataType::Float64,
+            F::Math(_) => DataType::Float64,
+            F::MakeDate => DataType::Date,
+            F::MakeTimestamp | F::ToTimestamp => DataType::Timestamp,
+            F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
+            F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
+            F::StartsWith | F::RegexpLike => DataType::Boolean,
+            F::Coalesce | F::NullIf | F::TooManyRows | F::Greatest | F::Least => {
+                first.unwrap_or(DataType::Int64)
+            }
+            _ => DataType::Utf8,
+        }
+    }
+
     /// Whether the function gives a new value at each call with the same arguments
     /// (`random()`), so it is never evaluated once for many rows.
     pub fn is_volatile(self) -> bool {

@@ -241,6 +241,8 @@ impl Binder<'_> {
             .filter(|(_, k)| matches!(k, Arg::Numeric))
             .all(|(b, _)| b.ty != Some(DataType::Float64));
         let mut exprs = Vec::with_capacity(args.len());
+        // The types the arguments are bound at, from which the call's type is read.
+        let mut types = Vec::with_capacity(args.len());
         for (i, b) in args.into_iter().enumerate() {
             let kind = kinds.get(i).or(kinds.last()).copied().unwrap_or(Arg::Text);
             let bad = |b: &B| {
@@ -252,64 +254,49 @@ impl Binder<'_> {
                     at(e.span())
                 ))
             };
-            let x = match kind {
+            let t = match kind {
                 Arg::Numeric => {
                     if b.ty.is_some_and(|t| !t.is_numeric()) {
                         return Err(bad(&b));
                     }
-                    let t = if int_inputs {
+                    if int_inputs {
                         DataType::Int64
                     } else {
                         DataType::Float64
-                    };
-                    self.typed(b, t)
+                    }
                 }
                 Arg::Integer => {
                     if b.ty.is_some_and(|t| t != DataType::Int64) {
                         return Err(bad(&b));
                     }
-                    self.typed(b, DataType::Int64)
+                    DataType::Int64
                 }
                 Arg::Double => {
                     if b.ty.is_some_and(|t| !t.is_numeric()) {
                         return Err(bad(&b));
                     }
-                    self.typed(b, DataType::Float64)
+                    DataType::Float64
                 }
                 Arg::Text => {
                     if b.ty.is_some_and(|t| t != DataType::Utf8) {
                         return Err(bad(&b));
                     }
-                    self.typed(b, DataType::Utf8)
+                    DataType::Utf8
                 }
-                Arg::AnyAsText => match b.ty {
-                    Some(DataType::Utf8) => b.expr,
-                    Some(_) => Expr::Cast {
-                        expr: Box::new(b.expr),
-                        to: DataType::Utf8,
-                    },
-                    None => self.typed(b, DataType::Utf8),
+                Arg::AnyAsText => DataType::Utf8,
+            };
+            let x = match (kind, b.ty) {
+                (Arg::AnyAsText, Some(DataType::Utf8)) => b.expr,
+                (Arg::AnyAsText, Some(_)) => Expr::Cast {
+                    expr: Box::new(b.expr),
+                    to: DataType::Utf8,
                 },
+                _ => self.typed(b, t),
             };
             exprs.push(x);
+            types.push(Some(t));
         }
-        let out = match func {
-            F::Abs | F::Floor | F::Ceil | F::Sign | F::Round | F::Trunc | F::Mod => {
-                if int_inputs {
-                    DataType::Int64
-                } else {
-                    DataType::Float64
-                }
-            }
-            F::Power | F::Sqrt | F::Random => DataType::Float64,
-            F::Math(_) => DataType::Float64,
-            F::MakeDate => DataType::Date,
-            F::MakeTimestamp | F::ToTimestamp => DataType::Timestamp,
-            F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
-            F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
-            F::StartsWith | F::RegexpLike => DataType::Boolean,
-            _ => DataType::Utf8,
-        };
+        let out = func.result_type(&types);
         Ok(B::new(Expr::Function { func, args: exprs }, Some(out)))
     }
 
