@@ -46,7 +46,14 @@ pub(crate) fn plan_alter_table(
         }
         return Err(PlanError::UnknownTable(name));
     };
-    let change = table_change(op, def, binder)?;
+    if let sql::AlterTableOperation::AddConstraint {
+        constraint: sql::TableConstraint::Unique(u),
+        not_valid: false,
+    } = op
+    {
+        return unique_constraint(u, def);
+    }
+    let change = table_change(op, def, catalog, binder)?;
     Ok(Statement::AlterTable {
         table: def.name.clone(),
         change,
@@ -67,10 +74,38 @@ fn column_of(def: &TableDef, id: &sql::Ident) -> Result<usize, PlanError> {
 fn table_change(
     op: &sql::AlterTableOperation,
     def: &TableDef,
+    catalog: &Catalog,
     binder: &mut Binder<'_>,
 ) -> Result<Option<TableChange>, PlanError> {
     use sql::AlterTableOperation as Op;
     let change = match op {
+        Op::AddConstraint {
+            constraint: sql::TableConstraint::ForeignKey(fk),
+            not_valid: false,
+        } => TableChange::AddForeignKey(foreign_key(fk, def, catalog)?),
+        Op::DropConstraint {
+            if_exists,
+            name,
+            drop_behavior,
+        } => {
+            if matches!(drop_behavior, Some(sql::DropBehavior::Cascade)) {
+                return Err(unsupported("DROP CONSTRAINT ... CASCADE", op.span()));
+            }
+            let fk = def
+                .foreign_keys
+                .iter()
+                .find(|k| k.name.eq_ignore_ascii_case(&name.value));
+            match fk {
+                Some(fk) => TableChange::DropForeignKey {
+                    name: fk.name.clone(),
+                },
+                None if *if_exists => return Ok(None),
+                None => return Err(PlanError::Invalid(format!(
+                    "table '{}' has no foreign key named '{}' (DROP CONSTRAINT drops foreign keys)",
+                    def.name, name.value
+                ))),
+            }
+        }
         Op::AddColumn {
             if_not_exists,
             column_def,
@@ -159,10 +194,83 @@ fn table_change(
     Ok(Some(change))
 }
 
-/// The first two words of an operation as written, to name it in an error.
+/// `ADD [CONSTRAINT name] UNIQUE (cols)`: a unique index (named as PostgreSQL names the
+/// constraint when no name is given), built as `CREATE UNIQUE INDEX` builds one.
+fn unique_constraint(u: &sql::UniqueConstraint, def: &TableDef) -> Result<Statement, PlanError> {
+    if !crate::ddl::plain_unique(u) {
+        return Err(unsupported(
+            format!("{u} in ALTER TABLE (only UNIQUE (cols))"),
+            u.span(),
+        ));
+    }
+    let mut columns = Vec::with_capacity(u.columns.len());
+    for c in &u.columns {
+        let i = crate::ddl::index_column(c, &def.schema, &def.name)?;
+        if columns.contains(&i) {
+            return Err(PlanError::Invalid(format!(
+                "column '{}' appears twice in a UNIQUE constraint of table '{}'",
+                def.schema.fields[i].name, def.name
+            )));
+        }
+        columns.push(i);
+    }
+    let Some((&first, further)) = columns.split_first() else {
+        return Err(PlanError::Syntax("UNIQUE without columns".into()));
+    };
+    let names: Vec<&str> = columns
+        .iter()
+        .map(|&c| def.schema.fields[c].name.as_str())
+        .collect();
+    let name = u
+        .name
+        .as_ref()
+        .map(|n| n.value.clone())
+        .unwrap_or_else(|| format!("{}_{}_key", def.name, names.join("_")));
+    Ok(Statement::CreateIndex {
+        table: def.name.clone(),
+        index: crate::catalog::IndexDef {
+            name,
+            column: first,
+            further: further.to_vec(),
+            unique: true,
+        },
+    })
+}
+
+/// `ADD [CONSTRAINT name] FOREIGN KEY (cols) REFERENCES parent [(cols)]` on `def`, resolved
+/// as `CREATE TABLE` resolves one.
+fn foreign_key(
+    fk: &sql::ForeignKeyConstraint,
+    def: &TableDef,
+    catalog: &Catalog,
+) -> Result<crate::catalog::ForeignKey, PlanError> {
+    let mut columns = Vec::with_capacity(fk.columns.len());
+    for col in &fk.columns {
+        let i = column_of(def, col)?;
+        if columns.contains(&i) {
+            return Err(PlanError::Invalid(format!(
+                "column '{}' appears twice in a FOREIGN KEY of table '{}'",
+                def.schema.fields[i].name, def.name
+            )));
+        }
+        columns.push(i);
+    }
+    let table = crate::foreign_key::NewTable {
+        name: &def.name,
+        schema: &def.schema,
+        primary_key: &def.primary_key,
+        indexes: &def.indexes,
+    };
+    let parent = object_name(&fk.foreign_table)?;
+    crate::foreign_key::resolve(fk, parent, columns, &table, catalog, &def.foreign_keys)
+}
+
+/// The first words of an operation as written (up to four, none from a parenthesis on), to
+/// name it in an error.
 fn first_words(text: &str) -> String {
     text.split_whitespace()
-        .take(2)
+        .take_while(|w| !w.starts_with('('))
+        .take(4)
         .collect::<Vec<_>>()
         .join(" ")
         .to_uppercase()

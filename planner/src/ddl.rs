@@ -33,7 +33,11 @@ pub(crate) fn object_name(n: &sql::ObjectName) -> Result<String, PlanError> {
     }
 }
 
-fn index_column(c: &sql::IndexColumn, schema: &Schema, table: &str) -> Result<usize, PlanError> {
+pub(crate) fn index_column(
+    c: &sql::IndexColumn,
+    schema: &Schema,
+    table: &str,
+) -> Result<usize, PlanError> {
     match &c.column.expr {
         sql::Expr::Identifier(id) => {
             schema
@@ -152,7 +156,7 @@ fn plain_primary_key(pk: &sql::PrimaryKeyConstraint) -> bool {
 }
 
 /// A `UNIQUE` constraint weir enforces: no index options, NULLs distinct.
-fn plain_unique(u: &sql::UniqueConstraint) -> bool {
+pub(crate) fn plain_unique(u: &sql::UniqueConstraint) -> bool {
     u.index_name.is_none()
         && u.index_type.is_none()
         && u.include.is_empty()

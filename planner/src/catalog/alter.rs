@@ -38,6 +38,14 @@ pub enum TableChange {
         /// The new name.
         to: String,
     },
+    /// `ADD [CONSTRAINT name] FOREIGN KEY (cols) REFERENCES parent [(cols)]` (the rows stored
+    /// were checked against it).
+    AddForeignKey(ForeignKey),
+    /// `DROP CONSTRAINT name` of a foreign key.
+    DropForeignKey {
+        /// The key's name.
+        name: String,
+    },
     /// `ALTER [COLUMN] name SET DEFAULT expr` (`Some`) or `DROP DEFAULT` (`None`).
     SetDefault {
         /// The column's position.
@@ -221,6 +229,32 @@ impl Catalog {
                         self.sequences
                             .insert((new_key.clone(), s.column.clone()), s);
                     }
+                }
+            }
+            TableChange::AddForeignKey(fk) => {
+                if def
+                    .foreign_keys
+                    .iter()
+                    .any(|k| k.name.eq_ignore_ascii_case(&fk.name))
+                {
+                    return Err(PlanError::Invalid(format!(
+                        "table '{}' has a foreign key named '{}' already",
+                        def.name, fk.name
+                    )));
+                }
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.foreign_keys.push(fk.clone());
+            }
+            TableChange::DropForeignKey { name } => {
+                let t = self.tables.get_mut(&key).expect("checked above");
+                let before = t.foreign_keys.len();
+                t.foreign_keys
+                    .retain(|k| !k.name.eq_ignore_ascii_case(name));
+                if t.foreign_keys.len() == before {
+                    return Err(PlanError::Invalid(format!(
+                        "table '{}' has no foreign key named '{name}'",
+                        t.name
+                    )));
                 }
             }
             TableChange::SetDefault { column, default } => {

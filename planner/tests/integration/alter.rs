@@ -130,10 +130,8 @@ fn forms_that_are_not_taken_are_named() {
             "specified more than once",
         ),
         ("ALTER TABLE child ADD COLUMN u BIGINT UNIQUE", "UNIQUE"),
-        (
-            "ALTER TABLE child ADD CONSTRAINT c UNIQUE (a)",
-            "ADD CONSTRAINT",
-        ),
+        ("ALTER TABLE child ADD CONSTRAINT c CHECK (a > 0)", "CHECK"),
+        ("ALTER TABLE child ADD PRIMARY KEY (a)", "ADD PRIMARY KEY"),
         (
             "ALTER TABLE child DROP COLUMN a, DROP COLUMN b",
             "several changes",
@@ -157,4 +155,31 @@ fn forms_that_are_not_taken_are_named() {
         nothing,
         Ok(Statement::AlterTable { change: None, .. })
     ));
+}
+
+#[test]
+fn an_added_unique_constraint_is_a_unique_index_and_a_foreign_key_is_resolved() {
+    let mut cat = shop();
+    let Statement::CreateIndex { table, index } =
+        plan_statement("ALTER TABLE child ADD UNIQUE (a, b)", &cat, &[], 4).unwrap()
+    else {
+        panic!("not an index")
+    };
+    assert_eq!(table, "child");
+    assert_eq!(index.name, "child_a_b_key");
+    assert_eq!(index.columns(), [1, 2]);
+    assert!(index.unique);
+    alter(
+        &mut cat,
+        "ALTER TABLE child ADD CONSTRAINT child_parent FOREIGN KEY (a) REFERENCES parent",
+    )
+    .unwrap();
+    let fk = &cat.table("child").unwrap().foreign_keys[1];
+    assert_eq!(
+        (fk.name.as_str(), fk.columns.as_slice()),
+        ("child_parent", &[1][..])
+    );
+    assert_eq!(fk.parent_columns, [1]);
+    alter(&mut cat, "ALTER TABLE child DROP CONSTRAINT child_parent").unwrap();
+    assert_eq!(cat.table("child").unwrap().foreign_keys.len(), 1);
 }

@@ -36,6 +36,9 @@ impl Cluster {
             .cloned()
             .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.to_string())))?;
         self.check_not_null(&def, &change)?;
+        if let TableChange::AddForeignKey(fk) = &change {
+            self.check_stored_references(&def, fk)?;
+        }
         let key = def.name.to_lowercase();
         let stored = stored_change(&def, &change);
         self.change_schema(
@@ -115,6 +118,9 @@ fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
             table,
             to: to.to_lowercase(),
         }),
-        TableChange::SetDefault { .. } | TableChange::SetNotNull { .. } => None,
+        TableChange::SetDefault { .. }
+        | TableChange::SetNotNull { .. }
+        | TableChange::AddForeignKey(_)
+        | TableChange::DropForeignKey { .. } => None,
     }
 }

@@ -12,7 +12,7 @@
 //! each on its own, and a delete of a referenced row by one may race an insert of a row
 //! referencing it by another (`docs/sql.md` says so).
 
-use super::unique::key_of;
+use super::unique::{key_of, quote};
 use super::Cluster;
 use crate::error::{Error, Result};
 use std::collections::HashSet;
@@ -192,6 +192,51 @@ impl Cluster {
             }
         }
         Ok(out)
+    }
+}
+
+impl Cluster {
+    /// Fails with [`Error::ForeignKey`] when a row `def` stores has, in the columns of `fk`
+    /// (a key `ALTER TABLE` adds), values no row of the referenced table holds, naming the
+    /// first such row's key as PostgreSQL does.
+    pub(super) fn check_stored_references(&self, def: &TableDef, fk: &ForeignKey) -> Result<()> {
+        let parent = self.table_def(&fk.parent)?;
+        let child_col = |c: usize| format!("c.{}", quote(&def.schema.fields[c].name));
+        let columns: Vec<String> = fk.columns.iter().map(|&c| child_col(c)).collect();
+        let present: Vec<String> = columns.iter().map(|c| format!("{c} IS NOT NULL")).collect();
+        let matched: Vec<String> = fk
+            .columns
+            .iter()
+            .zip(&fk.parent_columns)
+            .map(|(&c, &p)| {
+                format!(
+                    "p.{} = {}",
+                    quote(&parent.schema.fields[p].name),
+                    child_col(c)
+                )
+            })
+            .collect();
+        let sql = format!(
+            "SELECT {} FROM {} AS c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} AS p WHERE {}) LIMIT 1",
+            columns.join(", "),
+            quote(&def.name),
+            present.join(" AND "),
+            quote(&parent.name),
+            matched.join(" AND ")
+        );
+        match self.query(&sql, &[])?.rows().first() {
+            None => Ok(()),
+            Some(values) => Err(Error::ForeignKey {
+                what: "insert or update",
+                table: def.name.clone(),
+                constraint: fk.name.clone(),
+                detail: format!(
+                    "key {} is not present in table {}",
+                    key_text(def, &fk.columns, values),
+                    parent.name
+                ),
+            }),
+        }
     }
 }
 
