@@ -161,6 +161,21 @@ impl TableStore {
         Ok(())
     }
 
+    /// Converts column `column` (without a secondary index) of every partition stored to
+    /// type `to`; a value that does not convert is an error (partitions converted before it
+    /// keep the new type: the caller checks the values first).
+    pub fn set_column_type(&mut self, column: usize, to: DataType) -> Result<()> {
+        if self.has_secondary(column) {
+            return Err(Error::Internal(format!(
+                "column {column} has a secondary index: its type does not change"
+            )));
+        }
+        for part in self.partitions.values_mut() {
+            part.set_column_type(column, to)?;
+        }
+        Ok(())
+    }
+
     /// Names column `column` of every partition stored `name`.
     pub fn rename_column(&mut self, column: usize, name: &str) -> Result<()> {
         for part in self.partitions.values_mut() {

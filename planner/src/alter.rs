@@ -100,10 +100,12 @@ fn table_change(
                     name: fk.name.clone(),
                 },
                 None if *if_exists => return Ok(None),
-                None => return Err(PlanError::Invalid(format!(
+                None => {
+                    return Err(PlanError::Invalid(format!(
                     "table '{}' has no foreign key named '{}' (DROP CONSTRAINT drops foreign keys)",
                     def.name, name.value
-                ))),
+                )))
+                }
             }
         }
         Op::AddColumn {
@@ -174,11 +176,25 @@ fn table_change(
                     column,
                     default: None,
                 },
+                sql::AlterColumnOperation::SetDataType {
+                    data_type,
+                    using: None,
+                    ..
+                } => {
+                    let to = map_type(data_type, column_name.span)?;
+                    let field = &def.schema.fields[column];
+                    // The default must still give a value of the column's type.
+                    if let Some(DefaultValue::Expr(text)) = def.default_of(column) {
+                        let e = parse_default(text, &field.name)?;
+                        checked_default(&e, &Field::new(field.name.clone(), to), binder)?;
+                    }
+                    TableChange::SetType { column, to }
+                }
                 other => {
                     return Err(unsupported(
                         format!(
-                        "ALTER COLUMN ... {other} (only SET/DROP DEFAULT and SET/DROP NOT NULL)"
-                    ),
+                            "ALTER COLUMN ... {other} (only SET/DROP DEFAULT, SET/DROP NOT NULL and TYPE without USING)"
+                        ),
                         column_name.span,
                     ))
                 }
@@ -326,6 +342,18 @@ fn added_column(
         not_null,
         fill,
     })
+}
+
+/// A stored `DEFAULT` expression of column `column`, parsed again.
+fn parse_default(text: &str, column: &str) -> Result<sql::Expr, PlanError> {
+    sqlparser::parser::Parser::new(&sqlparser::dialect::GenericDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| {
+            PlanError::Invalid(format!(
+                "the DEFAULT of column '{column}' ({text}) does not parse: {e}"
+            ))
+        })
 }
 
 /// `DEFAULT e` of column `field`: checked as `CREATE TABLE` checks it (a constant of the

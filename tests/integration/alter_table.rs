@@ -21,6 +21,11 @@ fn rows(c: &Cluster, sql: &str) -> Vec<Vec<Value>> {
     sorted_rows(c.query(sql, &[]).unwrap().rows())
 }
 
+/// A DECIMAL(12, 2) of `cents` hundredths.
+fn dec(cents: i128) -> Value {
+    Value::Decimal(cents, 2)
+}
+
 fn s(text: &str) -> Value {
     Value::Str(text.to_string())
 }
@@ -50,6 +55,8 @@ fn altered_tables_read_back_after_a_restart_from_the_log_and_from_a_checkpoint()
             c.execute("ALTER TABLE t ADD COLUMN note VARCHAR DEFAULT 'old'")
                 .unwrap();
             c.execute("ALTER TABLE t RENAME TO ledger").unwrap();
+            c.execute("ALTER TABLE ledger ALTER COLUMN amount TYPE DECIMAL(12, 2)")
+                .unwrap();
             c.execute("INSERT INTO ledger (id, amount, note) VALUES (201, 5, 'new')")
                 .unwrap();
             assert_idle(&c);
@@ -62,20 +69,15 @@ fn altered_tables_read_back_after_a_restart_from_the_log_and_from_a_checkpoint()
                 "SELECT id, amount, flag, note FROM ledger WHERE id IN (1, 200, 201)"
             ),
             vec![
-                vec![Value::Int(1), Value::Int(10), Value::Bool(true), s("old")],
-                vec![
-                    Value::Int(200),
-                    Value::Int(2000),
-                    Value::Bool(true),
-                    s("old")
-                ],
-                vec![Value::Int(201), Value::Int(5), Value::Bool(true), s("new")],
+                vec![Value::Int(1), dec(1000), Value::Bool(true), s("old")],
+                vec![Value::Int(200), dec(200_000), Value::Bool(true), s("old")],
+                vec![Value::Int(201), dec(500), Value::Bool(true), s("new")],
             ],
             "after a restart from the {when}"
         );
         assert_eq!(
             rows(&c, "SELECT COUNT(*), SUM(amount) FROM ledger"),
-            vec![vec![Value::Int(201), Value::Int(201_005)]],
+            vec![vec![Value::Int(201), dec(20_100_500)]],
             "after a restart from the {when}"
         );
         assert!(c.query("SELECT * FROM t", &[]).is_err());

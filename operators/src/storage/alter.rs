@@ -49,6 +49,29 @@ impl PartitionData {
         Ok(())
     }
 
+    /// Converts column `column` (not one of the primary key's) to type `to`, each value cast
+    /// as `CAST` casts it; a value that does not convert is an error, and the partition is
+    /// left as it was.
+    pub fn set_column_type(&mut self, column: usize, to: DataType) -> Result<()> {
+        if column >= self.types.len() || self.primary_key.contains(&column) {
+            return Err(Error::Internal(format!(
+                "column {column} cannot change its type in a partition of {} columns with key {:?}",
+                self.types.len(),
+                self.primary_key
+            )));
+        }
+        let mut chunks = Vec::with_capacity(self.chunks.len());
+        for chunk in &self.chunks {
+            let mut columns = chunk.columns().to_vec();
+            columns[column] = crate::eval::cast_column(&columns[column], to)?;
+            chunks.push(Arc::new(Batch::with_row_count(columns, chunk.num_rows())?));
+        }
+        self.chunks = chunks;
+        self.schema.fields[column].data_type = to;
+        self.types = self.schema.types();
+        Ok(())
+    }
+
     /// Names column `column` `name`.
     pub fn rename_column(&mut self, column: usize, name: &str) -> Result<()> {
         let field = self
@@ -131,6 +154,23 @@ mod tests {
         .unwrap();
         assert!(p.insert(&dup).is_err());
         assert!(p.drop_column(0).is_err(), "the key column is not dropped");
+    }
+
+    #[test]
+    fn a_column_changes_its_type_or_nothing_changes() {
+        let mut p = partition();
+        p.set_column_type(2, DataType::Float64).unwrap();
+        assert_eq!(p.schema().fields[2].data_type, DataType::Float64);
+        assert_eq!(p.chunks()[0].row(3)[2], Value::Float(30.0));
+        // Text that is not a number: refused, the column keeps its type and values.
+        let err = p.set_column_type(1, DataType::Int64).unwrap_err();
+        assert!(err.to_string().contains("n0"), "{err}");
+        assert_eq!(p.schema().fields[1].data_type, DataType::Utf8);
+        assert_eq!(p.chunks()[0].row(0)[1], Value::Str("n0".into()));
+        assert!(
+            p.set_column_type(0, DataType::Utf8).is_err(),
+            "the key keeps its type"
+        );
     }
 
     #[test]

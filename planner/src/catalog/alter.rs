@@ -3,7 +3,7 @@
 //! hints). The rows are changed by the runtime; this module only keeps the catalog right.
 
 use super::*;
-use weir_operators::{Field, Value};
+use weir_operators::{DataType, Field, Value};
 
 /// One change `ALTER TABLE` makes to a table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,6 +53,14 @@ pub enum TableChange {
         /// The new default.
         default: Option<DefaultValue>,
     },
+    /// `ALTER [COLUMN] name [SET DATA] TYPE type`: the values stored are cast to the type
+    /// (the runtime checks first that they all convert).
+    SetType {
+        /// The column's position.
+        column: usize,
+        /// The new type.
+        to: DataType,
+    },
     /// `ALTER [COLUMN] name SET NOT NULL` (`true`) or `DROP NOT NULL` (`false`).
     SetNotNull {
         /// The column's position.
@@ -71,6 +79,7 @@ impl TableChange {
             TableChange::AddColumn { .. }
                 | TableChange::DropColumn { .. }
                 | TableChange::RenameTable { .. }
+                | TableChange::SetType { .. }
         )
     }
 }
@@ -113,6 +122,7 @@ impl Catalog {
         if let TableChange::DropColumn { column: c }
         | TableChange::RenameColumn { column: c, .. }
         | TableChange::SetDefault { column: c, .. }
+        | TableChange::SetType { column: c, .. }
         | TableChange::SetNotNull { column: c, .. } = change
         {
             if column_name(*c).is_none() {
@@ -257,6 +267,12 @@ impl Catalog {
                     )));
                 }
             }
+            TableChange::SetType { column, to } => {
+                let c = *column;
+                self.check_retypable(def, c)?;
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.schema.fields[c].data_type = *to;
+            }
             TableChange::SetDefault { column, default } => {
                 let c = *column;
                 if let Some(DefaultValue::Serial | DefaultValue::Identity { .. }) =
@@ -295,6 +311,40 @@ impl Catalog {
             }
         }
         self.version += 1;
+        Ok(())
+    }
+
+    /// Refuses changing the type of column `c` of `def` while a key, an index or a foreign
+    /// key is on it (their values are kept by type), or when a sequence gives its values.
+    fn check_retypable(&self, def: &TableDef, c: usize) -> Result<(), PlanError> {
+        let name = &def.schema.fields[c].name;
+        let refuse = |why: String| {
+            Err(PlanError::Depended(format!(
+                "cannot change the type of column '{name}' of table '{}': {why}",
+                def.name
+            )))
+        };
+        if def.primary_key.contains(&c) {
+            return refuse("it is in the primary key".into());
+        }
+        if let Some(index) = def.indexes.iter().find(|i| i.columns().contains(&c)) {
+            return refuse(format!("index '{}' is on it", index.name));
+        }
+        if let Some(fk) = def.foreign_keys.iter().find(|fk| fk.columns.contains(&c)) {
+            return refuse(format!("foreign key '{}' is on it", fk.name));
+        }
+        if let Some((child, fk)) = def
+            .referenced_by(self)
+            .find(|(_, fk)| fk.parent_columns.contains(&c))
+        {
+            return refuse(format!(
+                "foreign key '{}' of table '{}' references it",
+                fk.name, child.name
+            ));
+        }
+        if let Some(DefaultValue::Serial | DefaultValue::Identity { .. }) = def.default_of(c) {
+            return refuse("a sequence gives its values".into());
+        }
         Ok(())
     }
 

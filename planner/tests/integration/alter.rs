@@ -137,7 +137,14 @@ fn forms_that_are_not_taken_are_named() {
             "several changes",
         ),
         ("ALTER TABLE child RENAME COLUMN zz TO y", "child.zz"),
-        ("ALTER TABLE child ALTER COLUMN a TYPE DOUBLE", "TYPE"),
+        (
+            "ALTER TABLE child ALTER COLUMN a TYPE DOUBLE USING a * 2",
+            "USING",
+        ),
+        (
+            "ALTER TABLE child ALTER COLUMN b TYPE DOUBLE",
+            "index 'child_b'",
+        ),
         (
             "ALTER TABLE child ALTER COLUMN id DROP NOT NULL",
             "primary key",

@@ -7,7 +7,7 @@ use super::unique::quote;
 use super::Cluster;
 use crate::error::{Error, Result};
 use crate::node::storage::Change;
-use weir_operators::Value;
+use weir_operators::{DataType, Value};
 use weir_planner::{PlanError, TableChange, TableDef};
 
 impl Cluster {
@@ -21,7 +21,7 @@ impl Cluster {
         };
         if self.inner.remote.is_some() && change.changes_storage() {
             return Err(Error::Plan(PlanError::unsupported(
-                "ALTER TABLE ... ADD COLUMN, DROP COLUMN or RENAME TO on data nodes of other processes (renaming a column, defaults and NOT NULL are supported)",
+                "ALTER TABLE ... ADD COLUMN, DROP COLUMN, ALTER COLUMN ... TYPE or RENAME TO on data nodes of other processes (renaming a column, defaults and NOT NULL are supported)",
                 "",
             )));
         }
@@ -38,6 +38,9 @@ impl Cluster {
         self.check_not_null(&def, &change)?;
         if let TableChange::AddForeignKey(fk) = &change {
             self.check_stored_references(&def, fk)?;
+        }
+        if let TableChange::SetType { column, to } = &change {
+            self.check_castable(&def, *column, *to)?;
         }
         let key = def.name.to_lowercase();
         let stored = stored_change(&def, &change);
@@ -94,6 +97,20 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Refuses a new type `to` for column `column` of `def` that a value stored does not
+    /// convert to, with the cast's own error (every value is cast once here, so the change to
+    /// the rows, logged before it is made, cannot fail halfway).
+    fn check_castable(&self, def: &TableDef, column: usize, to: DataType) -> Result<()> {
+        let name = quote(&def.schema.fields[column].name);
+        let sql = format!(
+            "SELECT COUNT(CAST({name} AS {to})) FROM {}",
+            quote(&def.name)
+        );
+        self.query(&sql, &[]).map(|_| ())
+    }
+}
+
 /// What `change` to `def` does to the rows each node stores, if anything.
 fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
     let table = def.name.to_lowercase();
@@ -113,6 +130,11 @@ fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
             table,
             column: *column,
             name: to.clone(),
+        }),
+        TableChange::SetType { column, to } => Some(Change::SetColumnType {
+            table,
+            column: *column,
+            data_type: *to,
         }),
         TableChange::RenameTable { to } => Some(Change::RenameTable {
             table,

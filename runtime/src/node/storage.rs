@@ -91,6 +91,15 @@ pub enum Change {
         /// Its new name.
         name: String,
     },
+    /// `ALTER TABLE ... ALTER COLUMN ... TYPE`: the column's values cast to the type.
+    SetColumnType {
+        /// Table name (lowercase).
+        table: String,
+        /// The column's position.
+        column: usize,
+        /// The new type.
+        data_type: DataType,
+    },
     /// `ALTER TABLE ... RENAME TO`: the rows and versions are kept under the new name.
     RenameTable {
         /// Table name (lowercase).
@@ -321,6 +330,16 @@ impl NodeStorage {
             } => match self.tables.get_mut(&table) {
                 Some(store) => store
                     .rename_column(column, &name)
+                    .map_err(|e| e.to_string()),
+                None => Ok(()),
+            },
+            Change::SetColumnType {
+                table,
+                column,
+                data_type,
+            } => match self.tables.get_mut(&table) {
+                Some(store) => store
+                    .set_column_type(column, data_type)
                     .map_err(|e| e.to_string()),
                 None => Ok(()),
             },
