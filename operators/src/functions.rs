@@ -25,6 +25,7 @@ mod regex;
 mod strings;
 mod support;
 mod to_char;
+mod to_char_number;
 
 pub use catalogue::{MathFunc, ScalarFunc};
 

@@ -1,5 +1,5 @@
 //! `to_char(date or timestamp, template)`: a date and time written out by a PostgreSQL
-//! template (`'YYYY-MM-DD HH24:MI:SS'`, `'FMMonth DDth, YYYY'`, `'Dy "at" HH12 AM'`).
+//! template (numbers are [`super::to_char_number`]'s) (`'YYYY-MM-DD HH24:MI:SS'`, `'FMMonth DDth, YYYY'`, `'Dy "at" HH12 AM'`).
 //!
 //! A template is read once into [`Piece`]s (fields and literal text) and then written for each
 //! row. Fields are PostgreSQL's: years (`YYYY`, `YYY`, `YY`, `Y`, `Y,YYY`, `IYYY`), months
@@ -14,9 +14,11 @@
 
 use super::catalogue::ScalarFunc;
 use super::support::{all_valid, datetime_at, s, type_err, TextOut};
+use super::to_char_number::{decimal_parts, float_parts, NumberTemplate};
 use crate::column::Column;
 use crate::error::{Error, Result};
 use crate::types::DataType;
+use crate::value::Value;
 use chrono::{Datelike, NaiveDateTime, Timelike};
 use std::fmt::Write;
 
@@ -24,6 +26,9 @@ use std::fmt::Write;
 /// (read again only when it changes from one row to the next, so a literal is read once).
 pub(super) fn call(args: &[Column], n: usize) -> Result<Column> {
     let (x, templates) = (&args[0], &args[1]);
+    if x.data_type().is_numeric() && templates.data_type() == DataType::Utf8 {
+        return numbers(x, templates, n);
+    }
     if !x.data_type().is_temporal() || templates.data_type() != DataType::Utf8 {
         return Err(type_err(ScalarFunc::ToChar, args));
     }
@@ -43,6 +48,38 @@ pub(super) fn call(args: &[Column], n: usize) -> Result<Column> {
         let t = datetime_at(x, i)
             .ok_or_else(|| Error::Overflow(format!("{} out of range", x.data_type())))?;
         template.write(t, &mut buf);
+        out.push(&buf)?;
+    }
+    Ok(out.finish())
+}
+
+/// `to_char(x, template)` of a BIGINT, DOUBLE or DECIMAL column `x` over `n` rows (see
+/// [`super::to_char_number`]; a template read again only when it changes).
+fn numbers(x: &Column, templates: &Column, n: usize) -> Result<Column> {
+    let mut out = TextOut::new(ScalarFunc::ToChar, n);
+    let mut last: Option<(&str, NumberTemplate)> = None;
+    let mut buf = String::new();
+    for i in 0..n {
+        if !x.is_valid(i) || !templates.is_valid(i) {
+            out.push_null();
+            continue;
+        }
+        let text = s(templates, i);
+        let template = match &last {
+            Some((t, template)) if *t == text => template,
+            _ => &last.insert((text, NumberTemplate::parse(text)?)).1,
+        };
+        let decimals = template.decimals();
+        let parts = match x.value(i) {
+            Value::Int(v) => Some(decimal_parts(v as i128, 0, decimals)),
+            Value::Decimal(v, scale) => Some(decimal_parts(v, scale, decimals)),
+            Value::Float(v) => float_parts(v, decimals),
+            _ => None,
+        };
+        match parts {
+            Some((negative, int, frac)) => template.write(negative, &int, &frac, &mut buf),
+            None => template.write_hashes(&mut buf),
+        }
         out.push(&buf)?;
     }
     Ok(out.finish())

@@ -320,17 +320,10 @@ impl Binder<'_> {
             Some(t) if t.is_temporal() => t,
             Some(DataType::Utf8) if text_literal => DataType::Timestamp,
             None => DataType::Timestamp,
-            Some(t) if t.is_numeric() => {
-                return Err(super::unsupported(
-                    format!("to_char of a number ({t}; weir formats DATE and TIMESTAMP)"),
-                    e.span(),
-                ))
-            }
-            Some(t) => {
-                return Err(PlanError::Type(format!(
-                    "function to_char needs a DATE or TIMESTAMP argument 1, got {t} in '{e}'"
-                )))
-            }
+            Some(t) if t.is_numeric() => t,
+            Some(t) => return Err(PlanError::Type(format!(
+                "function to_char needs a number, DATE or TIMESTAMP argument 1, got {t} in '{e}'"
+            ))),
         };
         if template.ty.is_some_and(|t| t != DataType::Utf8) {
             return Err(PlanError::Type(format!(
