@@ -321,9 +321,11 @@ impl Binder<'_> {
             Some(DataType::Utf8) if text_literal => DataType::Timestamp,
             None => DataType::Timestamp,
             Some(t) if t.is_numeric() => t,
-            Some(t) => return Err(PlanError::Type(format!(
+            Some(t) => {
+                return Err(PlanError::Type(format!(
                 "function to_char needs a number, DATE or TIMESTAMP argument 1, got {t} in '{e}'"
-            ))),
+            )))
+            }
         };
         if template.ty.is_some_and(|t| t != DataType::Utf8) {
             return Err(PlanError::Type(format!(

@@ -314,72 +314,64 @@ impl Catalog {
         Ok(())
     }
 
-    /// Refuses changing the type of column `c` of `def` while a key, an index or a foreign
-    /// key is on it (their values are kept by type), or when a sequence gives its values.
-    fn check_retypable(&self, def: &TableDef, c: usize) -> Result<(), PlanError> {
-        let name = &def.schema.fields[c].name;
-        let refuse = |why: String| {
-            Err(PlanError::Depended(format!(
-                "cannot change the type of column '{name}' of table '{}': {why}",
-                def.name
-            )))
-        };
+    /// What keeps column `c` of `def` as it is, if anything (its values are held by type
+    /// and position there): the primary key, an index, a foreign key of the table or one
+    /// that references it.
+    fn needed_by(&self, def: &TableDef, c: usize) -> Option<String> {
         if def.primary_key.contains(&c) {
-            return refuse("it is in the primary key".into());
+            return Some("it is in the primary key".into());
         }
         if let Some(index) = def.indexes.iter().find(|i| i.columns().contains(&c)) {
-            return refuse(format!("index '{}' is on it", index.name));
+            return Some(format!("index '{}' is on it", index.name));
         }
         if let Some(fk) = def.foreign_keys.iter().find(|fk| fk.columns.contains(&c)) {
-            return refuse(format!("foreign key '{}' is on it", fk.name));
+            return Some(format!("foreign key '{}' is on it", fk.name));
         }
-        if let Some((child, fk)) = def
-            .referenced_by(self)
+        def.referenced_by(self)
             .find(|(_, fk)| fk.parent_columns.contains(&c))
-        {
-            return refuse(format!(
-                "foreign key '{}' of table '{}' references it",
-                fk.name, child.name
-            ));
-        }
-        if let Some(DefaultValue::Serial | DefaultValue::Identity { .. }) = def.default_of(c) {
-            return refuse("a sequence gives its values".into());
-        }
-        Ok(())
+            .map(|(child, fk)| {
+                format!(
+                    "foreign key '{}' of table '{}' references it",
+                    fk.name, child.name
+                )
+            })
     }
 
-    /// Refuses dropping column `c` of `def` while something needs it (as PostgreSQL refuses
-    /// it without `CASCADE`): the primary key, an index, a foreign key of the table or one
-    /// that references it; or when it is the table's only column.
+    /// Refuses changing the type of column `c` of `def` while something needs it
+    /// ([`Catalog::needed_by`]) or a sequence gives its values.
+    fn check_retypable(&self, def: &TableDef, c: usize) -> Result<(), PlanError> {
+        let sequence = matches!(
+            def.default_of(c),
+            Some(DefaultValue::Serial | DefaultValue::Identity { .. })
+        );
+        let why = self
+            .needed_by(def, c)
+            .or_else(|| sequence.then(|| "a sequence gives its values".to_string()));
+        match why {
+            None => Ok(()),
+            Some(why) => Err(PlanError::Depended(format!(
+                "cannot change the type of column '{}' of table '{}': {why}",
+                def.schema.fields[c].name, def.name
+            ))),
+        }
+    }
+
+    /// Refuses dropping column `c` of `def` while something needs it
+    /// ([`Catalog::needed_by`]), as PostgreSQL refuses it without `CASCADE`, or when it is
+    /// the table's only column.
     fn check_droppable(&self, def: &TableDef, c: usize) -> Result<(), PlanError> {
-        let name = &def.schema.fields[c].name;
-        let refuse = |why: String| {
-            Err(PlanError::Depended(format!(
-                "cannot drop column '{name}' of table '{}': {why}",
-                def.name
-            )))
+        let only = def.schema.len() == 1;
+        let why = if only {
+            Some("it is the table's only column (drop the table)".to_string())
+        } else {
+            self.needed_by(def, c)
         };
-        if def.schema.len() == 1 {
-            return refuse("it is the table's only column (drop the table)".into());
+        match why {
+            None => Ok(()),
+            Some(why) => Err(PlanError::Depended(format!(
+                "cannot drop column '{}' of table '{}': {why}",
+                def.schema.fields[c].name, def.name
+            ))),
         }
-        if def.primary_key.contains(&c) {
-            return refuse("it is in the primary key".into());
-        }
-        if let Some(index) = def.indexes.iter().find(|i| i.columns().contains(&c)) {
-            return refuse(format!("index '{}' is on it", index.name));
-        }
-        if let Some(fk) = def.foreign_keys.iter().find(|fk| fk.columns.contains(&c)) {
-            return refuse(format!("foreign key '{}' is on it", fk.name));
-        }
-        if let Some((child, fk)) = def
-            .referenced_by(self)
-            .find(|(_, fk)| fk.parent_columns.contains(&c))
-        {
-            return refuse(format!(
-                "foreign key '{}' of table '{}' references it",
-                fk.name, child.name
-            ));
-        }
-        Ok(())
     }
 }

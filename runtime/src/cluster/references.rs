@@ -85,16 +85,7 @@ impl Cluster {
         }
         match needed.iter().find(|v| missing.contains(&key_of(v))) {
             None => Ok(()),
-            Some(values) => Err(Error::ForeignKey {
-                what: "insert or update",
-                table: def.name.clone(),
-                constraint: fk.name.clone(),
-                detail: format!(
-                    "key {} is not present in table {}",
-                    key_text(def, &fk.columns, values),
-                    parent.name
-                ),
-            }),
+            Some(values) => Err(not_present(def, fk, &parent, values)),
         }
     }
 
@@ -193,9 +184,7 @@ impl Cluster {
         }
         Ok(out)
     }
-}
 
-impl Cluster {
     /// Fails with [`Error::ForeignKey`] when a row `def` stores has, in the columns of `fk`
     /// (a key `ALTER TABLE` adds), values no row of the referenced table holds, naming the
     /// first such row's key as PostgreSQL does.
@@ -226,17 +215,22 @@ impl Cluster {
         );
         match self.query(&sql, &[])?.rows().first() {
             None => Ok(()),
-            Some(values) => Err(Error::ForeignKey {
-                what: "insert or update",
-                table: def.name.clone(),
-                constraint: fk.name.clone(),
-                detail: format!(
-                    "key {} is not present in table {}",
-                    key_text(def, &fk.columns, values),
-                    parent.name
-                ),
-            }),
+            Some(values) => Err(not_present(def, fk, &parent, values)),
         }
+    }
+}
+
+/// The error for a row of `def` whose key `fk` has `values`, which `parent` does not hold.
+fn not_present(def: &TableDef, fk: &ForeignKey, parent: &TableDef, values: &[Value]) -> Error {
+    Error::ForeignKey {
+        what: "insert or update",
+        table: def.name.clone(),
+        constraint: fk.name.clone(),
+        detail: format!(
+            "key {} is not present in table {}",
+            key_text(def, &fk.columns, values),
+            parent.name
+        ),
     }
 }
 
