@@ -184,6 +184,11 @@ impl TableStore {
         Ok(())
     }
 
+    /// Drops the secondary index on `column`, if there is one.
+    pub fn drop_index(&mut self, column: usize) {
+        self.indexes.retain(|i| i.column() != column);
+    }
+
     /// Whether `column` can be probed by [`TableStore::lookup`]: a secondary index or every
     /// partition's primary key.
     pub fn has_index(&self, column: usize) -> bool {

@@ -60,6 +60,50 @@ pub(crate) fn plan_alter_table(
     })
 }
 
+/// `DROP INDEX [IF EXISTS] name [ON table]`: the index of that name, on whichever table has
+/// it (index names are per table in weir: a name on several tables needs `ON table`).
+pub(crate) fn drop_index(
+    names: &[sql::ObjectName],
+    on: Option<&sql::ObjectName>,
+    if_exists: bool,
+    catalog: &Catalog,
+) -> Result<Statement, PlanError> {
+    let [name] = names else {
+        return Err(unsupported(
+            "dropping several indexes at once",
+            names
+                .get(1)
+                .map_or(sqlparser::tokenizer::Span::empty(), |n| n.span()),
+        ));
+    };
+    let name = object_name(name)?;
+    let on = on.map(object_name).transpose()?;
+    let holders: Vec<&TableDef> = catalog
+        .tables()
+        .filter(|t| on.as_ref().is_none_or(|o| t.name.eq_ignore_ascii_case(o)))
+        .filter(|t| t.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(&name)))
+        .collect();
+    match holders.as_slice() {
+        [t] => Ok(Statement::AlterTable {
+            table: t.name.clone(),
+            change: Some(TableChange::DropIndex { name }),
+        }),
+        [] if if_exists => Ok(Statement::AlterTable {
+            table: on.unwrap_or_default(),
+            change: None,
+        }),
+        [] => Err(PlanError::Invalid(format!("no index named '{name}'"))),
+        several => Err(PlanError::Invalid(format!(
+            "index name '{name}' is on tables {}: write DROP INDEX {name} ON table",
+            several
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
 /// The position of column `id` in `def`, or the error naming it.
 fn column_of(def: &TableDef, id: &sql::Ident) -> Result<usize, PlanError> {
     def.schema

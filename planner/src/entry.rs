@@ -123,6 +123,14 @@ fn plan_tokens(
             names,
             ..
         } => ddl::drop_table(names, *if_exists, catalog),
+        sql::Statement::Drop {
+            object_type: sql::ObjectType::Index,
+            if_exists,
+            names,
+            table,
+            cascade: false,
+            ..
+        } => alter::drop_index(names, table.as_ref(), *if_exists, catalog),
         sql::Statement::CreateView(cv) => ddl::create_view(cv, catalog, &mut binder),
         sql::Statement::AlterTable(at) => alter::plan_alter_table(at, catalog, &mut binder),
         sql::Statement::Drop {

@@ -46,6 +46,11 @@ pub enum TableChange {
         /// The key's name.
         name: String,
     },
+    /// `DROP INDEX name`.
+    DropIndex {
+        /// The index's name.
+        name: String,
+    },
     /// `ALTER [COLUMN] name SET DEFAULT expr` (`Some`) or `DROP DEFAULT` (`None`).
     SetDefault {
         /// The column's position.
@@ -266,6 +271,43 @@ impl Catalog {
                         t.name
                     )));
                 }
+            }
+            TableChange::DropIndex { name } => {
+                let index = def
+                    .indexes
+                    .iter()
+                    .find(|i| i.name.eq_ignore_ascii_case(name))
+                    .ok_or_else(|| {
+                        PlanError::Invalid(format!(
+                            "table '{}' has no index named '{name}'",
+                            def.name
+                        ))
+                    })?;
+                let mut columns = index.columns();
+                columns.sort_unstable();
+                let mut pk = def.primary_key.clone();
+                pk.sort_unstable();
+                let other_unique = def.indexes.iter().any(|i| {
+                    let mut c = i.columns();
+                    c.sort_unstable();
+                    i.unique && c == columns && !i.name.eq_ignore_ascii_case(name)
+                });
+                if index.unique && pk != columns && !other_unique {
+                    let needs = def.referenced_by(self).find(|(_, fk)| {
+                        let mut p = fk.parent_columns.clone();
+                        p.sort_unstable();
+                        p == columns
+                    });
+                    if let Some((child, fk)) = needs {
+                        return Err(PlanError::Depended(format!(
+                            "cannot drop index '{}': foreign key '{}' of table '{}' references its columns",
+                            index.name, fk.name, child.name
+                        )));
+                    }
+                }
+                let index_name = index.name.clone();
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.indexes.retain(|i| i.name != index_name);
             }
             TableChange::SetType { column, to } => {
                 let c = *column;

@@ -190,3 +190,23 @@ fn an_added_unique_constraint_is_a_unique_index_and_a_foreign_key_is_resolved() 
     alter(&mut cat, "ALTER TABLE child DROP CONSTRAINT child_parent").unwrap();
     assert_eq!(cat.table("child").unwrap().foreign_keys.len(), 1);
 }
+
+#[test]
+fn drop_index_finds_the_table_by_the_index_name_or_asks_for_it() {
+    let mut cat = shop();
+    exec_ddl(&mut cat, "CREATE TABLE other (b BIGINT)");
+    exec_ddl(&mut cat, "CREATE INDEX child_b ON other (b)");
+    let err = plan_statement("DROP INDEX child_b", &cat, &[], 4).unwrap_err();
+    assert!(err.to_string().contains("ON table"), "{err}");
+    let Statement::AlterTable { table, change } =
+        plan_statement("DROP INDEX child_b ON other", &cat, &[], 4).unwrap()
+    else {
+        panic!("not a change")
+    };
+    assert_eq!(table, "other");
+    alter_catalog(&mut cat, &table, &change.unwrap()).unwrap();
+    assert!(cat.table("other").unwrap().indexes.is_empty());
+    assert_eq!(cat.table("child").unwrap().indexes.len(), 1);
+    alter(&mut cat, "DROP INDEX child_b").unwrap();
+    assert!(cat.table("child").unwrap().indexes.is_empty());
+}

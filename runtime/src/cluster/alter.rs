@@ -131,6 +131,19 @@ fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
             column: *column,
             name: to.clone(),
         }),
+        // The nodes index a column while some index starts with it.
+        TableChange::DropIndex { name } => {
+            let index = def
+                .indexes
+                .iter()
+                .find(|i| i.name.eq_ignore_ascii_case(name))?;
+            let column = index.column;
+            let kept = def
+                .indexes
+                .iter()
+                .any(|i| i.column == column && !i.name.eq_ignore_ascii_case(name));
+            (!kept).then_some(Change::DropIndex { table, column })
+        }
         TableChange::SetType { column, to } => Some(Change::SetColumnType {
             table,
             column: *column,

@@ -100,6 +100,13 @@ pub enum Change {
         /// The new type.
         data_type: DataType,
     },
+    /// `DROP INDEX`: the node-wide secondary index on a column goes.
+    DropIndex {
+        /// Table name (lowercase).
+        table: String,
+        /// The column.
+        column: usize,
+    },
     /// `ALTER TABLE ... RENAME TO`: the rows and versions are kept under the new name.
     RenameTable {
         /// Table name (lowercase).
@@ -343,6 +350,12 @@ impl NodeStorage {
                     .map_err(|e| e.to_string()),
                 None => Ok(()),
             },
+            Change::DropIndex { table, column } => {
+                if let Some(store) = self.tables.get_mut(&table) {
+                    store.drop_index(column);
+                }
+                Ok(())
+            }
             Change::RenameTable { table, to } => {
                 if self.tables.contains_key(&to) || self.versions.contains_key(&to) {
                     return Err(format!("cannot rename {table} to {to}: {to} is stored"));

@@ -147,8 +147,9 @@ impl Membership {
     /// newer (the log replaying entries a node's storage already has after a restart), and
     /// makes what it changes to node `shared`'s storage: tables it has not are dropped (but
     /// one a write from a writer with a newer catalog made here), secondary indexes it names
-    /// are built, renamed columns take their names, and a new schema is kept in the node's
-    /// storage (logged, on a node with a data directory). Returns whether it was taken.
+    /// are built and those it no longer names dropped, renamed columns take their names, and
+    /// a new schema is kept in the node's storage (logged, on a node with a data directory).
+    /// Returns whether it was taken.
     pub fn take_catalog(&self, epoch: u64, bytes: &CatalogBytes, shared: &NodeShared) -> bool {
         let catalog = match decode_catalog(bytes) {
             Ok(c) => c,
@@ -203,6 +204,16 @@ impl Membership {
                                     });
                                 }
                             }
+                        }
+                    }
+                    // An index dropped (`DROP INDEX`): no index of the catalog starts with
+                    // its column any more.
+                    for column in store.indexed_columns() {
+                        if !def.indexes.iter().any(|i| i.column == column) {
+                            changes.push(Change::DropIndex {
+                                table: table.clone(),
+                                column,
+                            });
                         }
                     }
                     for index in &def.indexes {
@@ -605,5 +616,64 @@ mod tests {
         assert_eq!(rows_of(&node, "d"), None);
         // An older catalog than the one held is not taken.
         assert!(!membership.take_catalog(3, &catalog(3, &["a", "b", "c"]), &node));
+    }
+
+    /// The catalog of `version` with table `a`, an index on `x` when `indexed`, its second
+    /// column named `second`.
+    fn altered(version: u64, indexed: bool, second: &str) -> CatalogBytes {
+        let table = TableDef {
+            name: "a".into(),
+            schema: Schema::new(vec![
+                Field::new("id", DataType::Int64),
+                Field::new(second, DataType::Int64),
+            ]),
+            primary_key: vec![0],
+            indexes: if indexed {
+                vec![weir_planner::IndexDef::on("a_x", 1)]
+            } else {
+                vec![]
+            },
+            not_null: vec![],
+            partitions: 4,
+            external: None,
+            defaults: Vec::new(),
+            foreign_keys: Vec::new(),
+        };
+        encode_catalog(&CatalogSnapshot {
+            version,
+            tables: vec![table],
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_node_builds_drops_and_renames_what_the_catalog_log_says() {
+        let node = NodeShared::new(
+            0,
+            "node-0",
+            true,
+            1 << 30,
+            JoinMode::Guarded,
+            &BreakerConfig::default(),
+        );
+        let membership = Membership::default();
+        let indexed =
+            |node: &NodeShared| node.storage.read().unwrap().tables["a"].indexed_columns();
+        let second = |node: &NodeShared| {
+            let storage = node.storage.read().unwrap();
+            storage.tables["a"].get(1).unwrap().schema().fields[1]
+                .name
+                .clone()
+        };
+        assert!(membership.take_catalog(1, &altered(1, false, "x"), &node));
+        write(&node, "a", 1, 1);
+        assert!(membership.take_catalog(2, &altered(2, true, "x"), &node));
+        assert_eq!(indexed(&node), [1]);
+        // DROP INDEX, then RENAME COLUMN x TO y.
+        assert!(membership.take_catalog(3, &altered(3, false, "x"), &node));
+        assert!(indexed(&node).is_empty());
+        assert!(membership.take_catalog(4, &altered(4, false, "y"), &node));
+        assert_eq!(second(&node), "y");
+        assert_eq!(rows_of(&node, "a"), Some(3));
     }
 }
