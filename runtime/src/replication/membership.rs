@@ -518,27 +518,46 @@ mod tests {
         ])
     }
 
+    /// A data node of one process, empty.
+    fn data_node() -> NodeShared {
+        NodeShared::new(
+            0,
+            "node-0",
+            true,
+            1 << 30,
+            JoinMode::Guarded,
+            &BreakerConfig::default(),
+        )
+    }
+
+    /// Table `name` with `schema`, keyed on its first column, with `indexes`.
+    fn table(name: &str, schema: Schema, indexes: Vec<weir_planner::IndexDef>) -> TableDef {
+        TableDef {
+            name: name.to_string(),
+            schema,
+            primary_key: vec![0],
+            indexes,
+            not_null: vec![],
+            partitions: 4,
+            external: None,
+            defaults: Vec::new(),
+            foreign_keys: Vec::new(),
+        }
+    }
+
     /// The catalog of schema version `version` with `tables`.
-    fn catalog(version: u64, tables: &[&str]) -> CatalogBytes {
-        let tables = tables
-            .iter()
-            .map(|name| TableDef {
-                name: name.to_string(),
-                schema: schema(),
-                primary_key: vec![0],
-                indexes: vec![],
-                not_null: vec![],
-                partitions: 4,
-                external: None,
-                defaults: Vec::new(),
-                foreign_keys: Vec::new(),
-            })
-            .collect();
+    fn encoded(version: u64, tables: Vec<TableDef>) -> CatalogBytes {
         encode_catalog(&CatalogSnapshot {
             version,
             tables,
             ..Default::default()
         })
+    }
+
+    /// The catalog of schema version `version` with `tables`, each of [`schema`].
+    fn catalog(version: u64, tables: &[&str]) -> CatalogBytes {
+        let tables = tables.iter().map(|n| table(n, schema(), vec![])).collect();
+        encoded(version, tables)
     }
 
     /// Writes three rows into partition 1 of `table` on `node`, as write `id` of a writer
@@ -584,14 +603,7 @@ mod tests {
 
     #[test]
     fn a_table_written_ahead_of_the_log_outlives_older_catalogs_and_a_drop_still_drops() {
-        let node = NodeShared::new(
-            0,
-            "node-0",
-            true,
-            1 << 30,
-            JoinMode::Guarded,
-            &BreakerConfig::default(),
-        );
+        let node = data_node();
         let membership = Membership::default();
         assert!(membership.take_catalog(1, &catalog(1, &["a"]), &node));
         write(&node, "a", 1, 1);
@@ -621,41 +633,21 @@ mod tests {
     /// The catalog of `version` with table `a`, an index on `x` when `indexed`, its second
     /// column named `second`.
     fn altered(version: u64, indexed: bool, second: &str) -> CatalogBytes {
-        let table = TableDef {
-            name: "a".into(),
-            schema: Schema::new(vec![
-                Field::new("id", DataType::Int64),
-                Field::new(second, DataType::Int64),
-            ]),
-            primary_key: vec![0],
-            indexes: if indexed {
-                vec![weir_planner::IndexDef::on("a_x", 1)]
-            } else {
-                vec![]
-            },
-            not_null: vec![],
-            partitions: 4,
-            external: None,
-            defaults: Vec::new(),
-            foreign_keys: Vec::new(),
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::Int64),
+            Field::new(second, DataType::Int64),
+        ]);
+        let indexes = if indexed {
+            vec![weir_planner::IndexDef::on("a_x", 1)]
+        } else {
+            vec![]
         };
-        encode_catalog(&CatalogSnapshot {
-            version,
-            tables: vec![table],
-            ..Default::default()
-        })
+        encoded(version, vec![table("a", schema, indexes)])
     }
 
     #[test]
     fn a_node_builds_drops_and_renames_what_the_catalog_log_says() {
-        let node = NodeShared::new(
-            0,
-            "node-0",
-            true,
-            1 << 30,
-            JoinMode::Guarded,
-            &BreakerConfig::default(),
-        );
+        let node = data_node();
         let membership = Membership::default();
         let indexed =
             |node: &NodeShared| node.storage.read().unwrap().tables["a"].indexed_columns();
