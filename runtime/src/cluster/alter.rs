@@ -13,15 +13,16 @@ use weir_planner::{PlanError, TableChange, TableDef};
 impl Cluster {
     /// Makes `change` to table `table` (`None`: nothing to do). Connected to data nodes of
     /// other processes, only changes that leave the rows as they are (renaming a column,
-    /// defaults, `NOT NULL`) are made, and the data nodes take them from the catalog log;
-    /// adding or dropping a column, or renaming the table, is refused.
+    /// defaults, `NOT NULL`, constraints, `DROP INDEX`) are made, and the data nodes take
+    /// them from the catalog log; adding, dropping or retyping a column, or renaming the
+    /// table, is refused ([`TableChange::changes_storage`]).
     pub(super) fn alter_table(&self, table: &str, change: Option<TableChange>) -> Result<()> {
         let Some(change) = change else {
             return Ok(());
         };
         if self.inner.remote.is_some() && change.changes_storage() {
             return Err(Error::Plan(PlanError::unsupported(
-                "ALTER TABLE ... ADD COLUMN, DROP COLUMN, ALTER COLUMN ... TYPE or RENAME TO on data nodes of other processes (renaming a column, defaults and NOT NULL are supported)",
+                "ALTER TABLE ... ADD COLUMN, DROP COLUMN, ALTER COLUMN ... TYPE or RENAME TO on data nodes of other processes (renaming a column, defaults, NOT NULL, constraints and DROP INDEX are supported)",
                 "",
             )));
         }
@@ -50,7 +51,7 @@ impl Cluster {
                 Ok(Some(()))
             },
             |_| {
-                if let Some(stored) = stored.clone() {
+                if let Some(stored) = stored {
                     self.change_every_node(stored)?;
                 }
                 if let TableChange::RenameTable { to } = &change {
