@@ -6,6 +6,7 @@ use crate::catalog::alter::TableChange;
 use crate::catalog::{Catalog, DefaultValue, TableDef};
 use crate::ddl::object_name;
 use crate::error::PlanError;
+use crate::sequences;
 use crate::statement::Statement;
 use sqlparser::ast::{self as sql, Spanned};
 use weir_operators::{Field, Value};
@@ -210,7 +211,17 @@ fn table_change(
                 },
                 sql::AlterColumnOperation::SetDefault { value } => {
                     let field = &def.schema.fields[column];
-                    let (default, _) = checked_default(value, field, binder)?;
+                    let (name, ty) = (&field.name, field.data_type);
+                    let default = match sequences::checked_default_sequence(
+                        value,
+                        name,
+                        ty,
+                        binder.catalog,
+                    )? {
+                        // `nextval('s')`: each INSERT takes the sequence's next values.
+                        Some(_) => DefaultValue::Expr(value.to_string()),
+                        None => checked_default(value, field, binder)?.0,
+                    };
                     TableChange::SetDefault {
                         column,
                         default: Some(default),
@@ -230,7 +241,12 @@ fn table_change(
                     // The default must still give a value of the column's type.
                     if let Some(DefaultValue::Expr(text)) = def.default_of(column) {
                         let e = parse_default(text, &field.name)?;
-                        checked_default(&e, &Field::new(field.name.clone(), to), binder)?;
+                        let catalog = binder.catalog;
+                        if sequences::checked_default_sequence(&e, &field.name, to, catalog)?
+                            .is_none()
+                        {
+                            checked_default(&e, &Field::new(field.name.clone(), to), binder)?;
+                        }
                     }
                     TableChange::SetType { column, to }
                 }
@@ -365,6 +381,12 @@ fn added_column(
                         "column '{}' has more than one DEFAULT",
                         c.name.value
                     )));
+                }
+                if crate::sequence_names::nextval_call(e).is_some() {
+                    return Err(unsupported(
+                        format!("ADD COLUMN with DEFAULT {e} (every stored row would take its own value): add the column, then ALTER COLUMN ... SET DEFAULT"),
+                        e.span(),
+                    ));
                 }
                 let (d, v) = checked_default(e, &field, binder)?;
                 default = Some(d);

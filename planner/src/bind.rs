@@ -29,19 +29,7 @@ mod window_scope;
 
 pub(crate) use window_scope::{contains_window, WindowScope};
 
-/// `"line L, column C"` for a span, or empty when the span is unknown.
-pub(crate) fn pos(span: Span) -> String {
-    if span.start.line == 0 {
-        String::new()
-    } else {
-        format!("line {}, column {}", span.start.line, span.start.column)
-    }
-}
-
-/// Shorthand for an unsupported-construct error at a span.
-pub(crate) fn unsupported(what: impl Into<String>, span: Span) -> PlanError {
-    PlanError::unsupported(what, pos(span))
-}
+pub(crate) use crate::error::{pos, unsupported};
 
 /// Bound parameter values, the placeholder numbering, and the inferred parameter types.
 pub(crate) struct Params<'a> {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use weir_operators::Schema;
 
 pub mod alter;
+pub mod sequences;
 
 /// A table definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -106,6 +107,43 @@ pub enum DefaultValue {
         /// `GENERATED ALWAYS`.
         always: bool,
     },
+}
+
+/// A sequence made by `CREATE SEQUENCE`: values from its start, `increment` apart, within
+/// `min..=max`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedSequence {
+    /// The name, lowercase.
+    pub name: String,
+    /// The next value no client has reserved (past `max`, or below `min`, once every value
+    /// was reserved).
+    pub next: i64,
+    /// The first value (`START WITH`).
+    pub start: i64,
+    /// The step between values (not 0; negative for a descending sequence).
+    pub increment: i64,
+    /// The smallest value.
+    pub min: i64,
+    /// The largest value.
+    pub max: i64,
+    /// The schema version that made the sequence (one dropped and made again is another
+    /// sequence: blocks of the old one are not handed out).
+    pub made: u64,
+}
+
+/// The sequence a call or a fill names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SequenceName {
+    /// The sequence of a `SERIAL` or identity column (named `<table>_<column>_seq`, as
+    /// PostgreSQL names it): lowercase table and column names.
+    Column {
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+    },
+    /// A sequence made by `CREATE SEQUENCE`, lowercase.
+    Named(String),
 }
 
 /// A sequence's state in the catalog: the next value no client has reserved yet.
@@ -257,6 +295,8 @@ pub struct CatalogSnapshot {
     pub next_row_ids: Vec<(String, u64)>,
     /// The sequences of `SERIAL` and identity columns.
     pub sequences: Vec<SequenceState>,
+    /// The sequences made by `CREATE SEQUENCE`.
+    pub named_sequences: Vec<NamedSequence>,
 }
 
 /// All tables, by lowercase name. Every schema change bumps [`Catalog::version`], which keys
@@ -270,6 +310,8 @@ pub struct Catalog {
     next_row_ids: BTreeMap<String, u64>,
     /// The sequences of `SERIAL` and identity columns, by lowercase table and column name.
     sequences: BTreeMap<(String, String), SequenceState>,
+    /// The sequences made by `CREATE SEQUENCE`, by lowercase name.
+    named_sequences: BTreeMap<String, NamedSequence>,
     version: u64,
     /// Data nodes of the cluster the plans are for (see [`Catalog::set_data_nodes`]).
     data_nodes: Option<usize>,
@@ -303,6 +345,7 @@ impl Catalog {
                 .map(|(k, v)| (k.clone(), *v))
                 .collect(),
             sequences: self.sequences.values().cloned().collect(),
+            named_sequences: self.named_sequences.values().cloned().collect(),
         }
     }
 
@@ -327,6 +370,11 @@ impl Catalog {
                 .sequences
                 .into_iter()
                 .map(|s| ((s.table.clone(), s.column.clone()), s))
+                .collect(),
+            named_sequences: snapshot
+                .named_sequences
+                .into_iter()
+                .map(|s| (s.name.to_lowercase(), s))
                 .collect(),
             version: snapshot.version.max(min_version),
             data_nodes: None,

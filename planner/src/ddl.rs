@@ -3,13 +3,17 @@
 
 use crate::bind::{constant_value, map_type, unsupported, Binder};
 use crate::catalog::alter::check_new_column;
-use crate::catalog::{Catalog, ColumnDefault, DefaultValue, IndexDef, TableDef, ViewDef};
+use crate::catalog::{
+    Catalog, ColumnDefault, DefaultValue, IndexDef, SequenceName, TableDef, ViewDef,
+};
 use crate::error::PlanError;
+use crate::sequences;
 use crate::statement::{Returning, SequenceFill, Statement};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Span;
+use std::collections::BTreeMap;
 use weir_operators::{Batch, DataType, Expr, Field, Schema, Value};
 
 /// Whether `t` is PostgreSQL's `SERIAL`, `BIGSERIAL` or `SMALLSERIAL` (`SERIAL2/4/8`): an
@@ -227,7 +231,11 @@ pub(crate) fn create_table(
             match &o.option {
                 sql::ColumnOption::Default(e) => {
                     let params = binder.params.types.len();
-                    constant_value(e, binder, t, &c.name.value)?;
+                    if sequences::checked_default_sequence(e, &c.name.value, t, binder.catalog)?
+                        .is_none()
+                    {
+                        constant_value(e, binder, t, &c.name.value)?;
+                    }
                     if binder.params.types.len() != params {
                         return Err(unsupported(
                             format!("a parameter in the DEFAULT of column '{}'", c.name.value),
@@ -565,21 +573,23 @@ fn is_default(e: &sql::Expr) -> bool {
     }
 }
 
-/// What an INSERT puts in a column of a row that gives it no value (or `DEFAULT`).
-#[derive(Clone)]
-enum Filler {
+/// What an INSERT or a COPY puts in a column of a row that gives it no value (or
+/// `DEFAULT`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnFill {
     /// NULL (the column has no default).
     Null,
     /// The value of the column's `DEFAULT` expression, evaluated once for the statement.
     Value(Value),
-    /// The next value of the column's sequence, handed out when the statement runs.
-    Sequence,
+    /// The next value of a sequence, handed out when the statement runs: the column's own
+    /// (`None`), or the one its `DEFAULT nextval('name')` names.
+    Sequence(Option<SequenceName>),
 }
 
 /// The fillers of `t`'s columns, each worked out when first needed.
 struct Fillers<'t> {
     table: &'t TableDef,
-    known: Vec<Option<Filler>>,
+    known: Vec<Option<ColumnFill>>,
 }
 
 impl<'t> Fillers<'t> {
@@ -591,14 +601,16 @@ impl<'t> Fillers<'t> {
     }
 
     /// The filler of column `c`.
-    fn of(&mut self, c: usize, binder: &mut Binder<'_>) -> Result<Filler, PlanError> {
+    fn of(&mut self, c: usize, binder: &mut Binder<'_>) -> Result<ColumnFill, PlanError> {
         if let Some(f) = &self.known[c] {
             return Ok(f.clone());
         }
         let field = &self.table.schema.fields[c];
         let filler = match self.table.default_of(c) {
-            None => Filler::Null,
-            Some(DefaultValue::Serial | DefaultValue::Identity { .. }) => Filler::Sequence,
+            None => ColumnFill::Null,
+            Some(DefaultValue::Serial | DefaultValue::Identity { .. }) => {
+                ColumnFill::Sequence(None)
+            }
             Some(DefaultValue::Expr(text)) => {
                 let e = Parser::new(&GenericDialect {})
                     .try_with_sql(text)
@@ -609,7 +621,17 @@ impl<'t> Fillers<'t> {
                             field.name, self.table.name
                         ))
                     })?;
-                Filler::Value(constant_value(&e, binder, field.data_type, &field.name)?)
+                match sequences::checked_default_sequence(
+                    &e,
+                    &field.name,
+                    field.data_type,
+                    binder.catalog,
+                )? {
+                    Some(sequence) => ColumnFill::Sequence(Some(sequence)),
+                    None => {
+                        ColumnFill::Value(constant_value(&e, binder, field.data_type, &field.name)?)
+                    }
+                }
             }
         };
         self.known[c] = Some(filler.clone());
@@ -617,23 +639,16 @@ impl<'t> Fillers<'t> {
     }
 }
 
-/// The value `DEFAULT expr` gives column `column` of `table` (evaluated now), or `None`
-/// when the column has no such default (NULL, or a sequence's values: see
-/// [`TableDef::sequence_columns`]). For writes that fill the columns they were not given
-/// outside an INSERT (a COPY with a column list).
-pub fn default_value(
+/// What column `column` of `table` takes in a row that gives it no value: NULL, the value of
+/// its `DEFAULT` (evaluated now), or the next values of a sequence. For writes that fill
+/// the columns they were not given outside an INSERT (a COPY with a column list).
+pub fn column_fill(
     table: &TableDef,
     column: usize,
     catalog: &Catalog,
-) -> Result<Option<Value>, PlanError> {
-    if !matches!(table.default_of(column), Some(DefaultValue::Expr(_))) {
-        return Ok(None);
-    }
+) -> Result<ColumnFill, PlanError> {
     let mut binder = Binder::new(crate::bind::Params::from_tokens(&[], &[])?, catalog);
-    match Fillers::new(table).of(column, &mut binder)? {
-        Filler::Value(v) => Ok(Some(v)),
-        Filler::Null | Filler::Sequence => Ok(None),
-    }
+    Fillers::new(table).of(column, &mut binder)
 }
 
 /// The error of an INSERT that gives a value to `GENERATED ALWAYS AS IDENTITY` column `c`.
@@ -713,17 +728,20 @@ pub(crate) fn insert(
     };
     let mut fillers = Fillers::new(t);
     let mut rows = Vec::new();
-    // The rows of each column that take their value from the column's sequence.
-    let mut from_sequence: Vec<Vec<usize>> = vec![Vec::new(); t.schema.len()];
+    // The rows of each column that take their value from a sequence (the column's own:
+    // `None`), by column and sequence.
+    let mut from_sequence = BTreeMap::new();
+    type FromSequence = BTreeMap<(usize, Option<SequenceName>), Vec<usize>>;
     let mut default_row = |binder: &mut Binder<'_>,
+                           from_sequence: &mut FromSequence,
                            row: usize,
                            full: &mut Vec<Value>,
                            c: usize|
      -> Result<(), PlanError> {
         match fillers.of(c, binder)? {
-            Filler::Null => {}
-            Filler::Value(v) => full[c] = v,
-            Filler::Sequence => from_sequence[c].push(row),
+            ColumnFill::Null => {}
+            ColumnFill::Value(v) => full[c] = v,
+            ColumnFill::Sequence(from) => from_sequence.entry((c, from)).or_default().push(row),
         }
         Ok(())
     };
@@ -732,7 +750,7 @@ pub(crate) fn insert(
         None if ins.columns.is_empty() => {
             let mut full = vec![Value::Null; t.schema.len()];
             for c in 0..t.schema.len() {
-                default_row(binder, 0, &mut full, c)?;
+                default_row(binder, &mut from_sequence, 0, &mut full, c)?;
             }
             rows.push(full);
         }
@@ -794,28 +812,39 @@ pub(crate) fn insert(
                 let mut full = vec![Value::Null; t.schema.len()];
                 for (e, &c) in row.iter().zip(&targets) {
                     if is_default(e) {
-                        default_row(binder, r, &mut full, c)?;
+                        default_row(binder, &mut from_sequence, r, &mut full, c)?;
                         continue;
                     }
                     if is_always(t, c) {
                         return Err(always_generated(t, c));
                     }
                     let f = &t.schema.fields[c];
+                    if let Some(sequence) =
+                        sequences::checked_default_sequence(e, &f.name, f.data_type, catalog)?
+                    {
+                        // `nextval('s')`: the value is handed out when the statement runs.
+                        from_sequence
+                            .entry((c, Some(sequence)))
+                            .or_default()
+                            .push(r);
+                        continue;
+                    }
                     full[c] = constant_value(e, binder, f.data_type, &f.name)?;
                 }
                 for &c in &omitted {
-                    default_row(binder, r, &mut full, c)?;
+                    default_row(binder, &mut from_sequence, r, &mut full, c)?;
                 }
                 rows.push(full);
             }
         }
     }
     for (r, row) in rows.iter().enumerate() {
-        if let Some(&c) = t
-            .not_null
-            .iter()
-            .find(|&&c| row[c].is_null() && !from_sequence[c].contains(&r))
-        {
+        if let Some(&c) = t.not_null.iter().find(|&&c| {
+            row[c].is_null()
+                && !from_sequence
+                    .iter()
+                    .any(|((column, _), rows)| *column == c && rows.contains(&r))
+        }) {
             return Err(null_in_not_null(t, c));
         }
     }
@@ -824,11 +853,10 @@ pub(crate) fn insert(
         Batch::from_rows(&t.schema.types(), &rows).map_err(|e| PlanError::Type(e.to_string()))?;
     let fills = from_sequence
         .into_iter()
-        .enumerate()
-        .filter(|(_, rows)| !rows.is_empty())
-        .map(|(column, filled)| SequenceFill {
+        .map(|((column, from), filled)| SequenceFill {
             column,
             rows: (filled.len() < rows.len()).then_some(filled),
+            from,
         })
         .collect();
     Ok(Statement::Insert {
@@ -995,13 +1023,14 @@ fn insert_select(
     for (c, f) in t.schema.fields.iter().enumerate() {
         let Some(i) = targets.iter().position(|&x| x == c) else {
             let value = match fillers.of(c, binder)? {
-                Filler::Null if t.not_null.contains(&c) => return Err(null_in_not_null(t, c)),
-                Filler::Null => Value::Null,
-                Filler::Value(v) => v,
-                Filler::Sequence => {
+                ColumnFill::Null if t.not_null.contains(&c) => return Err(null_in_not_null(t, c)),
+                ColumnFill::Null => Value::Null,
+                ColumnFill::Value(v) => v,
+                ColumnFill::Sequence(from) => {
                     fills.push(SequenceFill {
                         column: c,
                         rows: None,
+                        from,
                     });
                     Value::Null
                 }

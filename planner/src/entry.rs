@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
-use crate::{alter, ddl, depth, dml, external, frame_exclude, upsert};
+use crate::{alter, ddl, depth, dml, external, frame_exclude, sequences, upsert};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -84,7 +84,18 @@ fn plan_tokens(
     let mut binder = Binder::new(params, catalog);
     binder.exclusions = exclusions;
     match &stmt {
-        sql::Statement::Query(q) => Ok(Statement::Query(plan_query(q, catalog, &mut binder)?)),
+        sql::Statement::Query(q) => match sequences::sequence_calls(q, catalog, &mut binder)? {
+            Some(calls) => Ok(calls),
+            None => Ok(Statement::Query(plan_query(q, catalog, &mut binder)?)),
+        },
+        sql::Statement::CreateSequence { .. } => sequences::create_sequence(&stmt),
+        sql::Statement::Drop {
+            object_type: sql::ObjectType::Sequence,
+            if_exists,
+            names,
+            cascade: false,
+            ..
+        } => sequences::drop_sequence(names, *if_exists, catalog),
         sql::Statement::Explain {
             statement,
             analyze,

@@ -1,5 +1,6 @@
 //! Planning errors. Every message names the offending table, column, construct or parameter.
 
+use sqlparser::tokenizer::Span;
 use weir_operators::DataType;
 
 /// An error raised while parsing, binding or planning a statement.
@@ -11,6 +12,12 @@ pub enum PlanError {
     /// A table name that is not in the catalog.
     #[error("unknown table '{0}'")]
     UnknownTable(String),
+    /// A sequence name (`nextval('s')`, `DROP SEQUENCE s`) that no sequence has.
+    #[error("unknown sequence '{0}'")]
+    UnknownSequence(String),
+    /// A table, view or sequence made with the name of one that exists (`CREATE SEQUENCE`).
+    #[error("relation '{0}' already exists")]
+    RelationExists(String),
     /// A column name that no table in scope has.
     #[error("unknown column '{name}'{}", at(.position))]
     UnknownColumn {
@@ -96,4 +103,18 @@ impl PlanError {
             other => other,
         }
     }
+}
+
+/// `"line L, column C"` for a span, or empty when the span is unknown.
+pub(crate) fn pos(span: Span) -> String {
+    if span.start.line == 0 {
+        String::new()
+    } else {
+        format!("line {}, column {}", span.start.line, span.start.column)
+    }
+}
+
+/// Shorthand for an unsupported-construct error at a span.
+pub(crate) fn unsupported(what: impl Into<String>, span: Span) -> PlanError {
+    PlanError::unsupported(what, pos(span))
 }

@@ -36,22 +36,25 @@ pub mod optimizer;
 mod physical;
 mod query;
 mod schema_change;
+mod sequence_names;
+mod sequences;
 pub mod statement;
 mod upsert;
 
 pub use cache::{CachedStatement, PlanCache};
 pub use catalog::alter::TableChange;
 pub use catalog::{
-    Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, ForeignKey, IndexDef, ReferentialAction,
-    SequenceState, TableDef, ViewDef,
+    Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, ForeignKey, IndexDef, NamedSequence,
+    ReferentialAction, SequenceName, SequenceState, TableDef, ViewDef,
 };
-pub use ddl::default_value;
+pub use ddl::{column_fill, ColumnFill};
 pub use depth::MAX_EXPR_DEPTH;
 pub use dml::identity_columns;
 pub use entry::plan_statement;
 pub use error::PlanError;
 pub use schema_change::alter_catalog;
 pub use statement::{
-    Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Returning, SequenceFill, Statement,
+    Fragment, FragmentOutput, Placement, Pruning, QueryPlan, Returning, SequenceCall, SequenceFill,
+    Statement,
 };
 pub use weir_operators::plan::Distribution;

@@ -1,7 +1,7 @@
 //! Planned statements and the distributed query plan: fragments, their placement, and the
 //! exchanges that connect them.
 
-use crate::catalog::{IndexDef, TableDef, ViewDef};
+use crate::catalog::{IndexDef, NamedSequence, SequenceName, TableDef, ViewDef};
 use serde::{Deserialize, Serialize};
 use weir_operators::plan::Distribution;
 use weir_operators::{Batch, DataType, Expr, PhysicalPlan, Schema};
@@ -15,6 +15,26 @@ pub struct SequenceFill {
     pub column: usize,
     /// The rows (positions among the statement's rows) that take a value: `None`, every row.
     pub rows: Option<Vec<usize>>,
+    /// The sequence the values come from: `None`, the column's own (`SERIAL`, identity);
+    /// else the one a `nextval('name')` names (in `VALUES`, or as the column's `DEFAULT`).
+    pub from: Option<SequenceName>,
+}
+
+/// A call of a sequence function in `SELECT nextval('s'), ...` ([`Statement::SequenceCalls`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SequenceCall {
+    /// `nextval(sequence)`: the sequence's next value.
+    Next(SequenceName),
+    /// `setval(sequence, value [, called])`: answers `value`; the sequence's next value is
+    /// then `value` (not `called`) or the one after it (`called`, the default).
+    Set {
+        /// The sequence.
+        sequence: SequenceName,
+        /// The value.
+        value: i64,
+        /// Whether `value` counts as handed out already.
+        called: bool,
+    },
 }
 
 /// A write's `RETURNING`: expressions over each row it wrote (in the table schema's column
@@ -171,6 +191,28 @@ pub enum Statement {
         /// The change; `None` when there is nothing to do (`IF EXISTS` of a table or column
         /// that is not there, `ADD COLUMN IF NOT EXISTS` of one that is).
         change: Option<crate::catalog::alter::TableChange>,
+    },
+    /// `CREATE SEQUENCE [IF NOT EXISTS] name [options]` (see [`NamedSequence`]).
+    CreateSequence {
+        /// The sequence (its `made` set when the catalog takes it).
+        sequence: NamedSequence,
+        /// `IF NOT EXISTS` was given.
+        if_not_exists: bool,
+    },
+    /// `DROP SEQUENCE [IF EXISTS] name, ...` (lowercase names).
+    DropSequence {
+        /// The sequences.
+        names: Vec<String>,
+        /// `IF EXISTS` was given.
+        if_exists: bool,
+    },
+    /// `SELECT nextval('s'), setval('t', 1), ...`: one row, one BIGINT column per call, the
+    /// calls made in order when the statement runs.
+    SequenceCalls {
+        /// The columns (named by their aliases, or by the functions).
+        schema: Schema,
+        /// The calls.
+        calls: Vec<SequenceCall>,
     },
     /// `DROP TABLE [IF EXISTS] name`.
     DropTable {

@@ -172,6 +172,10 @@ pub enum Error {
         /// The primary-key column.
         column: String,
     },
+    /// A sequence has no value left (`nextval` past its `MAXVALUE`, or `MINVALUE` for a
+    /// descending one; a `SERIAL` column's past the largest BIGINT).
+    #[error("{0}")]
+    SequenceExhausted(String),
     /// A statement was valid SQL but cannot be carried out (rows of the wrong types, ...).
     #[error("{0}")]
     Invalid(String),
@@ -281,6 +285,7 @@ impl Error {
             Error::DuplicateUnique { .. } => "duplicate_unique",
             Error::ForeignKey { .. } => "foreign_key",
             Error::NullKey { .. } => "null_key",
+            Error::SequenceExhausted(_) => "sequence_exhausted",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
             Error::Disk { .. } => "disk",

@@ -2,7 +2,7 @@
 //! without `+` and a name pattern; `\l`, `\dn`, `\du` and `\df`), recognized by the query psql sends for them (its `\d NAME`,
 //! and the drivers' catalog questions, are [`crate::describe`]'s). Any other query of `pg_catalog` is refused with 0A000 and a message
 //! that says so, rather than "unknown table". (`information_schema`'s `tables`, `columns`,
-//! `views` and `schemata` are the planner's, answered as any query.)
+//! `views`, `sequences` and `schemata` are the planner's, answered as any query.)
 
 use pgwire::error::PgWireResult;
 use sqlparser::tokenizer::{Token, TokenWithSpan};

@@ -5,13 +5,13 @@
 //! | weir error | SQLSTATE | condition |
 //! |---|---|---|
 //! | `Plan(Syntax)` | 42601 | syntax_error |
-//! | `Plan(UnknownTable)` | 42P01 | undefined_table |
+//! | `Plan(UnknownTable)`, `Plan(UnknownSequence)` | 42P01 | undefined_table |
 //! | `Plan(UnknownColumn)` | 42703 | undefined_column |
 //! | `Plan(AmbiguousColumn)` | 42702 | ambiguous_column |
 //! | `Plan(Unsupported)` | 0A000 | feature_not_supported |
 //! | `Plan(Type)`, `Plan(ParamType)` | 42804 | datatype_mismatch |
 //! | `Plan(ParamCount)` | 08P01 | protocol_violation |
-//! | `Plan(TableExists)`, `Plan(IndexExists)` | 42P07 | duplicate_table |
+//! | `Plan(TableExists)`, `Plan(IndexExists)`, `Plan(RelationExists)` | 42P07 | duplicate_table |
 //! | `Plan(Invalid)` | 42000 | syntax_error_or_access_rule_violation |
 //! | `Plan(Depended)` | 2BP01 | dependent_objects_still_exist |
 //! | `DuplicateKey`, `DuplicateUnique` | 23505 | unique_violation |
@@ -20,6 +20,7 @@
 //! | `DivisionByZero` | 22012 | division_by_zero |
 //! | `Overflow` | 22003 | numeric_value_out_of_range |
 //! | `Cast` | 22P02 | invalid_text_representation |
+//! | `SequenceExhausted` | 2200H | sequence_generator_limit_exceeded |
 //! | `Execution`, `Invalid` | 22000 | data_exception |
 //! | `OutOfMemory`, `Killed`, `BreakerOpen` | 53200 | out_of_memory (retry later) |
 //! | `Overloaded`, `AdmissionTimeout` | 53000 | insufficient_resources (retry later) |
@@ -57,13 +58,15 @@ pub fn fatal_error(code: &str, message: impl Into<String>) -> PgWireError {
 pub fn plan_sqlstate(e: &PlanError) -> &'static str {
     match e {
         PlanError::Syntax(_) => "42601",
-        PlanError::UnknownTable(_) => "42P01",
+        PlanError::UnknownTable(_) | PlanError::UnknownSequence(_) => "42P01",
         PlanError::UnknownColumn { .. } => "42703",
         PlanError::AmbiguousColumn(_) => "42702",
         PlanError::Unsupported { .. } => "0A000",
         PlanError::Type(_) | PlanError::ParamType { .. } => "42804",
         PlanError::ParamCount { .. } => "08P01",
-        PlanError::TableExists(_) | PlanError::IndexExists(_) => "42P07",
+        PlanError::TableExists(_) | PlanError::IndexExists(_) | PlanError::RelationExists(_) => {
+            "42P07"
+        }
         PlanError::Invalid(_) => "42000",
         PlanError::Depended(_) => "2BP01",
     }
@@ -79,6 +82,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::DivisionByZero { .. } => "22012",
         Error::Overflow { .. } => "22003",
         Error::Cast { .. } => "22P02",
+        Error::SequenceExhausted(_) => "2200H",
         Error::Execution { .. } | Error::Invalid(_) => "22000",
         Error::OutOfMemory(_) | Error::Killed(_) | Error::BreakerOpen { .. } => "53200",
         Error::Overloaded(_) | Error::AdmissionTimeout { .. } => "53000",

@@ -439,7 +439,13 @@ fn describe_query(
         Ok(plan) => plan.output_schema,
         Err(e) => match first {
             Ok(plan) => plan.output_schema,
-            Err(_) => return Err(to_pg(e)),
+            // A SELECT that is no query (`SELECT nextval('s')`): its columns, without
+            // running it.
+            Err(_) => match cluster.result_columns(sql, &stand_ins) {
+                Ok(Some(schema)) => schema,
+                Ok(None) => return Err(to_pg(e)),
+                Err(e) => return Err(to_pg(e)),
+            },
         },
     };
     let columns = schema
@@ -462,10 +468,12 @@ fn write_tag(ast: Option<&sql::Statement>) -> WriteTag {
         Some(S::CreateIndex(_)) => WriteTag::Command("CREATE INDEX"),
         Some(S::CreateView(_)) => WriteTag::Command("CREATE VIEW"),
         Some(S::AlterTable(_)) => WriteTag::Command("ALTER TABLE"),
+        Some(S::CreateSequence { .. }) => WriteTag::Command("CREATE SEQUENCE"),
         Some(S::Drop { object_type, .. }) => match object_type {
             sql::ObjectType::Table => WriteTag::Command("DROP TABLE"),
             sql::ObjectType::View => WriteTag::Command("DROP VIEW"),
             sql::ObjectType::Index => WriteTag::Command("DROP INDEX"),
+            sql::ObjectType::Sequence => WriteTag::Command("DROP SEQUENCE"),
             _ => WriteTag::Command("DROP"),
         },
         _ => WriteTag::Command("OK"),

@@ -500,6 +500,58 @@ async fn insert_returning_answers_generated_keys_in_both_protocols() {
     assert_idle(&c);
 }
 
+/// What Hibernate does with `@GeneratedValue(strategy = SEQUENCE)`: a sequence stepping by
+/// 50, its next value read with a prepared `select nextval(...)`, rows inserted with keys
+/// from it; and a `nextval` in VALUES, as other ORMs write it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequences_hand_out_keys_through_prepared_statements() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    client
+        .batch_execute(
+            "CREATE SEQUENCE item_seq START WITH 1 INCREMENT BY 50; \
+             CREATE TABLE items (id BIGINT PRIMARY KEY, name VARCHAR)",
+        )
+        .await
+        .unwrap();
+    let next = client.prepare("select nextval('item_seq')").await.unwrap();
+    let names: Vec<&str> = next.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["nextval"]);
+    assert_eq!(next.columns()[0].type_(), &Type::INT8);
+    let mut keys = Vec::new();
+    for _ in 0..2 {
+        let row = bounded("nextval", client.query_one(&next, &[]))
+            .await
+            .unwrap();
+        keys.push(row.get::<_, i64>(0));
+    }
+    assert_eq!(keys, [1, 51]);
+    let insert = client
+        .prepare("INSERT INTO items VALUES (nextval('item_seq'), $1) RETURNING id")
+        .await
+        .unwrap();
+    let row = bounded("insert nextval", client.query_one(&insert, &[&"bolt"]))
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 101);
+    let e = client
+        .query_one("SELECT nextval('missing_seq')", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "42P01", "{e}");
+    client
+        .batch_execute("CREATE SEQUENCE one MAXVALUE 1; SELECT nextval('one')")
+        .await
+        .unwrap();
+    let e = client
+        .simple_query("SELECT nextval('one')")
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "2200H", "{e}");
+    assert_idle(&c);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_type_round_trips_in_binary_and_in_text() {
     let c = cluster();

@@ -379,20 +379,6 @@ fn generated_keys_are_not_handed_out_again_after_a_restart() {
     assert_idle(&c);
 }
 
-/// Copies directory `from` into `to`.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// A copy of data directory `tests/fixtures/<name>` in a temporary directory, and the
 /// cluster opened on it.
 fn open_fixture(name: &str) -> (tempfile::TempDir, Cluster) {
@@ -400,7 +386,7 @@ fn open_fixture(name: &str) -> (tempfile::TempDir, Cluster) {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name);
-    copy_dir(&fixture, tmp.path());
+    crate::common::copy_dir(&fixture, tmp.path());
     let c = open(tmp.path());
     (tmp, c)
 }

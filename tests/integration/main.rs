@@ -37,6 +37,7 @@ mod protocol;
 mod recursive;
 mod replication;
 mod seed_queries;
+mod sequences;
 mod slt;
 mod spill;
 mod sql_limits;

@@ -1741,3 +1741,33 @@ fn alter_table_renames_a_column_for_every_client_and_refuses_what_would_rewrite_
         vec![vec![Value::Int(37)]]
     );
 }
+
+#[test]
+fn nextval_hands_each_value_out_once_to_clients_of_node_processes() {
+    let nodes = Nodes::start("sequences", 3);
+    let first = build(nodes.client(0));
+    let second = build(nodes.client(1));
+    // Made by one client, called by another that connected before it was made.
+    first.execute("CREATE SEQUENCE s INCREMENT BY 10").unwrap();
+    let next = |c: &TestCluster| match rows(c, "SELECT nextval('s')", &[])[0][0] {
+        Value::Int(v) => v,
+        ref other => panic!("nextval gave {other:?}"),
+    };
+    let mut handed = Vec::new();
+    for _ in 0..20 {
+        handed.push(next(&first));
+        handed.push(next(&second));
+    }
+    let distinct: std::collections::BTreeSet<i64> = handed.iter().copied().collect();
+    assert_eq!(distinct.len(), handed.len(), "a value was handed out twice");
+    assert!(handed.iter().all(|v| v % 10 == 1), "{handed:?}");
+    // setval by one client is what a client that connects later starts from.
+    first.query("SELECT setval('s', 5001)", &[]).unwrap();
+    let third = build(nodes.client(2));
+    assert_eq!(next(&third), 5011);
+    second.execute("DROP SEQUENCE s").unwrap();
+    let err = build(nodes.client(3))
+        .query("SELECT nextval('s')", &[])
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown sequence 's'"), "{err}");
+}

@@ -466,6 +466,10 @@ impl Binder<'_> {
                     e.span(),
                 ));
             }
+            let last = f.name.0.last().map(|p| p.to_string().to_lowercase());
+            if let Some(call) = last.filter(|n| crate::sequences::is_sequence_function(n)) {
+                return Err(crate::sequences::misplaced_call(&call, e.span()));
+            }
             return Err(super::unsupported(format!("function {}", f.name), e.span()));
         };
         let coalesce = func == ScalarFunc::Coalesce;

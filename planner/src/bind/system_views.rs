@@ -1,5 +1,5 @@
-//! The SQL standard's system views: `information_schema.tables`, `.columns`, `.views` and
-//! `.schemata`, computed from the catalog when a query names them (as the rows of a VALUES),
+//! The SQL standard's system views: `information_schema.tables`, `.columns`, `.views`,
+//! `.sequences` and `.schemata`, computed from the catalog when a query names them (as the rows of a VALUES),
 //! so that a query can filter, join, group and sort them like any table. Names and types are
 //! PostgreSQL's, for the tools that read them: every table is in schema `public` of catalog
 //! `weir`, an external table's type is `FOREIGN` and a column's `data_type` is PostgreSQL's name
@@ -85,6 +85,7 @@ impl Binder<'_> {
             "tables" => self.tables_view(),
             "columns" => self.columns_view(span),
             "views" => self.views_view(),
+            "sequences" => self.sequences_view(),
             "schemata" => (
                 fields(&[
                     ("catalog_name", DataType::Utf8),
@@ -98,7 +99,7 @@ impl Binder<'_> {
             _ => {
                 return Some(Err(PlanError::UnknownTable(format!(
                     "{INFORMATION_SCHEMA}.{name} (weir has information_schema.tables, .columns, \
-                     .views and .schemata){}",
+                     .views, .sequences and .schemata){}",
                     at(span)
                 ))))
             }
@@ -122,6 +123,56 @@ impl Binder<'_> {
             .map(|t| row(&t.name, table_type(t)))
             .collect();
         rows.extend(self.catalog.views().map(|v| row(&v.name, "VIEW")));
+        (schema, rows)
+    }
+
+    /// `information_schema.sequences`: one row per sequence, those made by `CREATE
+    /// SEQUENCE` and those of `SERIAL` and identity columns (named `<table>_<column>_seq`),
+    /// with PostgreSQL's columns (its bounds and step as text, as PostgreSQL gives them).
+    fn sequences_view(&self) -> (Schema, Vec<Vec<Value>>) {
+        let schema = fields(&[
+            ("sequence_catalog", DataType::Utf8),
+            ("sequence_schema", DataType::Utf8),
+            ("sequence_name", DataType::Utf8),
+            ("data_type", DataType::Utf8),
+            ("numeric_precision", DataType::Int64),
+            ("numeric_precision_radix", DataType::Int64),
+            ("numeric_scale", DataType::Int64),
+            ("start_value", DataType::Utf8),
+            ("minimum_value", DataType::Utf8),
+            ("maximum_value", DataType::Utf8),
+            ("increment", DataType::Utf8),
+            ("cycle_option", DataType::Utf8),
+        ]);
+        let row = |name: String, start: i64, min: i64, max: i64, increment: i64| {
+            vec![
+                text(CATALOG),
+                text(PUBLIC),
+                Value::Str(name),
+                text("bigint"),
+                Value::Int(64),
+                Value::Int(2),
+                Value::Int(0),
+                Value::Str(start.to_string()),
+                Value::Str(min.to_string()),
+                Value::Str(max.to_string()),
+                Value::Str(increment.to_string()),
+                text("NO"),
+            ]
+        };
+        let mut rows: Vec<Vec<Value>> = self
+            .catalog
+            .named_sequences()
+            .map(|s| row(s.name.clone(), s.start, s.min, s.max, s.increment))
+            .collect();
+        rows.extend(self.catalog.tables().flat_map(|t| {
+            t.sequence_columns()
+                .map(|c| {
+                    let name = format!("{}_{}_seq", t.name, t.schema.fields[c].name);
+                    row(name.to_lowercase(), 1, 1, i64::MAX, 1)
+                })
+                .collect::<Vec<_>>()
+        }));
         (schema, rows)
     }
 

@@ -668,11 +668,13 @@ fn defaults_are_kept_with_the_table_and_an_insert_says_which_values_sequences_gi
         vec![
             SequenceFill {
                 column: 0,
-                rows: Some(vec![1])
+                rows: Some(vec![1]),
+                from: None,
             },
             SequenceFill {
                 column: 1,
-                rows: None
+                rows: None,
+                from: None,
             },
         ]
     );

@@ -31,7 +31,7 @@ use weir_io::csv::{CsvOptions, CsvReader, CsvWriter};
 use weir_io::parquet::{ParquetReader, ParquetWriter};
 use weir_io::DEFAULT_BATCH_ROWS;
 use weir_operators::{Batch, Schema, Value};
-use weir_planner::{Catalog, SequenceFill, TableDef};
+use weir_planner::{Catalog, ColumnFill, SequenceFill, TableDef};
 
 /// How far a COPY has come, given to the callback of [`Cluster::execute_with_progress`]
 /// after every batch and once more at the end.
@@ -265,12 +265,14 @@ impl Unlisted {
         let mut values = vec![None; def.schema.len()];
         let mut fills = Vec::new();
         for c in (0..def.schema.len()).filter(|c| !listed.contains(c)) {
-            values[c] = weir_planner::default_value(def, c, catalog)?;
-            if def.sequence_columns().any(|s| s == c) {
-                fills.push(SequenceFill {
+            match weir_planner::column_fill(def, c, catalog)? {
+                ColumnFill::Null => {}
+                ColumnFill::Value(v) => values[c] = Some(v),
+                ColumnFill::Sequence(from) => fills.push(SequenceFill {
                     column: c,
                     rows: None,
-                });
+                    from,
+                }),
             }
         }
         Ok(Unlisted { values, fills })

@@ -170,6 +170,7 @@ impl Cluster {
                 | Statement::Delete {
                     returning: Some(r), ..
                 } => Some(r.schema),
+                Statement::SequenceCalls { schema, .. } => Some(schema),
                 _ => None,
             },
         })

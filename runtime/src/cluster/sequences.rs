@@ -1,9 +1,10 @@
-//! The values of `SERIAL` and identity columns: each column has a sequence in the catalog,
+//! The values of sequences: those of `SERIAL` and identity columns, and those made by
+//! `CREATE SEQUENCE` (`nextval('s')`, `setval('s', v)`). Each has its state in the catalog,
 //! whose `next` is the first value no client has reserved. A client reserves values in
 //! blocks ([`SEQUENCE_BLOCK`] at least) and hands them out from its block until it is used
 //! up, as PostgreSQL's sequences cache values: a value is never handed out twice, not by two
-//! clients nor after a restart, and values may skip (a block a client did not use up is
-//! gone with it).
+//! clients nor after a restart (unless `setval` sets a sequence back), and values may skip
+//! (a block a client did not use up is gone with it).
 //!
 //! A reservation is made durable before any of its values is handed out: in process, the
 //! catalog is logged on the client node (with a data directory); connected to data nodes of
@@ -16,8 +17,8 @@ use super::Cluster;
 use crate::error::{Error, Result};
 use std::cell::Cell;
 use weir_operators::column::ColumnBuilder;
-use weir_operators::{Batch, DataType};
-use weir_planner::{PlanError, SequenceFill};
+use weir_operators::{Batch, Column, DataType};
+use weir_planner::{Catalog, PlanError, SequenceCall, SequenceFill, SequenceName};
 
 /// The fewest values a client reserves of a sequence at a time.
 pub const SEQUENCE_BLOCK: i64 = 64;
@@ -44,7 +45,11 @@ impl Cluster {
                 )));
             };
             let n = fill.rows.as_ref().map_or(rows, Vec::len);
-            let mut values = self.sequence_values(table, fill.column, n)?.into_iter();
+            let sequence = match &fill.from {
+                Some(sequence) => sequence.clone(),
+                None => self.column_sequence(table, fill.column)?,
+            };
+            let mut values = self.sequence_values(&sequence, n)?.into_iter();
             let mut filled = ColumnBuilder::new(DataType::Int64, rows);
             let mut take = fill.rows.as_ref().map(|r| r.iter().copied().peekable());
             for i in 0..rows {
@@ -62,24 +67,30 @@ impl Cluster {
         Batch::with_row_count(columns, rows).map_err(|e| Error::Invalid(e.to_string()))
     }
 
-    /// `n` values of the sequence of column `column` of `table`, from this client's block,
-    /// reserving another when it runs out.
-    fn sequence_values(&self, table: &str, column: usize, n: usize) -> Result<Vec<i64>> {
-        let (key, made) = {
+    /// The sequence of column `column` of `table` (a `SERIAL` or identity column).
+    fn column_sequence(&self, table: &str, column: usize) -> Result<SequenceName> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let def = catalog
+            .table(table)
+            .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.into())))?;
+        let name = def
+            .schema
+            .fields
+            .get(column)
+            .map(|f| f.name.to_lowercase())
+            .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
+        Ok(SequenceName::Column {
+            table: table.to_lowercase(),
+            column: name,
+        })
+    }
+
+    /// `n` values of `sequence`, from this client's block, reserving another when it runs
+    /// out.
+    fn sequence_values(&self, sequence: &SequenceName, n: usize) -> Result<Vec<i64>> {
+        let made = {
             let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
-            let def = catalog
-                .table(table)
-                .ok_or_else(|| Error::Plan(PlanError::UnknownTable(table.into())))?;
-            let name = def
-                .schema
-                .fields
-                .get(column)
-                .map(|f| f.name.to_lowercase())
-                .ok_or_else(|| Error::Invalid(format!("no column #{column} in {table}")))?;
-            let state = catalog.sequence(table, &name).ok_or_else(|| {
-                Error::Invalid(format!("column '{name}' of '{table}' has no sequence"))
-            })?;
-            ((table.to_lowercase(), name), state.made)
+            sequence_made(&catalog, sequence)?
         };
         let mut blocks = self
             .inner
@@ -87,27 +98,27 @@ impl Cluster {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::with_capacity(n);
-        blocks.take(&key, made, n, &mut out);
+        blocks.take(sequence, made, n, &mut out);
         while out.len() < n {
             let wanted = (n - out.len()) as i64;
-            let block = self.reserve_block(&key.0, &key.1, wanted.max(SEQUENCE_BLOCK))?;
+            let block = self.reserve_block(sequence, wanted.max(SEQUENCE_BLOCK))?;
             if block.made != made {
-                // The table was dropped and made again meanwhile: plan the statement again.
+                // The sequence was dropped and made again meanwhile: plan the statement again.
                 return Err(Error::CatalogChanged { epoch: 0 });
             }
-            blocks.put(key.clone(), block);
-            blocks.take(&key, made, n - out.len(), &mut out);
+            blocks.put(sequence.clone(), block);
+            blocks.take(sequence, made, n - out.len(), &mut out);
         }
         Ok(out)
     }
 
-    /// Reserves `n` values of the sequence of `column` of `table` (lowercase names), durably.
-    fn reserve_block(&self, table: &str, column: &str, n: i64) -> Result<Block> {
+    /// Reserves up to `n` values of `sequence` (fewer at the sequence's bound), durably.
+    fn reserve_block(&self, sequence: &SequenceName, n: i64) -> Result<Block> {
         let inner = &self.inner;
         if inner.remote.is_none() {
             let mut catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
-            let block = take_block(&catalog, table, column, n)?;
-            catalog.reserve_sequence(table, column, block.end);
+            let block = sequence_state(&catalog, sequence, n)?;
+            record(&mut catalog, sequence, block.end());
             // A reservation changes the catalog, not its schema version: logged as it is.
             self.log_catalog(&catalog)?;
             return Ok(block);
@@ -121,42 +132,139 @@ impl Cluster {
                 |catalog| {
                     let block = match taken.get() {
                         Some(block) => block,
-                        None => take_block(catalog, table, column, n)?,
+                        None => sequence_state(catalog, sequence, n)?,
                     };
                     taken.set(Some(block));
-                    catalog.reserve_sequence(table, column, block.end);
+                    record(catalog, sequence, block.end());
                     Ok(Some(block))
                 },
                 |_| Ok(()),
             )?
-            .ok_or_else(|| Error::Invalid(format!("no block of {table}.{column} reserved")))
+            .ok_or_else(|| Error::Invalid(format!("no block of {sequence} reserved")))
         };
+        self.retrying_conflicts(reserve)
+    }
+
+    /// `SELECT nextval('s'), setval('t', v), ...`: one row, the calls made in order.
+    pub(super) fn sequence_calls(&self, calls: &[SequenceCall]) -> Result<Batch> {
+        let mut row = Vec::with_capacity(calls.len());
+        for call in calls {
+            row.push(match call {
+                SequenceCall::Next(sequence) => self.sequence_values(sequence, 1)?[0],
+                SequenceCall::Set {
+                    sequence,
+                    value,
+                    called,
+                } => {
+                    self.set_sequence(sequence, *value, *called)?;
+                    *value
+                }
+            });
+        }
+        let columns = row.into_iter().map(|v| Column::from_i64(vec![v])).collect();
+        Batch::with_row_count(columns, 1).map_err(|e| Error::Invalid(e.to_string()))
+    }
+
+    /// `setval(sequence, value, called)`: recorded in the catalog durably (in process, logged
+    /// on the client node; connected to node processes, through their catalog log), and
+    /// this client's block of the sequence forgotten.
+    fn set_sequence(&self, sequence: &SequenceName, value: i64, called: bool) -> Result<()> {
+        let inner = &self.inner;
+        if inner.remote.is_none() {
+            let mut catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+            catalog.set_sequence(sequence, value, called)?;
+            self.log_catalog(&catalog)?;
+        } else {
+            self.retrying_conflicts(|| {
+                self.change_schema(
+                    |catalog| Ok(Some(catalog.set_sequence(sequence, value, called)?)),
+                    |_| Ok(()),
+                )
+                .map(|_| ())
+            })?;
+        }
+        inner
+            .sequence_blocks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .forget(sequence);
+        Ok(())
+    }
+
+    /// Runs `change` (a schema change proposed to the catalog log) again while another
+    /// client's change comes first, up to [`CONFLICT_RETRIES`] times, after a pause that
+    /// grows with each try.
+    fn retrying_conflicts<T>(&self, change: impl Fn() -> Result<T>) -> Result<T> {
         let mut tries = 0;
         loop {
-            match reserve() {
+            match change() {
                 Err(Error::CatalogChanged { .. }) if tries < CONFLICT_RETRIES => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(1 << tries.min(6)));
                 }
-                reserved => return reserved,
+                done => return done,
             }
         }
     }
 }
 
-/// The next `n` values of a sequence of `catalog`, not yet recorded as reserved.
-fn take_block(catalog: &weir_planner::Catalog, table: &str, column: &str, n: i64) -> Result<Block> {
-    let state = catalog
-        .sequence(table, column)
-        .ok_or_else(|| Error::Invalid(format!("column '{column}' of '{table}' has no sequence")))?;
-    let end = state.next.checked_add(n).ok_or_else(|| {
-        Error::Invalid(format!(
-            "the sequence of column '{column}' of '{table}' has run out of values"
-        ))
-    })?;
-    Ok(Block {
-        made: state.made,
-        next: state.next,
-        end,
-    })
+/// The schema version that made `sequence` (see [`Block::made`]).
+fn sequence_made(catalog: &Catalog, sequence: &SequenceName) -> Result<u64> {
+    match sequence {
+        SequenceName::Column { table, column } => catalog
+            .sequence(table, column)
+            .map(|s| s.made)
+            .ok_or_else(|| {
+                Error::Invalid(format!("column '{column}' of '{table}' has no sequence"))
+            }),
+        SequenceName::Named(name) => catalog
+            .named_sequence(name)
+            .map(|s| s.made)
+            .ok_or_else(|| PlanError::UnknownSequence(name.clone()).into()),
+    }
+}
+
+/// The next up to `n` values of `sequence` in `catalog`, not yet recorded as reserved (at
+/// least one: a sequence with none left is an error).
+fn sequence_state(catalog: &Catalog, sequence: &SequenceName, n: i64) -> Result<Block> {
+    match sequence {
+        SequenceName::Column { table, column } => {
+            let state = catalog.sequence(table, column).ok_or_else(|| {
+                Error::Invalid(format!("column '{column}' of '{table}' has no sequence"))
+            })?;
+            if state.next.checked_add(n).is_none() {
+                return Err(Error::SequenceExhausted(format!(
+                    "the sequence of column '{column}' of '{table}' has run out of values"
+                )));
+            }
+            Ok(Block {
+                made: state.made,
+                next: state.next,
+                step: 1,
+                left: n,
+            })
+        }
+        SequenceName::Named(name) => {
+            let state = catalog
+                .named_sequence(name)
+                .ok_or_else(|| PlanError::UnknownSequence(name.clone()))?;
+            let (next, left) = state
+                .available(n)
+                .ok_or_else(|| Error::SequenceExhausted(state.exhausted()))?;
+            Ok(Block {
+                made: state.made,
+                next,
+                step: state.increment,
+                left,
+            })
+        }
+    }
+}
+
+/// Records in `catalog` that the values of `sequence` before `end` are reserved.
+fn record(catalog: &mut Catalog, sequence: &SequenceName, end: i64) {
+    match sequence {
+        SequenceName::Column { table, column } => catalog.reserve_sequence(table, column, end),
+        SequenceName::Named(name) => catalog.reserve_named_sequence(name, end),
+    }
 }

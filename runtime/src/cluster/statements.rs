@@ -103,7 +103,11 @@ impl Cluster {
         };
         match plan() {
             Err(
-                PlanError::UnknownTable(_) | PlanError::TableExists(_) | PlanError::IndexExists(_),
+                PlanError::UnknownTable(_)
+                | PlanError::UnknownSequence(_)
+                | PlanError::TableExists(_)
+                | PlanError::IndexExists(_)
+                | PlanError::RelationExists(_),
             ) if self.refresh_catalog()? => Ok(plan()?),
             planned => Ok(planned?),
         }
@@ -223,6 +227,10 @@ impl Cluster {
                     self.update_rows(&table, *query, returning.is_some(), &assigned)?;
                 applied(rows, returning.as_deref(), updated)
             }
+            Statement::SequenceCalls { schema, calls } => Ok(Applied {
+                rows: 1,
+                returned: Some((schema, self.sequence_calls(&calls)?)),
+            }),
             other => self.apply(other).map(|rows| Applied {
                 rows,
                 returned: None,
@@ -376,6 +384,38 @@ impl Cluster {
                 )?;
                 Ok(0)
             }
+            Statement::CreateSequence {
+                sequence,
+                if_not_exists,
+            } => {
+                self.change_schema(
+                    |catalog| {
+                        Ok(catalog
+                            .add_sequence(sequence.clone(), if_not_exists)?
+                            .then_some(()))
+                    },
+                    |_| Ok(()),
+                )?;
+                Ok(0)
+            }
+            Statement::DropSequence { names, if_exists } => {
+                self.change_schema(
+                    |catalog| {
+                        let mut dropped = None;
+                        for name in &names {
+                            match catalog.drop_sequence(name) {
+                                Ok(()) => dropped = Some(()),
+                                Err(PlanError::UnknownSequence(_)) if if_exists => {}
+                                Err(e) => return Err(e.into()),
+                            }
+                        }
+                        Ok(dropped)
+                    },
+                    |_| Ok(()),
+                )?;
+                Ok(0)
+            }
+            Statement::SequenceCalls { .. } => self.apply_returning(stmt).map(|a| a.rows),
             Statement::DropView { name, if_exists } => {
                 self.change_schema(
                     |catalog| match catalog.drop_view(&name) {

@@ -1,7 +1,8 @@
 //! The catalog's earlier wire forms, read so that a data directory, or a catalog log, written
 //! by an earlier build still starts, and converted to today's [`CatalogSnapshot`]: the first
-//! (written before catalogs carried a format number, weir up to 2026-12-06) and format 2
-//! (column defaults and sequences, before foreign keys).
+//! (written before catalogs carried a format number, weir up to 2026-12-06), format 2
+//! (column defaults and sequences, before foreign keys) and format 3 (foreign keys, before
+//! `CREATE SEQUENCE`).
 //!
 //! Their types mirror the planner's of that time field for field (bincode encodes fields by
 //! position, not by name): change nothing here.
@@ -108,6 +109,32 @@ impl From<CatalogSnapshotV2> for CatalogSnapshot {
             row_counts: v2.row_counts,
             next_row_ids: v2.next_row_ids,
             sequences: v2.sequences,
+            named_sequences: Vec::new(),
+        }
+    }
+}
+
+/// A catalog of format 3 (its tables as today's).
+#[derive(Deserialize)]
+pub(super) struct CatalogSnapshotV3 {
+    version: u64,
+    tables: Vec<TableDef>,
+    views: Vec<ViewDef>,
+    row_counts: Vec<(String, u64)>,
+    next_row_ids: Vec<(String, u64)>,
+    sequences: Vec<SequenceState>,
+}
+
+impl From<CatalogSnapshotV3> for CatalogSnapshot {
+    fn from(v3: CatalogSnapshotV3) -> Self {
+        CatalogSnapshot {
+            version: v3.version,
+            tables: v3.tables,
+            views: v3.views,
+            row_counts: v3.row_counts,
+            next_row_ids: v3.next_row_ids,
+            sequences: v3.sequences,
+            named_sequences: Vec::new(),
         }
     }
 }

@@ -20,8 +20,8 @@ use weir_planner::CatalogSnapshot;
 pub const VERSIONED: u8 = 0xFF;
 
 /// The catalog format this build writes: 2 added column defaults and sequences, 3 foreign
-/// keys.
-pub const FORMAT: u8 = 3;
+/// keys, 4 the sequences of `CREATE SEQUENCE`.
+pub const FORMAT: u8 = 4;
 
 /// The wire form of catalog `snapshot`.
 pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
@@ -45,6 +45,7 @@ pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
 fn decode_any(bytes: &[u8]) -> Result<CatalogSnapshot> {
     match bytes {
         [VERSIONED, FORMAT, body @ ..] => codec::decode(body),
+        [VERSIONED, 3, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV3>(body)?.into()),
         [VERSIONED, 2, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV2>(body)?.into()),
         [VERSIONED, format, ..] => Err(crate::error::Error::Codec(format!(
             "the catalog is in format {format}, newer than this build of weir reads (up to {FORMAT}): run a newer weir"
@@ -99,6 +100,16 @@ pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
             }
         }
     }
+    if let Some(s) = snapshot
+        .named_sequences
+        .iter()
+        .find(|s| s.increment == 0 || s.min > s.max)
+    {
+        return Err(crate::error::Error::Codec(format!(
+            "the catalog's sequence {} is malformed (an increment of 0, or MINVALUE above MAXVALUE)",
+            s.name
+        )));
+    }
     Ok(snapshot)
 }
 
@@ -106,7 +117,9 @@ pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
 mod tests {
     use super::*;
     use weir_operators::{DataType, Field, Schema};
-    use weir_planner::{ColumnDefault, DefaultValue, ForeignKey, ReferentialAction, TableDef};
+    use weir_planner::{
+        ColumnDefault, DefaultValue, ForeignKey, NamedSequence, ReferentialAction, TableDef,
+    };
 
     fn table() -> TableDef {
         TableDef {
@@ -151,6 +164,65 @@ mod tests {
         let bytes = encode_catalog(&snapshot);
         assert_eq!(bytes.0[..2], [VERSIONED, FORMAT]);
         assert_eq!(decode_catalog(&bytes).unwrap(), snapshot);
+    }
+
+    fn sequence() -> NamedSequence {
+        NamedSequence {
+            name: "s".into(),
+            next: 100,
+            start: 1,
+            increment: 50,
+            min: 1,
+            max: i64::MAX,
+            made: 2,
+        }
+    }
+
+    #[test]
+    fn a_catalog_reads_back_with_its_sequences_and_one_of_format_3_with_none() {
+        let snapshot = CatalogSnapshot {
+            version: 3,
+            tables: vec![table()],
+            named_sequences: vec![sequence()],
+            ..Default::default()
+        };
+        assert_eq!(
+            decode_catalog(&encode_catalog(&snapshot)).unwrap(),
+            snapshot
+        );
+        // Format 3: the same fields but the sequences of CREATE SEQUENCE.
+        #[derive(serde::Serialize)]
+        struct V3<'a>(
+            u64,
+            &'a [TableDef],
+            &'a [weir_planner::ViewDef],
+            &'a [(String, u64)],
+            &'a [(String, u64)],
+            &'a [weir_planner::SequenceState],
+        );
+        let s = &snapshot;
+        let body = V3(
+            s.version,
+            &s.tables,
+            &s.views,
+            &s.row_counts,
+            &s.next_row_ids,
+            &s.sequences,
+        );
+        let mut bytes = vec![VERSIONED, 3];
+        bytes.extend(codec::encode(&body).unwrap());
+        let read = decode_catalog(&CatalogBytes(bytes)).unwrap();
+        assert_eq!(read.tables, snapshot.tables);
+        assert!(read.named_sequences.is_empty());
+        // A sequence that steps by 0 is malformed.
+        let mut bad = sequence();
+        bad.increment = 0;
+        let bytes = encode_catalog(&CatalogSnapshot {
+            named_sequences: vec![bad],
+            ..Default::default()
+        });
+        let e = decode_catalog(&bytes).unwrap_err().to_string();
+        assert!(e.contains("sequence s is malformed"), "{e}");
     }
 
     #[test]
