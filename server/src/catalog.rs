@@ -1,4 +1,4 @@
-//! The little of `pg_catalog` weir answers: psql's lists (`\d`, `\dt`, `\dv`, `\di`, with or
+//! The little of `pg_catalog` weir answers: psql's lists (`\d`, `\dt`, `\dv`, `\di`, `\ds`, with or
 //! without `+` and a name pattern; `\l`, `\dn`, `\du` and `\df`), recognized by the query psql sends for them (its `\d NAME`,
 //! and the drivers' catalog questions, are [`crate::describe`]'s). Any other query of `pg_catalog` is refused with 0A000 and a message
 //! that says so, rather than "unknown table". (`information_schema`'s `tables`, `columns`,
@@ -13,7 +13,7 @@ use weir_operators::Value;
 /// Which of psql's lists a query is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListKind {
-    /// `\d`, `\dt`, `\dv`, `\di` (and with `+`): relations from `pg_class`.
+    /// `\d`, `\dt`, `\dv`, `\di`, `\ds` (and with `+`): relations from `pg_class`.
     Relations {
         /// Tables are listed.
         tables: bool,
@@ -21,6 +21,8 @@ pub enum ListKind {
         views: bool,
         /// Indexes are listed (with the table each is on).
         indexes: bool,
+        /// Sequences are listed (`\ds`, and `\d`).
+        sequences: bool,
     },
     /// `\l`: the databases (`pg_database`).
     Databases,
@@ -121,6 +123,7 @@ pub fn psql_relation_list(sql: &str) -> Option<RelationList> {
             tables: kinds.contains("'r'"),
             views: kinds.contains("'v'"),
             indexes: kinds.contains("'i'"),
+            sequences: kinds.contains("'S'"),
         }
     } else if sql.contains("FROM pg_catalog.pg_database d") && titled("Owner") {
         ListKind::Databases
@@ -141,7 +144,7 @@ pub fn psql_relation_list(sql: &str) -> Option<RelationList> {
 /// One entry of a list: its name and what psql shows of it.
 struct Entry {
     name: String,
-    /// `table`, `view` or `index` (relations only).
+    /// `table`, `view`, `index` or `sequence` (relations only).
     kind: &'static str,
     /// The table an index is on; the access method of an index.
     table: Option<String>,
@@ -169,6 +172,7 @@ pub fn listed(
             tables,
             views,
             indexes,
+            sequences,
         } => {
             let mut out = Vec::new();
             let defs = cluster.tables();
@@ -177,6 +181,10 @@ pub fn listed(
             }
             if *views {
                 out.extend(cluster.views().into_iter().map(|v| entry(v.name, "view")));
+            }
+            if *sequences {
+                let all = cluster.sequences().into_iter();
+                out.extend(all.map(|s| entry(s.name, "sequence")));
             }
             if *indexes {
                 for t in &defs {
@@ -312,7 +320,8 @@ mod tests {
             ListKind::Relations {
                 tables: true,
                 views: false,
-                indexes: false
+                indexes: false,
+                sequences: false,
             },
             "\\dt lists tables only"
         );
@@ -347,10 +356,22 @@ mod tests {
             ListKind::Relations {
                 tables: false,
                 views: false,
-                indexes: true
+                indexes: true,
+                sequences: false,
             }
         );
         assert_eq!(list.columns, ["Schema", "Name", "Type", "Owner", "Table"]);
+        let ds = DT.replace("('r','p','')", "('S','')");
+        assert_eq!(
+            psql_relation_list(&ds).unwrap().kind,
+            ListKind::Relations {
+                tables: false,
+                views: false,
+                indexes: false,
+                sequences: true,
+            },
+            "\\ds lists sequences only"
+        );
         let plus = DT.replace(
             "as \"Owner\"",
             "as \"Owner\",\n  pg_catalog.pg_size_pretty(pg_catalog.pg_table_size(c.oid)) as \"Size\"",

@@ -1392,6 +1392,26 @@ async fn psql_lists_tables_information_schema_answers_and_pg_catalog_is_refused(
     );
     let listed = client.simple_query(&with_pattern).await.unwrap();
     assert_eq!(texts(&listed).len(), 1);
+    // `\ds` lists the sequences, a SERIAL column's by its own name; `\d` lists them beside
+    // the tables.
+    client
+        .batch_execute("CREATE SEQUENCE order_ids; CREATE TABLE tags (id SERIAL PRIMARY KEY)")
+        .await
+        .unwrap();
+    let ds = PSQL_DT.replace("('r','p','')", "('S','')");
+    assert_eq!(
+        texts(&client.simple_query(&ds).await.unwrap()),
+        vec![
+            vec![s("public"), s("order_ids"), s("sequence"), s("weir")],
+            vec![s("public"), s("tags_id_seq"), s("sequence"), s("weir")],
+        ]
+    );
+    let d = PSQL_DT.replace("('r','p','')", "('r','p','v','m','S','f','')");
+    assert_eq!(texts(&client.simple_query(&d).await.unwrap()).len(), 5);
+    client
+        .batch_execute("DROP TABLE tags; DROP SEQUENCE order_ids")
+        .await
+        .unwrap();
     let err = client
         .simple_query("SELECT typname FROM pg_catalog.pg_type")
         .await
@@ -1843,8 +1863,10 @@ fn the_psql_client_describes_tables_and_views() {
         "View \"public.cheap\"",
         "View definition:",
         "SELECT id, price FROM item WHERE price < 10",
-        " public | cheap | view  | weir",
-        " public | item  | table | weir",
+        // `\d` lists the SERIAL column's sequence too, as PostgreSQL's psql does.
+        " public | cheap       | view     | weir",
+        " public | item        | table    | weir",
+        " public | item_id_seq | sequence | weir",
     ] {
         assert!(out.contains(line), "no {line:?} in:\n{out}");
     }

@@ -160,19 +160,12 @@ impl Binder<'_> {
                 text("NO"),
             ]
         };
-        let mut rows: Vec<Vec<Value>> = self
+        let rows = self
             .catalog
-            .named_sequences()
-            .map(|s| row(s.name.clone(), s.start, s.min, s.max, s.increment))
+            .all_sequences()
+            .into_iter()
+            .map(|s| row(s.name, s.start, s.min, s.max, s.increment))
             .collect();
-        rows.extend(self.catalog.tables().flat_map(|t| {
-            t.sequence_columns()
-                .map(|c| {
-                    let name = format!("{}_{}_seq", t.name, t.schema.fields[c].name);
-                    row(name.to_lowercase(), 1, 1, i64::MAX, 1)
-                })
-                .collect::<Vec<_>>()
-        }));
         (schema, rows)
     }
 

@@ -67,6 +67,23 @@ impl Catalog {
         self.named_sequences.values()
     }
 
+    /// Every sequence, by name: those made by `CREATE SEQUENCE`, and those of `SERIAL` and
+    /// identity columns as if made so (named `<table>_<column>_seq`, from 1 up by 1).
+    pub fn all_sequences(&self) -> Vec<NamedSequence> {
+        let mut all: Vec<NamedSequence> = self.named_sequences.values().cloned().collect();
+        all.extend(self.sequences.values().map(|s| NamedSequence {
+            name: format!("{}_{}_seq", s.table, s.column),
+            next: s.next,
+            start: 1,
+            increment: 1,
+            min: 1,
+            max: i64::MAX,
+            made: s.made,
+        }));
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
     /// The sequence `name` stands for: one made by `CREATE SEQUENCE`, or the sequence of a
     /// `SERIAL` or identity column by its PostgreSQL name, `<table>_<column>_seq`.
     pub fn resolve_sequence(&self, name: &str) -> Result<SequenceName, PlanError> {

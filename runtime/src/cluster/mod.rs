@@ -296,6 +296,13 @@ impl Cluster {
         catalog.tables().cloned().collect()
     }
 
+    /// Every sequence of the catalog, by name: those made by `CREATE SEQUENCE` and those of
+    /// `SERIAL` and identity columns (`<table>_<column>_seq`).
+    pub fn sequences(&self) -> Vec<weir_planner::NamedSequence> {
+        let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        catalog.all_sequences()
+    }
+
     /// The catalog's view definitions (names and queries), ordered by lowercase name.
     pub fn views(&self) -> Vec<weir_planner::ViewDef> {
         let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
