@@ -1008,7 +1008,11 @@ fn insert_select(
 ) -> Result<Statement, PlanError> {
     // An INSERT is planned for each run: a VALUES list in its query may hold parameters.
     binder.params_are_constants = true;
-    let bound = binder.query(source)?;
+    // Items of the query that draw a sequence's next value: filled when the statement runs.
+    let (bound, drawn) = match sequences::drawn_items(source, catalog)? {
+        Some((query, drawn)) => (binder.query(&query)?, drawn),
+        None => (binder.query(source)?, Vec::new()),
+    };
     if bound.fields.len() != targets.len() {
         return Err(PlanError::Invalid(format!(
             "INSERT into '{}' has {} target columns but the query gives {}{}",
@@ -1043,6 +1047,19 @@ fn insert_select(
         };
         if is_always(t, c) {
             return Err(always_generated(t, c));
+        }
+        if let Some((_, sequence)) = drawn.iter().find(|(item, _)| *item == i) {
+            if f.data_type != DataType::Int64 {
+                return Err(PlanError::Type(format!(
+                    "column '{}' of table '{}' is {}: nextval('{sequence}') gives integers",
+                    f.name, t.name, f.data_type
+                )));
+            }
+            fills.push(SequenceFill {
+                column: c,
+                rows: None,
+                from: Some(sequence.clone()),
+            });
         }
         let given = bound.fields[i].data_type;
         exprs.push(if given == f.data_type {

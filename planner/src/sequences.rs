@@ -5,7 +5,8 @@
 //! setval('t', 5)` (a SELECT without FROM whose items are all such calls) is
 //! [`Statement::SequenceCalls`]; `nextval('s')` as a value of `INSERT ... VALUES` or as a
 //! column's `DEFAULT` fills the column from the sequence as a `SERIAL` column's own sequence
-//! does ([`crate::SequenceFill`]). Anywhere else (in an expression, in a query over a
+//! does ([`crate::SequenceFill`]), and so does a whole item of the SELECT of an `INSERT ...
+//! SELECT`. Anywhere else (in an expression, in a query over a
 //! table) a call is refused, naming where it may go.
 
 use crate::bind::{constant_value, Binder};
@@ -324,4 +325,47 @@ pub(crate) fn sequence_calls(
         schema: Schema::new(fields),
         calls,
     }))
+}
+
+/// A query with its `nextval` items replaced, and those items: (position, sequence).
+pub(crate) type DrawnItems = (sql::Query, Vec<(usize, SequenceName)>);
+
+/// The items of `q` (a SELECT feeding an `INSERT ... SELECT`) that are `nextval('s')`, by
+/// position, each with its sequence, and `q` with them replaced by a BIGINT NULL: the
+/// statement fills those columns from the sequences, row by row, when it runs (SQLAlchemy
+/// inserts many rows as `INSERT ... SELECT nextval('s'), p1 FROM (VALUES ...)`). `None` when
+/// no item is such a call.
+pub(crate) fn drawn_items(
+    q: &sql::Query,
+    catalog: &Catalog,
+) -> Result<Option<DrawnItems>, PlanError> {
+    let sql::SetExpr::Select(select) = q.body.as_ref() else {
+        return Ok(None);
+    };
+    let mut drawn = Vec::new();
+    let mut projection = select.projection.clone();
+    for (i, item) in projection.iter_mut().enumerate() {
+        let expr = match item {
+            sql::SelectItem::UnnamedExpr(e) | sql::SelectItem::ExprWithAlias { expr: e, .. } => e,
+            _ => continue,
+        };
+        let Some(name) = nextval_call(expr) else {
+            continue;
+        };
+        drawn.push((i, catalog.resolve_sequence(&name?)?));
+        *expr = sqlparser::parser::Parser::new(&sqlparser::dialect::GenericDialect {})
+            .try_with_sql("CAST(NULL AS BIGINT)")
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| PlanError::Invalid(format!("cannot stand NULL in for nextval: {e}")))?;
+    }
+    if drawn.is_empty() {
+        return Ok(None);
+    }
+    let mut select = select.clone();
+    select.projection = projection;
+    let query = sql::Query {
+        body: Box::new(sql::SetExpr::Select(select)),
+        ..q.clone()
+    };
+    Ok(Some((query, drawn)))
 }

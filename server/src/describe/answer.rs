@@ -641,6 +641,7 @@ fn table_type(r: &Relation) -> &'static str {
     match r.relkind() {
         'v' => "VIEW",
         'f' => "FOREIGN TABLE",
+        'S' => "SEQUENCE",
         _ => "TABLE",
     }
 }

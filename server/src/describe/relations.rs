@@ -1,4 +1,4 @@
-//! What psql and the drivers are told of the cluster's tables and views: columns with
+//! What psql and the drivers are told of the cluster's tables, views and sequences: columns with
 //! PostgreSQL's type names, nullability, indexes, foreign keys, a view's query, and a stable
 //! object id.
 
@@ -18,6 +18,8 @@ pub struct Relation {
     pub view_sql: Option<String>,
     /// An external table (read in place from files): PostgreSQL's foreign table.
     pub external: bool,
+    /// A sequence (`CREATE SEQUENCE`, or a `SERIAL` column's): no columns, no indexes.
+    pub sequence: bool,
     /// Its columns, in order.
     pub columns: Vec<ColumnInfo>,
     /// Its indexes, the primary key's first.
@@ -30,9 +32,12 @@ pub struct Relation {
 }
 
 impl Relation {
-    /// PostgreSQL's kind of relation: `r` a table, `v` a view, `f` a foreign (external) table.
+    /// PostgreSQL's kind of relation: `r` a table, `v` a view, `f` a foreign (external)
+    /// table, `S` a sequence.
     pub fn relkind(&self) -> char {
-        if self.view_sql.is_some() {
+        if self.sequence {
+            'S'
+        } else if self.view_sql.is_some() {
             'v'
         } else if self.external {
             'f'
@@ -270,6 +275,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                 name: t.name.clone(),
                 view_sql: None,
                 external: t.external.is_some(),
+                sequence: false,
                 columns,
                 indexes,
                 foreign_keys: keys_where(&t.name, false),
@@ -277,6 +283,17 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             }
         })
         .collect();
+    // Sequences, so that a driver's question for one (SQLAlchemy's `has_sequence`) finds it.
+    out.extend(cluster.sequences().into_iter().map(|s| Relation {
+        name: s.name,
+        view_sql: None,
+        external: false,
+        sequence: true,
+        columns: Vec::new(),
+        indexes: Vec::new(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
+    }));
     let views = cluster.views();
     if views.is_empty() {
         return Ok(out);
@@ -319,6 +336,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             name: v.name,
             view_sql: Some(v.sql),
             external: false,
+            sequence: false,
             columns,
             indexes: Vec::new(),
             foreign_keys: Vec::new(),

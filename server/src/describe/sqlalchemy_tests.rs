@@ -336,3 +336,33 @@ fn array_text_quotes_what_it_must_and_reads_back() {
     assert_eq!(array_text(&["a", "b c"]), "{a,\"b c\"}");
     assert_eq!(array_elements("{a,NULL}"), vec![Some("a".into()), None]);
 }
+
+#[test]
+fn has_sequence_finds_a_sequence_and_no_table() {
+    // As SQLAlchemy 2.1 sends it, its parameters written in.
+    let sql = "SELECT pg_catalog.pg_class.relname \nFROM pg_catalog.pg_class JOIN \
+        pg_catalog.pg_namespace ON pg_catalog.pg_namespace.oid = \
+        pg_catalog.pg_class.relnamespace \nWHERE pg_catalog.pg_class.relkind = $1::VARCHAR AND \
+        pg_catalog.pg_class.relname = $2::VARCHAR AND \
+        pg_catalog.pg_table_is_visible(pg_catalog.pg_class.oid) AND \
+        pg_catalog.pg_namespace.nspname != $3::VARCHAR";
+    let d = psql_describe(&crate::split::tokenize(sql).unwrap()).expect("recognized");
+    assert!(
+        matches!(d.question, Question::Relations { .. }),
+        "{:?}",
+        d.question
+    );
+    let sequence = Relation {
+        name: "item_seq".into(),
+        sequence: true,
+        columns: Vec::new(),
+        indexes: Vec::new(),
+        ..item_table()
+    };
+    let mut all = relations();
+    all.push(sequence);
+    let ask = |kind: &str, name: &str| d.rows(&all, &[text(kind), text(name), text("pg_catalog")]);
+    assert_eq!(ask("S", "item_seq"), vec![vec![text("item_seq")]]);
+    assert!(ask("S", "item").is_empty(), "a table is no sequence");
+    assert!(ask("r", "item_seq").is_empty(), "a sequence is no table");
+}

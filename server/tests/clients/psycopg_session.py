@@ -121,6 +121,14 @@ def sqlalchemy_session(port: int) -> None:
         id: Mapped[int] = mapped_column(sa.BigInteger, sa.Identity(always=True), primary_key=True)
         note: Mapped[str] = mapped_column(sa.String)
 
+    class Badge(Base):
+        __tablename__ = "sa_badges"
+        # Keys from a sequence of their own, 50 apart (as Hibernate's default, too).
+        id: Mapped[int] = mapped_column(
+            sa.BigInteger, sa.Sequence("sa_badge_seq", start=1, increment=50), primary_key=True
+        )
+        label: Mapped[str] = mapped_column(sa.String)
+
     engine = sa.create_engine(f"postgresql+psycopg://weir@127.0.0.1:{port}/shop")
     Base.metadata.create_all(engine)
     Base.metadata.create_all(engine)  # the table exists now: has_table says so
@@ -201,6 +209,16 @@ def sqlalchemy_session(port: int) -> None:
         session.add(ticket)
         session.commit()
         assert ticket.id == 1, ticket.id
+        # Many rows at once (INSERT ... SELECT nextval(...), ... FROM (VALUES ...)), then one.
+        badges = [Badge(label=l) for l in ("a", "b", "c")]
+        session.add_all(badges)
+        session.commit()
+        assert [b.id for b in badges] == [1, 51, 101], [b.id for b in badges]
+        one = Badge(label="d")
+        session.add(one)
+        session.commit()
+        assert one.id == 151, one.id
+        assert session.scalar(sa.select(sa.func.count()).select_from(Badge)) == 4
     # GENERATED ALWAYS refuses a value given for its column.
     with engine.connect() as conn:
         try:
@@ -227,8 +245,13 @@ def sqlalchemy_session(port: int) -> None:
     ], keys
     lines = sa.Table("sa_lines", sa.MetaData(), autoload_with=engine)
     assert {fk.target_fullname for fk in lines.foreign_keys} == {"sa_orders.id", "sa_parts.id"}
+    assert sa.inspect(engine).has_sequence("sa_badge_seq")
     Base.metadata.drop_all(engine)
     assert not sa.inspect(engine).has_table("sa_parts")
+    # The sequence went with its table, and comes back with it.
+    assert not sa.inspect(engine).has_sequence("sa_badge_seq")
+    Base.metadata.create_all(engine)
+    Base.metadata.drop_all(engine)
     engine.dispose()
     print("sqlalchemy session ok")
 
