@@ -295,8 +295,8 @@ pub fn refuse_catalog_query(tokens: &[TokenWithSpan]) -> PgWireResult<()> {
         return Err(user_error(
             "0A000",
             "pg_catalog is not available in weir: psql's \\d commands and SQLAlchemy's \
-             reflection are answered, and information_schema.tables, .columns, .views and \
-             .schemata describe the relations",
+             reflection are answered, and information_schema.tables, .columns, .views, \
+             .sequences and .schemata describe the relations",
         ));
     }
     Ok(())
