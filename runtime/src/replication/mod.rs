@@ -6,6 +6,7 @@ pub mod catalog_bytes;
 pub mod catalog_log;
 pub mod copies;
 pub mod membership;
+pub mod multi_table;
 pub mod resync;
 pub mod waiters;
 pub mod writes;

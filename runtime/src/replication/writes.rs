@@ -354,6 +354,36 @@ struct Heard {
     timed_out: bool,
 }
 
+/// A write's messages by node: each node's partitions, and each partition's copies that take
+/// it ([`Coordinator::route`]).
+pub(super) struct Routed {
+    /// Each node's share of the write.
+    pub per_node: BTreeMap<NodeId, Vec<PartitionWrite>>,
+    /// Each written partition with the copies that take it.
+    pub targets_of: Vec<(u32, Vec<NodeId>)>,
+}
+
+impl Routed {
+    /// The nodes taking part.
+    pub fn nodes(&self) -> HashSet<NodeId> {
+        self.per_node.keys().copied().collect()
+    }
+}
+
+/// The partitions of `targets_of` that `table` has never written (their first write is
+/// recorded before it commits).
+pub(super) fn first_writes(
+    book: &ReplicaBook,
+    table: &str,
+    targets_of: &[(u32, Vec<NodeId>)],
+) -> Vec<u32> {
+    targets_of
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|&p| book.committed(table, p) == 0)
+        .collect()
+}
+
 /// What a writer needs to reach the data nodes.
 pub struct Coordinator<'a> {
     /// The network writes travel on.
@@ -407,7 +437,7 @@ impl Coordinator<'_> {
     }
 
     /// Records `partitions` of `table` as written ([`WriteRecords::first_writes`]).
-    fn record_first_writes(&self, table: &str, partitions: &[u32]) -> Result<()> {
+    pub(super) fn record_first_writes(&self, table: &str, partitions: &[u32]) -> Result<()> {
         match self.records {
             Some(records) if !partitions.is_empty() => records.first_writes(table, partitions),
             _ => Ok(()),
@@ -470,7 +500,22 @@ impl Coordinator<'_> {
         parts: Vec<PartitionWrite>,
         rewrite: Option<Rewrite>,
     ) -> Result<()> {
-        let table = layout.table.as_str();
+        let routed = self.route(book, &layout.table, copies, parts)?;
+        let rx = self.replies.register(id);
+        let result = self.run(book, id, layout, routed, rewrite, copies, &rx);
+        self.replies.unregister(id);
+        result
+    }
+
+    /// Which live, current copies take each of `parts` of `table` (`copies[p]`, primary
+    /// first), with the versions the parts give their partitions set.
+    pub(super) fn route(
+        &self,
+        book: &ReplicaBook,
+        table: &str,
+        copies: &[Vec<NodeId>],
+        parts: Vec<PartitionWrite>,
+    ) -> Result<Routed> {
         let mut per_node: BTreeMap<NodeId, Vec<PartitionWrite>> = BTreeMap::new();
         let mut targets_of: Vec<(u32, Vec<NodeId>)> = Vec::with_capacity(parts.len());
         for mut w in parts {
@@ -493,19 +538,10 @@ impl Coordinator<'_> {
             per_node.entry(last).or_default().push(w);
             targets_of.push((p, targets));
         }
-        let rx = self.replies.register(id);
-        let result = self.run(
-            book,
-            id,
-            layout,
+        Ok(Routed {
             per_node,
-            rewrite,
-            &targets_of,
-            copies,
-            &rx,
-        );
-        self.replies.unregister(id);
-        result
+            targets_of,
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -514,9 +550,8 @@ impl Coordinator<'_> {
         book: &mut ReplicaBook,
         id: u64,
         layout: &TableLayout,
-        per_node: BTreeMap<NodeId, Vec<PartitionWrite>>,
+        routed: Routed,
         rewrite: Option<Rewrite>,
-        targets_of: &[(u32, Vec<NodeId>)],
         copies: &[Vec<NodeId>],
         rx: &Receiver<(NodeId, WriteReply)>,
     ) -> Result<()> {
@@ -525,22 +560,70 @@ impl Coordinator<'_> {
         // the log's leader) does not eat the commit's wait. A commit gathered against a
         // deadline already past would count every copy behind, though each applied it.
         let prepare_deadline = Instant::now() + self.timeout;
-        let nodes: HashSet<NodeId> = per_node.keys().copied().collect();
-        let mut pieces: Vec<(NodeId, Vec<Vec<PartitionWrite>>)> = Vec::new();
-        for (n, parts) in per_node {
-            pieces.push((n, cut(parts, self.piece_bytes, &layout.table)?));
-        }
+        let table = layout.table.as_str();
+        let nodes = routed.nodes();
+        let targets_of = routed.targets_of;
+        let pieces = Self::pieces(routed.per_node, self.piece_bytes, table)?;
         // A write with one participant, in one piece, needs no vote: it commits in one phase.
         let one_phase = pieces.len() == 1 && pieces[0].1.len() == 1;
-        let first_writes: Vec<u32> = targets_of
-            .iter()
-            .map(|(p, _)| *p)
-            .filter(|&p| book.committed(&layout.table, p) == 0)
-            .collect();
+        let first_writes = first_writes(book, table, &targets_of);
         if one_phase {
             // Nothing is held yet: recorded first, or not written at all.
-            self.record_first_writes(&layout.table, &first_writes)?;
+            self.record_first_writes(table, &first_writes)?;
         }
+        self.send_prepares(id, layout, pieces, &rewrite, one_phase);
+        if one_phase {
+            let deadline = Instant::now() + self.timeout;
+            return self.finish(book, layout, &targets_of, copies, rx, nodes, true, deadline);
+        }
+        let voted = self.votes(rx, &nodes, &targets_of, copies, table, prepare_deadline);
+        let prepared = match voted {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                self.abort(id, &nodes);
+                return Err(e);
+            }
+        };
+        // Every copy agreed: the first writes are recorded before any can commit.
+        if let Err(e) = self.record_first_writes(table, &first_writes) {
+            self.abort(id, &nodes);
+            return Err(e);
+        }
+        self.commit(id, &nodes, &prepared);
+        let deadline = Instant::now() + self.timeout;
+        self.finish(
+            book,
+            layout,
+            &targets_of,
+            copies,
+            rx,
+            prepared,
+            false,
+            deadline,
+        )
+    }
+
+    /// Each node's share of a write cut into pieces ([`cut`]).
+    pub(super) fn pieces(
+        per_node: BTreeMap<NodeId, Vec<PartitionWrite>>,
+        piece_bytes: usize,
+        table: &str,
+    ) -> Result<Vec<(NodeId, Vec<Vec<PartitionWrite>>)>> {
+        per_node
+            .into_iter()
+            .map(|(n, parts)| Ok((n, cut(parts, piece_bytes, table)?)))
+            .collect()
+    }
+
+    /// Sends write `id`'s pieces to their nodes: with `one_phase`, to apply at once.
+    pub(super) fn send_prepares(
+        &self,
+        id: u64,
+        layout: &TableLayout,
+        pieces: Vec<(NodeId, Vec<Vec<PartitionWrite>>)>,
+        rewrite: &Option<Rewrite>,
+        one_phase: bool,
+    ) {
         for (n, node_pieces) in pieces {
             let count = node_pieces.len() as u32;
             for (piece, parts) in node_pieces.into_iter().enumerate() {
@@ -557,51 +640,56 @@ impl Coordinator<'_> {
                 self.send(n, NetMessage::WritePrepare(Box::new(msg)));
             }
         }
-        if one_phase {
-            let deadline = Instant::now() + self.timeout;
-            return self.finish(book, layout, targets_of, copies, rx, nodes, true, deadline);
-        }
-        let abort = |to: &HashSet<NodeId>| {
-            for &n in to {
-                self.send(n, NetMessage::WriteAbort(WriteAbort { write: id }));
-            }
-        };
-        let heard = self.gather(rx, WritePhase::Prepare, nodes.clone(), prepare_deadline);
+    }
+
+    /// Waits for the votes of `nodes` on a write of `table` until `deadline`: the nodes that
+    /// prepared it, or the error that fails it (a refusal, a timeout, a partition none of
+    /// whose copies prepared it). The caller aborts a failed write.
+    pub(super) fn votes(
+        &self,
+        rx: &Receiver<(NodeId, WriteReply)>,
+        nodes: &HashSet<NodeId>,
+        targets_of: &[(u32, Vec<NodeId>)],
+        copies: &[Vec<NodeId>],
+        table: &str,
+        deadline: Instant,
+    ) -> Result<HashSet<NodeId>> {
+        let heard = self.gather(rx, WritePhase::Prepare, nodes.clone(), deadline);
         if heard.timed_out {
-            abort(&nodes);
             return Err(Error::Timeout(self.timeout));
         }
         let prepared = heard.answered;
         if let Some(refusal) = prepared.iter().find_map(|(_, e)| e.clone()) {
-            abort(&nodes);
-            return Err(refusal.into_error(&layout.table));
+            return Err(refusal.into_error(table));
         }
         let prepared: HashSet<NodeId> = prepared.into_iter().map(|(n, _)| n).collect();
-        // Every partition needs a prepared copy, or nothing is written. Every node sent a
-        // prepare is told the outcome, also one that went down meanwhile (it may only have
-        // been out of reach: it would hold its partitions until the prepared write expires).
-        if let Some((p, _)) = targets_of
+        // Every partition needs a prepared copy, or nothing is written.
+        match targets_of
             .iter()
             .find(|(_, t)| !t.iter().any(|n| prepared.contains(n)))
         {
-            abort(&nodes);
-            return Err(Error::NodeDown(self.name(copies[*p as usize][0])));
+            Some((p, _)) => Err(Error::NodeDown(self.name(copies[*p as usize][0]))),
+            None => Ok(prepared),
         }
-        // Every copy agreed: the first writes are recorded before any can commit.
-        if let Err(e) = self.record_first_writes(&layout.table, &first_writes) {
-            abort(&nodes);
-            return Err(e);
+    }
+
+    /// Undoes write `id` on `nodes`. Every node sent a prepare is told, also one that went
+    /// down meanwhile (it may only have been out of reach: it would hold its partitions until
+    /// the prepared write expires).
+    pub(super) fn abort(&self, id: u64, nodes: &HashSet<NodeId>) {
+        for &n in nodes {
+            self.send(n, NetMessage::WriteAbort(WriteAbort { write: id }));
         }
-        for &n in &prepared {
+    }
+
+    /// Commits write `id` on the `prepared` nodes. A node of `nodes` that did not vote takes
+    /// no part: its prepare is undone (its copies miss the write, and are marked so when it
+    /// is finished).
+    pub(super) fn commit(&self, id: u64, nodes: &HashSet<NodeId>, prepared: &HashSet<NodeId>) {
+        for &n in prepared {
             self.send(n, NetMessage::WriteCommit(WriteCommit { write: id }));
         }
-        // A node that did not vote takes no part: its prepare is undone (its copies miss
-        // the write, and are marked so below).
-        abort(&nodes.difference(&prepared).copied().collect());
-        let deadline = Instant::now() + self.timeout;
-        self.finish(
-            book, layout, targets_of, copies, rx, prepared, false, deadline,
-        )
+        self.abort(id, &nodes.difference(prepared).copied().collect());
     }
 
     /// Waits for the commit replies of `committing`, counts the write in the copies' versions,
@@ -611,7 +699,7 @@ impl Coordinator<'_> {
     /// In one phase (a single participant), a refusal means nothing was applied: the write
     /// fails and no version moves.
     #[allow(clippy::too_many_arguments)]
-    fn finish(
+    pub(super) fn finish(
         &self,
         book: &mut ReplicaBook,
         layout: &TableLayout,
