@@ -69,6 +69,16 @@ pub enum ReferentialAction {
     NoAction,
     /// `RESTRICT`, as written (it behaves as [`ReferentialAction::NoAction`]).
     Restrict,
+    /// `CASCADE`: the referencing rows are deleted with the rows they reference (`ON
+    /// DELETE` only).
+    Cascade,
+    /// `SET NULL`: the referencing columns of the referencing rows become NULL (`ON DELETE`
+    /// only).
+    SetNull,
+    /// `SET DEFAULT`: the referencing columns of the referencing rows take their defaults
+    /// (NULL for a column without one), which must reference a row still there (`ON DELETE`
+    /// only).
+    SetDefault,
 }
 
 impl ReferentialAction {
@@ -77,6 +87,9 @@ impl ReferentialAction {
         match self {
             ReferentialAction::NoAction => "NO ACTION",
             ReferentialAction::Restrict => "RESTRICT",
+            ReferentialAction::Cascade => "CASCADE",
+            ReferentialAction::SetNull => "SET NULL",
+            ReferentialAction::SetDefault => "SET DEFAULT",
         }
     }
 }

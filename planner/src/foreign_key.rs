@@ -3,8 +3,9 @@
 //! positions and checked against the referenced table, which is an existing table or the new
 //! table itself. The referenced columns are the parent's primary key, or the columns of one of
 //! its unique indexes, as PostgreSQL requires; each pair of columns has one type. What weir
-//! does not enforce (`ON DELETE CASCADE`, `MATCH FULL`, `DEFERRABLE`, ...) is an error naming
-//! it. The runtime checks the rows of every write against these keys.
+//! does not enforce (`ON UPDATE CASCADE`, `MATCH FULL`, `DEFERRABLE`, ...) is an error naming
+//! it. The runtime checks the rows of every write against these keys and carries out the
+//! `ON DELETE` actions.
 
 use crate::bind::unsupported;
 use crate::catalog::{Catalog, ForeignKey, IndexDef, ReferentialAction};
@@ -151,17 +152,25 @@ pub(crate) fn resolve(
     })
 }
 
-/// The referential action weir enforces for `ON {what}` (`NO ACTION` when not given).
+/// The referential action weir enforces for `ON {what}` (`NO ACTION` when not given):
+/// `NO ACTION` and `RESTRICT` for both, and `CASCADE`, `SET NULL`, `SET DEFAULT` on `DELETE`.
 fn action(
     given: Option<sql::ReferentialAction>,
     what: &str,
     at: sqlparser::tokenizer::Span,
 ) -> Result<ReferentialAction, PlanError> {
+    let on_delete = what == "DELETE";
     match given {
         None | Some(sql::ReferentialAction::NoAction) => Ok(ReferentialAction::NoAction),
         Some(sql::ReferentialAction::Restrict) => Ok(ReferentialAction::Restrict),
+        Some(sql::ReferentialAction::Cascade) if on_delete => Ok(ReferentialAction::Cascade),
+        Some(sql::ReferentialAction::SetNull) if on_delete => Ok(ReferentialAction::SetNull),
+        Some(sql::ReferentialAction::SetDefault) if on_delete => Ok(ReferentialAction::SetDefault),
         Some(other) => Err(unsupported(
-            format!("ON {what} {other} on a foreign key (weir enforces NO ACTION and RESTRICT)"),
+            format!(
+                "ON {what} {other} on a foreign key (weir enforces NO ACTION and RESTRICT on \
+                 UPDATE; CASCADE, SET NULL and SET DEFAULT on DELETE)"
+            ),
             at,
         )),
     }

@@ -1,7 +1,7 @@
 //! Foreign keys (`REFERENCES`, `FOREIGN KEY ... REFERENCES`): a statement that would leave a
 //! row referencing a row that is not there is refused, naming the key, and stores nothing;
 //! a referenced table cannot be dropped; keys that cannot be enforced are refused when the
-//! table is made.
+//! table is made. (What `ON DELETE` actions do: `foreign_key_actions`.)
 
 use crate::common::{assert_idle, cluster, cluster_builder, ints};
 use weir::planner::PlanError;
@@ -294,8 +294,8 @@ fn a_key_that_cannot_be_enforced_is_refused_when_the_table_is_made() {
     // What weir does not enforce is refused by name.
     for (sql, says) in [
         (
-            "CREATE TABLE ch (x BIGINT REFERENCES p ON DELETE CASCADE)",
-            "ON DELETE CASCADE",
+            "CREATE TABLE ch (x BIGINT REFERENCES p ON UPDATE CASCADE)",
+            "ON UPDATE CASCADE",
         ),
         (
             "CREATE TABLE ch (x BIGINT REFERENCES p ON UPDATE SET NULL)",

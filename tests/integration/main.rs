@@ -22,6 +22,7 @@ mod distributed;
 mod durability;
 mod external;
 mod faults;
+mod foreign_key_actions;
 mod foreign_keys;
 mod hostile;
 mod hostile_bytes;

@@ -1664,6 +1664,22 @@ fn clients_of_node_processes_enforce_each_others_foreign_keys() {
         rows(&b, "SELECT COUNT(*) FROM author", &[]),
         vec![vec![Value::Int(0)]]
     );
+    // ON DELETE CASCADE: A's delete of B's author writes both tables, as one write.
+    a.execute("CREATE TABLE note (id BIGINT PRIMARY KEY, author_id BIGINT REFERENCES author ON DELETE CASCADE)")
+        .unwrap();
+    b.execute("INSERT INTO author VALUES (8, 'Bo'), (9, 'Cy')")
+        .unwrap();
+    b.execute("INSERT INTO note SELECT g, 8 + g % 2 FROM generate_series(1, 40) AS s(g)")
+        .unwrap();
+    assert_eq!(a.execute("DELETE FROM author WHERE id = 8").unwrap(), 1);
+    assert_eq!(
+        rows(
+            &b,
+            "SELECT author_id, COUNT(*) FROM note GROUP BY author_id",
+            &[]
+        ),
+        vec![vec![Value::Int(9), Value::Int(20)]]
+    );
 }
 
 #[test]

@@ -158,7 +158,7 @@ impl Cluster {
     /// The values in columns `columns` of the stored rows of `def` whose identities are
     /// `ids` (`affected`, as keys), those without a NULL: read from the identities when they
     /// hold the columns, else looked up.
-    fn old_values(
+    pub(super) fn old_values(
         &self,
         def: &TableDef,
         ids: &Batch,
@@ -258,7 +258,7 @@ fn distinct(values: impl Iterator<Item = Value>) -> Vec<Value> {
 }
 
 /// `(a, b) = (1, 'x')`: columns `columns` of `def` and their `values`, as SQL text.
-fn key_text(def: &TableDef, columns: &[usize], values: &[Value]) -> String {
+pub(super) fn key_text(def: &TableDef, columns: &[usize], values: &[Value]) -> String {
     let names: Vec<&str> = columns
         .iter()
         .map(|&c| def.schema.fields[c].name.as_str())

@@ -5,8 +5,11 @@
 //! write deletes (by key) and inserts the same way, or, for a table without a key, rewrite
 //! whole rows in every partition.
 
+use super::cascade::TableEffect;
+use super::not_null::check_not_null;
 use super::Cluster;
 use crate::error::{Error, Result};
+use crate::replication::multi_table::TableWrite;
 use crate::replication::writes::{Coordinator, WriteRecords};
 use crate::wire::messages::{PartitionWrite, Rewrite, TableLayout};
 use std::collections::BTreeMap;
@@ -194,7 +197,13 @@ impl Cluster {
         } else {
             (rows, None)
         };
-        self.check_not_referenced(&self.table_def(table)?, &ids, None)?;
+        let def = self.table_def(table)?;
+        if self.deletes_act(&def) {
+            let effects = self.delete_effects(&def, &ids)?;
+            self.write_effects(effects)?;
+            return Ok((n as u64, deleted));
+        }
+        self.check_not_referenced(&def, &ids, None)?;
         self.change(table, n, |def, changes| {
             if def.has_key() {
                 for (p, keys) in by_key(def, &ids)? {
@@ -453,28 +462,129 @@ impl Cluster {
     fn write_changes(
         &self,
         def: &TableDef,
-        mut changes: Changes,
+        changes: Changes,
         rewrite: Option<Rewrite>,
     ) -> Result<()> {
-        if self.inner.remote.is_some() && rewrite.is_none() {
-            changes.guard_unique_values(def)?;
-        }
-        let parts = changes.into_writes(def)?;
-        let layout = TableLayout {
-            table: def.name.to_lowercase(),
-            schema: def.schema.clone(),
-            primary_key: def.primary_key.clone(),
-            indexed: def.indexes.iter().map(|i| i.column).collect(),
-        };
-        let copies = self.inner.copies(def.partitions);
-        let id = self.inner.ids.fetch_add(1, Ordering::Relaxed);
+        let share = self.share(def, changes, rewrite)?;
         let mut book = self
             .inner
             .replicas
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        self.coordinator()
-            .write(&mut book, id, &layout, &copies, parts, rewrite)
+        self.coordinator().write(
+            &mut book,
+            share.id,
+            &share.layout,
+            &share.copies,
+            share.parts,
+            share.rewrite,
+        )
+    }
+
+    /// Table `def`'s share of a write: `changes` (and `rewrite`), with a write id, laid out
+    /// for its copies.
+    fn share(
+        &self,
+        def: &TableDef,
+        mut changes: Changes,
+        rewrite: Option<Rewrite>,
+    ) -> Result<TableWrite> {
+        if self.inner.remote.is_some() && rewrite.is_none() {
+            changes.guard_unique_values(def)?;
+        }
+        Ok(TableWrite {
+            id: self.inner.ids.fetch_add(1, Ordering::Relaxed),
+            layout: TableLayout {
+                table: def.name.to_lowercase(),
+                schema: def.schema.clone(),
+                primary_key: def.primary_key.clone(),
+                indexed: def.indexes.iter().map(|i| i.column).collect(),
+            },
+            copies: self.inner.copies(def.partitions),
+            parts: changes.into_writes(def)?,
+            rewrite,
+        })
+    }
+
+    /// Writes what a DELETE does to every table it touches ([`Cluster::delete_effects`]) as
+    /// one write, all or nothing, under the catalog's write lock.
+    fn write_effects(&self, effects: Vec<TableEffect>) -> Result<()> {
+        self.check_up()?;
+        let mut catalog = self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut shares = Vec::with_capacity(effects.len());
+        let mut deleted = Vec::with_capacity(effects.len());
+        for effect in effects {
+            let def = catalog
+                .table(&effect.def.name)
+                .cloned()
+                .ok_or_else(|| Error::Plan(PlanError::UnknownTable(effect.def.name.clone())))?;
+            let gone = effect.deleted_batch()?;
+            let changed = effect.changed_batches()?;
+            let mut changes = Changes::default();
+            let rewrite = if def.has_key() {
+                for (p, keys) in by_key(&def, &gone)? {
+                    changes.parts.entry(p).or_default().0.push(keys);
+                }
+                if let Some((ids, new)) = changed {
+                    for (p, keys) in by_key(&def, &ids)? {
+                        changes.parts.entry(p).or_default().0.push(keys);
+                    }
+                    let mut of_row = Vec::with_capacity(new.num_rows());
+                    assign_partitions(&new, &def.primary_key, 0, def.partitions, &mut of_row)
+                        .map_err(|e| Error::from_storage(&def.name, e))?;
+                    for (p, rows) in Changes::split(&new, &of_row) {
+                        changes.parts.entry(p).or_default().1.push(rows);
+                    }
+                }
+                None
+            } else {
+                let rewrite = match (gone.num_rows() > 0, changed) {
+                    (true, Some(_)) => {
+                        return Err(Error::Invalid(format!(
+                            "this DELETE would both delete and change rows of table '{}' \
+                             through foreign keys, which weir does for tables with a primary \
+                             key only",
+                            def.name
+                        )))
+                    }
+                    (true, None) => Rewrite {
+                        old: gone,
+                        new: None,
+                    },
+                    (false, Some((old, new))) => Rewrite {
+                        old,
+                        new: Some(new),
+                    },
+                    (false, None) => continue,
+                };
+                for p in 0..def.partitions {
+                    changes.parts.entry(p).or_default();
+                }
+                Some(rewrite)
+            };
+            if changes.parts.is_empty() {
+                continue;
+            }
+            deleted.push((def.name.clone(), effect.deleted.len() as u64));
+            shares.push(self.share(&def, changes, rewrite)?);
+        }
+        {
+            let mut book = self
+                .inner
+                .replicas
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            self.coordinator().write_together(&mut book, shares)?;
+        }
+        for (table, n) in deleted {
+            let before = catalog.row_count(&table);
+            catalog.set_row_count(&table, before.saturating_sub(n));
+        }
+        Ok(())
     }
 
     pub(super) fn coordinator(&self) -> Coordinator<'_> {
@@ -497,21 +607,6 @@ impl Cluster {
                 .as_ref()
                 .map(|_| &*self.inner as &dyn WriteRecords),
         }
-    }
-}
-
-/// Fails naming the first NOT NULL column of `def` that `batch` (full rows) has a NULL in.
-fn check_not_null(def: &TableDef, batch: &Batch) -> Result<()> {
-    match def
-        .not_null
-        .iter()
-        .find(|&&c| batch.column(c).null_count() > 0)
-    {
-        Some(&c) => Err(Error::Plan(PlanError::Invalid(format!(
-            "column '{}' of table '{}' is NOT NULL and cannot take NULL",
-            def.schema.fields[c].name, def.name
-        )))),
-        None => Ok(()),
     }
 }
 

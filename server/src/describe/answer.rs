@@ -809,6 +809,9 @@ fn jdbc_rule(action: ReferentialAction) -> i64 {
     match action {
         ReferentialAction::NoAction => 3,
         ReferentialAction::Restrict => 1,
+        ReferentialAction::Cascade => 0,
+        ReferentialAction::SetNull => 2,
+        ReferentialAction::SetDefault => 4,
     }
 }
 

@@ -127,6 +127,9 @@ impl ForeignKeyInfo {
         match action {
             ReferentialAction::NoAction => "a",
             ReferentialAction::Restrict => "r",
+            ReferentialAction::Cascade => "c",
+            ReferentialAction::SetNull => "n",
+            ReferentialAction::SetDefault => "d",
         }
     }
 }

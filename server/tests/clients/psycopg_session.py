@@ -116,6 +116,13 @@ def sqlalchemy_session(port: int) -> None:
         part_id = mapped_column(sa.ForeignKey("sa_parts.id", ondelete="RESTRICT"), nullable=True)
         order: Mapped[Order] = relationship(back_populates="lines")
 
+    class Note(Base):
+        __tablename__ = "sa_notes"
+        # The database's own cascade: deleting an order deletes its notes.
+        id: Mapped[int] = mapped_column(primary_key=True)
+        order_id: Mapped[int] = mapped_column(sa.ForeignKey("sa_orders.id", ondelete="CASCADE"))
+        text: Mapped[str] = mapped_column(sa.String)
+
     class Ticket(Base):
         __tablename__ = "sa_tickets"
         id: Mapped[int] = mapped_column(sa.BigInteger, sa.Identity(always=True), primary_key=True)
@@ -205,6 +212,15 @@ def sqlalchemy_session(port: int) -> None:
         session.delete(doomed)
         session.commit()
         assert session.scalar(sa.select(sa.func.count()).select_from(Line)) == 2
+        # A bulk delete of an order takes its notes with it (ondelete="CASCADE").
+        kept, gone = many[1], many[2]
+        session.add_all([Note(order_id=kept.id, text="k"), Note(order_id=gone.id, text="g1")])
+        session.add(Note(order_id=gone.id, text="g2"))
+        session.commit()
+        session.execute(sa.delete(Order).where(Order.id == gone.id))
+        session.commit()
+        texts = session.scalars(sa.select(Note.text)).all()
+        assert texts == ["k"], texts
         ticket = Ticket(note="hello")
         session.add(ticket)
         session.commit()
@@ -243,6 +259,8 @@ def sqlalchemy_session(port: int) -> None:
         ("sa_lines_order_id_fkey", ["order_id"], "sa_orders", ["id"], {}),
         ("sa_lines_part_id_fkey", ["part_id"], "sa_parts", ["id"], {"ondelete": "RESTRICT"}),
     ], keys
+    notes = [k["options"] for k in inspector.get_foreign_keys("sa_notes")]
+    assert notes == [{"ondelete": "CASCADE"}], notes
     lines = sa.Table("sa_lines", sa.MetaData(), autoload_with=engine)
     assert {fk.target_fullname for fk in lines.foreign_keys} == {"sa_orders.id", "sa_parts.id"}
     assert sa.inspect(engine).has_sequence("sa_badge_seq")
