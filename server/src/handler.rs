@@ -30,7 +30,7 @@ use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, Type, DE
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult, SEVERITY_WARNING};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::data::{DataRow, NoData, ParameterDescription};
-use pgwire::messages::extendedquery::{Describe, Execute, TARGET_TYPE_BYTE_STATEMENT};
+use pgwire::messages::extendedquery::{Bind, Describe, Execute, Parse, TARGET_TYPE_BYTE_STATEMENT};
 use pgwire::messages::response::{EmptyQueryResponse, NoticeResponse};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::PgWireBackendMessage;
@@ -647,6 +647,28 @@ impl ExtendedQueryHandler for QueryHandler {
         })
     }
 
+    /// Parse: [`crate::buffered::parse`] (ParseComplete waits for the Sync).
+    async fn on_parse<C>(&self, client: &mut C, message: Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        crate::buffered::parse(client, message, self.query_parser()).await
+    }
+
+    /// Bind: [`crate::buffered::bind`] (BindComplete waits for the Sync).
+    async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        crate::buffered::bind(client, message).await
+    }
+
     /// Describe of a statement that takes parameters and returns no rows answers
     /// ParameterDescription and NoData, as PostgreSQL does (pgwire's default sends an empty
     /// RowDescription then, which the JDBC driver takes for a result and fails its
@@ -665,12 +687,12 @@ impl ExtendedQueryHandler for QueryHandler {
                 if described.fields.is_empty() {
                     let types = described.parameters.iter().map(Type::oid).collect();
                     client
-                        .send(PgWireBackendMessage::ParameterDescription(
+                        .feed(PgWireBackendMessage::ParameterDescription(
                             ParameterDescription::new(types),
                         ))
                         .await?;
                     client
-                        .send(PgWireBackendMessage::NoData(NoData::new()))
+                        .feed(PgWireBackendMessage::NoData(NoData::new()))
                         .await?;
                     return Ok(());
                 }

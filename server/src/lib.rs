@@ -31,6 +31,7 @@
 
 pub mod auth;
 pub mod block;
+pub mod buffered;
 pub mod catalog;
 pub mod copy;
 pub mod describe;
