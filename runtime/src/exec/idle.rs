@@ -14,8 +14,10 @@
 //! come for the spin, then waits for the next wake-up. Work is what `note_work` marks: the
 //! node actor marks every message from another node, the query actor what its caller sends.
 //!
-//! No more threads spin at once than the machine has cores: a thread that finds every slot
-//! taken sleeps at once, so hundreds of waiting callers never spend the CPUs spinning.
+//! No more node threads spin at once than the machine has cores, and no more waiting callers:
+//! a thread that finds every slot of its kind taken sleeps at once, so hundreds of waiting
+//! callers never spend the CPUs spinning, and node threads spinning after their work never
+//! take the slot of a caller waiting for its answer.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,24 +28,32 @@ use tokio::sync::Notify;
 /// The default spin: a few times what a data node takes to answer a point query.
 pub const DEFAULT_IDLE_SPIN: Duration = Duration::from_micros(200);
 
-/// Threads of this process spinning now (see [`SpinSlot`]).
-static SPINNING: AtomicUsize = AtomicUsize::new(0);
+/// Node threads of this process spinning now (see [`SpinSlot`]).
+static NODES_SPINNING: AtomicUsize = AtomicUsize::new(0);
 
-/// The right to spin: at most as many threads spin at once as the machine has cores, so that
-/// spinners never crowd out threads with work (a benchmark with hundreds of waiting callers
-/// would otherwise spend its CPUs spinning). A thread that gets no slot sleeps at once.
-struct SpinSlot;
+/// Callers of this process spinning for their queries' next batches now (see [`SpinSlot`]).
+static CALLERS_SPINNING: AtomicUsize = AtomicUsize::new(0);
+
+/// The right to spin: at most as many node threads spin at once as the machine has cores,
+/// and at most as many waiting callers, so that spinners never crowd out threads with work
+/// (a benchmark with hundreds of waiting callers would otherwise spend its CPUs spinning). A
+/// thread that gets no slot sleeps at once. Callers and node threads count apart: a caller
+/// waiting for the answer of the query it just started is the likeliest spinner to be
+/// answered within its spin, and node threads that spin on speculation after their last work
+/// (as they do once they ran that query's fragments) must not take its slot, or its answer
+/// costs a task wake-up (through a server's async runtime, tens of microseconds more).
+struct SpinSlot(&'static AtomicUsize);
 
 impl SpinSlot {
-    fn take() -> Option<SpinSlot> {
+    fn take(pool: &'static AtomicUsize) -> Option<SpinSlot> {
         static CORES: OnceLock<usize> = OnceLock::new();
         let cores = *CORES.get_or_init(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
-        if SPINNING.fetch_add(1, Ordering::AcqRel) < cores {
-            Some(SpinSlot)
+        if pool.fetch_add(1, Ordering::AcqRel) < cores {
+            Some(SpinSlot(pool))
         } else {
-            SPINNING.fetch_sub(1, Ordering::AcqRel);
+            pool.fetch_sub(1, Ordering::AcqRel);
             None
         }
     }
@@ -51,7 +61,7 @@ impl SpinSlot {
 
 impl Drop for SpinSlot {
     fn drop(&mut self) {
-        SPINNING.fetch_sub(1, Ordering::AcqRel);
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -91,7 +101,7 @@ async fn keep_awake(spin: Duration) {
     loop {
         SLEEPING_SPINNER.with(|s| *s.borrow_mut() = Some(wake.clone()));
         wake.notified().await;
-        let Some(_slot) = SpinSlot::take() else {
+        let Some(_slot) = SpinSlot::take(&NODES_SPINNING) else {
             continue;
         };
         let mut seen = work_seen();
@@ -121,7 +131,7 @@ pub(crate) fn spin_for<T>(limit: Duration, mut attempt: impl FnMut() -> Option<T
     if limit.is_zero() {
         return None;
     }
-    let _slot = SpinSlot::take()?;
+    let _slot = SpinSlot::take(&CALLERS_SPINNING)?;
     retry_for(limit, attempt)
 }
 
@@ -156,13 +166,33 @@ mod tests {
     }
 
     #[test]
-    fn no_more_threads_spin_than_the_machine_has_cores() {
+    fn no_more_threads_of_a_kind_spin_than_the_machine_has_cores() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let slots: Vec<SpinSlot> = std::iter::from_fn(SpinSlot::take).take(cores + 1).collect();
-        assert!(
-            slots.len() <= cores,
-            "{} slots on {cores} cores",
-            slots.len()
-        );
+        for pool in [&NODES_SPINNING, &CALLERS_SPINNING] {
+            let slots: Vec<SpinSlot> = std::iter::from_fn(|| SpinSlot::take(pool))
+                .take(cores + 1)
+                .collect();
+            assert!(
+                slots.len() <= cores,
+                "{} slots on {cores} cores",
+                slots.len()
+            );
+        }
+    }
+
+    #[test]
+    fn node_threads_spinning_leave_waiting_callers_their_slots() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let nodes: Vec<SpinSlot> = std::iter::from_fn(|| SpinSlot::take(&NODES_SPINNING))
+            .take(cores)
+            .collect();
+        assert_eq!(nodes.len(), cores);
+        // A caller still spins for its answer, which comes on its third look.
+        let mut looks = 0;
+        let got = spin_for(Duration::from_secs(5), || {
+            looks += 1;
+            (looks == 3).then_some(looks)
+        });
+        assert_eq!(got, Some(3));
     }
 }
