@@ -144,6 +144,25 @@ pub struct NamedSequence {
     pub made: u64,
 }
 
+/// What `ALTER SEQUENCE` changes of a sequence (`None`: left as it is).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SequenceChanges {
+    /// `AS type`: the smallest and largest values of the type (bounds beyond them are
+    /// brought within).
+    pub of_type: Option<(i64, i64)>,
+    /// `INCREMENT [BY] n`.
+    pub increment: Option<i64>,
+    /// `MINVALUE n` (`Some(Some(n))`) or `NO MINVALUE` (`Some(None)`: the default for the
+    /// direction).
+    pub min: Option<Option<i64>>,
+    /// `MAXVALUE n` or `NO MAXVALUE`, as `min`.
+    pub max: Option<Option<i64>>,
+    /// `START [WITH] n`: where a `RESTART` without a value starts.
+    pub start: Option<i64>,
+    /// `RESTART [[WITH] n]`: the next value handed out is `n`, or the start without one.
+    pub restart: Option<Option<i64>>,
+}
+
 /// The sequence a call or a fill names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum SequenceName {

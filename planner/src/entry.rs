@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
-use crate::{alter, ddl, depth, dml, external, frame_exclude, sequences, upsert};
+use crate::{alter, ddl, depth, dml, external, frame_exclude, sequence_alter, sequences, upsert};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -47,6 +47,9 @@ fn plan_tokens(
 ) -> Result<Statement, PlanError> {
     if external::is_create_external(tokens) {
         return external::create_external_table(tokens.to_vec());
+    }
+    if sequence_alter::is_alter_sequence(tokens) {
+        return sequence_alter::alter_sequence(tokens, catalog);
     }
     let dialect = GenericDialect {};
     // The parser does not read the EXCLUDE clause of window frames: it is taken out first.

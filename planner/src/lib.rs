@@ -36,6 +36,7 @@ pub mod optimizer;
 mod physical;
 mod query;
 mod schema_change;
+mod sequence_alter;
 mod sequence_names;
 mod sequences;
 pub mod statement;
@@ -45,7 +46,7 @@ pub use cache::{CachedStatement, PlanCache};
 pub use catalog::alter::TableChange;
 pub use catalog::{
     Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, ForeignKey, IndexDef, NamedSequence,
-    ReferentialAction, SequenceName, SequenceState, TableDef, ViewDef,
+    ReferentialAction, SequenceChanges, SequenceName, SequenceState, TableDef, ViewDef,
 };
 pub use ddl::{column_fill, ColumnFill};
 pub use depth::MAX_EXPR_DEPTH;

@@ -60,7 +60,7 @@ pub(crate) fn checked_default_sequence(
 }
 
 /// A number of a `CREATE SEQUENCE` option: an integer literal, possibly negative.
-fn option_number(e: &sql::Expr, option: &str) -> Result<i64, PlanError> {
+pub(crate) fn option_number(e: &sql::Expr, option: &str) -> Result<i64, PlanError> {
     let bad = || {
         PlanError::Invalid(format!(
             "{option} of CREATE SEQUENCE must be an integer, not {e}"
@@ -77,6 +77,22 @@ fn option_number(e: &sql::Expr, option: &str) -> Result<i64, PlanError> {
             _ => Err(bad()),
         },
         _ => Err(bad()),
+    }
+}
+
+/// The smallest and largest values of a sequence of type `t` (`AS t`).
+pub(crate) fn type_bounds(t: &sql::DataType) -> Result<(i64, i64), PlanError> {
+    match t {
+        sql::DataType::SmallInt(_) | sql::DataType::Int2(_) => {
+            Ok((i16::MIN.into(), i16::MAX.into()))
+        }
+        sql::DataType::Int(_) | sql::DataType::Integer(_) | sql::DataType::Int4(_) => {
+            Ok((i32::MIN.into(), i32::MAX.into()))
+        }
+        sql::DataType::BigInt(_) | sql::DataType::Int8(_) => Ok((i64::MIN, i64::MAX)),
+        other => Err(PlanError::Invalid(format!(
+            "a sequence is SMALLINT, INTEGER or BIGINT, not {other}"
+        ))),
     }
 }
 
@@ -106,22 +122,7 @@ pub(crate) fn create_sequence(stmt: &sql::Statement) -> Result<Statement, PlanEr
     let (mut type_min, mut type_max) = (i64::MIN, i64::MAX);
     for option in sequence_options {
         match option {
-            sql::SequenceOptions::DataType(t) => {
-                (type_min, type_max) = match t {
-                    sql::DataType::SmallInt(_) | sql::DataType::Int2(_) => {
-                        (i16::MIN.into(), i16::MAX.into())
-                    }
-                    sql::DataType::Int(_) | sql::DataType::Integer(_) | sql::DataType::Int4(_) => {
-                        (i32::MIN.into(), i32::MAX.into())
-                    }
-                    sql::DataType::BigInt(_) | sql::DataType::Int8(_) => (i64::MIN, i64::MAX),
-                    other => {
-                        return Err(PlanError::Invalid(format!(
-                            "a sequence is SMALLINT, INTEGER or BIGINT, not {other}"
-                        )))
-                    }
-                }
-            }
+            sql::SequenceOptions::DataType(t) => (type_min, type_max) = type_bounds(t)?,
             sql::SequenceOptions::IncrementBy(e, _) => increment = option_number(e, "INCREMENT")?,
             sql::SequenceOptions::MinValue(e) => {
                 min = e

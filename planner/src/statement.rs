@@ -1,7 +1,7 @@
 //! Planned statements and the distributed query plan: fragments, their placement, and the
 //! exchanges that connect them.
 
-use crate::catalog::{IndexDef, NamedSequence, SequenceName, TableDef, ViewDef};
+use crate::catalog::{IndexDef, NamedSequence, SequenceChanges, SequenceName, TableDef, ViewDef};
 use serde::{Deserialize, Serialize};
 use weir_operators::plan::Distribution;
 use weir_operators::{Batch, DataType, Expr, PhysicalPlan, Schema};
@@ -205,6 +205,13 @@ pub enum Statement {
         names: Vec<String>,
         /// `IF EXISTS` was given.
         if_exists: bool,
+    },
+    /// `ALTER SEQUENCE [IF EXISTS] name option ...`.
+    AlterSequence {
+        /// The sequence (`None`: `IF EXISTS` and there is none, so nothing changes).
+        sequence: Option<SequenceName>,
+        /// What changes.
+        changes: SequenceChanges,
     },
     /// `SELECT nextval('s'), setval('t', 1), ...`: one row, one BIGINT column per call, the
     /// calls made in order when the statement runs.

@@ -297,12 +297,21 @@ pub fn classify(
         }
     }
     crate::catalog::refuse_catalog_query(&tokens)?;
+    // A command only weir's planner reads (sqlparser does not), answered with its tag.
+    let unparsed_command = match (ast, word(0), word(1)) {
+        (None, "ALTER", "SEQUENCE") => Some("ALTER SEQUENCE"),
+        _ => None,
+    };
     let returns_rows = match ast {
         Some(sql::Statement::Query(_)) | Some(sql::Statement::Explain { .. }) => true,
         Some(_) => false,
         // Text sqlparser cannot parse is given to weir as a query: its planner says what
         // is wrong with it (or runs what only weir reads).
-        None => true,
+        None => unparsed_command.is_none(),
+    };
+    let write_tag = |ast| match unparsed_command {
+        Some(command) => WriteTag::Command(command),
+        None => write_tag(ast),
     };
     let returning = match ast {
         Some(sql::Statement::Insert(i)) => i.returning.is_some(),

@@ -535,6 +535,27 @@ async fn sequences_hand_out_keys_through_prepared_statements() {
         .await
         .unwrap();
     assert_eq!(row.get::<_, i64>(0), 101);
+    // ALTER SEQUENCE, prepared (as drivers send it) and in a simple query.
+    let restarted = client
+        .execute(
+            "ALTER SEQUENCE item_seq RESTART WITH 1000 INCREMENT BY 1",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(restarted, 0);
+    let row = bounded("nextval", client.query_one(&next, &[]))
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 1000);
+    client
+        .batch_execute("ALTER SEQUENCE item_seq RESTART WITH 5")
+        .await
+        .unwrap();
+    let row = bounded("nextval", client.query_one(&next, &[]))
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 5);
     let e = client
         .query_one("SELECT nextval('missing_seq')", &[])
         .await

@@ -1,7 +1,8 @@
 //! Sequences made by `CREATE SEQUENCE`: `nextval` never hands a value out twice, not to
 //! concurrent callers and not after a restart; a column's `DEFAULT nextval('s')` fills what
-//! an INSERT or a COPY leaves out; `setval` and the sequences themselves survive a restart;
-//! a data directory written before the catalog held such sequences still opens.
+//! an INSERT or a COPY leaves out; `setval`, `ALTER SEQUENCE` and the sequences themselves
+//! survive a restart; a data directory written before the catalog held such sequences still
+//! opens.
 
 use crate::common::{assert_idle, cluster_builder, ints};
 use std::collections::BTreeSet;
@@ -63,6 +64,12 @@ fn nextval_hands_each_value_out_once_to_concurrent_callers_and_after_a_restart()
     c.shutdown();
     let c = open(tmp.path());
     assert_eq!(nextval(&c, "s"), 1_000_050);
+    // So is ALTER SEQUENCE.
+    c.execute("ALTER SEQUENCE s RESTART WITH 7 INCREMENT BY 3")
+        .unwrap();
+    c.shutdown();
+    let c = open(tmp.path());
+    assert_eq!((nextval(&c, "s"), nextval(&c, "s")), (7, 10));
     assert_idle(&c);
 }
 

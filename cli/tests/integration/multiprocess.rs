@@ -1781,6 +1781,14 @@ fn nextval_hands_each_value_out_once_to_clients_of_node_processes() {
     first.query("SELECT setval('s', 5001)", &[]).unwrap();
     let third = build(nodes.client(2));
     assert_eq!(next(&third), 5011);
+    // So is ALTER SEQUENCE, through the nodes' catalog log.
+    first
+        .execute("ALTER SEQUENCE s RESTART WITH 9000 INCREMENT BY 2")
+        .unwrap();
+    assert_eq!(next(&build(nodes.client(4))), 9000);
+    // The first client's block went with the change: its next value is a new one, 2 apart.
+    let v = next(&first);
+    assert!(v > 9000 && (v - 9000) % 2 == 0, "{v}");
     second.execute("DROP SEQUENCE s").unwrap();
     let err = build(nodes.client(3))
         .query("SELECT nextval('s')", &[])

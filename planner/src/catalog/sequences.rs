@@ -6,7 +6,7 @@
 //! blocks and hand them out from their block, so values are never handed out twice and may
 //! skip, as the values of PostgreSQL's sequences with a cache may.
 
-use super::{Catalog, NamedSequence, SequenceName};
+use super::{Catalog, NamedSequence, SequenceChanges, SequenceName};
 use crate::error::PlanError;
 
 impl NamedSequence {
@@ -216,6 +216,121 @@ impl Catalog {
             }
         }
         Ok(())
+    }
+}
+
+impl Catalog {
+    /// `ALTER SEQUENCE`: applies `changes` to `sequence`, checked as `CREATE SEQUENCE`
+    /// checks its options (bounds in order, the start and a restart within them). A change
+    /// that would leave the next value outside the bounds is refused: restart it within
+    /// them. A `SERIAL` or identity column's sequence takes `RESTART` only. Blocks clients
+    /// reserved before keep their values, as after `setval`. Does not bump the version.
+    pub fn alter_sequence(
+        &mut self,
+        sequence: &SequenceName,
+        changes: &SequenceChanges,
+    ) -> Result<(), PlanError> {
+        let name = sequence.to_string();
+        let invalid = |what: String| PlanError::Invalid(format!("sequence {name}: {what}"));
+        match sequence {
+            SequenceName::Column { table, column } => {
+                let only_restart = SequenceChanges {
+                    restart: changes.restart,
+                    ..SequenceChanges::default()
+                };
+                if *changes != only_restart {
+                    return Err(invalid(format!(
+                        "the sequence of column '{column}' of '{table}' counts 1, 2, 3, ...: \
+                         ALTER SEQUENCE takes RESTART [WITH n] for it, no other option"
+                    )));
+                }
+                let s = self
+                    .sequences
+                    .get_mut(&(table.clone(), column.clone()))
+                    .ok_or_else(|| PlanError::UnknownSequence(name.clone()))?;
+                if let Some(restart) = changes.restart {
+                    let next = restart.unwrap_or(1);
+                    if next < 1 {
+                        return Err(invalid(format!(
+                            "RESTART value ({next}) cannot be less than MINVALUE (1)"
+                        )));
+                    }
+                    s.next = next;
+                }
+                Ok(())
+            }
+            SequenceName::Named(key) => {
+                let s = self
+                    .named_sequences
+                    .get_mut(key)
+                    .ok_or_else(|| PlanError::UnknownSequence(name.clone()))?;
+                let mut n = s.clone();
+                let (type_min, type_max) = changes.of_type.unwrap_or((i64::MIN, i64::MAX));
+                if changes.of_type.is_some() {
+                    n.min = n.min.max(type_min);
+                    n.max = n.max.min(type_max);
+                }
+                if let Some(increment) = changes.increment {
+                    if increment == 0 {
+                        return Err(invalid("INCREMENT must not be zero".into()));
+                    }
+                    n.increment = increment;
+                }
+                if let Some(min) = changes.min {
+                    n.min = min.unwrap_or(if n.increment > 0 { 1 } else { type_min });
+                }
+                if let Some(max) = changes.max {
+                    n.max = max.unwrap_or(if n.increment > 0 { type_max } else { -1 });
+                }
+                if let Some(start) = changes.start {
+                    n.start = start;
+                }
+                if n.min > n.max || n.min < type_min || n.max > type_max {
+                    return Err(invalid(format!(
+                        "MINVALUE ({}) must be at most MAXVALUE ({}), both within the \
+                         sequence's type",
+                        n.min, n.max
+                    )));
+                }
+                if n.start < n.min || n.start > n.max {
+                    return Err(invalid(format!(
+                        "START value ({}) must lie within MINVALUE ({}) and MAXVALUE ({})",
+                        n.start, n.min, n.max
+                    )));
+                }
+                match changes.restart {
+                    Some(restart) => {
+                        let next = restart.unwrap_or(n.start);
+                        if next < n.min || next > n.max {
+                            return Err(invalid(format!(
+                                "RESTART value ({next}) must lie within MINVALUE ({}) and \
+                                 MAXVALUE ({})",
+                                n.min, n.max
+                            )));
+                        }
+                        n.next = next;
+                    }
+                    // A sequence used up stays so; one with values left keeps its next
+                    // value, which must lie within the new bounds.
+                    None => {
+                        let behind = match n.increment > 0 {
+                            true => n.next < n.min,
+                            false => n.next > n.max,
+                        };
+                        let used_up = s.available(1).is_none();
+                        if behind || (!used_up && n.available(1).is_none()) {
+                            return Err(invalid(format!(
+                                "its next value ({}) would lie outside MINVALUE ({}) and \
+                                 MAXVALUE ({}): RESTART it within them",
+                                n.next, n.min, n.max
+                            )));
+                        }
+                    }
+                }
+                *s = n;
+                Ok(())
+            }
+        }
     }
 }
 

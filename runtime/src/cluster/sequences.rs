@@ -1,5 +1,5 @@
 //! The values of sequences: those of `SERIAL` and identity columns, and those made by
-//! `CREATE SEQUENCE` (`nextval('s')`, `setval('s', v)`). Each has its state in the catalog,
+//! `CREATE SEQUENCE` (`nextval('s')`, `setval('s', v)`, `ALTER SEQUENCE`). Each has its state in the catalog,
 //! whose `next` is the first value no client has reserved. A client reserves values in
 //! blocks ([`SEQUENCE_BLOCK`] at least) and hands them out from its block until it is used
 //! up, as PostgreSQL's sequences cache values: a value is never handed out twice, not by two
@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use std::cell::Cell;
 use weir_operators::column::ColumnBuilder;
 use weir_operators::{Batch, Column, DataType};
-use weir_planner::{Catalog, PlanError, SequenceCall, SequenceFill, SequenceName};
+use weir_planner::{Catalog, PlanError, SequenceCall, SequenceChanges, SequenceFill, SequenceName};
 
 /// The fewest values a client reserves of a sequence at a time.
 pub const SEQUENCE_BLOCK: i64 = 64;
@@ -165,22 +165,43 @@ impl Cluster {
         Batch::with_row_count(columns, 1).map_err(|e| Error::Invalid(e.to_string()))
     }
 
-    /// `setval(sequence, value, called)`: recorded in the catalog durably (in process, logged
-    /// on the client node; connected to node processes, through their catalog log), and
-    /// this client's block of the sequence forgotten.
+    /// `setval(sequence, value, called)` ([`Catalog::set_sequence`]), as
+    /// [`Cluster::change_sequence`] makes a change.
     fn set_sequence(&self, sequence: &SequenceName, value: i64, called: bool) -> Result<()> {
+        self.change_sequence(sequence, |catalog| {
+            catalog.set_sequence(sequence, value, called)
+        })
+    }
+
+    /// `ALTER SEQUENCE` ([`Catalog::alter_sequence`]), as [`Cluster::change_sequence`] makes
+    /// a change.
+    pub(super) fn alter_sequence(
+        &self,
+        sequence: &SequenceName,
+        changes: &SequenceChanges,
+    ) -> Result<()> {
+        self.change_sequence(sequence, |catalog| {
+            catalog.alter_sequence(sequence, changes)
+        })
+    }
+
+    /// Makes `change` to `sequence` in the catalog durably (in process, logged on the client
+    /// node; connected to node processes, through their catalog log), and forgets this
+    /// client's block of it, so that its next value is the changed sequence's.
+    fn change_sequence(
+        &self,
+        sequence: &SequenceName,
+        change: impl Fn(&mut Catalog) -> std::result::Result<(), PlanError>,
+    ) -> Result<()> {
         let inner = &self.inner;
         if inner.remote.is_none() {
             let mut catalog = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
-            catalog.set_sequence(sequence, value, called)?;
+            change(&mut catalog)?;
             self.log_catalog(&catalog)?;
         } else {
             self.retrying_conflicts(|| {
-                self.change_schema(
-                    |catalog| Ok(Some(catalog.set_sequence(sequence, value, called)?)),
-                    |_| Ok(()),
-                )
-                .map(|_| ())
+                self.change_schema(|catalog| Ok(Some(change(catalog)?)), |_| Ok(()))
+                    .map(|_| ())
             })?;
         }
         inner

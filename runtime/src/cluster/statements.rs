@@ -415,6 +415,12 @@ impl Cluster {
                 )?;
                 Ok(0)
             }
+            Statement::AlterSequence { sequence, changes } => {
+                if let Some(sequence) = sequence {
+                    self.alter_sequence(&sequence, &changes)?;
+                }
+                Ok(0)
+            }
             Statement::SequenceCalls { .. } => self.apply_returning(stmt).map(|a| a.rows),
             Statement::DropView { name, if_exists } => {
                 self.change_schema(
