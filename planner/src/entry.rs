@@ -7,7 +7,9 @@ use crate::catalog::Catalog;
 use crate::error::PlanError;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
-use crate::{alter, ddl, depth, dml, external, frame_exclude, sequence_alter, sequences, upsert};
+use crate::{
+    alter, ddl, depth, dml, external, frame_exclude, sequence_alter, sequences, truncate, upsert,
+};
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -92,6 +94,7 @@ fn plan_tokens(
             None => Ok(Statement::Query(plan_query(q, catalog, &mut binder)?)),
         },
         sql::Statement::CreateSequence { .. } => sequences::create_sequence(&stmt),
+        sql::Statement::Truncate(t) => truncate::truncate(t, catalog),
         sql::Statement::Drop {
             object_type: sql::ObjectType::Sequence,
             if_exists,

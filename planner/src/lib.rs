@@ -40,6 +40,7 @@ mod sequence_alter;
 mod sequence_names;
 mod sequences;
 pub mod statement;
+mod truncate;
 mod upsert;
 
 pub use cache::{CachedStatement, PlanCache};

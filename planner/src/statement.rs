@@ -206,6 +206,13 @@ pub enum Statement {
         /// `IF EXISTS` was given.
         if_exists: bool,
     },
+    /// `TRUNCATE t, ...`: every row of the tables goes, in one write.
+    Truncate {
+        /// The tables (as stored in the catalog): those listed, and those `CASCADE` adds.
+        tables: Vec<String>,
+        /// `RESTART IDENTITY`: their `SERIAL` and identity columns start at 1 again.
+        restart_identity: bool,
+    },
     /// `ALTER SEQUENCE [IF EXISTS] name option ...`.
     AlterSequence {
         /// The sequence (`None`: `IF EXISTS` and there is none, so nothing changes).

@@ -478,6 +478,7 @@ fn write_tag(ast: Option<&sql::Statement>) -> WriteTag {
         Some(S::CreateView(_)) => WriteTag::Command("CREATE VIEW"),
         Some(S::AlterTable(_)) => WriteTag::Command("ALTER TABLE"),
         Some(S::CreateSequence { .. }) => WriteTag::Command("CREATE SEQUENCE"),
+        Some(S::Truncate(_)) => WriteTag::Command("TRUNCATE TABLE"),
         Some(S::Drop { object_type, .. }) => match object_type {
             sql::ObjectType::Table => WriteTag::Command("DROP TABLE"),
             sql::ObjectType::View => WriteTag::Command("DROP VIEW"),

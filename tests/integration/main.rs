@@ -43,6 +43,7 @@ mod slt;
 mod spill;
 mod sql_limits;
 mod transport;
+mod truncate;
 mod typed_errors;
 mod windows;
 mod write_pieces;

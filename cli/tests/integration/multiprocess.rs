@@ -1680,6 +1680,16 @@ fn clients_of_node_processes_enforce_each_others_foreign_keys() {
         ),
         vec![vec![Value::Int(9), Value::Int(20)]]
     );
+    // TRUNCATE ... CASCADE empties the tables referencing it too, in one write.
+    b.execute("TRUNCATE author CASCADE").unwrap();
+    assert_eq!(
+        rows(
+            &a,
+            "SELECT (SELECT COUNT(*) FROM author), (SELECT COUNT(*) FROM note)",
+            &[]
+        ),
+        vec![vec![Value::Int(0), Value::Int(0)]]
+    );
 }
 
 #[test]

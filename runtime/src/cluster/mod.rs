@@ -30,6 +30,7 @@ pub mod sequences;
 mod statements;
 pub mod stats;
 mod system;
+mod truncate;
 mod unique;
 mod upsert;
 mod writes;

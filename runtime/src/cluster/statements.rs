@@ -415,6 +415,10 @@ impl Cluster {
                 )?;
                 Ok(0)
             }
+            Statement::Truncate {
+                tables,
+                restart_identity,
+            } => self.truncate_tables(&tables, restart_identity),
             Statement::AlterSequence { sequence, changes } => {
                 if let Some(sequence) = sequence {
                     self.alter_sequence(&sequence, &changes)?;

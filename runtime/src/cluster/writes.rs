@@ -19,6 +19,17 @@ use weir_operators::placement::assign_partitions;
 use weir_operators::Batch;
 use weir_planner::{PlanError, QueryPlan, TableDef};
 
+/// One table's share of a statement that writes several tables
+/// ([`Cluster::write_tables`]).
+pub(super) struct TableRows {
+    /// The table.
+    pub table: String,
+    /// The identities ([`weir_planner::identity_columns`]) of the rows it deletes.
+    pub deleted: Batch,
+    /// The identities of the rows it changes, and their new values (all columns).
+    pub changed: Option<(Batch, Batch)>,
+}
+
 /// What a write does to each partition, before versions are assigned.
 #[derive(Default)]
 struct Changes {
@@ -507,29 +518,43 @@ impl Cluster {
     }
 
     /// Writes what a DELETE does to every table it touches ([`Cluster::delete_effects`]) as
-    /// one write, all or nothing, under the catalog's write lock.
+    /// one write, all or nothing.
     fn write_effects(&self, effects: Vec<TableEffect>) -> Result<()> {
+        let mut tables = Vec::with_capacity(effects.len());
+        for effect in effects {
+            tables.push(TableRows {
+                deleted: effect.deleted_batch()?,
+                changed: effect.changed_batches()?,
+                table: effect.def.name,
+            });
+        }
+        self.write_tables(tables)
+    }
+
+    /// Deletes and changes rows of several tables as one write, all or nothing, under the
+    /// catalog's write lock (each table's share prepared on its copies before any commits).
+    pub(super) fn write_tables(&self, tables: Vec<TableRows>) -> Result<()> {
         self.check_up()?;
         let mut catalog = self
             .inner
             .catalog
             .write()
             .unwrap_or_else(|e| e.into_inner());
-        let mut shares = Vec::with_capacity(effects.len());
-        let mut deleted = Vec::with_capacity(effects.len());
-        for effect in effects {
+        let mut shares = Vec::with_capacity(tables.len());
+        let mut deleted = Vec::with_capacity(tables.len());
+        for rows in tables {
             let def = catalog
-                .table(&effect.def.name)
+                .table(&rows.table)
                 .cloned()
-                .ok_or_else(|| Error::Plan(PlanError::UnknownTable(effect.def.name.clone())))?;
-            let gone = effect.deleted_batch()?;
-            let changed = effect.changed_batches()?;
+                .ok_or_else(|| Error::Plan(PlanError::UnknownTable(rows.table.clone())))?;
+            let gone = rows.deleted;
+            let gone_rows = gone.num_rows() as u64;
             let mut changes = Changes::default();
             let rewrite = if def.has_key() {
                 for (p, keys) in by_key(&def, &gone)? {
                     changes.parts.entry(p).or_default().0.push(keys);
                 }
-                if let Some((ids, new)) = changed {
+                if let Some((ids, new)) = rows.changed {
                     for (p, keys) in by_key(&def, &ids)? {
                         changes.parts.entry(p).or_default().0.push(keys);
                     }
@@ -542,7 +567,7 @@ impl Cluster {
                 }
                 None
             } else {
-                let rewrite = match (gone.num_rows() > 0, changed) {
+                let rewrite = match (gone_rows > 0, rows.changed) {
                     (true, Some(_)) => {
                         return Err(Error::Invalid(format!(
                             "this DELETE would both delete and change rows of table '{}' \
@@ -569,7 +594,7 @@ impl Cluster {
             if changes.parts.is_empty() {
                 continue;
             }
-            deleted.push((def.name.clone(), effect.deleted.len() as u64));
+            deleted.push((def.name.clone(), gone_rows));
             shares.push(self.share(&def, changes, rewrite)?);
         }
         {
