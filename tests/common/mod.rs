@@ -311,6 +311,11 @@ pub fn ints(rows: &[Vec<Value>]) -> Vec<Vec<i64>> {
         .collect()
 }
 
+/// The first value of each row, as integers (panics on other values).
+pub fn first_ints(rows: &[Vec<Value>]) -> Vec<i64> {
+    ints(rows).into_iter().map(|r| r[0]).collect()
+}
+
 /// Rows sorted, for order-independent comparison (NULL first).
 pub fn sorted_rows(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
     rows.sort_by(|x, y| {

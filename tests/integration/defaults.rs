@@ -4,7 +4,7 @@
 //! not to concurrent writers, not after a restart. A data directory written before the
 //! catalog had a format number still opens.
 
-use crate::common::{assert_idle, cluster, cluster_builder, ints, sorted_rows};
+use crate::common::{assert_idle, cluster, cluster_builder, first_ints, ints, sorted_rows};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -311,14 +311,11 @@ fn concurrent_writers_never_share_a_generated_key() {
     handed.sort_unstable();
     handed.dedup();
     assert_eq!(handed.len(), 160, "a key was handed out twice");
-    let stored: Vec<i64> = ints(
+    let stored = first_ints(
         &c.query("SELECT id FROM events ORDER BY id", &[])
             .unwrap()
             .rows(),
-    )
-    .into_iter()
-    .map(|r| r[0])
-    .collect();
+    );
     assert_eq!(stored, handed);
     assert_idle(&c);
 }
@@ -341,9 +338,8 @@ fn generated_keys_are_not_handed_out_again_after_a_restart() {
         c.execute("INSERT INTO users (name) VALUES ('a'), ('b'), ('c')")
             .unwrap();
         c.execute("INSERT INTO users (name) VALUES ('d')").unwrap();
-        ints(&c.query("SELECT id FROM users", &[]).unwrap().rows())
+        first_ints(&c.query("SELECT id FROM users", &[]).unwrap().rows())
             .into_iter()
-            .map(|r| r[0])
             .collect()
         // Dropped without a shutdown.
     };

@@ -1,7 +1,7 @@
 //! Durability: a cluster with a data directory keeps every acknowledged write across a restart,
 //! whatever point of a write the process stopped at, and turns disk faults into typed errors.
 
-use crate::common::{assert_idle, cluster_builder, ints, sorted_rows};
+use crate::common::{assert_idle, cluster_builder, first_ints, ints, sorted_rows};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeSet;
@@ -238,9 +238,8 @@ fn a_crash_at_any_point_keeps_every_acknowledged_write_and_no_write_in_part() {
         }
         let disk = disk.restarted();
         let c = open_with(tmp.path(), &disk, 1 << 20, backups);
-        let found: BTreeSet<i64> = ints(&rows(&c, "SELECT id FROM t"))
+        let found: BTreeSet<i64> = first_ints(&rows(&c, "SELECT id FROM t"))
             .into_iter()
-            .map(|r| r[0])
             .collect();
         let lost: Vec<&i64> = acknowledged.difference(&found).collect();
         assert!(
@@ -349,10 +348,7 @@ fn a_crash_in_the_middle_of_a_checkpoint_loses_nothing() {
     };
     let disk = disk.restarted();
     let c = open_on(tmp.path(), &disk, u64::MAX);
-    let ids: Vec<i64> = ints(&rows(&c, "SELECT id FROM t"))
-        .into_iter()
-        .map(|r| r[0])
-        .collect();
+    let ids = first_ints(&rows(&c, "SELECT id FROM t"));
     assert_eq!(ids, expected);
     // A later checkpoint sweeps away what the torn one left.
     c.checkpoint().unwrap();

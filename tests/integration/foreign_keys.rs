@@ -3,7 +3,7 @@
 //! a referenced table cannot be dropped; keys that cannot be enforced are refused when the
 //! table is made. (What `ON DELETE` actions do: `foreign_key_actions`.)
 
-use crate::common::{assert_idle, cluster, cluster_builder, ints};
+use crate::common::{assert_idle, cluster, cluster_builder, first_ints, ints};
 use weir::planner::PlanError;
 use weir::{Cluster, Error, Value};
 
@@ -12,7 +12,7 @@ fn ids(c: &Cluster, table: &str) -> Vec<i64> {
     let r = c
         .query(&format!("SELECT id FROM {table} ORDER BY id"), &[])
         .unwrap();
-    ints(&r.rows()).into_iter().map(|r| r[0]).collect()
+    first_ints(&r.rows())
 }
 
 /// The error of `sql`, which must be a foreign key violation of `constraint`; its message.

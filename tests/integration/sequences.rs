@@ -4,7 +4,7 @@
 //! survive a restart; a data directory written before the catalog held such sequences still
 //! opens.
 
-use crate::common::{assert_idle, cluster_builder, ints};
+use crate::common::{assert_idle, cluster_builder, first_ints, ints};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -103,14 +103,11 @@ fn a_default_of_nextval_fills_what_inserts_and_copies_leave_out() {
     let c = open(tmp.path());
     c.execute("INSERT INTO orders (item) VALUES ('pin')")
         .unwrap();
-    let ids: Vec<i64> = ints(
+    let ids = first_ints(
         &c.query("SELECT id FROM orders ORDER BY id", &[])
             .unwrap()
             .rows(),
-    )
-    .into_iter()
-    .map(|r| r[0])
-    .collect();
+    );
     assert_eq!(&ids[..5], &[100, 101, 102, 103, 104]);
     assert!(ids[5] > 104, "{ids:?}");
     assert_idle(&c);
