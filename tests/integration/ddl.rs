@@ -833,7 +833,7 @@ fn insert_forms_that_work_and_create_table_clauses_that_are_refused() {
         ),
         (
             "CREATE TABLE n (a BIGINT REFERENCES t(id) ON UPDATE CASCADE)",
-            "ON UPDATE CASCADE on a foreign key (weir enforces NO ACTION and RESTRICT)",
+            "ON UPDATE CASCADE on a foreign key (weir enforces NO ACTION and RESTRICT on UPDATE; CASCADE, SET NULL and SET DEFAULT on DELETE)",
         ),
         (
             "CREATE TABLE n (a BIGINT) PARTITION BY (a)",
