@@ -86,6 +86,31 @@ impl Changes {
         Ok(())
     }
 
+    /// Deletes the rows of keyed table `def` whose keys are `keys` (its key columns, in key
+    /// order), in the partitions owning them.
+    fn delete_keys(&mut self, def: &TableDef, keys: &Batch) -> Result<()> {
+        let cols: Vec<usize> = (0..def.primary_key.len()).collect();
+        let mut of_row = Vec::with_capacity(keys.num_rows());
+        assign_partitions(keys, &cols, 0, def.partitions, &mut of_row)
+            .map_err(|e| Error::from_storage(&def.name, e))?;
+        for (p, keys) in Changes::split(keys, &of_row) {
+            self.parts.entry(p).or_default().0.push(keys);
+        }
+        Ok(())
+    }
+
+    /// Inserts `rows` (full rows of keyed table `def`) into the partitions their keys hash
+    /// to.
+    fn insert_keyed(&mut self, def: &TableDef, rows: &Batch) -> Result<()> {
+        let mut of_row = Vec::with_capacity(rows.num_rows());
+        assign_partitions(rows, &def.primary_key, 0, def.partitions, &mut of_row)
+            .map_err(|e| Error::from_storage(&def.name, e))?;
+        for (p, part) in Changes::split(rows, &of_row) {
+            self.parts.entry(p).or_default().1.push(part);
+        }
+        Ok(())
+    }
+
     fn into_writes(self, def: &TableDef) -> Result<Vec<PartitionWrite>> {
         let types = def.schema.types();
         let concat = |mut b: Vec<Batch>| -> Result<Option<Batch>> {
@@ -217,9 +242,7 @@ impl Cluster {
         self.check_not_referenced(&def, &ids, None)?;
         self.change(table, n, |def, changes| {
             if def.has_key() {
-                for (p, keys) in by_key(def, &ids)? {
-                    changes.parts.entry(p).or_default().0.push(keys);
-                }
+                changes.delete_keys(def, &ids)?;
                 Ok(None)
             } else {
                 Ok(Some(Rewrite {
@@ -284,15 +307,8 @@ impl Cluster {
             }
             check_not_null(def, &new)?;
             if def.has_key() {
-                for (p, keys) in by_key(def, &rows.project(&ids))? {
-                    changes.parts.entry(p).or_default().0.push(keys);
-                }
-                let mut of_row = Vec::with_capacity(n);
-                assign_partitions(&new, &def.primary_key, 0, def.partitions, &mut of_row)
-                    .map_err(|e| Error::from_storage(&def.name, e))?;
-                for (p, rows) in Changes::split(&new, &of_row) {
-                    changes.parts.entry(p).or_default().1.push(rows);
-                }
+                changes.delete_keys(def, &rows.project(&ids))?;
+                changes.insert_keyed(def, &new)?;
                 Ok(None)
             } else {
                 Ok(Some(Rewrite {
@@ -333,17 +349,10 @@ impl Cluster {
         }
         self.change(&def.name, 0, |def, changes| {
             if let Some(ids) = replaced {
-                for (p, keys) in by_key(def, ids)? {
-                    changes.parts.entry(p).or_default().0.push(keys);
-                }
+                changes.delete_keys(def, ids)?;
             }
-            let mut of_row = Vec::new();
             for batch in rows {
-                assign_partitions(batch, &def.primary_key, 0, def.partitions, &mut of_row)
-                    .map_err(|e| Error::from_storage(&def.name, e))?;
-                for (p, part) in Changes::split(batch, &of_row) {
-                    changes.parts.entry(p).or_default().1.push(part);
-                }
+                changes.insert_keyed(def, batch)?;
             }
             Ok(None)
         })?;
@@ -551,19 +560,10 @@ impl Cluster {
             let gone_rows = gone.num_rows() as u64;
             let mut changes = Changes::default();
             let rewrite = if def.has_key() {
-                for (p, keys) in by_key(&def, &gone)? {
-                    changes.parts.entry(p).or_default().0.push(keys);
-                }
+                changes.delete_keys(&def, &gone)?;
                 if let Some((ids, new)) = rows.changed {
-                    for (p, keys) in by_key(&def, &ids)? {
-                        changes.parts.entry(p).or_default().0.push(keys);
-                    }
-                    let mut of_row = Vec::with_capacity(new.num_rows());
-                    assign_partitions(&new, &def.primary_key, 0, def.partitions, &mut of_row)
-                        .map_err(|e| Error::from_storage(&def.name, e))?;
-                    for (p, rows) in Changes::split(&new, &of_row) {
-                        changes.parts.entry(p).or_default().1.push(rows);
-                    }
+                    changes.delete_keys(&def, &ids)?;
+                    changes.insert_keyed(&def, &new)?;
                 }
                 None
             } else {
@@ -633,14 +633,4 @@ impl Cluster {
                 .map(|_| &*self.inner as &dyn WriteRecords),
         }
     }
-}
-
-/// The rows of `keys` (the key columns of `def`, in key order) grouped by the partition owning
-/// each key.
-fn by_key(def: &TableDef, keys: &Batch) -> Result<Vec<(u32, Batch)>> {
-    let cols: Vec<usize> = (0..def.primary_key.len()).collect();
-    let mut of_row = Vec::with_capacity(keys.num_rows());
-    assign_partitions(keys, &cols, 0, def.partitions, &mut of_row)
-        .map_err(|e| Error::from_storage(&def.name, e))?;
-    Ok(Changes::split(keys, &of_row))
 }
