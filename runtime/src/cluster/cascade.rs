@@ -7,7 +7,7 @@
 //! (`crate::replication::multi_table`), so it is all or nothing across tables.
 
 use super::not_null::check_not_null;
-use super::references::key_text;
+use super::references::{distinct, key_text};
 use super::unique::key_of;
 use super::Cluster;
 use crate::error::{Error, Result};
@@ -186,7 +186,7 @@ impl Cluster {
                 let child_ids = identity_columns(&child);
                 let all: Vec<usize> = (0..child.schema.len()).collect();
                 let select: Vec<usize> = child_ids.iter().chain(&all).copied().collect();
-                let firsts = distinct_firsts(&old);
+                let firsts = distinct(old.iter().map(|k| k[0].clone()));
                 let mut cascaded = Vec::new();
                 for row in self.rows_with_values(&child, &select, fk.columns[0], &firsts)? {
                     let (id, values) = row.split_at(child_ids.len());
@@ -279,15 +279,6 @@ impl Cluster {
         self.check_references(&assigned_keys, std::slice::from_ref(&new), Some(&ids))?;
         self.check_not_referenced(def, &ids, Some((&new, &effect.assigned)))
     }
-}
-
-/// The first values of `keys`, without repeats.
-fn distinct_firsts(keys: &[Vec<Value>]) -> Vec<Value> {
-    let mut seen = HashSet::new();
-    keys.iter()
-        .map(|k| k[0].clone())
-        .filter(|v| seen.insert(key_of(std::slice::from_ref(v))))
-        .collect()
 }
 
 /// The error of a delete from `parent` whose key `key` a row of `child` still references

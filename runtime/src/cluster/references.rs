@@ -250,7 +250,7 @@ fn keys_of(batch: &Batch) -> HashSet<Vec<String>> {
 }
 
 /// `values` without repeats, in order.
-fn distinct(values: impl Iterator<Item = Value>) -> Vec<Value> {
+pub(super) fn distinct(values: impl Iterator<Item = Value>) -> Vec<Value> {
     let mut seen = HashSet::new();
     values
         .filter(|v| seen.insert(key_of(std::slice::from_ref(v))))
