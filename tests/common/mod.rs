@@ -311,6 +311,17 @@ pub fn ints(rows: &[Vec<Value>]) -> Vec<Vec<i64>> {
         .collect()
 }
 
+/// A cluster of 2 data nodes, each partition with a copy, keeping its data in `dir`: opened
+/// again on the same `dir`, it holds what it held.
+pub fn durable_cluster(dir: &Path) -> Cluster {
+    cluster_builder()
+        .nodes(2)
+        .backups(1)
+        .data_dir(dir)
+        .build()
+        .unwrap()
+}
+
 /// The first value of each row, as integers (panics on other values).
 pub fn first_ints(rows: &[Vec<Value>]) -> Vec<i64> {
     ints(rows).into_iter().map(|r| r[0]).collect()

@@ -4,7 +4,9 @@
 //! not to concurrent writers, not after a restart. A data directory written before the
 //! catalog had a format number still opens.
 
-use crate::common::{assert_idle, cluster, cluster_builder, first_ints, ints, sorted_rows};
+use crate::common::{
+    assert_idle, cluster, cluster_builder, durable_cluster, first_ints, ints, sorted_rows,
+};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -320,20 +322,11 @@ fn concurrent_writers_never_share_a_generated_key() {
     assert_idle(&c);
 }
 
-fn open(dir: &Path) -> Cluster {
-    cluster_builder()
-        .nodes(2)
-        .backups(1)
-        .data_dir(dir)
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn generated_keys_are_not_handed_out_again_after_a_restart() {
     let tmp = tempfile::tempdir().unwrap();
     let before: BTreeSet<i64> = {
-        let c = open(tmp.path());
+        let c = durable_cluster(tmp.path());
         c.execute(USERS).unwrap();
         c.execute("INSERT INTO users (name) VALUES ('a'), ('b'), ('c')")
             .unwrap();
@@ -344,7 +337,7 @@ fn generated_keys_are_not_handed_out_again_after_a_restart() {
         // Dropped without a shutdown.
     };
     assert_eq!(before, BTreeSet::from([1, 2, 3, 4]));
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     let r = c
         .query("INSERT INTO users (name) VALUES ('e') RETURNING id", &[])
         .unwrap();
@@ -367,7 +360,7 @@ fn generated_keys_are_not_handed_out_again_after_a_restart() {
         .unwrap();
     assert_eq!(ints(&r.rows()), vec![vec![1]]);
     c.shutdown();
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     let r = c
         .query("INSERT INTO users (name) VALUES ('g') RETURNING id", &[])
         .unwrap();
@@ -383,7 +376,7 @@ fn open_fixture(name: &str) -> (tempfile::TempDir, Cluster) {
         .join("tests/fixtures")
         .join(name);
     crate::common::copy_dir(&fixture, tmp.path());
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     (tmp, c)
 }
 
@@ -419,7 +412,7 @@ fn a_data_directory_of_the_first_catalog_format_opens() {
     c.execute("INSERT INTO s DEFAULT VALUES").unwrap();
     c.execute("INSERT INTO t VALUES (3, 'c', 30)").unwrap();
     c.shutdown();
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     assert_eq!(
         c.query("SELECT id, v FROM s", &[]).unwrap().rows(),
         vec![vec![1.into(), "new".into()]]
@@ -467,7 +460,7 @@ fn a_data_directory_of_the_second_catalog_format_opens() {
         .unwrap();
     c.execute("INSERT INTO r VALUES (1, 2)").unwrap();
     c.shutdown();
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     assert!(matches!(
         c.execute("DELETE FROM t WHERE id = 2"),
         Err(Error::ForeignKey { .. })

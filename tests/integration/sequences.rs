@@ -4,20 +4,11 @@
 //! survive a restart; a data directory written before the catalog held such sequences still
 //! opens.
 
-use crate::common::{assert_idle, cluster_builder, first_ints, ints};
+use crate::common::{assert_idle, durable_cluster, first_ints, ints};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use weir::{Cluster, Value};
-
-fn open(dir: &Path) -> Cluster {
-    cluster_builder()
-        .nodes(2)
-        .backups(1)
-        .data_dir(dir)
-        .build()
-        .unwrap()
-}
 
 fn nextval(c: &Cluster, sequence: &str) -> i64 {
     let r = c
@@ -30,7 +21,7 @@ fn nextval(c: &Cluster, sequence: &str) -> i64 {
 fn nextval_hands_each_value_out_once_to_concurrent_callers_and_after_a_restart() {
     let tmp = tempfile::tempdir().unwrap();
     let handed: BTreeSet<i64> = {
-        let c = Arc::new(open(tmp.path()));
+        let c = Arc::new(durable_cluster(tmp.path()));
         c.execute("CREATE SEQUENCE s START WITH 1 INCREMENT BY 50")
             .unwrap();
         let callers: Vec<_> = (0..4)
@@ -52,7 +43,7 @@ fn nextval_hands_each_value_out_once_to_concurrent_callers_and_after_a_restart()
         distinct
         // Dropped without a shutdown.
     };
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     let after = nextval(&c, "s");
     assert!(
         after > *handed.last().unwrap(),
@@ -62,13 +53,13 @@ fn nextval_hands_each_value_out_once_to_concurrent_callers_and_after_a_restart()
     // setval is kept across a restart too.
     c.query("SELECT setval('s', 1000000)", &[]).unwrap();
     c.shutdown();
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     assert_eq!(nextval(&c, "s"), 1_000_050);
     // So is ALTER SEQUENCE.
     c.execute("ALTER SEQUENCE s RESTART WITH 7 INCREMENT BY 3")
         .unwrap();
     c.shutdown();
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     assert_eq!((nextval(&c, "s"), nextval(&c, "s")), (7, 10));
     assert_idle(&c);
 }
@@ -76,7 +67,7 @@ fn nextval_hands_each_value_out_once_to_concurrent_callers_and_after_a_restart()
 #[test]
 fn a_default_of_nextval_fills_what_inserts_and_copies_leave_out() {
     let tmp = tempfile::tempdir().unwrap();
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     c.execute("CREATE SEQUENCE order_ids START WITH 100")
         .unwrap();
     c.execute(
@@ -100,7 +91,7 @@ fn a_default_of_nextval_fills_what_inserts_and_copies_leave_out() {
     ))
     .unwrap();
     c.shutdown();
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     c.execute("INSERT INTO orders (item) VALUES ('pin')")
         .unwrap();
     let ids = first_ints(
@@ -122,7 +113,7 @@ fn a_data_directory_of_the_third_catalog_format_opens() {
     let tmp = tempfile::tempdir().unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-3-data-dir");
     crate::common::copy_dir(&fixture, tmp.path());
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     let rows = |c: &Cluster, sql: &str| c.query(sql, &[]).unwrap().rows();
     assert_eq!(
         rows(&c, "SELECT id, name, x FROM t ORDER BY id"),
@@ -138,7 +129,7 @@ fn a_data_directory_of_the_third_catalog_format_opens() {
     c.execute("CREATE SEQUENCE s START WITH 7").unwrap();
     assert_eq!(nextval(&c, "s"), 7);
     c.shutdown();
-    let c = open(tmp.path());
+    let c = durable_cluster(tmp.path());
     assert!(nextval(&c, "s") > 7);
     assert_eq!(
         rows(&c, "SELECT COUNT(*) FROM r"),
