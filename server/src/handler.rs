@@ -123,12 +123,13 @@ impl QueryHandler {
                 }
                 .map_err(to_pg)?
                 .into_async();
-                let columns: Vec<(String, DataType)> = stream
+                let mut columns: Vec<(String, DataType)> = stream
                     .schema()
                     .fields
                     .iter()
                     .map(|f| (f.name.clone(), f.data_type))
                     .collect();
+                stmt.rename(&mut columns);
                 let fields = fields(&columns, format, &[])?;
                 let formats = fields.iter().map(FieldInfo::format).collect();
                 let rows = row_stream(stream, formats, token, session.clone());
@@ -162,19 +163,20 @@ impl QueryHandler {
                     _ => "DELETE",
                 };
                 let cluster = self.cluster.clone();
-                let stmt = stmt.clone();
-                let result = off_the_workers("statement", move || match &stmt.kind {
+                let running = stmt.clone();
+                let result = off_the_workers("statement", move || match &running.kind {
                     Kind::Returning(Some(cell), _) => statement::prepared(cell).query(params),
-                    _ => cluster.query(&stmt.sql, &params),
+                    _ => cluster.query(&running.sql, &params),
                 })
                 .await?;
                 session.with_block(|b| b.wrote());
-                let columns: Vec<(String, DataType)> = result
+                let mut columns: Vec<(String, DataType)> = result
                     .schema
                     .fields
                     .iter()
                     .map(|f| (f.name.clone(), f.data_type))
                     .collect();
+                stmt.rename(&mut columns);
                 let mut outcome = value_rows(&columns, format, &[], result.rows())?;
                 if let Response::Query(q) = &mut outcome.response {
                     q.set_command_tag(tag);

@@ -33,6 +33,7 @@ pub mod auth;
 pub mod block;
 pub mod buffered;
 pub mod catalog;
+pub mod column_names;
 pub mod copy;
 pub mod describe;
 pub mod errors;

@@ -24,6 +24,7 @@ use sqlparser::tokenizer::{Token, TokenWithSpan};
 use weir_operators::{DataType, Value};
 use weir_runtime::{Cluster, Prepared};
 
+use crate::column_names::{column_names, ColumnName};
 use crate::errors::{to_pg, user_error};
 use crate::split::{leading_words, param_count, tokenize};
 use crate::types::pg_type;
@@ -58,8 +59,18 @@ pub struct Stmt {
     pub params: Vec<Type>,
     /// The weir type each parameter must have where the plan says so.
     pub expected: Vec<Option<DataType>>,
-    /// Result columns (name and weir type); empty for a statement returning no rows.
+    /// Result columns (name and weir type, named as PostgreSQL names them); empty for a
+    /// statement returning no rows.
     pub columns: Vec<(String, DataType)>,
+    /// The names PostgreSQL gives its result columns, one per select-list item (empty: weir's).
+    pub names: Vec<ColumnName>,
+}
+
+impl Stmt {
+    /// Renames `columns`, as weir's plan names them, as PostgreSQL names this statement's.
+    pub fn rename(&self, columns: &mut [(String, DataType)]) {
+        crate::column_names::rename(&self.names, columns);
+    }
 }
 
 /// How a statement runs.
@@ -198,6 +209,7 @@ pub fn classify(
             params: vec![],
             expected: vec![],
             columns,
+            names: vec![],
         })
     };
     let text_column = |name: &str| vec![(name.to_string(), DataType::Utf8)];
@@ -256,6 +268,7 @@ pub fn classify(
                 params: vec![],
                 expected: vec![],
                 columns: vec![],
+                names: vec![],
             })
         }
         "PREPARE" | "EXECUTE" | "LISTEN" | "NOTIFY" | "UNLISTEN" | "LOCK" | "VACUUM"
@@ -281,6 +294,7 @@ pub fn classify(
             params: vec![Type::TEXT; describe.params()],
             expected: vec![None; describe.params()],
             columns: describe.columns(),
+            names: vec![],
             kind: Kind::Describe(describe),
         });
     }
@@ -319,6 +333,7 @@ pub fn classify(
         Some(sql::Statement::Delete(d)) => d.returning.is_some(),
         _ => false,
     };
+    let names = ast.map(column_names).unwrap_or_default();
     if !prepare {
         let kind = if returning {
             Kind::Returning(None, write_tag(ast))
@@ -333,6 +348,7 @@ pub fn classify(
             params: vec![],
             expected: vec![],
             columns: vec![],
+            names,
         });
     }
     let prepared = PreparedCell::try_new(cluster.clone(), |c| c.prepare(sql)).map_err(to_pg)?;
@@ -346,13 +362,14 @@ pub fn classify(
             params: resolve(&expected, client_types),
             expected,
             columns: vec![("plan".to_string(), DataType::Utf8)],
+            names: vec![],
         });
     }
     if returning {
         let expected = write_param_types(cluster, ast, n);
         let params = resolve(&expected, client_types);
         let stand_ins: Vec<Value> = params.iter().map(stand_in).collect();
-        let columns = cluster
+        let mut columns: Vec<(String, DataType)> = cluster
             .result_columns(sql, &stand_ins)
             .or_else(|_| cluster.result_columns(sql, &vec![Value::Null; n]))
             .map_err(to_pg)?
@@ -364,22 +381,26 @@ pub fn classify(
                     .collect()
             })
             .unwrap_or_default();
+        crate::column_names::rename(&names, &mut columns);
         return Ok(Stmt {
             sql: sql.to_string(),
             kind: Kind::Returning(Some(prepared), write_tag(ast)),
             params,
             expected,
             columns,
+            names,
         });
     }
     if returns_rows {
-        let (params, expected, columns) = describe_query(cluster, sql, n, client_types)?;
+        let (params, expected, mut columns) = describe_query(cluster, sql, n, client_types)?;
+        crate::column_names::rename(&names, &mut columns);
         Ok(Stmt {
             sql: sql.to_string(),
             kind: Kind::Query(Some(prepared)),
             params,
             expected,
             columns,
+            names,
         })
     } else {
         let expected = write_param_types(cluster, ast, n);
@@ -390,6 +411,7 @@ pub fn classify(
             params,
             expected,
             columns: vec![],
+            names: vec![],
         })
     }
 }

@@ -2074,3 +2074,64 @@ async fn savepoints_are_accepted_in_a_block_and_say_that_they_undo_nothing() {
     server.shutdown();
     assert_idle(&c);
 }
+
+/// The column names of a simple query's first row description.
+fn simple_names(messages: &[SimpleQueryMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::RowDescription(columns) => {
+                Some(columns.iter().map(|c| c.name().to_string()).collect())
+            }
+            _ => None,
+        })
+        .expect("a row description")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn result_columns_are_named_as_postgresql_names_them() {
+    let c = cluster();
+    load(&c, "t", 3);
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let sql = "SELECT count(*), SUM(v) AS Total, max(v) + 1, CASE WHEN count(*) > 1 THEN 'many' END, \
+               CAST(min(v) AS TEXT), \"min\"(id) AS \"Low\" FROM t";
+    let expected = ["count", "total", "?column?", "case", "min", "Low"];
+    // Simple protocol: the names come with the rows.
+    let answer = bounded("simple", client.simple_query(sql)).await.unwrap();
+    assert_eq!(simple_names(&answer), expected);
+    assert_eq!(
+        texts(&answer),
+        vec![["3", "3", "3", "many", "0", "0"].map(|v| Some(v.to_string())).to_vec()]
+    );
+    // Extended protocol: Describe names them before the statement runs, and a row is read
+    // by those names.
+    let stmt = bounded("prepare", client.prepare(sql)).await.unwrap();
+    let names: Vec<&str> = stmt.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(names, expected);
+    let row = bounded("query", client.query_one(&stmt, &[])).await.unwrap();
+    assert_eq!(row.get::<_, i64>("count"), 3);
+    assert_eq!(row.get::<_, String>("case"), "many");
+    // A `*` keeps the table's names; a RETURNING list is named as a select list.
+    let answer = bounded(
+        "star",
+        client.simple_query("SELECT *, v * 2 FROM t WHERE id = 1"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(simple_names(&answer), ["id", "v", "?column?"]);
+    let answer = bounded(
+        "returning",
+        client.simple_query("UPDATE t SET v = v + 1 WHERE id = 2 RETURNING id, v - 1, abs(v)"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(simple_names(&answer), ["id", "?column?", "abs"]);
+    assert_eq!(
+        texts(&answer),
+        vec![["2", "2", "3"].map(|v| Some(v.to_string())).to_vec()]
+    );
+    drop(client);
+    server.shutdown();
+    assert_idle(&c);
+}
