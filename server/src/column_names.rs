@@ -37,7 +37,9 @@ pub fn column_names(stmt: &sql::Statement) -> Vec<ColumnName> {
         sql::Statement::Delete(d) => d.returning.as_deref(),
         _ => None,
     };
-    items.map(|items| items.iter().map(item_name).collect()).unwrap_or_default()
+    items
+        .map(|items| items.iter().map(item_name).collect())
+        .unwrap_or_default()
 }
 
 /// Renames `columns` by `names`: the items before the first `*` name the first columns, the
@@ -190,9 +192,7 @@ fn type_name(t: &sql::DataType) -> String {
         T::Char(_) | T::Character(_) => "bpchar",
         T::Text => "text",
         T::Date => "date",
-        T::Timestamp(_, sql::TimezoneInfo::WithTimeZone | sql::TimezoneInfo::Tz) => {
-            "timestamptz"
-        }
+        T::Timestamp(_, sql::TimezoneInfo::WithTimeZone | sql::TimezoneInfo::Tz) => "timestamptz",
         T::Timestamp(..) => "timestamp",
         T::Time(..) => "time",
         T::Interval { .. } => "interval",
@@ -217,7 +217,9 @@ mod tests {
 
     /// The names PostgreSQL would give the columns of `sql` (weir's, `*`, for the others).
     fn names(sql: &str) -> Vec<String> {
-        let stmt = Parser::parse_sql(&GenericDialect {}, sql).unwrap().remove(0);
+        let stmt = Parser::parse_sql(&GenericDialect {}, sql)
+            .unwrap()
+            .remove(0);
         column_names(&stmt)
             .into_iter()
             .map(|n| match n {

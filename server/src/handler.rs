@@ -11,11 +11,11 @@
 //! for its next batch, a CancelRequest for its session or its client hanging up ends it,
 //! and dropping its stream cancels it on the cluster (its actors stop, its memory returns).
 
-use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::future::Either;
 use futures::{Sink, SinkExt, Stream, StreamExt};
 use pgwire::api::copy::{send_copy_in_response, send_copy_out_response, CopyHandler};
 use pgwire::api::portal::{Format, Portal, PortalExecutionState};
@@ -419,48 +419,48 @@ fn row_stream(
     token: CancellationToken,
     session: Arc<Session>,
 ) -> impl Stream<Item = PgWireResult<DataRow>> + Send + 'static {
-    struct Rows {
+    struct Batches {
         stream: Option<AsyncQueryStream>,
         formats: Vec<FieldFormat>,
         token: CancellationToken,
         session: Arc<Session>,
-        ready: VecDeque<DataRow>,
     }
-    let state = Rows {
+    let state = Batches {
         stream: Some(stream),
         formats,
         token,
         session,
-        ready: VecDeque::new(),
     };
-    futures::stream::unfold(state, |mut r| async move {
-        loop {
-            if let Some(row) = r.ready.pop_front() {
-                return Some((Ok(row), r));
+    // A step per batch, not per row: a row then costs the iterator's next.
+    let batches = futures::stream::unfold(state, |mut b| async move {
+        let stream = b.stream.as_mut()?;
+        let next = tokio::select! {
+            biased;
+            _ = b.token.cancelled() => Some(Err(user_error(
+                "57014",
+                "canceling statement due to user request",
+            ))),
+            _ = b.session.client_gone() => Some(Err(user_error(
+                "08006",
+                "the client closed the connection",
+            ))),
+            batch = stream.next() => batch.map(|batch| batch.map_err(to_pg)),
+        };
+        match next? {
+            Ok(batch) => {
+                let rows = encode_batch(&batch, &b.formats);
+                Some((Ok(rows), b))
             }
-            let stream = r.stream.as_mut()?;
-            let next = tokio::select! {
-                biased;
-                _ = r.token.cancelled() => Some(Err(user_error(
-                    "57014",
-                    "canceling statement due to user request",
-                ))),
-                _ = r.session.client_gone() => Some(Err(user_error(
-                    "08006",
-                    "the client closed the connection",
-                ))),
-                b = stream.next() => b.map(|b| b.map_err(to_pg)),
-            };
-            match next {
-                None => return None,
-                Some(Ok(batch)) => r.ready.extend(encode_batch(&batch, &r.formats)),
-                Some(Err(e)) => {
-                    // Dropping the stream cancels the query on the cluster.
-                    r.stream = None;
-                    return Some((Err(e), r));
-                }
+            Err(e) => {
+                // Dropping the stream cancels the query on the cluster.
+                b.stream = None;
+                Some((Err(e), b))
             }
         }
+    });
+    batches.flat_map(|rows| match rows {
+        Ok(rows) => Either::Left(futures::stream::iter(rows.into_iter().map(Ok))),
+        Err(e) => Either::Right(futures::stream::iter(std::iter::once(Err(e)))),
     })
 }
 

@@ -195,23 +195,135 @@ pub fn format_at(format: &Format, i: usize, n: usize) -> PgWireResult<FieldForma
 
 /// The rows of `batch` as DataRow messages, column `i` in format `formats[i]`.
 pub fn encode_batch(batch: &Batch, formats: &[FieldFormat]) -> Vec<DataRow> {
-    let mut buf = BytesMut::with_capacity(64 * batch.num_rows().max(1));
-    let columns: Vec<(&Column, DataType, FieldFormat)> = formats
+    let rows = batch.num_rows();
+    let columns: Vec<ColumnEncoder> = formats
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            let c = batch.column(i);
-            (c, c.data_type(), *f)
-        })
+        .map(|(i, f)| ColumnEncoder::new(batch.column(i), *f))
         .collect();
-    (0..batch.num_rows())
-        .map(|row| {
-            for (col, t, format) in &columns {
-                encode_value(col, row, *t, *format, &mut buf);
+    // One buffer for the batch, each row split off it: room for the first row's size (or a
+    // guess) times the rows, so that it is allocated once in the usual case.
+    let mut buf = BytesMut::new();
+    let mut out = Vec::with_capacity(rows);
+    for row in 0..rows {
+        for c in &columns {
+            c.encode(row, &mut buf);
+        }
+        if row == 0 {
+            let per_row = buf.len().max(16);
+            buf.reserve(per_row * rows + per_row / 2);
+        }
+        out.push(DataRow::new(buf.split(), columns.len() as i16));
+    }
+    out
+}
+
+/// A column's values as its encoder reads them: the slice of its type, looked up once per
+/// batch, not once per value.
+enum Values<'a> {
+    Int(&'a [i64]),
+    Float(&'a [f64]),
+    Text,
+    Bool(&'a [bool]),
+    Decimal(&'a [i128], u8),
+    Date(&'a [i32]),
+    Timestamp(&'a [i64]),
+}
+
+/// Encodes one column's values into DataRow messages (see [`encode_batch`]).
+struct ColumnEncoder<'a> {
+    column: &'a Column,
+    values: Values<'a>,
+    binary: bool,
+    nullable: bool,
+}
+
+impl<'a> ColumnEncoder<'a> {
+    fn new(column: &'a Column, format: FieldFormat) -> Self {
+        let values = match column.data_type() {
+            DataType::Int64 => Values::Int(column.as_i64().unwrap_or_default()),
+            DataType::Float64 => Values::Float(column.as_f64().unwrap_or_default()),
+            DataType::Utf8 => Values::Text,
+            DataType::Boolean => Values::Bool(column.as_bool().unwrap_or_default()),
+            DataType::Decimal { .. } => {
+                let (v, scale) = column.as_decimal().unwrap_or((&[], 0));
+                Values::Decimal(v, scale)
             }
-            DataRow::new(buf.split(), columns.len() as i16)
-        })
-        .collect()
+            DataType::Date => Values::Date(column.as_date().unwrap_or_default()),
+            DataType::Timestamp => Values::Timestamp(column.as_timestamp().unwrap_or_default()),
+        };
+        ColumnEncoder {
+            column,
+            values,
+            binary: format == FieldFormat::Binary,
+            nullable: column.null_count() > 0,
+        }
+    }
+
+    /// Appends row `row`'s value: its length (-1 for NULL), then its bytes.
+    #[inline]
+    fn encode(&self, row: usize, buf: &mut BytesMut) {
+        if self.nullable && self.column.is_null(row) {
+            buf.put_i32(-1);
+            return;
+        }
+        let binary = self.binary;
+        match self.values {
+            // Fixed-size binary values know their length.
+            Values::Int(v) if binary => {
+                buf.put_i32(8);
+                buf.put_i64(v[row]);
+            }
+            Values::Timestamp(v) if binary => {
+                buf.put_i32(8);
+                buf.put_i64(v[row] - PG_EPOCH_MICROS);
+            }
+            Values::Float(v) if binary => {
+                buf.put_i32(8);
+                buf.put_f64(v[row]);
+            }
+            Values::Bool(v) if binary => {
+                buf.put_i32(1);
+                buf.put_u8(u8::from(v[row]));
+            }
+            Values::Date(v) if binary => {
+                buf.put_i32(4);
+                buf.put_i32(v[row] - PG_EPOCH_DAYS);
+            }
+            Values::Text => {
+                let text = self.column.str_at(row).as_bytes();
+                buf.put_i32(text.len() as i32);
+                buf.put_slice(text);
+            }
+            Values::Bool(v) => {
+                buf.put_i32(1);
+                buf.put_u8(if v[row] { b't' } else { b'f' });
+            }
+            Values::Int(v) => {
+                let mut digits = itoa::Buffer::new();
+                let text = digits.format(v[row]).as_bytes();
+                buf.put_i32(text.len() as i32);
+                buf.put_slice(text);
+            }
+            // The rest is written, then its length filled in.
+            _ => {
+                let at = buf.len();
+                buf.put_i32(0);
+                match self.values {
+                    Values::Float(v) => buf.put_slice(float_text(v[row]).as_bytes()),
+                    Values::Decimal(v, scale) if binary => numeric_binary(v[row], scale, buf),
+                    Values::Decimal(v, scale) => {
+                        buf.put_slice(decimal_text(v[row], scale).as_bytes())
+                    }
+                    Values::Date(v) => buf.put_slice(date_text(v[row]).as_bytes()),
+                    Values::Timestamp(v) => buf.put_slice(timestamp_text(v[row]).as_bytes()),
+                    Values::Int(_) | Values::Text | Values::Bool(_) => {}
+                }
+                let len = (buf.len() - at - 4) as i32;
+                buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+            }
+        }
+    }
 }
 
 /// The rows of `values` (computed by the server itself: TEXT, BIGINT and BOOLEAN values) as
@@ -262,70 +374,6 @@ pub fn text_value(col: &Column, row: usize) -> Option<String> {
         DataType::Date => date_text(col.as_date().map_or(0, |v| v[row])),
         DataType::Timestamp => timestamp_text(col.as_timestamp().map_or(0, |v| v[row])),
     })
-}
-
-/// Appends one value: its length (-1 for NULL), then its bytes.
-fn encode_value(col: &Column, row: usize, t: DataType, format: FieldFormat, buf: &mut BytesMut) {
-    if col.is_null(row) {
-        buf.put_i32(-1);
-        return;
-    }
-    let at = buf.len();
-    buf.put_i32(0);
-    let binary = format == FieldFormat::Binary;
-    match t {
-        DataType::Int64 => {
-            let v = col.as_i64().map_or(0, |v| v[row]);
-            if binary {
-                buf.put_i64(v);
-            } else {
-                buf.put_slice(v.to_string().as_bytes());
-            }
-        }
-        DataType::Float64 => {
-            let v = col.as_f64().map_or(0.0, |v| v[row]);
-            if binary {
-                buf.put_f64(v);
-            } else {
-                buf.put_slice(float_text(v).as_bytes());
-            }
-        }
-        DataType::Utf8 => buf.put_slice(col.str_at(row).as_bytes()),
-        DataType::Boolean => {
-            let v = col.as_bool().is_some_and(|v| v[row]);
-            if binary {
-                buf.put_u8(u8::from(v));
-            } else {
-                buf.put_u8(if v { b't' } else { b'f' });
-            }
-        }
-        DataType::Decimal { .. } => {
-            let (v, scale) = col.as_decimal().map_or((0, 0), |(v, s)| (v[row], s));
-            if binary {
-                numeric_binary(v, scale, buf);
-            } else {
-                buf.put_slice(decimal_text(v, scale).as_bytes());
-            }
-        }
-        DataType::Date => {
-            let v = col.as_date().map_or(0, |v| v[row]);
-            if binary {
-                buf.put_i32(v - PG_EPOCH_DAYS);
-            } else {
-                buf.put_slice(date_text(v).as_bytes());
-            }
-        }
-        DataType::Timestamp => {
-            let v = col.as_timestamp().map_or(0, |v| v[row]);
-            if binary {
-                buf.put_i64(v - PG_EPOCH_MICROS);
-            } else {
-                buf.put_slice(timestamp_text(v).as_bytes());
-            }
-        }
-    }
-    let len = (buf.len() - at - 4) as i32;
-    buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
 }
 
 /// Appends one value computed by the server (SHOW, `version()`): TEXT (the same bytes in

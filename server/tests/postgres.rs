@@ -2094,7 +2094,8 @@ async fn result_columns_are_named_as_postgresql_names_them() {
     load(&c, "t", 3);
     let server = serve(&c, ServerConfig::new());
     let client = connect(server.local_addr()).await;
-    let sql = "SELECT count(*), SUM(v) AS Total, max(v) + 1, CASE WHEN count(*) > 1 THEN 'many' END, \
+    let sql =
+        "SELECT count(*), SUM(v) AS Total, max(v) + 1, CASE WHEN count(*) > 1 THEN 'many' END, \
                CAST(min(v) AS TEXT), \"min\"(id) AS \"Low\" FROM t";
     let expected = ["count", "total", "?column?", "case", "min", "Low"];
     // Simple protocol: the names come with the rows.
@@ -2102,14 +2103,18 @@ async fn result_columns_are_named_as_postgresql_names_them() {
     assert_eq!(simple_names(&answer), expected);
     assert_eq!(
         texts(&answer),
-        vec![["3", "3", "3", "many", "0", "0"].map(|v| Some(v.to_string())).to_vec()]
+        vec![["3", "3", "3", "many", "0", "0"]
+            .map(|v| Some(v.to_string()))
+            .to_vec()]
     );
     // Extended protocol: Describe names them before the statement runs, and a row is read
     // by those names.
     let stmt = bounded("prepare", client.prepare(sql)).await.unwrap();
     let names: Vec<&str> = stmt.columns().iter().map(|c| c.name()).collect();
     assert_eq!(names, expected);
-    let row = bounded("query", client.query_one(&stmt, &[])).await.unwrap();
+    let row = bounded("query", client.query_one(&stmt, &[]))
+        .await
+        .unwrap();
     assert_eq!(row.get::<_, i64>("count"), 3);
     assert_eq!(row.get::<_, String>("case"), "many");
     // A `*` keeps the table's names; a RETURNING list is named as a select list.
