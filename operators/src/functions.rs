@@ -222,7 +222,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Substring => (2..=3).contains(&args.len()),
         F::Mod | F::Power | F::StrPos | F::ConcatOp | F::StartsWith | F::NullIf => args.len() == 2,
         F::Replace => args.len() == 3,
-        F::Extract | F::DateTrunc => args.len() == 2,
+        F::Extract | F::ExtractSeconds | F::ExtractMilliseconds | F::DateTrunc => args.len() == 2,
         F::AddInterval => args.len() == 4,
         F::Concat | F::Coalesce => !args.is_empty(),
         F::TooManyRows => args.len() == 1,
@@ -299,7 +299,9 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         }
     }
     match func {
-        F::Extract | F::DateTrunc => date_part(func, args, n),
+        F::Extract | F::ExtractSeconds | F::ExtractMilliseconds | F::DateTrunc => {
+            date_part(func, args, n)
+        }
         F::AddInterval => add_interval(args, n),
         F::Abs => numeric1(
             func,
@@ -739,10 +741,13 @@ fn date_part(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
     if names.data_type() != DataType::Utf8 || !dt.is_temporal() {
         return Err(type_err(func, args));
     }
-    let out = if func == ScalarFunc::Extract {
-        DataType::Int64
-    } else {
-        dt
+    let exact = matches!(
+        func,
+        ScalarFunc::ExtractSeconds | ScalarFunc::ExtractMilliseconds
+    );
+    let out = match func {
+        ScalarFunc::DateTrunc => dt,
+        other => other.result_type(&[]),
     };
     let mut b = ColumnBuilder::new(out, n);
     // The part is nearly always one literal for every row: read again only when its text
@@ -767,6 +772,15 @@ fn date_part(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
         let t = datetime_at(x, i).ok_or_else(|| Error::Overflow(format!("{} out of range", dt)))?;
         if func == ScalarFunc::Extract {
             b.push_i64(temporal::extract(part, t));
+            continue;
+        }
+        if exact {
+            // Microseconds: at scale 6 the seconds, at scale 3 the milliseconds.
+            let micros = match part {
+                temporal::DatePart::Epoch => t.and_utc().timestamp_micros(),
+                _ => temporal::extract(temporal::DatePart::Microsecond, t),
+            };
+            b.push_decimal(i128::from(micros));
             continue;
         }
         let t = temporal::trunc(part, t)

@@ -143,10 +143,10 @@ pub enum DatePart {
     Hour,
     /// 0 to 59.
     Minute,
-    /// 0 to 59 (whole seconds).
+    /// 0 to 59 (whole seconds; EXTRACT of a TIMESTAMP keeps the fraction, as `Epoch`).
     Second,
-    /// Seconds since 1970-01-01 00:00:00, whole (rounded down: PostgreSQL gives the fraction
-    /// too); a DATE counts from its midnight.
+    /// Seconds since 1970-01-01 00:00:00, whole (rounded down: EXTRACT of a TIMESTAMP binds
+    /// `ScalarFunc::ExtractSeconds` for the fraction); a DATE counts from its midnight.
     Epoch,
     /// Day of the week, Monday 1 to Sunday 7 (ISO 8601).
     IsoDow,

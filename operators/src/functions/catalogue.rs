@@ -54,6 +54,13 @@ pub enum ScalarFunc {
     /// `EXTRACT(field FROM x)` / `date_part('field', x)` of a DATE or TIMESTAMP: BIGINT.
     /// The first argument is the field's name as text.
     Extract,
+    /// `EXTRACT(SECOND FROM t)` and `EXTRACT(EPOCH FROM t)` of a TIMESTAMP: the seconds with
+    /// their microseconds, exact, DECIMAL(20, 6) (PostgreSQL's numeric: `59.250000`). Bound
+    /// from EXTRACT (and `date_part` of those fields, as DOUBLE), not callable by name.
+    ExtractSeconds,
+    /// `EXTRACT(MILLISECOND FROM t)` of a TIMESTAMP: the seconds field in milliseconds with
+    /// its microseconds, DECIMAL(8, 3) (`59250.000`). Bound as [`ScalarFunc::ExtractSeconds`].
+    ExtractMilliseconds,
     /// `date_trunc('field', x)`: the start of the year, quarter, month, week, day (hour,
     /// minute, second) containing `x`, of `x`'s type.
     DateTrunc,
@@ -152,6 +159,8 @@ impl ScalarFunc {
                 other => other.unwrap_or(DataType::Int64),
             },
             F::Extract => DataType::Int64,
+            F::ExtractSeconds => DataType::decimal(20, 6),
+            F::ExtractMilliseconds => DataType::decimal(8, 3),
             F::DateTrunc => types
                 .get(1)
                 .copied()
@@ -211,6 +220,7 @@ impl ScalarFunc {
             ScalarFunc::Coalesce => "coalesce",
             ScalarFunc::NullIf => "nullif",
             ScalarFunc::Extract => "date_part",
+            ScalarFunc::ExtractSeconds | ScalarFunc::ExtractMilliseconds => "extract",
             ScalarFunc::DateTrunc => "date_trunc",
             ScalarFunc::AddInterval => "add_interval",
             ScalarFunc::TooManyRows => "too_many_rows",

@@ -244,14 +244,16 @@ impl Binder<'_> {
     }
 
     /// Checks the arguments of `date_part` / `date_trunc`: a known field name as text and a
-    /// DATE or TIMESTAMP.
+    /// DATE or TIMESTAMP. Gives the function to call (the seconds, milliseconds or epoch of a
+    /// TIMESTAMP, named by a literal, keep their fraction: [`ScalarFunc::ExtractSeconds`],
+    /// [`ScalarFunc::ExtractMilliseconds`]), its arguments and its result type.
     pub(super) fn date_part_args(
         &mut self,
         func: ScalarFunc,
         name: &str,
         args: Vec<B>,
         e: &sql::Expr,
-    ) -> Result<(Vec<Expr>, DataType), PlanError> {
+    ) -> Result<(ScalarFunc, Vec<Expr>, DataType), PlanError> {
         let [field, x] = <[B; 2]>::try_from(args).map_err(|args| {
             PlanError::Invalid(format!(
                 "function {name} takes 2 arguments, got {}{}",
@@ -259,8 +261,10 @@ impl Binder<'_> {
                 at(e.span())
             ))
         })?;
+        let mut literal_part = None;
         if let Expr::Literal(Value::Str(f)) = &field.expr {
             let known = DatePart::from_name(f);
+            literal_part = known;
             let usable = match known {
                 None => false,
                 Some(part) => func != ScalarFunc::DateTrunc || part.is_unit(),
@@ -291,12 +295,22 @@ impl Binder<'_> {
         };
         let field = self.coerce(field, DataType::Utf8);
         let x = self.coerce(x, t);
-        let out = if func == ScalarFunc::Extract {
-            DataType::Int64
-        } else {
-            t
+        let func = match (func, literal_part, t) {
+            (
+                ScalarFunc::Extract,
+                Some(DatePart::Second | DatePart::Epoch),
+                DataType::Timestamp,
+            ) => ScalarFunc::ExtractSeconds,
+            (ScalarFunc::Extract, Some(DatePart::Millisecond), DataType::Timestamp) => {
+                ScalarFunc::ExtractMilliseconds
+            }
+            (func, _, _) => func,
         };
-        Ok((vec![field, x], out))
+        let out = match func {
+            ScalarFunc::DateTrunc => t,
+            other => other.result_type(&[]),
+        };
+        Ok((func, vec![field, x], out))
     }
 }
 

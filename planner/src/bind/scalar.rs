@@ -81,6 +81,8 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::NullIf => (2, 2, &[]),
         // Checked by `date_part_args`.
         F::Extract | F::DateTrunc => (2, 2, &[]),
+        // Bound from EXTRACT, through `date_part_args`.
+        F::ExtractSeconds | F::ExtractMilliseconds => (2, 2, &[]),
         F::AddInterval => (4, 4, &[]),
         F::TooManyRows => (1, 1, &[]),
         F::Repeat => (2, 2, &[Arg::Text, Arg::Integer]),
@@ -203,8 +205,19 @@ impl Binder<'_> {
             )));
         }
         if matches!(func, F::Extract | F::DateTrunc) {
-            let (exprs, out) = self.date_part_args(func, name, args, e)?;
-            return Ok(B::new(Expr::Function { func, args: exprs }, Some(out)));
+            let (func, exprs, out) = self.date_part_args(func, name, args, e)?;
+            let call = Expr::Function { func, args: exprs };
+            let exact = matches!(func, F::ExtractSeconds | F::ExtractMilliseconds);
+            if exact && !name.eq_ignore_ascii_case("extract") {
+                // `date_part` answers DOUBLE, as PostgreSQL's does; EXTRACT the exact value.
+                let to = DataType::Float64;
+                let cast = Expr::Cast {
+                    expr: Box::new(call),
+                    to,
+                };
+                return Ok(B::new(cast, Some(to)));
+            }
+            return Ok(B::new(call, Some(out)));
         }
         if func == F::AddInterval {
             return Err(super::unsupported(format!("function {name}"), e.span()));
