@@ -36,7 +36,7 @@ pub use weir_runtime::{
     params, AsyncQueryStream, BreakerConfig, Cluster, ClusterBuilder, ClusterStats, ColumnIndex,
     CopyProgress, DataNode, Decimal, Durability, Error, FaultPlan, FromValue, IntoParams, JoinMode,
     KillPolicy, MessageKind, MessageStats, NodeStats, Prepared, ProgressUnit, Protocol,
-    QueryResult, QueryStats, QueryStream, Result, Row, Secret, Tls, TlsFiles,
+    QueryResult, QueryStats, QueryStream, Result, Row, Secret, Session, Tls, TlsFiles,
 };
 
 /// The chapter `docs/replication.md`, whose Rust blocks (connecting to data nodes of other

@@ -1,5 +1,6 @@
 //! The SQL of sequences: `CREATE SEQUENCE`, `DROP SEQUENCE`, and the calls that take values
-//! from one, `nextval('name')` and `setval('name', value [, called])`.
+//! from one, `nextval('name')` and `setval('name', value [, called])`, or read what the
+//! session was given, `currval('name')` and `lastval()`.
 //!
 //! A call runs where the statement runs, not in a query's operators: `SELECT nextval('s'),
 //! setval('t', 5)` (a SELECT without FROM whose items are all such calls) is
@@ -31,8 +32,8 @@ pub(crate) fn is_sequence_function(name: &str) -> bool {
 pub(crate) fn misplaced_call(name: &str, span: sqlparser::tokenizer::Span) -> PlanError {
     let what = match name {
         "currval" | "lastval" => format!(
-            "{name}() (sessions keep no sequence state: use the value nextval() returned, or \
-             INSERT ... RETURNING for an inserted row's)"
+            "{name}() here: it goes as a whole item of a SELECT without FROM (SELECT \
+             {name}(...)), or use INSERT ... RETURNING for an inserted row's key"
         ),
         _ => format!("{name}() here: a sequence function goes {WHERE_CALLS_GO}"),
     };
@@ -306,13 +307,15 @@ pub(crate) fn sequence_calls(
                     called,
                 }
             }
-            ("nextval" | "setval", _) => {
+            ("currval", 1) => SequenceCall::Current(sequence(args.first())?),
+            ("lastval", 0) => SequenceCall::Last,
+            ("nextval" | "setval" | "currval" | "lastval", _) => {
                 return Err(PlanError::Invalid(format!(
                     "{name} takes {}: {f}",
-                    if name == "nextval" {
-                        "one argument"
-                    } else {
-                        "two or three arguments"
+                    match name.as_str() {
+                        "nextval" | "currval" => "one argument",
+                        "lastval" => "no argument",
+                        _ => "two or three arguments",
                     }
                 )))
             }

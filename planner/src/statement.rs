@@ -25,6 +25,10 @@ pub struct SequenceFill {
 pub enum SequenceCall {
     /// `nextval(sequence)`: the sequence's next value.
     Next(SequenceName),
+    /// `currval(sequence)`: the value `nextval` last gave the session of the call.
+    Current(SequenceName),
+    /// `lastval()`: the value `nextval` last gave the session of the call, of any sequence.
+    Last,
     /// `setval(sequence, value [, called])`: answers `value`; the sequence's next value is
     /// then `value` (not `called`) or the one after it (`called`, the default).
     Set {

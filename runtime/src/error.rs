@@ -176,6 +176,10 @@ pub enum Error {
     /// descending one; a `SERIAL` column's past the largest BIGINT).
     #[error("{0}")]
     SequenceExhausted(String),
+    /// `currval('s')` or `lastval()` in a session that was handed no value of the sequence
+    /// (see [`Session`](crate::Session)).
+    #[error("{0}")]
+    SequenceUndefined(String),
     /// A statement was valid SQL but cannot be carried out (rows of the wrong types, ...).
     #[error("{0}")]
     Invalid(String),
@@ -286,6 +290,7 @@ impl Error {
             Error::ForeignKey { .. } => "foreign_key",
             Error::NullKey { .. } => "null_key",
             Error::SequenceExhausted(_) => "sequence_exhausted",
+            Error::SequenceUndefined(_) => "sequence_undefined",
             Error::Invalid(_) => "invalid",
             Error::Shutdown => "shutdown",
             Error::Disk { .. } => "disk",

@@ -40,6 +40,7 @@ pub use cluster::builder::ClusterBuilder;
 pub use cluster::copy::{CopyProgress, ProgressUnit};
 pub use cluster::data_node::DataNode;
 pub use cluster::prepared::Prepared;
+pub use cluster::session::Session;
 pub use cluster::stats::{ClusterStats, NodeStats};
 pub use cluster::Cluster;
 pub use error::{Error, Result};

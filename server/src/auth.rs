@@ -171,6 +171,7 @@ impl Startup {
             settings: std::sync::Mutex::new(settings::initial(client.metadata())),
             block: Default::default(),
             copy_in: Default::default(),
+            sequences: weir_runtime::Session::new(),
         });
         Ok(())
     }

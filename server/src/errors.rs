@@ -21,6 +21,7 @@
 //! | `Overflow` | 22003 | numeric_value_out_of_range |
 //! | `Cast` | 22P02 | invalid_text_representation |
 //! | `SequenceExhausted` | 2200H | sequence_generator_limit_exceeded |
+//! | `SequenceUndefined` | 55000 | object_not_in_prerequisite_state |
 //! | `Execution`, `Invalid` | 22000 | data_exception |
 //! | `OutOfMemory`, `Killed`, `BreakerOpen` | 53200 | out_of_memory (retry later) |
 //! | `Overloaded`, `AdmissionTimeout` | 53000 | insufficient_resources (retry later) |
@@ -83,6 +84,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::Overflow { .. } => "22003",
         Error::Cast { .. } => "22P02",
         Error::SequenceExhausted(_) => "2200H",
+        Error::SequenceUndefined(_) => "55000",
         Error::Execution { .. } | Error::Invalid(_) => "22000",
         Error::OutOfMemory(_) | Error::Killed(_) | Error::BreakerOpen { .. } => "53200",
         Error::Overloaded(_) | Error::AdmissionTimeout { .. } => "53000",

@@ -117,12 +117,14 @@ impl QueryHandler {
         match &stmt.kind {
             Kind::Query(prepared) => {
                 let token = session.cancel.begin();
-                let stream = match prepared {
-                    Some(cell) => statement::prepared(cell).query_stream(params),
-                    None => self.cluster.query_stream(&stmt.sql, &params),
-                }
-                .map_err(to_pg)?
-                .into_async();
+                let stream = session
+                    .sequences
+                    .run(|| match prepared {
+                        Some(cell) => statement::prepared(cell).query_stream(params),
+                        None => self.cluster.query_stream(&stmt.sql, &params),
+                    })
+                    .map_err(to_pg)?
+                    .into_async();
                 let mut columns: Vec<(String, DataType)> = stream
                     .schema()
                     .fields
@@ -139,9 +141,12 @@ impl QueryHandler {
                 let tag = *tag;
                 let cluster = self.cluster.clone();
                 let stmt = stmt.clone();
-                let n = off_the_workers("statement", move || match &stmt.kind {
-                    Kind::Write(Some(cell), _) => statement::prepared(cell).execute(params),
-                    _ => cluster.execute_with(&stmt.sql, &params),
+                let sequences = session.sequences.clone();
+                let n = off_the_workers("statement", move || {
+                    sequences.run(|| match &stmt.kind {
+                        Kind::Write(Some(cell), _) => statement::prepared(cell).execute(params),
+                        _ => cluster.execute_with(&stmt.sql, &params),
+                    })
                 })
                 .await?;
                 session.with_block(|b| b.wrote());
@@ -164,9 +169,12 @@ impl QueryHandler {
                 };
                 let cluster = self.cluster.clone();
                 let running = stmt.clone();
-                let result = off_the_workers("statement", move || match &running.kind {
-                    Kind::Returning(Some(cell), _) => statement::prepared(cell).query(params),
-                    _ => cluster.query(&running.sql, &params),
+                let sequences = session.sequences.clone();
+                let result = off_the_workers("statement", move || {
+                    sequences.run(|| match &running.kind {
+                        Kind::Returning(Some(cell), _) => statement::prepared(cell).query(params),
+                        _ => cluster.query(&running.sql, &params),
+                    })
                 })
                 .await?;
                 session.with_block(|b| b.wrote());
@@ -878,8 +886,9 @@ impl CopyHandler for QueryHandler {
         };
         let sql = copy.finish()?;
         let cluster = self.cluster.clone();
+        let sequences = session.sequences.clone();
         let n = off_the_workers("COPY", move || {
-            let n = cluster.execute(&sql);
+            let n = sequences.run(|| cluster.execute(&sql));
             // Removes the file.
             drop(copy);
             n

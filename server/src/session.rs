@@ -154,6 +154,9 @@ pub struct Session {
     pub block: Mutex<crate::block::Block>,
     /// The COPY FROM STDIN under way.
     pub copy_in: Mutex<Option<crate::copy::CopyIn>>,
+    /// The sequence values the session was handed (`currval`, `lastval`): every statement
+    /// runs in it.
+    pub sequences: weir_runtime::Session,
 }
 
 impl Session {

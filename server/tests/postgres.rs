@@ -2140,3 +2140,54 @@ async fn result_columns_are_named_as_postgresql_names_them() {
     server.shutdown();
     assert_idle(&c);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn currval_and_lastval_answer_each_connection_its_own_values() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let a = connect(server.local_addr()).await;
+    let b = connect(server.local_addr()).await;
+    a.batch_execute("CREATE TABLE posts (id SERIAL PRIMARY KEY, title VARCHAR)")
+        .await
+        .unwrap();
+    // Before a connection was handed a value: 55000, as PostgreSQL answers.
+    let e = a
+        .query_one("SELECT currval('posts_id_seq')", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "55000", "{e}");
+    let e = a.simple_query("SELECT lastval()").await.unwrap_err();
+    assert_eq!(code(&e), "55000", "{e}");
+    // PHP's PDO::lastInsertId and older drivers: an INSERT, then currval or lastval on the
+    // same connection (simple and extended protocol), while another connection inserts.
+    a.batch_execute("INSERT INTO posts (title) VALUES ('first')")
+        .await
+        .unwrap();
+    let insert = b
+        .prepare("INSERT INTO posts (title) VALUES ($1)")
+        .await
+        .unwrap();
+    for title in ["x", "y", "z"] {
+        b.execute(&insert, &[&title]).await.unwrap();
+    }
+    let current = a.prepare("SELECT currval('posts_id_seq')").await.unwrap();
+    let a_key: i64 = a.query_one(&current, &[]).await.unwrap().get(0);
+    let a_last = a.simple_query("SELECT lastval()").await.unwrap();
+    assert_eq!(texts(&a_last), vec![vec![Some(a_key.to_string())]]);
+    let b_key: i64 = b.query_one("SELECT lastval()", &[]).await.unwrap().get(0);
+    let title = |key: i64| {
+        c.query("SELECT title FROM posts WHERE id = $1", &[key.into()])
+            .unwrap()
+            .rows()[0][0]
+            .clone()
+    };
+    assert_eq!(title(a_key), weir_operators::Value::Str("first".into()));
+    assert_eq!(
+        title(b_key),
+        weir_operators::Value::Str("z".into()),
+        "B's last row"
+    );
+    drop((a, b));
+    server.shutdown();
+    assert_idle(&c);
+}

@@ -8,7 +8,7 @@ use crate::common::{assert_idle, durable_cluster, first_ints, ints};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
-use weir::{Cluster, Value};
+use weir::{Cluster, Session, Value};
 
 fn nextval(c: &Cluster, sequence: &str) -> i64 {
     let r = c
@@ -135,5 +135,76 @@ fn a_data_directory_of_the_third_catalog_format_opens() {
         rows(&c, "SELECT COUNT(*) FROM r"),
         vec![vec![Value::Int(1)]]
     );
+    assert_idle(&c);
+}
+
+#[test]
+fn currval_and_lastval_read_what_the_session_was_given_and_no_other_sessions() {
+    let c = Arc::new(Cluster::builder().nodes(3).partitions(8).build().unwrap());
+    c.execute("CREATE TABLE parent (id SERIAL PRIMARY KEY, name VARCHAR)")
+        .unwrap();
+    c.execute("CREATE TABLE child (id BIGINT PRIMARY KEY, parent BIGINT REFERENCES parent (id))")
+        .unwrap();
+    c.execute("CREATE SEQUENCE s START WITH 100 INCREMENT BY 10")
+        .unwrap();
+    let first = |session: &Session, sql: &str| -> i64 {
+        let r = session.run(|| c.query(sql, &[])).unwrap();
+        first_ints(&r.rows())[0]
+    };
+    let a = Session::new();
+    let b = Session::new();
+    // Nothing handed to a session yet: PostgreSQL's error, typed.
+    let err = a
+        .run(|| c.query("SELECT currval('parent_id_seq')", &[]))
+        .unwrap_err();
+    assert!(matches!(err, weir::Error::SequenceUndefined(_)), "{err:?}");
+    assert!(
+        err.to_string().contains("not yet defined in this session"),
+        "{err}"
+    );
+    assert!(a.run(|| c.query("SELECT lastval()", &[])).is_err());
+    // A's insert takes key 1, B's the next keys from another block or the same one: each
+    // session reads its own, and uses it for the child row it inserts.
+    a.run(|| c.execute("INSERT INTO parent (name) VALUES ('a')"))
+        .unwrap();
+    b.run(|| c.execute("INSERT INTO parent (name) VALUES ('b1'), ('b2')"))
+        .unwrap();
+    let a_key = first(&a, "SELECT currval('parent_id_seq')");
+    let b_key = first(&b, "SELECT currval('parent_id_seq')");
+    let name_of = |key: i64| {
+        c.query("SELECT name FROM parent WHERE id = $1", &[Value::Int(key)])
+            .unwrap()
+            .rows()[0][0]
+            .clone()
+    };
+    assert_eq!(name_of(a_key), Value::Str("a".into()));
+    assert_eq!(
+        name_of(b_key),
+        Value::Str("b2".into()),
+        "the last of B's rows"
+    );
+    // Only as a SELECT's item: the key goes into a child row through a parameter.
+    let err = a
+        .run(|| c.execute("INSERT INTO child VALUES (1, currval('parent_id_seq'))"))
+        .unwrap_err();
+    assert!(err.to_string().contains("currval() here"), "{err}");
+    c.execute_with("INSERT INTO child VALUES (1, $1)", &[Value::Int(a_key)])
+        .unwrap();
+    // lastval follows the last nextval of any sequence; setval moves currval, not lastval.
+    assert_eq!(first(&a, "SELECT nextval('s')"), 100);
+    assert_eq!(first(&a, "SELECT lastval()"), 100);
+    assert_eq!(first(&a, "SELECT currval('parent_id_seq')"), a_key);
+    a.run(|| c.query("SELECT setval('parent_id_seq', 500)", &[]))
+        .unwrap();
+    assert_eq!(first(&a, "SELECT currval('parent_id_seq')"), 500);
+    assert_eq!(first(&a, "SELECT lastval()"), 100);
+    // B never touched `s`; outside any session nothing is defined.
+    assert!(b.run(|| c.query("SELECT currval('s')", &[])).is_err());
+    assert!(c.query("SELECT currval('parent_id_seq')", &[]).is_err());
+    // A sequence dropped after its last value: lastval says so.
+    b.run(|| c.query("SELECT nextval('s')", &[])).unwrap();
+    c.execute("DROP SEQUENCE s").unwrap();
+    let err = b.run(|| c.query("SELECT lastval()", &[])).unwrap_err();
+    assert!(err.to_string().contains("dropped"), "{err}");
     assert_idle(&c);
 }

@@ -27,6 +27,7 @@ pub mod remote;
 pub(crate) mod restore;
 mod sequence_blocks;
 pub mod sequences;
+pub mod session;
 mod statements;
 pub mod stats;
 mod system;

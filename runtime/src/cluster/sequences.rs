@@ -109,6 +109,9 @@ impl Cluster {
             blocks.put(sequence.clone(), block);
             blocks.take(sequence, made, n - out.len(), &mut out);
         }
+        if let Some(&last) = out.last() {
+            super::session::handed(sequence, last);
+        }
         Ok(out)
     }
 
@@ -145,7 +148,9 @@ impl Cluster {
         self.retrying_conflicts(reserve)
     }
 
-    /// `SELECT nextval('s'), setval('t', v), ...`: one row, the calls made in order.
+    /// `SELECT nextval('s'), setval('t', v), currval('s'), lastval(), ...`: one row, the
+    /// calls made in order (`currval` and `lastval` read the session of the call, see
+    /// [`Session`](super::session::Session)).
     pub(super) fn sequence_calls(&self, calls: &[SequenceCall]) -> Result<Batch> {
         let mut row = Vec::with_capacity(calls.len());
         for call in calls {
@@ -157,7 +162,15 @@ impl Cluster {
                     called,
                 } => {
                     self.set_sequence(sequence, *value, *called)?;
+                    if *called {
+                        super::session::set(sequence, *value);
+                    }
                     *value
+                }
+                SequenceCall::Current(sequence) => super::session::currval(sequence)?,
+                SequenceCall::Last => {
+                    let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+                    super::session::lastval(|s| sequence_made(&catalog, s).is_ok())?
                 }
             });
         }
