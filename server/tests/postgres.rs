@@ -1861,6 +1861,46 @@ fn the_psql_client_shows_foreign_keys_both_ways() {
 }
 
 #[test]
+fn the_psql_client_describes_sequences_and_the_columns_that_own_them() {
+    let c = cluster();
+    describe_fixture(&c);
+    c.execute("CREATE SEQUENCE ticket_seq START WITH 100 INCREMENT BY 5 MAXVALUE 5000")
+        .unwrap();
+    c.execute("CREATE TABLE badge (id BIGINT GENERATED ALWAYS AS IDENTITY, v BIGINT)")
+        .unwrap();
+    let server = serve(&c, ServerConfig::new());
+    let args = [
+        "-c",
+        "\\d ticket_seq",
+        "-c",
+        "\\d item_id_seq",
+        "-c",
+        "\\d badge_id_seq",
+    ];
+    let Some(out) = run_psql(server.local_addr(), &args) else {
+        eprintln!("skipped: no psql on this machine");
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let out = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "Sequence \"public.ticket_seq\"",
+        " bigint |   100 |       1 |    5000 |         5 | no      |     1",
+        "Sequence \"public.item_id_seq\"",
+        "Owned by: public.item.id",
+        "Sequence \"public.badge_id_seq\"",
+        "Sequence for identity column: public.badge.id",
+    ] {
+        assert!(out.contains(line), "no {line:?} in:\n{out}");
+    }
+    // A sequence made by CREATE SEQUENCE is owned by no column.
+    let ticket = &out[..out.find("item_id_seq").unwrap()];
+    assert!(!ticket.contains("Owned by"), "{ticket}");
+    server.shutdown();
+    assert_idle(&c);
+}
+
+#[test]
 fn the_psql_client_describes_tables_and_views() {
     let c = cluster();
     describe_fixture(&c);

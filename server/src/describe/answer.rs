@@ -52,6 +52,8 @@ fn named_type(name: &str) -> DataType {
         | "cardinality" | "pages" | "update_rule" | "delete_rule" | "deferrability" => {
             DataType::Int64
         }
+        // psql's `\d` of a sequence (`pg_sequence`).
+        "Start" | "Minimum" | "Maximum" | "Increment" | "Cache" => DataType::Int64,
         "relhasindex"
         | "relhasrules"
         | "relhastriggers"
@@ -408,6 +410,35 @@ impl Describe {
                     .collect()
             }
             Question::Nothing => Vec::new(),
+            Question::Sequence { oid } => find(*oid)
+                .and_then(|r| r.sequence.as_ref())
+                .map(|s| {
+                    vec![answer(&|n| match n {
+                        "Type" => text("bigint"),
+                        "Start" => Value::Int(s.start),
+                        "Minimum" => Value::Int(s.min),
+                        "Maximum" => Value::Int(s.max),
+                        "Increment" => Value::Int(s.increment),
+                        "Cycles?" => text("no"),
+                        "Cache" => Value::Int(1),
+                        _ => Value::Null,
+                    })]
+                })
+                .unwrap_or_default(),
+            Question::SequenceOwner { oid } => find(*oid)
+                .and_then(|r| r.sequence.as_ref()?.owner.as_ref())
+                .map(|(table, column, identity)| {
+                    vec![answer(&|n| match n {
+                        "quote_ident" => text(&format!(
+                            "public.{}.{}",
+                            quote_ident(table),
+                            quote_ident(column)
+                        )),
+                        "deptype" => text(if *identity { "i" } else { "a" }),
+                        _ => Value::Null,
+                    })]
+                })
+                .unwrap_or_default(),
             Question::ForeignKeys { oid } => find(*oid)
                 .map(|r| {
                     r.foreign_keys
@@ -870,5 +901,22 @@ fn index_value(r: &Relation, ix: &IndexInfo, name: &str) -> Value {
         "contype" if ix.primary => text("p"),
         "reltablespace" => Value::Int(0),
         _ => Value::Null,
+    }
+}
+
+/// `name` as PostgreSQL's `quote_ident` writes it: as it is when it is a plain lower-case
+/// identifier, else in double quotes (a quote in it doubled).
+fn quote_ident(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
     }
 }

@@ -37,4 +37,4 @@ mod jdbc_tests;
 
 pub use question::{Describe, Filter, Item, Question, TypeName};
 pub use recognize::psql_describe;
-pub use relations::{format_type, oid, relations, ColumnInfo, IndexInfo, Relation};
+pub use relations::{format_type, oid, relations, ColumnInfo, IndexInfo, Relation, SequenceInfo};

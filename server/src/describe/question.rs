@@ -149,6 +149,18 @@ pub enum Question {
         /// `getExportedKeys`.
         exported: bool,
     },
+    /// psql's `\d` of a sequence: its type, bounds and step (`pg_sequence`).
+    Sequence {
+        /// The sequence's object id.
+        oid: i64,
+    },
+    /// psql's "Owned by" of a sequence's `\d` (`pg_depend`): the `SERIAL` or identity
+    /// column whose sequence it is, as `schema.table.column`, and how (`a`: a `SERIAL`
+    /// column's, `i`: an identity column's).
+    SequenceOwner {
+        /// The sequence's object id.
+        oid: i64,
+    },
     /// What weir never has (policies, extended statistics, publications, inheritance,
     /// triggers, rules): no rows.
     Nothing,

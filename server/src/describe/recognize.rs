@@ -177,6 +177,10 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
                 if n.value.eq_ignore_ascii_case("NOT") && l.value.eq_ignore_ascii_case("LIKE"))
         });
         Question::Schemas { system: !not_like }
+    } else if reads_only("pg_sequence") && mentions(&code, "seqrelid") {
+        Question::Sequence { oid: oid()? }
+    } else if reads("pg_depend") && named("deptype") && mentions(&code, "objid") {
+        Question::SequenceOwner { oid: oid()? }
     } else if reads_only("pg_opclass") && negates(&code, "opcdefault") {
         // The operator classes that are not their type's default: weir's indexes use
         // only the defaults.
@@ -254,7 +258,11 @@ fn item(tokens: &[&Token]) -> Option<Item> {
     };
     if let [.., Token::Word(as_), last] = tokens {
         if as_.value.eq_ignore_ascii_case("AS") {
-            return word(last).map(Item::Named);
+            // A quoted alias keeps its case (psql's `AS "Type"` heads its column so).
+            return match last {
+                Token::Word(w) if w.quote_style.is_some() => Some(Item::Named(w.value.clone())),
+                _ => word(last).map(Item::Named),
+            };
         }
     }
     match tokens {

@@ -19,7 +19,7 @@ pub struct Relation {
     /// An external table (read in place from files): PostgreSQL's foreign table.
     pub external: bool,
     /// A sequence (`CREATE SEQUENCE`, or a `SERIAL` column's): no columns, no indexes.
-    pub sequence: bool,
+    pub sequence: Option<SequenceInfo>,
     /// Its columns, in order.
     pub columns: Vec<ColumnInfo>,
     /// Its indexes, the primary key's first.
@@ -35,7 +35,7 @@ impl Relation {
     /// PostgreSQL's kind of relation: `r` a table, `v` a view, `f` a foreign (external)
     /// table, `S` a sequence.
     pub fn relkind(&self) -> char {
-        if self.sequence {
+        if self.sequence.is_some() {
             'S'
         } else if self.view_sql.is_some() {
             'v'
@@ -45,6 +45,21 @@ impl Relation {
             'r'
         }
     }
+}
+
+/// What psql's `\d` of a sequence shows (`pg_sequence`, and the column that owns it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SequenceInfo {
+    /// The first value.
+    pub start: i64,
+    /// The smallest value.
+    pub min: i64,
+    /// The largest value.
+    pub max: i64,
+    /// The step.
+    pub increment: i64,
+    /// The `SERIAL` or identity column whose sequence it is: (table, column, identity).
+    pub owner: Option<(String, String, bool)>,
 }
 
 /// One column of a [`Relation`].
@@ -278,7 +293,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                 name: t.name.clone(),
                 view_sql: None,
                 external: t.external.is_some(),
-                sequence: false,
+                sequence: None,
                 columns,
                 indexes,
                 foreign_keys: keys_where(&t.name, false),
@@ -287,15 +302,41 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
         })
         .collect();
     // Sequences, so that a driver's question for one (SQLAlchemy's `has_sequence`) finds it.
-    out.extend(cluster.sequences().into_iter().map(|s| Relation {
-        name: s.name,
-        view_sql: None,
-        external: false,
-        sequence: true,
-        columns: Vec::new(),
-        indexes: Vec::new(),
-        foreign_keys: Vec::new(),
-        referenced_by: Vec::new(),
+    // A `SERIAL` or identity column's sequence is `<table>_<column>_seq`, owned by it.
+    let owners: Vec<(String, (String, String, bool))> = tables
+        .iter()
+        .flat_map(|t| {
+            t.schema.fields.iter().enumerate().filter_map(|(i, f)| {
+                let identity = match t.default_of(i)? {
+                    DefaultValue::Serial => false,
+                    DefaultValue::Identity { .. } => true,
+                    DefaultValue::Expr(_) => return None,
+                };
+                let name = format!("{}_{}_seq", t.name, f.name).to_lowercase();
+                Some((name, (t.name.clone(), f.name.clone(), identity)))
+            })
+        })
+        .collect();
+    out.extend(cluster.sequences().into_iter().map(|s| {
+        Relation {
+            sequence: Some(SequenceInfo {
+                start: s.start,
+                min: s.min,
+                max: s.max,
+                increment: s.increment,
+                owner: owners
+                    .iter()
+                    .find(|(name, _)| *name == s.name)
+                    .map(|(_, owner)| owner.clone()),
+            }),
+            name: s.name,
+            view_sql: None,
+            external: false,
+            columns: Vec::new(),
+            indexes: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
+        }
     }));
     let views = cluster.views();
     if views.is_empty() {
@@ -339,7 +380,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             name: v.name,
             view_sql: Some(v.sql),
             external: false,
-            sequence: false,
+            sequence: None,
             columns,
             indexes: Vec::new(),
             foreign_keys: Vec::new(),

@@ -354,7 +354,13 @@ fn has_sequence_finds_a_sequence_and_no_table() {
     );
     let sequence = Relation {
         name: "item_seq".into(),
-        sequence: true,
+        sequence: Some(crate::describe::SequenceInfo {
+            start: 1,
+            min: 1,
+            max: i64::MAX,
+            increment: 1,
+            owner: None,
+        }),
         columns: Vec::new(),
         indexes: Vec::new(),
         ..item_table()

@@ -73,7 +73,7 @@ pub(crate) fn item_table() -> Relation {
         name: "item".into(),
         view_sql: None,
         external: false,
-        sequence: false,
+        sequence: None,
         columns: vec![
             col("id", "bigint", true),
             col("name", "character varying", false),
