@@ -3,9 +3,9 @@
 //! positions and checked against the referenced table, which is an existing table or the new
 //! table itself. The referenced columns are the parent's primary key, or the columns of one of
 //! its unique indexes, as PostgreSQL requires; each pair of columns has one type. What weir
-//! does not enforce (`ON UPDATE CASCADE`, `MATCH FULL`, `DEFERRABLE`, ...) is an error naming
-//! it. The runtime checks the rows of every write against these keys and carries out the
-//! `ON DELETE` actions.
+//! does not enforce (`MATCH FULL`, `DEFERRABLE`, ...) is an error naming it. The runtime
+//! checks the rows of every write against these keys and carries out the `ON DELETE` and
+//! `ON UPDATE` actions.
 
 use crate::bind::unsupported;
 use crate::catalog::{Catalog, ForeignKey, IndexDef, ReferentialAction};
@@ -55,8 +55,8 @@ pub(crate) fn resolve(
     if let Some(c) = &fk.characteristics {
         return Err(unsupported(format!("{c} on a foreign key"), at));
     }
-    let on_delete = action(fk.on_delete, "DELETE", at)?;
-    let on_update = action(fk.on_update, "UPDATE", at)?;
+    let on_delete = action(fk.on_delete);
+    let on_update = action(fk.on_update);
     let itself = parent_name.eq_ignore_ascii_case(table.name);
     let (parent, schema, primary_key, indexes) = if itself {
         (
@@ -152,27 +152,15 @@ pub(crate) fn resolve(
     })
 }
 
-/// The referential action weir enforces for `ON {what}` (`NO ACTION` when not given):
-/// `NO ACTION` and `RESTRICT` for both, and `CASCADE`, `SET NULL`, `SET DEFAULT` on `DELETE`.
-fn action(
-    given: Option<sql::ReferentialAction>,
-    what: &str,
-    at: sqlparser::tokenizer::Span,
-) -> Result<ReferentialAction, PlanError> {
-    let on_delete = what == "DELETE";
+/// The referential action of an `ON DELETE` or `ON UPDATE` clause (`NO ACTION` when not
+/// given); weir carries out all five.
+fn action(given: Option<sql::ReferentialAction>) -> ReferentialAction {
     match given {
-        None | Some(sql::ReferentialAction::NoAction) => Ok(ReferentialAction::NoAction),
-        Some(sql::ReferentialAction::Restrict) => Ok(ReferentialAction::Restrict),
-        Some(sql::ReferentialAction::Cascade) if on_delete => Ok(ReferentialAction::Cascade),
-        Some(sql::ReferentialAction::SetNull) if on_delete => Ok(ReferentialAction::SetNull),
-        Some(sql::ReferentialAction::SetDefault) if on_delete => Ok(ReferentialAction::SetDefault),
-        Some(other) => Err(unsupported(
-            format!(
-                "ON {what} {other} on a foreign key (weir enforces NO ACTION and RESTRICT on \
-                 UPDATE; CASCADE, SET NULL and SET DEFAULT on DELETE)"
-            ),
-            at,
-        )),
+        None | Some(sql::ReferentialAction::NoAction) => ReferentialAction::NoAction,
+        Some(sql::ReferentialAction::Restrict) => ReferentialAction::Restrict,
+        Some(sql::ReferentialAction::Cascade) => ReferentialAction::Cascade,
+        Some(sql::ReferentialAction::SetNull) => ReferentialAction::SetNull,
+        Some(sql::ReferentialAction::SetDefault) => ReferentialAction::SetDefault,
     }
 }
 

@@ -832,10 +832,6 @@ fn insert_forms_that_work_and_create_table_clauses_that_are_refused() {
             "CHECK (a > 0) in CREATE TABLE",
         ),
         (
-            "CREATE TABLE n (a BIGINT REFERENCES t(id) ON UPDATE CASCADE)",
-            "ON UPDATE CASCADE on a foreign key (weir enforces NO ACTION and RESTRICT on UPDATE; CASCADE, SET NULL and SET DEFAULT on DELETE)",
-        ),
-        (
             "CREATE TABLE n (a BIGINT) PARTITION BY (a)",
             "PARTITION BY (a) in CREATE TABLE",
         ),

@@ -32,7 +32,7 @@ pub(super) struct TableEffect {
 }
 
 impl TableEffect {
-    fn new(def: TableDef) -> Self {
+    pub(super) fn new(def: TableDef) -> Self {
         TableEffect {
             def,
             deleted: Vec::new(),
@@ -52,6 +52,12 @@ impl TableEffect {
         fresh
     }
 
+    /// The new values of the row with identity `id`, if the effect changes it.
+    pub(super) fn changed_row(&self, id: &[Value]) -> Option<&[Value]> {
+        let at = *self.changed_at.get(&key_of(id))?;
+        Some(&self.changed[at].1)
+    }
+
     /// Whether the row with identity key `key` is deleted.
     fn is_deleted(&self, key: &[String]) -> bool {
         self.deleted_keys.contains(key)
@@ -59,7 +65,13 @@ impl TableEffect {
 
     /// Sets columns `columns` of the row with identity `id` (whose values are `row`, or
     /// those an earlier change gave it) to `values`.
-    fn change(&mut self, id: Vec<Value>, row: Vec<Value>, columns: &[usize], values: &[Value]) {
+    pub(super) fn change(
+        &mut self,
+        id: Vec<Value>,
+        row: Vec<Value>,
+        columns: &[usize],
+        values: &[Value],
+    ) {
         let key = key_of(&id);
         let at = match self.changed_at.get(&key) {
             Some(&at) => at,
@@ -244,7 +256,19 @@ impl Cluster {
     /// The values `SET NULL` or `SET DEFAULT` gives the columns of `fk` (NULLs for `NO
     /// ACTION`, `RESTRICT` and `CASCADE`, which give none).
     fn set_defaults(&self, child: &TableDef, fk: &ForeignKey) -> Result<Vec<Value>> {
-        if fk.on_delete != ReferentialAction::SetDefault {
+        self.action_values(child, fk, fk.on_delete, "DELETE")
+    }
+
+    /// The values action `action` (`ON {what}` of `fk`) gives the columns of `fk`: NULLs for
+    /// `SET NULL` (and the actions that give none), the columns' defaults for `SET DEFAULT`.
+    pub(super) fn action_values(
+        &self,
+        child: &TableDef,
+        fk: &ForeignKey,
+        action: ReferentialAction,
+        what: &str,
+    ) -> Result<Vec<Value>> {
+        if action != ReferentialAction::SetDefault {
             return Ok(vec![Value::Null; fk.columns.len()]);
         }
         let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
@@ -254,7 +278,7 @@ impl Cluster {
                 ColumnFill::Null => Ok(Value::Null),
                 ColumnFill::Value(v) => Ok(v),
                 ColumnFill::Sequence(_) => Err(Error::Invalid(format!(
-                    "ON DELETE SET DEFAULT of foreign key {}: column '{}' of table '{}' takes \
+                    "ON {what} SET DEFAULT of foreign key {}: column '{}' of table '{}' takes \
                      its default from a sequence, which weir does not draw from here",
                     fk.name, child.schema.fields[c].name, child.name
                 ))),

@@ -33,6 +33,7 @@ pub mod stats;
 mod system;
 mod truncate;
 mod unique;
+mod update_cascade;
 mod upsert;
 mod writes;
 

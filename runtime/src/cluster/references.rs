@@ -101,9 +101,21 @@ impl Cluster {
         ids: &Batch,
         changed: Option<(&Batch, &[usize])>,
     ) -> Result<()> {
+        self.check_not_referenced_by(def, ids, changed, &|_| true)
+    }
+
+    /// [`Cluster::check_not_referenced`] through the foreign keys `checked` picks only.
+    pub(super) fn check_not_referenced_by(
+        &self,
+        def: &TableDef,
+        ids: &Batch,
+        changed: Option<(&Batch, &[usize])>,
+        checked: &dyn Fn(&ForeignKey) -> bool,
+    ) -> Result<()> {
         let children: Vec<(TableDef, ForeignKey)> = {
             let catalog = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
             def.referenced_by(&catalog)
+                .filter(|(_, fk)| checked(fk))
                 .filter(|(_, fk)| {
                     changed.is_none_or(|(_, assigned)| {
                         fk.parent_columns.iter().any(|c| assigned.contains(c))

@@ -292,6 +292,13 @@ impl Cluster {
                 .foreign_keys
                 .retain(|fk| fk.columns.iter().any(|c| assigned.contains(c)));
             self.check_references(&assigned_keys, std::slice::from_ref(&new), Some(&ids))?;
+            if self.updates_act(&def, assigned) {
+                // `ON UPDATE` actions: every table they reach is written with this one.
+                check_not_null(&def, &new)?;
+                let effects = self.update_effects(&def, &ids, &new, assigned)?;
+                self.write_effects(effects)?;
+                return Ok((n as u64, updated));
+            }
             self.check_not_referenced(&def, &ids, Some((&new, assigned)))?;
         }
         self.change(table, 0, |def, changes| {
@@ -526,8 +533,9 @@ impl Cluster {
         })
     }
 
-    /// Writes what a DELETE does to every table it touches ([`Cluster::delete_effects`]) as
-    /// one write, all or nothing.
+    /// Writes what a DELETE or an UPDATE does to every table it touches
+    /// ([`Cluster::delete_effects`], [`Cluster::update_effects`]) as one write, all or
+    /// nothing.
     fn write_effects(&self, effects: Vec<TableEffect>) -> Result<()> {
         let mut tables = Vec::with_capacity(effects.len());
         for effect in effects {
