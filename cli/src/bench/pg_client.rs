@@ -3,6 +3,7 @@
 //! PostgreSQL server holding the same `Item` table and indexes ([`load_item`] puts them
 //! there through the protocol).
 
+use futures::TryStreamExt;
 use std::error::Error as StdError;
 use std::fmt::Write as _;
 use tokio::runtime::Runtime;
@@ -177,21 +178,31 @@ impl SeedClient for PgClient {
             SeedParam::Key => Some(key),
             SeedParam::Batch => Some(key / 1000),
         };
-        let params: Vec<&(dyn ToSql + Sync)> = value.iter().map(|v| v as _).collect();
-        let rows = self
+        let params: Vec<&dyn ToSql> = value.iter().map(|v| v as _).collect();
+        // Rows are counted as they arrive, none kept: what the in-process case reads of its
+        // batches.
+        let (rows, first_number) = self
             .rt
-            .block_on(self.client.query(&self.statement, &params))
+            .block_on(async {
+                let stream = self.client.query_raw(&self.statement, params).await?;
+                futures::pin_mut!(stream);
+                let mut rows = 0;
+                let mut first_number = None;
+                while let Some(row) = stream.try_next().await? {
+                    if rows == 0 && !row.is_empty() {
+                        first_number = row
+                            .try_get::<_, Option<Number>>(0)
+                            .ok()
+                            .flatten()
+                            .map(|n| n.0);
+                    }
+                    rows += 1;
+                }
+                Ok::<_, tokio_postgres::Error>((rows, first_number))
+            })
             .map_err(|e| format!("with parameter {value:?}: {}", explain(&e)))?;
-        let first_number = match rows.first() {
-            Some(row) if !row.is_empty() => row
-                .try_get::<_, Option<Number>>(0)
-                .ok()
-                .flatten()
-                .map(|n| n.0),
-            _ => None,
-        };
         Ok(Answer {
-            rows: rows.len(),
+            rows,
             first_number,
             messages: None,
             bytes: None,
