@@ -1680,6 +1680,33 @@ fn clients_of_node_processes_enforce_each_others_foreign_keys() {
         ),
         vec![vec![Value::Int(9), Value::Int(20)]]
     );
+    // ON UPDATE CASCADE: B's renumbering of an author moves A's quotes with it, in one
+    // write; while A's notes (ON UPDATE NO ACTION) reference the author, nothing moves.
+    a.execute("CREATE TABLE quote (id BIGINT PRIMARY KEY, author_id BIGINT REFERENCES author ON UPDATE CASCADE)")
+        .unwrap();
+    a.execute("INSERT INTO quote SELECT g, 9 FROM generate_series(1, 30) AS s(g)")
+        .unwrap();
+    match b.execute("UPDATE author SET id = 90 WHERE id = 9") {
+        Err(weir_cli::Error::ForeignKey { constraint, .. }) => {
+            assert_eq!(constraint, "note_author_id_fkey")
+        }
+        other => panic!("expected note's key to stop the update, got {other:?}"),
+    }
+    let quotes_of = |c: &TestCluster| {
+        rows(
+            c,
+            "SELECT author_id, COUNT(*) FROM quote GROUP BY author_id",
+            &[],
+        )
+    };
+    assert_eq!(quotes_of(&a), vec![vec![Value::Int(9), Value::Int(30)]]);
+    a.execute("DELETE FROM note WHERE author_id = 9").unwrap();
+    assert_eq!(
+        b.execute("UPDATE author SET id = 90 WHERE id = 9").unwrap(),
+        1
+    );
+    assert_eq!(quotes_of(&a), vec![vec![Value::Int(90), Value::Int(30)]]);
+    a.execute("DROP TABLE quote").unwrap();
     // TRUNCATE ... CASCADE empties the tables referencing it too, in one write.
     b.execute("TRUNCATE author CASCADE").unwrap();
     assert_eq!(
@@ -1727,6 +1754,43 @@ fn clients_upserting_the_same_counters_at_once_lose_no_increment() {
             vec![Value::Int(1), Value::Int(30)]
         ]
     );
+}
+
+#[test]
+fn a_client_whose_catalog_is_behind_checks_its_writes_by_the_newest_schema() {
+    let nodes = Nodes::start("stale", 3);
+    let a = build(nodes.client(0));
+    let b = build(nodes.client(1));
+    a.execute("CREATE TABLE p (id BIGINT PRIMARY KEY, name VARCHAR)")
+        .unwrap();
+    b.execute("INSERT INTO p VALUES (1, 'x'), (2, 'y')")
+        .unwrap();
+    // A declares a unique index and a table referencing p; B has not heard of either.
+    a.execute("CREATE UNIQUE INDEX p_name ON p (name)").unwrap();
+    a.execute("CREATE TABLE c (id BIGINT PRIMARY KEY, p_id BIGINT REFERENCES p)")
+        .unwrap();
+    a.execute("INSERT INTO c VALUES (10, 1)").unwrap();
+    // B's writes are refused by the nodes until B plans them on the newest schema: its
+    // duplicate name and its delete of a referenced row fail as A's would.
+    match b.execute("INSERT INTO p VALUES (3, 'x')") {
+        Err(weir_cli::Error::DuplicateUnique { .. }) => {}
+        other => panic!("expected the unique index to refuse the row, got {other:?}"),
+    }
+    match b.execute("DELETE FROM p WHERE id = 1") {
+        Err(weir_cli::Error::ForeignKey { constraint, .. }) => {
+            assert_eq!(constraint, "c_p_id_fkey")
+        }
+        other => panic!("expected c's key to stop the delete, got {other:?}"),
+    }
+    assert_eq!(
+        rows(&a, "SELECT id, name FROM p ORDER BY id", &[]),
+        vec![
+            vec![Value::Int(1), Value::Str("x".into())],
+            vec![Value::Int(2), Value::Str("y".into())]
+        ]
+    );
+    // What the schema allows still goes, first time.
+    assert_eq!(b.execute("DELETE FROM p WHERE id = 2").unwrap(), 1);
 }
 
 #[test]

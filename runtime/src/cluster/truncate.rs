@@ -36,7 +36,7 @@ impl Cluster {
                 .map(|&c| quote(&def.schema.fields[c].name))
                 .collect();
             let sql = format!("SELECT {} FROM {}", columns.join(", "), quote(&def.name));
-            let result = self.query(&sql, &[])?;
+            let result = self.query(&sql, &[]).map_err(|e| self.table_gone(e))?;
             let deleted = match result.batches.len() {
                 0 => continue,
                 _ => Batch::concat(&result.batches).map_err(|e| Error::Invalid(e.to_string()))?,

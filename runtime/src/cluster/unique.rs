@@ -100,9 +100,25 @@ impl Cluster {
                 quote(&def.name),
                 quote(&def.schema.fields[first].name)
             );
-            out.extend(self.query(&sql, chunk)?.rows());
+            let rows = self.query(&sql, chunk).map_err(|e| self.table_gone(e))?;
+            out.extend(rows.rows());
         }
         Ok(out)
+    }
+
+    /// An error of a read a statement makes of a table its plan names (the rows a key
+    /// references, a TRUNCATE's rows): connected to data nodes of other processes, a table
+    /// unknown there was dropped by another client since the statement was planned, which
+    /// is planned again ([`Error::CatalogChanged`]).
+    pub(super) fn table_gone(&self, e: Error) -> Error {
+        match e {
+            Error::Plan(weir_planner::PlanError::UnknownTable(_))
+                if self.inner.remote.is_some() =>
+            {
+                Error::CatalogChanged { epoch: 0 }
+            }
+            e => e,
+        }
     }
 
     /// `batch` (full rows of `table`) without the rows an `ON CONFLICT DO NOTHING` skips:

@@ -24,6 +24,7 @@ use crate::wire::messages::{
 use crate::wire::partition_map::PartitionMap;
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use weir_operators::plan::PhysicalPlan;
 use weir_operators::Schema;
@@ -41,6 +42,10 @@ pub struct Membership {
     connect: Option<Connect>,
     peers_up: Option<PeersUp>,
     catalog: Mutex<Option<(u64, CatalogSnapshot)>>,
+    /// The epoch from which the held catalog's schema is as it is (a change that leaves the
+    /// schema version alone, a sequence's reservation, does not move it): a writer whose
+    /// catalog is older checked its write by an older schema (see [`Membership::check_layout`]).
+    schema_since: AtomicU64,
     replies: crate::replication::waiters::Waiters<CatalogReply>,
     decisions: crate::replication::waiters::Waiters<CatalogDecided>,
     resyncs: ResyncReplies,
@@ -135,6 +140,8 @@ impl Membership {
         if let Some((epoch, bytes)) = storage.catalog() {
             match decode_catalog(bytes) {
                 Ok(catalog) => {
+                    // A catalog is logged when its schema changes: it is as it is since then.
+                    self.schema_since.store(*epoch, Ordering::SeqCst);
                     *self.catalog.lock().unwrap_or_else(|e| e.into_inner()) =
                         Some((*epoch, catalog))
                 }
@@ -231,6 +238,7 @@ impl Membership {
             }
         }
         if schema_changed {
+            self.schema_since.store(epoch, Ordering::SeqCst);
             changes.push(Change::Catalog {
                 epoch,
                 catalog: bytes.clone(),
@@ -257,6 +265,19 @@ impl Membership {
         let epoch = held.as_ref().map_or(0, |(epoch, _)| *epoch);
         if epoch < writer_epoch {
             return None;
+        }
+        // The writer checked its rows against the keys, indexes and foreign keys of an older
+        // schema (another client's CREATE TABLE ... REFERENCES, CREATE UNIQUE INDEX, ...):
+        // it plans the statement again on this one.
+        let since = self.schema_since.load(Ordering::SeqCst);
+        if writer_epoch < since {
+            return Some(WriteRefusal::CatalogChanged {
+                epoch,
+                message: format!(
+                    "the schema changed at epoch {since}, after the writer's catalog (epoch \
+                     {writer_epoch})"
+                ),
+            });
         }
         let def = held.as_ref().and_then(|(_, c)| {
             c.tables
