@@ -731,6 +731,8 @@ pub(crate) fn insert(
     // The rows of each column that take their value from a sequence (the column's own:
     // `None`), by column and sequence.
     let mut from_sequence = BTreeMap::new();
+    // The rows of each column that take the session's `currval` of a sequence.
+    let mut current: BTreeMap<(usize, SequenceName), Vec<usize>> = BTreeMap::new();
     type FromSequence = BTreeMap<(usize, Option<SequenceName>), Vec<usize>>;
     let mut default_row = |binder: &mut Binder<'_>,
                            from_sequence: &mut FromSequence,
@@ -829,6 +831,18 @@ pub(crate) fn insert(
                             .push(r);
                         continue;
                     }
+                    if let Some(name) = crate::sequence_names::currval_call(e) {
+                        // `currval('s')`: read from the session when the statement runs.
+                        let sequence = catalog.resolve_sequence(&name?)?;
+                        if f.data_type != DataType::Int64 {
+                            return Err(PlanError::Type(format!(
+                                "column '{}' is {}: currval('{sequence}') gives integers",
+                                f.name, f.data_type
+                            )));
+                        }
+                        current.entry((c, sequence)).or_default().push(r);
+                        continue;
+                    }
                     full[c] = constant_value(e, binder, f.data_type, &f.name)?;
                 }
                 for &c in &omitted {
@@ -844,6 +858,9 @@ pub(crate) fn insert(
                 && !from_sequence
                     .iter()
                     .any(|((column, _), rows)| *column == c && rows.contains(&r))
+                && !current
+                    .iter()
+                    .any(|((column, _), rows)| *column == c && rows.contains(&r))
         }) {
             return Err(null_in_not_null(t, c));
         }
@@ -851,13 +868,42 @@ pub(crate) fn insert(
     binder.params.check_types()?;
     let batch =
         Batch::from_rows(&t.schema.types(), &rows).map_err(|e| PlanError::Type(e.to_string()))?;
+    // PostgreSQL reads `currval` row by row, after the row's `nextval`: one INSERT that
+    // does both with one sequence is refused rather than answered otherwise.
+    let own = |c: usize| SequenceName::Column {
+        table: t.name.to_lowercase(),
+        column: t.schema.fields[c].name.to_lowercase(),
+    };
+    for (_, sequence) in current.keys() {
+        let drawn = from_sequence
+            .keys()
+            .any(|(c, from)| from.clone().unwrap_or_else(|| own(*c)) == *sequence);
+        if drawn {
+            return Err(unsupported(
+                format!("currval('{sequence}') in an INSERT that also takes values of {sequence}"),
+                ins.insert_token.0.span,
+            ));
+        }
+    }
+    let n = rows.len();
     let fills = from_sequence
         .into_iter()
         .map(|((column, from), filled)| SequenceFill {
             column,
-            rows: (filled.len() < rows.len()).then_some(filled),
+            rows: (filled.len() < n).then_some(filled),
             from,
+            current: false,
         })
+        .chain(
+            current
+                .into_iter()
+                .map(|((column, sequence), filled)| SequenceFill {
+                    column,
+                    rows: (filled.len() < n).then_some(filled),
+                    from: Some(sequence),
+                    current: true,
+                }),
+        )
         .collect();
     Ok(Statement::Insert {
         table: t.name.clone(),
@@ -1035,6 +1081,7 @@ fn insert_select(
                         column: c,
                         rows: None,
                         from,
+                        current: false,
                     });
                     Value::Null
                 }
@@ -1059,6 +1106,7 @@ fn insert_select(
                 column: c,
                 rows: None,
                 from: Some(sequence.clone()),
+                current: false,
             });
         }
         let given = bound.fields[i].data_type;

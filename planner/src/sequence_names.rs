@@ -58,24 +58,36 @@ pub(crate) fn unqualified(name: &str) -> String {
 /// The sequence `nextval(...)` call `e` names, as written: `None` when `e` is not a call of
 /// `nextval`; an error when it is one whose argument is not a sequence's name.
 pub(crate) fn nextval_call(e: &sql::Expr) -> Option<Result<String, PlanError>> {
+    call_naming_a_sequence(e, "nextval")
+}
+
+/// The sequence `e` reads the session's last value of, when it is `currval('name')`
+/// (checked as [`nextval_call`]'s).
+pub(crate) fn currval_call(e: &sql::Expr) -> Option<Result<String, PlanError>> {
+    call_naming_a_sequence(e, "currval")
+}
+
+/// The sequence named by `e` when it is a call of `function` (`nextval`, `currval`) with
+/// one quoted name.
+fn call_naming_a_sequence(e: &sql::Expr, function: &str) -> Option<Result<String, PlanError>> {
     let sql::Expr::Function(f) = e else {
         return match e {
-            sql::Expr::Nested(x) => nextval_call(x),
+            sql::Expr::Nested(x) => call_naming_a_sequence(x, function),
             _ => None,
         };
     };
-    if function_name(f) != "nextval" {
+    if function_name(f) != function {
         return None;
     }
     Some(match plain_args(f).as_deref() {
         Some([arg]) => sequence_text(arg).ok_or_else(|| {
             unsupported(
-                format!("nextval({arg}): the sequence must be named by a quoted literal"),
+                format!("{function}({arg}): the sequence must be named by a quoted literal"),
                 arg.span(),
             )
         }),
         _ => Err(PlanError::Invalid(format!(
-            "nextval takes one argument, the sequence's name: {e}"
+            "{function} takes one argument, the sequence's name: {e}"
         ))),
     })
 }

@@ -33,7 +33,12 @@ pub(crate) fn misplaced_call(name: &str, span: sqlparser::tokenizer::Span) -> Pl
     let what = match name {
         "currval" | "lastval" => format!(
             "{name}() here: it goes as a whole item of a SELECT without FROM (SELECT \
-             {name}(...)), or use INSERT ... RETURNING for an inserted row's key"
+             {name}(...)){}, or use INSERT ... RETURNING for an inserted row's key",
+            if name == "currval" {
+                " or as a value of INSERT ... VALUES"
+            } else {
+                ""
+            }
         ),
         _ => format!("{name}() here: a sequence function goes {WHERE_CALLS_GO}"),
     };

@@ -18,6 +18,9 @@ pub struct SequenceFill {
     /// The sequence the values come from: `None`, the column's own (`SERIAL`, identity);
     /// else the one a `nextval('name')` names (in `VALUES`, or as the column's `DEFAULT`).
     pub from: Option<SequenceName>,
+    /// `currval('name')` in `VALUES`: the value the session was last given of `from`, not
+    /// new ones.
+    pub current: bool,
 }
 
 /// A call of a sequence function in `SELECT nextval('s'), ...` ([`Statement::SequenceCalls`]).

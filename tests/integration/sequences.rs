@@ -183,13 +183,37 @@ fn currval_and_lastval_read_what_the_session_was_given_and_no_other_sessions() {
         Value::Str("b2".into()),
         "the last of B's rows"
     );
-    // Only as a SELECT's item: the key goes into a child row through a parameter.
-    let err = a
-        .run(|| c.execute("INSERT INTO child VALUES (1, currval('parent_id_seq'))"))
-        .unwrap_err();
-    assert!(err.to_string().contains("currval() here"), "{err}");
-    c.execute_with("INSERT INTO child VALUES (1, $1)", &[Value::Int(a_key)])
+    // As a value of INSERT ... VALUES, the pattern of scripts that insert a parent, then its
+    // children: each session's children reference its own parent.
+    a.run(|| c.execute("INSERT INTO child VALUES (1, currval('parent_id_seq'))"))
         .unwrap();
+    b.run(|| {
+        c.execute(
+            "INSERT INTO child VALUES (2, currval('parent_id_seq')), (3, currval('parent_id_seq'))",
+        )
+    })
+    .unwrap();
+    assert_eq!(
+        c.query("SELECT id, parent FROM child ORDER BY id", &[])
+            .unwrap()
+            .rows(),
+        vec![
+            vec![Value::Int(1), Value::Int(a_key)],
+            vec![Value::Int(2), Value::Int(b_key)],
+            vec![Value::Int(3), Value::Int(b_key)],
+        ]
+    );
+    // Outside a session there is no value to insert: the INSERT fails, inserting nothing.
+    assert!(c
+        .execute("INSERT INTO child VALUES (4, currval('parent_id_seq'))")
+        .is_err());
+    // With a nextval of the same sequence in the same INSERT, PostgreSQL reads currval
+    // row by row after it: refused rather than answered otherwise.
+    c.execute("CREATE TABLE pair (a BIGINT, b BIGINT)").unwrap();
+    let err = a
+        .run(|| c.execute("INSERT INTO pair VALUES (nextval('s'), currval('s'))"))
+        .unwrap_err();
+    assert!(err.to_string().contains("also takes values of s"), "{err}");
     // lastval follows the last nextval of any sequence; setval moves currval, not lastval.
     assert_eq!(first(&a, "SELECT nextval('s')"), 100);
     assert_eq!(first(&a, "SELECT lastval()"), 100);

@@ -666,11 +666,13 @@ fn defaults_are_kept_with_the_table_and_an_insert_says_which_values_sequences_gi
                 column: 0,
                 rows: Some(vec![1]),
                 from: None,
+                current: false,
             },
             SequenceFill {
                 column: 1,
                 rows: None,
                 from: None,
+                current: false,
             },
         ]
     );

@@ -272,6 +272,7 @@ impl Unlisted {
                     column: c,
                     rows: None,
                     from,
+                    current: false,
                 }),
             }
         }

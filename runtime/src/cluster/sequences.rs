@@ -49,7 +49,12 @@ impl Cluster {
                 Some(sequence) => sequence.clone(),
                 None => self.column_sequence(table, fill.column)?,
             };
-            let mut values = self.sequence_values(&sequence, n)?.into_iter();
+            let mut values = if fill.current {
+                vec![super::session::currval(&sequence)?; n]
+            } else {
+                self.sequence_values(&sequence, n)?
+            }
+            .into_iter();
             let mut filled = ColumnBuilder::new(DataType::Int64, rows);
             let mut take = fill.rows.as_ref().map(|r| r.iter().copied().peekable());
             for i in 0..rows {
