@@ -11,7 +11,7 @@ use super::not_null::check_not_null;
 use super::references::distinct;
 use super::unique::key_of;
 use super::Cluster;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::collections::{HashMap, HashSet, VecDeque};
 use weir_operators::{Batch, Value};
 use weir_planner::{identity_columns, ForeignKey, ReferentialAction, TableDef};
@@ -73,6 +73,9 @@ impl Cluster {
         // The keys each change comes through, whose new values reference the parent's new
         // key (written by the same statement): not checked against the stored parents.
         let mut through: HashMap<usize, HashSet<String>> = HashMap::new();
+        // The rows each key changed already (a key that references its own table's changing
+        // columns would otherwise find the same stored rows again, round after round).
+        let mut reached: HashSet<(String, Vec<String>)> = HashSet::new();
         let mut queue = VecDeque::from([(0usize, first, assigned.to_vec())]);
         while let Some((t, rows, changed_columns)) = queue.pop_front() {
             let parent = effects[t].def.clone();
@@ -130,6 +133,9 @@ impl Cluster {
                     let Some(new_key) = moved.get(&key_of(&key)) else {
                         continue;
                     };
+                    if !reached.insert((fk.name.clone(), key_of(id))) {
+                        continue;
+                    }
                     // A row the statement changes already (its own row, or one reached
                     // before) changes from its new values.
                     let current = effects[c]
@@ -151,12 +157,6 @@ impl Cluster {
                 }
                 if !passed_on.is_empty() {
                     queue.push_back((c, passed_on, fk.columns.clone()));
-                }
-                if queue.len() + effects.len() > 10_000 {
-                    return Err(Error::Invalid(format!(
-                        "the ON UPDATE actions of foreign key {} do not come to an end",
-                        fk.name
-                    )));
                 }
             }
         }
