@@ -4,7 +4,7 @@
 //! stops, tables without a primary key, actions kept across a restart, and no actor or
 //! memory left behind.
 
-use crate::common::{assert_idle, cluster, cluster_builder, ints};
+use crate::common::{assert_idle, cluster, durable_cluster, ints};
 use weir::{Cluster, Error};
 
 /// The rows of `sql`, as integers (NULL as -1).
@@ -92,13 +92,7 @@ fn rows_of_a_table_without_a_primary_key_are_deleted_or_changed() {
 #[test]
 fn actions_are_kept_across_a_restart() {
     let tmp = tempfile::tempdir().unwrap();
-    let open = || {
-        cluster_builder()
-            .nodes(2)
-            .data_dir(tmp.path())
-            .build()
-            .unwrap()
-    };
+    let open = || durable_cluster(tmp.path());
     let c = open();
     c.execute("CREATE TABLE p (id BIGINT PRIMARY KEY)").unwrap();
     c.execute(
@@ -211,13 +205,7 @@ fn an_update_cascades_through_two_tables_or_a_restrict_key_stops_it_all() {
 #[test]
 fn update_actions_are_kept_across_a_restart() {
     let tmp = tempfile::tempdir().unwrap();
-    let open = || {
-        cluster_builder()
-            .nodes(2)
-            .data_dir(tmp.path())
-            .build()
-            .unwrap()
-    };
+    let open = || durable_cluster(tmp.path());
     let c = open();
     c.execute("CREATE TABLE p (id BIGINT PRIMARY KEY)").unwrap();
     c.execute(

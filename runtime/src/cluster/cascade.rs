@@ -115,6 +115,20 @@ impl TableEffect {
     }
 }
 
+/// The position in `effects` of `table`'s effect, added (empty) when it has none yet.
+pub(super) fn effect_of(effects: &mut Vec<TableEffect>, table: &TableDef) -> usize {
+    match effects
+        .iter()
+        .position(|e| e.def.name.eq_ignore_ascii_case(&table.name))
+    {
+        Some(at) => at,
+        None => {
+            effects.push(TableEffect::new(table.clone()));
+            effects.len() - 1
+        }
+    }
+}
+
 /// Rows of identities of `def` as a batch of its identity columns.
 fn identities(def: &TableDef, rows: &[Vec<Value>]) -> Result<Batch> {
     let types: Vec<_> = identity_columns(def)
@@ -181,16 +195,7 @@ impl Cluster {
                 if gone.is_empty() {
                     continue;
                 }
-                let c = match effects
-                    .iter()
-                    .position(|e| e.def.name.eq_ignore_ascii_case(&child.name))
-                {
-                    Some(c) => c,
-                    None => {
-                        effects.push(TableEffect::new(child.clone()));
-                        effects.len() - 1
-                    }
-                };
+                let c = effect_of(&mut effects, &child);
                 let defaults = self.set_defaults(&child, &fk)?;
                 // A default that is itself a key the statement deletes references nothing.
                 let default_gone = fk.on_delete == ReferentialAction::SetDefault

@@ -6,7 +6,7 @@
 //! takes away. As for a DELETE's actions (`super::cascade`), everything is found and checked
 //! before anything is written, and every table touched is written as one write.
 
-use super::cascade::TableEffect;
+use super::cascade::{effect_of, TableEffect};
 use super::not_null::check_not_null;
 use super::references::distinct;
 use super::unique::key_of;
@@ -108,16 +108,7 @@ impl Cluster {
                 if moved.is_empty() {
                     continue;
                 }
-                let c = match effects
-                    .iter()
-                    .position(|e| e.def.name.eq_ignore_ascii_case(&child.name))
-                {
-                    Some(c) => c,
-                    None => {
-                        effects.push(TableEffect::new(child.clone()));
-                        effects.len() - 1
-                    }
-                };
+                let c = effect_of(&mut effects, &child);
                 let values = self.action_values(&child, &fk, fk.on_update, "UPDATE")?;
                 let child_ids = identity_columns(&child);
                 let all: Vec<usize> = (0..child.schema.len()).collect();
