@@ -141,12 +141,9 @@ impl QueryHandler {
                 let tag = *tag;
                 let cluster = self.cluster.clone();
                 let stmt = stmt.clone();
-                let sequences = session.sequences.clone();
-                let n = off_the_workers("statement", move || {
-                    sequences.run(|| match &stmt.kind {
-                        Kind::Write(Some(cell), _) => statement::prepared(cell).execute(params),
-                        _ => cluster.execute_with(&stmt.sql, &params),
-                    })
+                let n = in_session(session, "statement", move || match &stmt.kind {
+                    Kind::Write(Some(cell), _) => statement::prepared(cell).execute(params),
+                    _ => cluster.execute_with(&stmt.sql, &params),
                 })
                 .await?;
                 session.with_block(|b| b.wrote());
@@ -169,12 +166,9 @@ impl QueryHandler {
                 };
                 let cluster = self.cluster.clone();
                 let running = stmt.clone();
-                let sequences = session.sequences.clone();
-                let result = off_the_workers("statement", move || {
-                    sequences.run(|| match &running.kind {
-                        Kind::Returning(Some(cell), _) => statement::prepared(cell).query(params),
-                        _ => cluster.query(&running.sql, &params),
-                    })
+                let result = in_session(session, "statement", move || match &running.kind {
+                    Kind::Returning(Some(cell), _) => statement::prepared(cell).query(params),
+                    _ => cluster.query(&running.sql, &params),
                 })
                 .await?;
                 session.with_block(|b| b.wrote());
@@ -401,6 +395,17 @@ async fn off_the_workers<T: Send + 'static>(
         .await
         .map_err(|e| user_error("XX000", format!("the {what}'s thread failed: {e}")))?
         .map_err(to_pg)
+}
+
+/// [`off_the_workers`] in `session`: the sequence values `work` is handed are the session's
+/// (`currval`, `lastval`).
+async fn in_session<T: Send + 'static>(
+    session: &Session,
+    what: &str,
+    work: impl FnOnce() -> weir_runtime::Result<T> + Send + 'static,
+) -> PgWireResult<T> {
+    let sequences = session.sequences.clone();
+    off_the_workers(what, move || sequences.run(work)).await
 }
 
 /// Rows the server computed itself, as a query's response with `columns` (those with a
@@ -886,9 +891,8 @@ impl CopyHandler for QueryHandler {
         };
         let sql = copy.finish()?;
         let cluster = self.cluster.clone();
-        let sequences = session.sequences.clone();
-        let n = off_the_workers("COPY", move || {
-            let n = sequences.run(|| cluster.execute(&sql));
+        let n = in_session(&session, "COPY", move || {
+            let n = cluster.execute(&sql);
             // Removes the file.
             drop(copy);
             n
