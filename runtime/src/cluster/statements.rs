@@ -165,6 +165,19 @@ impl Cluster {
                     let spread = u64::from(self.client() % 8) + 1;
                     (1u64 << retries.min(6)) * spread
                 }
+                // A key found taken by a read, before anything was written, on a copy that
+                // may not have applied another client's schema change yet (the table was
+                // dropped, or made again): when the newest catalog differs from the one the
+                // statement was planned on, it is planned again on that one.
+                Err(e @ (Error::DuplicateKey { .. } | Error::DuplicateUnique { .. }))
+                    if retries < CONFLICT_RETRIES =>
+                {
+                    if !self.refresh_catalog()? {
+                        return Err(e);
+                    }
+                    retries += 1;
+                    0
+                }
                 applied => return applied,
             };
             std::thread::sleep(std::time::Duration::from_millis(pause_ms));
