@@ -16,6 +16,7 @@ use std::ops::ControlFlow;
 use weir_operators::plan::{AggFunc, AggregateExpr, SortKey};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
+mod agg_filter;
 mod datetime;
 mod recursive;
 mod relations;
@@ -1450,8 +1451,8 @@ impl<'a> Binder<'a> {
         ctx: &mut AggCtx,
     ) -> Result<B, PlanError> {
         let span = e.span();
-        if f.filter.is_some() {
-            return Err(unsupported("aggregate FILTER clause", span));
+        if let Some(plain) = agg_filter::without_filter(f) {
+            return self.aggregate(&plain, e, scope, ctx);
         }
         let mut func = agg_func(f).expect("caller checked the aggregate name");
         if func == AggFunc::PercentileCont {

@@ -88,7 +88,14 @@ impl Binder<'_> {
             }
         }
         if f.filter.is_some() {
-            return Err(unsupported("FILTER in a window function", span));
+            // An aggregate over its window's rows for which the condition holds.
+            return match agg_func(f).and(super::agg_filter::without_filter(f)) {
+                Some(plain) => self.window_call(&plain, e, scope, agg),
+                None => Err(unsupported(
+                    "FILTER in a window function that is not an aggregate",
+                    span,
+                )),
+            };
         }
         if f.null_treatment.is_some() {
             return Err(unsupported("IGNORE NULLS and RESPECT NULLS", span));
