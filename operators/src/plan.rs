@@ -685,6 +685,54 @@ pub enum PhysicalPlan {
         /// The distance between values.
         step: SeriesStep,
     },
+    /// Each input row once per value of `generate_series(start, stop, step)` evaluated on
+    /// it, the value appended as the last column; a row whose series is empty is dropped
+    /// ([`crate::kernels::expand::ExpandOp`]): a series in FROM that reads the columns of
+    /// the FROM items before it (LATERAL), or in a select list.
+    Expand {
+        /// Input.
+        input: Box<PhysicalPlan>,
+        /// The first value, over the input's columns.
+        start: Expr,
+        /// The last value, or the bound the values do not pass.
+        stop: Expr,
+        /// The distance between values (an integer step reads the input's columns too).
+        step: SeriesStep,
+    },
+}
+
+/// Rows guessed for a series whose count is not read from literals (parameters, intervals).
+const GUESSED_ROWS: f64 = 1000.0;
+
+/// How many values `generate_series(start, stop, step)` makes, for estimates: counted when
+/// its arguments are integer literals, else a guess of 1,000.
+pub fn estimated_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> f64 {
+    literal_rows(start, stop, step).unwrap_or(GUESSED_ROWS)
+}
+
+/// Rows guessed for a series per input row whose count is not read from literals (it reads
+/// the row's columns).
+const GUESSED_ROWS_PER_ROW: f64 = 10.0;
+
+/// How many values `generate_series(start, stop, step)` makes for each input row of an
+/// [`Expand`](PhysicalPlan::Expand), for estimates: counted when its arguments
+/// are integer literals, else a guess of 10.
+pub fn rows_per_input_row(start: &Expr, stop: &Expr, step: &SeriesStep) -> f64 {
+    literal_rows(start, stop, step).unwrap_or(GUESSED_ROWS_PER_ROW)
+}
+
+/// How many values the series makes when its arguments are integer literals (`None` when one
+/// is not: a parameter, an expression, an interval).
+fn literal_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> Option<f64> {
+    let int = |e: &Expr| match e {
+        Expr::Literal(Value::Int(i)) => Some(i128::from(*i)),
+        _ => None,
+    };
+    let (a, b, s) = (int(start)?, int(stop)?, int(step.expr()?)?);
+    if s == 0 {
+        return Some(0.0);
+    }
+    Some(((b - a).div_euclid(s) + 1).max(0) as f64)
 }
 
 /// The distance between the values of a [`PhysicalPlan::Series`].
@@ -748,6 +796,9 @@ pub enum RowBound {
     Larger,
     /// The product of its two inputs (a nested-loop join).
     Product,
+    /// This many rows per row of its one input (a series per row: counted from literal
+    /// arguments, else a guess).
+    Each(f64),
     /// The sum of its inputs (a union).
     Sum,
 }
@@ -804,6 +855,9 @@ impl PhysicalPlan {
             | PhysicalPlan::Project { .. }
             | PhysicalPlan::Repeat { .. }
             | PhysicalPlan::Window { .. } => RowBound::Input,
+            PhysicalPlan::Expand {
+                start, stop, step, ..
+            } => RowBound::Each(rows_per_input_row(start, stop, step)),
             PhysicalPlan::SingleRow { .. } => RowBound::One,
             PhysicalPlan::HashAggregate { group_by, .. } if group_by.is_empty() => RowBound::One,
             PhysicalPlan::HashAggregate { .. } => RowBound::Input,
@@ -838,6 +892,7 @@ impl PhysicalPlan {
             | PhysicalPlan::Sort { input, .. }
             | PhysicalPlan::Limit { input, .. }
             | PhysicalPlan::Repeat { input }
+            | PhysicalPlan::Expand { input, .. }
             | PhysicalPlan::Window { input, .. }
             | PhysicalPlan::SingleRow { input, .. } => vec![input],
             PhysicalPlan::HashJoin { left, right, .. }
@@ -873,6 +928,7 @@ impl PhysicalPlan {
             PhysicalPlan::Sort { .. } => "Sort",
             PhysicalPlan::Limit { .. } => "Limit",
             PhysicalPlan::Repeat { .. } => "Repeat",
+            PhysicalPlan::Expand { .. } => "Expand",
             PhysicalPlan::Window { .. } => "Window",
             PhysicalPlan::Exchange { .. } => "Exchange",
             PhysicalPlan::Values { .. } => "Values",

@@ -674,9 +674,10 @@ pub(crate) struct Binder<'a> {
     /// The statement calls `random()`: a VALUES list draws its values when it is bound, so
     /// such a query is not kept for another run either.
     pub draws_random: bool,
-    /// The text of the `generate_series` call in the list of the SELECT being bound, when
-    /// that SELECT has no FROM: the call reads the series the SELECT is over.
-    pub select_series: Option<String>,
+    /// The text of the `generate_series` call in the list of the SELECT being bound, and the
+    /// column of the SELECT's row that holds its values (the series the SELECT is over when
+    /// it has no FROM, else the expansion of its FROM rows): the call reads that column.
+    pub select_series: Option<(String, usize)>,
 }
 
 impl<'a> Binder<'a> {

@@ -43,8 +43,18 @@ pub(crate) fn state_names(a: &AggregateExpr, names: &[String]) -> Vec<String> {
 /// A series' call: `generate_series(1, 10, 1)`, `generate_series(a, b, INTERVAL '1 mon 2
 /// days')`.
 pub(crate) fn fmt_series(start: &Expr, stop: &Expr, step: &SeriesStep) -> String {
+    fmt_series_over(start, stop, step, &[])
+}
+
+/// A series' call whose arguments read columns named `names` (an Expand's input's).
+pub(crate) fn fmt_series_over(
+    start: &Expr,
+    stop: &Expr,
+    step: &SeriesStep,
+    names: &[String],
+) -> String {
     let step = match step {
-        SeriesStep::Integer(e) => fmt_expr(e, &[]),
+        SeriesStep::Integer(e) => fmt_expr(e, names),
         SeriesStep::Interval {
             months,
             days,
@@ -53,8 +63,8 @@ pub(crate) fn fmt_series(start: &Expr, stop: &Expr, step: &SeriesStep) -> String
     };
     format!(
         "generate_series({}, {}, {step})",
-        fmt_expr(start, &[]),
-        fmt_expr(stop, &[])
+        fmt_expr(start, names),
+        fmt_expr(stop, names)
     )
 }
 
@@ -133,6 +143,11 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
         PhysicalPlan::Repeat { input } => {
             let mut n = names(input);
             n.pop();
+            n
+        }
+        PhysicalPlan::Expand { input, .. } => {
+            let mut n = names(input);
+            n.push("generate_series".to_string());
             n
         }
         PhysicalPlan::Project { input, exprs } => {
@@ -391,6 +406,12 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
         }
         PhysicalPlan::SingleRow { .. } => "SingleRow".to_string(),
         PhysicalPlan::Repeat { .. } => "Repeat (by count)".to_string(),
+        PhysicalPlan::Expand {
+            input,
+            start,
+            stop,
+            step,
+        } => format!("Expand {}", fmt_series_over(start, stop, step, &names(input))),
         PhysicalPlan::HashAggregate {
             input,
             group_by,

@@ -18,6 +18,7 @@ use crate::memory::Reservation;
 use crate::plan::PhysicalPlan;
 
 pub mod aggregate;
+pub mod expand;
 pub mod filter;
 pub(crate) mod groups;
 pub mod hash;
@@ -44,7 +45,7 @@ pub use operator::{drain, ExecContext, InputOrder, Operator};
 pub use scan::ScanSource;
 
 /// Builds the kernel for a non-leaf plan node (`Filter`, `Project`, `HashJoin`,
-/// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`, `Union`, `Repeat`,
+/// `NestedLoopJoin`, `SingleRow`, `HashAggregate`, `Sort`, `Limit`, `Union`, `Repeat`, `Expand`,
 /// `Window`, `RecursiveUnion`). Stateful kernels account their memory in `reservation`
 /// and fail with [`crate::Error::Memory`] when it refuses to grow. Leaf nodes (`Scan`,
 /// `Exchange`, `Values`, `Series`) are sources handled by the runtime; asking for one here is
@@ -125,6 +126,14 @@ pub fn create_operator(
         }
         PhysicalPlan::Union { .. } => Ok(Box::new(union::UnionOp::new())),
         PhysicalPlan::Repeat { .. } => Ok(Box::new(repeat::RepeatOp::new(ctx.batch_size))),
+        PhysicalPlan::Expand {
+            start, stop, step, ..
+        } => Ok(Box::new(expand::ExpandOp::new(
+            start.clone(),
+            stop.clone(),
+            step.clone(),
+            ctx.clone(),
+        ))),
         PhysicalPlan::Window {
             partition_by,
             order_by,

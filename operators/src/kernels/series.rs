@@ -8,39 +8,33 @@ use crate::plan::SeriesStep;
 use crate::temporal;
 use crate::{Batch, Column, Error, Expr, Result, Value};
 
-/// Rows guessed for a series whose count is not read from literals (parameters, intervals).
-const GUESSED_ROWS: f64 = 1000.0;
-
-/// How many values `generate_series(start, stop, step)` makes, for estimates: counted when
-/// its arguments are integer literals, else a guess of 1,000.
-pub fn estimated_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> f64 {
-    literal_rows(start, stop, step).unwrap_or(GUESSED_ROWS)
-}
-
-/// How many values the series makes when its arguments are integer literals (`None` when one
-/// is not: a parameter, an expression, an interval).
-fn literal_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> Option<f64> {
-    let int = |e: &Expr| match e {
-        Expr::Literal(Value::Int(i)) => Some(i128::from(*i)),
-        _ => None,
-    };
-    let (a, b, s) = (int(start)?, int(stop)?, int(step.expr()?)?);
-    if s == 0 {
-        return Some(0.0);
-    }
-    Some(((b - a).div_euclid(s) + 1).max(0) as f64)
-}
-
 /// A series being produced: where it is and where it ends.
 #[derive(Debug)]
 pub struct SeriesSource {
-    values: Values,
+    cursor: Cursor,
     batch_size: usize,
 }
 
-/// The values still to come.
+/// The step of one series, evaluated: an integer (NULL makes the series empty) or an
+/// interval.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StepValue {
+    /// Integers this far apart; `None` for a NULL step.
+    Integer(Option<i64>),
+    /// Timestamps this interval apart.
+    Interval {
+        /// Whole months.
+        months: i64,
+        /// Days.
+        days: i64,
+        /// Microseconds.
+        micros: i64,
+    },
+}
+
+/// The values of one series still to come.
 #[derive(Debug)]
-enum Values {
+pub(crate) enum Cursor {
     /// Nothing more (the series ended, or an argument was NULL).
     Done,
     /// Integers from `next` to `stop`, `step` apart.
@@ -55,6 +49,180 @@ enum Values {
         micros: i64,
         down: bool,
     },
+}
+
+impl StepValue {
+    /// The step `step` of a series, its integer evaluated by `int_step` (called only for an
+    /// integer step).
+    pub(crate) fn of(
+        step: &SeriesStep,
+        int_step: impl FnOnce(&Expr) -> Result<Value>,
+    ) -> Result<StepValue> {
+        Ok(match step {
+            SeriesStep::Integer(e) => StepValue::Integer(integer(int_step(e)?, "step")?),
+            &SeriesStep::Interval {
+                months,
+                days,
+                micros,
+            } => StepValue::Interval {
+                months,
+                days,
+                micros,
+            },
+        })
+    }
+}
+
+/// An integer argument of a series (`None` for NULL), or an error naming it.
+fn integer(v: Value, what: &str) -> Result<Option<i64>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Int(i) => Ok(Some(i)),
+        v => Err(Error::Type(format!(
+            "generate_series needs an integer {what}, got {v}"
+        ))),
+    }
+}
+
+/// A timestamp argument of a series (`None` for NULL), or an error naming it.
+fn timestamp(v: Value, what: &str) -> Result<Option<i64>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Timestamp(t) => Ok(Some(t)),
+        v => Err(Error::Type(format!(
+            "generate_series needs a TIMESTAMP {what}, got {v}"
+        ))),
+    }
+}
+
+impl Cursor {
+    /// The series from `start` to `stop` by `step`. A NULL argument makes an empty series,
+    /// as PostgreSQL's does; a step of zero is an error.
+    pub(crate) fn new(start: Value, stop: Value, step: StepValue) -> Result<Cursor> {
+        let zero = || Error::Arithmetic("generate_series: step size cannot equal zero".into());
+        match step {
+            StepValue::Integer(step) => {
+                if step == Some(0) {
+                    return Err(zero());
+                }
+                let (start, stop) = (integer(start, "start")?, integer(stop, "stop")?);
+                let (Some(next), Some(stop), Some(step)) = (start, stop, step) else {
+                    return Ok(Cursor::Done);
+                };
+                let empty = if step > 0 { next > stop } else { next < stop };
+                Ok(if empty {
+                    Cursor::Done
+                } else {
+                    Cursor::Integers { next, stop, step }
+                })
+            }
+            StepValue::Interval {
+                months,
+                days,
+                micros,
+            } => {
+                let (start, stop) = (timestamp(start, "start")?, timestamp(stop, "stop")?);
+                let (Some(next), Some(stop)) = (start, stop) else {
+                    return Ok(Cursor::Done);
+                };
+                // The interval's direction, as PostgreSQL finds it: what it does to the start.
+                let moved = temporal::add_interval_ts(next, months, days, micros)
+                    .ok_or_else(|| Error::Overflow("timestamp out of range".into()))?;
+                if moved == next {
+                    return Err(zero());
+                }
+                let down = moved < next;
+                let empty = if down { next < stop } else { next > stop };
+                Ok(if empty {
+                    Cursor::Done
+                } else {
+                    Cursor::Timestamps {
+                        next,
+                        stop,
+                        months,
+                        days,
+                        micros,
+                        down,
+                    }
+                })
+            }
+        }
+    }
+
+    /// Whether every value was made.
+    pub(crate) fn is_done(&self) -> bool {
+        matches!(self, Cursor::Done)
+    }
+
+    /// Appends the next values, at most `max` of them, to `out` (integers, or timestamps as
+    /// microseconds); returns how many it appended.
+    pub(crate) fn fill(&mut self, out: &mut Vec<i64>, max: usize) -> usize {
+        let before = out.len();
+        match self {
+            Cursor::Done => {}
+            Cursor::Integers { next, stop, step } => {
+                let (first, stop, step) = (*next, *stop, *step);
+                // Values left, at least 1: `(stop - first) / step` steps fit past the first.
+                let left = (i128::from(stop) - i128::from(first)) / i128::from(step) + 1;
+                let n = usize::try_from(left).map_or(max, |l| l.min(max));
+                out.reserve(n);
+                let mut v = i128::from(first);
+                for _ in 0..n {
+                    // Every value is between `first` and `stop`, so within BIGINT.
+                    out.push(v as i64);
+                    v += i128::from(step);
+                }
+                let past = if step > 0 {
+                    v > i128::from(stop)
+                } else {
+                    v < i128::from(stop)
+                };
+                if past {
+                    *self = Cursor::Done;
+                } else {
+                    *next = v as i64;
+                }
+            }
+            Cursor::Timestamps {
+                next,
+                stop,
+                months,
+                days,
+                micros,
+                down,
+            } => {
+                let mut at = Some(*next);
+                while let Some(t) = at {
+                    if out.len() - before == max {
+                        break;
+                    }
+                    out.push(t);
+                    // Past the end of the calendar, the series ends.
+                    at = temporal::add_interval_ts(t, *months, *days, *micros).filter(|&u| {
+                        if *down {
+                            u >= *stop
+                        } else {
+                            u <= *stop
+                        }
+                    });
+                }
+                match at {
+                    Some(t) => *next = t,
+                    None => *self = Cursor::Done,
+                }
+            }
+        }
+        out.len() - before
+    }
+}
+
+/// A column of series values: timestamps for a series stepped by an interval, else BIGINT.
+pub(crate) fn series_column(values: Vec<i64>, timestamps: bool) -> Column {
+    if timestamps {
+        Column::new(ColumnData::Timestamp(values))
+    } else {
+        Column::from_i64(values)
+    }
 }
 
 impl SeriesSource {
@@ -80,145 +248,27 @@ impl SeriesSource {
         params: &[Value],
         batch_size: usize,
     ) -> Result<SeriesSource> {
-        let batch_size = batch_size.max(1);
-        let zero = || Error::Arithmetic("generate_series: step size cannot equal zero".into());
+        let step = StepValue::of(step, |e| evaluate_scalar(e, params))?;
         let (start, stop) = (
             evaluate_scalar(start, params)?,
             evaluate_scalar(stop, params)?,
         );
-        let values = match step {
-            SeriesStep::Integer(step) => {
-                let int = |v: Value, what: &str| -> Result<Option<i64>> {
-                    match v {
-                        Value::Null => Ok(None),
-                        Value::Int(i) => Ok(Some(i)),
-                        v => Err(Error::Type(format!(
-                            "generate_series needs an integer {what}, got {v}"
-                        ))),
-                    }
-                };
-                let step = int(evaluate_scalar(step, params)?, "step")?;
-                if step == Some(0) {
-                    return Err(zero());
-                }
-                match (int(start, "start")?, int(stop, "stop")?, step) {
-                    (Some(next), Some(stop), Some(step)) => {
-                        let empty = if step > 0 { next > stop } else { next < stop };
-                        if empty {
-                            Values::Done
-                        } else {
-                            Values::Integers { next, stop, step }
-                        }
-                    }
-                    _ => Values::Done,
-                }
-            }
-            &SeriesStep::Interval {
-                months,
-                days,
-                micros,
-            } => {
-                let ts = |v: Value, what: &str| -> Result<Option<i64>> {
-                    match v {
-                        Value::Null => Ok(None),
-                        Value::Timestamp(t) => Ok(Some(t)),
-                        v => Err(Error::Type(format!(
-                            "generate_series needs a TIMESTAMP {what}, got {v}"
-                        ))),
-                    }
-                };
-                let (start, stop) = (ts(start, "start")?, ts(stop, "stop")?);
-                let (Some(next), Some(stop)) = (start, stop) else {
-                    return Ok(SeriesSource {
-                        values: Values::Done,
-                        batch_size,
-                    });
-                };
-                // The interval's direction, as PostgreSQL finds it: what it does to the start.
-                let moved = temporal::add_interval_ts(next, months, days, micros)
-                    .ok_or_else(|| Error::Overflow("timestamp out of range".into()))?;
-                if moved == next {
-                    return Err(zero());
-                }
-                let down = moved < next;
-                let empty = if down { next < stop } else { next > stop };
-                if empty {
-                    Values::Done
-                } else {
-                    Values::Timestamps {
-                        next,
-                        stop,
-                        months,
-                        days,
-                        micros,
-                        down,
-                    }
-                }
-            }
-        };
-        Ok(SeriesSource { values, batch_size })
+        Ok(SeriesSource {
+            cursor: Cursor::new(start, stop, step)?,
+            batch_size: batch_size.max(1),
+        })
     }
 
     /// The next batch of values (one BIGINT or TIMESTAMP column), or `None` after the last.
     pub fn next_batch(&mut self) -> Result<Option<Batch>> {
-        let column = match &mut self.values {
-            Values::Done => return Ok(None),
-            Values::Integers { next, stop, step } => {
-                let (first, stop, step) = (*next, *stop, *step);
-                // Values left, at least 1: `(stop - first) / step` steps fit past the first.
-                let left = (i128::from(stop) - i128::from(first)) / i128::from(step) + 1;
-                let n = usize::try_from(left).map_or(self.batch_size, |l| l.min(self.batch_size));
-                let mut values = Vec::with_capacity(n);
-                let mut v = i128::from(first);
-                for _ in 0..n {
-                    // Every value is between `first` and `stop`, so within BIGINT.
-                    values.push(v as i64);
-                    v += i128::from(step);
-                }
-                let past = if step > 0 {
-                    v > i128::from(stop)
-                } else {
-                    v < i128::from(stop)
-                };
-                if past {
-                    self.values = Values::Done;
-                } else {
-                    *next = v as i64;
-                }
-                Column::from_i64(values)
-            }
-            Values::Timestamps {
-                next,
-                stop,
-                months,
-                days,
-                micros,
-                down,
-            } => {
-                let mut values = Vec::with_capacity(self.batch_size);
-                let mut at = Some(*next);
-                while let Some(t) = at {
-                    if values.len() == self.batch_size {
-                        break;
-                    }
-                    values.push(t);
-                    // Past the end of the calendar, the series ends.
-                    at = temporal::add_interval_ts(t, *months, *days, *micros).filter(|&u| {
-                        if *down {
-                            u >= *stop
-                        } else {
-                            u <= *stop
-                        }
-                    });
-                }
-                match at {
-                    Some(t) => *next = t,
-                    None => self.values = Values::Done,
-                }
-                Column::new(ColumnData::Timestamp(values))
-            }
-        };
-        Ok(Some(Batch::try_new(vec![column])?))
+        let timestamps = matches!(self.cursor, Cursor::Timestamps { .. });
+        let mut values = Vec::new();
+        if self.cursor.fill(&mut values, self.batch_size) == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Batch::try_new(vec![series_column(
+            values, timestamps,
+        )])?))
     }
 }
 

@@ -468,14 +468,17 @@ impl Binder<'_> {
         }
         let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
             if name == "generate_series" {
-                if self.select_series.as_deref() == Some(e.to_string().as_str()) {
-                    // The series this SELECT is over: its only column.
-                    let ty = scope.types.first().copied();
-                    return Ok(B::new(Expr::Column(0), ty));
+                if let Some((call, column)) = &self.select_series {
+                    if *call == e.to_string() {
+                        // The series this SELECT's rows were expanded by: its column.
+                        let ty = scope.types.get(*column).copied();
+                        return Ok(B::new(Expr::Column(*column), ty));
+                    }
                 }
                 return Err(super::unsupported(
-                    "generate_series outside FROM (a set-returning function: write \
-                     SELECT ... FROM generate_series(start, stop [, step]))",
+                    "generate_series here (a set-returning function: write it in FROM, \
+                     as in SELECT ... FROM t, generate_series(start, stop [, step]) AS g, or \
+                     as a whole item of a select list, alone there)",
                     e.span(),
                 ));
             }

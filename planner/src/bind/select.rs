@@ -11,7 +11,7 @@
 
 use super::relations::{rename_columns, union_all};
 use super::subquery::resolve_placeholders;
-use super::window_scope::WINDOW_SLOT;
+use super::window_scope::{contains_window, WINDOW_SLOT};
 use super::*;
 use crate::logical::{JoinKind, SetOpKind};
 use weir_operators::Schema;
@@ -341,8 +341,48 @@ impl Binder<'_> {
             // `SELECT generate_series(1, 3)`: the series is the FROM item it reads.
             Some((call, args)) if select.from.is_empty() => {
                 let mut scope = Scope::default();
-                let plan = self.series(args, None, call.span(), &mut scope)?;
-                self.select_series = Some(call.to_string());
+                let plan = self.series(args, None, call.span(), &Scope::default(), &mut scope)?;
+                self.select_series = Some((call.to_string(), 0));
+                (scope, plan)
+            }
+            // `SELECT id, generate_series(1, n) FROM t`: each row of FROM once per value of
+            // its series, before WHERE (which does not read the series) and the rest.
+            Some((call, args)) => {
+                if let Some(what) = grouped_or_windowed(select, q) {
+                    return Err(unsupported(
+                        format!(
+                            "generate_series in the select list of a query with {what} \
+                             (write it in FROM: SELECT ... FROM t, generate_series(...) AS g)"
+                        ),
+                        call.span(),
+                    ));
+                }
+                let (mut scope, plan) = self.bind_from(&select.from)?;
+                let mut own = Scope::default();
+                let series = self.series(args, None, call.span(), &scope, &mut own)?;
+                let LogicalPlan::Series {
+                    schema,
+                    start,
+                    stop,
+                    step,
+                } = series
+                else {
+                    return Err(PlanError::Invalid(
+                        "internal planner error: generate_series bound as another plan".into(),
+                    ));
+                };
+                // The series' column is read by the call only: no name or `*` finds it.
+                let field = schema.fields[0].clone();
+                self.select_series = Some((call.to_string(), scope.types.len()));
+                scope.types.push(field.data_type);
+                scope.names.push(field.name.clone());
+                let plan = LogicalPlan::Expand {
+                    input: Box::new(plan),
+                    start,
+                    stop,
+                    step,
+                    field,
+                };
                 (scope, plan)
             }
             _ => self.bind_from(&select.from)?,
@@ -760,12 +800,6 @@ impl Binder<'_> {
         constraint: Option<(&sql::JoinConstraint, Span)>,
     ) -> Result<LogicalPlan, PlanError> {
         let span = f.span();
-        let sql::TableFactor::Derived {
-            subquery, alias, ..
-        } = f
-        else {
-            return Err(unsupported("LATERAL on this FROM item", span));
-        };
         let (base, first) = start;
         let visible = Scope {
             tables: scope.tables[first..]
@@ -778,22 +812,44 @@ impl Binder<'_> {
             types: scope.types[base..].to_vec(),
             names: scope.names[base..].to_vec(),
         };
-        let (bound, passed) = self.query_in(
-            OuterScope {
-                scope: visible,
-                passed: Vec::new(),
-            },
-            subquery,
-        );
-        let mut bound = bound?;
-        let alias_name = alias
-            .as_ref()
-            .map_or_else(String::new, |a| a.name.value.to_lowercase());
-        if let Some(a) = alias {
-            rename_columns(&mut bound.fields, a, span)?;
-        }
+        let outer = OuterScope {
+            scope: visible,
+            passed: Vec::new(),
+        };
+        let (plan, fields, alias_name, passed) = match f {
+            sql::TableFactor::Derived {
+                subquery, alias, ..
+            } => {
+                let (bound, passed) = self.query_in(outer, subquery);
+                let mut bound = bound?;
+                if let Some(a) = alias {
+                    rename_columns(&mut bound.fields, a, span)?;
+                }
+                let alias_name = alias
+                    .as_ref()
+                    .map_or_else(String::new, |a| a.name.value.to_lowercase());
+                (bound.plan, bound.fields, alias_name, passed)
+            }
+            // A function in FROM reads the FROM items before it, as in PostgreSQL.
+            f => {
+                let Some(call) = series_call(f) else {
+                    return Err(unsupported("LATERAL on this FROM item", span));
+                };
+                let mut own = Scope::default();
+                self.outer.push(Some(outer));
+                let bound = self.series_factor(call, span, &Scope::default(), &mut own);
+                let passed = self
+                    .outer
+                    .pop()
+                    .flatten()
+                    .map_or_else(Vec::new, |o| o.passed);
+                let plan = bound?;
+                let table = own.tables.pop().expect("a series adds its column");
+                (plan, table.fields, table.alias, passed)
+            }
+        };
         let left_tables = scope.tables.len();
-        scope.add(bound.fields, alias_name.clone(), span)?;
+        scope.add(fields, alias_name.clone(), span)?;
         let filter = match constraint {
             Some((c, jspan)) => {
                 let filter = self.join_condition(c, scope, left_tables, jspan)?;
@@ -802,7 +858,7 @@ impl Binder<'_> {
             None => None,
         };
         let right = LogicalPlan::SubqueryAlias {
-            input: Box::new(bound.plan),
+            input: Box::new(plan),
             alias: alias_name,
         };
         if !right.is_correlated() {
@@ -970,11 +1026,9 @@ impl Binder<'_> {
             sql::TableFactor::Table {
                 name, alias, args, ..
             } => {
-                if let Some(args) = args {
-                    if let [sql::ObjectNamePart::Identifier(id)] = name.0.as_slice() {
-                        if id.value.eq_ignore_ascii_case("generate_series") {
-                            return self.series(&args.args, alias.as_ref(), f.span(), scope);
-                        }
+                if args.is_some() {
+                    if let Some(call) = series_call(f) {
+                        return self.series_factor(call, f.span(), &Scope::default(), scope);
                     }
                     return Err(unsupported(
                         format!("the table function {name} (weir has generate_series)"),
@@ -1063,6 +1117,13 @@ impl Binder<'_> {
                     alias: alias_name,
                 })
             }
+            sql::TableFactor::Function { name, .. } => match series_call(f) {
+                Some(call) => self.series_factor(call, f.span(), &Scope::default(), scope),
+                None => Err(unsupported(
+                    format!("the table function {name} (weir has generate_series)"),
+                    f.span(),
+                )),
+            },
             sql::TableFactor::NestedJoin {
                 table_with_joins,
                 alias,
@@ -1074,6 +1135,21 @@ impl Binder<'_> {
             }
             _ => Err(unsupported("this FROM item", f.span())),
         }
+    }
+
+    /// Binds the FROM item `call` (at `span`), its arguments over `args_scope`, and adds its
+    /// column to `scope`.
+    fn series_factor(
+        &mut self,
+        call: SeriesCall<'_>,
+        span: Span,
+        args_scope: &Scope,
+        scope: &mut Scope,
+    ) -> Result<LogicalPlan, PlanError> {
+        if call.ordinality {
+            return Err(unsupported("generate_series ... WITH ORDINALITY", span));
+        }
+        self.series(call.args, call.alias, span, args_scope, scope)
     }
 
     /// Binds the query of `view`, with its column names.
@@ -1760,9 +1836,52 @@ fn same_or_numeric(a: DataType, b: DataType) -> Option<DataType> {
 }
 
 /// `l CROSS JOIN r` (a comma in FROM).
-/// Whether `f` is a `LATERAL` subquery.
+/// Whether `f` may read the FROM items before it: a `LATERAL` subquery, or a call of
+/// `generate_series` (functions in FROM are LATERAL, as in PostgreSQL).
 fn is_lateral(f: &sql::TableFactor) -> bool {
-    matches!(f, sql::TableFactor::Derived { lateral: true, .. })
+    matches!(f, sql::TableFactor::Derived { lateral: true, .. }) || series_call(f).is_some()
+}
+
+/// A call of `generate_series` in FROM: its arguments, its alias, and whether it asks `WITH
+/// ORDINALITY`.
+pub(super) struct SeriesCall<'a> {
+    args: &'a [sql::FunctionArg],
+    alias: Option<&'a sql::TableAlias>,
+    ordinality: bool,
+}
+
+/// `f` as a call of `generate_series` (`generate_series(...)` or `LATERAL
+/// generate_series(...)`), or `None`.
+fn series_call(f: &sql::TableFactor) -> Option<SeriesCall<'_>> {
+    let named = |name: &sql::ObjectName| {
+        matches!(name.0.as_slice(),
+            [sql::ObjectNamePart::Identifier(id)] if id.value.eq_ignore_ascii_case("generate_series"))
+    };
+    match f {
+        sql::TableFactor::Table {
+            name,
+            alias,
+            args: Some(args),
+            with_ordinality,
+            ..
+        } if named(name) => Some(SeriesCall {
+            args: &args.args,
+            alias: alias.as_ref(),
+            ordinality: *with_ordinality,
+        }),
+        sql::TableFactor::Function {
+            name,
+            args,
+            alias,
+            with_ordinality,
+            ..
+        } if named(name) => Some(SeriesCall {
+            args,
+            alias: alias.as_ref(),
+            ordinality: *with_ordinality,
+        }),
+        _ => None,
+    }
 }
 
 /// A join condition bound over the whole FROM row, moved to the row of the join's own FROM
@@ -1920,6 +2039,41 @@ fn frame_windows<'b>(binder: &'b mut Binder<'_>) -> &'b mut WindowScope {
         .windows
         .last_mut()
         .expect("a SELECT pushed its window scope")
+}
+
+/// What in `select` (with the ORDER BY of `q`) makes its rows before a series in its select
+/// list would expand them in PostgreSQL (grouping, aggregates, windows), which weir does not
+/// do; `None` when nothing does.
+fn grouped_or_windowed(select: &sql::Select, q: Option<&sql::Query>) -> Option<&'static str> {
+    let grouped = match &select.group_by {
+        sql::GroupByExpr::All(_) => true,
+        sql::GroupByExpr::Expressions(exprs, _) => !exprs.is_empty(),
+    };
+    if grouped {
+        return Some("GROUP BY");
+    }
+    if select.having.is_some() {
+        return Some("HAVING");
+    }
+    let items = select.projection.iter().filter_map(|item| match item {
+        sql::SelectItem::UnnamedExpr(e) | sql::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+        _ => None,
+    });
+    let order = q
+        .and_then(|q| q.order_by.as_ref())
+        .into_iter()
+        .flat_map(|ob| match &ob.kind {
+            sql::OrderByKind::Expressions(v) => v.iter().map(|o| &o.expr).collect(),
+            sql::OrderByKind::All(_) => Vec::new(),
+        });
+    let exprs: Vec<&sql::Expr> = items.chain(order).collect();
+    if exprs.iter().any(|e| contains_agg(e)) {
+        return Some("an aggregate");
+    }
+    if exprs.iter().any(|e| contains_window(e)) || select.qualify.is_some() {
+        return Some("a window function");
+    }
+    None
 }
 
 /// The one call of `generate_series` in `select`'s list, as a whole item (`generate_series(1,

@@ -1,25 +1,27 @@
 //! `generate_series(start, stop [, step])` in FROM: the integers from `start` to `stop`,
 //! `step` (1 when left out) apart, or the timestamps from `start` to `stop` an `INTERVAL`
-//! apart, as PostgreSQL's. Its arguments are constant expressions
-//! (literals, parameters, arithmetic on them); a call whose arguments read columns of other
-//! FROM items (LATERAL) or of an outer query is refused, naming it.
+//! apart, as PostgreSQL's. Its arguments are expressions over parameters, the columns of the
+//! FROM items before it (a function in FROM is LATERAL, as in PostgreSQL: the binder makes
+//! such a call a LATERAL join), the columns of an outer query (a correlated subquery), or, in
+//! a select list over a FROM clause, the FROM clause's columns.
 
 use super::datetime::interval_parts;
 use super::relations::rename_columns;
 use super::*;
-use crate::logical::has_outer;
 use weir_operators::plan::SeriesStep;
 use weir_operators::Schema;
 
 impl Binder<'_> {
-    /// Binds the call `name(args)` in FROM, aliased by `alias`, and adds its one column to
-    /// `scope` (named `generate_series`, or as the alias says: `AS g` names the column `g`
-    /// as PostgreSQL does, `AS g(i)` names it `i`).
+    /// Binds the call `generate_series(args)`, aliased by `alias`, its arguments over
+    /// `args_scope`'s columns, and adds its one column to `scope` (named `generate_series`, or
+    /// as the alias says: `AS g` names the column `g` as PostgreSQL does, `AS g(i)` names it
+    /// `i`). Returns a [`LogicalPlan::Series`].
     pub(super) fn series(
         &mut self,
         args: &[sql::FunctionArg],
         alias: Option<&sql::TableAlias>,
         span: Span,
+        args_scope: &Scope,
         scope: &mut Scope,
     ) -> Result<LogicalPlan, PlanError> {
         if !(2..=3).contains(&args.len()) {
@@ -48,13 +50,13 @@ impl Binder<'_> {
                 (DataType::Timestamp, step)
             }
             Some(e) => {
-                let step = self.series_arg(e, DataType::Int64, span)?;
+                let step = self.series_arg(e, DataType::Int64, args_scope, span)?;
                 (DataType::Int64, SeriesStep::Integer(step))
             }
             None => (DataType::Int64, SeriesStep::Integer(Expr::lit(1))),
         };
-        let start = self.series_arg(asts[0], ty, span)?;
-        let stop = self.series_arg(asts[1], ty, span)?;
+        let start = self.series_arg(asts[0], ty, args_scope, span)?;
+        let stop = self.series_arg(asts[1], ty, args_scope, span)?;
         let column = match alias {
             Some(a) => a.name.value.to_lowercase(),
             None => "generate_series".to_string(),
@@ -72,29 +74,17 @@ impl Binder<'_> {
         })
     }
 
-    /// One argument of `generate_series`, bound with no FROM item in scope and made of type
-    /// `ty`: a BIGINT for a series of integers, a TIMESTAMP (from a DATE, a TIMESTAMP or a
-    /// quoted literal) for one of timestamps.
-    fn series_arg(&mut self, e: &sql::Expr, ty: DataType, span: Span) -> Result<Expr, PlanError> {
-        // Another FROM item's column is unknown here.
-        let b = self
-            .expr(e, &Scope::default(), None)
-            .map_err(|err| match err {
-                PlanError::UnknownColumn { name, .. } => unsupported(
-                    format!(
-                        "generate_series reading column '{name}' (its arguments must be \
-                     constants: a LATERAL call is not supported)"
-                    ),
-                    span,
-                ),
-                other => other,
-            })?;
-        if has_outer(&b.expr) {
-            return Err(unsupported(
-                "generate_series reading a column of an outer query",
-                span,
-            ));
-        }
+    /// One argument of `generate_series`, bound over `scope` and made of type `ty`: a BIGINT
+    /// for a series of integers, a TIMESTAMP (from a DATE, a TIMESTAMP or a quoted literal)
+    /// for one of timestamps.
+    fn series_arg(
+        &mut self,
+        e: &sql::Expr,
+        ty: DataType,
+        scope: &Scope,
+        span: Span,
+    ) -> Result<Expr, PlanError> {
+        let b = self.expr(e, scope, None)?;
         let text_literal = matches!(b.expr, Expr::Literal(Value::Str(_)));
         let fits = match (b.ty, ty) {
             (None, _) => true,

@@ -2,7 +2,7 @@
 //! inputs indented below, expressions shown over the input's column names.
 
 use super::{ApplyKind, LogicalPlan, SetOpKind};
-use crate::explain::{fmt_expr, fmt_series, fmt_sort_key, fmt_window_fn};
+use crate::explain::{fmt_expr, fmt_series, fmt_series_over, fmt_sort_key, fmt_window_fn};
 use std::fmt::Write;
 use weir_operators::plan::AggregateExpr;
 
@@ -72,6 +72,12 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
         LogicalPlan::Series {
             start, stop, step, ..
         } => format!("Series {}", fmt_series(start, stop, step)),
+        LogicalPlan::Expand {
+            start, stop, step, ..
+        } => {
+            let n = input_names(0);
+            format!("Expand {}", fmt_series_over(start, stop, step, &n))
+        }
         LogicalPlan::Filter { predicate, .. } => {
             format!("Filter {}", fmt_expr(predicate, &input_names(0)))
         }

@@ -289,6 +289,22 @@ pub enum LogicalPlan {
         /// The distance between values.
         step: SeriesStep,
     },
+    /// Each row of `input` once per value of `generate_series(start, stop, step)` evaluated
+    /// on it, the value (`field`) appended as the last column; a row whose series is empty is
+    /// dropped. A series in FROM that reads the FROM items before it (PostgreSQL's functions
+    /// in FROM are LATERAL), or a series in a select list over a FROM clause.
+    Expand {
+        /// The rows expanded.
+        input: Box<LogicalPlan>,
+        /// The first value, over the input's columns.
+        start: Expr,
+        /// The bound the values do not pass.
+        stop: Expr,
+        /// The distance between values (an integer step reads the input's columns too).
+        step: SeriesStep,
+        /// The series' column.
+        field: Field,
+    },
 }
 
 impl LogicalPlan {
@@ -326,6 +342,11 @@ impl LogicalPlan {
                 s
             }
             LogicalPlan::Project { fields, .. } => Schema::new(fields.clone()),
+            LogicalPlan::Expand { input, field, .. } => {
+                let mut s = input.schema();
+                s.fields.push(field.clone());
+                s
+            }
             LogicalPlan::Join {
                 left, right, kind, ..
             } => {
@@ -389,6 +410,7 @@ impl LogicalPlan {
             | LogicalPlan::Limit { input, .. }
             | LogicalPlan::SubqueryAlias { input, .. }
             | LogicalPlan::SingleRow { input }
+            | LogicalPlan::Expand { input, .. }
             | LogicalPlan::Window { input, .. } => vec![input],
             LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOp { left, right, .. } => {
                 vec![left, right]
@@ -502,6 +524,19 @@ impl LogicalPlan {
                 position,
             },
             LogicalPlan::SingleRow { input } => LogicalPlan::SingleRow { input: b(input)? },
+            LogicalPlan::Expand {
+                input,
+                start,
+                stop,
+                step,
+                field,
+            } => LogicalPlan::Expand {
+                input: b(input)?,
+                start,
+                stop,
+                step,
+                field,
+            },
             LogicalPlan::Window {
                 input,
                 partition_by,
@@ -582,6 +617,9 @@ impl LogicalPlan {
             }
             LogicalPlan::Series {
                 start, stop, step, ..
+            }
+            | LogicalPlan::Expand {
+                start, stop, step, ..
             } => [start, stop].into_iter().chain(step.expr()).collect(),
             _ => vec![],
         }
@@ -641,6 +679,9 @@ impl LogicalPlan {
                 }
             }
             LogicalPlan::Series {
+                start, stop, step, ..
+            }
+            | LogicalPlan::Expand {
                 start, stop, step, ..
             } => {
                 for e in [start, stop] {

@@ -14,7 +14,7 @@ use crate::bind::has_columns;
 use crate::catalog::{Catalog, TableDef};
 use crate::logical::{conjuncts, JoinKind, LogicalPlan};
 use crate::physical::scan::selectivity;
-use weir_operators::kernels::series::estimated_rows;
+use weir_operators::plan::{estimated_rows, rows_per_input_row};
 use weir_operators::Expr;
 
 /// What is known about the values of one column.
@@ -153,6 +153,19 @@ pub(crate) fn estimate(plan: &LogicalPlan, catalog: &Catalog) -> Estimate {
         LogicalPlan::Series {
             start, stop, step, ..
         } => Estimate::unknown(estimated_rows(start, stop, step), 1),
+        LogicalPlan::Expand {
+            input,
+            start,
+            stop,
+            step,
+            ..
+        } => {
+            let input = estimate(input, catalog);
+            let rows = input.rows * rows_per_input_row(start, stop, step);
+            let mut columns = input.columns;
+            columns.push(None);
+            Estimate { rows, columns }
+        }
         LogicalPlan::Filter { input, predicate } => {
             let input = estimate(input, catalog);
             let mut conds = Vec::new();

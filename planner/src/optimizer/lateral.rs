@@ -2,12 +2,16 @@
 //! join, which the binder makes of `FROM t, LATERAL (...)` and `[LEFT] JOIN LATERAL (...) ON
 //! ...`) becomes joins through the general unnesting of `super::unnest`: the subquery is
 //! evaluated once per distinct value of the columns it reads and joined back to the input on
-//! them.
+//! them. An inner join with a series that reads the input's columns (`FROM t,
+//! generate_series(1, t.n)`) needs no join: the input's rows are expanded in place
+//! ([`LogicalPlan::Expand`]).
 
 use super::rule::Rule;
 use super::unnest;
 use crate::error::PlanError;
 use crate::logical::{ApplyKind, LogicalPlan};
+use weir_operators::plan::SeriesStep;
+use weir_operators::Expr;
 
 /// `Apply LATERAL` → an inner or left join with the subquery evaluated per domain value.
 pub(crate) struct UnnestLateral;
@@ -24,8 +28,55 @@ impl Rule for UnnestLateral {
         else {
             return Ok(None);
         };
+        if !*left {
+            if let Some(expanded) = expand_in_place(input, subquery, on) {
+                return Ok(Some(expanded));
+            }
+        }
         unnest::lateral((**input).clone(), (**subquery).clone(), *left, on.clone())
             .map(Some)
             .map_err(|e| e.or_at(position))
     }
+}
+
+/// `input` inner-joined with `subquery` on `on` when the subquery is a series reading
+/// `input`'s columns: `input`'s rows expanded by it (the same columns: the input's, then the
+/// series'), filtered by `on`. `None` for any other subquery.
+fn expand_in_place(
+    input: &LogicalPlan,
+    subquery: &LogicalPlan,
+    on: &Option<Expr>,
+) -> Option<LogicalPlan> {
+    let mut body = subquery;
+    while let LogicalPlan::SubqueryAlias { input, .. } = body {
+        body = input;
+    }
+    let LogicalPlan::Series {
+        schema,
+        start,
+        stop,
+        step,
+    } = body
+    else {
+        return None;
+    };
+    // The series' outer references are the input's columns.
+    let local = |e: &Expr| {
+        e.transform(&mut |x| match x {
+            Expr::OuterColumn(c) => Some(Expr::Column(*c)),
+            _ => None,
+        })
+    };
+    let step = match step {
+        SeriesStep::Integer(e) => SeriesStep::Integer(local(e)),
+        interval => interval.clone(),
+    };
+    let expand = LogicalPlan::Expand {
+        input: Box::new(input.clone()),
+        start: local(start),
+        stop: local(stop),
+        step,
+        field: schema.fields[0].clone(),
+    };
+    Some(expand.filter_all(on.iter().cloned().collect()))
 }

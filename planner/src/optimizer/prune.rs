@@ -10,6 +10,7 @@
 use crate::error::PlanError;
 use crate::logical::{columns_of, LogicalPlan};
 use std::collections::BTreeSet;
+use weir_operators::plan::SeriesStep;
 use weir_operators::{Expr, Field};
 
 /// Old column position → new position (`None`: dropped).
@@ -353,6 +354,35 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
                     kind,
                 },
                 identity(width),
+            )
+        }
+        LogicalPlan::Expand {
+            input,
+            start,
+            stop,
+            step,
+            field,
+        } => {
+            // The series' column stays: its rows are what the expansion makes.
+            let w = input.width();
+            let mut need: BTreeSet<usize> = req.iter().copied().filter(|&c| c < w).collect();
+            need.extend(cols_of_all([&start, &stop].into_iter().chain(step.expr())));
+            let (input, mut map) = prune(*input, &need)?;
+            map.resize(w, None);
+            map.push(Some(input.width()));
+            let step = match step {
+                SeriesStep::Integer(e) => SeriesStep::Integer(remap(&e, &map)?),
+                interval => interval,
+            };
+            (
+                LogicalPlan::Expand {
+                    start: remap(&start, &map)?,
+                    stop: remap(&stop, &map)?,
+                    step,
+                    input: Box::new(input),
+                    field,
+                },
+                map,
             )
         }
         LogicalPlan::Window {

@@ -1,7 +1,7 @@
 //! Filter pushdown: conjuncts move as close to the scans as they can go.
 //!
 //! - [`PushDownFilters`]: a filter moves below projections (with its columns substituted),
-//!   sorts, aliases, DISTINCT, unions and Applies; merges with a filter below; enters a
+//!   sorts, aliases, DISTINCT, unions, Applies and series expansions; merges with a filter below; enters a
 //!   scan; splits over a join's sides (inner joins take the conjuncts over both sides as
 //!   their condition; outer joins only let conjuncts into their preserved side); moves
 //!   below an aggregation when it reads only group keys, and below a window when it reads
@@ -265,6 +265,32 @@ impl Rule for PushDownFilters {
                 on,
                 filter,
             } => push_into_join(left, right, *kind, on, filter, conds),
+            LogicalPlan::Expand {
+                input: inner,
+                start,
+                stop,
+                step,
+                field,
+            } => {
+                // A conjunct that does not read the series keeps or drops whole input rows.
+                let m = inner.width();
+                let (below, above): (Vec<Expr>, Vec<Expr>) = conds
+                    .into_iter()
+                    .partition(|c| columns_of(c).iter().all(|&x| x < m));
+                if below.is_empty() {
+                    return Ok(None);
+                }
+                Some(
+                    LogicalPlan::Expand {
+                        input: filtered(inner, below),
+                        start: start.clone(),
+                        stop: stop.clone(),
+                        step: step.clone(),
+                        field: field.clone(),
+                    }
+                    .filter_all(above),
+                )
+            }
             LogicalPlan::Window {
                 input: inner,
                 partition_by,

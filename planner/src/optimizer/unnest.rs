@@ -32,7 +32,9 @@
 use crate::error::PlanError;
 use crate::logical::{and_all, strip_for_exists, ApplyKind, JoinKind, LogicalPlan};
 use std::collections::BTreeSet;
-use weir_operators::plan::{AggFunc, AggregateExpr, SortKey, WindowExpr, WindowFrame, WindowFunc};
+use weir_operators::plan::{
+    AggFunc, AggregateExpr, SeriesStep, SortKey, WindowExpr, WindowFrame, WindowFunc,
+};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
 /// The outer columns `plan` reads at its own level: in every node's expressions, but not in
@@ -454,9 +456,43 @@ impl Domain {
                 };
                 self.push(scan.filter_all(filters).project(exprs, fields))?
             }
-            LogicalPlan::SingleRow { .. }
-            | LogicalPlan::Values { .. }
-            | LogicalPlan::Series { .. } => {
+            // A series reading outer columns: each domain row expanded by its own series,
+            // the value first.
+            LogicalPlan::Series {
+                schema,
+                start,
+                stop,
+                step,
+            } => {
+                let field = schema.fields[0].clone();
+                let expand = LogicalPlan::Expand {
+                    input: Box::new(self.plan.clone()),
+                    start: self.bind(&start, 0),
+                    stop: self.bind(&stop, 0),
+                    step: self.bind_step(step, 0),
+                    field,
+                };
+                domain_last(expand, 0, k)
+            }
+            LogicalPlan::Expand {
+                input,
+                start,
+                stop,
+                step,
+                field,
+            } => {
+                let input = self.push(*input)?;
+                let w = input.width() - k;
+                let expand = LogicalPlan::Expand {
+                    input: Box::new(input),
+                    start: self.bind(&start, w),
+                    stop: self.bind(&stop, w),
+                    step: self.bind_step(step, w),
+                    field,
+                };
+                domain_last(expand, w, k)
+            }
+            LogicalPlan::SingleRow { .. } | LogicalPlan::Values { .. } => {
                 return Err(PlanError::unsupported(
                     "a correlated subquery inside a scalar subquery that is not correlated",
                     "",
@@ -513,6 +549,14 @@ impl Domain {
             position,
         };
         Ok((apply, w))
+    }
+
+    /// A series' step with its outer references read from the domain's columns at `base`.
+    fn bind_step(&self, step: SeriesStep, base: usize) -> SeriesStep {
+        match step {
+            SeriesStep::Integer(e) => SeriesStep::Integer(self.bind(&e, base)),
+            interval => interval,
+        }
     }
 
     fn bind_keys(&self, keys: Vec<SortKey>, base: usize) -> Vec<SortKey> {

@@ -338,6 +338,23 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
             };
             recursive::lower_recursive(cte, [*base, *step], schema, catalog, fr, lower)?
         }
+        LogicalPlan::Expand {
+            input,
+            start,
+            stop,
+            step,
+            ..
+        } => {
+            // Row by row where its input's rows are: the columns stay in place.
+            let input = lower(*input, catalog, fr)?;
+            let expand = |input| PhysicalPlan::Expand {
+                input: Box::new(input),
+                start,
+                stop,
+                step,
+            };
+            input.top(expand, schema)
+        }
         LogicalPlan::Series {
             schema,
             start,

@@ -1270,3 +1270,43 @@ fn a_null_safe_comparison_plans_its_subquery_once() {
     assert_eq!(nodes(&q, "HashJoin").len(), 1, "{}", explain(&q));
     assert!(nodes(&q, "NestedLoopJoin").is_empty(), "{}", explain(&q));
 }
+
+#[test]
+fn a_series_reading_a_from_item_expands_its_rows_where_they_are_scanned() {
+    let cat = catalog();
+    // Comma, CROSS JOIN LATERAL, and the select-list call: no join, no exchange before it.
+    for sql in [
+        "SELECT id, g FROM Item, generate_series(1, Item.fld) AS g",
+        "SELECT id, g FROM Item CROSS JOIN LATERAL generate_series(fld, 10, 2) AS g",
+        "SELECT id, generate_series(1, fld) FROM Item WHERE id > 3",
+    ] {
+        let q = query(&cat, sql, &[]);
+        assert_eq!(nodes(&q, "Expand").len(), 1, "{sql}");
+        assert!(nodes(&q, "HashJoin").is_empty(), "{sql}");
+        assert!(nodes(&q, "NestedLoopJoin").is_empty(), "{sql}");
+        // Right over the scan (an index scan for `id > 3`), on the nodes.
+        let shape = shape(&q.fragments[1].plan);
+        assert!(
+            shape.contains("Expand(Scan)") || shape.contains("Expand(IndexScan)"),
+            "{sql}: {shape}"
+        );
+    }
+    // A filter that does not read the series goes below the expansion, into the scan (a key
+    // lookup here); the one that does stays above it.
+    let q = query(
+        &cat,
+        "SELECT id, g FROM Item, generate_series(1, fld) g WHERE id = 4 AND g > 2",
+        &[],
+    );
+    let shape = shape(&q.fragments[1].plan);
+    assert!(shape.contains("Filter(Expand(IndexScan))"), "{shape}");
+    // LEFT JOIN LATERAL keeps the rows whose series is empty: the series runs per distinct
+    // value and is joined back.
+    let q = query(
+        &cat,
+        "SELECT id, g FROM Item LEFT JOIN LATERAL generate_series(1, fld) g ON true",
+        &[],
+    );
+    assert_eq!(nodes(&q, "Expand").len(), 1);
+    assert_eq!(nodes(&q, "HashJoin").len(), 1);
+}

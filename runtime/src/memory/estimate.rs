@@ -12,7 +12,7 @@
 //! ran there held against theirs ([`crate::memory::pool::NodePool::calibrated`]).
 
 use crate::wire::ids::NodeId;
-use weir_operators::kernels::series::estimated_rows;
+use weir_operators::plan::estimated_rows;
 use weir_operators::plan::{IndexLookup, JoinSide, RowBound};
 pub use weir_operators::types::{row_bytes, TEXT_BYTES};
 use weir_operators::PhysicalPlan;
@@ -53,6 +53,7 @@ impl Walk<'_> {
             RowBound::One => 1.0,
             RowBound::Larger => inputs().fold(0.0, f64::max),
             RowBound::Product => inputs().product(),
+            RowBound::Each(n) => inputs().next().unwrap_or(0.0) * n,
             RowBound::Sum => inputs().sum(),
             RowBound::Source => self.source_rows(p, frag, depth, here),
         }
