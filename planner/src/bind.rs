@@ -515,7 +515,9 @@ pub(crate) fn contains_agg(e: &sql::Expr) -> bool {
         E::Between {
             expr, low, high, ..
         } => contains_agg(expr) || contains_agg(low) || contains_agg(high),
-        E::Like { expr, pattern, .. } => contains_agg(expr) || contains_agg(pattern),
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => {
+            contains_agg(expr) || contains_agg(pattern)
+        }
         E::Case {
             operand,
             conditions,
@@ -1066,9 +1068,19 @@ impl<'a> Binder<'a> {
                 expr,
                 pattern,
                 escape_char,
+            }
+            | E::ILike {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
             } => {
+                // ILIKE: LIKE of the lower-cased text and pattern, as PostgreSQL's compares.
+                let insensitive = matches!(e, E::ILike { .. });
+                let what = if insensitive { "ILIKE" } else { "LIKE" };
                 if *any {
-                    return Err(unsupported("LIKE ANY", span));
+                    return Err(unsupported(format!("{what} ANY"), span));
                 }
                 let escape = match escape_char.as_deref() {
                     None => None,
@@ -1088,13 +1100,23 @@ impl<'a> Binder<'a> {
                 for b in [&x, &p] {
                     if b.ty.is_some_and(|t| t != DataType::Utf8) {
                         return Err(PlanError::Type(format!(
-                            "LIKE needs VARCHAR operands, got {} in '{e}'",
+                            "{what} needs VARCHAR operands, got {} in '{e}'",
                             type_name(b.ty)
                         )));
                     }
                 }
-                let x = self.coerce(x, DataType::Utf8);
-                let p = self.coerce(p, DataType::Utf8);
+                let mut x = self.coerce(x, DataType::Utf8);
+                let mut p = self.coerce(p, DataType::Utf8);
+                let mut escape = escape;
+                if insensitive {
+                    let lower = |e: Expr| Expr::Function {
+                        func: ScalarFunc::Lower,
+                        args: vec![e],
+                    };
+                    (x, p) = (lower(x), lower(p));
+                    // The escape character as the lower-cased pattern has it.
+                    escape = escape.map(|c| c.to_lowercase().next().unwrap_or(c));
+                }
                 Ok(B::new(
                     Expr::Like {
                         expr: Box::new(x),
@@ -1105,7 +1127,6 @@ impl<'a> Binder<'a> {
                     Some(DataType::Boolean),
                 ))
             }
-            E::ILike { .. } => Err(unsupported("ILIKE", span)),
             E::SimilarTo { .. } => Err(unsupported("SIMILAR TO", span)),
             E::Cast {
                 kind,

@@ -142,7 +142,8 @@ fn unsupported_with_position() {
             "RIGHT JOIN LATERAL (the join must be INNER or LEFT for a LATERAL reference) at line 1",
         ),
         ("SELECT soundex(name) FROM Item", "function soundex"),
-        ("SELECT name ILIKE 'a' FROM Item", "ILIKE"),
+        ("SELECT name SIMILAR TO 'a' FROM Item", "SIMILAR TO"),
+        ("SELECT name ILIKE ANY ('a') FROM Item", "ILIKE ANY"),
         ("SELECT * FROM Item LIMIT ?", "parameters in LIMIT"),
         (
             "VALUES (1), (?)",
@@ -187,7 +188,7 @@ fn unsupported_with_position() {
             .contains("function substring takes 2 to 3 arguments, got 1"),
         "{e}"
     );
-    let e = err("SELECT id FROM Item WHERE name ILIKE 'a'", &[]);
+    let e = err("SELECT id FROM Item WHERE name SIMILAR TO 'a'", &[]);
     match e {
         PlanError::Unsupported { position, .. } => {
             assert!(position.starts_with("line 1, column 27"), "{position}")
