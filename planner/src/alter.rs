@@ -33,6 +33,22 @@ pub(crate) fn plan_alter_table(
             ))
         }
     };
+    if let sql::AlterTableOperation::OwnerTo { .. } = op {
+        // weir has no roles: every relation is the one user's, and a new owner changes
+        // nothing (as `pg_dump`'s scripts write it after each relation).
+        let known = catalog.table(&name).is_some()
+            || catalog.view(&name).is_some()
+            || catalog
+                .resolve_sequence(&crate::sequence_names::unqualified(&name))
+                .is_ok();
+        if !known && !at.if_exists {
+            return Err(PlanError::UnknownTable(name));
+        }
+        return Ok(Statement::AlterTable {
+            table: name,
+            change: None,
+        });
+    }
     let Some(def) = catalog.table(&name) else {
         if at.if_exists {
             return Ok(Statement::AlterTable {
@@ -128,6 +144,24 @@ fn table_change(
             constraint: sql::TableConstraint::ForeignKey(fk),
             not_valid: false,
         } => TableChange::AddForeignKey(foreign_key(fk, def, catalog)?),
+        Op::AddConstraint {
+            constraint: sql::TableConstraint::PrimaryKey(pk),
+            not_valid: false,
+        } if crate::ddl::plain_primary_key(pk) => {
+            if !def.primary_key.is_empty() {
+                return Err(PlanError::Invalid(format!(
+                    "multiple primary keys for table '{}' are not allowed",
+                    def.name
+                )));
+            }
+            TableChange::AddPrimaryKey {
+                columns: pk
+                    .columns
+                    .iter()
+                    .map(|c| crate::ddl::index_column(c, &def.schema, &def.name))
+                    .collect::<Result<_, _>>()?,
+            }
+        }
         Op::DropConstraint {
             if_exists,
             name,

@@ -142,6 +142,18 @@ pub struct NamedSequence {
     /// The schema version that made the sequence (one dropped and made again is another
     /// sequence: blocks of the old one are not handed out).
     pub made: u64,
+    /// The column that owns it (`OWNED BY table.column`): dropping the column or its table
+    /// drops the sequence, as in PostgreSQL.
+    pub owner: Option<SequenceOwner>,
+}
+
+/// The column a sequence made by `CREATE SEQUENCE` is `OWNED BY`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SequenceOwner {
+    /// The table, lowercase.
+    pub table: String,
+    /// The column, lowercase.
+    pub column: String,
 }
 
 /// What `ALTER SEQUENCE` changes of a sequence (`None`: left as it is).
@@ -161,6 +173,8 @@ pub struct SequenceChanges {
     pub start: Option<i64>,
     /// `RESTART [[WITH] n]`: the next value handed out is `n`, or the start without one.
     pub restart: Option<Option<i64>>,
+    /// `OWNED BY table.column` (`Some(Some(..))`) or `OWNED BY NONE` (`Some(None)`).
+    pub owned_by: Option<Option<SequenceOwner>>,
 }
 
 /// The sequence a call or a fill names.
@@ -506,6 +520,9 @@ impl Catalog {
         self.row_counts.remove(&key);
         self.next_row_ids.remove(&key);
         self.sequences.retain(|(table, _), _| *table != key);
+        // The sequences its columns own go with it.
+        self.named_sequences
+            .retain(|_, s| s.owner.as_ref().is_none_or(|o| o.table != key));
         self.version += 1;
         Ok(t)
     }

@@ -151,7 +151,7 @@ fn unsupported_table_clauses(ct: &sql::CreateTable) -> Option<String> {
 
 /// A column-level or table-level `PRIMARY KEY` with nothing weir would ignore (index names,
 /// types or options, `INCLUDE`, `DEFERRABLE`, ...). The constraint's name is allowed.
-fn plain_primary_key(pk: &sql::PrimaryKeyConstraint) -> bool {
+pub(crate) fn plain_primary_key(pk: &sql::PrimaryKeyConstraint) -> bool {
     pk.index_name.is_none()
         && pk.index_type.is_none()
         && pk.include.is_empty()
@@ -1276,10 +1276,10 @@ fn dropped_name(names: &[sql::ObjectName], what: &str) -> Result<String, PlanErr
 
 /// The error for a NULL in column `c` of `t`, declared NOT NULL.
 pub(crate) fn null_in_not_null(t: &TableDef, c: usize) -> PlanError {
-    PlanError::Invalid(format!(
-        "column '{}' of table '{}' is NOT NULL and cannot take NULL",
-        t.schema.fields[c].name, t.name
-    ))
+    PlanError::NullValue {
+        table: t.name.clone(),
+        column: t.schema.fields[c].name.clone(),
+    }
 }
 
 /// `DROP TABLE [IF EXISTS] name`.

@@ -71,6 +71,14 @@ pub enum PlanError {
     /// references).
     #[error("{0}")]
     Depended(String),
+    /// A NULL for a column declared `NOT NULL` (PostgreSQL's not_null_violation).
+    #[error("column '{column}' of table '{table}' is NOT NULL and cannot take NULL")]
+    NullValue {
+        /// The table, as the catalog names it.
+        table: String,
+        /// The column, as the table names it.
+        column: String,
+    },
 }
 
 fn at(position: &str) -> String {

@@ -47,7 +47,8 @@ pub use cache::{CachedStatement, PlanCache};
 pub use catalog::alter::TableChange;
 pub use catalog::{
     Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, ForeignKey, IndexDef, NamedSequence,
-    ReferentialAction, SequenceChanges, SequenceName, SequenceState, TableDef, ViewDef,
+    ReferentialAction, SequenceChanges, SequenceName, SequenceOwner, SequenceState, TableDef,
+    ViewDef,
 };
 pub use ddl::{column_fill, ColumnFill};
 pub use depth::MAX_EXPR_DEPTH;

@@ -1,8 +1,9 @@
 //! `ALTER SEQUENCE [IF EXISTS] name option ...`, which the SQL parser does not read: the
 //! statement is taken apart by its tokens. `RESTART [[WITH] n]` is read here; the options it
 //! shares with `CREATE SEQUENCE` (`AS`, `INCREMENT`, `MINVALUE`, `MAXVALUE`, `START`, `CACHE`,
-//! `NO CYCLE`, `OWNED BY NONE`) are read by the parser as `CREATE SEQUENCE`'s would be.
-//! `RENAME TO`, `OWNER TO`, `SET ...`, `CYCLE` and `OWNED BY` a column are refused by name.
+//! `NO CYCLE`, `OWNED BY table.column`, `OWNED BY NONE`) are read by the parser as `CREATE
+//! SEQUENCE`'s would be. `OWNER TO` changes nothing (weir has no roles); `RENAME TO`, `SET
+//! ...` and `CYCLE` are refused by name.
 
 use crate::bind::unsupported;
 use crate::catalog::{Catalog, SequenceChanges};
@@ -77,15 +78,17 @@ pub(crate) fn alter_sequence(
         name.push('.');
         i += 1;
     }
-    let rest = &words[i..];
+    let mut rest = &words[i..];
     match keyword(rest.first()) {
+        // weir has no roles: a new owner changes nothing (as `pg_dump`'s scripts write it).
+        Keyword::OWNER if keyword(rest.get(1)) == Keyword::TO && rest.len() == 3 => rest = &[],
         k @ (Keyword::RENAME | Keyword::OWNER | Keyword::SET) => {
             return Err(unsupported(
                 format!("ALTER SEQUENCE ... {k:?}"),
                 rest[0].span,
             ))
         }
-        _ if rest.is_empty() => {
+        _ if rest.is_empty() && words.len() == i => {
             return Err(PlanError::Syntax(format!(
             "ALTER SEQUENCE {name} changes nothing: give it an option (RESTART, INCREMENT BY, ...)"
         )))
@@ -196,18 +199,16 @@ fn read_option(
                 )));
             }
         }
-        sql::SequenceOptions::Cycle(true) | sql::SequenceOptions::OwnedBy(None) => {}
+        sql::SequenceOptions::Cycle(true) => {}
+        sql::SequenceOptions::OwnedBy(None) => changes.owned_by = Some(None),
         sql::SequenceOptions::Cycle(false) => {
             return Err(unsupported(
                 "ALTER SEQUENCE ... CYCLE (a sequence stops at its bound)",
                 tokens[0].span,
             ))
         }
-        sql::SequenceOptions::OwnedBy(Some(_)) => {
-            return Err(unsupported(
-                "ALTER SEQUENCE ... OWNED BY a column",
-                tokens[0].span,
-            ))
+        sql::SequenceOptions::OwnedBy(Some(column)) => {
+            changes.owned_by = Some(Some(crate::sequences::owning_column(column)?))
         }
     }
     Ok(())

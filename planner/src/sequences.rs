@@ -11,7 +11,7 @@
 //! table) a call is refused, naming where it may go.
 
 use crate::bind::{constant_value, Binder};
-use crate::catalog::{Catalog, NamedSequence, SequenceName};
+use crate::catalog::{Catalog, NamedSequence, SequenceName, SequenceOwner};
 use crate::error::PlanError;
 use crate::sequence_names::{function_name, nextval_call, plain_args, sequence_text, unqualified};
 use crate::statement::{SequenceCall, Statement};
@@ -106,7 +106,8 @@ pub(crate) fn type_bounds(t: &sql::DataType) -> Result<(i64, i64), PlanError> {
 /// MINVALUE] [MAXVALUE n | NO MAXVALUE] [START [WITH] n] [CACHE n] [NO CYCLE]`, with
 /// PostgreSQL's defaults: ascending from `MINVALUE` (1) to the type's largest value,
 /// descending from `MAXVALUE` (-1) to its smallest. `CACHE` is taken and does nothing more
-/// (every client reserves values in blocks); `CYCLE`, `TEMPORARY` and `OWNED BY` a column are
+/// (every client reserves values in blocks); `OWNED BY table.column` makes the column its
+/// owner (dropping the column or its table drops the sequence); `CYCLE` and `TEMPORARY` are
 /// refused.
 pub(crate) fn create_sequence(stmt: &sql::Statement) -> Result<Statement, PlanError> {
     let sql::Statement::CreateSequence {
@@ -125,6 +126,7 @@ pub(crate) fn create_sequence(stmt: &sql::Statement) -> Result<Statement, PlanEr
         ));
     }
     let (mut increment, mut min, mut max, mut start) = (1i64, None, None, None);
+    let mut owner = None;
     let (mut type_min, mut type_max) = (i64::MIN, i64::MAX);
     for option in sequence_options {
         match option {
@@ -158,13 +160,8 @@ pub(crate) fn create_sequence(stmt: &sql::Statement) -> Result<Statement, PlanEr
                     ));
                 }
             }
-            sql::SequenceOptions::OwnedBy(None) => {}
-            sql::SequenceOptions::OwnedBy(Some(_)) => {
-                return Err(crate::bind::unsupported(
-                    "CREATE SEQUENCE ... OWNED BY a column",
-                    stmt.span(),
-                ))
-            }
+            sql::SequenceOptions::OwnedBy(None) => owner = None,
+            sql::SequenceOptions::OwnedBy(Some(column)) => owner = Some(owning_column(column)?),
         }
     }
     if increment == 0 {
@@ -195,6 +192,7 @@ pub(crate) fn create_sequence(stmt: &sql::Statement) -> Result<Statement, PlanEr
             min,
             max,
             made: 0,
+            owner,
         },
         if_not_exists: *if_not_exists,
     })
@@ -377,4 +375,23 @@ pub(crate) fn drawn_items(
         ..q.clone()
     };
     Ok(Some((query, drawn)))
+}
+
+/// The column of `OWNED BY [schema.]table.column`, lowercase (checked against the catalog when
+/// the sequence is made or changed).
+pub(crate) fn owning_column(name: &sql::ObjectName) -> Result<SequenceOwner, PlanError> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| p.to_string().trim_matches('"').to_lowercase())
+        .collect();
+    match parts.as_slice() {
+        [.., table, column] => Ok(SequenceOwner {
+            table: table.clone(),
+            column: column.clone(),
+        }),
+        _ => Err(PlanError::Invalid(format!(
+            "OWNED BY needs a table's column (table.column), not {name}"
+        ))),
+    }
 }

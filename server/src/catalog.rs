@@ -287,10 +287,15 @@ pub fn refuse_catalog_query(tokens: &[TokenWithSpan]) -> PgWireResult<()> {
         .map(|t| &t.token)
         .filter(|t| !matches!(t, Token::Whitespace(_)))
         .collect();
-    let names_catalog = code.windows(2).any(|w| match (w[0], w[1]) {
-        (Token::Word(word), Token::Period) => word.value.eq_ignore_ascii_case("pg_catalog"),
+    // A relation of pg_catalog; its functions (`pg_catalog.setval(...)`, as `pg_dump`
+    // writes them) are weir's functions of the same name.
+    let names_catalog = code.windows(4).any(|w| match (w[0], w[1], w[3]) {
+        (Token::Word(word), Token::Period, next) => {
+            word.value.eq_ignore_ascii_case("pg_catalog") && *next != Token::LParen
+        }
         _ => false,
-    });
+    }) || matches!(code.as_slice(), [.., Token::Word(w), Token::Period, _]
+            if w.value.eq_ignore_ascii_case("pg_catalog"));
     if names_catalog {
         return Err(user_error(
             "0A000",

@@ -16,7 +16,7 @@
 //! | `Plan(Depended)` | 2BP01 | dependent_objects_still_exist |
 //! | `DuplicateKey`, `DuplicateUnique` | 23505 | unique_violation |
 //! | `ForeignKey` | 23503 | foreign_key_violation |
-//! | `NullKey` | 23502 | not_null_violation |
+//! | `NullKey`, `Plan(NullValue)` | 23502 | not_null_violation |
 //! | `DivisionByZero` | 22012 | division_by_zero |
 //! | `Overflow` | 22003 | numeric_value_out_of_range |
 //! | `Cast` | 22P02 | invalid_text_representation |
@@ -70,6 +70,7 @@ pub fn plan_sqlstate(e: &PlanError) -> &'static str {
         }
         PlanError::Invalid(_) => "42000",
         PlanError::Depended(_) => "2BP01",
+        PlanError::NullValue { .. } => "23502",
     }
 }
 

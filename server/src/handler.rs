@@ -218,7 +218,11 @@ impl QueryHandler {
                     .cluster
                     .tables()
                     .iter()
-                    .find(|t| t.name.eq_ignore_ascii_case(name))
+                    .find(|t| {
+                        // `public.t` is `t`.
+                        let last = name.rsplit('.').next().unwrap_or(name);
+                        t.name.eq_ignore_ascii_case(last.trim_matches('"'))
+                    })
                     .map(|t| t.schema.fields.len())
                     .ok_or_else(|| user_error("42P01", format!("unknown table '{name}'")))?,
             };
@@ -356,22 +360,31 @@ impl QueryHandler {
             Local::System(fns) => {
                 let row = fns
                     .iter()
-                    .map(|f| match f {
-                        SystemFn::Version => Value::Str(settings::version_string(&self.cluster)),
-                        SystemFn::CurrentSchema => Value::Str("public".into()),
-                        SystemFn::CurrentDatabase => {
-                            Value::Str(session.setting("database").unwrap_or_default())
-                        }
-                        SystemFn::CurrentUser => {
-                            Value::Str(session.setting("user").unwrap_or_default())
-                        }
-                        SystemFn::BackendPid => Value::Int(session.pid.into()),
-                        SystemFn::CurrentSetting(name) => {
-                            session.setting(name).map_or(Value::Null, Value::Str)
-                        }
-                        SystemFn::InRecovery => Value::Bool(false),
+                    .map(|f| {
+                        Ok(match f {
+                            SystemFn::Version => {
+                                Value::Str(settings::version_string(&self.cluster))
+                            }
+                            SystemFn::CurrentSchema => Value::Str("public".into()),
+                            SystemFn::CurrentDatabase => {
+                                Value::Str(session.setting("database").unwrap_or_default())
+                            }
+                            SystemFn::CurrentUser => {
+                                Value::Str(session.setting("user").unwrap_or_default())
+                            }
+                            SystemFn::BackendPid => Value::Int(session.pid.into()),
+                            SystemFn::CurrentSetting(name) => {
+                                session.setting(name).map_or(Value::Null, Value::Str)
+                            }
+                            SystemFn::InRecovery => Value::Bool(false),
+                            SystemFn::SetConfig(name, value) => {
+                                check_setting(name, value)?;
+                                session.set(name, value.clone());
+                                Value::Str(value.clone())
+                            }
+                        })
                     })
-                    .collect();
+                    .collect::<PgWireResult<Vec<_>>>()?;
                 rows(vec![row])
             }
             Local::Relations(list) => {

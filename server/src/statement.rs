@@ -157,6 +157,10 @@ pub enum SystemFn {
     CurrentSetting(String),
     /// `pg_is_in_recovery()`.
     InRecovery,
+    /// `set_config('name', 'value', is_local)`: `SET name = value` for the session (a
+    /// transaction-local one too: weir has no transactions), answering the value, as
+    /// `pg_dump`'s scripts call it.
+    SetConfig(String, String),
 }
 
 impl SystemFn {
@@ -729,6 +733,14 @@ fn system_fn(e: &Expr) -> Option<(String, SystemFn)> {
             sql::Value::SingleQuotedString(s) => SystemFn::CurrentSetting(s.to_lowercase()),
             _ => return None,
         },
+        ("set_config", [Expr::Value(n), Expr::Value(v), Expr::Value(_)]) => {
+            match (&n.value, &v.value) {
+                (sql::Value::SingleQuotedString(n), sql::Value::SingleQuotedString(v)) => {
+                    SystemFn::SetConfig(n.to_lowercase(), v.clone())
+                }
+                _ => return None,
+            }
+        }
         _ => return None,
     };
     Some((name, f))

@@ -18,6 +18,9 @@ use weir_operators::{Batch, Column};
 use weir_runtime::Cluster;
 use weir_server::{PostgresServer, ServePostgres, ServerConfig};
 
+#[path = "postgres/pg_dump_restore.rs"]
+mod pg_dump_restore;
+
 /// Longest any step may take before the test calls it hung.
 const LIMIT: Duration = Duration::from_secs(30);
 

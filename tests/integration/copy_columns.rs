@@ -26,9 +26,10 @@ fn listed_columns_load_in_file_order_and_the_rest_are_null() {
     std::fs::write(&csv, "name,id\n\"a, b\",2\nc,1\n,3\n").unwrap();
     let c = cluster(2);
     c.execute(CREATE).unwrap();
+    // The table named with its schema, as pg_dump names it.
     let n = c
         .execute(&format!(
-            "COPY t (name, id) FROM '{}' (FORMAT csv, HEADER true)",
+            "COPY public.t (name, id) FROM '{}' (FORMAT csv, HEADER true)",
             csv.display()
         ))
         .unwrap();

@@ -462,7 +462,12 @@ impl Binder<'_> {
         scope: &Scope,
         agg: Option<&mut AggCtx>,
     ) -> Result<B, PlanError> {
+        // `pg_catalog.lower(x)` is `lower(x)`, as `pg_dump` and drivers write calls.
         let name = f.name.to_string().to_lowercase();
+        let name = name
+            .strip_prefix("pg_catalog.")
+            .unwrap_or(&name)
+            .to_string();
         if let Some(clock) = self.clock_function(f, &name, e)? {
             return Ok(clock);
         }

@@ -66,6 +66,12 @@ pub enum TableChange {
         /// The new type.
         to: DataType,
     },
+    /// `ADD [CONSTRAINT name] PRIMARY KEY (cols)` to a table without one, which holds no rows
+    /// (the runtime checks): rows are placed by their key from then on.
+    AddPrimaryKey {
+        /// The key's columns, in key order.
+        columns: Vec<usize>,
+    },
     /// `ALTER [COLUMN] name SET NOT NULL` (`true`) or `DROP NOT NULL` (`false`).
     SetNotNull {
         /// The column's position.
@@ -85,6 +91,7 @@ impl TableChange {
                 | TableChange::DropColumn { .. }
                 | TableChange::RenameTable { .. }
                 | TableChange::SetType { .. }
+                | TableChange::AddPrimaryKey { .. }
         )
     }
 }
@@ -183,6 +190,12 @@ impl Catalog {
                         }
                     }
                 }
+                // The sequences the column owns go with it.
+                self.named_sequences.retain(|_, s| {
+                    s.owner
+                        .as_ref()
+                        .is_none_or(|o| o.table != key || o.column != name)
+                });
                 self.sequences.remove(&(key.clone(), name));
             }
             TableChange::RenameColumn { column, to } => {
@@ -199,6 +212,15 @@ impl Catalog {
                 let old = def.schema.fields[c].name.to_lowercase();
                 let t = self.tables.get_mut(&key).expect("checked above");
                 t.schema.fields[c].name = to.clone();
+                for s in self.named_sequences.values_mut() {
+                    if let Some(o) = s
+                        .owner
+                        .as_mut()
+                        .filter(|o| o.table == key && o.column == old)
+                    {
+                        o.column = to.to_lowercase();
+                    }
+                }
                 if let Some(mut s) = self.sequences.remove(&(key.clone(), old)) {
                     s.column = to.to_lowercase();
                     self.sequences.insert((key.clone(), s.column.clone()), s);
@@ -231,6 +253,11 @@ impl Catalog {
                 }
                 if let Some(n) = self.next_row_ids.remove(&key) {
                     self.next_row_ids.insert(new_key.clone(), n);
+                }
+                for s in self.named_sequences.values_mut() {
+                    if let Some(o) = s.owner.as_mut().filter(|o| o.table == key) {
+                        o.table = new_key.clone();
+                    }
                 }
                 let moved: Vec<(String, String)> = self
                     .sequences
@@ -350,6 +377,31 @@ impl Catalog {
                     t.not_null.push(c);
                     t.not_null.sort_unstable();
                 }
+            }
+            TableChange::AddPrimaryKey { columns } => {
+                if !def.primary_key.is_empty() {
+                    return Err(PlanError::Invalid(format!(
+                        "multiple primary keys for table '{}' are not allowed",
+                        def.name
+                    )));
+                }
+                let repeated = columns
+                    .iter()
+                    .enumerate()
+                    .any(|(i, c)| columns[..i].contains(c));
+                if columns.is_empty()
+                    || repeated
+                    || columns.iter().any(|&c| column_name(c).is_none())
+                {
+                    return Err(PlanError::Invalid(format!(
+                        "a primary key of table '{}' names each of its columns once",
+                        def.name
+                    )));
+                }
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.primary_key = columns.clone();
+                // The key's columns never hold NULL; the list holds the others.
+                t.not_null.retain(|c| !columns.contains(c));
             }
         }
         self.version += 1;

@@ -79,6 +79,10 @@ impl Catalog {
             min: 1,
             max: i64::MAX,
             made: s.made,
+            owner: Some(super::SequenceOwner {
+                table: s.table.clone(),
+                column: s.column.clone(),
+            }),
         }));
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
@@ -120,6 +124,9 @@ impl Catalog {
                 false => Err(PlanError::RelationExists(key)),
             };
         }
+        if let Some(owner) = &s.owner {
+            self.check_owner(owner)?;
+        }
         self.version += 1;
         let made = self.version;
         self.named_sequences.insert(
@@ -131,6 +138,21 @@ impl Catalog {
             },
         );
         Ok(true)
+    }
+
+    /// Refuses an `OWNED BY` column that no table has.
+    fn check_owner(&self, owner: &super::SequenceOwner) -> Result<(), PlanError> {
+        let t = self
+            .tables
+            .get(&owner.table)
+            .ok_or_else(|| PlanError::UnknownTable(owner.table.clone()))?;
+        if t.schema.index_of(&owner.column).is_none() {
+            return Err(PlanError::UnknownColumn {
+                name: format!("{}.{}", owner.table, owner.column),
+                position: String::new(),
+            });
+        }
+        Ok(())
     }
 
     /// Removes sequence `name` (made by `CREATE SEQUENCE`). A column's `DEFAULT` that calls
@@ -234,8 +256,17 @@ impl Catalog {
         let invalid = |what: String| PlanError::Invalid(format!("sequence {name}: {what}"));
         match sequence {
             SequenceName::Column { table, column } => {
+                // Owned by its own column it is already (or, with `NONE`, as before).
+                let own = match &changes.owned_by {
+                    Some(Some(o)) if o.table == *table && o.column == *column => {
+                        changes.owned_by.clone()
+                    }
+                    Some(None) => Some(None),
+                    _ => None,
+                };
                 let only_restart = SequenceChanges {
                     restart: changes.restart,
+                    owned_by: own,
                     ..SequenceChanges::default()
                 };
                 if *changes != only_restart {
@@ -260,11 +291,17 @@ impl Catalog {
                 Ok(())
             }
             SequenceName::Named(key) => {
+                if let Some(Some(owner)) = &changes.owned_by {
+                    self.check_owner(owner)?;
+                }
                 let s = self
                     .named_sequences
                     .get_mut(key)
                     .ok_or_else(|| PlanError::UnknownSequence(name.clone()))?;
                 let mut n = s.clone();
+                if let Some(owner) = &changes.owned_by {
+                    n.owner = owner.clone();
+                }
                 let (type_min, type_max) = changes.of_type.unwrap_or((i64::MIN, i64::MAX));
                 if changes.of_type.is_some() {
                     n.min = n.min.max(type_min);
@@ -347,6 +384,7 @@ mod tests {
             min,
             max,
             made: 1,
+            owner: None,
         }
     }
 

@@ -131,7 +131,10 @@ fn forms_that_are_not_taken_are_named() {
         ),
         ("ALTER TABLE child ADD COLUMN u BIGINT UNIQUE", "UNIQUE"),
         ("ALTER TABLE child ADD CONSTRAINT c CHECK (a > 0)", "CHECK"),
-        ("ALTER TABLE child ADD PRIMARY KEY (a)", "ADD PRIMARY KEY"),
+        (
+            "ALTER TABLE child ADD PRIMARY KEY (a)",
+            "multiple primary keys for table 'child'",
+        ),
         (
             "ALTER TABLE child DROP COLUMN a, DROP COLUMN b",
             "several changes",

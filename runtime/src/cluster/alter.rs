@@ -22,7 +22,7 @@ impl Cluster {
         };
         if self.inner.remote.is_some() && change.changes_storage() {
             return Err(Error::Plan(PlanError::unsupported(
-                "ALTER TABLE ... ADD COLUMN, DROP COLUMN, ALTER COLUMN ... TYPE or RENAME TO on data nodes of other processes (renaming a column, defaults, NOT NULL, constraints and DROP INDEX are supported)",
+                "ALTER TABLE ... ADD COLUMN, DROP COLUMN, ALTER COLUMN ... TYPE, RENAME TO or ADD PRIMARY KEY on data nodes of other processes (renaming a column, defaults, NOT NULL, constraints and DROP INDEX are supported)",
                 "",
             )));
         }
@@ -43,6 +43,9 @@ impl Cluster {
         if let TableChange::SetType { column, to } = &change {
             self.check_castable(&def, *column, *to)?;
         }
+        if let TableChange::AddPrimaryKey { .. } = &change {
+            self.check_empty(&def)?;
+        }
         let key = def.name.to_lowercase();
         let stored = stored_change(&def, &change);
         self.change_schema(
@@ -54,12 +57,18 @@ impl Cluster {
                 if let Some(stored) = stored {
                     self.change_every_node(stored)?;
                 }
-                if let TableChange::RenameTable { to } = &change {
-                    self.inner
-                        .replicas
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .rename_table(&key, &to.to_lowercase());
+                let mut replicas = self
+                    .inner
+                    .replicas
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                match &change {
+                    TableChange::RenameTable { to } => {
+                        replicas.rename_table(&key, &to.to_lowercase())
+                    }
+                    // The table starts anew, placed by its key.
+                    TableChange::AddPrimaryKey { .. } => replicas.drop_table(&key),
+                    _ => {}
                 }
                 Ok(())
             },
@@ -87,8 +96,7 @@ impl Cluster {
             }
             _ => return Ok(()),
         };
-        let sql = format!("SELECT 1 FROM {}{condition} LIMIT 1", quote(&def.name));
-        if self.query(&sql, &[])?.rows().is_empty() {
+        if !self.holds_a_row(def, &condition)? {
             return Ok(());
         }
         Err(Error::Plan(PlanError::Invalid(format!(
@@ -99,6 +107,31 @@ impl Cluster {
 }
 
 impl Cluster {
+    /// Refuses a primary key added to `def` when it holds rows: rows are placed by their key,
+    /// and a table's rows are not moved to new places (they would be lost to a crash halfway).
+    fn check_empty(&self, def: &TableDef) -> Result<()> {
+        if !self.holds_a_row(def, "")? {
+            return Ok(());
+        }
+        Err(Error::Plan(PlanError::unsupported(
+            format!(
+                "ALTER TABLE ... ADD PRIMARY KEY on table '{}', which holds rows (weir places a \
+                 table's rows by its key: declare the key in CREATE TABLE, or add it before the \
+                 rows are loaded; a pg_dump script restores in two steps, its --schema-only \
+                 part, then its --data-only part)",
+                def.name
+            ),
+            "",
+        )))
+    }
+
+    /// Whether table `def` holds a row (that meets `condition`, a ` WHERE ...` clause, when
+    /// it is not empty).
+    fn holds_a_row(&self, def: &TableDef, condition: &str) -> Result<bool> {
+        let sql = format!("SELECT 1 FROM {}{condition} LIMIT 1", quote(&def.name));
+        Ok(!self.query(&sql, &[])?.rows().is_empty())
+    }
+
     /// Refuses a new type `to` for column `column` of `def` that a value stored does not
     /// convert to, with the cast's own error (every value is cast once here, so the change to
     /// the rows, logged before it is made, cannot fail halfway).
@@ -154,6 +187,8 @@ fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
             table,
             to: to.to_lowercase(),
         }),
+        // The table holds no rows: its storage starts anew, laid out by the key.
+        TableChange::AddPrimaryKey { .. } => Some(Change::DropTable { table }),
         TableChange::SetDefault { .. }
         | TableChange::SetNotNull { .. }
         | TableChange::AddForeignKey(_)

@@ -112,6 +112,14 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::Invalid(message.into())
 }
 
+/// The table `name` names: its last part, as a query's FROM reads it (`public.t` is `t`).
+fn table_of(name: &sqlparser::ast::ObjectName) -> Result<String> {
+    match name.0.last() {
+        Some(sqlparser::ast::ObjectNamePart::Identifier(id)) => Ok(id.value.clone()),
+        _ => Err(invalid(format!("COPY: '{name}' is not a table's name"))),
+    }
+}
+
 fn parse(sql: &str) -> Result<Copy> {
     let mut stmts =
         Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| invalid(format!("COPY: {e}")))?;
@@ -145,7 +153,7 @@ fn parse(sql: &str) -> Result<Copy> {
             },
             false,
         ) => CopyFrom::IntoTable(
-            table_name.to_string(),
+            table_of(&table_name)?,
             columns.iter().map(|c| c.value.clone()).collect(),
         ),
         (

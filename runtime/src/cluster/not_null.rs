@@ -11,10 +11,10 @@ pub(super) fn check_not_null(def: &TableDef, batch: &Batch) -> Result<()> {
         .iter()
         .find(|&&c| batch.column(c).null_count() > 0)
     {
-        Some(&c) => Err(Error::Plan(PlanError::Invalid(format!(
-            "column '{}' of table '{}' is NOT NULL and cannot take NULL",
-            def.schema.fields[c].name, def.name
-        )))),
+        Some(&c) => Err(Error::Plan(PlanError::NullValue {
+            table: def.name.clone(),
+            column: def.schema.fields[c].name.clone(),
+        })),
         None => Ok(()),
     }
 }

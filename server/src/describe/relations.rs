@@ -327,7 +327,16 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                 owner: owners
                     .iter()
                     .find(|(name, _)| *name == s.name)
-                    .map(|(_, owner)| owner.clone()),
+                    .map(|(_, owner)| owner.clone())
+                    .or_else(|| {
+                        // `OWNED BY table.column` of a sequence made by CREATE SEQUENCE.
+                        let o = s.owner.as_ref()?;
+                        let t = tables
+                            .iter()
+                            .find(|t| t.name.eq_ignore_ascii_case(&o.table))?;
+                        let c = t.schema.index_of(&o.column)?;
+                        Some((t.name.clone(), t.schema.fields[c].name.clone(), false))
+                    }),
             }),
             name: s.name,
             view_sql: None,

@@ -1,8 +1,8 @@
 //! The catalog's earlier wire forms, read so that a data directory, or a catalog log, written
 //! by an earlier build still starts, and converted to today's [`CatalogSnapshot`]: the first
 //! (written before catalogs carried a format number, weir up to 2026-12-06), format 2
-//! (column defaults and sequences, before foreign keys) and format 3 (foreign keys, before
-//! `CREATE SEQUENCE`).
+//! (column defaults and sequences, before foreign keys), format 3 (foreign keys, before
+//! `CREATE SEQUENCE`) and format 4 (`CREATE SEQUENCE`, before `OWNED BY`).
 //!
 //! Their types mirror the planner's of that time field for field (bincode encodes fields by
 //! position, not by name): change nothing here.
@@ -10,7 +10,9 @@
 use serde::Deserialize;
 use weir_operators::external::ExternalSource;
 use weir_operators::Schema;
-use weir_planner::{CatalogSnapshot, ColumnDefault, IndexDef, SequenceState, TableDef, ViewDef};
+use weir_planner::{
+    CatalogSnapshot, ColumnDefault, IndexDef, NamedSequence, SequenceState, TableDef, ViewDef,
+};
 
 /// A table definition of format 1.
 #[derive(Deserialize)]
@@ -135,6 +137,57 @@ impl From<CatalogSnapshotV3> for CatalogSnapshot {
             next_row_ids: v3.next_row_ids,
             sequences: v3.sequences,
             named_sequences: Vec::new(),
+        }
+    }
+}
+
+/// A sequence made by `CREATE SEQUENCE` in format 4 (no owning column).
+#[derive(Deserialize)]
+struct NamedSequenceV4 {
+    name: String,
+    next: i64,
+    start: i64,
+    increment: i64,
+    min: i64,
+    max: i64,
+    made: u64,
+}
+
+/// A catalog of format 4 (its tables as today's, its sequences without owners).
+#[derive(Deserialize)]
+pub(super) struct CatalogSnapshotV4 {
+    version: u64,
+    tables: Vec<TableDef>,
+    views: Vec<ViewDef>,
+    row_counts: Vec<(String, u64)>,
+    next_row_ids: Vec<(String, u64)>,
+    sequences: Vec<SequenceState>,
+    named_sequences: Vec<NamedSequenceV4>,
+}
+
+impl From<CatalogSnapshotV4> for CatalogSnapshot {
+    fn from(v4: CatalogSnapshotV4) -> Self {
+        CatalogSnapshot {
+            version: v4.version,
+            tables: v4.tables,
+            views: v4.views,
+            row_counts: v4.row_counts,
+            next_row_ids: v4.next_row_ids,
+            sequences: v4.sequences,
+            named_sequences: v4
+                .named_sequences
+                .into_iter()
+                .map(|s| NamedSequence {
+                    name: s.name,
+                    next: s.next,
+                    start: s.start,
+                    increment: s.increment,
+                    min: s.min,
+                    max: s.max,
+                    made: s.made,
+                    owner: None,
+                })
+                .collect(),
         }
     }
 }

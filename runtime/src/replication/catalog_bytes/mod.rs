@@ -20,8 +20,8 @@ use weir_planner::CatalogSnapshot;
 pub const VERSIONED: u8 = 0xFF;
 
 /// The catalog format this build writes: 2 added column defaults and sequences, 3 foreign
-/// keys, 4 the sequences of `CREATE SEQUENCE`.
-pub const FORMAT: u8 = 4;
+/// keys, 4 the sequences of `CREATE SEQUENCE`, 5 their owning columns (`OWNED BY`).
+pub const FORMAT: u8 = 5;
 
 /// The wire form of catalog `snapshot`.
 pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
@@ -45,6 +45,7 @@ pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
 fn decode_any(bytes: &[u8]) -> Result<CatalogSnapshot> {
     match bytes {
         [VERSIONED, FORMAT, body @ ..] => codec::decode(body),
+        [VERSIONED, 4, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV4>(body)?.into()),
         [VERSIONED, 3, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV3>(body)?.into()),
         [VERSIONED, 2, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV2>(body)?.into()),
         [VERSIONED, format, ..] => Err(crate::error::Error::Codec(format!(
@@ -52,6 +53,15 @@ fn decode_any(bytes: &[u8]) -> Result<CatalogSnapshot> {
         ))),
         first => Ok(codec::decode::<legacy::CatalogSnapshotV1>(first)?.into()),
     }
+}
+
+/// Whether sequence `s` has no owner or one of `snapshot`'s tables has its owning column.
+fn owner_known(snapshot: &CatalogSnapshot, s: &weir_planner::NamedSequence) -> bool {
+    s.owner.as_ref().is_none_or(|o| {
+        snapshot.tables.iter().any(|t| {
+            t.name.eq_ignore_ascii_case(&o.table) && t.schema.index_of(&o.column).is_some()
+        })
+    })
 }
 
 /// The catalog snapshot `bytes` encode, checked: every table's key, indexed, NOT NULL and
@@ -103,10 +113,10 @@ pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
     if let Some(s) = snapshot
         .named_sequences
         .iter()
-        .find(|s| s.increment == 0 || s.min > s.max)
+        .find(|s| s.increment == 0 || s.min > s.max || !owner_known(&snapshot, s))
     {
         return Err(crate::error::Error::Codec(format!(
-            "the catalog's sequence {} is malformed (an increment of 0, or MINVALUE above MAXVALUE)",
+            "the catalog's sequence {} is malformed (an increment of 0, MINVALUE above MAXVALUE, or an owning column no table has)",
             s.name
         )));
     }
@@ -175,6 +185,7 @@ mod tests {
             min: 1,
             max: i64::MAX,
             made: 2,
+            owner: None,
         }
     }
 
@@ -223,6 +234,59 @@ mod tests {
         });
         let e = decode_catalog(&bytes).unwrap_err().to_string();
         assert!(e.contains("sequence s is malformed"), "{e}");
+    }
+
+    #[test]
+    fn a_sequences_owner_reads_back_and_one_of_format_4_has_none() {
+        let mut owned = sequence();
+        owned.owner = Some(weir_planner::SequenceOwner {
+            table: "t".into(),
+            column: "id".into(),
+        });
+        let snapshot = CatalogSnapshot {
+            version: 4,
+            tables: vec![table()],
+            named_sequences: vec![owned],
+            ..Default::default()
+        };
+        assert_eq!(
+            decode_catalog(&encode_catalog(&snapshot)).unwrap(),
+            snapshot
+        );
+        // Format 4: the same fields but the sequences' owners.
+        #[derive(serde::Serialize)]
+        struct SequenceV4<'a>(&'a str, i64, i64, i64, i64, i64, u64);
+        #[derive(serde::Serialize)]
+        struct V4<'a>(
+            u64,
+            &'a [TableDef],
+            &'a [weir_planner::ViewDef],
+            &'a [(String, u64)],
+            &'a [(String, u64)],
+            &'a [weir_planner::SequenceState],
+            Vec<SequenceV4<'a>>,
+        );
+        let s = &snapshot;
+        let sequences = s
+            .named_sequences
+            .iter()
+            .map(|q| SequenceV4(&q.name, q.next, q.start, q.increment, q.min, q.max, q.made))
+            .collect();
+        let body = V4(
+            s.version,
+            &s.tables,
+            &s.views,
+            &s.row_counts,
+            &s.next_row_ids,
+            &s.sequences,
+            sequences,
+        );
+        let mut bytes = vec![VERSIONED, 4];
+        bytes.extend(codec::encode(&body).unwrap());
+        let read = decode_catalog(&CatalogBytes(bytes)).unwrap();
+        assert_eq!(read.tables, snapshot.tables);
+        assert_eq!(read.named_sequences[0].name, "s");
+        assert_eq!(read.named_sequences[0].owner, None);
     }
 
     #[test]
