@@ -123,6 +123,14 @@ fn sides(e: &Expr, lw: usize) -> Sides {
     }
 }
 
+/// `conds` split into those that read only the first `width` columns (an input's, which a
+/// node that adds columns after them keeps in place) and the others.
+fn of_input(conds: Vec<Expr>, width: usize) -> (Vec<Expr>, Vec<Expr>) {
+    conds
+        .into_iter()
+        .partition(|c| columns_of(c).iter().all(|&x| x < width))
+}
+
 fn filtered(input: &LogicalPlan, conds: Vec<Expr>) -> Box<LogicalPlan> {
     Box::new(input.clone().filter_all(conds))
 }
@@ -206,10 +214,7 @@ impl Rule for PushDownFilters {
                 field,
                 position,
             } => {
-                let m = inner.width();
-                let (below, above): (Vec<Expr>, Vec<Expr>) = conds
-                    .into_iter()
-                    .partition(|c| columns_of(c).iter().all(|&x| x < m));
+                let (below, above) = of_input(conds, inner.width());
                 if below.is_empty() {
                     return Ok(None);
                 }
@@ -273,10 +278,7 @@ impl Rule for PushDownFilters {
                 field,
             } => {
                 // A conjunct that does not read the series keeps or drops whole input rows.
-                let m = inner.width();
-                let (below, above): (Vec<Expr>, Vec<Expr>) = conds
-                    .into_iter()
-                    .partition(|c| columns_of(c).iter().all(|&x| x < m));
+                let (below, above) = of_input(conds, inner.width());
                 if below.is_empty() {
                     return Ok(None);
                 }
