@@ -8,7 +8,8 @@ use crate::error::PlanError;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
 use crate::{
-    alter, ddl, depth, dml, external, frame_exclude, sequence_alter, sequences, truncate, upsert,
+    add_identity, alter, ddl, depth, dml, external, frame_exclude, sequence_alter, sequences,
+    truncate, upsert,
 };
 use sqlparser::ast::{self as sql, Spanned};
 use sqlparser::dialect::GenericDialect;
@@ -52,6 +53,9 @@ fn plan_tokens(
     }
     if sequence_alter::is_alter_sequence(tokens) {
         return sequence_alter::alter_sequence(tokens, catalog);
+    }
+    if add_identity::is_add_identity(tokens) {
+        return add_identity::add_identity(tokens, catalog);
     }
     let dialect = GenericDialect {};
     // The parser does not read the EXCLUDE clause of window frames: it is taken out first.

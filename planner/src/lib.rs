@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+mod add_identity;
 mod alter;
 mod bind;
 pub mod cache;

@@ -18,7 +18,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 /// The tokens of a statement without whitespace and a final semicolon.
-fn words(tokens: &[TokenWithSpan]) -> Vec<&TokenWithSpan> {
+pub(crate) fn words(tokens: &[TokenWithSpan]) -> Vec<&TokenWithSpan> {
     let mut words: Vec<&TokenWithSpan> = tokens
         .iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
@@ -30,7 +30,7 @@ fn words(tokens: &[TokenWithSpan]) -> Vec<&TokenWithSpan> {
 }
 
 /// The keyword token `t` is (`NoKeyword` for any other token).
-fn keyword(t: Option<&&TokenWithSpan>) -> Keyword {
+pub(crate) fn keyword(t: Option<&&TokenWithSpan>) -> Keyword {
     match t.map(|t| &t.token) {
         Some(Token::Word(w)) => w.keyword,
         _ => Keyword::NoKeyword,

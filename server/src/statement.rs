@@ -318,6 +318,8 @@ pub fn classify(
     // A command only weir's planner reads (sqlparser does not), answered with its tag.
     let unparsed_command = match (ast, word(0), word(1)) {
         (None, "ALTER", "SEQUENCE") => Some("ALTER SEQUENCE"),
+        // `ALTER TABLE ... ALTER COLUMN c ADD GENERATED ... AS IDENTITY (...)`.
+        (None, "ALTER", "TABLE") => Some("ALTER TABLE"),
         _ => None,
     };
     let returns_rows = match ast {

@@ -72,6 +72,17 @@ pub enum TableChange {
         /// The key's columns, in key order.
         columns: Vec<usize>,
     },
+    /// `ALTER [COLUMN] name ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY`: the column
+    /// takes its values from its sequence (`<table>_<column>_seq`), whose next value is
+    /// `start`; it refuses NULL from then on (the runtime checks the rows stored have none).
+    AddIdentity {
+        /// The column's position.
+        column: usize,
+        /// `GENERATED ALWAYS`: an INSERT may not give the column a value.
+        always: bool,
+        /// The sequence's first value.
+        start: i64,
+    },
     /// `ALTER [COLUMN] name SET NOT NULL` (`true`) or `DROP NOT NULL` (`false`).
     SetNotNull {
         /// The column's position.
@@ -135,6 +146,7 @@ impl Catalog {
         | TableChange::RenameColumn { column: c, .. }
         | TableChange::SetDefault { column: c, .. }
         | TableChange::SetType { column: c, .. }
+        | TableChange::AddIdentity { column: c, .. }
         | TableChange::SetNotNull { column: c, .. } = change
         {
             if column_name(*c).is_none() {
@@ -377,6 +389,39 @@ impl Catalog {
                     t.not_null.push(c);
                     t.not_null.sort_unstable();
                 }
+            }
+            TableChange::AddIdentity {
+                column,
+                always,
+                start,
+            } => {
+                let c = *column;
+                let name = def.schema.fields[c].name.clone();
+                if def.default_of(c).is_some() {
+                    return Err(PlanError::Invalid(format!(
+                        "column '{name}' of table '{}' has a default already: it cannot be an identity column (drop the default first)",
+                        def.name
+                    )));
+                }
+                let in_key = def.primary_key.contains(&c);
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.defaults.push(ColumnDefault {
+                    column: c,
+                    value: DefaultValue::Identity { always: *always },
+                });
+                t.defaults.sort_by_key(|d| d.column);
+                if !in_key && !t.not_null.contains(&c) {
+                    t.not_null.push(c);
+                    t.not_null.sort_unstable();
+                }
+                let column = name.to_lowercase();
+                let state = super::SequenceState {
+                    table: key.clone(),
+                    column: column.clone(),
+                    next: *start,
+                    made: self.version + 1,
+                };
+                self.sequences.insert((key.clone(), column), state);
             }
             TableChange::AddPrimaryKey { columns } => {
                 if !def.primary_key.is_empty() {

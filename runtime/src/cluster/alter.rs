@@ -89,7 +89,8 @@ impl Cluster {
             TableChange::SetNotNull {
                 column,
                 not_null: true,
-            } => {
+            }
+            | TableChange::AddIdentity { column, .. } => {
                 let name = def.schema.fields[*column].name.clone();
                 let condition = format!(" WHERE {} IS NULL", quote(&name));
                 (name, condition)
@@ -190,6 +191,7 @@ fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
         // The table holds no rows: its storage starts anew, laid out by the key.
         TableChange::AddPrimaryKey { .. } => Some(Change::DropTable { table }),
         TableChange::SetDefault { .. }
+        | TableChange::AddIdentity { .. }
         | TableChange::SetNotNull { .. }
         | TableChange::AddForeignKey(_)
         | TableChange::DropForeignKey { .. } => None,

@@ -1,8 +1,8 @@
 //! A PostgreSQL database brought to weir as `pg_dump` writes it: the scripts of PostgreSQL
-//! 15's `pg_dump --schema-only` and `--data-only` (`server/tests/clients/pg_dump_15_*.sql`, of
-//! a shop with a SERIAL and a BIGSERIAL key, a unique column, an index, a view and a foreign key
-//! with ON DELETE CASCADE) run as `psql -f` runs them, and the database then answers and
-//! enforces what it declared.
+//! 15's `pg_dump --schema-only` and `--data-only` (`server/tests/clients/pg_dump_15_*.sql`: a
+//! shop with a SERIAL and a BIGSERIAL key, a unique column, an index, a view and a foreign key
+//! with ON DELETE CASCADE; a catalogue with identity columns, a unique and a two-column index)
+//! run as `psql -f` runs them, and the database then answers and enforces what it declared.
 
 use super::{assert_idle, bounded, cluster, code, connect, serve, texts};
 use futures::SinkExt;
@@ -130,6 +130,63 @@ async fn a_pg_dump_in_two_steps_restores_and_keeps_its_keys_sequences_and_view()
         one(&client, sequences).await,
         vec![vec![s("customers_id_seq")]]
     );
+    assert_idle(&c);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identity_columns_restore_and_their_sequences_go_on() {
+    let c = cluster();
+    let server = serve(&c, ServerConfig::new());
+    let client = connect(server.local_addr()).await;
+    let schema = include_str!("../clients/pg_dump_15_identity_schema.sql");
+    let data = include_str!("../clients/pg_dump_15_identity_data.sql");
+    bounded("the schema", run_script(&client, schema))
+        .await
+        .unwrap();
+    bounded("the data", run_script(&client, data))
+        .await
+        .unwrap();
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        one(
+            &client,
+            "SELECT i.title, t.tag FROM items i JOIN tags t ON t.item_id = i.id ORDER BY i.id"
+        )
+        .await,
+        vec![
+            vec![s("lamp"), s("light")],
+            vec![s("desk"), s("wood")],
+            vec![s("chair"), s("wood")],
+        ]
+    );
+    assert_eq!(
+        one(
+            &client,
+            "INSERT INTO items (title) VALUES ('rug') RETURNING id"
+        )
+        .await,
+        vec![vec![s("4")]]
+    );
+    assert_eq!(
+        one(
+            &client,
+            "INSERT INTO tags (item_id, tag) VALUES (4, 'soft') RETURNING id"
+        )
+        .await,
+        vec![vec![s("4")]]
+    );
+    // GENERATED ALWAYS: an INSERT gives no value; the unique index holds.
+    for (sql, sqlstate) in [
+        (
+            "INSERT INTO tags (id, item_id, tag) VALUES (9, 1, 'x')",
+            "42000",
+        ),
+        ("INSERT INTO items (title) VALUES ('lamp')", "23505"),
+        ("INSERT INTO tags (item_id, tag) VALUES (77, 'x')", "23503"),
+    ] {
+        let e = client.batch_execute(sql).await.unwrap_err();
+        assert_eq!(code(&e), sqlstate, "{sql}: {e:?}");
+    }
     assert_idle(&c);
 }
 
