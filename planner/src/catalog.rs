@@ -40,6 +40,20 @@ pub struct TableDef {
     /// Its foreign keys (`REFERENCES`, `FOREIGN KEY ... REFERENCES`): the values rows of this
     /// table give those columns exist in the referenced table.
     pub foreign_keys: Vec<ForeignKey>,
+    /// Its `CHECK` constraints: every row written makes each condition true or NULL.
+    pub checks: Vec<CheckConstraint>,
+}
+
+/// A `CHECK (condition)` of a table: a row for which the condition is false is refused
+/// (true or NULL pass, as in PostgreSQL).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckConstraint {
+    /// The constraint's name (given, or PostgreSQL's: `{table}_{column}_check` for one a
+    /// column declares, `{table}_check` for one of the table).
+    pub name: String,
+    /// The condition as written, over the table's columns by name (bound where it is
+    /// checked, as a view's query is).
+    pub condition: String,
 }
 
 /// A foreign key: a row whose columns `columns` are all non-NULL holds values that a row of

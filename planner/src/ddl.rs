@@ -159,6 +159,11 @@ pub(crate) fn plain_primary_key(pk: &sql::PrimaryKeyConstraint) -> bool {
         && pk.characteristics.is_none()
 }
 
+/// A `CHECK` constraint weir enforces: no `NO INHERIT` (no inheritance), not `NOT ENFORCED`.
+fn plain_check(c: &sql::CheckConstraint) -> bool {
+    !c.no_inherit && c.enforced != Some(false)
+}
+
 /// A `UNIQUE` constraint weir enforces: no index options, NULLs distinct.
 pub(crate) fn plain_unique(u: &sql::UniqueConstraint) -> bool {
     u.index_name.is_none()
@@ -204,6 +209,9 @@ pub(crate) fn create_table(
     let mut defaults: Vec<ColumnDefault> = Vec::new();
     // Foreign keys as declared, with their columns (resolved once the table's keys are).
     let mut references: Vec<(&sql::ForeignKeyConstraint, Vec<usize>)> = Vec::new();
+    // CHECK constraints: their names (given, or the column's for one on a column) and
+    // conditions (bound once every column is known).
+    let mut check_asts: Vec<(Option<String>, Option<String>, &sql::Expr)> = Vec::new();
     for (i, c) in ct.columns.iter().enumerate() {
         check_new_column(&fields, &c.name.value)?;
         let serial = is_serial(&c.data_type);
@@ -277,6 +285,14 @@ pub(crate) fn create_table(
                 sql::ColumnOption::ForeignKey(fk) if fk.columns.is_empty() => {
                     references.push((fk, vec![i]));
                 }
+                sql::ColumnOption::Check(check) if plain_check(check) => {
+                    let given = o.name.as_ref().or(check.name.as_ref());
+                    check_asts.push((
+                        given.map(|n| n.value.clone()),
+                        Some(c.name.value.clone()),
+                        &check.expr,
+                    ));
+                }
                 _ => {
                     return Err(unsupported(
                         format!("{} on column '{}'", o.option, c.name.value),
@@ -342,8 +358,42 @@ pub(crate) fn create_table(
                 }
                 references.push((fk, columns));
             }
+            sql::TableConstraint::Check(check) if plain_check(check) => {
+                check_asts.push((
+                    check.name.as_ref().map(|n| n.value.clone()),
+                    None,
+                    &check.expr,
+                ));
+            }
             _ => return Err(unsupported(format!("{c} in CREATE TABLE"), c.span())),
         }
+    }
+    let mut checks: Vec<crate::catalog::CheckConstraint> = Vec::with_capacity(check_asts.len());
+    for (given, column, condition) in check_asts {
+        let read = crate::checks::columns_read(&condition.to_string());
+        let one = column.or_else(|| match read.as_slice() {
+            [only] => Some(only.clone()),
+            _ => None,
+        });
+        let constraint_name = match given {
+            Some(n) => n,
+            None => crate::checks::default_name(&name, one.as_deref(), &checks),
+        };
+        if checks
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(&constraint_name))
+        {
+            return Err(PlanError::Invalid(format!(
+                "constraint \"{constraint_name}\" of table '{name}' is declared twice"
+            )));
+        }
+        checks.push(crate::checks::check_constraint(
+            &name,
+            &schema,
+            constraint_name,
+            condition,
+            catalog,
+        )?);
     }
     let not_null: Vec<usize> = not_null
         .into_iter()
@@ -405,6 +455,7 @@ pub(crate) fn create_table(
         external: None,
         defaults,
         foreign_keys,
+        checks,
     }))
 }
 
@@ -1183,6 +1234,7 @@ fn create_table_as(
         external: None,
         defaults: Vec::new(),
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     };
     let query = crate::query::plan_with_constants(bound, catalog, binder)?;
     Ok(Statement::CreateTableAs {

@@ -23,6 +23,7 @@ mod alter;
 mod bind;
 pub mod cache;
 pub mod catalog;
+mod checks;
 mod ddl;
 mod depth;
 mod dml;
@@ -47,10 +48,11 @@ mod upsert;
 pub use cache::{CachedStatement, PlanCache};
 pub use catalog::alter::TableChange;
 pub use catalog::{
-    Catalog, CatalogSnapshot, ColumnDefault, DefaultValue, ForeignKey, IndexDef, NamedSequence,
-    ReferentialAction, SequenceChanges, SequenceName, SequenceOwner, SequenceState, TableDef,
-    ViewDef,
+    Catalog, CatalogSnapshot, CheckConstraint, ColumnDefault, DefaultValue, ForeignKey, IndexDef,
+    NamedSequence, ReferentialAction, SequenceChanges, SequenceName, SequenceOwner, SequenceState,
+    TableDef, ViewDef,
 };
+pub use checks::check_conditions;
 pub use ddl::{column_fill, ColumnFill};
 pub use depth::MAX_EXPR_DEPTH;
 pub use dml::identity_columns;

@@ -164,6 +164,15 @@ pub enum Error {
         /// parent`, or `key (id) = (1) is still referenced from table child`.
         detail: String,
     },
+    /// A row written makes a `CHECK` constraint's condition false. Nothing of the statement
+    /// was stored.
+    #[error("new row for table {table} violates check constraint \"{constraint}\"")]
+    CheckViolation {
+        /// The table the statement writes.
+        table: String,
+        /// The constraint's name.
+        constraint: String,
+    },
     /// A row's primary key is NULL. Nothing of the statement was stored.
     #[error("primary key {column} cannot be NULL in table {table}")]
     NullKey {
@@ -288,6 +297,7 @@ impl Error {
             Error::DuplicateKey { .. } => "duplicate_key",
             Error::DuplicateUnique { .. } => "duplicate_unique",
             Error::ForeignKey { .. } => "foreign_key",
+            Error::CheckViolation { .. } => "check_violation",
             Error::NullKey { .. } => "null_key",
             Error::SequenceExhausted(_) => "sequence_exhausted",
             Error::SequenceUndefined(_) => "sequence_undefined",

@@ -16,6 +16,7 @@
 //! | `Plan(Depended)` | 2BP01 | dependent_objects_still_exist |
 //! | `DuplicateKey`, `DuplicateUnique` | 23505 | unique_violation |
 //! | `ForeignKey` | 23503 | foreign_key_violation |
+//! | `CheckViolation` | 23514 | check_violation |
 //! | `NullKey`, `Plan(NullValue)` | 23502 | not_null_violation |
 //! | `DivisionByZero` | 22012 | division_by_zero |
 //! | `Overflow` | 22003 | numeric_value_out_of_range |
@@ -80,6 +81,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::Plan(p) => plan_sqlstate(p),
         Error::DuplicateKey { .. } | Error::DuplicateUnique { .. } => "23505",
         Error::ForeignKey { .. } => "23503",
+        Error::CheckViolation { .. } => "23514",
         Error::NullKey { .. } => "23502",
         Error::DivisionByZero { .. } => "22012",
         Error::Overflow { .. } => "22003",

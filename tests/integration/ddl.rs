@@ -828,8 +828,8 @@ fn insert_forms_that_work_and_create_table_clauses_that_are_refused() {
             "GENERATED ALWAYS AS (1) STORED on column 'a'",
         ),
         (
-            "CREATE TABLE n (a BIGINT, CHECK (a > 0))",
-            "CHECK (a > 0) in CREATE TABLE",
+            "CREATE TABLE n (a BIGINT, CHECK (a > 0) NO INHERIT)",
+            "CHECK (a > 0) NO INHERIT in CREATE TABLE",
         ),
         (
             "CREATE TABLE n (a BIGINT) PARTITION BY (a)",

@@ -224,6 +224,9 @@ impl Catalog {
                 let old = def.schema.fields[c].name.to_lowercase();
                 let t = self.tables.get_mut(&key).expect("checked above");
                 t.schema.fields[c].name = to.clone();
+                for check in &mut t.checks {
+                    check.condition = crate::checks::renamed(&check.condition, &old, to, false);
+                }
                 for s in self.named_sequences.values_mut() {
                     if let Some(o) = s
                         .owner
@@ -247,6 +250,9 @@ impl Catalog {
                 }
                 let mut t = self.tables.remove(&key).expect("checked above");
                 t.name = to.clone();
+                for check in &mut t.checks {
+                    check.condition = crate::checks::renamed(&check.condition, &key, to, true);
+                }
                 for fk in &mut t.foreign_keys {
                     if fk.parent.eq_ignore_ascii_case(&key) {
                         fk.parent = to.clone();
@@ -465,6 +471,14 @@ impl Catalog {
         }
         if let Some(fk) = def.foreign_keys.iter().find(|fk| fk.columns.contains(&c)) {
             return Some(format!("foreign key '{}' is on it", fk.name));
+        }
+        let column = def.schema.fields[c].name.to_lowercase();
+        if let Some(check) = def
+            .checks
+            .iter()
+            .find(|k| crate::checks::columns_read(&k.condition).contains(&column))
+        {
+            return Some(format!("CHECK constraint '{}' reads it", check.name));
         }
         def.referenced_by(self)
             .find(|(_, fk)| fk.parent_columns.contains(&c))

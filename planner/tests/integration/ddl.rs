@@ -486,12 +486,12 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
             "UNIQUE NULLS NOT DISTINCT on column 'a'",
         ),
         (
-            "CREATE TABLE n (a INT, b INT CHECK (b > 0))",
-            "CHECK (b > 0) on column 'b'",
+            "CREATE TABLE n (a INT, b INT CHECK (b > 0) NO INHERIT)",
+            "CHECK (b > 0) NO INHERIT on column 'b'",
         ),
         (
-            "CREATE TABLE n (a INT, CHECK (a > 0))",
-            "CHECK (a > 0) in CREATE TABLE",
+            "CREATE TABLE n (a INT, CHECK (a > 0) NO INHERIT)",
+            "CHECK (a > 0) NO INHERIT in CREATE TABLE",
         ),
         (
             "CREATE TABLE n (a INT, FOREIGN KEY (a) REFERENCES Item(id) MATCH FULL)",
@@ -544,15 +544,18 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
         ),
         // IF NOT EXISTS on an existing table does not hide what would be ignored.
         (
-            "CREATE TABLE IF NOT EXISTS Item (id INT CHECK (id > 0))",
-            "CHECK (id > 0) on column 'id'",
+            "CREATE TABLE IF NOT EXISTS Item (id INT CHECK (id > 0) NO INHERIT)",
+            "CHECK (id > 0) NO INHERIT on column 'id'",
         ),
     ] {
         let (got, position) = unsupported(sql, &cat);
         assert_eq!(got, what, "{sql}");
         assert!(position.starts_with("line 1, column "), "{sql}: {position}");
     }
-    let (_, position) = unsupported("CREATE TABLE n (a INT, b INT CHECK (b > 0))", &cat);
+    let (_, position) = unsupported(
+        "CREATE TABLE n (a INT, b INT CHECK (b > 0) NO INHERIT)",
+        &cat,
+    );
     assert_eq!(position, "line 1, column 24", "the column's position");
 }
 

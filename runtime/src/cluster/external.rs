@@ -73,6 +73,7 @@ impl Cluster {
             external: Some(source),
             defaults: Vec::new(),
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         };
         self.change_schema(
             |catalog| {

@@ -638,6 +638,7 @@ mod tests {
             external: None,
             defaults: Vec::new(),
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict oLMQuGfMOgeIG39CBg2mnx9JAqQeybFH3YMyWvolCmHHmeuZwKNBJODnDsh06Jz
+\restrict AJavCTH2qL1vSXQBpM35e7X5IxTa4FweyZEmwYk6SVJTxaj9w7Hfs4USRtMzsfH
 
 -- Dumped from database version 15.18 (Debian 15.18-0+deb12u1)
 -- Dumped by pg_dump version 15.18 (Debian 15.18-0+deb12u1)
@@ -58,5 +58,5 @@ SELECT pg_catalog.setval('public.tags_id_seq', 3, true);
 -- PostgreSQL database dump complete
 --
 
-\unrestrict oLMQuGfMOgeIG39CBg2mnx9JAqQeybFH3YMyWvolCmHHmeuZwKNBJODnDsh06Jz
+\unrestrict AJavCTH2qL1vSXQBpM35e7X5IxTa4FweyZEmwYk6SVJTxaj9w7Hfs4USRtMzsfH
 

@@ -1,7 +1,8 @@
 //! A PostgreSQL database brought to weir as `pg_dump` writes it: the scripts of PostgreSQL
 //! 15's `pg_dump --schema-only` and `--data-only` (`server/tests/clients/pg_dump_15_*.sql`: a
 //! shop with a SERIAL and a BIGSERIAL key, a unique column, an index, a view and a foreign key
-//! with ON DELETE CASCADE; a catalogue with identity columns, a unique and a two-column index)
+//! with ON DELETE CASCADE; a catalogue with identity columns, CHECK constraints, a unique and
+//! a two-column index)
 //! run as `psql -f` runs them, and the database then answers and enforces what it declared.
 
 use super::{assert_idle, bounded, cluster, code, connect, serve, texts};
@@ -175,14 +176,21 @@ async fn identity_columns_restore_and_their_sequences_go_on() {
         .await,
         vec![vec![s("4")]]
     );
-    // GENERATED ALWAYS: an INSERT gives no value; the unique index holds.
+    // GENERATED ALWAYS: an INSERT gives no value; the unique index and the CHECK
+    // constraints hold.
     for (sql, sqlstate) in [
         (
-            "INSERT INTO tags (id, item_id, tag) VALUES (9, 1, 'x')",
+            "INSERT INTO tags (id, item_id, tag) VALUES (9, 1, 'xy')",
             "42000",
         ),
+        (
+            "INSERT INTO items (title, price) VALUES ('debt', -1)",
+            "23514",
+        ),
+        ("INSERT INTO tags (item_id, tag) VALUES (1, 'x')", "23514"),
+        ("UPDATE items SET price = -2 WHERE id = 1", "23514"),
         ("INSERT INTO items (title) VALUES ('lamp')", "23505"),
-        ("INSERT INTO tags (item_id, tag) VALUES (77, 'x')", "23503"),
+        ("INSERT INTO tags (item_id, tag) VALUES (77, 'xy')", "23503"),
     ] {
         let e = client.batch_execute(sql).await.unwrap_err();
         assert_eq!(code(&e), sqlstate, "{sql}: {e:?}");

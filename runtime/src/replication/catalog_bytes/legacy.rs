@@ -2,7 +2,8 @@
 //! by an earlier build still starts, and converted to today's [`CatalogSnapshot`]: the first
 //! (written before catalogs carried a format number, weir up to 2026-12-06), format 2
 //! (column defaults and sequences, before foreign keys), format 3 (foreign keys, before
-//! `CREATE SEQUENCE`) and format 4 (`CREATE SEQUENCE`, before `OWNED BY`).
+//! `CREATE SEQUENCE`) and format 4 (`CREATE SEQUENCE`, before `OWNED BY` and `CHECK`
+//! constraints).
 //!
 //! Their types mirror the planner's of that time field for field (bincode encodes fields by
 //! position, not by name): change nothing here.
@@ -11,7 +12,8 @@ use serde::Deserialize;
 use weir_operators::external::ExternalSource;
 use weir_operators::Schema;
 use weir_planner::{
-    CatalogSnapshot, ColumnDefault, IndexDef, NamedSequence, SequenceState, TableDef, ViewDef,
+    CatalogSnapshot, ColumnDefault, ForeignKey, IndexDef, NamedSequence, SequenceState, TableDef,
+    ViewDef,
 };
 
 /// A table definition of format 1.
@@ -105,6 +107,7 @@ impl From<CatalogSnapshotV2> for CatalogSnapshot {
                     external: t.external,
                     defaults: t.defaults,
                     foreign_keys: Vec::new(),
+                    checks: Vec::new(),
                 })
                 .collect(),
             views: v2.views,
@@ -116,11 +119,42 @@ impl From<CatalogSnapshotV2> for CatalogSnapshot {
     }
 }
 
-/// A catalog of format 3 (its tables as today's).
+/// A table definition of formats 3 and 4 (foreign keys, no `CHECK` constraints).
+#[derive(Deserialize)]
+struct TableDefV4 {
+    name: String,
+    schema: Schema,
+    primary_key: Vec<usize>,
+    indexes: Vec<IndexDef>,
+    not_null: Vec<usize>,
+    partitions: u32,
+    external: Option<ExternalSource>,
+    defaults: Vec<ColumnDefault>,
+    foreign_keys: Vec<ForeignKey>,
+}
+
+impl From<TableDefV4> for TableDef {
+    fn from(t: TableDefV4) -> Self {
+        TableDef {
+            name: t.name,
+            schema: t.schema,
+            primary_key: t.primary_key,
+            indexes: t.indexes,
+            not_null: t.not_null,
+            partitions: t.partitions,
+            external: t.external,
+            defaults: t.defaults,
+            foreign_keys: t.foreign_keys,
+            checks: Vec::new(),
+        }
+    }
+}
+
+/// A catalog of format 3.
 #[derive(Deserialize)]
 pub(super) struct CatalogSnapshotV3 {
     version: u64,
-    tables: Vec<TableDef>,
+    tables: Vec<TableDefV4>,
     views: Vec<ViewDef>,
     row_counts: Vec<(String, u64)>,
     next_row_ids: Vec<(String, u64)>,
@@ -131,7 +165,7 @@ impl From<CatalogSnapshotV3> for CatalogSnapshot {
     fn from(v3: CatalogSnapshotV3) -> Self {
         CatalogSnapshot {
             version: v3.version,
-            tables: v3.tables,
+            tables: v3.tables.into_iter().map(TableDef::from).collect(),
             views: v3.views,
             row_counts: v3.row_counts,
             next_row_ids: v3.next_row_ids,
@@ -153,11 +187,11 @@ struct NamedSequenceV4 {
     made: u64,
 }
 
-/// A catalog of format 4 (its tables as today's, its sequences without owners).
+/// A catalog of format 4 (its sequences without owners).
 #[derive(Deserialize)]
 pub(super) struct CatalogSnapshotV4 {
     version: u64,
-    tables: Vec<TableDef>,
+    tables: Vec<TableDefV4>,
     views: Vec<ViewDef>,
     row_counts: Vec<(String, u64)>,
     next_row_ids: Vec<(String, u64)>,
@@ -169,7 +203,7 @@ impl From<CatalogSnapshotV4> for CatalogSnapshot {
     fn from(v4: CatalogSnapshotV4) -> Self {
         CatalogSnapshot {
             version: v4.version,
-            tables: v4.tables,
+            tables: v4.tables.into_iter().map(TableDef::from).collect(),
             views: v4.views,
             row_counts: v4.row_counts,
             next_row_ids: v4.next_row_ids,

@@ -20,7 +20,8 @@ use weir_planner::CatalogSnapshot;
 pub const VERSIONED: u8 = 0xFF;
 
 /// The catalog format this build writes: 2 added column defaults and sequences, 3 foreign
-/// keys, 4 the sequences of `CREATE SEQUENCE`, 5 their owning columns (`OWNED BY`).
+/// keys, 4 the sequences of `CREATE SEQUENCE`, 5 their owning columns (`OWNED BY`) and
+/// tables' `CHECK` constraints.
 pub const FORMAT: u8 = 5;
 
 /// The wire form of catalog `snapshot`.
@@ -161,7 +162,56 @@ mod tests {
                 on_delete: ReferentialAction::NoAction,
                 on_update: ReferentialAction::Restrict,
             }],
+            checks: vec![weir_planner::CheckConstraint {
+                name: "t_id_check".into(),
+                condition: "id > 0".into(),
+            }],
         }
+    }
+
+    /// A table as formats 3 and 4 wrote it (no CHECK constraints).
+    #[derive(serde::Serialize)]
+    struct TableV4<'a>(
+        &'a str,
+        &'a Schema,
+        &'a [usize],
+        &'a [weir_planner::IndexDef],
+        &'a [usize],
+        u32,
+        &'a Option<weir_operators::external::ExternalSource>,
+        &'a [ColumnDefault],
+        &'a [ForeignKey],
+    );
+
+    fn v4_tables(tables: &[TableDef]) -> Vec<TableV4<'_>> {
+        tables
+            .iter()
+            .map(|t| {
+                TableV4(
+                    &t.name,
+                    &t.schema,
+                    &t.primary_key,
+                    &t.indexes,
+                    &t.not_null,
+                    t.partitions,
+                    &t.external,
+                    &t.defaults,
+                    &t.foreign_keys,
+                )
+            })
+            .collect()
+    }
+
+    /// `tables` as a catalog of format 3 or 4 has them: without their CHECK constraints.
+    fn without_checks(tables: &[TableDef]) -> Vec<TableDef> {
+        tables
+            .iter()
+            .cloned()
+            .map(|t| TableDef {
+                checks: Vec::new(),
+                ..t
+            })
+            .collect()
     }
 
     #[test]
@@ -205,7 +255,7 @@ mod tests {
         #[derive(serde::Serialize)]
         struct V3<'a>(
             u64,
-            &'a [TableDef],
+            Vec<TableV4<'a>>,
             &'a [weir_planner::ViewDef],
             &'a [(String, u64)],
             &'a [(String, u64)],
@@ -214,7 +264,7 @@ mod tests {
         let s = &snapshot;
         let body = V3(
             s.version,
-            &s.tables,
+            v4_tables(&s.tables),
             &s.views,
             &s.row_counts,
             &s.next_row_ids,
@@ -223,7 +273,7 @@ mod tests {
         let mut bytes = vec![VERSIONED, 3];
         bytes.extend(codec::encode(&body).unwrap());
         let read = decode_catalog(&CatalogBytes(bytes)).unwrap();
-        assert_eq!(read.tables, snapshot.tables);
+        assert_eq!(read.tables, without_checks(&snapshot.tables));
         assert!(read.named_sequences.is_empty());
         // A sequence that steps by 0 is malformed.
         let mut bad = sequence();
@@ -259,7 +309,7 @@ mod tests {
         #[derive(serde::Serialize)]
         struct V4<'a>(
             u64,
-            &'a [TableDef],
+            Vec<TableV4<'a>>,
             &'a [weir_planner::ViewDef],
             &'a [(String, u64)],
             &'a [(String, u64)],
@@ -274,7 +324,7 @@ mod tests {
             .collect();
         let body = V4(
             s.version,
-            &s.tables,
+            v4_tables(&s.tables),
             &s.views,
             &s.row_counts,
             &s.next_row_ids,
@@ -284,7 +334,7 @@ mod tests {
         let mut bytes = vec![VERSIONED, 4];
         bytes.extend(codec::encode(&body).unwrap());
         let read = decode_catalog(&CatalogBytes(bytes)).unwrap();
-        assert_eq!(read.tables, snapshot.tables);
+        assert_eq!(read.tables, without_checks(&snapshot.tables));
         assert_eq!(read.named_sequences[0].name, "s");
         assert_eq!(read.named_sequences[0].owner, None);
     }
