@@ -174,18 +174,49 @@ fn table_change(
                 .foreign_keys
                 .iter()
                 .find(|k| k.name.eq_ignore_ascii_case(&name.value));
-            match fk {
-                Some(fk) => TableChange::DropForeignKey {
+            let check = def
+                .checks
+                .iter()
+                .find(|k| k.name.eq_ignore_ascii_case(&name.value));
+            match (fk, check) {
+                (Some(fk), _) => TableChange::DropForeignKey {
                     name: fk.name.clone(),
                 },
-                None if *if_exists => return Ok(None),
-                None => {
+                (None, Some(check)) => TableChange::DropCheck {
+                    name: check.name.clone(),
+                },
+                (None, None) if *if_exists => return Ok(None),
+                (None, None) => {
                     return Err(PlanError::Invalid(format!(
-                    "table '{}' has no foreign key named '{}' (DROP CONSTRAINT drops foreign keys)",
+                    "table '{}' has no foreign key or CHECK constraint named '{}' (DROP CONSTRAINT drops those)",
                     def.name, name.value
                 )))
                 }
             }
+        }
+        Op::AddConstraint {
+            constraint: sql::TableConstraint::Check(check),
+            not_valid: false,
+        } if !check.no_inherit && check.enforced != Some(false) => {
+            let read = crate::checks::columns_read(&check.expr.to_string());
+            let name = match &check.name {
+                Some(n) => n.value.clone(),
+                None => crate::checks::default_name(
+                    &def.name,
+                    match read.as_slice() {
+                        [only] => Some(only.as_str()),
+                        _ => None,
+                    },
+                    &def.checks,
+                ),
+            };
+            TableChange::AddCheck(crate::checks::check_constraint(
+                &def.name,
+                &def.schema,
+                name,
+                &check.expr,
+                catalog,
+            )?)
         }
         Op::AddColumn {
             if_not_exists,

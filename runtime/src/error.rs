@@ -164,9 +164,9 @@ pub enum Error {
         /// parent`, or `key (id) = (1) is still referenced from table child`.
         detail: String,
     },
-    /// A row written makes a `CHECK` constraint's condition false. Nothing of the statement
-    /// was stored.
-    #[error("new row for table {table} violates check constraint \"{constraint}\"")]
+    /// A row written (or, for `ALTER TABLE ... ADD CHECK`, stored) makes a `CHECK`
+    /// constraint's condition false. Nothing of the statement was stored.
+    #[error("a row of table {table} violates check constraint \"{constraint}\"")]
     CheckViolation {
         /// The table the statement writes.
         table: String,

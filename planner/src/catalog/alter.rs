@@ -41,6 +41,13 @@ pub enum TableChange {
     /// `ADD [CONSTRAINT name] FOREIGN KEY (cols) REFERENCES parent [(cols)]` (the rows stored
     /// were checked against it).
     AddForeignKey(ForeignKey),
+    /// `ADD [CONSTRAINT name] CHECK (condition)` (the rows stored were checked against it).
+    AddCheck(CheckConstraint),
+    /// `DROP CONSTRAINT name` of a `CHECK` constraint.
+    DropCheck {
+        /// The constraint's name.
+        name: String,
+    },
     /// `DROP CONSTRAINT name` of a foreign key.
     DropForeignKey {
         /// The key's name.
@@ -395,6 +402,24 @@ impl Catalog {
                     t.not_null.push(c);
                     t.not_null.sort_unstable();
                 }
+            }
+            TableChange::AddCheck(check) => {
+                if def
+                    .checks
+                    .iter()
+                    .any(|k| k.name.eq_ignore_ascii_case(&check.name))
+                {
+                    return Err(PlanError::Invalid(format!(
+                        "constraint \"{}\" of table '{}' already exists",
+                        check.name, def.name
+                    )));
+                }
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.checks.push(check.clone());
+            }
+            TableChange::DropCheck { name } => {
+                let t = self.tables.get_mut(&key).expect("checked above");
+                t.checks.retain(|k| !k.name.eq_ignore_ascii_case(name));
             }
             TableChange::AddIdentity {
                 column,

@@ -130,7 +130,10 @@ fn forms_that_are_not_taken_are_named() {
             "specified more than once",
         ),
         ("ALTER TABLE child ADD COLUMN u BIGINT UNIQUE", "UNIQUE"),
-        ("ALTER TABLE child ADD CONSTRAINT c CHECK (a > 0)", "CHECK"),
+        (
+            "ALTER TABLE child ADD CONSTRAINT c CHECK (a > 0) NO INHERIT",
+            "CHECK",
+        ),
         (
             "ALTER TABLE child ADD PRIMARY KEY (a)",
             "multiple primary keys for table 'child'",

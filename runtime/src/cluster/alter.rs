@@ -46,6 +46,14 @@ impl Cluster {
         if let TableChange::AddPrimaryKey { .. } = &change {
             self.check_empty(&def)?;
         }
+        if let TableChange::AddCheck(check) = &change {
+            if self.holds_a_row(&def, &format!(" WHERE NOT ({})", check.condition))? {
+                return Err(Error::CheckViolation {
+                    table: def.name.clone(),
+                    constraint: check.name.clone(),
+                });
+            }
+        }
         let key = def.name.to_lowercase();
         let stored = stored_change(&def, &change);
         self.change_schema(
@@ -191,6 +199,8 @@ fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
         // The table holds no rows: its storage starts anew, laid out by the key.
         TableChange::AddPrimaryKey { .. } => Some(Change::DropTable { table }),
         TableChange::SetDefault { .. }
+        | TableChange::AddCheck(_)
+        | TableChange::DropCheck { .. }
         | TableChange::AddIdentity { .. }
         | TableChange::SetNotNull { .. }
         | TableChange::AddForeignKey(_)
