@@ -7,8 +7,10 @@
 
 use super::{assert_idle, bounded, cluster, code, connect, serve, texts};
 use futures::SinkExt;
+use std::sync::Arc;
 use tokio_postgres::Client;
-use weir_server::ServerConfig;
+use weir_runtime::Cluster;
+use weir_server::{PostgresServer, ServerConfig};
 
 /// Runs a psql script as `psql -f` sends it: each statement (up to a line that ends with `;`)
 /// in a Query message of its own, the rows after `COPY ... FROM stdin;` up to `\.` through the
@@ -49,21 +51,33 @@ async fn one(client: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
     texts(&client.simple_query(sql).await.unwrap())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pg_dump_in_two_steps_restores_and_keeps_its_keys_sequences_and_view() {
+/// A value as a simple query answers it.
+fn s(v: &str) -> Option<String> {
+    Some(v.to_string())
+}
+
+/// A cluster served over the protocol, with a client that ran `schema` and then `data`.
+async fn restored(schema: &str, data: &str) -> (Arc<Cluster>, PostgresServer, Client) {
     let c = cluster();
     let server = serve(&c, ServerConfig::new());
     let client = connect(server.local_addr()).await;
-    let schema = include_str!("../clients/pg_dump_15_schema.sql");
-    let data = include_str!("../clients/pg_dump_15_data.sql");
     bounded("the schema", run_script(&client, schema))
         .await
         .unwrap();
     bounded("the data", run_script(&client, data))
         .await
         .unwrap();
+    (c, server, client)
+}
 
-    let s = |v: &str| Some(v.to_string());
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pg_dump_in_two_steps_restores_and_keeps_its_keys_sequences_and_view() {
+    let (c, _server, client) = restored(
+        include_str!("../clients/pg_dump_15_schema.sql"),
+        include_str!("../clients/pg_dump_15_data.sql"),
+    )
+    .await;
+
     assert_eq!(
         one(&client, "SELECT id, name, email FROM customers ORDER BY id").await,
         vec![
@@ -136,18 +150,11 @@ async fn a_pg_dump_in_two_steps_restores_and_keeps_its_keys_sequences_and_view()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identity_columns_restore_and_their_sequences_go_on() {
-    let c = cluster();
-    let server = serve(&c, ServerConfig::new());
-    let client = connect(server.local_addr()).await;
-    let schema = include_str!("../clients/pg_dump_15_identity_schema.sql");
-    let data = include_str!("../clients/pg_dump_15_identity_data.sql");
-    bounded("the schema", run_script(&client, schema))
-        .await
-        .unwrap();
-    bounded("the data", run_script(&client, data))
-        .await
-        .unwrap();
-    let s = |v: &str| Some(v.to_string());
+    let (c, _server, client) = restored(
+        include_str!("../clients/pg_dump_15_identity_schema.sql"),
+        include_str!("../clients/pg_dump_15_identity_data.sql"),
+    )
+    .await;
     assert_eq!(
         one(
             &client,
