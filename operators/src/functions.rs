@@ -22,6 +22,7 @@ mod compare;
 mod dates;
 mod math;
 mod regex;
+mod similar;
 mod strings;
 mod support;
 mod to_char;
@@ -246,6 +247,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Translate => args.len() == 3,
         F::RegexpLike => (2..=3).contains(&args.len()),
         F::RegexpReplace => (3..=4).contains(&args.len()),
+        F::SimilarToEscape => (1..=2).contains(&args.len()),
         F::MakeDate => args.len() == 3,
         F::MakeTimestamp => args.len() == 6,
         F::ToTimestamp => args.len() == 1,
@@ -654,6 +656,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Greatest | F::Least => compare::call(func, args, n, out),
         F::Ascii | F::Chr | F::OctetLength | F::Translate => strings::call(func, args, n),
         F::RegexpLike | F::RegexpReplace => regex::call(func, args, n),
+        F::SimilarToEscape => similar::call(args, n),
         F::Math(m) => math::call(m, args, n),
         F::MakeDate | F::MakeTimestamp | F::ToTimestamp => dates::call(func, args, n),
         F::ToChar => to_char::call(args, n),

@@ -1127,7 +1127,26 @@ impl<'a> Binder<'a> {
                     Some(DataType::Boolean),
                 ))
             }
-            E::SimilarTo { .. } => Err(unsupported("SIMILAR TO", span)),
+            E::SimilarTo {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                // As PostgreSQL rewrites it: `s ~ similar_to_escape(pattern [, escape])`.
+                let x = self.expr(expr, scope, agg.as_deref_mut())?;
+                let mut translated = vec![self.expr(pattern, scope, agg.as_deref_mut())?];
+                if let Some(escape) = escape_char {
+                    translated.push(self.expr(escape, scope, agg.as_deref_mut())?);
+                }
+                let regex = self.call(ScalarFunc::SimilarToEscape, "SIMILAR TO", translated, e)?;
+                let b = self.call(ScalarFunc::RegexpLike, "SIMILAR TO", vec![x, regex], e)?;
+                Ok(if *negated {
+                    B::new(Expr::Not(Box::new(b.expr)), Some(DataType::Boolean))
+                } else {
+                    b
+                })
+            }
             E::Cast {
                 kind,
                 expr,

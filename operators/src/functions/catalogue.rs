@@ -136,6 +136,10 @@ pub enum ScalarFunc {
     /// `regexp_replace(s, pattern, replacement [, flags])`: the first match (every match with
     /// flag `g`) replaced; `\1`..`\9` and `\&` in `replacement` are the groups and the match.
     RegexpReplace,
+    /// `similar_to_escape(pattern [, escape])`: the regular expression (for `regexp_like`)
+    /// that matches what the SQL pattern of `SIMILAR TO` matches; `escape` is one character,
+    /// a backslash when absent, none when empty.
+    SimilarToEscape,
     /// `md5(s)`: the MD5 digest of the text's UTF-8 bytes, as 32 lowercase hex digits.
     Md5,
     /// `to_char(date or timestamp, template)`: the value written by a PostgreSQL template
@@ -251,6 +255,7 @@ impl ScalarFunc {
             ScalarFunc::ToTimestamp => "to_timestamp",
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
+            ScalarFunc::SimilarToEscape => "similar_to_escape",
             ScalarFunc::Md5 => "md5",
             ScalarFunc::ToChar => "to_char",
             ScalarFunc::Random => "random",
@@ -301,6 +306,7 @@ impl ScalarFunc {
             "octet_length" => ScalarFunc::OctetLength,
             "regexp_like" => ScalarFunc::RegexpLike,
             "regexp_replace" => ScalarFunc::RegexpReplace,
+            "similar_to_escape" => ScalarFunc::SimilarToEscape,
             "md5" => ScalarFunc::Md5,
             "to_char" => ScalarFunc::ToChar,
             "random" => ScalarFunc::Random,

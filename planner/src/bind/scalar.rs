@@ -69,6 +69,7 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::Translate => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
         F::RegexpLike => (2, 3, &[Arg::Text, Arg::Text, Arg::Text]),
         F::RegexpReplace => (3, 4, &[Arg::Text, Arg::Text, Arg::Text, Arg::Text]),
+        F::SimilarToEscape => (1, 2, &[Arg::Text, Arg::Text]),
         F::Lower | F::Upper | F::Length => (1, 1, &[Arg::Text]),
         F::Substring => (2, 3, &[Arg::Text, Arg::Integer, Arg::Integer]),
         F::Trim | F::LTrim | F::RTrim => (1, 2, &[Arg::Text, Arg::Text]),
