@@ -1864,6 +1864,30 @@ fn the_psql_client_shows_foreign_keys_both_ways() {
 }
 
 #[test]
+fn the_psql_client_lists_check_constraints() {
+    let c = cluster();
+    c.execute(
+        "CREATE TABLE ck (a BIGINT PRIMARY KEY CHECK (a > 0), b VARCHAR, \
+         CONSTRAINT two CHECK (b <> 'x'))",
+    )
+    .unwrap();
+    c.execute("CREATE TABLE plain (a BIGINT PRIMARY KEY)")
+        .unwrap();
+    let server = serve(&c, ServerConfig::new());
+    let Some(out) = run_psql(server.local_addr(), &["-c", "\\d ck", "-c", "\\d plain"]) else {
+        eprintln!("skipped: no psql on this machine");
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let out = String::from_utf8(out.stdout).unwrap();
+    // As PostgreSQL 15's psql prints them, by name.
+    let listed =
+        "Check constraints:\n    \"ck_a_check\" CHECK (a > 0)\n    \"two\" CHECK (b <> 'x')\n";
+    assert!(out.contains(listed), "no {listed:?} in:\n{out}");
+    assert_eq!(out.matches("Check constraints:").count(), 1, "{out}");
+}
+
+#[test]
 fn the_psql_client_describes_sequences_and_the_columns_that_own_them() {
     let c = cluster();
     describe_fixture(&c);

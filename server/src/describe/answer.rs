@@ -5,7 +5,7 @@ use pgwire::api::Type;
 use weir_operators::{DataType, Value};
 
 use super::question::{Describe, Filter, Item, Question, TypeName};
-use super::relations::{oid, ColumnInfo, ForeignKeyInfo, IndexInfo, Relation};
+use super::relations::{oid, CheckInfo, ColumnInfo, ForeignKeyInfo, IndexInfo, Relation};
 use crate::catalog::matches;
 use weir_planner::ReferentialAction;
 
@@ -453,6 +453,14 @@ impl Describe {
                         .collect()
                 })
                 .unwrap_or_default(),
+            Question::CheckConstraints { oid } => find(*oid)
+                .map(|r| {
+                    r.checks
+                        .iter()
+                        .map(|c| answer(&|n| check_value(c, n)))
+                        .collect()
+                })
+                .unwrap_or_default(),
             Question::ReferencedBy { oid } => find(*oid)
                 .map(|r| {
                     r.referenced_by
@@ -467,27 +475,40 @@ impl Describe {
                 })
                 .unwrap_or_default(),
             Question::ConstraintDefinitions { kind, filters } => {
-                let foreign = value_of(kind, params) == Some("f");
+                let kind = value_of(kind, params);
                 passing(relations, filters, params)
                     .into_iter()
                     .flat_map(|r| {
-                        let keys: Vec<Option<&ForeignKeyInfo>> =
-                            match (foreign, r.foreign_keys.is_empty()) {
-                                (true, false) => r.foreign_keys.iter().map(Some).collect(),
-                                // The outer join's row of a relation without one.
-                                _ => vec![None],
-                            };
-                        keys.into_iter()
-                            .map(|k| {
-                                answer(&|n| match (n, k) {
-                                    ("relname", _) => text(&r.name),
-                                    // The referenced table's schema.
-                                    ("nspname", Some(_)) => text("public"),
-                                    (_, Some(k)) => constraint_value(k, n),
-                                    (_, None) => Value::Null,
+                        let relname = |n: &str| (n == "relname").then(|| text(&r.name));
+                        let rows: Vec<Vec<Value>> = match kind {
+                            Some("f") => r
+                                .foreign_keys
+                                .iter()
+                                .map(|k| {
+                                    answer(&|n| {
+                                        relname(n).unwrap_or_else(|| match n {
+                                            // The referenced table's schema.
+                                            "nspname" => text("public"),
+                                            _ => constraint_value(k, n),
+                                        })
+                                    })
                                 })
-                            })
-                            .collect::<Vec<_>>()
+                                .collect(),
+                            Some("c") => r
+                                .checks
+                                .iter()
+                                .map(|c| {
+                                    answer(&|n| relname(n).unwrap_or_else(|| check_value(c, n)))
+                                })
+                                .collect(),
+                            _ => Vec::new(),
+                        };
+                        if rows.is_empty() {
+                            // The outer join's row of a relation without one.
+                            vec![answer(&|n| relname(n).unwrap_or(Value::Null))]
+                        } else {
+                            rows
+                        }
                     })
                     .collect()
             }
@@ -800,7 +821,8 @@ fn text(s: &str) -> Value {
 fn class_value(r: &Relation, name: &str) -> Value {
     let view = r.view_sql.is_some();
     match name {
-        "relchecks" | "reltablespace" => Value::Int(0),
+        "relchecks" => Value::Int(r.checks.len() as i64),
+        "reltablespace" => Value::Int(0),
         "relkind" => text(&r.relkind().to_string()),
         "relhasindex" => Value::Bool(!r.indexes.is_empty()),
         // PostgreSQL enforces foreign keys by triggers; psql lists a table's keys, and those
@@ -830,6 +852,17 @@ fn constraint_value(k: &ForeignKeyInfo, name: &str) -> Value {
         "contype" => text("f"),
         "confupdtype" => text(ForeignKeyInfo::action_code(k.on_update)),
         "confdeltype" => text(ForeignKeyInfo::action_code(k.on_delete)),
+        "condeferrable" | "condeferred" => Value::Bool(false),
+        _ => Value::Null,
+    }
+}
+
+/// `pg_constraint`'s columns for `CHECK` constraint `c`.
+fn check_value(c: &CheckInfo, name: &str) -> Value {
+    match name {
+        "conname" => text(&c.name),
+        "condef" | "pg_get_constraintdef" | "anon_1" => text(&c.definition()),
+        "contype" => text("c"),
         "condeferrable" | "condeferred" => Value::Bool(false),
         _ => Value::Null,
     }

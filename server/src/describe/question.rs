@@ -126,13 +126,19 @@ pub enum Question {
         /// The table's object id.
         oid: i64,
     },
+    /// psql's "Check constraints" of `\d` (psql asks for a table whose `relchecks` is not
+    /// 0): the table's `CHECK` constraints and their definitions, by name.
+    CheckConstraints {
+        /// The table's object id.
+        oid: i64,
+    },
     /// psql's "Referenced by" of `\d`: the foreign keys that reference the table, by name.
     ReferencedBy {
         /// The table's object id.
         oid: i64,
     },
     /// SQLAlchemy's foreign-key and check-constraint reflection: the constraints of one kind
-    /// (`f` foreign keys; weir has no `c` checks) of the relations that pass filters, a row
+    /// (`f` foreign keys, `c` checks) of the relations that pass filters, a row
     /// each with its definition; a relation without one is a row whose constraint columns
     /// are NULL (the query's outer join).
     ConstraintDefinitions {

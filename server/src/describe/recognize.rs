@@ -99,6 +99,12 @@ pub fn psql_describe(tokens: &[TokenWithSpan]) -> Option<Describe> {
         Question::ForeignKeys { oid: oid()? }
     } else if reads("pg_constraint") && named("ontable") && mentions(&code, "confrelid") {
         Question::ReferencedBy { oid: oid()? }
+    } else if reads_only("pg_constraint")
+        && named("conname")
+        && calls(&code, "pg_get_constraintdef")
+        && values_of(&code, "contype").is_some_and(|kinds| kinds == [TypeName::Literal("c".into())])
+    {
+        Question::CheckConstraints { oid: oid()? }
     } else if reads("pg_constraint")
         && reads("pg_class")
         && named("conname")

@@ -29,6 +29,24 @@ pub struct Relation {
     /// The foreign keys that reference it (its own, when it references itself, among them),
     /// by name.
     pub referenced_by: Vec<ForeignKeyInfo>,
+    /// Its `CHECK` constraints, by name.
+    pub checks: Vec<CheckInfo>,
+}
+
+/// One `CHECK` constraint of a [`Relation`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckInfo {
+    /// The constraint's name.
+    pub name: String,
+    /// Its condition as written.
+    pub condition: String,
+}
+
+impl CheckInfo {
+    /// The definition as `pg_get_constraintdef` writes it: `CHECK (condition)`.
+    pub fn definition(&self) -> String {
+        format!("CHECK ({})", self.condition)
+    }
 }
 
 impl Relation {
@@ -298,6 +316,18 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                 indexes,
                 foreign_keys: keys_where(&t.name, false),
                 referenced_by: keys_where(&t.name, true),
+                checks: {
+                    let mut checks: Vec<CheckInfo> = t
+                        .checks
+                        .iter()
+                        .map(|c| CheckInfo {
+                            name: c.name.clone(),
+                            condition: c.condition.clone(),
+                        })
+                        .collect();
+                    checks.sort_by(|a, b| a.name.cmp(&b.name));
+                    checks
+                },
             }
         })
         .collect();
@@ -345,6 +375,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            checks: Vec::new(),
         }
     }));
     let views = cluster.views();
@@ -394,6 +425,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            checks: Vec::new(),
         });
     }
     Ok(out)

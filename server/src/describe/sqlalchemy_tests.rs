@@ -6,7 +6,7 @@ use weir_operators::Value;
 use super::answer::array_text;
 use super::question::{Describe, Question, TypeName};
 use super::recognize::psql_describe;
-use super::relations::{oid, IndexInfo, Relation};
+use super::relations::{oid, CheckInfo, IndexInfo, Relation};
 use super::tests::{fixture_query, item_table, with_foreign_keys};
 use crate::types::array_elements;
 
@@ -248,6 +248,28 @@ fn foreign_keys_are_reflected_a_row_each_with_their_definition() {
     assert_eq!(
         d.rows(&with_foreign_keys(), &key_params("f", "sale"))[0][2],
         text("FOREIGN KEY (item_id) REFERENCES item(id) ON DELETE RESTRICT")
+    );
+}
+
+#[test]
+fn check_constraints_are_reflected_a_row_each_with_their_definition() {
+    let d = describe("check_constraints");
+    let item = Relation {
+        checks: vec![CheckInfo {
+            name: "item_price_check".into(),
+            condition: "price > 0".into(),
+        }],
+        ..item_table()
+    };
+    // relname, conname, the definition, the comment.
+    assert_eq!(
+        d.rows(&[item], &key_params("c", "item")),
+        vec![vec![
+            text("item"),
+            text("item_price_check"),
+            text("CHECK (price > 0)"),
+            Value::Null
+        ]]
     );
 }
 

@@ -4,7 +4,9 @@ use weir_operators::Value;
 
 use super::question::{Describe, Question, TypeName};
 use super::recognize::psql_describe;
-use super::relations::{oid, ColumnInfo, ForeignKeyInfo, IndexInfo, Relation, FIRST_OID};
+use super::relations::{
+    oid, CheckInfo, ColumnInfo, ForeignKeyInfo, IndexInfo, Relation, FIRST_OID,
+};
 use weir_planner::ReferentialAction;
 
 fn text(s: &str) -> Value {
@@ -97,6 +99,7 @@ pub(crate) fn item_table() -> Relation {
         ],
         foreign_keys: Vec::new(),
         referenced_by: Vec::new(),
+        checks: Vec::new(),
     }
 }
 
@@ -283,6 +286,49 @@ fn foreign_keys_read_as_psql_prints_them() {
         ]
     );
     assert!(d.rows(&[item_table()], &[]).is_empty());
+}
+
+/// The query psql 15 sends for the check constraints of `\d` of a table whose `relchecks`
+/// is not 0.
+const CHECKS: &str = "SELECT r.conname, pg_catalog.pg_get_constraintdef(r.oid, true)
+FROM pg_catalog.pg_constraint r
+WHERE r.conrelid = '16415' AND r.contype = 'c'
+ORDER BY 1;";
+
+#[test]
+fn check_constraints_read_as_psql_prints_them() {
+    let check = |name: &str, condition: &str| CheckInfo {
+        name: name.into(),
+        condition: condition.into(),
+    };
+    let item = Relation {
+        checks: vec![
+            check("item_price_check", "price > 0"),
+            check("named", "id <> 7"),
+        ],
+        ..item_table()
+    };
+    // psql asks only for a table whose `relchecks` is not 0.
+    let flags = describe(&with_oid(RELATION)).unwrap();
+    assert_eq!(
+        flags.rows(std::slice::from_ref(&item), &[])[0][0],
+        Value::Int(2)
+    );
+    assert_eq!(flags.rows(&[item_table()], &[])[0][0], Value::Int(0));
+
+    let d = describe(&with_oid(CHECKS)).unwrap();
+    assert_eq!(d.question, Question::CheckConstraints { oid: oid("item") });
+    assert_eq!(
+        d.rows(&[item], &[]),
+        vec![
+            vec![text("item_price_check"), text("CHECK (price > 0)")],
+            vec![text("named"), text("CHECK (id <> 7)")],
+        ]
+    );
+    assert!(d.rows(&[item_table()], &[]).is_empty());
+    // Foreign keys are asked for with another kind.
+    let foreign = describe(&with_oid(&CHECKS.replace("'c'", "'f'")));
+    assert!(foreign.is_none_or(|d| d.question != Question::CheckConstraints { oid: oid("item") }));
 }
 
 #[test]
