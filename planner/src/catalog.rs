@@ -42,6 +42,28 @@ pub struct TableDef {
     pub foreign_keys: Vec<ForeignKey>,
     /// Its `CHECK` constraints: every row written makes each condition true or NULL.
     pub checks: Vec<CheckConstraint>,
+    /// What `COMMENT ON TABLE` and `COMMENT ON COLUMN` said of it.
+    pub comments: Comments,
+}
+
+/// The comments of a table and its columns (`COMMENT ON`), as psql's `\d+` and `\dt+` and
+/// the drivers' reflection show them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comments {
+    /// The table's.
+    pub table: Option<String>,
+    /// The columns', by position, in column order.
+    pub columns: Vec<(usize, String)>,
+}
+
+impl Comments {
+    /// The comment of column `c`, if it has one.
+    pub fn of_column(&self, c: usize) -> Option<&str> {
+        self.columns
+            .iter()
+            .find(|(k, _)| *k == c)
+            .map(|(_, text)| text.as_str())
+    }
 }
 
 /// A `CHECK (condition)` of a table: a row for which the condition is false is refused

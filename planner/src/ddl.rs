@@ -456,6 +456,7 @@ pub(crate) fn create_table(
         defaults,
         foreign_keys,
         checks,
+        comments: Default::default(),
     }))
 }
 
@@ -1235,6 +1236,7 @@ fn create_table_as(
         defaults: Vec::new(),
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        comments: Default::default(),
     };
     let query = crate::query::plan_with_constants(bound, catalog, binder)?;
     Ok(Statement::CreateTableAs {

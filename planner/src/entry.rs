@@ -154,6 +154,18 @@ fn plan_tokens(
         } => alter::drop_index(names, table.as_ref(), *if_exists, catalog),
         sql::Statement::CreateView(cv) => ddl::create_view(cv, catalog, &mut binder),
         sql::Statement::AlterTable(at) => alter::plan_alter_table(at, catalog, &mut binder),
+        sql::Statement::Comment {
+            object_type,
+            object_name,
+            comment,
+            if_exists,
+        } => crate::comment::plan_comment(
+            *object_type,
+            object_name,
+            comment.as_ref(),
+            *if_exists,
+            catalog,
+        ),
         sql::Statement::Drop {
             object_type: sql::ObjectType::View,
             if_exists,

@@ -24,6 +24,7 @@ mod bind;
 pub mod cache;
 pub mod catalog;
 mod checks;
+mod comment;
 mod ddl;
 mod depth;
 mod dml;
@@ -48,9 +49,9 @@ mod upsert;
 pub use cache::{CachedStatement, PlanCache};
 pub use catalog::alter::TableChange;
 pub use catalog::{
-    Catalog, CatalogSnapshot, CheckConstraint, ColumnDefault, DefaultValue, ForeignKey, IndexDef,
-    NamedSequence, ReferentialAction, SequenceChanges, SequenceName, SequenceOwner, SequenceState,
-    TableDef, ViewDef,
+    Catalog, CatalogSnapshot, CheckConstraint, ColumnDefault, Comments, DefaultValue, ForeignKey,
+    IndexDef, NamedSequence, ReferentialAction, SequenceChanges, SequenceName, SequenceOwner,
+    SequenceState, TableDef, ViewDef,
 };
 pub use checks::check_conditions;
 pub use ddl::{column_fill, ColumnFill};

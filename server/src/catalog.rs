@@ -149,11 +149,13 @@ struct Entry {
     /// The table an index is on; the access method of an index.
     table: Option<String>,
     method: Option<&'static str>,
+    /// A table's comment (`COMMENT ON TABLE`).
+    comment: Option<String>,
 }
 
 /// The rows of psql's list `list` in `cluster`: each column answered by its title
 /// (`Schema`, `Name`, `Type`, `Owner`, `Persistence`, `Access method`, `Table`, `Encoding`,
-/// ...; what weir has no notion of, such as sizes, descriptions and privileges, is NULL).
+/// `Description`, ...; what weir has no notion of, such as sizes and privileges, is NULL).
 /// `owner` is the session's user; `database` its database.
 pub fn listed(
     cluster: &weir_runtime::Cluster,
@@ -166,6 +168,7 @@ pub fn listed(
         kind,
         table: None,
         method: None,
+        comment: None,
     };
     let mut entries: Vec<Entry> = match &list.kind {
         ListKind::Relations {
@@ -177,7 +180,10 @@ pub fn listed(
             let mut out = Vec::new();
             let defs = cluster.tables();
             if *tables {
-                out.extend(defs.iter().map(|t| entry(t.name.clone(), "table")));
+                out.extend(defs.iter().map(|t| Entry {
+                    comment: t.comments.table.clone(),
+                    ..entry(t.name.clone(), "table")
+                }));
             }
             if *views {
                 out.extend(cluster.views().into_iter().map(|v| entry(v.name, "view")));
@@ -193,6 +199,7 @@ pub fn listed(
                         kind: "index",
                         table: Some(t.name.clone()),
                         method: Some(method),
+                        comment: None,
                     };
                     if !t.primary_key.is_empty() {
                         out.push(on(format!("{}_pkey", t.name), "hash"));
@@ -223,6 +230,7 @@ pub fn listed(
                     "Persistence" => text("permanent"),
                     "Access method" => e.method.map_or(Value::Null, text),
                     "Table" => e.table.as_deref().map_or(Value::Null, text),
+                    "Description" => e.comment.as_deref().map_or(Value::Null, text),
                     "Encoding" => text("UTF8"),
                     "Collate" | "Ctype" => text("C"),
                     "Locale Provider" => text("libc"),

@@ -505,6 +505,7 @@ fn write_tag(ast: Option<&sql::Statement>) -> WriteTag {
         Some(S::CreateIndex(_)) => WriteTag::Command("CREATE INDEX"),
         Some(S::CreateView(_)) => WriteTag::Command("CREATE VIEW"),
         Some(S::AlterTable(_)) => WriteTag::Command("ALTER TABLE"),
+        Some(S::Comment { .. }) => WriteTag::Command("COMMENT"),
         Some(S::CreateSequence { .. }) => WriteTag::Command("CREATE SEQUENCE"),
         Some(S::Truncate(_)) => WriteTag::Command("TRUNCATE TABLE"),
         Some(S::Drop { object_type, .. }) => match object_type {

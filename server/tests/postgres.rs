@@ -1888,6 +1888,43 @@ fn the_psql_client_lists_check_constraints() {
 }
 
 #[test]
+fn the_psql_client_sets_and_shows_comments() {
+    let c = cluster();
+    c.execute("CREATE TABLE ck (a BIGINT PRIMARY KEY, b VARCHAR)")
+        .unwrap();
+    let server = serve(&c, ServerConfig::new());
+    let set = [
+        "-c",
+        "COMMENT ON TABLE public.ck IS 'checked rows'",
+        "-c",
+        "COMMENT ON COLUMN ck.b IS 'the b'",
+        "-c",
+        "\\d+ ck",
+        "-c",
+        "\\dt+ ck",
+    ];
+    let Some(out) = run_psql(server.local_addr(), &set) else {
+        eprintln!("skipped: no psql on this machine");
+        return;
+    };
+    assert!(out.status.success(), "{out:?}");
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.matches("COMMENT\n").count(), 2, "the tag: {out}");
+    // As PostgreSQL 15's psql prints them: the column's in `\d+`, the table's in `\dt+`.
+    let column = out
+        .lines()
+        .find(|l| l.starts_with(" b "))
+        .unwrap_or_default();
+    assert!(column.trim_end().ends_with("| the b"), "{out}");
+    let table = out
+        .lines()
+        .find(|l| l.contains("| ck "))
+        .unwrap_or_default();
+    assert!(table.trim_end().ends_with("| checked rows"), "{out}");
+    assert!(out.contains("Description"), "{out}");
+}
+
+#[test]
 fn the_psql_client_describes_sequences_and_the_columns_that_own_them() {
     let c = cluster();
     describe_fixture(&c);

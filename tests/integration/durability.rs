@@ -64,6 +64,7 @@ fn every_kind_of_change_survives_a_restart_in_both_durabilities() {
             c.execute("DROP TABLE gone").unwrap();
             c.execute("CREATE VIEW big AS SELECT id FROM t WHERE x > 15")
                 .unwrap();
+            c.execute("COMMENT ON COLUMN t.name IS 'who'").unwrap();
             rows(&c, "SELECT id, name, x FROM t")
         };
         let c = open(tmp.path(), durability);
@@ -81,6 +82,8 @@ fn every_kind_of_change_survives_a_restart_in_both_durabilities() {
             c.query("SELECT * FROM gone", &[]),
             Err(Error::Plan(_))
         ));
+        let t = c.tables().into_iter().find(|t| t.name == "t").unwrap();
+        assert_eq!(t.comments.of_column(1), Some("who"));
         // The index came back too: the lookup plan uses it and answers.
         let plan = c
             .explain("SELECT id FROM t WHERE x = ?", &[Value::Int(21)])

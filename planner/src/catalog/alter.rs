@@ -90,6 +90,14 @@ pub enum TableChange {
         /// The sequence's first value.
         start: i64,
     },
+    /// `COMMENT ON TABLE` (`column` `None`) or `COMMENT ON COLUMN`: the comment, or none
+    /// (`IS NULL`, or an empty text, as PostgreSQL takes it).
+    SetComment {
+        /// The column's position, for a column's comment.
+        column: Option<usize>,
+        /// The comment.
+        text: Option<String>,
+    },
     /// `ALTER [COLUMN] name SET NOT NULL` (`true`) or `DROP NOT NULL` (`false`).
     SetNotNull {
         /// The column's position.
@@ -154,7 +162,10 @@ impl Catalog {
         | TableChange::SetDefault { column: c, .. }
         | TableChange::SetType { column: c, .. }
         | TableChange::AddIdentity { column: c, .. }
-        | TableChange::SetNotNull { column: c, .. } = change
+        | TableChange::SetNotNull { column: c, .. }
+        | TableChange::SetComment {
+            column: Some(c), ..
+        } = change
         {
             if column_name(*c).is_none() {
                 return Err(PlanError::Invalid(format!(
@@ -199,6 +210,8 @@ impl Catalog {
                 t.not_null.iter_mut().for_each(|k| shift(k, c));
                 t.defaults.retain(|d| d.column != c);
                 t.defaults.iter_mut().for_each(|d| shift(&mut d.column, c));
+                t.comments.columns.retain(|(k, _)| *k != c);
+                t.comments.columns.iter_mut().for_each(|(k, _)| shift(k, c));
                 for fk in &mut t.foreign_keys {
                     fk.columns.iter_mut().for_each(|k| shift(k, c));
                 }
@@ -453,6 +466,20 @@ impl Catalog {
                     made: self.version + 1,
                 };
                 self.sequences.insert((key.clone(), column), state);
+            }
+            TableChange::SetComment { column, text } => {
+                let text = text.clone().filter(|t| !t.is_empty());
+                let comments = &mut self.tables.get_mut(&key).expect("checked above").comments;
+                match column {
+                    None => comments.table = text,
+                    Some(c) => {
+                        comments.columns.retain(|(k, _)| k != c);
+                        if let Some(text) = text {
+                            comments.columns.push((*c, text));
+                            comments.columns.sort_by_key(|(k, _)| *k);
+                        }
+                    }
+                }
             }
             TableChange::AddPrimaryKey { columns } => {
                 if !def.primary_key.is_empty() {

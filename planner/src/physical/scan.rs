@@ -298,6 +298,7 @@ mod tests {
             defaults: Vec::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            comments: Default::default(),
         }
     }
 

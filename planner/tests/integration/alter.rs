@@ -216,3 +216,56 @@ fn drop_index_finds_the_table_by_the_index_name_or_asks_for_it() {
     alter(&mut cat, "DROP INDEX child_b").unwrap();
     assert!(cat.table("child").unwrap().indexes.is_empty());
 }
+
+#[test]
+fn comments_are_kept_follow_their_column_and_go_with_it() {
+    let mut cat = shop();
+    alter(&mut cat, "COMMENT ON TABLE public.child IS 'the children'").unwrap();
+    alter(&mut cat, "COMMENT ON COLUMN child.b IS 'a b'").unwrap();
+    alter(
+        &mut cat,
+        "COMMENT ON COLUMN public.child.pid IS 'its parent'",
+    )
+    .unwrap();
+    let child = cat.table("child").unwrap();
+    assert_eq!(child.comments.table.as_deref(), Some("the children"));
+    assert_eq!(child.comments.of_column(2), Some("a b"));
+    assert_eq!(child.comments.of_column(3), Some("its parent"));
+    // A rename keeps the comment; a dropped column's goes, and those after it move.
+    alter(&mut cat, "ALTER TABLE child RENAME COLUMN b TO bee").unwrap();
+    alter(&mut cat, "ALTER TABLE child DROP COLUMN note").unwrap();
+    let child = cat.table("child").unwrap();
+    assert_eq!(child.comments.of_column(1), Some("a b"));
+    assert_eq!(child.comments.of_column(2), Some("its parent"));
+    alter(&mut cat, "DROP INDEX child_b").unwrap();
+    alter(&mut cat, "ALTER TABLE child DROP COLUMN bee").unwrap();
+    assert_eq!(
+        cat.table("child").unwrap().comments.columns,
+        [(1, "its parent".to_string())]
+    );
+    // IS NULL (or an empty text) removes a comment.
+    alter(&mut cat, "COMMENT ON COLUMN child.pid IS NULL").unwrap();
+    alter(&mut cat, "COMMENT ON TABLE child IS ''").unwrap();
+    let child = cat.table("child").unwrap();
+    assert_eq!(child.comments, Default::default());
+}
+
+#[test]
+fn comments_on_what_weir_does_not_keep_are_refused_by_name() {
+    let mut cat = shop();
+    match plan_statement("CREATE VIEW v AS SELECT id FROM parent", &cat, &[], 4).unwrap() {
+        Statement::CreateView { def, replace } => cat.add_view(def, replace).unwrap(),
+        other => panic!("not a view: {other:?}"),
+    }
+    for (sql, says) in [
+        ("COMMENT ON TABLE nothing IS 'x'", "nothing"),
+        ("COMMENT ON COLUMN child.nothing IS 'x'", "child.nothing"),
+        ("COMMENT ON COLUMN child IS 'x'", "table.column"),
+        ("COMMENT ON SCHEMA public IS 'x'", "COMMENT ON SCHEMA"),
+        ("COMMENT ON INDEX child_b IS 'x'", "COMMENT ON INDEX"),
+        ("COMMENT ON TABLE v IS 'x'", "view 'v'"),
+    ] {
+        let e = planned(&cat, sql).unwrap_err().to_string();
+        assert!(e.contains(says), "{sql}: {e}");
+    }
+}

@@ -13,7 +13,7 @@ use weir_planner::{PlanError, TableChange, TableDef};
 impl Cluster {
     /// Makes `change` to table `table` (`None`: nothing to do). Connected to data nodes of
     /// other processes, only changes that leave the rows as they are (renaming a column,
-    /// defaults, `NOT NULL`, constraints, `DROP INDEX`) are made, and the data nodes take
+    /// defaults, `NOT NULL`, constraints, comments, `DROP INDEX`) are made, and the data nodes take
     /// them from the catalog log; adding, dropping or retyping a column, or renaming the
     /// table, is refused ([`TableChange::changes_storage`]).
     pub(super) fn alter_table(&self, table: &str, change: Option<TableChange>) -> Result<()> {
@@ -22,7 +22,7 @@ impl Cluster {
         };
         if self.inner.remote.is_some() && change.changes_storage() {
             return Err(Error::Plan(PlanError::unsupported(
-                "ALTER TABLE ... ADD COLUMN, DROP COLUMN, ALTER COLUMN ... TYPE, RENAME TO or ADD PRIMARY KEY on data nodes of other processes (renaming a column, defaults, NOT NULL, constraints and DROP INDEX are supported)",
+                "ALTER TABLE ... ADD COLUMN, DROP COLUMN, ALTER COLUMN ... TYPE, RENAME TO or ADD PRIMARY KEY on data nodes of other processes (renaming a column, defaults, NOT NULL, constraints, comments and DROP INDEX are supported)",
                 "",
             )));
         }
@@ -202,6 +202,7 @@ fn stored_change(def: &TableDef, change: &TableChange) -> Option<Change> {
         | TableChange::AddCheck(_)
         | TableChange::DropCheck { .. }
         | TableChange::AddIdentity { .. }
+        | TableChange::SetComment { .. }
         | TableChange::SetNotNull { .. }
         | TableChange::AddForeignKey(_)
         | TableChange::DropForeignKey { .. } => None,

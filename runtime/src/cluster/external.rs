@@ -74,6 +74,7 @@ impl Cluster {
             defaults: Vec::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            comments: Default::default(),
         };
         self.change_schema(
             |catalog| {

@@ -564,6 +564,7 @@ mod tests {
             defaults: Vec::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            comments: Default::default(),
         }
     }
 

@@ -304,6 +304,7 @@ impl Describe {
                             | "type_name"
                             | "self_referencing_col_name"
                             | "ref_generation" => text(""),
+                            "remarks" => r.comment.as_deref().map_or(Value::Null, text),
                             _ => Value::Null,
                         })
                     })
@@ -340,6 +341,8 @@ impl Describe {
                                     // NULLIF(attidentity, ''), NULLIF(attgenerated, '').
                                     "attidentity" if !c.identity.is_empty() => text(c.identity),
                                     "attidentity" | "attgenerated" => Value::Null,
+                                    // The column's comment (`dsc.description`).
+                                    "description" => c.comment.as_deref().map_or(Value::Null, text),
                                     _ => attribute_value(c, i, n),
                                 })
                             })
@@ -824,6 +827,11 @@ fn class_value(r: &Relation, name: &str) -> Value {
         "relchecks" => Value::Int(r.checks.len() as i64),
         "reltablespace" => Value::Int(0),
         "relkind" => text(&r.relkind().to_string()),
+        // `obj_description(oid, 'pg_class')` (psql's `\dt+`), `pg_description.description`
+        // (SQLAlchemy's table comment).
+        "Description" | "description" | "obj_description" => {
+            r.comment.as_deref().map_or(Value::Null, text)
+        }
         "relhasindex" => Value::Bool(!r.indexes.is_empty()),
         // PostgreSQL enforces foreign keys by triggers; psql lists a table's keys, and those
         // referencing it, only for a table that has them.
@@ -892,6 +900,8 @@ fn attribute_value(c: &ColumnInfo, i: usize, name: &str) -> Value {
         // psql's, SQLAlchemy's and JDBC's names for `pg_get_expr(adbin, adrelid)`.
         "pg_get_expr" | "default" | "adsrc" => c.default.as_deref().map_or(Value::Null, text),
         "attstorage" => text(if c.varlena { "x" } else { "p" }),
+        // psql's `col_description(attrelid, attnum)`, SQLAlchemy's `comment`.
+        "col_description" | "comment" => c.comment.as_deref().map_or(Value::Null, text),
         _ => Value::Null,
     }
 }

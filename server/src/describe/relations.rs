@@ -31,6 +31,8 @@ pub struct Relation {
     pub referenced_by: Vec<ForeignKeyInfo>,
     /// Its `CHECK` constraints, by name.
     pub checks: Vec<CheckInfo>,
+    /// Its comment (`COMMENT ON TABLE`).
+    pub comment: Option<String>,
 }
 
 /// One `CHECK` constraint of a [`Relation`].
@@ -97,6 +99,8 @@ pub struct ColumnInfo {
     /// `pg_attribute.attidentity`: `a` for `GENERATED ALWAYS AS IDENTITY`, `d` for `BY
     /// DEFAULT`, empty for any other column.
     pub identity: &'static str,
+    /// Its comment (`COMMENT ON COLUMN`).
+    pub comment: Option<String>,
 }
 
 /// One index of a [`Relation`].
@@ -305,6 +309,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                         Some(DefaultValue::Identity { always: false }) => "d",
                         _ => "",
                     },
+                    comment: t.comments.of_column(i).map(str::to_string),
                 })
                 .collect();
             Relation {
@@ -328,6 +333,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                     checks.sort_by(|a, b| a.name.cmp(&b.name));
                     checks
                 },
+                comment: t.comments.table.clone(),
             }
         })
         .collect();
@@ -376,6 +382,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
             checks: Vec::new(),
+            comment: None,
         }
     }));
     let views = cluster.views();
@@ -413,6 +420,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
                     not_null: false,
                     default: None,
                     identity: "",
+                    comment: None,
                 }
             })
             .collect();
@@ -426,6 +434,7 @@ pub fn relations(cluster: &Cluster) -> weir_runtime::Result<Vec<Relation>> {
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
             checks: Vec::new(),
+            comment: None,
         });
     }
     Ok(out)

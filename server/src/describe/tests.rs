@@ -70,6 +70,7 @@ pub(crate) fn item_table() -> Relation {
         varlena: type_name == "character varying",
         default: None,
         identity: "",
+        comment: None,
     };
     Relation {
         name: "item".into(),
@@ -100,6 +101,7 @@ pub(crate) fn item_table() -> Relation {
         foreign_keys: Vec::new(),
         referenced_by: Vec::new(),
         checks: Vec::new(),
+        comment: None,
     }
 }
 

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict kuemqnTgjjXLnQrOCuyoLldgRNDr6Id4clXGkKaVYhUikrYoE8FBDV61XA6LaCk
+\restrict mCFaXjCgOTS8OHY2nzgyWgjYwmeGGbsn6QLsKKqy4TCOOYXozkXcMbfmaT84L7i
 
 -- Dumped from database version 15.18 (Debian 15.18-0+deb12u1)
 -- Dumped by pg_dump version 15.18 (Debian 15.18-0+deb12u1)
@@ -38,6 +38,20 @@ CREATE TABLE public.items (
 
 
 ALTER TABLE public.items OWNER TO postgres;
+
+--
+-- Name: TABLE items; Type: COMMENT; Schema: public; Owner: postgres
+--
+
+COMMENT ON TABLE public.items IS 'What the catalogue sells; it''s priced in euros.';
+
+
+--
+-- Name: COLUMN items.price; Type: COMMENT; Schema: public; Owner: postgres
+--
+
+COMMENT ON COLUMN public.items.price IS 'Price in euros, before tax';
+
 
 --
 -- Name: items_id_seq; Type: SEQUENCE; Schema: public; Owner: postgres
@@ -123,5 +137,5 @@ ALTER TABLE ONLY public.tags
 -- PostgreSQL database dump complete
 --
 
-\unrestrict kuemqnTgjjXLnQrOCuyoLldgRNDr6Id4clXGkKaVYhUikrYoE8FBDV61XA6LaCk
+\unrestrict mCFaXjCgOTS8OHY2nzgyWgjYwmeGGbsn6QLsKKqy4TCOOYXozkXcMbfmaT84L7i
 

@@ -1,8 +1,8 @@
 //! A PostgreSQL database brought to weir as `pg_dump` writes it: the scripts of PostgreSQL
 //! 15's `pg_dump --schema-only` and `--data-only` (`server/tests/clients/pg_dump_15_*.sql`: a
 //! shop with a SERIAL and a BIGSERIAL key, a unique column, an index, a view and a foreign key
-//! with ON DELETE CASCADE; a catalogue with identity columns, CHECK constraints, a unique and
-//! a two-column index)
+//! with ON DELETE CASCADE; a catalogue with identity columns, CHECK constraints, comments, a
+//! unique and a two-column index)
 //! run as `psql -f` runs them, and the database then answers and enforces what it declared.
 
 use super::{assert_idle, bounded, cluster, code, connect, serve, texts};
@@ -202,6 +202,17 @@ async fn identity_columns_restore_and_their_sequences_go_on() {
         let e = client.batch_execute(sql).await.unwrap_err();
         assert_eq!(code(&e), sqlstate, "{sql}: {e:?}");
     }
+    // The dump's comments, on the table and on a column.
+    let items = c.tables().into_iter().find(|t| t.name == "items").unwrap();
+    assert_eq!(
+        items.comments.table.as_deref(),
+        Some("What the catalogue sells; it's priced in euros.")
+    );
+    let price = items.schema.index_of("price").unwrap();
+    assert_eq!(
+        items.comments.of_column(price),
+        Some("Price in euros, before tax")
+    );
     assert_idle(&c);
 }
 

@@ -2,8 +2,8 @@
 //! by an earlier build still starts, and converted to today's [`CatalogSnapshot`]: the first
 //! (written before catalogs carried a format number, weir up to 2026-12-06), format 2
 //! (column defaults and sequences, before foreign keys), format 3 (foreign keys, before
-//! `CREATE SEQUENCE`) and format 4 (`CREATE SEQUENCE`, before `OWNED BY` and `CHECK`
-//! constraints).
+//! `CREATE SEQUENCE`), format 4 (`CREATE SEQUENCE`, before `OWNED BY` and `CHECK`
+//! constraints) and format 5 (`OWNED BY` and `CHECK`, before `COMMENT ON`).
 //!
 //! Their types mirror the planner's of that time field for field (bincode encodes fields by
 //! position, not by name): change nothing here.
@@ -12,8 +12,8 @@ use serde::Deserialize;
 use weir_operators::external::ExternalSource;
 use weir_operators::Schema;
 use weir_planner::{
-    CatalogSnapshot, ColumnDefault, ForeignKey, IndexDef, NamedSequence, SequenceState, TableDef,
-    ViewDef,
+    CatalogSnapshot, CheckConstraint, ColumnDefault, ForeignKey, IndexDef, NamedSequence,
+    SequenceState, TableDef, ViewDef,
 };
 
 /// A table definition of format 1.
@@ -108,6 +108,7 @@ impl From<CatalogSnapshotV2> for CatalogSnapshot {
                     defaults: t.defaults,
                     foreign_keys: Vec::new(),
                     checks: Vec::new(),
+                    comments: Default::default(),
                 })
                 .collect(),
             views: v2.views,
@@ -146,6 +147,7 @@ impl From<TableDefV4> for TableDef {
             defaults: t.defaults,
             foreign_keys: t.foreign_keys,
             checks: Vec::new(),
+            comments: Default::default(),
         }
     }
 }
@@ -222,6 +224,63 @@ impl From<CatalogSnapshotV4> for CatalogSnapshot {
                     owner: None,
                 })
                 .collect(),
+        }
+    }
+}
+
+/// A table definition of format 5 (`CHECK` constraints, no comments).
+#[derive(Deserialize)]
+struct TableDefV5 {
+    name: String,
+    schema: Schema,
+    primary_key: Vec<usize>,
+    indexes: Vec<IndexDef>,
+    not_null: Vec<usize>,
+    partitions: u32,
+    external: Option<ExternalSource>,
+    defaults: Vec<ColumnDefault>,
+    foreign_keys: Vec<ForeignKey>,
+    checks: Vec<CheckConstraint>,
+}
+
+/// A catalog of format 5 (its tables without comments).
+#[derive(Deserialize)]
+pub(super) struct CatalogSnapshotV5 {
+    version: u64,
+    tables: Vec<TableDefV5>,
+    views: Vec<ViewDef>,
+    row_counts: Vec<(String, u64)>,
+    next_row_ids: Vec<(String, u64)>,
+    sequences: Vec<SequenceState>,
+    named_sequences: Vec<NamedSequence>,
+}
+
+impl From<CatalogSnapshotV5> for CatalogSnapshot {
+    fn from(v5: CatalogSnapshotV5) -> Self {
+        CatalogSnapshot {
+            version: v5.version,
+            tables: v5
+                .tables
+                .into_iter()
+                .map(|t| TableDef {
+                    name: t.name,
+                    schema: t.schema,
+                    primary_key: t.primary_key,
+                    indexes: t.indexes,
+                    not_null: t.not_null,
+                    partitions: t.partitions,
+                    external: t.external,
+                    defaults: t.defaults,
+                    foreign_keys: t.foreign_keys,
+                    checks: t.checks,
+                    comments: Default::default(),
+                })
+                .collect(),
+            views: v5.views,
+            row_counts: v5.row_counts,
+            next_row_ids: v5.next_row_ids,
+            sequences: v5.sequences,
+            named_sequences: v5.named_sequences,
         }
     }
 }

@@ -21,8 +21,8 @@ pub const VERSIONED: u8 = 0xFF;
 
 /// The catalog format this build writes: 2 added column defaults and sequences, 3 foreign
 /// keys, 4 the sequences of `CREATE SEQUENCE`, 5 their owning columns (`OWNED BY`) and
-/// tables' `CHECK` constraints.
-pub const FORMAT: u8 = 5;
+/// tables' `CHECK` constraints, 6 tables' and columns' comments (`COMMENT ON`).
+pub const FORMAT: u8 = 6;
 
 /// The wire form of catalog `snapshot`.
 pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
@@ -46,6 +46,7 @@ pub fn encode_catalog(snapshot: &CatalogSnapshot) -> CatalogBytes {
 fn decode_any(bytes: &[u8]) -> Result<CatalogSnapshot> {
     match bytes {
         [VERSIONED, FORMAT, body @ ..] => codec::decode(body),
+        [VERSIONED, 5, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV5>(body)?.into()),
         [VERSIONED, 4, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV4>(body)?.into()),
         [VERSIONED, 3, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV3>(body)?.into()),
         [VERSIONED, 2, body @ ..] => Ok(codec::decode::<legacy::CatalogSnapshotV2>(body)?.into()),
@@ -65,8 +66,8 @@ fn owner_known(snapshot: &CatalogSnapshot, s: &weir_planner::NamedSequence) -> b
     })
 }
 
-/// The catalog snapshot `bytes` encode, checked: every table's key, indexed, NOT NULL and
-/// defaulted columns are its columns, the key's distinct, and it has partitions (the planner indexes
+/// The catalog snapshot `bytes` encode, checked: every table's key, indexed, NOT NULL,
+/// defaulted and commented columns are its columns, the key's distinct, and it has partitions (the planner indexes
 /// a table's columns by these).
 pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
     let snapshot = decode_any(&bytes.0)?;
@@ -78,7 +79,8 @@ pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
             .chain(def.indexes.iter().map(|i| &i.column))
             .chain(def.indexes.iter().flat_map(|i| &i.further))
             .chain(&def.not_null)
-            .chain(def.defaults.iter().map(|d| &d.column));
+            .chain(def.defaults.iter().map(|d| &d.column))
+            .chain(def.comments.columns.iter().map(|(c, _)| c));
         let mut key = def.primary_key.clone();
         key.sort_unstable();
         if named.into_iter().any(|&c| c >= columns)
@@ -86,7 +88,7 @@ pub fn decode_catalog(bytes: &CatalogBytes) -> Result<CatalogSnapshot> {
             || def.partitions == 0
         {
             return Err(crate::error::Error::Codec(format!(
-                "the catalog's table {} is malformed (a key, index, NOT NULL or default column it does not have, a repeated key column, or no partitions)",
+                "the catalog's table {} is malformed (a key, index, NOT NULL, default or commented column it does not have, a repeated key column, or no partitions)",
                 def.name
             )));
         }
@@ -166,6 +168,10 @@ mod tests {
                 name: "t_id_check".into(),
                 condition: "id > 0".into(),
             }],
+            comments: weir_planner::Comments {
+                table: Some("the t".into()),
+                columns: vec![(1, "a v".into())],
+            },
         }
     }
 
@@ -209,6 +215,7 @@ mod tests {
             .cloned()
             .map(|t| TableDef {
                 checks: Vec::new(),
+                comments: Default::default(),
                 ..t
             })
             .collect()
@@ -337,6 +344,51 @@ mod tests {
         assert_eq!(read.tables, without_checks(&snapshot.tables));
         assert_eq!(read.named_sequences[0].name, "s");
         assert_eq!(read.named_sequences[0].owner, None);
+    }
+
+    #[test]
+    fn a_catalog_of_format_5_reads_back_without_comments() {
+        let snapshot = CatalogSnapshot {
+            version: 5,
+            tables: vec![table()],
+            named_sequences: vec![sequence()],
+            ..Default::default()
+        };
+        // Format 5: today's fields but the tables' comments.
+        #[derive(serde::Serialize)]
+        struct TableV5<'a>(TableV4<'a>, &'a [weir_planner::CheckConstraint]);
+        #[derive(serde::Serialize)]
+        struct V5<'a>(
+            u64,
+            Vec<TableV5<'a>>,
+            &'a [weir_planner::ViewDef],
+            &'a [(String, u64)],
+            &'a [(String, u64)],
+            &'a [weir_planner::SequenceState],
+            &'a [NamedSequence],
+        );
+        let s = &snapshot;
+        let tables = v4_tables(&s.tables)
+            .into_iter()
+            .zip(&s.tables)
+            .map(|(v4, t)| TableV5(v4, &t.checks))
+            .collect();
+        let body = V5(
+            s.version,
+            tables,
+            &s.views,
+            &s.row_counts,
+            &s.next_row_ids,
+            &s.sequences,
+            &s.named_sequences,
+        );
+        let mut bytes = vec![VERSIONED, 5];
+        bytes.extend(codec::encode(&body).unwrap());
+        let read = decode_catalog(&CatalogBytes(bytes)).unwrap();
+        let mut expected = snapshot.clone();
+        expected.tables[0].comments = Default::default();
+        assert_eq!(read, expected);
+        assert!(!read.tables[0].checks.is_empty());
     }
 
     #[test]
