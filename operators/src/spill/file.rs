@@ -1,10 +1,17 @@
 //! One spill file: batches written in the project's wire form, each compressed with LZ4 and
 //! framed as `[compressed length u32][raw length u32][bytes]` (little-endian), and read back in
 //! order through a large buffer (the reader fetches ahead of the batch being decoded).
+//!
+//! Each writer's and reader's buffer is accounted in the memory of the operator that opens
+//! it (a reservation beside the operator's own), when the pool has room to spare: then the file
+//! is buffered; else (a spill is what memory running out causes) it is read and written a
+//! frame at a time, with no buffer, so that spilling never takes a node past its budget nor
+//! the memory the operator needs next.
 
 use super::space::{io_error, SpillSpace};
 use crate::batch::Batch;
 use crate::error::{Error, Result};
+use crate::memory::Reservation;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,9 +23,27 @@ use std::sync::Arc;
 const WRITE_BUFFER_BYTES: usize = 32 << 10;
 
 /// Bytes a reader buffers: it fetches ahead of the batch being decoded (and the system reads
-/// ahead of a file read in order). Neither buffer is accounted in a memory pool: a spilling
-/// operator holds sixteen writers per input, a merge sixteen readers (0.5-1 MiB).
+/// ahead of a file read in order). A spilling operator holds sixteen writers per input, a
+/// merge sixteen readers (0.5-1 MiB), accounted in its memory.
 const READ_BUFFER_BYTES: usize = 64 << 10;
+
+/// A buffer is taken only when the pool has room for this many beside it: a buffer only
+/// saves system calls, and must not take the memory the operator's own state needs next (a
+/// merge's batches, a partition's join).
+const BUFFER_HEADROOM: usize = 4;
+
+/// A buffer of `bytes` accounted in a new reservation beside `memory`, or none (an empty
+/// reservation and no buffer) when the pool has not room for [`BUFFER_HEADROOM`] of them.
+fn buffer(memory: &Reservation, bytes: usize) -> (Reservation, usize) {
+    let mut held = memory.new_empty();
+    match held.try_grow(bytes * BUFFER_HEADROOM) {
+        Ok(()) => {
+            held.shrink(bytes * (BUFFER_HEADROOM - 1));
+            (held, bytes)
+        }
+        Err(_) => (held, 0),
+    }
+}
 
 /// Largest frame read back (compressed or raw): the wire's limit on a message.
 const MAX_FRAME_BYTES: usize = 1 << 30;
@@ -74,23 +99,28 @@ impl Drop for Owned {
 pub struct SpillWriter {
     owned: Owned,
     out: BufWriter<File>,
+    /// The memory of `out`'s buffer.
+    _buffer: Reservation,
     batches: usize,
     rows: usize,
 }
 
 impl SpillWriter {
-    /// A new spill file in `space`.
-    pub fn new(space: &Arc<SpillSpace>) -> Result<Self> {
+    /// A new spill file in `space`, its buffer accounted beside `memory` (the opening
+    /// operator's reservation).
+    pub fn new(space: &Arc<SpillSpace>, memory: &Reservation) -> Result<Self> {
         let space = space.clone();
         let path = space.next_path();
         let file = File::create(&path).map_err(|e| io_error("create the spill file", &path, e))?;
+        let (held, capacity) = buffer(memory, WRITE_BUFFER_BYTES);
         Ok(SpillWriter {
             owned: Owned {
                 space,
                 path,
                 bytes: 0,
             },
-            out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+            out: BufWriter::with_capacity(capacity, file),
+            _buffer: held,
             batches: 0,
             rows: 0,
         })
@@ -160,13 +190,16 @@ pub struct SpillFile {
 }
 
 impl SpillFile {
-    /// Reads the batches back, in the order they were written.
-    pub fn reader(&self) -> Result<SpillReader> {
+    /// Reads the batches back, in the order they were written, through a buffer accounted
+    /// beside `memory` (the reading operator's reservation).
+    pub fn reader(&self, memory: &Reservation) -> Result<SpillReader> {
         let path = &self.owned.path;
         let file = File::open(path).map_err(|e| io_error("open the spill file", path, e))?;
+        let (held, capacity) = buffer(memory, READ_BUFFER_BYTES);
         Ok(SpillReader {
             path: path.clone(),
-            input: BufReader::with_capacity(READ_BUFFER_BYTES, file),
+            input: BufReader::with_capacity(capacity, file),
+            _buffer: held,
             left: self.batches,
         })
     }
@@ -197,6 +230,8 @@ impl SpillFile {
 pub struct SpillReader {
     path: PathBuf,
     input: BufReader<File>,
+    /// The memory of `input`'s buffer.
+    _buffer: Reservation,
     left: usize,
 }
 
@@ -266,6 +301,11 @@ mod tests {
     use crate::spill::SpillSpace;
     use crate::{Column, DataType, Value};
 
+    /// Memory no test here runs short of.
+    fn memory() -> Reservation {
+        Reservation::unbounded()
+    }
+
     fn batch(from: i64, rows: usize) -> Batch {
         let ids: Vec<i64> = (from..from + rows as i64).collect();
         let names: Vec<String> = ids.iter().map(|i| format!("row {i}")).collect();
@@ -282,7 +322,7 @@ mod tests {
     #[test]
     fn batches_come_back_as_written_and_the_file_goes_with_its_handle() {
         let space = SpillSpace::temporary("test", 1 << 30).unwrap();
-        let mut w = SpillWriter::new(&space).unwrap();
+        let mut w = SpillWriter::new(&space, &memory()).unwrap();
         let written: Vec<Batch> = (0..5).map(|i| batch(i * 1000, 1000)).collect();
         for b in &written {
             w.write(b).unwrap();
@@ -290,10 +330,14 @@ mod tests {
         let file = w.finish().unwrap();
         assert_eq!((file.batches(), file.rows()), (5, 5000));
         assert_eq!(space.used(), file.bytes());
-        let read: Vec<Batch> = file.reader().unwrap().map(|b| b.unwrap()).collect();
+        let read: Vec<Batch> = file
+            .reader(&memory())
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
         assert_eq!(read, written);
         // Two readers of one file are independent.
-        assert_eq!(file.reader().unwrap().count(), 5);
+        assert_eq!(file.reader(&memory()).unwrap().count(), 5);
         let path = file.path().to_path_buf();
         assert!(path.exists());
         drop(file);
@@ -302,9 +346,41 @@ mod tests {
     }
 
     #[test]
+    fn buffers_are_accounted_while_open_and_done_without_when_memory_is_short() {
+        let space = SpillSpace::temporary("test", 1 << 30).unwrap();
+        let written: Vec<Batch> = (0..3).map(|i| batch(i * 100, 100)).collect();
+        // Room for one writer's buffer with its headroom, not for a second.
+        let pool = crate::UnboundedPool::with_limit(BUFFER_HEADROOM * WRITE_BUFFER_BYTES);
+        let memory = Reservation::new(pool.clone());
+        let mut w = SpillWriter::new(&space, &memory).unwrap();
+        assert_eq!(pool.used(), WRITE_BUFFER_BYTES);
+        let mut unbuffered = SpillWriter::new(&space, &memory).unwrap();
+        assert_eq!(pool.used(), WRITE_BUFFER_BYTES);
+        for b in &written {
+            w.write(b).unwrap();
+            unbuffered.write(b).unwrap();
+        }
+        let (file, other) = (w.finish().unwrap(), unbuffered.finish().unwrap());
+        assert_eq!(pool.used(), 0);
+        // The same for readers.
+        let pool = crate::UnboundedPool::with_limit(BUFFER_HEADROOM * READ_BUFFER_BYTES);
+        let memory = Reservation::new(pool.clone());
+        let reader = file.reader(&memory).unwrap();
+        assert_eq!(pool.used(), READ_BUFFER_BYTES);
+        let second = other.reader(&memory).unwrap();
+        assert_eq!(pool.used(), READ_BUFFER_BYTES);
+        let read: Vec<Batch> = second.map(|b| b.unwrap()).collect();
+        assert_eq!(read, written);
+        assert_eq!(pool.used(), READ_BUFFER_BYTES, "held until its reader goes");
+        let read: Vec<Batch> = reader.map(|b| b.unwrap()).collect();
+        assert_eq!(read, written);
+        assert_eq!(pool.used(), 0);
+    }
+
+    #[test]
     fn an_unfinished_writer_removes_its_file() {
         let space = SpillSpace::temporary("test", 1 << 30).unwrap();
-        let mut w = SpillWriter::new(&space).unwrap();
+        let mut w = SpillWriter::new(&space, &memory()).unwrap();
         w.write(&batch(0, 10)).unwrap();
         let count = || std::fs::read_dir(space.dir()).unwrap().count();
         assert_eq!(count(), 1);
@@ -316,7 +392,7 @@ mod tests {
     #[test]
     fn past_the_quota_a_write_is_refused_with_a_typed_error() {
         let space = SpillSpace::temporary("node 2", 2_000).unwrap();
-        let mut w = SpillWriter::new(&space).unwrap();
+        let mut w = SpillWriter::new(&space, &memory()).unwrap();
         let err = (0..100)
             .map(|i| w.write(&batch(i * 100, 100)))
             .find_map(|r| r.err())
@@ -334,7 +410,7 @@ mod tests {
     #[test]
     fn a_damaged_file_is_an_error_naming_it() {
         let space = SpillSpace::temporary("test", 1 << 30).unwrap();
-        let mut w = SpillWriter::new(&space).unwrap();
+        let mut w = SpillWriter::new(&space, &memory()).unwrap();
         w.write(&batch(0, 100)).unwrap();
         let file = w.finish().unwrap();
         let mut bytes = std::fs::read(file.path()).unwrap();
@@ -342,7 +418,7 @@ mod tests {
         bytes[last] ^= 0xff;
         bytes.truncate(bytes.len() - 1);
         std::fs::write(file.path(), bytes).unwrap();
-        let err = file.reader().unwrap().next().unwrap().unwrap_err();
+        let err = file.reader(&memory()).unwrap().next().unwrap().unwrap_err();
         assert!(matches!(err, Error::Spill(_)), "{err:?}");
         assert!(
             err.to_string().contains(&file.path().display().to_string()),

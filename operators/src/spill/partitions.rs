@@ -13,6 +13,7 @@ use crate::batch::Batch;
 use crate::error::Result;
 use crate::hashing::mix64;
 use crate::kernels::hash::hash_rows;
+use crate::memory::Reservation;
 use std::sync::Arc;
 
 /// The spill partition, in `0..SpillPartitions::FANOUT`, of a row whose key hashes to `hash`,
@@ -27,6 +28,9 @@ pub fn spill_partition_of(hash: u64, level: u32) -> usize {
 #[derive(Debug)]
 pub struct SpillPartitions {
     space: Arc<SpillSpace>,
+    /// An empty reservation in the spilling operator's pool, beside which each writer's
+    /// buffer is accounted.
+    memory: Reservation,
     level: u32,
     writers: Vec<Option<SpillWriter>>,
     /// Row numbers per partition (kept between batches).
@@ -41,10 +45,12 @@ impl SpillPartitions {
     /// Partitions a spill splits into.
     pub const FANOUT: usize = 1 << Self::FANOUT_BITS;
 
-    /// Partitions in `space` at recursion `level`.
-    pub fn new(space: &Arc<SpillSpace>, level: u32) -> Self {
+    /// Partitions in `space` at recursion `level`, their writers' buffers accounted beside
+    /// `memory` (the spilling operator's reservation).
+    pub fn new(space: &Arc<SpillSpace>, level: u32, memory: &Reservation) -> Self {
         SpillPartitions {
             space: space.clone(),
+            memory: memory.new_empty(),
             level,
             writers: (0..Self::FANOUT).map(|_| None).collect(),
             rows: vec![Vec::new(); Self::FANOUT],
@@ -99,7 +105,7 @@ impl SpillPartitions {
             };
             let writer = match &mut self.writers[p] {
                 Some(w) => w,
-                slot => slot.insert(SpillWriter::new(&self.space)?),
+                slot => slot.insert(SpillWriter::new(&self.space, &self.memory)?),
             };
             writer.write(part.as_ref().unwrap_or(batch))?;
         }
@@ -142,14 +148,14 @@ mod tests {
         let batch = Batch::try_new(vec![Column::from_i64(keys.clone())]).unwrap();
         let mut hashes = Vec::new();
         hash_rows(&[batch.column(0)], &mut hashes);
-        let mut parts = SpillPartitions::new(&space, 0);
+        let mut parts = SpillPartitions::new(&space, 0, &Reservation::unbounded());
         parts.write(&batch, &hashes).unwrap();
         let files = parts.finish().unwrap();
         let mut seen = std::collections::HashMap::new();
         let mut total = 0;
         for (p, f) in files.iter().enumerate() {
             let f = f.as_ref().expect("3,000 keys reach every partition");
-            for b in f.reader().unwrap() {
+            for b in f.reader(&Reservation::unbounded()).unwrap() {
                 let b = b.unwrap();
                 total += b.num_rows();
                 for v in b.column(0).as_i64().unwrap() {

@@ -870,7 +870,12 @@ impl HashAggregateOp {
         }
         if self.spilling.is_none() {
             space.record_spill();
-            self.spilling = Some(GroupSpill::new(&space, self.level, self.group_types.len()));
+            self.spilling = Some(GroupSpill::new(
+                &space,
+                self.level,
+                self.group_types.len(),
+                &self.reservation,
+            ));
         }
         self.spill_groups()
     }
@@ -926,7 +931,7 @@ impl HashAggregateOp {
                 self.reservation.new_empty(),
             )?;
             merge.level = self.level + 1;
-            for batch in file.reader()? {
+            for batch in file.reader(&self.reservation)? {
                 merge.push(0, batch?)?;
             }
             merge.finish(0)?;

@@ -11,7 +11,7 @@
 //! it sends what it holds downstream early and starts again.)
 
 use crate::spill::{SpillFile, SpillPartitions, SpillSpace};
-use crate::{Batch, Result};
+use crate::{Batch, Reservation, Result};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -26,10 +26,16 @@ pub(super) struct GroupSpill {
 }
 
 impl GroupSpill {
-    /// Spills at `level` of batches whose first `keys` columns are the group keys.
-    pub(super) fn new(space: &Arc<SpillSpace>, level: u32, keys: usize) -> GroupSpill {
+    /// Spills at `level` of batches whose first `keys` columns are the group keys, the
+    /// files' buffers accounted beside `memory`.
+    pub(super) fn new(
+        space: &Arc<SpillSpace>,
+        level: u32,
+        keys: usize,
+        memory: &Reservation,
+    ) -> GroupSpill {
         GroupSpill {
-            parts: SpillPartitions::new(space, level),
+            parts: SpillPartitions::new(space, level, memory),
             keys,
         }
     }

@@ -41,8 +41,8 @@
 //! are joined as they come, one batch between two outputs, and that join's output leads; only
 //! the other partitions reach the disk. The kept partitions' rows among those the spilling
 //! join held wait until it freed its memory, so that the join in memory is not refused for
-//! memory about to be given back. The spill files' buffers are not accounted in the
-//! reservation. Every file is owned by the join (the partition writers, the finished files
+//! memory about to be given back. The spill files' buffers are accounted in the join's pool
+//! (granted, or the files go unbuffered: [`crate::spill`]). Every file is owned by the join (the partition writers, the finished files
 //! waiting to be joined, the one being read), so dropping the join, finished, failed or
 //! cancelled, removes them all; the reservations of the partitions' joins go with them.
 
@@ -81,10 +81,18 @@ struct Side {
     /// Its batches end with a column of match flags (taken off NULL-key rows, which are
     /// never matched).
     flags: bool,
+    /// Empty, in the join's pool: its files' buffers are accounted beside it.
+    memory: Reservation,
 }
 
 impl Side {
-    fn new(space: &Arc<SpillSpace>, level: u32, spec: &JoinSpec, left: bool, flags: bool) -> Self {
+    fn new(
+        space: &Arc<SpillSpace>,
+        level: u32,
+        spec: &JoinSpec,
+        (left, flags): (bool, bool),
+        memory: &Reservation,
+    ) -> Self {
         // This side's rows against an empty other side, as probe rows.
         let other = if left {
             JoinSide::Right
@@ -93,10 +101,11 @@ impl Side {
         };
         Side {
             left,
-            parts: Some(SpillPartitions::new(space, level)),
+            parts: Some(SpillPartitions::new(space, level, memory)),
             nulls: None,
             keep_nulls: Roles::of(spec.join_type, other).probe_unmatched,
             flags,
+            memory: memory.new_empty(),
         }
     }
 
@@ -132,7 +141,7 @@ impl Side {
         if self.keep_nulls {
             let w = match &mut self.nulls {
                 Some(w) => w,
-                slot => slot.insert(SpillWriter::new(space)?),
+                slot => slot.insert(SpillWriter::new(space, &self.memory)?),
             };
             let mut rows = batch.take(&null);
             if self.flags {
@@ -369,8 +378,8 @@ impl GraceJoin {
                 0
             },
             resident,
-            build: Side::new(&space, level, &spec, build_left, flags),
-            probe: Side::new(&space, level, &spec, !build_left, false),
+            build: Side::new(&space, level, &spec, (build_left, flags), &reservation),
+            probe: Side::new(&space, level, &spec, (!build_left, false), &reservation),
             space,
             level,
             keys,
@@ -402,7 +411,7 @@ impl GraceJoin {
         if !build && self.key_types.is_none() {
             let stash = match &mut self.stash {
                 Some(w) => w,
-                slot => slot.insert(SpillWriter::new(&self.space)?),
+                slot => slot.insert(SpillWriter::new(&self.space, &self.reservation)?),
             };
             return stash.write(batch);
         }
@@ -493,7 +502,7 @@ impl GraceJoin {
             return Ok(());
         };
         let file = stash.finish()?;
-        for b in file.reader()? {
+        for b in file.reader(&self.reservation)? {
             self.write(false, &b?)?;
         }
         Ok(())
@@ -574,7 +583,7 @@ impl GraceJoin {
     /// Reads `file` back in batches of about the batch size.
     fn read(&self, file: &SpillFile) -> Result<Coalesced> {
         Ok(Coalesced {
-            reader: file.reader()?,
+            reader: file.reader(&self.reservation)?,
             rows: self.ctx.batch_size,
         })
     }

@@ -132,7 +132,7 @@ impl SortOp {
         // up to `FAN_IN` runs, holds about half of what the sort held when it was refused.
         let rows = (idx.len() / (2 * spilled::FAN_IN)).clamp(16, self.ctx.batch_size.max(16));
         self.run_rows = self.run_rows.min(rows);
-        let mut writer = SpillWriter::new(space)?;
+        let mut writer = SpillWriter::new(space, &self.reservation)?;
         for chunk in idx.chunks(rows) {
             writer.write(&batch.take(chunk))?;
         }
@@ -255,7 +255,7 @@ impl Operator for SortOp {
                 params: self.ctx.params.clone(),
             };
             let runs = std::mem::take(&mut self.runs);
-            let merge = RunMerge::new(runs, keys, &space, self.run_rows)?;
+            let merge = RunMerge::new(runs, keys, &space, self.run_rows, &self.reservation)?;
             // One batch per run, like any growth, may be refused: the sort then fails.
             self.reservation.resize(merge.memory_size())?;
             if merge.has_rows() {

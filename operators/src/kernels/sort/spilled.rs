@@ -14,7 +14,7 @@ use super::order::cmp_cells;
 use crate::eval::evaluate;
 use crate::plan::SortKey;
 use crate::spill::{SpillFile, SpillReader, SpillSpace, SpillWriter};
-use crate::{Batch, Column, Result, Value};
+use crate::{Batch, Column, Reservation, Result, Value};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -39,10 +39,11 @@ struct Cursor {
 }
 
 impl Cursor {
-    /// A cursor on `file`'s first batch; `None` when the run is empty.
-    fn open(file: &SpillFile, keys: &Keys) -> Result<Option<Cursor>> {
+    /// A cursor on `file`'s first batch, its reader's buffer accounted beside `memory`;
+    /// `None` when the run is empty.
+    fn open(file: &SpillFile, keys: &Keys, memory: &Reservation) -> Result<Option<Cursor>> {
         let mut cursor = Cursor {
-            reader: file.reader()?,
+            reader: file.reader(memory)?,
             batch: Batch::empty(&[]),
             keys: Vec::new(),
             pos: 0,
@@ -100,17 +101,19 @@ pub(crate) struct RunMerge {
 
 impl RunMerge {
     /// A merge of `runs`, first merged on disk into at most [`FAN_IN`] runs (written in
-    /// batches of `batch_size` rows) when there are more.
+    /// batches of `batch_size` rows) when there are more; the files' buffers are accounted
+    /// beside `memory` (the sort's reservation).
     pub(crate) fn new(
         mut runs: Vec<SpillFile>,
         keys: Keys,
         space: &Arc<SpillSpace>,
         batch_size: usize,
+        memory: &Reservation,
     ) -> Result<RunMerge> {
         while runs.len() > FAN_IN {
             let rest = runs.split_off(FAN_IN);
-            let mut merge = RunMerge::open(runs, keys.clone())?;
-            let mut writer = SpillWriter::new(space)?;
+            let mut merge = RunMerge::open(runs, keys.clone(), memory)?;
+            let mut writer = SpillWriter::new(space, memory)?;
             while let Some(b) = merge.next_batch(batch_size)? {
                 writer.write(&b)?;
             }
@@ -118,13 +121,13 @@ impl RunMerge {
             // The merged run holds the earliest input: it goes first, the others after it.
             runs = std::iter::once(writer.finish()?).chain(rest).collect();
         }
-        RunMerge::open(runs, keys)
+        RunMerge::open(runs, keys, memory)
     }
 
-    fn open(files: Vec<SpillFile>, keys: Keys) -> Result<RunMerge> {
+    fn open(files: Vec<SpillFile>, keys: Keys, memory: &Reservation) -> Result<RunMerge> {
         let cursors = files
             .iter()
-            .map(|f| Cursor::open(f, &keys))
+            .map(|f| Cursor::open(f, &keys, memory))
             .collect::<Result<_>>()?;
         Ok(RunMerge {
             keys,

@@ -167,7 +167,7 @@ impl WindowOp {
             if self.level == 0 {
                 space.record_spill();
             }
-            self.spilling = Some(SpillPartitions::new(&space, self.level));
+            self.spilling = Some(SpillPartitions::new(&space, self.level, &self.reservation));
         }
         let batches = std::mem::take(&mut self.batches);
         let evaluated = std::mem::take(&mut self.evaluated);
@@ -201,7 +201,7 @@ impl WindowOp {
                 self.reservation.new_empty(),
             );
             window.level = self.level + 1;
-            for batch in file.reader()? {
+            for batch in file.reader(&self.reservation)? {
                 window.push(0, batch?)?;
             }
             window.finish(0)?;
