@@ -270,8 +270,9 @@ fn parents_first(mut tables: Vec<weir::planner::TableDef>) -> Vec<weir::planner:
 }
 
 /// The statements that make table `t` again: its `CREATE TABLE` (columns with their types,
-/// `NOT NULL`, defaults, `SERIAL` and identity columns, the primary key, unique constraints
-/// and foreign keys) and a `CREATE [UNIQUE] INDEX` for each other index, one per line.
+/// `NOT NULL`, defaults, `SERIAL` and identity columns, the primary key, unique constraints,
+/// foreign keys and `CHECK` constraints), a `CREATE [UNIQUE] INDEX` for each other index and
+/// its `COMMENT ON`s, one per line.
 /// `tables` are the catalog's, which name the columns the foreign keys reference.
 fn create_statements(t: &weir::planner::TableDef, tables: &[weir::planner::TableDef]) -> String {
     use weir::planner::{DefaultValue, ReferentialAction};
@@ -345,6 +346,12 @@ fn create_statements(t: &weir::planner::TableDef, tables: &[weir::planner::Table
         }
         cols.push(key);
     }
+    for check in &t.checks {
+        cols.push(format!(
+            "CONSTRAINT {} CHECK ({})",
+            check.name, check.condition
+        ));
+    }
     let mut out = vec![format!("CREATE TABLE {} ({});", t.name, cols.join(", "))];
     for i in after {
         let columns: Vec<&str> = i
@@ -358,6 +365,18 @@ fn create_statements(t: &weir::planner::TableDef, tables: &[weir::planner::Table
             i.name,
             t.name,
             columns.join(", ")
+        ));
+    }
+    let text = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    if let Some(comment) = &t.comments.table {
+        out.push(format!("COMMENT ON TABLE {} IS {};", t.name, text(comment)));
+    }
+    for (c, comment) in &t.comments.columns {
+        out.push(format!(
+            "COMMENT ON COLUMN {}.{} IS {};",
+            t.name,
+            f[*c].name,
+            text(comment)
         ));
     }
     out.join("\n")
@@ -379,7 +398,12 @@ mod tests {
         c.execute("CREATE UNIQUE INDEX t_code ON t (code, day)")
             .unwrap();
         c.execute("CREATE INDEX t_day ON t (day)").unwrap();
+        c.execute("ALTER TABLE t ADD CONSTRAINT cheap CHECK (price < 100 OR code <> 'x')")
+            .unwrap();
+        c.execute("COMMENT ON TABLE t IS 'it''s t'").unwrap();
+        c.execute("COMMENT ON COLUMN t.day IS 'the day'").unwrap();
         let before = c.tables().remove(0);
+        assert_eq!(before.checks.len(), 1);
         let text = create_statements(&before, &c.tables());
         c.execute("DROP TABLE t").unwrap();
         for statement in text.lines() {
