@@ -304,7 +304,7 @@ impl Describe {
                             | "type_name"
                             | "self_referencing_col_name"
                             | "ref_generation" => text(""),
-                            "remarks" => r.comment.as_deref().map_or(Value::Null, text),
+                            "remarks" => text_or_null(r.comment.as_deref()),
                             _ => Value::Null,
                         })
                     })
@@ -341,8 +341,6 @@ impl Describe {
                                     // NULLIF(attidentity, ''), NULLIF(attgenerated, '').
                                     "attidentity" if !c.identity.is_empty() => text(c.identity),
                                     "attidentity" | "attgenerated" => Value::Null,
-                                    // The column's comment (`dsc.description`).
-                                    "description" => c.comment.as_deref().map_or(Value::Null, text),
                                     _ => attribute_value(c, i, n),
                                 })
                             })
@@ -820,6 +818,11 @@ fn text(s: &str) -> Value {
     Value::Str(s.to_string())
 }
 
+/// `s` as text, or NULL.
+fn text_or_null(s: Option<&str>) -> Value {
+    s.map_or(Value::Null, text)
+}
+
 /// `pg_class`'s columns for `r`.
 fn class_value(r: &Relation, name: &str) -> Value {
     let view = r.view_sql.is_some();
@@ -829,9 +832,7 @@ fn class_value(r: &Relation, name: &str) -> Value {
         "relkind" => text(&r.relkind().to_string()),
         // `obj_description(oid, 'pg_class')` (psql's `\dt+`), `pg_description.description`
         // (SQLAlchemy's table comment).
-        "Description" | "description" | "obj_description" => {
-            r.comment.as_deref().map_or(Value::Null, text)
-        }
+        "Description" | "description" | "obj_description" => text_or_null(r.comment.as_deref()),
         "relhasindex" => Value::Bool(!r.indexes.is_empty()),
         // PostgreSQL enforces foreign keys by triggers; psql lists a table's keys, and those
         // referencing it, only for a table that has them.
@@ -898,10 +899,11 @@ fn attribute_value(c: &ColumnInfo, i: usize, name: &str) -> Value {
         "attgenerated" | "attcompression" => text(""),
         "atthasdef" => Value::Bool(c.default.is_some()),
         // psql's, SQLAlchemy's and JDBC's names for `pg_get_expr(adbin, adrelid)`.
-        "pg_get_expr" | "default" | "adsrc" => c.default.as_deref().map_or(Value::Null, text),
+        "pg_get_expr" | "default" | "adsrc" => text_or_null(c.default.as_deref()),
         "attstorage" => text(if c.varlena { "x" } else { "p" }),
-        // psql's `col_description(attrelid, attnum)`, SQLAlchemy's `comment`.
-        "col_description" | "comment" => c.comment.as_deref().map_or(Value::Null, text),
+        // psql's `col_description(attrelid, attnum)`, SQLAlchemy's `comment`, JDBC's
+        // `dsc.description`.
+        "col_description" | "comment" | "description" => text_or_null(c.comment.as_deref()),
         _ => Value::Null,
     }
 }
