@@ -248,6 +248,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::RegexpLike => (2..=3).contains(&args.len()),
         F::RegexpReplace => (3..=4).contains(&args.len()),
         F::SimilarToEscape => (1..=2).contains(&args.len()),
+        F::RegexpSubstring => args.len() == 2,
         F::MakeDate => args.len() == 3,
         F::MakeTimestamp => args.len() == 6,
         F::ToTimestamp => args.len() == 1,
@@ -655,7 +656,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         }
         F::Greatest | F::Least => compare::call(func, args, n, out),
         F::Ascii | F::Chr | F::OctetLength | F::Translate => strings::call(func, args, n),
-        F::RegexpLike | F::RegexpReplace => regex::call(func, args, n),
+        F::RegexpLike | F::RegexpReplace | F::RegexpSubstring => regex::call(func, args, n),
         F::SimilarToEscape => similar::call(args, n),
         F::Math(m) => math::call(m, args, n),
         F::MakeDate | F::MakeTimestamp | F::ToTimestamp => dates::call(func, args, n),

@@ -136,6 +136,11 @@ pub enum ScalarFunc {
     /// `regexp_replace(s, pattern, replacement [, flags])`: the first match (every match with
     /// flag `g`) replaced; `\1`..`\9` and `\&` in `replacement` are the groups and the match.
     RegexpReplace,
+    /// `substring(s FROM pattern)` with a text pattern (a regular expression), and
+    /// `substring(s FROM pattern FOR escape)` (`SIMILAR TO`'s, through `similar_to_escape`):
+    /// the text the first parenthesized group matched, or the whole match when the pattern
+    /// has no group; NULL when nothing matches (or the group took no part in the match).
+    RegexpSubstring,
     /// `similar_to_escape(pattern [, escape])`: the regular expression (for `regexp_like`)
     /// that matches what the SQL pattern of `SIMILAR TO` matches; `escape` is one character,
     /// a backslash when absent, none when empty.
@@ -256,6 +261,7 @@ impl ScalarFunc {
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
             ScalarFunc::SimilarToEscape => "similar_to_escape",
+            ScalarFunc::RegexpSubstring => "substring",
             ScalarFunc::Md5 => "md5",
             ScalarFunc::ToChar => "to_char",
             ScalarFunc::Random => "random",

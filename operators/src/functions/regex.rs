@@ -1,5 +1,5 @@
-//! POSIX-style regular expressions, as PostgreSQL's `~`, `~*`, `!~`, `!~*`, `regexp_like` and
-//! `regexp_replace` use them, on the `regex` crate's syntax (which covers what patterns
+//! POSIX-style regular expressions, as PostgreSQL's `~`, `~*`, `!~`, `!~*`, `regexp_like`,
+//! `regexp_replace` and `substring(s FROM pattern)` use them, on the `regex` crate's syntax (which covers what patterns
 //! commonly use: classes, anchors, repetition, groups, alternation; not back references in
 //! a pattern nor look-around). A pattern is compiled once per run of rows that share it
 //! (the usual case: one constant pattern), with the crate's limits on a pattern's size and
@@ -156,12 +156,36 @@ fn replace(
     Ok(())
 }
 
-/// Evaluates `regexp_like` or `regexp_replace` over text `args` of `n` rows each.
+/// What `substring(t FROM pattern)` gives: the text of the first group when the pattern has
+/// groups (`None` when it took no part in the match), else the whole match.
+fn matched_part<'t>(regex: &Regex, t: &'t str) -> Option<&'t str> {
+    let caps = regex.captures(t)?;
+    let group = if regex.captures_len() > 1 { 1 } else { 0 };
+    caps.get(group).map(|m| m.as_str())
+}
+
+/// Evaluates `regexp_like`, `regexp_replace` or `substring`'s regular-expression form over
+/// text `args` of `n` rows each.
 pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
     if args.iter().any(|c| c.data_type() != DataType::Utf8) {
         return Err(type_err(func, args));
     }
     let mut compiled = Compiled::default();
+    if func == ScalarFunc::RegexpSubstring {
+        let mut out = TextOut::new(func, n);
+        for i in 0..n {
+            if !all_valid(args, i) {
+                out.push_null();
+                continue;
+            }
+            let regex = compiled.get(s(&args[1], i), false)?;
+            match matched_part(regex, s(&args[0], i)) {
+                Some(part) => out.push(part)?,
+                None => out.push_null(),
+            }
+        }
+        return Ok(out.finish());
+    }
     if func == ScalarFunc::RegexpLike {
         let mut b = ColumnBuilder::new(DataType::Boolean, n);
         for i in 0..n {
@@ -226,6 +250,17 @@ mod tests {
         assert_eq!(replaced("abc", "b", r"\\", false), r"a\c");
         assert_eq!(replaced("abc", "b", r"\q$1", false), r"a\q$1c");
         assert_eq!(replaced("abc", "(x)?b", r"<\1>", false), "a<>c");
+    }
+
+    #[test]
+    fn substring_takes_the_first_group_or_the_whole_match() {
+        let part = |t: &'static str, p: &str| matched_part(&Regex::new(p).unwrap(), t);
+        assert_eq!(part("foobar", "o.b"), Some("oob"));
+        assert_eq!(part("foobar", "o(.)(b)"), Some("o"));
+        assert_eq!(part("foobar", "x"), None);
+        // A group that took no part in the match is no text.
+        assert_eq!(part("foobar", "o(x)?b"), None);
+        assert_eq!(part("foobar", "(?:o)b"), Some("ob"));
     }
 
     #[test]

@@ -70,6 +70,7 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::RegexpLike => (2, 3, &[Arg::Text, Arg::Text, Arg::Text]),
         F::RegexpReplace => (3, 4, &[Arg::Text, Arg::Text, Arg::Text, Arg::Text]),
         F::SimilarToEscape => (1, 2, &[Arg::Text, Arg::Text]),
+        F::RegexpSubstring => (2, 2, &[Arg::Text, Arg::Text]),
         F::Lower | F::Upper | F::Length => (1, 1, &[Arg::Text]),
         F::Substring => (2, 3, &[Arg::Text, Arg::Integer, Arg::Integer]),
         F::Trim | F::LTrim | F::RTrim => (1, 2, &[Arg::Text, Arg::Text]),
@@ -579,6 +580,28 @@ impl Binder<'_> {
                 }
                 if let Some(x) = substring_for {
                     args.push(bind(x, self)?);
+                }
+                // A text FROM is a pattern, as PostgreSQL reads it: a regular expression, or
+                // with a text FOR (the escape) SIMILAR TO's.
+                let text = |b: &B| b.ty == Some(DataType::Utf8);
+                if args.get(1).is_some_and(text) && args.iter().skip(2).all(text) {
+                    let mut args = args.into_iter();
+                    let (s, pattern) = (args.next().expect("two"), args.next().expect("two"));
+                    let pattern = match args.next() {
+                        Some(escape) => self.call(
+                            ScalarFunc::SimilarToEscape,
+                            "substring",
+                            vec![pattern, escape],
+                            e,
+                        )?,
+                        None => pattern,
+                    };
+                    return self.call(
+                        ScalarFunc::RegexpSubstring,
+                        "substring",
+                        vec![s, pattern],
+                        e,
+                    );
                 }
                 self.call(ScalarFunc::Substring, "substring", args, e)
             }
