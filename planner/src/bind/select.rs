@@ -25,8 +25,18 @@ impl Binder<'_> {
         outer: OuterScope,
         q: &sql::Query,
     ) -> (Result<BoundQuery, PlanError>, Vec<(usize, DataType)>) {
+        self.within(outer, |b| b.query(q))
+    }
+
+    /// Runs `bind` with `outer` as the innermost outer query, and returns what it bound
+    /// with the outer columns it read (as [`Binder::query_in`] does for a query).
+    fn within<T>(
+        &mut self,
+        outer: OuterScope,
+        bind: impl FnOnce(&mut Self) -> T,
+    ) -> (T, Vec<(usize, DataType)>) {
         self.outer.push(Some(outer));
-        let bound = self.query(q);
+        let bound = bind(self);
         let passed = self
             .outer
             .pop()
@@ -836,13 +846,9 @@ impl Binder<'_> {
                     return Err(unsupported("LATERAL on this FROM item", span));
                 };
                 let mut own = Scope::default();
-                self.outer.push(Some(outer));
-                let bound = self.series_factor(call, span, &Scope::default(), &mut own);
-                let passed = self
-                    .outer
-                    .pop()
-                    .flatten()
-                    .map_or_else(Vec::new, |o| o.passed);
+                let (bound, passed) = self.within(outer, |b| {
+                    b.series_factor(call, span, &Scope::default(), &mut own)
+                });
                 let plan = bound?;
                 let table = own.tables.pop().expect("a series adds its column");
                 (plan, table.fields, table.alias, passed)
