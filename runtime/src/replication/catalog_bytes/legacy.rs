@@ -228,19 +228,21 @@ impl From<CatalogSnapshotV4> for CatalogSnapshot {
     }
 }
 
-/// A table definition of format 5 (`CHECK` constraints, no comments).
+/// A table definition of format 5: format 4's fields, then its `CHECK` constraints (no
+/// comments). Bincode writes a nested struct's fields in place, as if they were this one's.
 #[derive(Deserialize)]
 struct TableDefV5 {
-    name: String,
-    schema: Schema,
-    primary_key: Vec<usize>,
-    indexes: Vec<IndexDef>,
-    not_null: Vec<usize>,
-    partitions: u32,
-    external: Option<ExternalSource>,
-    defaults: Vec<ColumnDefault>,
-    foreign_keys: Vec<ForeignKey>,
+    v4: TableDefV4,
     checks: Vec<CheckConstraint>,
+}
+
+impl From<TableDefV5> for TableDef {
+    fn from(t: TableDefV5) -> Self {
+        TableDef {
+            checks: t.checks,
+            ..TableDef::from(t.v4)
+        }
+    }
 }
 
 /// A catalog of format 5 (its tables without comments).
@@ -259,23 +261,7 @@ impl From<CatalogSnapshotV5> for CatalogSnapshot {
     fn from(v5: CatalogSnapshotV5) -> Self {
         CatalogSnapshot {
             version: v5.version,
-            tables: v5
-                .tables
-                .into_iter()
-                .map(|t| TableDef {
-                    name: t.name,
-                    schema: t.schema,
-                    primary_key: t.primary_key,
-                    indexes: t.indexes,
-                    not_null: t.not_null,
-                    partitions: t.partitions,
-                    external: t.external,
-                    defaults: t.defaults,
-                    foreign_keys: t.foreign_keys,
-                    checks: t.checks,
-                    comments: Default::default(),
-                })
-                .collect(),
+            tables: v5.tables.into_iter().map(TableDef::from).collect(),
             views: v5.views,
             row_counts: v5.row_counts,
             next_row_ids: v5.next_row_ids,
