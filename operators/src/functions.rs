@@ -22,6 +22,7 @@ mod compare;
 mod dates;
 mod math;
 mod regex;
+mod regex_find;
 mod similar;
 mod strings;
 mod support;
@@ -249,6 +250,9 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::RegexpReplace => (3..=4).contains(&args.len()),
         F::SimilarToEscape => (1..=2).contains(&args.len()),
         F::RegexpSubstring => args.len() == 2,
+        F::RegexpCount => (2..=4).contains(&args.len()),
+        F::RegexpSubstr => (2..=6).contains(&args.len()),
+        F::RegexpInstr => (2..=7).contains(&args.len()),
         F::MakeDate => args.len() == 3,
         F::MakeTimestamp => args.len() == 6,
         F::ToTimestamp => args.len() == 1,
@@ -658,6 +662,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Ascii | F::Chr | F::OctetLength | F::Translate => strings::call(func, args, n),
         F::RegexpLike | F::RegexpReplace | F::RegexpSubstring => regex::call(func, args, n),
         F::SimilarToEscape => similar::call(args, n),
+        F::RegexpCount | F::RegexpSubstr | F::RegexpInstr => regex_find::call(func, args, n),
         F::Math(m) => math::call(m, args, n),
         F::MakeDate | F::MakeTimestamp | F::ToTimestamp => dates::call(func, args, n),
         F::ToChar => to_char::call(args, n),

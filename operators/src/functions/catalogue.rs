@@ -141,6 +141,16 @@ pub enum ScalarFunc {
     /// the text the first parenthesized group matched, or the whole match when the pattern
     /// has no group; NULL when nothing matches (or the group took no part in the match).
     RegexpSubstring,
+    /// `regexp_count(s, pattern [, start [, flags]])`: the matches from character `start`,
+    /// BIGINT.
+    RegexpCount,
+    /// `regexp_substr(s, pattern [, start [, n [, flags [, subexpr]]]])`: the `n`-th match
+    /// (or its group `subexpr`) from character `start`; NULL when there is none.
+    RegexpSubstr,
+    /// `regexp_instr(s, pattern [, start [, n [, endoption [, flags [, subexpr]]]]])`: the
+    /// character position where the `n`-th match (or its group) starts, or after its end with
+    /// `endoption` 1; 0 when there is none. BIGINT.
+    RegexpInstr,
     /// `similar_to_escape(pattern [, escape])`: the regular expression (for `regexp_like`)
     /// that matches what the SQL pattern of `SIMILAR TO` matches; `escape` is one character,
     /// a backslash when absent, none when empty.
@@ -188,6 +198,7 @@ impl ScalarFunc {
             F::MakeDate => DataType::Date,
             F::MakeTimestamp | F::ToTimestamp => DataType::Timestamp,
             F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
+            F::RegexpCount | F::RegexpInstr => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
             F::StartsWith | F::RegexpLike => DataType::Boolean,
             F::Coalesce | F::NullIf | F::TooManyRows | F::Greatest | F::Least => {
@@ -261,6 +272,9 @@ impl ScalarFunc {
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
             ScalarFunc::SimilarToEscape => "similar_to_escape",
+            ScalarFunc::RegexpCount => "regexp_count",
+            ScalarFunc::RegexpSubstr => "regexp_substr",
+            ScalarFunc::RegexpInstr => "regexp_instr",
             ScalarFunc::RegexpSubstring => "substring",
             ScalarFunc::Md5 => "md5",
             ScalarFunc::ToChar => "to_char",
@@ -313,6 +327,9 @@ impl ScalarFunc {
             "regexp_like" => ScalarFunc::RegexpLike,
             "regexp_replace" => ScalarFunc::RegexpReplace,
             "similar_to_escape" => ScalarFunc::SimilarToEscape,
+            "regexp_count" => ScalarFunc::RegexpCount,
+            "regexp_substr" => ScalarFunc::RegexpSubstr,
+            "regexp_instr" => ScalarFunc::RegexpInstr,
             "md5" => ScalarFunc::Md5,
             "to_char" => ScalarFunc::ToChar,
             "random" => ScalarFunc::Random,

@@ -31,13 +31,15 @@ fn last_line(message: &str) -> String {
 /// What a function's flags ask for: `i` (case-insensitive) or `c` (case-sensitive, the
 /// default; the later wins), and `g` (every match, `regexp_replace` only).
 #[derive(Clone, Copy, Default, PartialEq)]
-struct Flags {
-    insensitive: bool,
-    global: bool,
+pub(super) struct Flags {
+    /// `i`.
+    pub(super) insensitive: bool,
+    /// `g`.
+    pub(super) global: bool,
 }
 
 impl Flags {
-    fn parse(text: &str, allow_global: bool) -> Result<Flags> {
+    pub(super) fn parse(text: &str, allow_global: bool) -> Result<Flags> {
         let mut flags = Flags::default();
         for c in text.chars() {
             match c {
@@ -57,13 +59,13 @@ impl Flags {
 
 /// The last pattern compiled, kept while the rows' pattern and flags stay the same.
 #[derive(Default)]
-struct Compiled {
+pub(super) struct Compiled {
     key: Option<(String, bool)>,
     regex: Option<Regex>,
 }
 
 impl Compiled {
-    fn get(&mut self, pattern: &str, insensitive: bool) -> Result<&Regex> {
+    pub(super) fn get(&mut self, pattern: &str, insensitive: bool) -> Result<&Regex> {
         let same = self
             .key
             .as_ref()
