@@ -817,6 +817,32 @@ fn gather<T: Copy>(d: &mut Vec<T>, s: &[T], rows: &[u32]) {
     }
 }
 
+/// Appends the texts of `rows` (of offsets `so` into bytes `sb`) to `offsets` and `bytes`:
+/// the bytes of each run of consecutive rows in one copy, as they are (they were UTF-8 going
+/// in, so no check per row), and the run's offsets shifted by where its bytes landed.
+fn gather_text(offsets: &mut Vec<u32>, bytes: &mut Vec<u8>, so: &[u32], sb: &[u8], rows: &[u32]) {
+    offsets.reserve(rows.len());
+    let mut j = 0;
+    while j < rows.len() {
+        let start = rows[j] as usize;
+        let mut k = j + 1;
+        while k < rows.len() && rows[k] as usize == start + (k - j) {
+            k += 1;
+        }
+        let (from, to) = (so[start] as usize, so[start + (k - j)] as usize);
+        // Where the run's first text lands, less where it starts in the source (modulo 2^32:
+        // the shifted offsets are where the texts end in `bytes`).
+        let shift = (bytes.len() as u32).wrapping_sub(so[start]);
+        bytes.extend_from_slice(&sb[from..to]);
+        offsets.extend(
+            so[start + 1..=start + (k - j)]
+                .iter()
+                .map(|&o| o.wrapping_add(shift)),
+        );
+        j = k;
+    }
+}
+
 impl ColumnBuilder {
     /// A builder for a column of type `dt` with room for `capacity` rows.
     pub fn new(dt: DataType, capacity: usize) -> Self {
@@ -1121,13 +1147,7 @@ impl ColumnBuilder {
                     bytes: sb,
                 },
             ) => {
-                // Bytes copied as they are (they were UTF-8 going in), no check per row.
-                offsets.reserve(rows.len());
-                for &i in rows {
-                    let (a, b) = (so[i as usize] as usize, so[i as usize + 1] as usize);
-                    bytes.extend_from_slice(&sb[a..b]);
-                    offsets.push(bytes.len() as u32);
-                }
+                gather_text(offsets, bytes, so, sb, rows);
                 true
             }
             _ => false,
