@@ -794,6 +794,21 @@ pub struct ColumnBuilder {
     validity: Option<Bitmap>,
 }
 
+/// The runs of consecutive row numbers in `rows`, in order, as (first row, length).
+fn runs(rows: &[u32]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut j = 0;
+    std::iter::from_fn(move || {
+        let start = *rows.get(j)? as usize;
+        let mut k = j + 1;
+        while k < rows.len() && rows[k] as usize == start + (k - j) {
+            k += 1;
+        }
+        let len = k - j;
+        j = k;
+        Some((start, len))
+    })
+}
+
 /// Appends `s[i]` for every `i` of `rows` to `d`: runs of consecutive rows as slice copies
 /// when the rows ascend densely (a filter that keeps most rows), else one by one.
 fn gather<T: Copy>(d: &mut Vec<T>, s: &[T], rows: &[u32]) {
@@ -805,15 +820,8 @@ fn gather<T: Copy>(d: &mut Vec<T>, s: &[T], rows: &[u32]) {
         return;
     }
     d.reserve(rows.len());
-    let mut j = 0;
-    while j < rows.len() {
-        let start = rows[j] as usize;
-        let mut k = j + 1;
-        while k < rows.len() && rows[k] as usize == start + (k - j) {
-            k += 1;
-        }
-        d.extend_from_slice(&s[start..start + (k - j)]);
-        j = k;
+    for (start, len) in runs(rows) {
+        d.extend_from_slice(&s[start..start + len]);
     }
 }
 
@@ -822,24 +830,17 @@ fn gather<T: Copy>(d: &mut Vec<T>, s: &[T], rows: &[u32]) {
 /// in, so no check per row), and the run's offsets shifted by where its bytes landed.
 fn gather_text(offsets: &mut Vec<u32>, bytes: &mut Vec<u8>, so: &[u32], sb: &[u8], rows: &[u32]) {
     offsets.reserve(rows.len());
-    let mut j = 0;
-    while j < rows.len() {
-        let start = rows[j] as usize;
-        let mut k = j + 1;
-        while k < rows.len() && rows[k] as usize == start + (k - j) {
-            k += 1;
-        }
-        let (from, to) = (so[start] as usize, so[start + (k - j)] as usize);
+    for (start, len) in runs(rows) {
+        let (from, to) = (so[start] as usize, so[start + len] as usize);
         // Where the run's first text lands, less where it starts in the source (modulo 2^32:
         // the shifted offsets are where the texts end in `bytes`).
         let shift = (bytes.len() as u32).wrapping_sub(so[start]);
         bytes.extend_from_slice(&sb[from..to]);
         offsets.extend(
-            so[start + 1..=start + (k - j)]
+            so[start + 1..=start + len]
                 .iter()
                 .map(|&o| o.wrapping_add(shift)),
         );
-        j = k;
     }
 }
 
