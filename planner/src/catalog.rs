@@ -580,6 +580,10 @@ impl Catalog {
             }
             return Err(PlanError::IndexExists(index.name));
         }
+        if index.unique {
+            // A unique index is a UNIQUE constraint, whose name the others may not have.
+            alter::check_constraint_name(t, &index.name)?;
+        }
         if let Some(c) = index.columns().into_iter().find(|&c| c >= t.schema.len()) {
             return Err(PlanError::Invalid(format!(
                 "index column {c} out of range for table '{}'",

@@ -269,3 +269,36 @@ fn comments_on_what_weir_does_not_keep_are_refused_by_name() {
         assert!(e.contains(says), "{sql}: {e}");
     }
 }
+
+#[test]
+fn checks_foreign_keys_and_unique_constraints_share_their_names() {
+    let mut cat = shop();
+    alter(
+        &mut cat,
+        "ALTER TABLE child ADD CONSTRAINT pos CHECK (a > 0)",
+    )
+    .unwrap();
+    exec_ddl(&mut cat, "CREATE UNIQUE INDEX one ON child (a)");
+    for sql in [
+        "ALTER TABLE child ADD CONSTRAINT pos FOREIGN KEY (b) REFERENCES parent (id)",
+        "ALTER TABLE child ADD CONSTRAINT POS CHECK (b > 0)",
+        "ALTER TABLE child ADD CONSTRAINT one CHECK (b > 0)",
+    ] {
+        let e = alter(&mut cat, sql).unwrap_err().to_string();
+        assert!(e.contains("already exists"), "{sql}: {e}");
+    }
+    let fk = cat.table("child").unwrap().foreign_keys[0].name.clone();
+    let e = alter(
+        &mut cat,
+        &format!("ALTER TABLE child ADD CONSTRAINT {fk} CHECK (b > 0)"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("already exists"), "{e}");
+    // And a unique index may not take a constraint's name.
+    let e = match plan_statement("CREATE UNIQUE INDEX pos ON child (b)", &cat, &[], 4).unwrap() {
+        Statement::CreateIndex { table, index } => cat.add_index(&table, index).unwrap_err(),
+        other => panic!("not an index: {other:?}"),
+    };
+    assert!(e.to_string().contains("already exists"), "{e}");
+}
