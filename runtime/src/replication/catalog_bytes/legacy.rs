@@ -122,7 +122,7 @@ impl From<CatalogSnapshotV2> for CatalogSnapshot {
 
 /// A table definition of formats 3 and 4 (foreign keys, no `CHECK` constraints).
 #[derive(Deserialize)]
-struct TableDefV4 {
+pub(super) struct TableDefV4 {
     name: String,
     schema: Schema,
     primary_key: Vec<usize>,
@@ -152,19 +152,25 @@ impl From<TableDefV4> for TableDef {
     }
 }
 
-/// A catalog of format 3.
+/// A catalog of formats 2 and 3 (format 3's tables have foreign keys).
 #[derive(Deserialize)]
-pub(super) struct CatalogSnapshotV3 {
+pub(super) struct CatalogSnapshotV3Of<T> {
     version: u64,
-    tables: Vec<TableDefV4>,
+    tables: Vec<T>,
     views: Vec<ViewDef>,
     row_counts: Vec<(String, u64)>,
     next_row_ids: Vec<(String, u64)>,
     sequences: Vec<SequenceState>,
 }
 
-impl From<CatalogSnapshotV3> for CatalogSnapshot {
-    fn from(v3: CatalogSnapshotV3) -> Self {
+/// A catalog of format 3.
+pub(super) type CatalogSnapshotV3 = CatalogSnapshotV3Of<TableDefV4>;
+
+impl<T> From<CatalogSnapshotV3Of<T>> for CatalogSnapshot
+where
+    TableDef: From<T>,
+{
+    fn from(v3: CatalogSnapshotV3Of<T>) -> Self {
         CatalogSnapshot {
             version: v3.version,
             tables: v3.tables.into_iter().map(TableDef::from).collect(),
@@ -179,7 +185,7 @@ impl From<CatalogSnapshotV3> for CatalogSnapshot {
 
 /// A sequence made by `CREATE SEQUENCE` in format 4 (no owning column).
 #[derive(Deserialize)]
-struct NamedSequenceV4 {
+pub(super) struct NamedSequenceV4 {
     name: String,
     next: i64,
     start: i64,
@@ -189,41 +195,49 @@ struct NamedSequenceV4 {
     made: u64,
 }
 
-/// A catalog of format 4 (its sequences without owners).
-#[derive(Deserialize)]
-pub(super) struct CatalogSnapshotV4 {
-    version: u64,
-    tables: Vec<TableDefV4>,
-    views: Vec<ViewDef>,
-    row_counts: Vec<(String, u64)>,
-    next_row_ids: Vec<(String, u64)>,
-    sequences: Vec<SequenceState>,
-    named_sequences: Vec<NamedSequenceV4>,
+impl From<NamedSequenceV4> for NamedSequence {
+    fn from(s: NamedSequenceV4) -> Self {
+        NamedSequence {
+            name: s.name,
+            next: s.next,
+            start: s.start,
+            increment: s.increment,
+            min: s.min,
+            max: s.max,
+            made: s.made,
+            owner: None,
+        }
+    }
 }
 
-impl From<CatalogSnapshotV4> for CatalogSnapshot {
-    fn from(v4: CatalogSnapshotV4) -> Self {
+/// A catalog of formats 4 and 5: format 3's fields, then the sequences of `CREATE SEQUENCE`
+/// (format 4's without owners, format 5's tables with `CHECK` constraints). Bincode writes a
+/// nested struct's fields in place, as if they were this one's.
+#[derive(Deserialize)]
+pub(super) struct CatalogSnapshotV5Of<T, S> {
+    v3: CatalogSnapshotV3Of<T>,
+    named_sequences: Vec<S>,
+}
+
+/// A catalog of format 4.
+pub(super) type CatalogSnapshotV4 = CatalogSnapshotV5Of<TableDefV4, NamedSequenceV4>;
+
+/// A catalog of format 5.
+pub(super) type CatalogSnapshotV5 = CatalogSnapshotV5Of<TableDefV5, NamedSequence>;
+
+impl<T, S> From<CatalogSnapshotV5Of<T, S>> for CatalogSnapshot
+where
+    TableDef: From<T>,
+    NamedSequence: From<S>,
+{
+    fn from(v: CatalogSnapshotV5Of<T, S>) -> Self {
         CatalogSnapshot {
-            version: v4.version,
-            tables: v4.tables.into_iter().map(TableDef::from).collect(),
-            views: v4.views,
-            row_counts: v4.row_counts,
-            next_row_ids: v4.next_row_ids,
-            sequences: v4.sequences,
-            named_sequences: v4
+            named_sequences: v
                 .named_sequences
                 .into_iter()
-                .map(|s| NamedSequence {
-                    name: s.name,
-                    next: s.next,
-                    start: s.start,
-                    increment: s.increment,
-                    min: s.min,
-                    max: s.max,
-                    made: s.made,
-                    owner: None,
-                })
+                .map(NamedSequence::from)
                 .collect(),
+            ..v.v3.into()
         }
     }
 }
@@ -231,7 +245,7 @@ impl From<CatalogSnapshotV4> for CatalogSnapshot {
 /// A table definition of format 5: format 4's fields, then its `CHECK` constraints (no
 /// comments). Bincode writes a nested struct's fields in place, as if they were this one's.
 #[derive(Deserialize)]
-struct TableDefV5 {
+pub(super) struct TableDefV5 {
     v4: TableDefV4,
     checks: Vec<CheckConstraint>,
 }
@@ -241,32 +255,6 @@ impl From<TableDefV5> for TableDef {
         TableDef {
             checks: t.checks,
             ..TableDef::from(t.v4)
-        }
-    }
-}
-
-/// A catalog of format 5 (its tables without comments).
-#[derive(Deserialize)]
-pub(super) struct CatalogSnapshotV5 {
-    version: u64,
-    tables: Vec<TableDefV5>,
-    views: Vec<ViewDef>,
-    row_counts: Vec<(String, u64)>,
-    next_row_ids: Vec<(String, u64)>,
-    sequences: Vec<SequenceState>,
-    named_sequences: Vec<NamedSequence>,
-}
-
-impl From<CatalogSnapshotV5> for CatalogSnapshot {
-    fn from(v5: CatalogSnapshotV5) -> Self {
-        CatalogSnapshot {
-            version: v5.version,
-            tables: v5.tables.into_iter().map(TableDef::from).collect(),
-            views: v5.views,
-            row_counts: v5.row_counts,
-            next_row_ids: v5.next_row_ids,
-            sequences: v5.sequences,
-            named_sequences: v5.named_sequences,
         }
     }
 }
