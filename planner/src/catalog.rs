@@ -243,6 +243,26 @@ pub struct SequenceState {
 }
 
 impl TableDef {
+    /// Refuses a new constraint `name` that one of the table's constraints has already: its
+    /// CHECK constraints, foreign keys and unique indexes (its UNIQUE constraints) share one
+    /// set of names, as in PostgreSQL.
+    pub(crate) fn check_constraint_name(&self, name: &str) -> Result<(), PlanError> {
+        let taken = self
+            .checks
+            .iter()
+            .map(|c| &c.name)
+            .chain(self.foreign_keys.iter().map(|k| &k.name))
+            .chain(self.indexes.iter().filter(|i| i.unique).map(|i| &i.name))
+            .any(|n| n.eq_ignore_ascii_case(name));
+        if taken {
+            return Err(PlanError::Invalid(format!(
+                "constraint \"{name}\" of table '{}' already exists",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
     /// Whether `column` can be probed by an index on it alone: a one-column primary key or a
     /// secondary index.
     pub fn is_indexed(&self, column: usize) -> bool {
@@ -582,7 +602,7 @@ impl Catalog {
         }
         if index.unique {
             // A unique index is a UNIQUE constraint, whose name the others may not have.
-            alter::check_constraint_name(t, &index.name)?;
+            t.check_constraint_name(&index.name)?;
         }
         if let Some(c) = index.columns().into_iter().find(|&c| c >= t.schema.len()) {
             return Err(PlanError::Invalid(format!(

@@ -132,26 +132,6 @@ pub(crate) fn check_new_column(fields: &[Field], name: &str) -> Result<(), PlanE
     Ok(())
 }
 
-/// Refuses a new constraint `name` of `def` that one of its constraints has already: a table's
-/// CHECK constraints, foreign keys and unique indexes (its UNIQUE constraints) share one set
-/// of names, as in PostgreSQL.
-pub(super) fn check_constraint_name(def: &TableDef, name: &str) -> Result<(), PlanError> {
-    let taken = def
-        .checks
-        .iter()
-        .map(|c| &c.name)
-        .chain(def.foreign_keys.iter().map(|k| &k.name))
-        .chain(def.indexes.iter().filter(|i| i.unique).map(|i| &i.name))
-        .any(|n| n.eq_ignore_ascii_case(name));
-    if taken {
-        return Err(PlanError::Invalid(format!(
-            "constraint \"{name}\" of table '{}' already exists",
-            def.name
-        )));
-    }
-    Ok(())
-}
-
 /// Moves a column position past a dropped column `dropped` one left.
 fn shift(c: &mut usize, dropped: usize) {
     if *c > dropped {
@@ -332,7 +312,7 @@ impl Catalog {
                 }
             }
             TableChange::AddForeignKey(fk) => {
-                check_constraint_name(def, &fk.name)?;
+                def.check_constraint_name(&fk.name)?;
                 let t = self.tables.get_mut(&key).expect("checked above");
                 t.foreign_keys.push(fk.clone());
             }
@@ -428,7 +408,7 @@ impl Catalog {
                 }
             }
             TableChange::AddCheck(check) => {
-                check_constraint_name(def, &check.name)?;
+                def.check_constraint_name(&check.name)?;
                 let t = self.tables.get_mut(&key).expect("checked above");
                 t.checks.push(check.clone());
             }
