@@ -11,12 +11,8 @@
 /// a new key.
 pub(crate) const VACANT: u32 = u32::MAX;
 
-/// How many rows ahead a loop over a column should prefetch.
-pub(crate) const PREFETCH_AHEAD: usize = 16;
-
-/// Bytes of a first-level data cache: a table no larger stays in it, and prefetching its slots
-/// only costs instructions.
-const L1_BYTES: usize = 32 * 1024;
+pub(crate) use super::prefetch::PREFETCH_AHEAD;
+use super::prefetch::{prefetch, worth_prefetching, L1_BYTES};
 
 /// Fibonacci hashing's multiplier (2^64 / φ).
 const FIB: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -144,21 +140,13 @@ impl IntTable {
     /// than on x86-64).
     #[inline(always)]
     pub fn prefetch(&self, key: i64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let slot: *const Slot = &self.slots[self.home(key)];
-            // SAFETY: a prefetch is a hint that never faults; the pointer is in bounds.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(slot.cast::<i8>()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        prefetch(&self.slots, self.home(key));
     }
 
     /// Whether a loop over a column gains from [`IntTable::prefetch`]ing this table's slots:
     /// only when the table is larger than a first-level data cache.
     pub fn worth_prefetching(&self) -> bool {
-        self.memory_size() > L1_BYTES
+        worth_prefetching(&self.slots, L1_BYTES)
     }
 
     /// Keys held.

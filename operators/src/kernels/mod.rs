@@ -30,6 +30,7 @@ pub mod local;
 mod operator;
 mod packed_keys;
 pub mod partition;
+mod prefetch;
 pub mod project;
 pub mod recursive;
 pub mod repeat;

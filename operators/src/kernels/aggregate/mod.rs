@@ -30,6 +30,7 @@ mod spill;
 
 use super::groups::{from_wide, wide_at, Groups};
 use super::operator::{revoked, ExecContext, Operator};
+use super::prefetch::{prefetch_ahead, worth_prefetching, L2_BYTES};
 use crate::bitmap::Bitmap;
 use crate::column::{ColumnBuilder, ColumnData};
 use crate::eval::{cast_column, evaluate_borrowed};
@@ -385,22 +386,32 @@ impl Acc {
         let ok = |i: usize| valid.is_none_or(|v| v.get(i));
         match (self, &col.data) {
             (Acc::Count(c), ColumnData::Int64(v)) if merge_counts => {
+                let ahead = worth_prefetching(c, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(c, ids, i);
+                    }
                     if ok(i) {
                         c[g as usize] += v[i];
                     }
                 }
             }
-            (Acc::Count(c), _) => match valid {
-                None => ids.iter().for_each(|&g| c[g as usize] += 1),
-                Some(v) => {
-                    for (i, &g) in ids.iter().enumerate() {
-                        c[g as usize] += v.get(i) as i64;
-                    }
-                }
-            },
-            (Acc::SumInt { sum, seen }, ColumnData::Int64(v)) => {
+            (Acc::Count(c), _) => {
+                let ahead = worth_prefetching(c, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(c, ids, i);
+                    }
+                    c[g as usize] += valid.is_none_or(|v| v.get(i)) as i64;
+                }
+            }
+            (Acc::SumInt { sum, seen }, ColumnData::Int64(v)) => {
+                let ahead = worth_prefetching(sum, L2_BYTES);
+                for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(sum, ids, i);
+                        prefetch_ahead(seen, ids, i);
+                    }
                     if ok(i) {
                         let g = g as usize;
                         sum[g] = sum[g]
@@ -411,7 +422,12 @@ impl Acc {
                 }
             }
             (Acc::SumFloat { sum, seen, .. }, ColumnData::Float64(v)) => {
+                let ahead = worth_prefetching(sum, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(sum, ids, i);
+                        prefetch_ahead(seen, ids, i);
+                    }
                     if ok(i) {
                         sum[g as usize] += v[i];
                         seen[g as usize] = true;
@@ -419,7 +435,12 @@ impl Acc {
                 }
             }
             (Acc::Avg { sum, count }, ColumnData::Float64(v)) => {
+                let ahead = worth_prefetching(sum, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(sum, ids, i);
+                        prefetch_ahead(count, ids, i);
+                    }
                     if ok(i) {
                         sum[g as usize] += v[i];
                         count[g as usize] += 1;
@@ -427,7 +448,12 @@ impl Acc {
                 }
             }
             (Acc::Avg { sum, count }, ColumnData::Int64(v)) => {
+                let ahead = worth_prefetching(sum, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(sum, ids, i);
+                        prefetch_ahead(count, ids, i);
+                    }
                     if ok(i) {
                         sum[g as usize] += v[i] as f64;
                         count[g as usize] += 1;
@@ -436,7 +462,12 @@ impl Acc {
             }
             (Acc::MinMaxInt { v: acc, seen, min }, ColumnData::Int64(v)) => {
                 let min = *min;
+                let ahead = worth_prefetching(acc, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(acc, ids, i);
+                        prefetch_ahead(seen, ids, i);
+                    }
                     let g = g as usize;
                     if ok(i) && (!seen[g] || (v[i] < acc[g]) == min && v[i] != acc[g]) {
                         acc[g] = v[i];
@@ -446,7 +477,12 @@ impl Acc {
             }
             (Acc::MinMaxFloat { v: acc, seen, min }, ColumnData::Float64(v)) => {
                 let min = *min;
+                let ahead = worth_prefetching(acc, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(acc, ids, i);
+                        prefetch_ahead(seen, ids, i);
+                    }
                     let g = g as usize;
                     if ok(i) {
                         let better = match v[i].total_cmp(&acc[g]) {
@@ -518,7 +554,12 @@ impl Acc {
                 }
             }
             (Acc::SumDecimal { sum, seen, .. }, ColumnData::Decimal { values, .. }) => {
+                let ahead = worth_prefetching(sum, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(sum, ids, i);
+                        prefetch_ahead(seen, ids, i);
+                    }
                     if ok(i) {
                         let g = g as usize;
                         sum[g] = sum[g]
@@ -529,7 +570,12 @@ impl Acc {
                 }
             }
             (Acc::AvgDecimal { sum, count, .. }, ColumnData::Decimal { values, .. }) => {
+                let ahead = worth_prefetching(sum, L2_BYTES);
                 for (i, &g) in ids.iter().enumerate() {
+                    if ahead {
+                        prefetch_ahead(sum, ids, i);
+                        prefetch_ahead(count, ids, i);
+                    }
                     if ok(i) {
                         let g = g as usize;
                         sum[g] = sum[g]
