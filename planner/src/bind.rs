@@ -18,6 +18,7 @@ use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
 mod agg_filter;
 mod datetime;
+mod distinct_on;
 mod recursive;
 mod relations;
 mod scalar;

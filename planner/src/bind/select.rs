@@ -6,8 +6,8 @@
 //! A SELECT becomes, bottom up: the FROM joins (their output is the "combined row"), the
 //! Applies of its subqueries, a Filter for WHERE, an Aggregate (then the Applies of
 //! subqueries over aggregated rows and a Filter for HAVING), a Project of the select list
-//! (followed by hidden ORDER BY columns), Distinct, Sort, Limit, and a last Project that drops
-//! the hidden columns.
+//! (followed by hidden ORDER BY columns), Distinct (or DISTINCT ON's window and filter, see
+//! `distinct_on`), Sort, Limit, and a last Project that drops the hidden columns.
 
 use super::relations::{rename_columns, union_all};
 use super::subquery::resolve_placeholders;
@@ -309,10 +309,10 @@ impl Binder<'_> {
         q: Option<&sql::Query>,
     ) -> Result<BoundQuery, PlanError> {
         let sspan = select.select_token.0.span;
-        let distinct = match &select.distinct {
-            None | Some(sql::Distinct::All) => false,
-            Some(sql::Distinct::Distinct) => true,
-            Some(sql::Distinct::On(_)) => return Err(unsupported("DISTINCT ON", sspan)),
+        let (distinct, distinct_on) = match &select.distinct {
+            None | Some(sql::Distinct::All) => (false, None),
+            Some(sql::Distinct::Distinct) => (true, None),
+            Some(sql::Distinct::On(exprs)) => (false, Some(exprs)),
         };
         if select.top.is_some() {
             return Err(unsupported("TOP", sspan));
@@ -586,6 +586,35 @@ impl Binder<'_> {
                 nulls_first,
             });
         }
+        // DISTINCT ON: its expressions' places in the select list, as ORDER BY's.
+        let mut on = Vec::new();
+        for e in distinct_on.into_iter().flatten() {
+            if let sql::Expr::Value(v) = e {
+                if let sql::Value::Number(s, _) = &v.value {
+                    if !s
+                        .parse()
+                        .is_ok_and(|n: usize| (1..=visible.len()).contains(&n))
+                    {
+                        return Err(PlanError::Invalid(format!(
+                            "DISTINCT ON position {s} is not in the select list{}",
+                            at(v.span)
+                        )));
+                    }
+                }
+            }
+            on.push(self.order_target(
+                e,
+                &scope,
+                is_agg,
+                &mut ctx,
+                &mut outputs,
+                &aliases,
+                visible.len(),
+            )?);
+        }
+        if let Some(first) = distinct_on.and_then(|exprs| exprs.first()) {
+            distinct_on::check_order(&on, &order, first.span())?;
+        }
         let (limit, offset) = match q {
             Some(q) => query_limit(q)?,
             None => (None, 0),
@@ -686,6 +715,9 @@ impl Binder<'_> {
             plan = LogicalPlan::Distinct {
                 input: Box::new(plan),
             };
+        }
+        if distinct_on.is_some() {
+            plan = distinct_on::first_of_each(plan, &on, &order, fields.clone());
         }
         if !order.is_empty() {
             plan = LogicalPlan::Sort {

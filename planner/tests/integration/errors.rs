@@ -122,8 +122,16 @@ fn unsupported_with_position() {
             .contains("FILTER in a window function that is not an aggregate at line 1, column 8"),
         "{e}"
     );
+    // DISTINCT ON's expressions must lead the ORDER BY, as PostgreSQL requires.
+    let e = err("SELECT DISTINCT ON (name) name FROM Item ORDER BY fld", &[]);
+    assert!(
+        e.to_string().contains(
+            "SELECT DISTINCT ON expressions must match initial ORDER BY expressions at line 1, \
+             column 21"
+        ),
+        "{e}"
+    );
     for (sql, what) in [
-        ("SELECT DISTINCT ON (name) name FROM Item", "DISTINCT ON"),
         (
             "WITH RECURSIVE x AS (SELECT 1 UNION SELECT 2 FROM x ORDER BY 1) SELECT * FROM x",
             "ORDER BY in a recursive query at line 1, column 16",
