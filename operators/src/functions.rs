@@ -28,6 +28,7 @@ mod strings;
 mod support;
 mod to_char;
 mod to_char_number;
+mod to_date;
 
 pub use catalogue::{MathFunc, ScalarFunc};
 
@@ -235,7 +236,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Left | F::Right => args.len() == 2,
         F::SplitPart => args.len() == 3,
         F::InitCap | F::Reverse | F::Md5 => args.len() == 1,
-        F::ToChar => args.len() == 2,
+        F::ToChar | F::ToDate | F::ToTimestampText => args.len() == 2,
         F::Random => args.is_empty(),
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
@@ -666,6 +667,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Math(m) => math::call(m, args, n),
         F::MakeDate | F::MakeTimestamp | F::ToTimestamp => dates::call(func, args, n),
         F::ToChar => to_char::call(args, n),
+        F::ToDate | F::ToTimestampText => to_date::call(func, args, n),
         F::Random => {
             // Not seeded by the query: as PostgreSQL's, a new draw each time.
             use rand::RngExt;

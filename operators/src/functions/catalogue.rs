@@ -163,6 +163,12 @@ pub enum ScalarFunc {
     /// `random()`: a DOUBLE drawn uniformly from [0, 1), a new one for each row and call
     /// ([`ScalarFunc::is_volatile`]).
     Random,
+    /// `to_date(text, template)`: the DATE read from the text by a PostgreSQL template
+    /// (`'DD.MM.YYYY'`); a field out of range is an error.
+    ToDate,
+    /// `to_timestamp(text, template)`: the TIMESTAMP read from the text by a PostgreSQL
+    /// template (`'YYYY-MM-DD HH24:MI:SS'`). Bound from `to_timestamp` with two arguments.
+    ToTimestampText,
 }
 
 impl ScalarFunc {
@@ -195,8 +201,8 @@ impl ScalarFunc {
             }
             F::Power | F::Sqrt | F::Random => DataType::Float64,
             F::Math(_) => DataType::Float64,
-            F::MakeDate => DataType::Date,
-            F::MakeTimestamp | F::ToTimestamp => DataType::Timestamp,
+            F::MakeDate | F::ToDate => DataType::Date,
+            F::MakeTimestamp | F::ToTimestamp | F::ToTimestampText => DataType::Timestamp,
             F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
             F::RegexpCount | F::RegexpInstr => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
@@ -268,7 +274,8 @@ impl ScalarFunc {
             ScalarFunc::Math(m) => m.name(),
             ScalarFunc::MakeDate => "make_date",
             ScalarFunc::MakeTimestamp => "make_timestamp",
-            ScalarFunc::ToTimestamp => "to_timestamp",
+            ScalarFunc::ToTimestamp | ScalarFunc::ToTimestampText => "to_timestamp",
+            ScalarFunc::ToDate => "to_date",
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
             ScalarFunc::SimilarToEscape => "similar_to_escape",
@@ -336,6 +343,7 @@ impl ScalarFunc {
             "make_date" => ScalarFunc::MakeDate,
             "make_timestamp" => ScalarFunc::MakeTimestamp,
             "to_timestamp" => ScalarFunc::ToTimestamp,
+            "to_date" => ScalarFunc::ToDate,
             other => return MathFunc::from_name(other).map(ScalarFunc::Math),
         })
     }

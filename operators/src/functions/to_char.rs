@@ -87,7 +87,7 @@ fn numbers(x: &Column, templates: &Column, n: usize) -> Result<Column> {
 
 /// What a field writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
+pub(super) enum Field {
     /// `Y,YYY`: the year with a thousands comma.
     YearComma,
     /// `YYYY`, `YYY`, `YY`, `Y`: the year's last 4 (all, when longer), 3, 2 or 1 digits.
@@ -142,7 +142,7 @@ enum Field {
 
 /// How a name is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Case {
+pub(super) enum Case {
     /// `MONTH`.
     Upper,
     /// `Month`.
@@ -153,7 +153,7 @@ enum Case {
 
 /// One piece of a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Piece {
+pub(super) enum Piece {
     /// Text copied as it is.
     Text(String),
     /// A field: `fill` (the `FM` prefix) drops its padding; `ordinal` (`TH`/`th`, `upper`)
@@ -167,7 +167,7 @@ enum Piece {
 
 /// The keywords, longest first where one begins another (`HH24` before `HH`, `DDD` before
 /// `DD` before `D`), each with the field it is.
-const KEYWORDS: &[(&str, Field)] = &[
+pub(super) const KEYWORDS: &[(&str, Field)] = &[
     ("Y,YYY", Field::YearComma),
     ("y,yyy", Field::YearComma),
     ("IYYY", Field::IsoYear),
@@ -256,7 +256,7 @@ const fn meridiem(dots: bool, lower: bool) -> Field {
     Field::Meridiem { dots, lower }
 }
 
-const MONTHS: [&str; 12] = [
+pub(super) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -271,7 +271,7 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-const DAYS: [&str; 7] = [
+pub(super) const DAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",
@@ -282,12 +282,13 @@ const DAYS: [&str; 7] = [
 ];
 
 /// Days from 4714-11-24 BC (the Julian day 0) to 1970-01-01.
-const JULIAN_EPOCH: i64 = 2_440_588;
+pub(super) const JULIAN_EPOCH: i64 = 2_440_588;
 
 /// A template read into its pieces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Template {
-    pieces: Vec<Piece>,
+    /// The fields and literal text, in order.
+    pub(super) pieces: Vec<Piece>,
 }
 
 impl Template {

@@ -64,6 +64,7 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
             ],
         ),
         F::ToTimestamp => (1, 1, &[Arg::Double]),
+        F::ToDate | F::ToTimestampText => (2, 2, &[Arg::Text, Arg::Text]),
         F::Ascii | F::OctetLength => (1, 1, &[Arg::Text]),
         F::Chr => (1, 1, &[Arg::Integer]),
         F::Translate => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
@@ -523,6 +524,11 @@ impl Binder<'_> {
         };
         let coalesce = func == ScalarFunc::Coalesce;
         let args = self.call_args(f, &name, scope, agg, coalesce)?;
+        // `to_timestamp(text, template)` reads text; `to_timestamp(seconds)` counts seconds.
+        let func = match func {
+            ScalarFunc::ToTimestamp if args.len() == 2 => ScalarFunc::ToTimestampText,
+            other => other,
+        };
         // `COALESCE(c, ...)` of a constant `c` that is not NULL is `c`, of its own type, as
         // SQLite has it (PostgreSQL gives it the type all the arguments meet at): the
         // arguments must still meet at a type.
