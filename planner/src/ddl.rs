@@ -1210,6 +1210,48 @@ fn create_table_as(
             ct.name.span(),
         ));
     }
+    table_from_query(name, query, catalog, binder, partitions)
+}
+
+/// `SELECT ... INTO name FROM ...`: `CREATE TABLE name AS SELECT ... FROM ...`, as
+/// PostgreSQL has it (`select` is the query's SELECT, `into` its INTO clause).
+pub(crate) fn select_into(
+    query: &sql::Query,
+    into: &sql::SelectInto,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+    partitions: u32,
+) -> Result<Statement, PlanError> {
+    let span = query.span();
+    if into.temporary || into.unlogged {
+        let what = if into.temporary {
+            "TEMPORARY"
+        } else {
+            "UNLOGGED"
+        };
+        return Err(unsupported(format!("SELECT INTO {what}"), span));
+    }
+    let target = match into.targets.as_slice() {
+        [sql::Expr::Identifier(id)] => sql::ObjectName::from(vec![id.clone()]),
+        [sql::Expr::CompoundIdentifier(parts)] => sql::ObjectName::from(parts.clone()),
+        _ => return Err(unsupported("SELECT INTO other than one table name", span)),
+    };
+    let name = object_name(&target)?;
+    let mut query = query.clone();
+    if let sql::SetExpr::Select(select) = query.body.as_mut() {
+        select.into = None;
+    }
+    table_from_query(name, &query, catalog, binder, partitions)
+}
+
+/// The new table `name` with the columns and rows of `query`.
+fn table_from_query(
+    name: String,
+    query: &sql::Query,
+    catalog: &Catalog,
+    binder: &mut Binder<'_>,
+    partitions: u32,
+) -> Result<Statement, PlanError> {
     if catalog.table(&name).is_some() {
         return Err(PlanError::TableExists(name));
     }

@@ -93,6 +93,10 @@ fn plan_tokens(
     let mut binder = Binder::new(params, catalog);
     binder.exclusions = exclusions;
     match &stmt {
+        sql::Statement::Query(q) if select_into_of(q).is_some() => {
+            let into = select_into_of(q).expect("matched");
+            ddl::select_into(q, into, catalog, &mut binder, partitions_default)
+        }
         sql::Statement::Query(q) => match sequences::sequence_calls(q, catalog, &mut binder)? {
             Some(calls) => Ok(calls),
             None => Ok(Statement::Query(plan_query(q, catalog, &mut binder)?)),
@@ -195,6 +199,14 @@ fn statement_kind(s: &sql::Statement) -> String {
             w.join(" ")
         }
         _ => first,
+    }
+}
+
+/// The INTO clause of `SELECT ... INTO name FROM ...` (a query whose body is one SELECT).
+fn select_into_of(q: &sql::Query) -> Option<&sql::SelectInto> {
+    match q.body.as_ref() {
+        sql::SetExpr::Select(select) => select.into.as_ref(),
+        _ => None,
     }
 }
 
