@@ -19,6 +19,7 @@ use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 mod agg_filter;
 mod datetime;
 mod distinct_on;
+mod quantified;
 mod recursive;
 mod relations;
 mod scalar;
@@ -945,6 +946,7 @@ impl<'a> Binder<'a> {
             E::Identifier(id) => self.column(std::slice::from_ref(id), id.span, scope),
             E::CompoundIdentifier(ids) => self.column(ids, span, scope),
             E::Nested(inner) => self.expr(inner, scope, agg),
+            E::AnyOp { .. } | E::AllOp { .. } => self.quantified(e, scope, agg),
             E::Value(v) => self.literal(v, false),
             E::TypedString(ts) => self.typed_string(ts),
             E::Interval(_) => Err(PlanError::Invalid(format!(
