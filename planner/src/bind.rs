@@ -880,6 +880,11 @@ impl<'a> Binder<'a> {
             | V::UnicodeStringLiteral(s) => {
                 B::new(Expr::Literal(Value::Str(s.clone())), Some(DataType::Utf8))
             }
+            // `$$text$$` / `$tag$text$tag$`: PostgreSQL's dollar quoting.
+            V::DollarQuotedString(d) => B::new(
+                Expr::Literal(Value::Str(d.value.clone())),
+                Some(DataType::Utf8),
+            ),
             V::Boolean(b) => B::new(Expr::Literal(Value::Bool(*b)), Some(DataType::Boolean)),
             V::Null => B::new(Expr::Literal(Value::Null), None),
             V::Placeholder(s) => {
@@ -947,6 +952,10 @@ impl<'a> Binder<'a> {
             E::CompoundIdentifier(ids) => self.column(ids, span, scope),
             E::Nested(inner) => self.expr(inner, scope, agg),
             E::AnyOp { .. } | E::AllOp { .. } => self.quantified(e, scope, agg),
+            E::Collate { expr, collation } if crate::collation::is_byte_order(collation) => {
+                self.expr(expr, scope, agg)
+            }
+            E::Collate { collation, .. } => Err(crate::collation::unsupported(collation, "", span)),
             E::Value(v) => self.literal(v, false),
             E::TypedString(ts) => self.typed_string(ts),
             E::Interval(_) => Err(PlanError::Invalid(format!(

@@ -278,6 +278,11 @@ pub(crate) fn create_table(
                 }
                 // Every column is nullable.
                 sql::ColumnOption::Null => {}
+                sql::ColumnOption::Collation(n) if crate::collation::is_byte_order(n) => {}
+                sql::ColumnOption::Collation(n) => {
+                    let place = format!(" on column '{}'", c.name.value);
+                    return Err(crate::collation::unsupported(n, &place, c.name.span));
+                }
                 sql::ColumnOption::NotNull => not_null.push((i, c.name.span)),
                 sql::ColumnOption::Unique(u) if plain_unique(u) && u.columns.is_empty() => {
                     uniques.push((u.name.as_ref().map(|n| n.value.clone()), vec![i]));

@@ -24,6 +24,7 @@ mod bind;
 pub mod cache;
 pub mod catalog;
 mod checks;
+mod collation;
 mod comment;
 mod ddl;
 mod depth;

@@ -511,7 +511,8 @@ fn create_table_clauses_weir_would_ignore_are_errors_naming_them() {
         ),
         (
             "CREATE TABLE n (a INT COLLATE nocase)",
-            "COLLATE nocase on column 'a'",
+            "COLLATE nocase on column 'a' (weir orders text by its bytes, as COLLATE \"C\": \
+             only \"C\", \"POSIX\", ucs_basic and \"default\" are accepted)",
         ),
         (
             "CREATE TEMPORARY TABLE n (a INT)",
