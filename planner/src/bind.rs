@@ -19,6 +19,7 @@ use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 mod agg_filter;
 mod datetime;
 mod distinct_on;
+mod limits;
 mod quantified;
 mod recursive;
 mod relations;

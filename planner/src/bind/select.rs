@@ -9,6 +9,7 @@
 //! (followed by hidden ORDER BY columns), Distinct (or DISTINCT ON's window and filter, see
 //! `distinct_on`), Sort, Limit, and a last Project that drops the hidden columns.
 
+use super::limits::{sorted_and_limited, Limits};
 use super::relations::{rename_columns, union_all};
 use super::subquery::resolve_placeholders;
 use super::window_scope::{contains_window, WINDOW_SLOT};
@@ -256,23 +257,9 @@ impl Binder<'_> {
                 });
             }
         }
-        let (limit, offset) = query_limit(q)?;
-        let mut plan = bound.plan;
-        if !keys.is_empty() {
-            plan = LogicalPlan::Sort {
-                input: Box::new(plan),
-                keys,
-            };
-        }
-        if limit.is_some() || offset > 0 {
-            plan = LogicalPlan::Limit {
-                input: Box::new(plan),
-                offset,
-                limit,
-            };
-        }
+        let limits = query_limit(q, !keys.is_empty())?;
         Ok(BoundQuery {
-            plan,
+            plan: sorted_and_limited(bound.plan, keys, limits),
             fields: bound.fields,
         })
     }
@@ -615,9 +602,9 @@ impl Binder<'_> {
         if let Some(first) = distinct_on.and_then(|exprs| exprs.first()) {
             distinct_on::check_order(&on, &order, first.span())?;
         }
-        let (limit, offset) = match q {
-            Some(q) => query_limit(q)?,
-            None => (None, 0),
+        let limits = match q {
+            Some(q) => query_limit(q, !order.is_empty())?,
+            None => Limits::default(),
         };
 
         // The plan, bottom up.
@@ -719,19 +706,7 @@ impl Binder<'_> {
         if distinct_on.is_some() {
             plan = distinct_on::first_of_each(plan, &on, &order, fields.clone());
         }
-        if !order.is_empty() {
-            plan = LogicalPlan::Sort {
-                input: Box::new(plan),
-                keys: order,
-            };
-        }
-        if limit.is_some() || offset > 0 {
-            plan = LogicalPlan::Limit {
-                input: Box::new(plan),
-                offset,
-                limit,
-            };
-        }
+        plan = sorted_and_limited(plan, order, limits);
         if fields.len() > visible.len() {
             plan = plan.project(
                 (0..visible.len()).map(Expr::Column).collect(),
@@ -1955,12 +1930,26 @@ fn cross_join(l: LogicalPlan, r: LogicalPlan) -> LogicalPlan {
 }
 
 /// LIMIT/OFFSET or OFFSET/FETCH of a query: `(limit, offset)`.
-fn query_limit(q: &sql::Query) -> Result<(Option<usize>, usize), PlanError> {
+/// The LIMIT, OFFSET and FETCH of `q` (`ordered`: whether it has an ORDER BY, which `WITH
+/// TIES` needs).
+fn query_limit(q: &sql::Query, ordered: bool) -> Result<Limits, PlanError> {
     let (mut limit, offset) = limit_offset(q.limit_clause.as_ref())?;
+    let mut with_ties = false;
     if let Some(fetch) = &q.fetch {
         limit = Some(fetch_count(fetch, q, limit.is_some())?);
+        with_ties = fetch.with_ties;
+        if with_ties && !ordered {
+            return Err(PlanError::Invalid(format!(
+                "WITH TIES cannot be specified without ORDER BY clause{}",
+                at(q.span())
+            )));
+        }
     }
-    Ok((limit, offset))
+    Ok(Limits {
+        limit,
+        offset,
+        with_ties,
+    })
 }
 
 fn check_wildcard_opts(o: &sql::WildcardAdditionalOptions) -> Result<(), PlanError> {
@@ -1996,12 +1985,10 @@ fn count_literal(e: &sql::Expr, what: &str) -> Result<usize, PlanError> {
     }
 }
 
-/// The row count of `FETCH {FIRST|NEXT} [n] {ROW|ROWS} ONLY` (no count means one row).
+/// The row count of `FETCH {FIRST|NEXT} [n] {ROW|ROWS} {ONLY|WITH TIES}` (no count means one
+/// row).
 fn fetch_count(f: &sql::Fetch, q: &sql::Query, has_limit: bool) -> Result<usize, PlanError> {
     let span = f.quantity.as_ref().map_or_else(|| q.span(), |e| e.span());
-    if f.with_ties {
-        return Err(unsupported("FETCH ... WITH TIES", span));
-    }
     if f.percent {
         return Err(unsupported("FETCH ... PERCENT", span));
     }
