@@ -20,6 +20,7 @@ use support::{all_valid, datetime_at, s, type_err, TextOut};
 mod catalogue;
 mod compare;
 mod dates;
+mod format;
 mod math;
 mod regex;
 mod regex_find;
@@ -237,6 +238,8 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::SplitPart => args.len() == 3,
         F::InitCap | F::Reverse | F::Md5 => args.len() == 1,
         F::ToChar | F::ToDate | F::ToTimestampText => args.len() == 2,
+        F::Format => !args.is_empty(),
+        F::QuoteIdent | F::QuoteLiteral | F::QuoteNullable => args.len() == 1,
         F::Random => args.is_empty(),
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
@@ -291,6 +294,10 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             | F::Ascii
             | F::OctetLength
             | F::Translate
+            | F::Format
+            | F::QuoteIdent
+            | F::QuoteLiteral
+            | F::QuoteNullable
     );
     let text_first = matches!(func, F::Left | F::Right | F::SplitPart);
     if text_first && args[0].data_type() != DataType::Utf8
@@ -668,6 +675,9 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::MakeDate | F::MakeTimestamp | F::ToTimestamp => dates::call(func, args, n),
         F::ToChar => to_char::call(args, n),
         F::ToDate | F::ToTimestampText => to_date::call(func, args, n),
+        F::Format | F::QuoteIdent | F::QuoteLiteral | F::QuoteNullable => {
+            format::call(func, args, n)
+        }
         F::Random => {
             // Not seeded by the query: as PostgreSQL's, a new draw each time.
             use rand::RngExt;

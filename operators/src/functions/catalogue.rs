@@ -169,6 +169,15 @@ pub enum ScalarFunc {
     /// `to_timestamp(text, template)`: the TIMESTAMP read from the text by a PostgreSQL
     /// template (`'YYYY-MM-DD HH24:MI:SS'`). Bound from `to_timestamp` with two arguments.
     ToTimestampText,
+    /// `format(template, args...)`: the template with `%s`, `%I` and `%L` replaced by the
+    /// arguments as text, identifiers and literals (NULL only for a NULL template).
+    Format,
+    /// `quote_ident(s)`: `s` as an SQL identifier, in double quotes when it must be.
+    QuoteIdent,
+    /// `quote_literal(s)`: `s` as an SQL literal in single quotes (NULL for NULL).
+    QuoteLiteral,
+    /// `quote_nullable(s)`: as `quote_literal`, but the text `NULL` for NULL.
+    QuoteNullable,
 }
 
 impl ScalarFunc {
@@ -276,6 +285,10 @@ impl ScalarFunc {
             ScalarFunc::MakeTimestamp => "make_timestamp",
             ScalarFunc::ToTimestamp | ScalarFunc::ToTimestampText => "to_timestamp",
             ScalarFunc::ToDate => "to_date",
+            ScalarFunc::Format => "format",
+            ScalarFunc::QuoteIdent => "quote_ident",
+            ScalarFunc::QuoteLiteral => "quote_literal",
+            ScalarFunc::QuoteNullable => "quote_nullable",
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
             ScalarFunc::SimilarToEscape => "similar_to_escape",
@@ -344,6 +357,10 @@ impl ScalarFunc {
             "make_timestamp" => ScalarFunc::MakeTimestamp,
             "to_timestamp" => ScalarFunc::ToTimestamp,
             "to_date" => ScalarFunc::ToDate,
+            "format" => ScalarFunc::Format,
+            "quote_ident" => ScalarFunc::QuoteIdent,
+            "quote_literal" => ScalarFunc::QuoteLiteral,
+            "quote_nullable" => ScalarFunc::QuoteNullable,
             other => return MathFunc::from_name(other).map(ScalarFunc::Math),
         })
     }

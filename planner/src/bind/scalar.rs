@@ -65,6 +65,10 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         ),
         F::ToTimestamp => (1, 1, &[Arg::Double]),
         F::ToDate | F::ToTimestampText => (2, 2, &[Arg::Text, Arg::Text]),
+        // The template, then values of any type as text.
+        F::Format => (1, usize::MAX, &[Arg::Text, Arg::AnyAsText]),
+        F::QuoteIdent => (1, 1, &[Arg::Text]),
+        F::QuoteLiteral | F::QuoteNullable => (1, 1, &[Arg::AnyAsText]),
         F::Ascii | F::OctetLength => (1, 1, &[Arg::Text]),
         F::Chr => (1, 1, &[Arg::Integer]),
         F::Translate => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
