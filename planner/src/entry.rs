@@ -58,23 +58,30 @@ fn plan_tokens(
         return add_identity::add_identity(tokens, catalog);
     }
     let dialect = GenericDialect {};
-    // The parser does not read the EXCLUDE clause of window frames: it is taken out first.
-    let (parsed, exclusions) = match frame_exclude::take_exclusions(tokens)? {
-        Some((kept, exclusions)) => (
-            Parser::new(&dialect)
-                .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)
-                .with_tokens_with_locations(kept)
-                .parse_statements(),
-            exclusions,
-        ),
-        None => (
-            Parser::new(&dialect)
-                .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)
-                .try_with_sql(sql)
-                .and_then(|mut p| p.parse_statements()),
-            Default::default(),
-        ),
+    // The parser reads neither the EXCLUDE clause of window frames nor `AS [NOT]
+    // MATERIALIZED` in WITH: both are taken out of the tokens first.
+    let unhinted = crate::cte_hints::strip(tokens);
+    let parse_tokens = |kept: Vec<sqlparser::tokenizer::TokenWithSpan>| {
+        Parser::new(&dialect)
+            .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)
+            .with_tokens_with_locations(kept)
+            .parse_statements()
     };
+    let (parsed, exclusions) =
+        match frame_exclude::take_exclusions(unhinted.as_deref().unwrap_or(tokens))? {
+            Some((kept, exclusions)) => (parse_tokens(kept), exclusions),
+            None if unhinted.is_some() => (
+                parse_tokens(unhinted.unwrap_or_default()),
+                Default::default(),
+            ),
+            None => (
+                Parser::new(&dialect)
+                    .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)
+                    .try_with_sql(sql)
+                    .and_then(|mut p| p.parse_statements()),
+                Default::default(),
+            ),
+        };
     let mut stmts = parsed.map_err(|e| match e {
         ParserError::ParserError(s) | ParserError::TokenizerError(s) => PlanError::Syntax(s),
         ParserError::RecursionLimitExceeded => depth::too_deep(""),

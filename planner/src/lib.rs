@@ -26,6 +26,7 @@ pub mod catalog;
 mod checks;
 mod collation;
 mod comment;
+mod cte_hints;
 mod ddl;
 mod depth;
 mod dml;
