@@ -1219,7 +1219,7 @@ fn create_table_as(
 }
 
 /// `SELECT ... INTO name FROM ...`: `CREATE TABLE name AS SELECT ... FROM ...`, as
-/// PostgreSQL has it (`select` is the query's SELECT, `into` its INTO clause).
+/// PostgreSQL has it (`into` is the INTO clause of `query`'s SELECT).
 pub(crate) fn select_into(
     query: &sql::Query,
     into: &sql::SelectInto,

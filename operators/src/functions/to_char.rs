@@ -40,11 +40,7 @@ pub(super) fn call(args: &[Column], n: usize) -> Result<Column> {
             out.push_null();
             continue;
         }
-        let text = s(templates, i);
-        let template = match &last {
-            Some((t, template)) if *t == text => template,
-            _ => &last.insert((text, Template::parse(text))).1,
-        };
+        let template = Template::reread(&mut last, s(templates, i));
         let t = datetime_at(x, i)
             .ok_or_else(|| Error::Overflow(format!("{} out of range", x.data_type())))?;
         template.write(t, &mut buf);
@@ -292,6 +288,18 @@ pub(super) struct Template {
 }
 
 impl Template {
+    /// The template of `text`, read again only when `text` is not the text `last` was read
+    /// from (a column of one template, a literal's, is read once).
+    pub(super) fn reread<'a, 'l>(
+        last: &'l mut Option<(&'a str, Template)>,
+        text: &'a str,
+    ) -> &'l Template {
+        if last.as_ref().is_some_and(|(t, _)| *t != text) {
+            *last = None;
+        }
+        &last.get_or_insert_with(|| (text, Template::parse(text))).1
+    }
+
     /// Reads `text` into fields and literal text.
     pub(super) fn parse(text: &str) -> Template {
         let mut pieces = Vec::new();

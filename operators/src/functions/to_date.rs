@@ -45,11 +45,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column
             out.push_null();
             continue;
         }
-        let text = s(templates, i);
-        let template = match &last {
-            Some((t, template)) if *t == text => template,
-            _ => &last.insert((text, Template::parse(text))).1,
-        };
+        let template = Template::reread(&mut last, s(templates, i));
         let at = read(s(texts, i), template)?;
         if date_only {
             let day = temporal::from_date(at.date()).ok_or_else(|| out_of_range(s(texts, i)))?;
