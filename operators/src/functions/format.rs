@@ -13,6 +13,7 @@ use super::catalogue::ScalarFunc;
 use super::support::{s, TextOut};
 use crate::column::Column;
 use crate::error::{Error, Result};
+use crate::limits::{check_value, max_value_bytes};
 
 /// Words PostgreSQL's `quote_ident` quotes although they are written as identifiers: its
 /// keywords other than the unreserved ones.
@@ -192,6 +193,7 @@ pub(super) fn quote_literal(s: &str) -> String {
 pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column> {
     let mut out = TextOut::new(func, n);
     let mut buf = String::new();
+    let max = max_value_bytes();
     for i in 0..n {
         let text = |k: usize| args[k].is_valid(i).then(|| s(&args[k], i));
         let value = match func {
@@ -204,7 +206,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column
                 None => None,
                 Some(template) => {
                     let values: Vec<Option<&str>> = (1..args.len()).map(text).collect();
-                    format(template, &values, &mut buf)?;
+                    format(template, &values, &mut buf, max)?;
                     Some(std::mem::take(&mut buf))
                 }
             },
@@ -231,8 +233,9 @@ fn bad(what: impl Into<String>) -> Error {
     Error::Arithmetic(what.into())
 }
 
-/// Writes `template` with `values` (the arguments after it) into `out` (cleared first).
-fn format(template: &str, values: &[Option<&str>], out: &mut String) -> Result<()> {
+/// Writes `template` with `values` (the arguments after it) into `out` (cleared first); a
+/// result longer than `max` bytes (a huge width) is an error before it is made.
+fn format(template: &str, values: &[Option<&str>], out: &mut String, max: usize) -> Result<()> {
     out.clear();
     // The next argument a specifier without a position takes.
     let mut next = 0usize;
@@ -327,6 +330,8 @@ fn format(template: &str, values: &[Option<&str>], out: &mut String) -> Result<(
             }
         };
         let pad = width.unwrap_or(0).saturating_sub(written.chars().count());
+        let grown = out.len().saturating_add(pad).saturating_add(written.len());
+        check_value("format", grown, max)?;
         if !left {
             out.extend(std::iter::repeat_n(' ', pad));
         }
@@ -344,7 +349,7 @@ mod tests {
 
     fn f(template: &str, values: &[Option<&str>]) -> Result<String> {
         let mut out = String::new();
-        format(template, values, &mut out).map(|()| out)
+        format(template, values, &mut out, 1 << 20).map(|()| out)
     }
 
     #[test]
@@ -365,6 +370,8 @@ mod tests {
             ("%", "unterminated"),
             ("%0$s", "numbered from 1"),
             ("%3$I", "cannot be formatted as an SQL identifier"),
+            // A width past the maximum value size is refused before any padding is made.
+            ("%99999999999s", "more than the maximum value size"),
         ] {
             let e = f(template, &v).unwrap_err().to_string();
             assert!(e.contains(error), "{template}: {e}");
