@@ -390,6 +390,20 @@ pub struct WindowExpr {
     pub frame: WindowFrame,
 }
 
+impl WindowExpr {
+    /// A numbering function without arguments (`ROW_NUMBER`, `RANK`, `DENSE_RANK`), whose
+    /// result is a BIGINT: what the planner adds itself to keep the first rows of each set
+    /// (`DISTINCT ON`, `FETCH ... WITH TIES`, a correlated `LIMIT`).
+    pub fn numbering(func: WindowFunc) -> WindowExpr {
+        WindowExpr {
+            func,
+            args: vec![],
+            output_type: DataType::Int64,
+            frame: WindowFrame::default(),
+        }
+    }
+}
+
 /// Which input of a join is loaded into memory (the hash table of a hash join).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JoinSide {

@@ -9,7 +9,7 @@
 //! window reads them, so no set is sorted whole.
 
 use super::*;
-use weir_operators::plan::{WindowExpr, WindowFrame, WindowFunc};
+use weir_operators::plan::{WindowExpr, WindowFunc};
 
 /// The name of the row number DISTINCT ON keeps (dropped at once).
 const ROW_NUMBER: &str = "__distinct_on";
@@ -50,12 +50,7 @@ pub(super) fn first_of_each(
         input: Box::new(plan),
         partition_by: on.iter().map(|&p| Expr::Column(p)).collect(),
         order_by: order.to_vec(),
-        functions: vec![WindowExpr {
-            func: WindowFunc::RowNumber,
-            args: vec![],
-            output_type: DataType::Int64,
-            frame: WindowFrame::default(),
-        }],
+        functions: vec![WindowExpr::numbering(WindowFunc::RowNumber)],
         names: vec![ROW_NUMBER.to_string()],
         keep: None,
     };

@@ -8,7 +8,7 @@
 //! order puts them, ties included); the top-N rule lets the window keep only those.
 
 use super::*;
-use weir_operators::plan::{WindowExpr, WindowFrame, WindowFunc};
+use weir_operators::plan::{WindowExpr, WindowFunc};
 
 /// How many rows a query keeps: `limit` (all without), after skipping `offset`; with
 /// `with_ties` also the rows equal on the ORDER BY keys to the last one kept.
@@ -56,17 +56,14 @@ pub(super) fn sorted_and_limited(
 fn first_with_ties(plan: LogicalPlan, keys: &[SortKey], offset: usize, n: usize) -> LogicalPlan {
     let fields = plan.schema().fields;
     let width = plan.width();
-    let function = |func| WindowExpr {
-        func,
-        args: vec![],
-        output_type: DataType::Int64,
-        frame: WindowFrame::default(),
-    };
     let ranked = LogicalPlan::Window {
         input: Box::new(plan),
         partition_by: vec![],
         order_by: keys.to_vec(),
-        functions: vec![function(WindowFunc::Rank), function(WindowFunc::RowNumber)],
+        functions: vec![
+            WindowExpr::numbering(WindowFunc::Rank),
+            WindowExpr::numbering(WindowFunc::RowNumber),
+        ],
         names: vec!["__rank".into(), "__row".into()],
         keep: None,
     };

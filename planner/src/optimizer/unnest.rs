@@ -32,9 +32,7 @@
 use crate::error::PlanError;
 use crate::logical::{and_all, strip_for_exists, ApplyKind, JoinKind, LogicalPlan};
 use std::collections::BTreeSet;
-use weir_operators::plan::{
-    AggFunc, AggregateExpr, SeriesStep, SortKey, WindowExpr, WindowFrame, WindowFunc,
-};
+use weir_operators::plan::{AggFunc, AggregateExpr, SeriesStep, SortKey, WindowExpr, WindowFunc};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
 /// The outer columns `plan` reads at its own level: in every node's expressions, but not in
@@ -676,12 +674,7 @@ impl Domain {
             input: Box::new(input),
             partition_by: self.columns_at(w),
             order_by: self.bind_keys(keys, w),
-            functions: vec![WindowExpr {
-                func: WindowFunc::RowNumber,
-                args: vec![],
-                output_type: DataType::Int64,
-                frame: WindowFrame::default(),
-            }],
+            functions: vec![WindowExpr::numbering(WindowFunc::RowNumber)],
             names: vec!["__row".to_string()],
             keep: None,
         };
