@@ -22,6 +22,7 @@ mod compare;
 mod dates;
 mod format;
 mod math;
+mod numbers;
 mod regex;
 mod regex_find;
 mod similar;
@@ -149,29 +150,6 @@ fn strip<'a>(mode: ScalarFunc, text: &'a str, chars: &str) -> &'a str {
     }
 }
 
-/// PostgreSQL's `substring(s FROM start FOR count)`, on characters.
-fn substring(text: &str, start: i64, count: Option<i64>) -> Result<&str> {
-    let end = match count {
-        Some(c) if c < 0 => {
-            return Err(Error::Arithmetic(
-                "negative substring length not allowed".into(),
-            ))
-        }
-        Some(c) => Some(start.saturating_add(c)),
-        None => None,
-    };
-    let from = start.max(1) as usize - 1;
-    let to = match end {
-        Some(e) if e <= 1 => return Ok(""),
-        Some(e) => Some(e as usize - 1),
-        None => None,
-    };
-    let byte_at = |k: usize| text.char_indices().nth(k).map_or(text.len(), |(b, _)| b);
-    let b0 = byte_at(from);
-    let b1 = to.map_or(text.len(), |t| if t <= from { b0 } else { byte_at(t) });
-    Ok(&text[b0..b1.max(b0)])
-}
-
 /// `text` padded (or cut) to `len` characters with `fill` repeated, on the left or the
 /// right, into `buf` (PostgreSQL's `lpad`/`rpad`); the result's size is checked by `out`
 /// before it is built.
@@ -240,6 +218,11 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::ToChar | F::ToDate | F::ToTimestampText => args.len() == 2,
         F::Format => !args.is_empty(),
         F::QuoteIdent | F::QuoteLiteral | F::QuoteNullable => args.len() == 1,
+        F::Gcd | F::Lcm => args.len() == 2,
+        F::ToHex => args.len() == 1,
+        F::WidthBucket => args.len() == 4,
+        F::NumNulls | F::NumNonNulls => !args.is_empty(),
+        F::Overlay => (3..=4).contains(&args.len()),
         F::Random => args.is_empty(),
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
@@ -299,9 +282,9 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
             | F::QuoteLiteral
             | F::QuoteNullable
     );
-    let text_first = matches!(func, F::Left | F::Right | F::SplitPart);
+    let text_first = matches!(func, F::Left | F::Right | F::SplitPart | F::Overlay);
     if text_first && args[0].data_type() != DataType::Utf8
-        || func == F::SplitPart && args[1].data_type() != DataType::Utf8
+        || matches!(func, F::SplitPart | F::Overlay) && args[1].data_type() != DataType::Utf8
     {
         return Err(type_err(func, args));
     }
@@ -518,7 +501,11 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                     b.push_null();
                     continue;
                 }
-                b.push_str(substring(s(&args[0], i), from[i], count.map(|c| c[i]))?);
+                b.push_str(strings::substring(
+                    s(&args[0], i),
+                    from[i],
+                    count.map(|c| c[i]),
+                )?);
             }
             Ok(b.finish())
         }
@@ -677,6 +664,15 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::ToDate | F::ToTimestampText => to_date::call(func, args, n),
         F::Format | F::QuoteIdent | F::QuoteLiteral | F::QuoteNullable => {
             format::call(func, args, n)
+        }
+        F::Gcd | F::Lcm | F::ToHex | F::WidthBucket => numbers::call(func, args, n),
+        F::Overlay => strings::call(func, args, n),
+        F::NumNulls | F::NumNonNulls => {
+            let nulls = func == F::NumNulls;
+            let counts = (0..n)
+                .map(|i| args.iter().filter(|c| c.is_valid(i) != nulls).count() as i64)
+                .collect();
+            Ok(Column::from_i64(counts))
         }
         F::Random => {
             // Not seeded by the query: as PostgreSQL's, a new draw each time.
@@ -860,17 +856,6 @@ mod tests {
 
     fn vals(c: &Column) -> Vec<Value> {
         (0..c.len()).map(|i| c.value(i)).collect()
-    }
-
-    #[test]
-    fn substring_follows_postgres() {
-        assert_eq!(substring("hello", 2, Some(3)).unwrap(), "ell");
-        assert_eq!(substring("hello", 0, Some(3)).unwrap(), "he");
-        assert_eq!(substring("hello", -5, Some(3)).unwrap(), "");
-        assert_eq!(substring("hello", 4, None).unwrap(), "lo");
-        assert_eq!(substring("hello", 9, None).unwrap(), "");
-        assert_eq!(substring("héllo", 2, Some(2)).unwrap(), "él");
-        assert!(substring("hello", 1, Some(-1)).is_err());
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod relations;
 mod scalar;
 mod select;
 mod series;
+mod special_calls;
 mod subquery;
 mod system_views;
 mod window;
@@ -1198,6 +1199,7 @@ impl<'a> Binder<'a> {
             E::Substring { .. }
             | E::Trim { .. }
             | E::Position { .. }
+            | E::Overlay { .. }
             | E::Ceil { .. }
             | E::Floor { .. } => self.special(e, scope, agg),
             E::Subquery(q) => self.scalar_subquery(q, scope, agg.map(|a| a.groups.as_slice())),

@@ -178,6 +178,22 @@ pub enum ScalarFunc {
     QuoteLiteral,
     /// `quote_nullable(s)`: as `quote_literal`, but the text `NULL` for NULL.
     QuoteNullable,
+    /// `gcd(a, b)`: the greatest common divisor of two BIGINTs, never negative.
+    Gcd,
+    /// `lcm(a, b)`: the least common multiple of two BIGINTs, never negative.
+    Lcm,
+    /// `to_hex(n)`: a BIGINT in hexadecimal digits (a negative one as its 64 bits).
+    ToHex,
+    /// `width_bucket(x, low, high, count)`: which of `count` equal buckets between `low` and
+    /// `high` holds `x` (0 before `low`, `count + 1` from `high` on), BIGINT.
+    WidthBucket,
+    /// `num_nulls(a, ...)`: how many arguments are NULL, BIGINT.
+    NumNulls,
+    /// `num_nonnulls(a, ...)`: how many arguments are not NULL, BIGINT.
+    NumNonNulls,
+    /// `overlay(s PLACING r FROM start [FOR count])`: `s` with `count` characters from
+    /// `start` (as many as `r` has by default) replaced by `r`.
+    Overlay,
 }
 
 impl ScalarFunc {
@@ -215,6 +231,7 @@ impl ScalarFunc {
             F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
             F::RegexpCount | F::RegexpInstr => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
+            F::Gcd | F::Lcm | F::WidthBucket | F::NumNulls | F::NumNonNulls => DataType::Int64,
             F::StartsWith | F::RegexpLike => DataType::Boolean,
             F::Coalesce | F::NullIf | F::TooManyRows | F::Greatest | F::Least => {
                 first.unwrap_or(DataType::Int64)
@@ -289,6 +306,13 @@ impl ScalarFunc {
             ScalarFunc::QuoteIdent => "quote_ident",
             ScalarFunc::QuoteLiteral => "quote_literal",
             ScalarFunc::QuoteNullable => "quote_nullable",
+            ScalarFunc::Gcd => "gcd",
+            ScalarFunc::Lcm => "lcm",
+            ScalarFunc::ToHex => "to_hex",
+            ScalarFunc::WidthBucket => "width_bucket",
+            ScalarFunc::NumNulls => "num_nulls",
+            ScalarFunc::NumNonNulls => "num_nonnulls",
+            ScalarFunc::Overlay => "overlay",
             ScalarFunc::RegexpLike => "regexp_like",
             ScalarFunc::RegexpReplace => "regexp_replace",
             ScalarFunc::SimilarToEscape => "similar_to_escape",
@@ -361,6 +385,13 @@ impl ScalarFunc {
             "quote_ident" => ScalarFunc::QuoteIdent,
             "quote_literal" => ScalarFunc::QuoteLiteral,
             "quote_nullable" => ScalarFunc::QuoteNullable,
+            "gcd" => ScalarFunc::Gcd,
+            "lcm" => ScalarFunc::Lcm,
+            "to_hex" => ScalarFunc::ToHex,
+            "width_bucket" => ScalarFunc::WidthBucket,
+            "num_nulls" => ScalarFunc::NumNulls,
+            "num_nonnulls" => ScalarFunc::NumNonNulls,
+            "overlay" => ScalarFunc::Overlay,
             other => return MathFunc::from_name(other).map(ScalarFunc::Math),
         })
     }

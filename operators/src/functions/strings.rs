@@ -1,8 +1,9 @@
 //! Text functions that cut, split, join, translate and measure strings, as PostgreSQL has
 //! them: `left`, `right`, `split_part`, `initcap`, `reverse`, `concat_ws`, `translate`,
-//! `chr`, `ascii`, `octet_length` and `md5`. Each reads its
-//! arguments as slices of the input columns and builds its result through [`TextOut`], so
-//! a result is checked against the maximum value size before it is stored.
+//! `chr`, `ascii`, `octet_length`, `md5` and `overlay`. Each reads its arguments as slices
+//! of the input columns and builds its result through [`TextOut`], so a result is checked
+//! against the maximum value size before it is stored. [`substring`] cuts text by
+//! character positions for `substring` and `overlay`.
 
 use super::catalogue::ScalarFunc;
 use super::support::{all_valid, s, type_err, TextOut};
@@ -11,6 +12,45 @@ use crate::error::{Error, Result};
 use crate::types::DataType;
 use md5::{Digest, Md5};
 use std::fmt::Write;
+
+/// PostgreSQL's `substring(s FROM start FOR count)`, on characters.
+pub(super) fn substring(text: &str, start: i64, count: Option<i64>) -> Result<&str> {
+    let end = match count {
+        Some(c) if c < 0 => {
+            return Err(Error::Arithmetic(
+                "negative substring length not allowed".into(),
+            ))
+        }
+        Some(c) => Some(start.saturating_add(c)),
+        None => None,
+    };
+    let from = start.max(1) as usize - 1;
+    let to = match end {
+        Some(e) if e <= 1 => return Ok(""),
+        Some(e) => Some(e as usize - 1),
+        None => None,
+    };
+    let byte_at = |k: usize| text.char_indices().nth(k).map_or(text.len(), |(b, _)| b);
+    let b0 = byte_at(from);
+    let b1 = to.map_or(text.len(), |t| if t <= from { b0 } else { byte_at(t) });
+    Ok(&text[b0..b1.max(b0)])
+}
+
+/// `t` with `count` characters from `start` replaced by `placed`, into `buf`, as
+/// PostgreSQL's `overlay`: the text before `start` (an error for `start` below 1, whose
+/// length would be negative), `placed`, and the text from `start + count` on.
+fn overlay(t: &str, placed: &str, start: i64, count: i64, buf: &mut String) -> Result<()> {
+    let resume = start
+        .checked_add(count)
+        .ok_or_else(|| Error::Overflow("integer out of range".into()))?;
+    let before = substring(t, 1, Some(start.saturating_sub(1)))?;
+    let after = substring(t, resume, None)?;
+    buf.clear();
+    buf.push_str(before);
+    buf.push_str(placed);
+    buf.push_str(after);
+    Ok(())
+}
 
 /// The first `n` characters of `t` (all but the last `-n` when `n` is negative), or the last
 /// `n` (all but the first `-n`) for `from_end`: PostgreSQL's `left` and `right`.
@@ -175,6 +215,23 @@ pub(super) fn call(func: ScalarFunc, args: &[Column], n: usize) -> Result<Column
                 out.push(&buf)?;
             }
         }
+        F::Overlay => {
+            let starts = args[2].as_i64().ok_or_else(|| type_err(func, args))?;
+            let counts = match args.get(3) {
+                Some(c) => Some(c.as_i64().ok_or_else(|| type_err(func, args))?),
+                None => None,
+            };
+            for (i, &start) in starts.iter().enumerate() {
+                if !all_valid(args, i) {
+                    out.push_null();
+                    continue;
+                }
+                let (t, placed) = (s(&args[0], i), s(&args[1], i));
+                let count = counts.map_or_else(|| placed.chars().count() as i64, |c| c[i]);
+                overlay(t, placed, start, count, &mut buf)?;
+                out.push(&buf)?;
+            }
+        }
         F::ConcatWs => {
             // A NULL separator gives NULL; NULL values are skipped.
             for i in 0..n {
@@ -246,6 +303,35 @@ mod tests {
         assert!(character(-1).is_err());
         assert!(character(0xD800).is_err());
         assert!(character(i64::MAX).is_err());
+    }
+
+    #[test]
+    fn substring_follows_postgres() {
+        assert_eq!(substring("hello", 2, Some(3)).unwrap(), "ell");
+        assert_eq!(substring("hello", 0, Some(3)).unwrap(), "he");
+        assert_eq!(substring("hello", -5, Some(3)).unwrap(), "");
+        assert_eq!(substring("hello", 4, None).unwrap(), "lo");
+        assert_eq!(substring("hello", 9, None).unwrap(), "");
+        assert_eq!(substring("héllo", 2, Some(2)).unwrap(), "él");
+        assert!(substring("hello", 1, Some(-1)).is_err());
+    }
+
+    #[test]
+    fn overlay_replaces_characters_from_a_position() {
+        let mut buf = String::new();
+        overlay("Txxxxas", "hom", 2, 4, &mut buf).unwrap();
+        assert_eq!(buf, "Thomas");
+        overlay("abc", "Z", 2, 1, &mut buf).unwrap();
+        assert_eq!(buf, "aZc");
+        overlay("héllo", "E", 2, 1, &mut buf).unwrap();
+        assert_eq!(buf, "hEllo");
+        // Past the end it appends; a negative count keeps the text again.
+        overlay("abc", "Z", 9, 1, &mut buf).unwrap();
+        assert_eq!(buf, "abcZ");
+        overlay("abc", "Z", 2, -1, &mut buf).unwrap();
+        assert_eq!(buf, "aZabc");
+        assert!(overlay("abc", "Z", 0, 1, &mut buf).is_err());
+        assert!(overlay("abc", "Z", i64::MAX, 1, &mut buf).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Binding of scalar SQL constructs beyond operators: `CASE`, function calls and the special
 //! syntaxes that are functions underneath (`SUBSTRING(s FROM a FOR b)`, `TRIM(BOTH x FROM s)`,
-//! `POSITION(a IN b)`, `CEIL`/`FLOOR`, `||`).
+//! `POSITION(a IN b)`, `OVERLAY(s PLACING r FROM a FOR b)`, `CEIL`/`FLOOR`, `||`).
 //!
 //! Argument counts and types are checked here, naming the function and its position, so the
 //! evaluator only ever sees calls it can run. Types follow PostgreSQL: numeric functions keep
@@ -69,6 +69,12 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::Format => (1, usize::MAX, &[Arg::Text, Arg::AnyAsText]),
         F::QuoteIdent => (1, 1, &[Arg::Text]),
         F::QuoteLiteral | F::QuoteNullable => (1, 1, &[Arg::AnyAsText]),
+        F::Gcd | F::Lcm => (2, 2, &[Arg::Integer, Arg::Integer]),
+        F::ToHex => (1, 1, &[Arg::Integer]),
+        F::Overlay => (3, 4, &[Arg::Text, Arg::Text, Arg::Integer, Arg::Integer]),
+        // Bound in `special_calls`.
+        F::WidthBucket => (4, 4, &[]),
+        F::NumNulls | F::NumNonNulls => (1, usize::MAX, &[]),
         F::Ascii | F::OctetLength => (1, 1, &[Arg::Text]),
         F::Chr => (1, 1, &[Arg::Integer]),
         F::Translate => (3, 3, &[Arg::Text, Arg::Text, Arg::Text]),
@@ -140,7 +146,7 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
 impl Binder<'_> {
     /// `b` as an expression of type `t`: numeric widening as [`Binder::coerce`], and an
     /// untyped NULL made a NULL of type `t`.
-    fn typed(&mut self, b: B, t: DataType) -> Expr {
+    pub(super) fn typed(&mut self, b: B, t: DataType) -> Expr {
         if b.ty.is_none() && matches!(b.expr, Expr::Literal(Value::Null)) {
             return Expr::Cast {
                 expr: Box::new(b.expr),
@@ -152,7 +158,7 @@ impl Binder<'_> {
 
     /// Unifies the types of `args` for `what` (numeric types widen BIGINT → DECIMAL →
     /// DOUBLE, DATE to TIMESTAMP).
-    fn common_type(
+    pub(super) fn common_type(
         &self,
         args: &[B],
         what: &str,
@@ -270,6 +276,12 @@ impl Binder<'_> {
         }
         if func == F::NullIf {
             return self.nullif(args, e);
+        }
+        if func == F::WidthBucket {
+            return self.width_bucket(args, e);
+        }
+        if matches!(func, F::NumNulls | F::NumNonNulls) {
+            return Ok(Self::count_nulls(func, args));
         }
         if matches!(func, F::Coalesce | F::Greatest | F::Least) {
             let t = self.common_type(&args, &format!("function {name}"), e)?;
@@ -504,6 +516,10 @@ impl Binder<'_> {
         if let Some(clock) = self.clock_function(f, &name, e)? {
             return Ok(clock);
         }
+        if name == "pg_typeof" {
+            let args = self.call_args(f, &name, scope, agg, false)?;
+            return Self::type_of(args, e);
+        }
         let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
             if name == "generate_series" {
                 if let Some((call, column)) = &self.select_series {
@@ -665,6 +681,19 @@ impl Binder<'_> {
                 let sub = bind(expr, self)?;
                 let text = bind(r#in, self)?;
                 self.call(ScalarFunc::StrPos, "position", vec![text, sub], e)
+            }
+            E::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => {
+                let mut args = vec![bind(expr, self)?, bind(overlay_what, self)?];
+                args.push(bind(overlay_from, self)?);
+                if let Some(x) = overlay_for {
+                    args.push(bind(x, self)?);
+                }
+                self.call(ScalarFunc::Overlay, "overlay", args, e)
             }
             E::Ceil { expr, field } | E::Floor { expr, field } => {
                 let (func, name) = if matches!(e, E::Ceil { .. }) {

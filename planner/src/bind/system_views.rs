@@ -23,7 +23,7 @@ const CATALOG: &str = "weir";
 const PUBLIC: &str = "public";
 
 /// PostgreSQL's name for a column type, as `information_schema.columns.data_type` gives it.
-fn type_name(t: DataType) -> &'static str {
+pub(super) fn type_name(t: DataType) -> &'static str {
     match t {
         DataType::Int64 => "bigint",
         DataType::Float64 => "double precision",
