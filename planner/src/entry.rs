@@ -59,8 +59,12 @@ fn plan_tokens(
     }
     let dialect = GenericDialect {};
     // The parser reads neither the EXCLUDE clause of window frames nor `AS [NOT]
-    // MATERIALIZED` in WITH: both are taken out of the tokens first.
-    let unhinted = crate::cte_hints::strip(tokens);
+    // MATERIALIZED` in WITH: both are taken out of the tokens first. Nor a statement that
+    // starts with `TABLE name`: its name is put in parentheses.
+    let mut unhinted = crate::cte_hints::strip(tokens);
+    if let Some(wrapped) = crate::table_command::wrap(unhinted.as_deref().unwrap_or(tokens)) {
+        unhinted = Some(wrapped);
+    }
     let parse_tokens = |kept: Vec<sqlparser::tokenizer::TokenWithSpan>| {
         Parser::new(&dialect)
             .with_recursion_limit(depth::PARSER_RECURSION_LIMIT)

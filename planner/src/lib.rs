@@ -45,6 +45,7 @@ mod sequence_alter;
 mod sequence_names;
 mod sequences;
 pub mod statement;
+mod table_command;
 mod truncate;
 mod upsert;
 

@@ -78,7 +78,7 @@ fn is_query(sql: &str) -> bool {
         .split(|c: char| !c.is_ascii_alphabetic())
         .next()
         .unwrap_or("");
-    ["SELECT", "EXPLAIN", "WITH", "VALUES"]
+    ["SELECT", "EXPLAIN", "WITH", "VALUES", "TABLE"]
         .iter()
         .any(|k| first.eq_ignore_ascii_case(k))
 }

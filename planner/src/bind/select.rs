@@ -113,6 +113,10 @@ impl Binder<'_> {
                 left,
                 right,
             } => self.set_operation(*op, *set_quantifier, left, right, body.span()),
+            sql::SetExpr::Table(t) => match crate::table_command::as_select(t) {
+                Some(select) => self.query(&select),
+                None => Err(unsupported("TABLE without a table name", body.span())),
+            },
             _ => Err(unsupported("this query form", body.span())),
         }
     }
