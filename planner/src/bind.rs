@@ -23,6 +23,7 @@ mod limits;
 mod quantified;
 mod recursive;
 mod relations;
+mod row_values;
 mod scalar;
 mod select;
 mod series;
@@ -330,15 +331,7 @@ impl Scope {
     }
 }
 
-/// `" at line L, column C"` for a span, or empty when the span is unknown.
-pub(crate) fn at(span: Span) -> String {
-    let p = pos(span);
-    if p.is_empty() {
-        p
-    } else {
-        format!(" at {p}")
-    }
-}
+pub(crate) use crate::error::at;
 
 /// A typed expression; `ty` is `None` for NULL and for parameters whose type is not yet known.
 #[derive(Debug, Clone)]
@@ -940,6 +933,9 @@ impl<'a> Binder<'a> {
                     )));
                 }
             }
+        }
+        if let Some(written) = row_values::expand(e)? {
+            return self.expr(&written, scope, agg);
         }
         if let E::BinaryOp {
             op: op @ (sql::BinaryOperator::And | sql::BinaryOperator::Or),

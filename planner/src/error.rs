@@ -19,7 +19,7 @@ pub enum PlanError {
     #[error("relation '{0}' already exists")]
     RelationExists(String),
     /// A column name that no table in scope has.
-    #[error("unknown column '{name}'{}", at(.position))]
+    #[error("unknown column '{name}'{}", at_position(.position))]
     UnknownColumn {
         /// The column as written (possibly qualified, `t.c`).
         name: String,
@@ -30,7 +30,7 @@ pub enum PlanError {
     #[error("ambiguous column '{0}'")]
     AmbiguousColumn(String),
     /// Valid SQL that weir does not support.
-    #[error("unsupported SQL: {what}{}", at(.position))]
+    #[error("unsupported SQL: {what}{}", at_position(.position))]
     Unsupported {
         /// The construct, e.g. `"window functions"`.
         what: String,
@@ -81,7 +81,7 @@ pub enum PlanError {
     },
 }
 
-fn at(position: &str) -> String {
+fn at_position(position: &str) -> String {
     if position.is_empty() {
         String::new()
     } else {
@@ -119,6 +119,16 @@ pub(crate) fn pos(span: Span) -> String {
         String::new()
     } else {
         format!("line {}, column {}", span.start.line, span.start.column)
+    }
+}
+
+/// `" at line L, column C"` for a span, or empty when the span is unknown.
+pub(crate) fn at(span: Span) -> String {
+    let p = pos(span);
+    if p.is_empty() {
+        p
+    } else {
+        format!(" at {p}")
     }
 }
 

@@ -22,6 +22,19 @@ pub(super) fn rename_columns(
     if alias.columns.is_empty() {
         return Ok(());
     }
+    // The rows of a row IN's subquery are as wide as the row (PostgreSQL's words).
+    if alias.name.value == super::row_values::ROW_IN && alias.columns.len() != fields.len() {
+        let what = if fields.len() > alias.columns.len() {
+            "many"
+        } else {
+            "few"
+        };
+        return Err(PlanError::Invalid(format!(
+            "subquery has too {what} columns for a row of {}{}",
+            alias.columns.len(),
+            at(span)
+        )));
+    }
     if alias.columns.len() > fields.len() {
         return Err(PlanError::Invalid(format!(
             "'{}' has {} columns but {} column names were given{}",

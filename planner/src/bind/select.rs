@@ -393,6 +393,8 @@ impl Binder<'_> {
         self.windows_in(Some("WHERE"));
         let where_pred = match &select.selection {
             Some(e) => {
+                let written = super::row_values::where_form(e)?;
+                let e = written.as_ref().unwrap_or(e);
                 let b = self.expr(e, &scope, None)?;
                 Some(self.boolean(b, e)?)
             }
