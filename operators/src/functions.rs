@@ -223,7 +223,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::WidthBucket => args.len() == 4,
         F::NumNulls | F::NumNonNulls => !args.is_empty(),
         F::Overlay => (3..=4).contains(&args.len()),
-        F::Random => args.is_empty(),
+        F::Random | F::ClockTimestamp => args.is_empty(),
         F::ConcatWs => args.len() >= 2,
         F::Greatest | F::Least => !args.is_empty(),
         F::Trunc => (1..=2).contains(&args.len()),
@@ -673,6 +673,13 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
                 .map(|i| args.iter().filter(|c| c.is_valid(i) != nulls).count() as i64)
                 .collect();
             Ok(Column::from_i64(counts))
+        }
+        F::ClockTimestamp => {
+            let mut b = ColumnBuilder::new(DataType::Timestamp, n);
+            for _ in 0..n {
+                b.push_timestamp(crate::temporal::now_micros());
+            }
+            Ok(b.finish())
         }
         F::Random => {
             // Not seeded by the query: as PostgreSQL's, a new draw each time.

@@ -76,6 +76,14 @@ pub fn format_timestamp(micros: i64) -> String {
     }
 }
 
+/// The clock's time now, in microseconds since 1970-01-01 00:00:00 UTC (weir's TIMESTAMP
+/// has no time zone: the clock is read in UTC); 0 for a clock set before 1970.
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
 /// The timestamp at midnight of a day number (saturating: a day number beyond the calendar,
 /// which no SQL produces but a loaded batch may hold, never overflows).
 pub fn date_to_timestamp(days: i32) -> i64 {

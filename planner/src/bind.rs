@@ -670,9 +670,10 @@ pub(crate) struct Binder<'a> {
     /// asked, then the same for the whole statement, as PostgreSQL's is for a transaction.
     /// A query that reads it is not kept for another run ([`crate::QueryPlan::single_use`]).
     pub clock: Option<i64>,
-    /// The statement calls `random()`: a VALUES list draws its values when it is bound, so
-    /// such a query is not kept for another run either.
-    pub draws_random: bool,
+    /// The statement calls a volatile function (`random()`, `clock_timestamp()`): a VALUES
+    /// list computes its values when it is bound, so such a query is not kept for another
+    /// run either.
+    pub calls_volatile: bool,
     /// The text of the `generate_series` call in the list of the SELECT being bound, and the
     /// column of the SELECT's row that holds its values (the series the SELECT is over when
     /// it has no FROM, else the expansion of its FROM rows): the call reads that column.
@@ -693,7 +694,7 @@ impl<'a> Binder<'a> {
             exclusions: Default::default(),
             params_are_constants: false,
             clock: None,
-            draws_random: false,
+            calls_volatile: false,
             select_series: None,
         }
     }
@@ -701,11 +702,9 @@ impl<'a> Binder<'a> {
     /// The statement's time, in microseconds since 1970-01-01 00:00:00 UTC (weir's
     /// TIMESTAMP has no time zone: the clock is read in UTC).
     pub fn statement_time(&mut self) -> i64 {
-        *self.clock.get_or_insert_with(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_micros() as i64)
-        })
+        *self
+            .clock
+            .get_or_insert_with(weir_operators::temporal::now_micros)
     }
 
     /// Converts `b` to `target`, inserting a cast from BIGINT to DOUBLE where needed and

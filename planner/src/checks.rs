@@ -48,7 +48,7 @@ fn bind(
     if binder.params.expected > 0 || !binder.params.types.is_empty() {
         return Err(refuse("a parameter"));
     }
-    if binder.clock.is_some() || binder.draws_random {
+    if binder.clock.is_some() || binder.calls_volatile {
         return Err(refuse(
             "a value that changes between evaluations (the clock, random())",
         ));

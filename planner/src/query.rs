@@ -61,6 +61,6 @@ pub(crate) fn plan_query_explained(
         binder.params.types.clone(),
     )?;
     plan.verbose = text;
-    plan.single_use = binder.clock.is_some() || binder.draws_random;
+    plan.single_use = binder.clock.is_some() || binder.calls_volatile;
     Ok(plan)
 }

@@ -481,6 +481,48 @@ fn clock_micros() -> i64 {
 }
 
 #[test]
+fn clock_timestamp_is_read_at_each_evaluation() {
+    let c = cluster(3);
+    let read = |sql: &str| -> (i64, i64, i64) {
+        let before = clock_micros();
+        let r = c.query(sql, &[]).unwrap();
+        let after = clock_micros();
+        match r.rows()[0][0] {
+            Value::Timestamp(t) => (before, t, after),
+            ref other => panic!("{sql}: {other:?}"),
+        }
+    };
+    let (before, t1, after) = read("SELECT clock_timestamp()");
+    assert!(before <= t1 && t1 <= after, "{before} {t1} {after}");
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let (_, t2, _) = read("SELECT clock_timestamp()");
+    assert!(t2 > t1, "{t1} then {t2}: the plan kept its time");
+    // Unlike now(), a new time for each row: 200,000 rows take more than a microsecond.
+    let r = c
+        .query(
+            "SELECT COUNT(DISTINCT clock_timestamp()), COUNT(DISTINCT now()), \
+             MIN(clock_timestamp()) >= MIN(now()) FROM generate_series(1, 200000)",
+            &[],
+        )
+        .unwrap();
+    let row = &r.rows()[0];
+    assert!(
+        matches!(row[0], Value::Int(n) if n > 1),
+        "one clock time for every row: {row:?}"
+    );
+    assert_eq!(row[1..], [Value::Int(1), Value::Bool(true)]);
+    // A value that changes between evaluations cannot be a CHECK condition.
+    let err = c
+        .execute("CREATE TABLE bad (t TIMESTAMP CHECK (t < clock_timestamp()))")
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("changes between evaluations"),
+        "{err}"
+    );
+    assert_idle(&c);
+}
+
+#[test]
 fn the_statement_time_is_one_per_statement_and_read_at_each_run() {
     let c = cluster(3);
     c.execute(

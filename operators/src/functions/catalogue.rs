@@ -178,6 +178,10 @@ pub enum ScalarFunc {
     QuoteLiteral,
     /// `quote_nullable(s)`: as `quote_literal`, but the text `NULL` for NULL.
     QuoteNullable,
+    /// `clock_timestamp()`: the TIMESTAMP (UTC) of the moment it is evaluated, a new one
+    /// for each row and call ([`ScalarFunc::is_volatile`]), unlike `now()`, which is the
+    /// statement's.
+    ClockTimestamp,
     /// `gcd(a, b)`: the greatest common divisor of two BIGINTs, never negative.
     Gcd,
     /// `lcm(a, b)`: the least common multiple of two BIGINTs, never negative.
@@ -227,7 +231,9 @@ impl ScalarFunc {
             F::Power | F::Sqrt | F::Random => DataType::Float64,
             F::Math(_) => DataType::Float64,
             F::MakeDate | F::ToDate => DataType::Date,
-            F::MakeTimestamp | F::ToTimestamp | F::ToTimestampText => DataType::Timestamp,
+            F::MakeTimestamp | F::ToTimestamp | F::ToTimestampText | F::ClockTimestamp => {
+                DataType::Timestamp
+            }
             F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
             F::RegexpCount | F::RegexpInstr => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
@@ -241,9 +247,9 @@ impl ScalarFunc {
     }
 
     /// Whether the function gives a new value at each call with the same arguments
-    /// (`random()`), so it is never evaluated once for many rows.
+    /// (`random()`, `clock_timestamp()`), so it is never evaluated once for many rows.
     pub fn is_volatile(self) -> bool {
-        self == ScalarFunc::Random
+        matches!(self, ScalarFunc::Random | ScalarFunc::ClockTimestamp)
     }
 
     /// The SQL name.
@@ -323,6 +329,7 @@ impl ScalarFunc {
             ScalarFunc::Md5 => "md5",
             ScalarFunc::ToChar => "to_char",
             ScalarFunc::Random => "random",
+            ScalarFunc::ClockTimestamp => "clock_timestamp",
         }
     }
 
@@ -377,6 +384,7 @@ impl ScalarFunc {
             "md5" => ScalarFunc::Md5,
             "to_char" => ScalarFunc::ToChar,
             "random" => ScalarFunc::Random,
+            "clock_timestamp" => ScalarFunc::ClockTimestamp,
             "make_date" => ScalarFunc::MakeDate,
             "make_timestamp" => ScalarFunc::MakeTimestamp,
             "to_timestamp" => ScalarFunc::ToTimestamp,

@@ -133,7 +133,7 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         F::Left | F::Right => (2, 2, &[Arg::Text, Arg::Integer]),
         F::SplitPart => (3, 3, &[Arg::Text, Arg::Text, Arg::Integer]),
         F::InitCap | F::Reverse | F::Md5 => (1, 1, &[Arg::Text]),
-        F::Random => (0, 0, &[]),
+        F::Random | F::ClockTimestamp => (0, 0, &[]),
         // A DATE or TIMESTAMP, then the template (checked in `format_call_args`).
         F::ToChar => (2, 2, &[]),
         // The separator, then values of any type as text.
@@ -261,8 +261,8 @@ impl Binder<'_> {
         if func == F::AddInterval {
             return Err(super::unsupported(format!("function {name}"), e.span()));
         }
-        if func == F::Random {
-            self.draws_random = true;
+        if func.is_volatile() {
+            self.calls_volatile = true;
         }
         if func == F::ToChar {
             let exprs = self.format_call_args(args, e)?;
