@@ -340,6 +340,57 @@ fn bench_kernels(c: &mut Criterion) {
         )
     });
 
+    // TPC-H Q1's aggregation on one node: SUMs and AVGs of DECIMAL(15,2) columns over four
+    // groups in random order (consecutive rows often update the same accumulator).
+    let few_groups: Vec<Batch> = {
+        let mut rng = StdRng::seed_from_u64(11);
+        let keys: Vec<i64> = (0..ROWS).map(|_| rng.random_range(0..4)).collect();
+        let mut prices = ColumnBuilder::new(DataType::decimal(15, 2), ROWS);
+        let mut quantities = ColumnBuilder::new(DataType::decimal(15, 2), ROWS);
+        for _ in 0..ROWS {
+            prices.push_decimal(rng.random_range(90_000..10_000_000i128));
+            quantities.push_decimal(rng.random_range(100..5_000i128));
+        }
+        Batch::try_new(vec![
+            Column::from_i64(keys),
+            prices.finish(),
+            quantities.finish(),
+        ])
+        .expect("equal lengths")
+        .split(DEFAULT_BATCH_SIZE)
+    };
+    g.bench_function("hash_aggregate_decimal_sums_4_groups", |b| {
+        let agg = |func, col| AggregateExpr {
+            func,
+            arg: Some(Expr::col(col)),
+            input_type: DataType::decimal(15, 2),
+            param: None,
+            order_by: Vec::new(),
+        };
+        let aggs = vec![
+            agg(AggFunc::Sum, 1),
+            agg(AggFunc::Sum, 2),
+            agg(AggFunc::Avg, 1),
+            agg(AggFunc::Avg, 2),
+        ];
+        b.iter_batched(
+            || few_groups.clone(),
+            |batches| {
+                let mut op = HashAggregateOp::new(
+                    vec![Expr::col(0)],
+                    vec![DataType::Int64],
+                    aggs.clone(),
+                    AggMode::Single,
+                    ctx(),
+                    Reservation::unbounded(),
+                )
+                .expect("aggregate");
+                black_box(run(&mut op, 0, batches))
+            },
+            BatchSize::PerIteration,
+        )
+    });
+
     let sort_op = |limit: Option<usize>| {
         SortOp::new(
             vec![

@@ -25,6 +25,7 @@
 //! `adaptive`).
 
 mod adaptive;
+mod few_groups;
 mod moments;
 mod spill;
 
@@ -337,6 +338,10 @@ impl Acc {
                 *single += ids.len() as i64;
                 return;
             }
+            if c.len() <= few_groups::FEW {
+                few_groups::count_rows(c, ids);
+                return;
+            }
             for &g in ids {
                 c[g as usize] += 1;
             }
@@ -552,6 +557,16 @@ impl Acc {
                         values[g as usize].push(v[i]);
                     }
                 }
+            }
+            (Acc::SumDecimal { sum, seen, .. }, ColumnData::Decimal { values, .. })
+                if valid.is_none() && sum.len() <= few_groups::FEW =>
+            {
+                few_groups::add_i128(sum, Some(seen), None, ids, values, "SUM")?
+            }
+            (Acc::AvgDecimal { sum, count, .. }, ColumnData::Decimal { values, .. })
+                if valid.is_none() && sum.len() <= few_groups::FEW =>
+            {
+                few_groups::add_i128(sum, None, Some(count), ids, values, "AVG")?
             }
             (Acc::SumDecimal { sum, seen, .. }, ColumnData::Decimal { values, .. }) => {
                 let ahead = worth_prefetching(sum, L2_BYTES);
