@@ -31,8 +31,10 @@ mod support;
 mod to_char;
 mod to_char_number;
 mod to_date;
+mod to_number;
 
 pub use catalogue::{MathFunc, ScalarFunc};
+pub use to_number::result_decimals as to_number_decimals;
 
 /// `a` shifted left `n` bits (right for a negative `n`), as SQLite.
 fn shift_left(a: i64, n: i64) -> i64 {
@@ -215,7 +217,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         F::Left | F::Right => args.len() == 2,
         F::SplitPart => args.len() == 3,
         F::InitCap | F::Reverse | F::Md5 => args.len() == 1,
-        F::ToChar | F::ToDate | F::ToTimestampText => args.len() == 2,
+        F::ToChar | F::ToDate | F::ToTimestampText | F::ToNumber(_) => args.len() == 2,
         F::Format => !args.is_empty(),
         F::QuoteIdent | F::QuoteLiteral | F::QuoteNullable => args.len() == 1,
         F::Gcd | F::Lcm => args.len() == 2,
@@ -667,6 +669,7 @@ pub fn call(func: ScalarFunc, args: &[Column], n: usize, out: DataType) -> Resul
         }
         F::Gcd | F::Lcm | F::ToHex | F::WidthBucket => numbers::call(func, args, n),
         F::Overlay => strings::call(func, args, n),
+        F::ToNumber(_) => to_number::call(args, n, out),
         F::NumNulls | F::NumNonNulls => {
             let nulls = func == F::NumNulls;
             let counts = (0..n)

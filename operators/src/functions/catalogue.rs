@@ -182,6 +182,10 @@ pub enum ScalarFunc {
     /// for each row and call ([`ScalarFunc::is_volatile`]), unlike `now()`, which is the
     /// statement's.
     ClockTimestamp,
+    /// `to_number(text, template)`: the number read from the text by a PostgreSQL numeric
+    /// template (`'9G999D99'`), a DECIMAL(38, s) with the template's `s` decimals (the
+    /// binder reads them from the constant template; by name the function is `ToNumber(0)`).
+    ToNumber(u8),
     /// `gcd(a, b)`: the greatest common divisor of two BIGINTs, never negative.
     Gcd,
     /// `lcm(a, b)`: the least common multiple of two BIGINTs, never negative.
@@ -237,6 +241,7 @@ impl ScalarFunc {
             F::Length | F::StrPos | F::Ascii | F::OctetLength => DataType::Int64,
             F::RegexpCount | F::RegexpInstr => DataType::Int64,
             F::BitAnd | F::BitOr | F::ShiftLeft | F::ShiftRight | F::BitNot => DataType::Int64,
+            F::ToNumber(scale) => DataType::decimal(38, scale),
             F::Gcd | F::Lcm | F::WidthBucket | F::NumNulls | F::NumNonNulls => DataType::Int64,
             F::StartsWith | F::RegexpLike => DataType::Boolean,
             F::Coalesce | F::NullIf | F::TooManyRows | F::Greatest | F::Least => {
@@ -312,6 +317,7 @@ impl ScalarFunc {
             ScalarFunc::QuoteIdent => "quote_ident",
             ScalarFunc::QuoteLiteral => "quote_literal",
             ScalarFunc::QuoteNullable => "quote_nullable",
+            ScalarFunc::ToNumber(_) => "to_number",
             ScalarFunc::Gcd => "gcd",
             ScalarFunc::Lcm => "lcm",
             ScalarFunc::ToHex => "to_hex",
@@ -393,6 +399,7 @@ impl ScalarFunc {
             "quote_ident" => ScalarFunc::QuoteIdent,
             "quote_literal" => ScalarFunc::QuoteLiteral,
             "quote_nullable" => ScalarFunc::QuoteNullable,
+            "to_number" => ScalarFunc::ToNumber(0),
             "gcd" => ScalarFunc::Gcd,
             "lcm" => ScalarFunc::Lcm,
             "to_hex" => ScalarFunc::ToHex,

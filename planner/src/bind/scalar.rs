@@ -65,6 +65,8 @@ fn signature(func: ScalarFunc) -> (usize, usize, &'static [Arg]) {
         ),
         F::ToTimestamp => (1, 1, &[Arg::Double]),
         F::ToDate | F::ToTimestampText => (2, 2, &[Arg::Text, Arg::Text]),
+        // Bound in `special_calls` (the template must be a constant).
+        F::ToNumber(_) => (2, 2, &[Arg::Text, Arg::Text]),
         // The template, then values of any type as text.
         F::Format => (1, usize::MAX, &[Arg::Text, Arg::AnyAsText]),
         F::QuoteIdent => (1, 1, &[Arg::Text]),
@@ -279,6 +281,9 @@ impl Binder<'_> {
         }
         if func == F::WidthBucket {
             return self.width_bucket(args, e);
+        }
+        if let F::ToNumber(_) = func {
+            return self.bind_to_number(args, e);
         }
         if matches!(func, F::NumNulls | F::NumNonNulls) {
             return Ok(Self::count_nulls(func, args));

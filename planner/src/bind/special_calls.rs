@@ -1,7 +1,8 @@
 //! Calls whose arguments are bound their own way rather than by a fixed signature:
 //! `width_bucket` (three values that meet at one numeric type, and a count),
 //! `num_nulls`/`num_nonnulls` (arguments of any types, only their NULLs counted) and
-//! `pg_typeof` (the type's name, known when the call is bound).
+//! `pg_typeof` (the type's name, known when the call is bound), `to_number` (whose result's
+//! decimals its constant template decides).
 
 use super::{at, system_views, type_name, Binder, B};
 use crate::error::PlanError;
@@ -42,6 +43,49 @@ impl Binder<'_> {
         Ok(B::new(
             Expr::Function { func, args: exprs },
             Some(DataType::Int64),
+        ))
+    }
+
+    /// `to_number(text, template)`: a DECIMAL with as many decimals as the template, which
+    /// must be a constant (a NULL template gives NULL).
+    pub(super) fn bind_to_number(&mut self, args: Vec<B>, e: &sql::Expr) -> Result<B, PlanError> {
+        for (i, b) in args.iter().enumerate() {
+            if b.ty.is_some_and(|t| t != DataType::Utf8) {
+                return Err(PlanError::Type(format!(
+                    "function to_number needs a VARCHAR argument {}, got {} in '{e}'{}",
+                    i + 1,
+                    type_name(b.ty),
+                    at(e.span())
+                )));
+            }
+        }
+        let scale = match &args[1].expr {
+            Expr::Literal(Value::Str(template)) => {
+                weir_operators::functions::to_number_decimals(template).map_err(|err| {
+                    let message = match err {
+                        weir_operators::Error::Type(m) => m,
+                        other => other.to_string(),
+                    };
+                    PlanError::Type(format!("{message}{}", at(e.span())))
+                })?
+            }
+            Expr::Literal(Value::Null) => 0,
+            _ => {
+                return Err(super::unsupported(
+                    "to_number with a template that is not a constant (its decimals make the \
+                     result's type)",
+                    e.span(),
+                ))
+            }
+        };
+        let func = ScalarFunc::ToNumber(scale);
+        let exprs = args
+            .into_iter()
+            .map(|b| self.typed(b, DataType::Utf8))
+            .collect();
+        Ok(B::new(
+            Expr::Function { func, args: exprs },
+            Some(func.result_type(&[])),
         ))
     }
 

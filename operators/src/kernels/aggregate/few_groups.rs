@@ -105,15 +105,7 @@ mod tests {
         let mut count = vec![0i64; 6];
         let mut seen = vec![false; 6];
         add_i128(&mut sum, Some(&mut seen), None, &ids, &values, "SUM").unwrap();
-        add_i128(
-            &mut [0; 6],
-            None,
-            Some(&mut count),
-            &ids,
-            &values,
-            "AVG",
-        )
-        .unwrap();
+        add_i128(&mut [0; 6], None, Some(&mut count), &ids, &values, "AVG").unwrap();
         let with_start: Vec<i128> = expected.iter().map(|s| s + 1).collect();
         assert_eq!(sum, with_start);
         assert_eq!(count, counts);
