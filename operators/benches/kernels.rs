@@ -23,7 +23,7 @@ use weir_operators::plan::{
     SortKey, WindowExpr, WindowFrame, WindowFunc,
 };
 use weir_operators::{
-    Batch, BinaryOp, Column, ColumnBuilder, DataType, Expr, Reservation, DEFAULT_BATCH_SIZE,
+    Batch, BinaryOp, Column, ColumnBuilder, DataType, Expr, Reservation, Value, DEFAULT_BATCH_SIZE,
 };
 
 const ROWS: usize = 1_000_000;
@@ -373,6 +373,41 @@ fn bench_kernels(c: &mut Criterion) {
             agg(AggFunc::Avg, 1),
             agg(AggFunc::Avg, 2),
         ];
+        b.iter_batched(
+            || few_groups.clone(),
+            |batches| {
+                let mut op = HashAggregateOp::new(
+                    vec![Expr::col(0)],
+                    vec![DataType::Int64],
+                    aggs.clone(),
+                    AggMode::Single,
+                    ctx(),
+                    Reservation::unbounded(),
+                )
+                .expect("aggregate");
+                black_box(run(&mut op, 0, batches))
+            },
+            BatchSize::PerIteration,
+        )
+    });
+
+    // TPC-H Q1's two products: SUM(p * (1 - d)) and SUM(p * (1 - d) * (1 + d)) by four
+    // groups, over the same rows (the product both arguments share is computed once).
+    g.bench_function("hash_aggregate_shared_products_4_groups", |b| {
+        let dec = |v: i128| Expr::Literal(Value::Decimal(v, 2));
+        let discounted =
+            Expr::col(1).binary(BinaryOp::Mul, dec(100).binary(BinaryOp::Sub, Expr::col(2)));
+        let charged = discounted
+            .clone()
+            .binary(BinaryOp::Mul, dec(100).binary(BinaryOp::Add, Expr::col(2)));
+        let sum = |e: Expr| AggregateExpr {
+            func: AggFunc::Sum,
+            arg: Some(e),
+            input_type: DataType::decimal(38, 6),
+            param: None,
+            order_by: Vec::new(),
+        };
+        let aggs = vec![sum(discounted), sum(charged)];
         b.iter_batched(
             || few_groups.clone(),
             |batches| {

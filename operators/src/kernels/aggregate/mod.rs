@@ -27,6 +27,7 @@
 mod adaptive;
 mod few_groups;
 mod moments;
+mod shared_args;
 mod spill;
 
 use super::groups::{from_wide, wide_at, Groups};
@@ -41,6 +42,7 @@ use crate::{Batch, Column, DataType, Error, Expr, Reservation, Result, Value};
 use adaptive::PartialProbe;
 use moments::Moments;
 pub(crate) use moments::{finish_column, Moment};
+use shared_args::SharedArgs;
 use spill::{GroupSpill, MAX_LEVEL};
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -839,6 +841,8 @@ pub struct HashAggregateOp {
     merging: Option<Box<HashAggregateOp>>,
     /// In partial mode: whether it groups enough to go on grouping.
     probe: PartialProbe,
+    /// The aggregates' arguments, with the subexpressions they share computed once.
+    args: SharedArgs,
 }
 
 impl HashAggregateOp {
@@ -862,6 +866,7 @@ impl HashAggregateOp {
             )));
         }
         let accs = aggs.iter().map(Acc::new).collect::<Result<Vec<_>>>()?;
+        let args = aggs.iter().map(|a| a.arg.clone()).collect();
         let mut op = HashAggregateOp {
             groups: Groups::new(&group_types),
             group_by,
@@ -880,6 +885,7 @@ impl HashAggregateOp {
             spilled: VecDeque::new(),
             merging: None,
             probe: PartialProbe::default(),
+            args: SharedArgs::new(args),
         };
         if op.group_types.is_empty() {
             // One global group, present even without input.
@@ -1034,14 +1040,19 @@ impl HashAggregateOp {
 
     /// The argument column of `agg` over `batch`, borrowed where it is a column of the batch
     /// already of the argument's type.
-    fn arg_column<'b>(&self, agg: &AggregateExpr, batch: &'b Batch) -> Result<Cow<'b, Column>> {
-        let Some(arg) = &agg.arg else {
+    fn arg_column<'b>(
+        agg: &AggregateExpr,
+        arg: Option<&Expr>,
+        batch: &'b Batch,
+        params: &[Value],
+    ) -> Result<Cow<'b, Column>> {
+        let Some(arg) = arg else {
             return Err(Error::Internal(format!(
                 "{} without an argument",
                 agg.func.name()
             )));
         };
-        let col = evaluate_borrowed(arg, batch, &self.ctx.params)?;
+        let col = evaluate_borrowed(arg, batch, params)?;
         if col.data_type() == agg.input_type {
             Ok(col)
         } else {
@@ -1079,6 +1090,12 @@ impl Operator for HashAggregateOp {
         let groups = self.groups.len;
         // Without GROUP BY every row is group 0.
         let single = self.group_types.is_empty();
+        let (batch, args) = if self.mode == AggMode::Final {
+            (batch, None)
+        } else {
+            let (batch, args) = self.args.extend(batch, &self.ctx.params)?;
+            (batch, Some(args.to_vec()))
+        };
         let result = (|| -> Result<()> {
             let mut col = self.group_types.len();
             for a in 0..self.aggs.len() {
@@ -1089,7 +1106,8 @@ impl Operator for HashAggregateOp {
                         if agg.func == AggFunc::CountStar {
                             self.accs[a].count_rows(&ids);
                         } else {
-                            let c = self.arg_column(agg, &batch)?;
+                            let arg = args.as_ref().and_then(|list| list[a].as_ref());
+                            let c = Self::arg_column(agg, arg, &batch, &self.ctx.params)?;
                             if !(single && self.accs[a].update_single(&c, false)?) {
                                 self.accs[a].update(&ids, &c, false)?;
                             }
