@@ -60,10 +60,11 @@ fn plan_tokens(
     let dialect = GenericDialect {};
     // The parser reads neither the EXCLUDE clause of window frames nor `AS [NOT]
     // MATERIALIZED` in WITH: both are taken out of the tokens first. Nor a statement that
-    // starts with `TABLE name`: its name is put in parentheses.
+    // starts with `TABLE name`: its `TABLE` is written `SELECT * FROM`.
     let mut unhinted = crate::cte_hints::strip(tokens);
-    if let Some(wrapped) = crate::table_command::wrap(unhinted.as_deref().unwrap_or(tokens)) {
-        unhinted = Some(wrapped);
+    let leading = crate::table_command::rewrite_leading(unhinted.as_deref().unwrap_or(tokens));
+    if let Some(rewritten) = leading {
+        unhinted = Some(rewritten);
     }
     let parse_tokens = |kept: Vec<sqlparser::tokenizer::TokenWithSpan>| {
         Parser::new(&dialect)

@@ -1,23 +1,22 @@
 //! PostgreSQL's `TABLE name`, short for `SELECT * FROM name`: as a statement of its own
-//! (`TABLE t ORDER BY a LIMIT 3`), in a set operation (`SELECT ... UNION TABLE t`), in a CTE
-//! or a derived table. The SQL parser reads `TABLE name` inside a query but not at the start
-//! of a statement, so there the name is put in parentheses among the tokens before parsing
-//! (`(TABLE t) ORDER BY a`, which means the same); the binder then reads it as the SELECT it
-//! is short for.
+//! (`TABLE t ORDER BY a LIMIT 3`, also after `EXPLAIN`), in a set operation (`SELECT ...
+//! UNION TABLE t`), in a CTE or a derived table. The SQL parser reads `TABLE name` inside a query but not at the start
+//! of a statement, so there `TABLE` is written `SELECT * FROM` among the tokens before
+//! parsing; elsewhere the binder reads it as the SELECT it is short for.
 
 use sqlparser::ast as sql;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::{Token, TokenWithSpan};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 
 /// Whether `t` is a token the parser skips.
 fn is_space(t: &TokenWithSpan) -> bool {
     matches!(t.token, Token::Whitespace(_))
 }
 
-/// `tokens` with the name after a leading `TABLE` in parentheses, or `None` when the
-/// statement does not start with `TABLE name`.
-pub(crate) fn wrap(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
+/// `tokens` with a leading `TABLE` (after `EXPLAIN [VERBOSE]` too) written `SELECT * FROM`, or
+/// `None` when the statement does not start with `TABLE name`.
+pub(crate) fn rewrite_leading(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
     let sig: Vec<usize> = (0..tokens.len())
         .filter(|&i| !is_space(&tokens[i]))
         .collect();
@@ -29,29 +28,27 @@ pub(crate) fn wrap(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
             _ => false,
         })
     };
-    if !word(0, Some("TABLE")) || !word(1, None) {
+    // After `EXPLAIN [VERBOSE]`, the command is rewritten alike.
+    let mut first = 0;
+    if word(0, Some("EXPLAIN")) {
+        first = if word(1, Some("VERBOSE")) { 2 } else { 1 };
+    }
+    if !word(first, Some("TABLE")) || !word(first + 1, None) {
         return None;
     }
-    // The name: words joined by periods.
-    let mut last = 1;
-    while sig
-        .get(last + 1)
-        .is_some_and(|&i| tokens[i].token == Token::Period)
-        && word(last + 2, None)
-    {
-        last += 2;
-    }
-    let (start, end) = (sig[0], sig[last]);
-    let paren = |token: Token, at: &TokenWithSpan| TokenWithSpan {
-        token,
-        span: at.span,
-    };
-    let mut out = Vec::with_capacity(tokens.len() + 2);
-    out.extend_from_slice(&tokens[..start]);
-    out.push(paren(Token::LParen, &tokens[start]));
-    out.extend_from_slice(&tokens[start..=end]);
-    out.push(paren(Token::RParen, &tokens[end]));
-    out.extend_from_slice(&tokens[end + 1..]);
+    let (at, span) = (sig[first], tokens[sig[first]].span);
+    let token = |token: Token| TokenWithSpan { token, span };
+    let space = || token(Token::Whitespace(Whitespace::Space));
+    let mut out = Vec::with_capacity(tokens.len() + 5);
+    out.extend_from_slice(&tokens[..at]);
+    out.extend([
+        token(Token::make_keyword("SELECT")),
+        space(),
+        token(Token::Mul),
+        space(),
+        token(Token::make_keyword("FROM")),
+    ]);
+    out.extend_from_slice(&tokens[at + 1..]);
     Some(out)
 }
 
@@ -76,23 +73,31 @@ mod tests {
     use super::*;
     use sqlparser::tokenizer::Tokenizer;
 
-    fn wrapped(sql: &str) -> Option<String> {
+    fn rewritten(sql: &str) -> Option<String> {
         let tokens = Tokenizer::new(&GenericDialect {}, sql)
             .tokenize_with_location()
             .unwrap();
-        wrap(&tokens).map(|t| t.iter().map(|t| t.token.to_string()).collect())
+        rewrite_leading(&tokens).map(|t| t.iter().map(|t| t.token.to_string()).collect())
     }
 
     #[test]
     fn a_leading_table_command_is_put_in_parentheses() {
-        assert_eq!(wrapped("TABLE t").as_deref(), Some("(TABLE t)"));
+        assert_eq!(rewritten("TABLE t").as_deref(), Some("SELECT * FROM t"));
         assert_eq!(
-            wrapped("  table s.\"T\" ORDER BY 1").as_deref(),
-            Some("  (table s.\"T\") ORDER BY 1")
+            rewritten("  table s.\"T\" ORDER BY 1").as_deref(),
+            Some("  SELECT * FROM s.\"T\" ORDER BY 1")
         );
-        assert_eq!(wrapped("SELECT * FROM t"), None);
-        assert_eq!(wrapped("TABLE"), None);
-        assert_eq!(wrapped("CREATE TABLE t (a INT)"), None);
+        assert_eq!(
+            rewritten("EXPLAIN TABLE t").as_deref(),
+            Some("EXPLAIN SELECT * FROM t")
+        );
+        assert_eq!(
+            rewritten("explain verbose table t").as_deref(),
+            Some("explain verbose SELECT * FROM t")
+        );
+        assert_eq!(rewritten("SELECT * FROM t"), None);
+        assert_eq!(rewritten("TABLE"), None);
+        assert_eq!(rewritten("CREATE TABLE t (a INT)"), None);
     }
 
     #[test]
