@@ -10,6 +10,9 @@
 //!   subquery equals, else NULL when one might (a comparison is NULL), else false, as
 //!   correlated EXISTS tests; a conjunct of WHERE that is such an IN needs only the first
 //!   test (a NULL and a false both drop the row), which the unnesting makes a semi join;
+//! - a row compared with a subquery (`(a, b) = (SELECT c, d ...)`) compares with the one row
+//!   the subquery returns, each entry read by a scalar subquery (NULL without rows, an error
+//!   with more than one);
 //! - `IS NULL` holds when every entry is NULL, `IS NOT NULL` when none is.
 
 use crate::error::{at, unsupported, PlanError};
@@ -109,9 +112,30 @@ fn column(k: usize) -> String {
 
 /// `EXISTS (SELECT 1 FROM (q) AS __row_in(__c1, ...) WHERE cond)`.
 fn exists_row(q: &sql::Query, width: usize, cond: sql::Expr) -> Result<sql::Expr, PlanError> {
+    let query = over_rows(q, width, "1", Some(cond))?;
+    Ok(sql::Expr::Exists {
+        subquery: Box::new(query),
+        negated: false,
+    })
+}
+
+/// The scalar subquery `(SELECT __c<k+1> FROM (q) AS __row_in(__c1, ...))`: entry `k` of the
+/// one row `q` returns (NULL without rows, an error with more than one).
+fn entry_of_row(q: &sql::Query, width: usize, k: usize) -> Result<sql::Expr, PlanError> {
+    let query = over_rows(q, width, &column(k), None)?;
+    Ok(sql::Expr::Subquery(Box::new(query)))
+}
+
+/// `SELECT item FROM (q) AS __row_in(__c1, ...) [WHERE cond]`.
+fn over_rows(
+    q: &sql::Query,
+    width: usize,
+    item: &str,
+    cond: Option<sql::Expr>,
+) -> Result<sql::Query, PlanError> {
     let columns: Vec<String> = (0..width).map(column).collect();
     let template = format!(
-        "SELECT 1 FROM (SELECT 1) AS {ROW_IN}({})",
+        "SELECT {item} FROM (SELECT 1) AS {ROW_IN}({})",
         columns.join(", ")
     );
     let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::GenericDialect {})
@@ -125,12 +149,9 @@ fn exists_row(q: &sql::Query, width: usize, cond: sql::Expr) -> Result<sql::Expr
         {
             **subquery = q.clone();
         }
-        select.selection = Some(cond);
+        select.selection = cond;
     }
-    Ok(sql::Expr::Exists {
-        subquery: Box::new(query),
-        negated: false,
-    })
+    Ok(query)
 }
 
 /// The equality of row `l` with a row of the subquery (`a = __row_in.__c1 AND ...`).
@@ -222,11 +243,20 @@ pub(super) fn expand(e: &sql::Expr) -> Result<Option<sql::Expr>, PlanError> {
             }
             match (l, r) {
                 (Some(l), Some(r)) => compare_rows(l, op, r, e)?,
-                _ if matches!(right.as_ref(), sql::Expr::Subquery(_)) => {
-                    return Err(unsupported(
-                        "a row value compared with a subquery (write (a, b) IN (SELECT ...))",
-                        e.span(),
-                    ))
+                // A row subquery: its one row's entries, each a scalar subquery.
+                (Some(l), None) if subquery(right).is_some() => {
+                    let q = subquery(right).expect("matched");
+                    let r = (0..l.len())
+                        .map(|k| entry_of_row(q, l.len(), k))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    compare_rows(l, op, &r, e)?
+                }
+                (None, Some(r)) if subquery(left).is_some() => {
+                    let q = subquery(left).expect("matched");
+                    let l = (0..r.len())
+                        .map(|k| entry_of_row(q, r.len(), k))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    compare_rows(&l, op, r, e)?
                 }
                 _ => {
                     return Err(PlanError::Type(format!(
