@@ -36,6 +36,14 @@ pub(super) fn datetime_at(c: &Column, i: usize) -> Option<chrono::NaiveDateTime>
     }
 }
 
+/// Whether the template `chars` has `word` at `i`, in any case (`FM`, `MI`, `EEEE` in a
+/// numeric template).
+pub(super) fn word_at(chars: &[char], i: usize, word: &str) -> bool {
+    let mut rest = chars.get(i..).unwrap_or_default().iter();
+    word.chars()
+        .all(|w| rest.next().is_some_and(|c| c.eq_ignore_ascii_case(&w)))
+}
+
 /// Whether every argument is valid at row `i`.
 #[inline]
 pub(super) fn all_valid(args: &[Column], i: usize) -> bool {

@@ -13,6 +13,7 @@
 //! when it is not negative). As PostgreSQL, values are rounded to the template's decimals
 //! (halves away from zero). `RN`, `V`, `EEEE`, `PL`, `SG`, `L` and `B` are refused.
 
+use super::support::word_at;
 use crate::error::{Error, Result};
 
 /// One piece of a numeric template.
@@ -81,14 +82,7 @@ impl NumberTemplate {
         let mut point = false;
         let mut sign_given = false;
         let mut i = 0;
-        let starts = |i: usize, word: &str| {
-            let w: Vec<char> = word.chars().collect();
-            chars.len() >= i + w.len()
-                && chars[i..i + w.len()]
-                    .iter()
-                    .zip(&w)
-                    .all(|(a, b)| a.eq_ignore_ascii_case(b))
-        };
+        let starts = |i: usize, word: &str| word_at(&chars, i, word);
         let refuse = |what: &str| {
             Err(Error::Type(format!(
                 "to_char of a number does not support '{what}' in its template"

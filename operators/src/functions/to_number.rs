@@ -15,7 +15,7 @@
 //! `V`, `EEEE` and `RN` are refused.
 
 use super::catalogue::ScalarFunc;
-use super::support::{all_valid, s, type_err};
+use super::support::{all_valid, s, type_err, word_at};
 use crate::column::{Column, ColumnBuilder};
 use crate::decimal;
 use crate::error::{Error, Result};
@@ -88,14 +88,7 @@ impl InputTemplate {
             plus_or_minus: false,
             brackets: false,
         };
-        let starts = |i: usize, word: &str| {
-            let w: Vec<char> = word.chars().collect();
-            chars.len() >= i + w.len()
-                && chars[i..i + w.len()]
-                    .iter()
-                    .zip(&w)
-                    .all(|(a, b)| a.eq_ignore_ascii_case(b))
-        };
+        let starts = |i: usize, word: &str| word_at(&chars, i, word);
         let together = |other: &str| {
             Err(Error::Type(format!(
                 "cannot use \"S\" and \"{other}\" together"
