@@ -8,11 +8,8 @@
 //! `x > ANY (q)` is true when some value of `q` makes `x > v` true, else NULL when some
 //! makes it NULL, else false (no rows: false), and `ALL` the other way round.
 
+use super::row_values::{boolean, entry, exists_row};
 use super::*;
-
-/// The names the rows of a quantified subquery are read under (names no query writes).
-const ROWS: &str = "__quantified";
-const VALUE: &str = "__value";
 
 impl Binder<'_> {
     /// Binds `e`, an ANY/SOME or ALL comparison.
@@ -100,7 +97,8 @@ impl Binder<'_> {
                     (false, Op::NotEq) => return self.in_subquery(e, left, q, true, scope, agg),
                     _ => {}
                 }
-                let holds = compare(sql::Expr::Identifier(sql::Ident::new(VALUE)));
+                // Over the subquery's rows, read as a row of one entry.
+                let holds = compare(entry(0));
                 let unknown = sql::Expr::IsNull(Box::new(holds.clone()));
                 // ANY is decided (true) by a row that makes the comparison true, ALL (false)
                 // by one that makes it false.
@@ -118,11 +116,11 @@ impl Binder<'_> {
                     operand: None,
                     conditions: vec![
                         sql::CaseWhen {
-                            condition: exists_row(q, decides)?,
+                            condition: exists_row(q, 1, decides)?,
                             result: boolean(Some(any)),
                         },
                         sql::CaseWhen {
-                            condition: exists_row(q, unknown)?,
+                            condition: exists_row(q, 1, unknown)?,
                             result: boolean(None),
                         },
                     ],
@@ -139,35 +137,4 @@ impl Binder<'_> {
             )),
         }
     }
-}
-
-/// `EXISTS (SELECT 1 FROM (q) AS __quantified(__value) WHERE cond)`.
-fn exists_row(q: &sql::Query, cond: sql::Expr) -> Result<sql::Expr, PlanError> {
-    let template = format!("SELECT 1 FROM (SELECT 1) AS {ROWS}({VALUE})");
-    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::GenericDialect {})
-        .try_with_sql(&template)
-        .and_then(|mut p| p.parse_query())
-        .map_err(|e| PlanError::Invalid(format!("internal planner error: {e}")))?;
-    let mut query = *parsed;
-    if let sql::SetExpr::Select(select) = query.body.as_mut() {
-        if let Some(sql::TableFactor::Derived { subquery, .. }) =
-            select.from.first_mut().map(|t| &mut t.relation)
-        {
-            **subquery = q.clone();
-        }
-        select.selection = Some(cond);
-    }
-    Ok(sql::Expr::Exists {
-        subquery: Box::new(query),
-        negated: false,
-    })
-}
-
-/// The literal TRUE, FALSE or (`None`) NULL.
-fn boolean(value: Option<bool>) -> sql::Expr {
-    let v = match value {
-        Some(b) => sql::Value::Boolean(b),
-        None => sql::Value::Null,
-    };
-    sql::Expr::Value(v.with_empty_span())
 }

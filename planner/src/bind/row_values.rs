@@ -110,8 +110,13 @@ fn column(k: usize) -> String {
     format!("__c{}", k + 1)
 }
 
-/// `EXISTS (SELECT 1 FROM (q) AS __row_in(__c1, ...) WHERE cond)`.
-fn exists_row(q: &sql::Query, width: usize, cond: sql::Expr) -> Result<sql::Expr, PlanError> {
+/// `EXISTS (SELECT 1 FROM (q) AS __row_in(__c1, ...) WHERE cond)`, `cond` reading the
+/// subquery's row through [`entry`].
+pub(super) fn exists_row(
+    q: &sql::Query,
+    width: usize,
+    cond: sql::Expr,
+) -> Result<sql::Expr, PlanError> {
     let query = over_rows(q, width, "1", Some(cond))?;
     Ok(sql::Expr::Exists {
         subquery: Box::new(query),
@@ -154,18 +159,19 @@ fn over_rows(
     Ok(query)
 }
 
+/// Entry `k` of the subquery's row in [`exists_row`]'s condition (`__row_in.__c<k+1>`).
+pub(super) fn entry(k: usize) -> sql::Expr {
+    sql::Expr::CompoundIdentifier(vec![sql::Ident::new(ROW_IN), sql::Ident::new(column(k))])
+}
+
 /// The equality of row `l` with a row of the subquery (`a = __row_in.__c1 AND ...`).
 fn equals_subquery_row(l: &[sql::Expr], e: &sql::Expr) -> Result<sql::Expr, PlanError> {
-    let r: Vec<sql::Expr> = (0..l.len())
-        .map(|k| {
-            sql::Expr::CompoundIdentifier(vec![sql::Ident::new(ROW_IN), sql::Ident::new(column(k))])
-        })
-        .collect();
+    let r: Vec<sql::Expr> = (0..l.len()).map(entry).collect();
     compare_rows(l, &sql::BinaryOperator::Eq, &r, e)
 }
 
 /// The literal TRUE, FALSE or (`None`) NULL.
-fn boolean(value: Option<bool>) -> sql::Expr {
+pub(super) fn boolean(value: Option<bool>) -> sql::Expr {
     let v = match value {
         Some(b) => sql::Value::Boolean(b),
         None => sql::Value::Null,
