@@ -55,6 +55,32 @@ fn ctx() -> ExecContext {
 }
 
 /// Pushes `input` into `port`, pulling the output after each batch, and counts output rows.
+/// Times a single-phase aggregation of `rows` grouped by column `key` (of type `ty`).
+fn time_aggregate(
+    b: &mut criterion::Bencher,
+    rows: &[Batch],
+    key: usize,
+    ty: DataType,
+    aggs: &[AggregateExpr],
+) {
+    b.iter_batched(
+        || rows.to_vec(),
+        |batches| {
+            let mut op = HashAggregateOp::new(
+                vec![Expr::col(key)],
+                vec![ty],
+                aggs.to_vec(),
+                AggMode::Single,
+                ctx(),
+                Reservation::unbounded(),
+            )
+            .expect("aggregate");
+            black_box(run(&mut op, 0, batches))
+        },
+        BatchSize::PerIteration,
+    )
+}
+
 fn run(op: &mut dyn Operator, port: usize, input: Vec<Batch>) -> usize {
     let mut out = Vec::new();
     let mut rows = 0;
@@ -278,24 +304,7 @@ fn bench_kernels(c: &mut Criterion) {
         ),
         ("hash_aggregate_str_1k_groups", 3, DataType::Utf8, &input),
     ] {
-        g.bench_function(name, |b| {
-            b.iter_batched(
-                || rows.clone(),
-                |batches| {
-                    let mut op = HashAggregateOp::new(
-                        vec![Expr::col(key)],
-                        vec![ty],
-                        aggs.clone(),
-                        AggMode::Single,
-                        ctx(),
-                        Reservation::unbounded(),
-                    )
-                    .expect("aggregate");
-                    black_box(run(&mut op, 0, batches))
-                },
-                BatchSize::PerIteration,
-            )
-        });
+        g.bench_function(name, |b| time_aggregate(b, rows, key, ty, &aggs));
     }
 
     // TPC-H Q18's inner aggregation on one node: a SUM of a DECIMAL(15,2) by a BIGINT key,
@@ -322,21 +331,12 @@ fn bench_kernels(c: &mut Criterion) {
             param: None,
             order_by: Vec::new(),
         };
-        b.iter_batched(
-            || decimal_sums.clone(),
-            |batches| {
-                let mut op = HashAggregateOp::new(
-                    vec![Expr::col(0)],
-                    vec![DataType::Int64],
-                    vec![sum.clone()],
-                    AggMode::Single,
-                    ctx(),
-                    Reservation::unbounded(),
-                )
-                .expect("aggregate");
-                black_box(run(&mut op, 0, batches))
-            },
-            BatchSize::PerIteration,
+        time_aggregate(
+            b,
+            &decimal_sums,
+            0,
+            DataType::Int64,
+            std::slice::from_ref(&sum),
         )
     });
 
@@ -373,22 +373,7 @@ fn bench_kernels(c: &mut Criterion) {
             agg(AggFunc::Avg, 1),
             agg(AggFunc::Avg, 2),
         ];
-        b.iter_batched(
-            || few_groups.clone(),
-            |batches| {
-                let mut op = HashAggregateOp::new(
-                    vec![Expr::col(0)],
-                    vec![DataType::Int64],
-                    aggs.clone(),
-                    AggMode::Single,
-                    ctx(),
-                    Reservation::unbounded(),
-                )
-                .expect("aggregate");
-                black_box(run(&mut op, 0, batches))
-            },
-            BatchSize::PerIteration,
-        )
+        time_aggregate(b, &few_groups, 0, DataType::Int64, &aggs)
     });
 
     // TPC-H Q1's two products: SUM(p * (1 - d)) and SUM(p * (1 - d) * (1 + d)) by four
@@ -408,22 +393,7 @@ fn bench_kernels(c: &mut Criterion) {
             order_by: Vec::new(),
         };
         let aggs = vec![sum(discounted), sum(charged)];
-        b.iter_batched(
-            || few_groups.clone(),
-            |batches| {
-                let mut op = HashAggregateOp::new(
-                    vec![Expr::col(0)],
-                    vec![DataType::Int64],
-                    aggs.clone(),
-                    AggMode::Single,
-                    ctx(),
-                    Reservation::unbounded(),
-                )
-                .expect("aggregate");
-                black_box(run(&mut op, 0, batches))
-            },
-            BatchSize::PerIteration,
-        )
+        time_aggregate(b, &few_groups, 0, DataType::Int64, &aggs)
     });
 
     let sort_op = |limit: Option<usize>| {
