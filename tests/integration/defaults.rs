@@ -480,18 +480,21 @@ fn clock_micros() -> i64 {
         .as_micros() as i64
 }
 
+/// The clock before `sql` runs, the TIMESTAMP its first row holds, and the clock after.
+fn timed_timestamp(c: &Cluster, sql: &str) -> (i64, i64, i64) {
+    let before = clock_micros();
+    let r = c.query(sql, &[]).unwrap();
+    let after = clock_micros();
+    match r.rows()[0][0] {
+        Value::Timestamp(t) => (before, t, after),
+        ref other => panic!("{sql}: {other:?}"),
+    }
+}
+
 #[test]
 fn clock_timestamp_is_read_at_each_evaluation() {
     let c = cluster(3);
-    let read = |sql: &str| -> (i64, i64, i64) {
-        let before = clock_micros();
-        let r = c.query(sql, &[]).unwrap();
-        let after = clock_micros();
-        match r.rows()[0][0] {
-            Value::Timestamp(t) => (before, t, after),
-            ref other => panic!("{sql}: {other:?}"),
-        }
-    };
+    let read = |sql: &str| timed_timestamp(&c, sql);
     let (before, t1, after) = read("SELECT clock_timestamp()");
     assert!(before <= t1 && t1 <= after, "{before} {t1} {after}");
     std::thread::sleep(std::time::Duration::from_millis(2));
@@ -530,15 +533,7 @@ fn the_statement_time_is_one_per_statement_and_read_at_each_run() {
          day DATE DEFAULT CURRENT_DATE, what VARCHAR)",
     )
     .unwrap();
-    let stamp = |sql: &str| -> (i64, i64, i64) {
-        let before = clock_micros();
-        let r = c.query(sql, &[]).unwrap();
-        let after = clock_micros();
-        match r.rows()[0][0] {
-            Value::Timestamp(t) => (before, t, after),
-            ref other => panic!("{sql}: {other:?}"),
-        }
-    };
+    let stamp = |sql: &str| timed_timestamp(&c, sql);
     // A DEFAULT CURRENT_TIMESTAMP is the time of the INSERT that needs it.
     let (before, first, after) = stamp("INSERT INTO ev (what) VALUES ('a') RETURNING at");
     assert!(
