@@ -363,12 +363,11 @@ pub(super) fn call(args: &[Column], n: usize, out: DataType) -> Result<Column> {
             b.push_null();
             continue;
         }
-        if template.as_ref().is_none_or(|(t, _)| t != text) {
-            template = Some((text.to_string(), InputTemplate::parse(text)?));
-        }
-        let Some((_, t)) = &template else {
-            continue;
+        let read = match template.take() {
+            Some((seen, parsed)) if seen == text => (seen, parsed),
+            _ => (text.to_string(), InputTemplate::parse(text)?),
         };
+        let t = &template.insert(read).1;
         if usize::from(scale) != t.decimals() {
             return Err(Error::Type(format!(
                 "to_number: the template '{text}' changed its decimals between rows"

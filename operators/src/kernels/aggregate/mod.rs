@@ -1094,7 +1094,7 @@ impl Operator for HashAggregateOp {
             (batch, None)
         } else {
             let (batch, args) = self.args.extend(batch, &self.ctx.params)?;
-            (batch, Some(args.to_vec()))
+            (batch, Some(args))
         };
         let result = (|| -> Result<()> {
             let mut col = self.group_types.len();
