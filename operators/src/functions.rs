@@ -26,6 +26,7 @@ mod numbers;
 mod regex;
 mod regex_find;
 mod similar;
+mod split;
 mod strings;
 mod support;
 mod to_char;
@@ -34,6 +35,7 @@ mod to_date;
 mod to_number;
 
 pub use catalogue::{MathFunc, ScalarFunc};
+pub use split::{split_text, PatternSplitter};
 pub use to_number::result_decimals as to_number_decimals;
 
 /// `a` shifted left `n` bits (right for a negative `n`), as SQLite.

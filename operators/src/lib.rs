@@ -31,6 +31,7 @@ pub mod plan;
 pub mod secondary_index;
 pub mod spill;
 pub mod storage;
+pub mod table_function;
 pub mod table_store;
 pub mod temporal;
 pub mod types;

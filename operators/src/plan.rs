@@ -4,6 +4,7 @@
 //! node into an actor running the matching kernel from [`crate::kernels`].
 
 use crate::expr::Expr;
+pub use crate::table_function::{SeriesStep, TableFunction};
 use crate::types::{DataType, Schema};
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
@@ -690,7 +691,8 @@ pub enum PhysicalPlan {
     /// ([`crate::kernels::series::SeriesSource`]). The arguments are constant expressions
     /// (literals, parameters), read when the query runs.
     Series {
-        /// Output schema: one BIGINT (or TIMESTAMP) column.
+        /// Output schema: one BIGINT (or TIMESTAMP) column, and the BIGINT ordinal with
+        /// `ordinality`.
         schema: Schema,
         /// The first value.
         start: Expr,
@@ -698,83 +700,23 @@ pub enum PhysicalPlan {
         stop: Expr,
         /// The distance between values.
         step: SeriesStep,
+        /// Whether each value is followed by its position in the series, from 1 (`WITH
+        /// ORDINALITY`).
+        ordinality: bool,
     },
-    /// Each input row once per value of `generate_series(start, stop, step)` evaluated on
-    /// it, the value appended as the last column; a row whose series is empty is dropped
-    /// ([`crate::kernels::expand::ExpandOp`]): a series in FROM that reads the columns of
-    /// the FROM items before it (LATERAL), or in a select list.
+    /// Each input row once per value of table function `function` evaluated on it, the value
+    /// (and, with `ordinality`, its position among the row's values, from 1) appended as the
+    /// last columns; a row whose call makes no value is dropped
+    /// ([`crate::kernels::expand::ExpandOp`]): a table function in FROM that reads the
+    /// columns of the FROM items before it (LATERAL), or in a select list.
     Expand {
         /// Input.
         input: Box<PhysicalPlan>,
-        /// The first value, over the input's columns.
-        start: Expr,
-        /// The last value, or the bound the values do not pass.
-        stop: Expr,
-        /// The distance between values (an integer step reads the input's columns too).
-        step: SeriesStep,
+        /// The function, its arguments over the input's columns.
+        function: TableFunction,
+        /// Whether the position of each value is appended after it (`WITH ORDINALITY`).
+        ordinality: bool,
     },
-}
-
-/// Rows guessed for a series whose count is not read from literals (parameters, intervals).
-const GUESSED_ROWS: f64 = 1000.0;
-
-/// How many values `generate_series(start, stop, step)` makes, for estimates: counted when
-/// its arguments are integer literals, else a guess of 1,000.
-pub fn estimated_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> f64 {
-    literal_rows(start, stop, step).unwrap_or(GUESSED_ROWS)
-}
-
-/// Rows guessed for a series per input row whose count is not read from literals (it reads
-/// the row's columns).
-const GUESSED_ROWS_PER_ROW: f64 = 10.0;
-
-/// How many values `generate_series(start, stop, step)` makes for each input row of an
-/// [`Expand`](PhysicalPlan::Expand), for estimates: counted when its arguments
-/// are integer literals, else a guess of 10.
-pub fn rows_per_input_row(start: &Expr, stop: &Expr, step: &SeriesStep) -> f64 {
-    literal_rows(start, stop, step).unwrap_or(GUESSED_ROWS_PER_ROW)
-}
-
-/// How many values the series makes when its arguments are integer literals (`None` when one
-/// is not: a parameter, an expression, an interval).
-fn literal_rows(start: &Expr, stop: &Expr, step: &SeriesStep) -> Option<f64> {
-    let int = |e: &Expr| match e {
-        Expr::Literal(Value::Int(i)) => Some(i128::from(*i)),
-        _ => None,
-    };
-    let (a, b, s) = (int(start)?, int(stop)?, int(step.expr()?)?);
-    if s == 0 {
-        return Some(0.0);
-    }
-    Some(((b - a).div_euclid(s) + 1).max(0) as f64)
-}
-
-/// The distance between the values of a [`PhysicalPlan::Series`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum SeriesStep {
-    /// Integers this far apart (not zero; negative counts down).
-    Integer(Expr),
-    /// Timestamps an interval apart, each the last plus the interval (months added first,
-    /// clamped to the month's end, then days, then microseconds): not zero; a negative one
-    /// counts down.
-    Interval {
-        /// Whole months.
-        months: i64,
-        /// Whole days.
-        days: i64,
-        /// Microseconds.
-        micros: i64,
-    },
-}
-
-impl SeriesStep {
-    /// The step's expression, for an integer series.
-    pub fn expr(&self) -> Option<&Expr> {
-        match self {
-            SeriesStep::Integer(e) => Some(e),
-            SeriesStep::Interval { .. } => None,
-        }
-    }
 }
 
 crate::decode::checked_serde!(PhysicalPlan, nested "a plan");
@@ -869,9 +811,7 @@ impl PhysicalPlan {
             | PhysicalPlan::Project { .. }
             | PhysicalPlan::Repeat { .. }
             | PhysicalPlan::Window { .. } => RowBound::Input,
-            PhysicalPlan::Expand {
-                start, stop, step, ..
-            } => RowBound::Each(rows_per_input_row(start, stop, step)),
+            PhysicalPlan::Expand { function, .. } => RowBound::Each(function.estimated_rows(true)),
             PhysicalPlan::SingleRow { .. } => RowBound::One,
             PhysicalPlan::HashAggregate { group_by, .. } if group_by.is_empty() => RowBound::One,
             PhysicalPlan::HashAggregate { .. } => RowBound::Input,

@@ -26,10 +26,10 @@ mod relations;
 mod row_values;
 mod scalar;
 mod select;
-mod series;
 mod special_calls;
 mod subquery;
 mod system_views;
+mod table_functions;
 mod window;
 mod window_scope;
 
@@ -674,10 +674,10 @@ pub(crate) struct Binder<'a> {
     /// list computes its values when it is bound, so such a query is not kept for another
     /// run either.
     pub calls_volatile: bool,
-    /// The text of the `generate_series` call in the list of the SELECT being bound, and the
-    /// column of the SELECT's row that holds its values (the series the SELECT is over when
+    /// The text of the table function call in the list of the SELECT being bound, and the
+    /// column of the SELECT's row that holds its values (the call the SELECT is over when
     /// it has no FROM, else the expansion of its FROM rows): the call reads that column.
-    pub select_series: Option<(String, usize)>,
+    pub select_table_call: Option<(String, usize)>,
 }
 
 impl<'a> Binder<'a> {
@@ -695,7 +695,7 @@ impl<'a> Binder<'a> {
             params_are_constants: false,
             clock: None,
             calls_volatile: false,
-            select_series: None,
+            select_table_call: None,
         }
     }
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use weir_operators::plan::Distribution;
 use weir_operators::plan::{
     AggFunc, AggMode, AggregateExpr, FrameBound, IndexLookup, JoinSide, JoinType, SeriesStep,
-    SortKey, WindowExpr, WindowFrame, WindowFunc,
+    SortKey, TableFunction, WindowExpr, WindowFrame, WindowFunc,
 };
 use weir_operators::{Expr, PhysicalPlan};
 
@@ -42,30 +42,41 @@ pub(crate) fn state_names(a: &AggregateExpr, names: &[String]) -> Vec<String> {
 
 /// A series' call: `generate_series(1, 10, 1)`, `generate_series(a, b, INTERVAL '1 mon 2
 /// days')`.
-pub(crate) fn fmt_series(start: &Expr, stop: &Expr, step: &SeriesStep) -> String {
-    fmt_series_over(start, stop, step, &[])
+pub(crate) fn fmt_series(start: &Expr, stop: &Expr, step: &SeriesStep, ordinality: bool) -> String {
+    let series = TableFunction::Series {
+        start: start.clone(),
+        stop: stop.clone(),
+        step: step.clone(),
+    };
+    fmt_table_function(&series, ordinality, &[])
 }
 
-/// A series' call whose arguments read columns named `names` (an Expand's input's).
-pub(crate) fn fmt_series_over(
-    start: &Expr,
-    stop: &Expr,
-    step: &SeriesStep,
+/// A table function's call whose arguments read columns named `names` (an Expand's
+/// input's): `string_to_table(s, ',') WITH ORDINALITY`.
+pub(crate) fn fmt_table_function(
+    function: &TableFunction,
+    ordinality: bool,
     names: &[String],
 ) -> String {
-    let step = match step {
-        SeriesStep::Integer(e) => fmt_expr(e, names),
-        SeriesStep::Interval {
-            months,
-            days,
-            micros,
-        } => format!("INTERVAL '{months} mons {days} days {micros} us'"),
-    };
-    format!(
-        "generate_series({}, {}, {step})",
-        fmt_expr(start, names),
-        fmt_expr(stop, names)
-    )
+    let mut args: Vec<String> = function
+        .args()
+        .into_iter()
+        .map(|e| fmt_expr(e, names))
+        .collect();
+    if let TableFunction::Series {
+        step:
+            SeriesStep::Interval {
+                months,
+                days,
+                micros,
+            },
+        ..
+    } = function
+    {
+        args.push(format!("INTERVAL '{months} mons {days} days {micros} us'"));
+    }
+    let numbered = if ordinality { " WITH ORDINALITY" } else { "" };
+    format!("{}({}){numbered}", function.name(), args.join(", "))
 }
 
 /// A sort key over `names`: `x DESC NULLS FIRST`.
@@ -145,9 +156,16 @@ pub(crate) fn names(plan: &PhysicalPlan) -> Vec<String> {
             n.pop();
             n
         }
-        PhysicalPlan::Expand { input, .. } => {
+        PhysicalPlan::Expand {
+            input,
+            function,
+            ordinality,
+        } => {
             let mut n = names(input);
-            n.push("generate_series".to_string());
+            n.push(function.name().to_string());
+            if *ordinality {
+                n.push("ordinality".to_string());
+            }
             n
         }
         PhysicalPlan::Project { input, exprs } => {
@@ -408,10 +426,12 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
         PhysicalPlan::Repeat { .. } => "Repeat (by count)".to_string(),
         PhysicalPlan::Expand {
             input,
-            start,
-            stop,
-            step,
-        } => format!("Expand {}", fmt_series_over(start, stop, step, &names(input))),
+            function,
+            ordinality,
+        } => format!(
+            "Expand {}",
+            fmt_table_function(function, *ordinality, &names(input))
+        ),
         PhysicalPlan::HashAggregate {
             input,
             group_by,
@@ -462,8 +482,12 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
         }
         PhysicalPlan::Values { rows, .. } => format!("Values ({} row(s))", rows.len()),
         PhysicalPlan::Series {
-            start, stop, step, ..
-        } => format!("Series {}", fmt_series(start, stop, step)),
+            start,
+            stop,
+            step,
+            ordinality,
+            ..
+        } => format!("Series {}", fmt_series(start, stop, step, *ordinality)),
         PhysicalPlan::Union { inputs } => format!("Union ({} inputs)", inputs.len()),
         PhysicalPlan::RecursiveUnion {
             name,

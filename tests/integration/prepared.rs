@@ -140,3 +140,38 @@ fn a_series_takes_its_bounds_as_parameters_and_streams() {
     drop(stream);
     assert_idle(&c);
 }
+
+/// `string_to_table` and `regexp_split_to_table` take their text, separator and flags as
+/// parameters, read at each run; a pattern that does not compile fails that run only.
+#[test]
+fn a_split_takes_its_text_and_separator_as_parameters() {
+    let c = cluster(2);
+    let split = c
+        .prepare("SELECT part, n FROM string_to_table(?, ?) WITH ORDINALITY AS t(part, n)")
+        .unwrap();
+    let parts = |text: &str, sep: Option<&str>| -> Vec<(String, i64)> {
+        let r = split.query((text, sep)).unwrap();
+        (0..r.num_rows())
+            .map(|i| {
+                let row = r.row(i).unwrap();
+                (row.get::<String>(0).unwrap(), row.get::<i64>(1).unwrap())
+            })
+            .collect()
+    };
+    assert_eq!(parts("a;b", Some(";")), [("a".into(), 1), ("b".into(), 2)]);
+    assert_eq!(parts("xy", None), [("x".into(), 1), ("y".into(), 2)]);
+    assert!(parts("", Some(";")).is_empty());
+    let words = c
+        .prepare("SELECT count(*) FROM regexp_split_to_table(?, ?, ?)")
+        .unwrap();
+    let count = |text: &str, pattern: &str, flags: &str| {
+        let r = words.query((text, pattern, flags)).unwrap();
+        r.row(0).unwrap().get::<i64>(0).unwrap()
+    };
+    assert_eq!(count("one  two three", " +", ""), 3);
+    assert_eq!(count("aXbxc", "x", "i"), 3);
+    let e = words.query(("a", "(", "")).unwrap_err();
+    assert!(e.to_string().contains("invalid regular expression"), "{e}");
+    assert_eq!(count("a,b", ",", "c"), 2);
+    assert_idle(&c);
+}

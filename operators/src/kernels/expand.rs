@@ -1,66 +1,148 @@
-//! Expand kernel: `generate_series(start, stop, step)` evaluated on every input row, each row
-//! output once per value of its series with the value appended as the last column (a row
-//! whose series is empty is dropped, as PostgreSQL's LATERAL call and select-list call drop
-//! it).
+//! Expand kernel: a table function (`generate_series`, `string_to_table`,
+//! `regexp_split_to_table`) evaluated on every input row, each row output once per value of
+//! its call with the value (and, `WITH ORDINALITY`, the value's position from 1) appended as
+//! the last columns; a row whose call makes no value is dropped, as PostgreSQL's LATERAL call
+//! and select-list call drop it.
 //!
-//! The arguments are evaluated on the whole input batch at once; the series are then walked
-//! row by row with a cursor (row, series position), and the output is cut into batches of at
-//! most `batch_size` rows, so a row whose series has millions of values never makes a batch
-//! larger than that.
+//! The arguments are evaluated on the whole input batch at once; the calls are then walked
+//! row by row with a cursor (row, position in the row's values), and the output is cut into
+//! batches of at most `batch_size` rows, so a row whose series has millions of values never
+//! makes a batch larger than that. A split row's parts are byte ranges of its text, found
+//! once into a buffer the operator keeps, and copied once, into the output.
 
 use super::operator::{output_pending, ExecContext, Operator};
 use super::series::{series_column, Cursor, StepValue};
+use crate::column::ColumnBuilder;
 use crate::eval::evaluate;
-use crate::plan::SeriesStep;
-use crate::{Batch, Column, Expr, Result};
+use crate::functions::{split_text, PatternSplitter};
+use crate::table_function::TableFunction;
+use crate::{Batch, Column, DataType, Error, Result, Value};
+use std::ops::Range;
 
-/// Repeats each input row once per value of its series (see the module documentation).
+/// Repeats each input row once per value of its call (see the module documentation).
 pub struct ExpandOp {
-    start: Expr,
-    stop: Expr,
-    step: SeriesStep,
+    function: TableFunction,
+    ordinality: bool,
     ctx: ExecContext,
-    /// The input batch being expanded, until its last row's series is done.
+    /// The input batch being expanded, until its last row's values are done.
     current: Option<Expanding>,
+    /// The regular expression of `regexp_split_to_table`, kept while the rows' pattern is the
+    /// same.
+    splitter: PatternSplitter,
+    /// The parts of the row being split (`None`: a NULL part), and the buffer they are found
+    /// in: kept from row to row.
+    parts: Vec<Option<Range<usize>>>,
+    ranges: Vec<Range<usize>>,
 }
 
 /// An input batch and where its expansion is.
 struct Expanding {
     batch: Batch,
-    /// The arguments, one value per row (`steps` only for an integer step).
-    starts: Column,
-    stops: Column,
-    steps: Option<Column>,
-    /// The row being expanded, and its series (`None` until it is opened).
+    /// The call's arguments, one value per row, in the order of [`TableFunction::args`].
+    args: Vec<Column>,
+    /// The row being expanded, and its values (`None` until they are opened).
     row: usize,
-    cursor: Option<Cursor>,
+    open: Option<RowValues>,
+    /// How many values of the row were output.
+    position: usize,
+}
+
+/// The values of one row's call still to come.
+enum RowValues {
+    /// A series' values.
+    Series(Cursor),
+    /// The parts of the row's text (in [`ExpandOp::parts`]), from `next` on.
+    Parts { next: usize },
+}
+
+/// The values of an output batch being made.
+enum Made {
+    /// Integers, or timestamps as microseconds.
+    Numbers(Vec<i64>),
+    Text(ColumnBuilder),
 }
 
 impl ExpandOp {
-    /// Expands rows by `generate_series(start, stop, step)`, whose expressions read the
-    /// input's columns and `ctx`'s parameters, in output batches of `ctx.batch_size` rows.
+    /// Expands rows by `function`, whose arguments read the input's columns and `ctx`'s
+    /// parameters, in output batches of `ctx.batch_size` rows; with `ordinality` each value
+    /// is followed by its position among its row's values.
     ///
     /// ```
     /// use weir_operators::kernels::{drain, expand::ExpandOp, ExecContext, Operator};
-    /// use weir_operators::plan::SeriesStep;
+    /// use weir_operators::plan::{SeriesStep, TableFunction};
     /// use weir_operators::{Batch, Column, Expr};
     /// // Each n expanded to 1..n.
-    /// let step = SeriesStep::Integer(Expr::lit(1));
-    /// let mut op = ExpandOp::new(Expr::lit(1), Expr::col(0), step, ExecContext::new(vec![]));
+    /// let series = TableFunction::Series {
+    ///     start: Expr::lit(1),
+    ///     stop: Expr::col(0),
+    ///     step: SeriesStep::Integer(Expr::lit(1)),
+    /// };
+    /// let mut op = ExpandOp::new(series, false, ExecContext::new(vec![]));
     /// op.push(0, Batch::try_new(vec![Column::from_i64(vec![2, 0, 3])]).unwrap()).unwrap();
     /// let mut out = Vec::new();
     /// drain(&mut op, &mut out).unwrap();
     /// assert_eq!(out[0].column(0).as_i64().unwrap(), &[2, 2, 3, 3, 3]);
     /// assert_eq!(out[0].column(1).as_i64().unwrap(), &[1, 2, 1, 2, 3]);
     /// ```
-    pub fn new(start: Expr, stop: Expr, step: SeriesStep, ctx: ExecContext) -> Self {
+    pub fn new(function: TableFunction, ordinality: bool, ctx: ExecContext) -> Self {
         ExpandOp {
-            start,
-            stop,
-            step,
+            function,
+            ordinality,
             ctx,
             current: None,
+            splitter: PatternSplitter::default(),
+            parts: Vec::new(),
+            ranges: Vec::new(),
         }
+    }
+
+    /// Row `r`'s values: its series, or its text's parts.
+    fn open(&mut self, args: &[Column], r: usize) -> Result<RowValues> {
+        let arg = |k: usize| args.get(k).map_or(Value::Null, |c| c.value(r));
+        let name = self.function.name();
+        let text = |k: usize| -> Result<Option<&str>> {
+            match args.get(k) {
+                // A NULL (of any type: an untyped NULL literal is evaluated as one).
+                Some(c) if !c.is_valid(r) => Ok(None),
+                Some(c) if c.data_type() != DataType::Utf8 => Err(Error::Type(format!(
+                    "{name} takes text, got {}",
+                    c.data_type()
+                ))),
+                Some(c) => Ok(Some(c.str_at(r))),
+                None => Ok(None),
+            }
+        };
+        let mut ranges = std::mem::take(&mut self.ranges);
+        self.parts.clear();
+        match &self.function {
+            TableFunction::Series { step, .. } => {
+                let step = StepValue::of(step, |_| Ok(arg(2)))?;
+                return Ok(RowValues::Series(Cursor::new(arg(0), arg(1), step)?));
+            }
+            TableFunction::SplitText { null_string, .. } => {
+                if let Some(s) = text(0)? {
+                    split_text(s, text(1)?, &mut ranges);
+                    let null = if null_string.is_some() {
+                        text(2)?
+                    } else {
+                        None
+                    };
+                    let parts = ranges.drain(..);
+                    self.parts
+                        .extend(parts.map(|p| (Some(&s[p.clone()]) != null).then_some(p)));
+                }
+            }
+            TableFunction::SplitPattern { flags, .. } => {
+                let flags = if flags.is_some() { text(2)? } else { Some("") };
+                // A NULL argument makes no rows (the function is strict).
+                if let (Some(s), Some(pattern), Some(flags)) = (text(0)?, text(1)?, flags) {
+                    self.splitter.split(s, pattern, flags, &mut ranges)?;
+                    self.parts.extend(ranges.drain(..).map(Some));
+                }
+            }
+        }
+        self.ranges = ranges;
+        Ok(RowValues::Parts { next: 0 })
     }
 }
 
@@ -77,19 +159,18 @@ impl Operator for ExpandOp {
             return Ok(());
         }
         let params = &self.ctx.params;
-        let starts = evaluate(&self.start, &batch, params)?;
-        let stops = evaluate(&self.stop, &batch, params)?;
-        let steps = match &self.step {
-            SeriesStep::Integer(e) => Some(evaluate(e, &batch, params)?),
-            SeriesStep::Interval { .. } => None,
-        };
+        let args = self
+            .function
+            .args()
+            .into_iter()
+            .map(|e| evaluate(e, &batch, params))
+            .collect::<Result<Vec<_>>>()?;
         self.current = Some(Expanding {
             batch,
-            starts,
-            stops,
-            steps,
+            args,
             row: 0,
-            cursor: None,
+            open: None,
+            position: 0,
         });
         Ok(())
     }
@@ -99,46 +180,78 @@ impl Operator for ExpandOp {
     }
 
     fn next_output(&mut self) -> Result<Option<Batch>> {
-        let Some(cur) = self.current.as_mut() else {
+        let Some(mut cur) = self.current.take() else {
             return Ok(None);
         };
         let max = self.ctx.batch_size.max(1);
         let rows = cur.batch.num_rows();
-        let mut values = Vec::new();
+        let ty = self.function.data_type();
+        let mut made = match ty {
+            DataType::Utf8 => Made::Text(ColumnBuilder::new(ty, max.min(1024))),
+            _ => Made::Numbers(Vec::new()),
+        };
         let mut indices: Vec<u32> = Vec::new();
-        while values.len() < max && cur.row < rows {
-            let cursor = match &mut cur.cursor {
-                Some(c) => c,
+        let mut ordinals: Vec<i64> = Vec::new();
+        while indices.len() < max && cur.row < rows {
+            let r = cur.row;
+            let open = match &mut cur.open {
+                Some(open) => open,
                 None => {
-                    let r = cur.row;
-                    let step = StepValue::of(&self.step, |_| {
-                        Ok(cur
-                            .steps
-                            .as_ref()
-                            .map_or(crate::Value::Null, |s| s.value(r)))
-                    })?;
-                    let opened = Cursor::new(cur.starts.value(r), cur.stops.value(r), step)?;
-                    cur.cursor.insert(opened)
+                    let opened = self.open(&cur.args, r)?;
+                    cur.open.insert(opened)
                 }
             };
-            let room = max - values.len();
-            let made = cursor.fill(&mut values, room);
-            indices.extend(std::iter::repeat_n(cur.row as u32, made));
-            if cursor.is_done() {
+            let room = max - indices.len();
+            let (n, done) = match (open, &mut made) {
+                (RowValues::Series(cursor), Made::Numbers(values)) => {
+                    (cursor.fill(values, room), cursor.is_done())
+                }
+                (RowValues::Parts { next }, Made::Text(b)) => {
+                    let n = room.min(self.parts.len() - *next);
+                    for part in &self.parts[*next..*next + n] {
+                        // A row has parts only when its text is a text (checked by `open`).
+                        match part {
+                            Some(p) => b.push_str(&cur.args[0].str_at(r)[p.clone()]),
+                            None => b.push_null(),
+                        }
+                    }
+                    *next += n;
+                    (n, *next == self.parts.len())
+                }
+                _ => {
+                    return Err(Error::Internal(format!(
+                        "{} made values of another type",
+                        self.function.name()
+                    )))
+                }
+            };
+            indices.extend(std::iter::repeat_n(r as u32, n));
+            if self.ordinality {
+                let first = cur.position as i64 + 1;
+                ordinals.extend(first..first + n as i64);
+            }
+            cur.position += n;
+            if done {
                 cur.row += 1;
-                cur.cursor = None;
+                cur.open = None;
+                cur.position = 0;
             }
         }
-        let timestamps = matches!(self.step, SeriesStep::Interval { .. });
-        let out = if values.is_empty() {
+        let out = if indices.is_empty() {
             None
         } else {
             let mut columns = cur.batch.take(&indices).into_columns();
-            columns.push(series_column(values, timestamps));
+            columns.push(match made {
+                Made::Numbers(values) => series_column(values, ty == DataType::Timestamp),
+                Made::Text(b) => b.finish(),
+            });
+            if self.ordinality {
+                columns.push(Column::from_i64(ordinals));
+            }
             Some(Batch::with_row_count(columns, indices.len())?)
         };
-        if cur.row == rows {
-            self.current = None;
+        if cur.row < rows {
+            self.current = Some(cur);
         }
         Ok(out)
     }
@@ -148,7 +261,9 @@ impl Operator for ExpandOp {
     }
 
     fn memory_size(&self) -> usize {
-        self.current.as_ref().map_or(0, |c| c.batch.memory_size())
+        self.current.as_ref().map_or(0, |c| {
+            c.batch.memory_size() + c.args.iter().map(Column::memory_size).sum::<usize>()
+        })
     }
 }
 
@@ -156,7 +271,12 @@ impl Operator for ExpandOp {
 mod tests {
     use super::*;
     use crate::kernels::drain;
-    use crate::{temporal, Value};
+    use crate::table_function::SeriesStep;
+    use crate::{temporal, Expr};
+
+    fn series(start: Expr, stop: Expr, step: SeriesStep) -> TableFunction {
+        TableFunction::Series { start, stop, step }
+    }
 
     fn ints(v: Vec<i64>) -> Batch {
         Batch::try_new(vec![Column::from_i64(v)]).unwrap()
@@ -167,7 +287,7 @@ mod tests {
     fn expand(batch: Batch, start: Expr, stop: Expr, step: Expr, size: usize) -> Vec<(i64, i64)> {
         let mut ctx = ExecContext::new(vec![]);
         ctx.batch_size = size;
-        let mut op = ExpandOp::new(start, stop, SeriesStep::Integer(step), ctx);
+        let mut op = ExpandOp::new(series(start, stop, SeriesStep::Integer(step)), false, ctx);
         op.push(0, batch).unwrap();
         let mut out = Vec::new();
         drain(&mut op, &mut out).unwrap();
@@ -228,10 +348,10 @@ mod tests {
             expand(batch, Expr::lit(1), Expr::col(0), Expr::lit(1), 8),
             vec![(2, 1), (2, 2)]
         );
+        let step = SeriesStep::Integer(Expr::col(0));
         let mut op = ExpandOp::new(
-            Expr::lit(1),
-            Expr::lit(2),
-            SeriesStep::Integer(Expr::col(0)),
+            series(Expr::lit(1), Expr::lit(2), step),
+            false,
             ExecContext::new(vec![]),
         );
         op.push(0, ints(vec![1, 0])).unwrap();
@@ -253,7 +373,11 @@ mod tests {
             micros: 0,
         };
         let stop = Expr::Literal(Value::Timestamp(t0 + 2 * day));
-        let mut op = ExpandOp::new(Expr::col(0), stop, step, ExecContext::new(vec![]));
+        let mut op = ExpandOp::new(
+            series(Expr::col(0), stop, step),
+            false,
+            ExecContext::new(vec![]),
+        );
         op.push(0, batch).unwrap();
         let mut out = Vec::new();
         drain(&mut op, &mut out).unwrap();
@@ -267,6 +391,72 @@ mod tests {
                 "2024-01-31 00:00:00",
                 "2024-02-01 00:00:00"
             ]
+        );
+    }
+
+    /// Every output row of `function` over `batch` in batches of `size` rows, `WITH
+    /// ORDINALITY`, as text.
+    fn numbered(function: TableFunction, batch: Batch, size: usize) -> Vec<String> {
+        let mut ctx = ExecContext::new(vec![]);
+        ctx.batch_size = size;
+        let mut op = ExpandOp::new(function, true, ctx);
+        op.push(0, batch).unwrap();
+        let mut out = Vec::new();
+        drain(&mut op, &mut out).unwrap();
+        out.iter()
+            .inspect(|b| assert!(b.num_rows() > 0 && b.num_rows() <= size))
+            .flat_map(|b| b.rows())
+            .map(|r| {
+                let cells: Vec<String> = r.iter().map(Value::to_string).collect();
+                cells.join("|")
+            })
+            .collect()
+    }
+
+    fn texts(values: &[Option<&str>]) -> Batch {
+        let values: Vec<Value> = values
+            .iter()
+            .map(|v| v.map_or(Value::Null, |s| Value::Str(s.into())))
+            .collect();
+        Batch::try_new(vec![Column::from_values(DataType::Utf8, &values).unwrap()]).unwrap()
+    }
+
+    #[test]
+    fn texts_split_per_row_numbered_across_output_batches() {
+        let split = TableFunction::SplitText {
+            text: Expr::col(0),
+            delimiter: Expr::lit(","),
+            null_string: Some(Expr::lit("-")),
+        };
+        let batch = texts(&[Some("a,-,b"), None, Some(""), Some("c")]);
+        // NULL and empty texts make no rows; the part equal to the null string is NULL.
+        assert_eq!(
+            numbered(split, batch, 2),
+            ["a,-,b|a|1", "a,-,b|NULL|2", "a,-,b|b|3", "c|c|1"]
+        );
+        let pattern = TableFunction::SplitPattern {
+            text: Expr::col(0),
+            pattern: Expr::lit("x"),
+            flags: Some(Expr::lit("i")),
+        };
+        let batch = texts(&[Some("aXbxc"), Some("")]);
+        assert_eq!(
+            numbered(pattern, batch, 8),
+            ["aXbxc|a|1", "aXbxc|b|2", "aXbxc|c|3", "|NULL|1"].map(|r| r.replace("NULL", ""))
+        );
+    }
+
+    #[test]
+    fn series_are_numbered_from_one_per_row() {
+        let f = series(
+            Expr::col(0),
+            Expr::lit(3),
+            SeriesStep::Integer(Expr::lit(1)),
+        );
+        let batch = Batch::try_new(vec![Column::from_i64(vec![2, 1])]).unwrap();
+        assert_eq!(
+            numbered(f, batch, 2),
+            ["2|2|1", "2|3|2", "1|1|1", "1|2|2", "1|3|3"]
         );
     }
 }

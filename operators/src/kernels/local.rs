@@ -36,9 +36,16 @@ pub fn run_local(
             .ok_or_else(|| Error::Internal(format!("a step reads input {port}, which it lacks"))),
         PhysicalPlan::Values { schema, rows } => Ok(vec![Batch::from_rows(&schema.types(), rows)?]),
         PhysicalPlan::Series {
-            start, stop, step, ..
+            start,
+            stop,
+            step,
+            ordinality,
+            ..
         } => {
             let mut series = SeriesSource::new(start, stop, step, &ctx.params, ctx.batch_size)?;
+            if *ordinality {
+                series = series.numbered();
+            }
             let mut out = Vec::new();
             while let Some(batch) = series.next_batch()? {
                 out.push(batch);

@@ -128,11 +128,12 @@ pub fn create_operator(
         PhysicalPlan::Union { .. } => Ok(Box::new(union::UnionOp::new())),
         PhysicalPlan::Repeat { .. } => Ok(Box::new(repeat::RepeatOp::new(ctx.batch_size))),
         PhysicalPlan::Expand {
-            start, stop, step, ..
+            function,
+            ordinality,
+            ..
         } => Ok(Box::new(expand::ExpandOp::new(
-            start.clone(),
-            stop.clone(),
-            step.clone(),
+            function.clone(),
+            *ordinality,
             ctx.clone(),
         ))),
         PhysicalPlan::Window {

@@ -13,6 +13,9 @@ use crate::{Batch, Column, Error, Expr, Result, Value};
 pub struct SeriesSource {
     cursor: Cursor,
     batch_size: usize,
+    /// The position of the next value, from 1, when the values are numbered (`WITH
+    /// ORDINALITY`).
+    ordinal: Option<i64>,
 }
 
 /// The step of one series, evaluated: an integer (NULL makes the series empty) or an
@@ -256,19 +259,46 @@ impl SeriesSource {
         Ok(SeriesSource {
             cursor: Cursor::new(start, stop, step)?,
             batch_size: batch_size.max(1),
+            ordinal: None,
         })
+    }
+
+    /// The same series with each value followed by its position, from 1 (a second, BIGINT
+    /// column: `WITH ORDINALITY`).
+    ///
+    /// ```
+    /// use weir_operators::kernels::series::SeriesSource;
+    /// use weir_operators::plan::SeriesStep;
+    /// use weir_operators::Expr;
+    /// let step = SeriesStep::Integer(Expr::lit(-5));
+    /// let s = SeriesSource::new(&Expr::lit(10), &Expr::lit(0), &step, &[], 2).unwrap();
+    /// let mut s = s.numbered();
+    /// let first = s.next_batch().unwrap().unwrap();
+    /// assert_eq!(first.column(1).as_i64().unwrap(), &[1, 2]);
+    /// let last = s.next_batch().unwrap().unwrap();
+    /// assert_eq!(last.column(0).as_i64().unwrap(), &[0]);
+    /// assert_eq!(last.column(1).as_i64().unwrap(), &[3]);
+    /// ```
+    pub fn numbered(mut self) -> SeriesSource {
+        self.ordinal = Some(1);
+        self
     }
 
     /// The next batch of values (one BIGINT or TIMESTAMP column), or `None` after the last.
     pub fn next_batch(&mut self) -> Result<Option<Batch>> {
         let timestamps = matches!(self.cursor, Cursor::Timestamps { .. });
         let mut values = Vec::new();
-        if self.cursor.fill(&mut values, self.batch_size) == 0 {
+        let made = self.cursor.fill(&mut values, self.batch_size);
+        if made == 0 {
             return Ok(None);
         }
-        Ok(Some(Batch::try_new(vec![series_column(
-            values, timestamps,
-        )])?))
+        let mut columns = vec![series_column(values, timestamps)];
+        if let Some(first) = self.ordinal.as_mut() {
+            let next = *first + made as i64;
+            columns.push(Column::from_i64((*first..next).collect()));
+            *first = next;
+        }
+        Ok(Some(Batch::try_new(columns)?))
     }
 }
 

@@ -526,18 +526,20 @@ impl Binder<'_> {
             return Self::type_of(args, e);
         }
         let Some(func) = ScalarFunc::from_name(&name).filter(|f| *f != ScalarFunc::ConcatOp) else {
-            if name == "generate_series" {
-                if let Some((call, column)) = &self.select_series {
+            if super::table_functions::is_table_function(&name) {
+                if let Some((call, column)) = &self.select_table_call {
                     if *call == e.to_string() {
-                        // The series this SELECT's rows were expanded by: its column.
+                        // The call this SELECT's rows were expanded by: its column.
                         let ty = scope.types.get(*column).copied();
                         return Ok(B::new(Expr::Column(*column), ty));
                     }
                 }
                 return Err(super::unsupported(
-                    "generate_series here (a set-returning function: write it in FROM, \
-                     as in SELECT ... FROM t, generate_series(start, stop [, step]) AS g, or \
-                     as a whole item of a select list, alone there)",
+                    format!(
+                        "{name} here (a set-returning function: write it in FROM, as in \
+                         SELECT ... FROM t, {name}(...) AS g, or as a whole item of a select \
+                         list, alone there)"
+                    ),
                     e.span(),
                 ));
             }

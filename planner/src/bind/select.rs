@@ -12,6 +12,7 @@
 use super::limits::{sorted_and_limited, Limits};
 use super::relations::{rename_columns, union_all};
 use super::subquery::resolve_placeholders;
+use super::table_functions::{is_table_function, TableCall, TABLE_FUNCTIONS};
 use super::window_scope::{contains_window, WINDOW_SLOT};
 use super::*;
 use crate::logical::{JoinKind, SetOpKind};
@@ -277,10 +278,10 @@ impl Binder<'_> {
         self.frames.push(SubqueryFrame::default());
         self.windows
             .push(WindowScope::new(select.named_window.clone()));
-        // A call of generate_series in this SELECT's list reads the series only here.
-        let outer_series = self.select_series.take();
+        // A table function's call in this SELECT's list reads its values only here.
+        let outer_call = self.select_table_call.take();
         let bound = self.select_in_frame(select, q);
-        self.select_series = outer_series;
+        self.select_table_call = outer_call;
         self.windows.pop();
         self.frames.pop();
         bound
@@ -338,51 +339,48 @@ impl Binder<'_> {
 
         // FROM
         self.windows_in(Some("JOIN conditions"));
-        let (scope, from_plan) = match series_in_list(select) {
-            // `SELECT generate_series(1, 3)`: the series is the FROM item it reads.
-            Some((call, args)) if select.from.is_empty() => {
+        let (scope, from_plan) = match table_call_in_list(select) {
+            // `SELECT generate_series(1, 3)`: the call is the FROM item it reads.
+            Some((e, call)) if select.from.is_empty() => {
                 let mut scope = Scope::default();
-                let plan = self.series(args, None, call.span(), &Scope::default(), &mut scope)?;
-                self.select_series = Some((call.to_string(), 0));
+                let plan = self.table_function(&call, e.span(), &Scope::default(), &mut scope)?;
+                self.select_table_call = Some((e.to_string(), 0));
                 (scope, plan)
             }
             // `SELECT id, generate_series(1, n) FROM t`: each row of FROM once per value of
-            // its series, before WHERE (which does not read the series) and the rest.
-            Some((call, args)) => {
+            // its call, before WHERE (which does not read the values) and the rest.
+            Some((e, call)) => {
+                let name = &call.name;
                 if let Some(what) = grouped_or_windowed(select, q) {
                     return Err(unsupported(
                         format!(
-                            "generate_series in the select list of a query with {what} \
-                             (write it in FROM: SELECT ... FROM t, generate_series(...) AS g)"
+                            "{name} in the select list of a query with {what} \
+                             (write it in FROM: SELECT ... FROM t, {name}(...) AS g)"
                         ),
-                        call.span(),
+                        e.span(),
                     ));
                 }
                 let (mut scope, plan) = self.bind_from(&select.from)?;
                 let mut own = Scope::default();
-                let series = self.series(args, None, call.span(), &scope, &mut own)?;
-                let LogicalPlan::Series {
-                    schema,
-                    start,
-                    stop,
-                    step,
-                } = series
+                let bound = self.table_function(&call, e.span(), &scope, &mut own)?;
+                let LogicalPlan::TableFunction {
+                    schema, function, ..
+                } = bound
                 else {
-                    return Err(PlanError::Invalid(
-                        "internal planner error: generate_series bound as another plan".into(),
-                    ));
+                    return Err(PlanError::Invalid(format!(
+                        "internal planner error: {name} bound as another plan"
+                    )));
                 };
-                // The series' column is read by the call only: no name or `*` finds it.
+                // The values' column is read by the call only: no name or `*` finds it.
                 let field = schema.fields[0].clone();
-                self.select_series = Some((call.to_string(), scope.types.len()));
+                self.select_table_call = Some((e.to_string(), scope.types.len()));
                 scope.types.push(field.data_type);
                 scope.names.push(field.name.clone());
                 let plan = LogicalPlan::Expand {
                     input: Box::new(plan),
-                    start,
-                    stop,
-                    step,
-                    field,
+                    function,
+                    ordinality: false,
+                    fields: vec![field],
                 };
                 (scope, plan)
             }
@@ -855,15 +853,15 @@ impl Binder<'_> {
             }
             // A function in FROM reads the FROM items before it, as in PostgreSQL.
             f => {
-                let Some(call) = series_call(f) else {
+                let Some(call) = table_call(f) else {
                     return Err(unsupported("LATERAL on this FROM item", span));
                 };
                 let mut own = Scope::default();
                 let (bound, passed) = self.within(outer, |b| {
-                    b.series_factor(call, span, &Scope::default(), &mut own)
+                    b.table_function(&call, span, &Scope::default(), &mut own)
                 });
                 let plan = bound?;
-                let table = own.tables.pop().expect("a series adds its column");
+                let table = own.tables.pop().expect("a table function adds its columns");
                 (plan, table.fields, table.alias, passed)
             }
         };
@@ -1046,13 +1044,10 @@ impl Binder<'_> {
                 name, alias, args, ..
             } => {
                 if args.is_some() {
-                    if let Some(call) = series_call(f) {
-                        return self.series_factor(call, f.span(), &Scope::default(), scope);
+                    if let Some(call) = table_call(f) {
+                        return self.table_function(&call, f.span(), &Scope::default(), scope);
                     }
-                    return Err(unsupported(
-                        format!("the table function {name} (weir has generate_series)"),
-                        f.span(),
-                    ));
+                    return Err(unknown_table_function(name, f.span()));
                 }
                 let tname = match name.0.as_slice() {
                     [sql::ObjectNamePart::Identifier(id)] => id.value.clone(),
@@ -1136,12 +1131,9 @@ impl Binder<'_> {
                     alias: alias_name,
                 })
             }
-            sql::TableFactor::Function { name, .. } => match series_call(f) {
-                Some(call) => self.series_factor(call, f.span(), &Scope::default(), scope),
-                None => Err(unsupported(
-                    format!("the table function {name} (weir has generate_series)"),
-                    f.span(),
-                )),
+            sql::TableFactor::Function { name, .. } => match table_call(f) {
+                Some(call) => self.table_function(&call, f.span(), &Scope::default(), scope),
+                None => Err(unknown_table_function(name, f.span())),
             },
             sql::TableFactor::NestedJoin {
                 table_with_joins,
@@ -1154,21 +1146,6 @@ impl Binder<'_> {
             }
             _ => Err(unsupported("this FROM item", f.span())),
         }
-    }
-
-    /// Binds the FROM item `call` (at `span`), its arguments over `args_scope`, and adds its
-    /// column to `scope`.
-    fn series_factor(
-        &mut self,
-        call: SeriesCall<'_>,
-        span: Span,
-        args_scope: &Scope,
-        scope: &mut Scope,
-    ) -> Result<LogicalPlan, PlanError> {
-        if call.ordinality {
-            return Err(unsupported("generate_series ... WITH ORDINALITY", span));
-        }
-        self.series(call.args, call.alias, span, args_scope, scope)
     }
 
     /// Binds the query of `view`, with its column names.
@@ -1855,52 +1832,60 @@ fn same_or_numeric(a: DataType, b: DataType) -> Option<DataType> {
 }
 
 /// `l CROSS JOIN r` (a comma in FROM).
-/// Whether `f` may read the FROM items before it: a `LATERAL` subquery, or a call of
-/// `generate_series` (functions in FROM are LATERAL, as in PostgreSQL).
+/// Whether `f` may read the FROM items before it: a `LATERAL` subquery, or a call of a
+/// table function (functions in FROM are LATERAL, as in PostgreSQL).
 fn is_lateral(f: &sql::TableFactor) -> bool {
-    matches!(f, sql::TableFactor::Derived { lateral: true, .. }) || series_call(f).is_some()
+    matches!(f, sql::TableFactor::Derived { lateral: true, .. }) || table_call(f).is_some()
 }
 
-/// A call of `generate_series` in FROM: its arguments, its alias, and whether it asks `WITH
-/// ORDINALITY`.
-pub(super) struct SeriesCall<'a> {
-    args: &'a [sql::FunctionArg],
-    alias: Option<&'a sql::TableAlias>,
-    ordinality: bool,
+/// The error for a call in FROM of a function weir has no table function of.
+fn unknown_table_function(name: &sql::ObjectName, span: Span) -> PlanError {
+    unsupported(
+        format!(
+            "the table function {name} (weir has {})",
+            TABLE_FUNCTIONS.join(", ")
+        ),
+        span,
+    )
 }
 
-/// `f` as a call of `generate_series` (`generate_series(...)` or `LATERAL
+/// The name of a call of a table function (one name, lowercase), or `None`.
+fn table_function_name(name: &sql::ObjectName) -> Option<String> {
+    match name.0.as_slice() {
+        [sql::ObjectNamePart::Identifier(id)] => {
+            let name = id.value.to_lowercase();
+            is_table_function(&name).then_some(name)
+        }
+        _ => None,
+    }
+}
+
+/// `f` as a call of a table function (`generate_series(...)` or `LATERAL
 /// generate_series(...)`), or `None`.
-fn series_call(f: &sql::TableFactor) -> Option<SeriesCall<'_>> {
-    let named = |name: &sql::ObjectName| {
-        matches!(name.0.as_slice(),
-            [sql::ObjectNamePart::Identifier(id)] if id.value.eq_ignore_ascii_case("generate_series"))
-    };
-    match f {
+fn table_call(f: &sql::TableFactor) -> Option<TableCall<'_>> {
+    let (name, args, alias, ordinality) = match f {
         sql::TableFactor::Table {
             name,
             alias,
             args: Some(args),
             with_ordinality,
             ..
-        } if named(name) => Some(SeriesCall {
-            args: &args.args,
-            alias: alias.as_ref(),
-            ordinality: *with_ordinality,
-        }),
+        } => (name, &args.args, alias, with_ordinality),
         sql::TableFactor::Function {
             name,
             args,
             alias,
             with_ordinality,
             ..
-        } if named(name) => Some(SeriesCall {
-            args,
-            alias: alias.as_ref(),
-            ordinality: *with_ordinality,
-        }),
-        _ => None,
-    }
+        } => (name, args, alias, with_ordinality),
+        _ => return None,
+    };
+    Some(TableCall {
+        name: table_function_name(name)?,
+        args,
+        alias: alias.as_ref(),
+        ordinality: *ordinality,
+    })
 }
 
 /// A join condition bound over the whole FROM row, moved to the row of the join's own FROM
@@ -2107,10 +2092,10 @@ fn grouped_or_windowed(select: &sql::Select, q: Option<&sql::Query>) -> Option<&
     None
 }
 
-/// The one call of `generate_series` in `select`'s list, as a whole item (`generate_series(1,
-/// 3)`, `generate_series(1, 3) AS n`), and its arguments; `None` when there is none or more
-/// than one.
-fn series_in_list(select: &sql::Select) -> Option<(&sql::Expr, &[sql::FunctionArg])> {
+/// The one call of a table function that is a whole item of `select`'s list
+/// (`SELECT generate_series(1, 3)`, `SELECT id, string_to_table(tags, ',') FROM t`): the
+/// item's expression and the call; `None` when there is none or more than one.
+fn table_call_in_list(select: &sql::Select) -> Option<(&sql::Expr, TableCall<'_>)> {
     let mut calls = select.projection.iter().filter_map(|item| {
         let e = match item {
             sql::SelectItem::UnnamedExpr(e) | sql::SelectItem::ExprWithAlias { expr: e, .. } => e,
@@ -2119,10 +2104,17 @@ fn series_in_list(select: &sql::Select) -> Option<(&sql::Expr, &[sql::FunctionAr
         let sql::Expr::Function(f) = e else {
             return None;
         };
-        let named = matches!(f.name.0.as_slice(),
-            [sql::ObjectNamePart::Identifier(id)] if id.value.eq_ignore_ascii_case("generate_series"));
-        match (&f.args, named && f.over.is_none()) {
-            (sql::FunctionArguments::List(l), true) => Some((e, l.args.as_slice())),
+        let name = table_function_name(&f.name).filter(|_| f.over.is_none())?;
+        match &f.args {
+            sql::FunctionArguments::List(l) => Some((
+                e,
+                TableCall {
+                    name,
+                    args: l.args.as_slice(),
+                    alias: None,
+                    ordinality: false,
+                },
+            )),
             _ => None,
         }
     });

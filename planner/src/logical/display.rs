@@ -2,7 +2,7 @@
 //! inputs indented below, expressions shown over the input's column names.
 
 use super::{ApplyKind, LogicalPlan, SetOpKind};
-use crate::explain::{fmt_expr, fmt_series, fmt_series_over, fmt_sort_key, fmt_window_fn};
+use crate::explain::{fmt_expr, fmt_sort_key, fmt_table_function, fmt_window_fn};
 use std::fmt::Write;
 use weir_operators::plan::AggregateExpr;
 
@@ -69,14 +69,18 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
             if *distinct { "" } else { " ALL" }
         ),
         LogicalPlan::WorkTable { name, .. } => format!("WorkTable {name}"),
-        LogicalPlan::Series {
-            start, stop, step, ..
-        } => format!("Series {}", fmt_series(start, stop, step)),
+        LogicalPlan::TableFunction {
+            function,
+            ordinality,
+            ..
+        } => format!("Series {}", fmt_table_function(function, *ordinality, &[])),
         LogicalPlan::Expand {
-            start, stop, step, ..
+            function,
+            ordinality,
+            ..
         } => {
             let n = input_names(0);
-            format!("Expand {}", fmt_series_over(start, stop, step, &n))
+            format!("Expand {}", fmt_table_function(function, *ordinality, &n))
         }
         LogicalPlan::Filter { predicate, .. } => {
             format!("Filter {}", fmt_expr(predicate, &input_names(0)))

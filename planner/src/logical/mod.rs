@@ -11,7 +11,7 @@
 mod display;
 
 use crate::catalog::TableDef;
-use weir_operators::plan::{AggregateExpr, FrameBound, SeriesStep, SortKey, WindowExpr};
+use weir_operators::plan::{AggregateExpr, FrameBound, SortKey, TableFunction, WindowExpr};
 use weir_operators::{Expr, Field, Schema, Value};
 
 /// How the rows of a join's two inputs combine.
@@ -276,34 +276,32 @@ pub enum LogicalPlan {
         /// Its columns.
         schema: Schema,
     },
-    /// `generate_series(start, stop, step)` in FROM: the integers (or timestamps) from
-    /// `start` to `stop`, `step` apart. The arguments are constant expressions (literals,
-    /// parameters).
-    Series {
-        /// One BIGINT (or TIMESTAMP) column, named as the call's alias says.
+    /// A table function in FROM (`generate_series(1, 10)`, `string_to_table(...)`): the
+    /// values it makes of its arguments, which are constant expressions (literals,
+    /// parameters) or an outer query's columns.
+    TableFunction {
+        /// Its column (named as the call's alias says), then the BIGINT ordinal with
+        /// `ordinality`.
         schema: Schema,
-        /// The first value.
-        start: Expr,
-        /// The bound the values do not pass.
-        stop: Expr,
-        /// The distance between values.
-        step: SeriesStep,
+        /// The function and its arguments.
+        function: TableFunction,
+        /// Whether each value is followed by its position, from 1 (`WITH ORDINALITY`).
+        ordinality: bool,
     },
-    /// Each row of `input` once per value of `generate_series(start, stop, step)` evaluated
-    /// on it, the value (`field`) appended as the last column; a row whose series is empty is
-    /// dropped. A series in FROM that reads the FROM items before it (PostgreSQL's functions
-    /// in FROM are LATERAL), or a series in a select list over a FROM clause.
+    /// Each row of `input` once per value of table function `function` evaluated on it, the
+    /// value (and with `ordinality` its position among the row's values) appended as the
+    /// last columns (`fields`); a row whose call makes no value is dropped. A table function
+    /// in FROM that reads the FROM items before it (PostgreSQL's functions in FROM are
+    /// LATERAL), or in a select list over a FROM clause.
     Expand {
         /// The rows expanded.
         input: Box<LogicalPlan>,
-        /// The first value, over the input's columns.
-        start: Expr,
-        /// The bound the values do not pass.
-        stop: Expr,
-        /// The distance between values (an integer step reads the input's columns too).
-        step: SeriesStep,
-        /// The series' column.
-        field: Field,
+        /// The function, its arguments over the input's columns.
+        function: TableFunction,
+        /// Whether each value is followed by its position, from 1 (`WITH ORDINALITY`).
+        ordinality: bool,
+        /// The columns appended: the value's, then the ordinal's with `ordinality`.
+        fields: Vec<Field>,
     },
 }
 
@@ -321,7 +319,7 @@ impl LogicalPlan {
             ),
             LogicalPlan::Values { schema, .. }
             | LogicalPlan::WorkTable { schema, .. }
-            | LogicalPlan::Series { schema, .. } => schema.clone(),
+            | LogicalPlan::TableFunction { schema, .. } => schema.clone(),
             LogicalPlan::RecursiveCte { base, .. } => base.schema(),
             LogicalPlan::Filter { input, .. }
             | LogicalPlan::Distinct { input }
@@ -342,9 +340,9 @@ impl LogicalPlan {
                 s
             }
             LogicalPlan::Project { fields, .. } => Schema::new(fields.clone()),
-            LogicalPlan::Expand { input, field, .. } => {
+            LogicalPlan::Expand { input, fields, .. } => {
                 let mut s = input.schema();
-                s.fields.push(field.clone());
+                s.fields.extend(fields.iter().cloned());
                 s
             }
             LogicalPlan::Join {
@@ -397,7 +395,7 @@ impl LogicalPlan {
         match self {
             LogicalPlan::Scan { .. }
             | LogicalPlan::Values { .. }
-            | LogicalPlan::Series { .. }
+            | LogicalPlan::TableFunction { .. }
             | LogicalPlan::WorkTable { .. } => {
                 vec![]
             }
@@ -432,7 +430,7 @@ impl LogicalPlan {
         Ok(match self {
             leaf @ (LogicalPlan::Scan { .. }
             | LogicalPlan::Values { .. }
-            | LogicalPlan::Series { .. }
+            | LogicalPlan::TableFunction { .. }
             | LogicalPlan::WorkTable { .. }) => leaf,
             LogicalPlan::RecursiveCte {
                 name,
@@ -526,16 +524,14 @@ impl LogicalPlan {
             LogicalPlan::SingleRow { input } => LogicalPlan::SingleRow { input: b(input)? },
             LogicalPlan::Expand {
                 input,
-                start,
-                stop,
-                step,
-                field,
+                function,
+                ordinality,
+                fields,
             } => LogicalPlan::Expand {
                 input: b(input)?,
-                start,
-                stop,
-                step,
-                field,
+                function,
+                ordinality,
+                fields,
             },
             LogicalPlan::Window {
                 input,
@@ -615,12 +611,9 @@ impl LogicalPlan {
                     .chain(offsets)
                     .collect()
             }
-            LogicalPlan::Series {
-                start, stop, step, ..
+            LogicalPlan::TableFunction { function, .. } | LogicalPlan::Expand { function, .. } => {
+                function.args()
             }
-            | LogicalPlan::Expand {
-                start, stop, step, ..
-            } => [start, stop].into_iter().chain(step.expr()).collect(),
             _ => vec![],
         }
     }
@@ -678,18 +671,8 @@ impl LogicalPlan {
                     }
                 }
             }
-            LogicalPlan::Series {
-                start, stop, step, ..
-            }
-            | LogicalPlan::Expand {
-                start, stop, step, ..
-            } => {
-                for e in [start, stop] {
-                    *e = f(e);
-                }
-                if let SeriesStep::Integer(e) = step {
-                    *e = f(e);
-                }
+            LogicalPlan::TableFunction { function, .. } | LogicalPlan::Expand { function, .. } => {
+                *function = function.map_args(f);
             }
             _ => {}
         }

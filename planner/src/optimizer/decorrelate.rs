@@ -229,7 +229,7 @@ pub(crate) fn node_name(plan: &LogicalPlan) -> &'static str {
     match plan {
         LogicalPlan::Scan { .. } => "a table scan",
         LogicalPlan::Values { .. } => "VALUES",
-        LogicalPlan::Series { .. } | LogicalPlan::Expand { .. } => "generate_series",
+        LogicalPlan::TableFunction { .. } | LogicalPlan::Expand { .. } => "a table function",
         LogicalPlan::Filter { .. } => "a filter",
         LogicalPlan::Project { .. } => "a projection",
         LogicalPlan::Join { .. } => "a join (outer reference in ON)",

@@ -14,7 +14,6 @@ use crate::bind::has_columns;
 use crate::catalog::{Catalog, TableDef};
 use crate::logical::{conjuncts, JoinKind, LogicalPlan};
 use crate::physical::scan::selectivity;
-use weir_operators::plan::{estimated_rows, rows_per_input_row};
 use weir_operators::Expr;
 
 /// What is known about the values of one column.
@@ -150,20 +149,19 @@ pub(crate) fn estimate(plan: &LogicalPlan, catalog: &Catalog) -> Estimate {
             Estimate::unknown(rows, plan.width())
         }
         LogicalPlan::WorkTable { schema, .. } => Estimate::unknown(WORK_TABLE_ROWS, schema.len()),
-        LogicalPlan::Series {
-            start, stop, step, ..
-        } => Estimate::unknown(estimated_rows(start, stop, step), 1),
+        LogicalPlan::TableFunction {
+            schema, function, ..
+        } => Estimate::unknown(function.estimated_rows(false), schema.len()),
         LogicalPlan::Expand {
             input,
-            start,
-            stop,
-            step,
+            function,
+            fields,
             ..
         } => {
             let input = estimate(input, catalog);
-            let rows = input.rows * rows_per_input_row(start, stop, step);
+            let rows = input.rows * function.estimated_rows(true);
             let mut columns = input.columns;
-            columns.push(None);
+            columns.extend(fields.iter().map(|_| None));
             Estimate { rows, columns }
         }
         LogicalPlan::Filter { input, predicate } => {

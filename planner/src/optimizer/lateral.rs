@@ -2,7 +2,7 @@
 //! join, which the binder makes of `FROM t, LATERAL (...)` and `[LEFT] JOIN LATERAL (...) ON
 //! ...`) becomes joins through the general unnesting of `super::unnest`: the subquery is
 //! evaluated once per distinct value of the columns it reads and joined back to the input on
-//! them. An inner join with a series that reads the input's columns (`FROM t,
+//! them. An inner join with a table function that reads the input's columns (`FROM t,
 //! generate_series(1, t.n)`) needs no join: the input's rows are expanded in place
 //! ([`LogicalPlan::Expand`]).
 
@@ -10,7 +10,6 @@ use super::rule::Rule;
 use super::unnest;
 use crate::error::PlanError;
 use crate::logical::{ApplyKind, LogicalPlan};
-use weir_operators::plan::SeriesStep;
 use weir_operators::Expr;
 
 /// `Apply LATERAL` → an inner or left join with the subquery evaluated per domain value.
@@ -39,9 +38,9 @@ impl Rule for UnnestLateral {
     }
 }
 
-/// `input` inner-joined with `subquery` on `on` when the subquery is a series reading
+/// `input` inner-joined with `subquery` on `on` when the subquery is a table function reading
 /// `input`'s columns: `input`'s rows expanded by it (the same columns: the input's, then the
-/// series'), filtered by `on`. `None` for any other subquery.
+/// function's), filtered by `on`. `None` for any other subquery.
 fn expand_in_place(
     input: &LogicalPlan,
     subquery: &LogicalPlan,
@@ -51,32 +50,26 @@ fn expand_in_place(
     while let LogicalPlan::SubqueryAlias { input, .. } = body {
         body = input;
     }
-    let LogicalPlan::Series {
+    let LogicalPlan::TableFunction {
         schema,
-        start,
-        stop,
-        step,
+        function,
+        ordinality,
     } = body
     else {
         return None;
     };
-    // The series' outer references are the input's columns.
-    let local = |e: &Expr| {
+    // The function's outer references are the input's columns.
+    let mut local = |e: &Expr| {
         e.transform(&mut |x| match x {
             Expr::OuterColumn(c) => Some(Expr::Column(*c)),
             _ => None,
         })
     };
-    let step = match step {
-        SeriesStep::Integer(e) => SeriesStep::Integer(local(e)),
-        interval => interval.clone(),
-    };
     let expand = LogicalPlan::Expand {
         input: Box::new(input.clone()),
-        start: local(start),
-        stop: local(stop),
-        step,
-        field: schema.fields[0].clone(),
+        function: function.map_args(&mut local),
+        ordinality: *ordinality,
+        fields: schema.fields.clone(),
     };
     Some(expand.filter_all(on.iter().cloned().collect()))
 }

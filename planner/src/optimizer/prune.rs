@@ -10,7 +10,6 @@
 use crate::error::PlanError;
 use crate::logical::{columns_of, LogicalPlan};
 use std::collections::BTreeSet;
-use weir_operators::plan::SeriesStep;
 use weir_operators::{Expr, Field};
 
 /// Old column position → new position (`None`: dropped).
@@ -358,29 +357,24 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
         }
         LogicalPlan::Expand {
             input,
-            start,
-            stop,
-            step,
-            field,
+            function,
+            ordinality,
+            fields,
         } => {
-            // The series' column stays: its rows are what the expansion makes.
+            // The function's columns stay: their rows are what the expansion makes.
             let w = input.width();
             let mut need: BTreeSet<usize> = req.iter().copied().filter(|&c| c < w).collect();
-            need.extend(cols_of_all([&start, &stop].into_iter().chain(step.expr())));
+            need.extend(cols_of_all(function.args()));
             let (input, mut map) = prune(*input, &need)?;
             map.resize(w, None);
-            map.push(Some(input.width()));
-            let step = match step {
-                SeriesStep::Integer(e) => SeriesStep::Integer(remap(&e, &map)?),
-                interval => interval,
-            };
+            map.extend((0..fields.len()).map(|k| Some(input.width() + k)));
+            let function = function.try_map_args(|e| remap(e, &map))?;
             (
                 LogicalPlan::Expand {
-                    start: remap(&start, &map)?,
-                    stop: remap(&stop, &map)?,
-                    step,
                     input: Box::new(input),
-                    field,
+                    function,
+                    ordinality,
+                    fields,
                 },
                 map,
             )
@@ -464,7 +458,7 @@ fn prune(plan: LogicalPlan, req: &BTreeSet<usize>) -> Result<(LogicalPlan, Map),
             (cte, identity(width))
         }
         other @ (LogicalPlan::Values { .. }
-        | LogicalPlan::Series { .. }
+        | LogicalPlan::TableFunction { .. }
         | LogicalPlan::Apply { .. }
         | LogicalPlan::WorkTable { .. }) => {
             // Values are tiny and Applies are gone by now.

@@ -272,12 +272,12 @@ impl Rule for PushDownFilters {
             } => push_into_join(left, right, *kind, on, filter, conds),
             LogicalPlan::Expand {
                 input: inner,
-                start,
-                stop,
-                step,
-                field,
+                function,
+                ordinality,
+                fields,
             } => {
-                // A conjunct that does not read the series keeps or drops whole input rows.
+                // A conjunct that does not read the function's columns keeps or drops whole
+                // input rows.
                 let (below, above) = of_input(conds, inner.width());
                 if below.is_empty() {
                     return Ok(None);
@@ -285,10 +285,9 @@ impl Rule for PushDownFilters {
                 Some(
                     LogicalPlan::Expand {
                         input: filtered(inner, below),
-                        start: start.clone(),
-                        stop: stop.clone(),
-                        step: step.clone(),
-                        field: field.clone(),
+                        function: function.clone(),
+                        ordinality: *ordinality,
+                        fields: fields.clone(),
                     }
                     .filter_all(above),
                 )

@@ -32,7 +32,7 @@
 use crate::error::PlanError;
 use crate::logical::{and_all, strip_for_exists, ApplyKind, JoinKind, LogicalPlan};
 use std::collections::BTreeSet;
-use weir_operators::plan::{AggFunc, AggregateExpr, SeriesStep, SortKey, WindowExpr, WindowFunc};
+use weir_operators::plan::{AggFunc, AggregateExpr, SortKey, WindowExpr, WindowFunc};
 use weir_operators::{BinaryOp, DataType, Expr, Field, ScalarFunc, Value};
 
 /// The outer columns `plan` reads at its own level: in every node's expressions, but not in
@@ -454,39 +454,34 @@ impl Domain {
                 };
                 self.push(scan.filter_all(filters).project(exprs, fields))?
             }
-            // A series reading outer columns: each domain row expanded by its own series,
-            // the value first.
-            LogicalPlan::Series {
+            // A table function reading outer columns: each domain row expanded by its own
+            // call, the values first.
+            LogicalPlan::TableFunction {
                 schema,
-                start,
-                stop,
-                step,
+                function,
+                ordinality,
             } => {
-                let field = schema.fields[0].clone();
                 let expand = LogicalPlan::Expand {
                     input: Box::new(self.plan.clone()),
-                    start: self.bind(&start, 0),
-                    stop: self.bind(&stop, 0),
-                    step: self.bind_step(step, 0),
-                    field,
+                    function: function.map_args(&mut |e| self.bind(e, 0)),
+                    ordinality,
+                    fields: schema.fields,
                 };
                 domain_last(expand, 0, k)
             }
             LogicalPlan::Expand {
                 input,
-                start,
-                stop,
-                step,
-                field,
+                function,
+                ordinality,
+                fields,
             } => {
                 let input = self.push(*input)?;
                 let w = input.width() - k;
                 let expand = LogicalPlan::Expand {
                     input: Box::new(input),
-                    start: self.bind(&start, w),
-                    stop: self.bind(&stop, w),
-                    step: self.bind_step(step, w),
-                    field,
+                    function: function.map_args(&mut |e| self.bind(e, w)),
+                    ordinality,
+                    fields,
                 };
                 domain_last(expand, w, k)
             }
@@ -550,13 +545,6 @@ impl Domain {
     }
 
     /// A series' step with its outer references read from the domain's columns at `base`.
-    fn bind_step(&self, step: SeriesStep, base: usize) -> SeriesStep {
-        match step {
-            SeriesStep::Integer(e) => SeriesStep::Integer(self.bind(&e, base)),
-            interval => interval,
-        }
-    }
-
     fn bind_keys(&self, keys: Vec<SortKey>, base: usize) -> Vec<SortKey> {
         keys.into_iter()
             .map(|k| SortKey {

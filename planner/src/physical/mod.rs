@@ -40,7 +40,7 @@ use crate::optimizer::estimate::estimate;
 use crate::statement::{Fragment, Placement, Pruning, QueryPlan};
 use weir_operators::kernels::sort::MERGE_MIN_BYTES;
 use weir_operators::plan::Distribution;
-use weir_operators::plan::{JoinSide, SortKey, WindowExpr};
+use weir_operators::plan::{JoinSide, SortKey, TableFunction, WindowExpr};
 use weir_operators::types::row_bytes;
 use weir_operators::{DataType, Expr, Field, PhysicalPlan, Schema};
 
@@ -340,32 +340,42 @@ fn lower(plan: LogicalPlan, catalog: &Catalog, fr: &mut Frags) -> Result<Input, 
         }
         LogicalPlan::Expand {
             input,
-            start,
-            stop,
-            step,
+            function,
+            ordinality,
             ..
         } => {
             // Row by row where its input's rows are: the columns stay in place.
             let input = lower(*input, catalog, fr)?;
             let expand = |input| PhysicalPlan::Expand {
                 input: Box::new(input),
-                start,
-                stop,
-                step,
+                function,
+                ordinality,
             };
             input.top(expand, schema)
         }
-        LogicalPlan::Series {
+        LogicalPlan::TableFunction {
             schema,
-            start,
-            stop,
-            step,
+            function,
+            ordinality,
         } => Input {
-            plan: PhysicalPlan::Series {
-                schema: schema.clone(),
-                start,
-                stop,
-                step,
+            plan: match function {
+                // A series streams from a source of its own.
+                TableFunction::Series { start, stop, step } => PhysicalPlan::Series {
+                    schema: schema.clone(),
+                    start,
+                    stop,
+                    step,
+                    ordinality,
+                },
+                // The others make a bounded number of values: one row expanded.
+                function => PhysicalPlan::Expand {
+                    input: Box::new(PhysicalPlan::Values {
+                        schema: Schema::new(vec![]),
+                        rows: vec![vec![]],
+                    }),
+                    function,
+                    ordinality,
+                },
             },
             schema,
             placement: Placement::Initiator,

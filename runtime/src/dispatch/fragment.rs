@@ -233,9 +233,17 @@ impl FragmentActor {
                 .recipient()
             }
             PhysicalPlan::Series {
-                start, stop, step, ..
+                start,
+                stop,
+                step,
+                ordinality,
+                ..
             } => {
-                let series = SeriesSource::new(start, stop, step, &exec.params, exec.batch_size)?;
+                let mut series =
+                    SeriesSource::new(start, stop, step, &exec.params, exec.batch_size)?;
+                if *ordinality {
+                    series = series.numbered();
+                }
                 let live = LiveGuard::new(&self.node.shared);
                 SourceActor::new(SourceKind::Series(series), out, link.clone(), live)
                     .start()

@@ -12,8 +12,8 @@
 //! ran there held against theirs ([`crate::memory::pool::NodePool::calibrated`]).
 
 use crate::wire::ids::NodeId;
-use weir_operators::plan::estimated_rows;
 use weir_operators::plan::{IndexLookup, JoinSide, RowBound};
+use weir_operators::table_function::series_rows;
 pub use weir_operators::types::{row_bytes, TEXT_BYTES};
 use weir_operators::PhysicalPlan;
 use weir_planner::{Distribution, QueryPlan};
@@ -70,7 +70,7 @@ impl Walk<'_> {
             PhysicalPlan::Values { rows, .. } => rows.len() as f64,
             PhysicalPlan::Series {
                 start, stop, step, ..
-            } => estimated_rows(start, stop, step),
+            } => series_rows(start, stop, step),
             PhysicalPlan::Exchange { id, .. } => {
                 if depth >= MAX_DEPTH {
                     return 0.0;
