@@ -1,10 +1,12 @@
 //! Executing a fragment's operators: credit-based flow control between producers and
 //! consumers ([`flow`], over the windows and counters of [`edge`]), the operator and source
-//! actors that run kernels from `weir_operators`, the messages they exchange ([`messages`]),
-//! and how the actor threads wait for work ([`idle`]).
+//! actors that run kernels from `weir_operators` (a kernel's panic made its query's failure
+//! by [`guard`]), the messages they exchange ([`messages`]), and how the actor threads wait
+//! for work ([`idle`]).
 
 pub mod edge;
 pub mod flow;
+pub(crate) mod guard;
 pub mod idle;
 pub mod messages;
 pub mod operator;

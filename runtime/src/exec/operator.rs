@@ -12,6 +12,7 @@
 
 use crate::exec::edge::{EdgeStat, Window};
 use crate::exec::flow::Output;
+use crate::exec::guard::guarded;
 use crate::exec::messages::{Attach, Cancel, Credit, Item, ProbeFilter, Push, Upstream};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::joins::next_join_id;
@@ -227,14 +228,16 @@ impl OperatorActor {
                 }
                 self.inputs[port].owed += 1;
                 self.inputs[port].owed_bytes += r.bytes;
-                self.op.push(port, batch)
+                let op = &mut self.op;
+                guarded(op.name(), || op.push(port, batch))
             }
             Item::End => {
                 if self.inputs[port].ended {
                     return Ok(());
                 }
                 self.inputs[port].ended = true;
-                self.op.finish(port)?;
+                let op = &mut self.op;
+                guarded(op.name(), || op.finish(port))?;
                 // Sequential inputs: the next one may start, with a key filter.
                 if let Some(pos) = self.order.iter().position(|&p| p == port) {
                     if let Some(&next) = self.order.get(pos + 1) {
@@ -261,7 +264,8 @@ impl OperatorActor {
         }
         loop {
             while self.out.ready() {
-                match self.op.next_output() {
+                let op = &mut self.op;
+                match guarded(op.name(), || op.next_output()) {
                     Ok(Some(b)) => {
                         if b.num_rows() > 0 {
                             if let Err(e) = self.out.send(b) {

@@ -6,6 +6,7 @@
 //! went.
 
 use crate::exec::flow::Output;
+use crate::exec::guard::guarded;
 use crate::exec::messages::{Cancel, Credit, ProbeFilter};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::messages::MemoryFreed;
@@ -79,7 +80,7 @@ impl SourceActor {
 
     fn produce(&mut self, ctx: &mut Context<Self>) {
         while self.out.ready() && !self.done {
-            match self.next() {
+            match guarded("Source", || self.next()) {
                 Ok(Some(b)) if b.num_rows() == 0 => continue,
                 Ok(Some(b)) => {
                     if let Err(e) = self.out.send(b) {
