@@ -14,15 +14,36 @@ pub enum CachedStatement {
     Query(Arc<QueryPlan>),
     /// An `EXPLAIN` of a query plan (possibly shared).
     Explain(Arc<QueryPlan>),
+    /// An `EXPLAIN ANALYZE` of a query plan (possibly shared): run it, then describe it.
+    ExplainAnalyze(Arc<QueryPlan>),
     /// A DDL or DML statement; never cached.
     Other(Box<Statement>),
 }
 
 type Key = (String, Vec<Option<DataType>>, u64);
 
+/// What a cached plan was planned for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Query,
+    Explain,
+    ExplainAnalyze,
+}
+
+impl Use {
+    /// The statement `plan` is, planned for this use.
+    fn statement(self, plan: Arc<QueryPlan>) -> CachedStatement {
+        match self {
+            Use::Query => CachedStatement::Query(plan),
+            Use::Explain => CachedStatement::Explain(plan),
+            Use::ExplainAnalyze => CachedStatement::ExplainAnalyze(plan),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Inner {
-    map: HashMap<Key, (Arc<QueryPlan>, bool, u64)>,
+    map: HashMap<Key, (Arc<QueryPlan>, Use, u64)>,
     tick: u64,
     hits: u64,
     misses: u64,
@@ -80,31 +101,24 @@ impl PlanCache {
             let tick = inner.tick;
             if let Some(entry) = inner.map.get_mut(&key) {
                 entry.2 = tick;
-                let (plan, explain) = (entry.0.clone(), entry.1);
+                let (plan, used) = (entry.0.clone(), entry.1);
                 inner.hits += 1;
-                return Ok(if explain {
-                    CachedStatement::Explain(plan)
-                } else {
-                    CachedStatement::Query(plan)
-                });
+                return Ok(used.statement(plan));
             }
             inner.misses += 1;
             inner.parses += 1;
         }
         let stmt = crate::entry::plan_statement(sql, catalog, params, partitions_default)?;
-        let (plan, explain) = match stmt {
-            Statement::Query(p) => (Arc::new(p), false),
-            Statement::Explain(p) => (Arc::new(p), true),
+        let (plan, used) = match stmt {
+            Statement::Query(p) => (Arc::new(p), Use::Query),
+            Statement::Explain(p) => (Arc::new(p), Use::Explain),
+            Statement::ExplainAnalyze(p) => (Arc::new(p), Use::ExplainAnalyze),
             other => return Ok(CachedStatement::Other(Box::new(other))),
         };
         // A plan that holds values read when it was planned (the time, random draws) answers
         // for this run only.
         if plan.single_use {
-            return Ok(if explain {
-                CachedStatement::Explain(plan)
-            } else {
-                CachedStatement::Query(plan)
-            });
+            return Ok(used.statement(plan));
         }
         let mut inner = self.lock();
         if inner.map.len() >= self.capacity && !inner.map.contains_key(&key) {
@@ -118,12 +132,8 @@ impl PlanCache {
             }
         }
         let tick = inner.tick;
-        inner.map.insert(key, (plan.clone(), explain, tick));
-        Ok(if explain {
-            CachedStatement::Explain(plan)
-        } else {
-            CachedStatement::Query(plan)
-        })
+        inner.map.insert(key, (plan.clone(), used, tick));
+        Ok(used.statement(plan))
     }
 
     /// Lookups answered from the cache.

@@ -5,6 +5,7 @@
 use crate::bind::{unsupported, Binder, Params};
 use crate::catalog::Catalog;
 use crate::error::PlanError;
+use crate::explain_options::ExplainOptions;
 use crate::query::{plan_query, plan_query_explained};
 use crate::statement::Statement;
 use crate::{
@@ -126,18 +127,28 @@ fn plan_tokens(
             statement,
             analyze,
             verbose,
+            estimate,
+            format,
+            options,
             ..
         } => {
-            if *analyze {
-                return Err(unsupported("EXPLAIN ANALYZE", stmt.span()));
-            }
+            let asked = ExplainOptions::read(
+                *analyze,
+                *verbose,
+                *estimate,
+                format.as_ref(),
+                options.as_deref(),
+                stmt.span(),
+            )?;
             match statement.as_ref() {
-                sql::Statement::Query(q) => Ok(Statement::Explain(plan_query_explained(
-                    q,
-                    catalog,
-                    &mut binder,
-                    *verbose,
-                )?)),
+                sql::Statement::Query(q) => {
+                    let plan = plan_query_explained(q, catalog, &mut binder, asked.verbose)?;
+                    Ok(if asked.analyze {
+                        Statement::ExplainAnalyze(plan)
+                    } else {
+                        Statement::Explain(plan)
+                    })
+                }
                 other => Err(unsupported(
                     format!("EXPLAIN of {}", statement_kind(other)),
                     other.span(),

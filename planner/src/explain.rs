@@ -322,7 +322,19 @@ fn fmt_distribution(d: &Distribution, names: &[String]) -> String {
     }
 }
 
-fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
+/// What an operator's line of EXPLAIN ANALYZE ends with (`rows=3 ...`), asked by the
+/// operator's number in a pre-order walk of its fragment's plan (the numbers
+/// [`QueryPlan::explain_analyzed`] documents); `None` adds nothing.
+pub type Annotate<'a> = &'a dyn Fn(u32) -> Option<String>;
+
+/// The numbering of a fragment's operators as the walk meets them, and what to add to their
+/// lines.
+struct Notes<'a> {
+    next: u32,
+    annotate: Option<Annotate<'a>>,
+}
+
+fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String, notes: &mut Notes) {
     let pad = "  ".repeat(depth + 1);
     let line = match plan {
         PhysicalPlan::Scan {
@@ -521,13 +533,27 @@ fn node(plan: &PhysicalPlan, qp: &QueryPlan, depth: usize, out: &mut String) {
             s
         }
     };
-    let _ = writeln!(out, "{pad}{line}");
+    let number = notes.next;
+    notes.next += 1;
+    match notes.annotate.and_then(|a| a(number)) {
+        Some(note) => {
+            let _ = writeln!(out, "{pad}{line} ({note})");
+        }
+        None => {
+            let _ = writeln!(out, "{pad}{line}");
+        }
+    }
     for c in plan.children() {
-        node(c, qp, depth + 1, out);
+        node(c, qp, depth + 1, out, notes);
     }
     if let PhysicalPlan::RecursiveUnion { step, .. } = plan {
+        // The step runs inside the recursive union's kernel: no operators of its own.
         let _ = writeln!(out, "{pad}  step, each round:");
-        node(step, qp, depth + 2, out);
+        let mut unnumbered = Notes {
+            next: 0,
+            annotate: None,
+        };
+        node(step, qp, depth + 2, out, &mut unnumbered);
     }
 }
 
@@ -599,6 +625,19 @@ impl QueryPlan {
     /// Renders the plan as an indented operator tree per fragment, with placement, the nodes
     /// `nodes_of` reports for each fragment, exchange ids, filters and index usage.
     pub fn explain(&self, nodes_of: &dyn Fn(&Fragment) -> String) -> String {
+        self.explain_analyzed(nodes_of, &|_, _| None)
+    }
+
+    /// [`QueryPlan::explain`] with each operator's line ending with what `annotate` says of it
+    /// (EXPLAIN ANALYZE's counts), asked by fragment id and the operator's number in its
+    /// fragment: a pre-order walk of the fragment's plan, the root 0, then each input's
+    /// subtree in port order (a recursive union's step is not numbered: it runs inside the
+    /// union's kernel).
+    pub fn explain_analyzed(
+        &self,
+        nodes_of: &dyn Fn(&Fragment) -> String,
+        annotate: &dyn Fn(u32, u32) -> Option<String>,
+    ) -> String {
         let mut out = self.verbose.clone().unwrap_or_default();
         for f in &self.fragments {
             let _ = write!(
@@ -618,7 +657,12 @@ impl QueryPlan {
                 );
             }
             out.push('\n');
-            node(&f.plan, self, 0, &mut out);
+            let of_fragment = |operator: u32| annotate(f.id, operator);
+            let mut notes = Notes {
+                next: 0,
+                annotate: Some(&of_fragment),
+            };
+            node(&f.plan, self, 0, &mut out, &mut notes);
         }
         out
     }

@@ -33,6 +33,7 @@ mod dml;
 mod entry;
 pub mod error;
 pub mod explain;
+mod explain_options;
 mod external;
 mod foreign_key;
 mod frame_exclude;

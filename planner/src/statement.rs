@@ -75,6 +75,9 @@ pub enum Statement {
     Query(QueryPlan),
     /// `EXPLAIN SELECT ...`: the plan to describe (see [`QueryPlan::explain`]).
     Explain(QueryPlan),
+    /// `EXPLAIN ANALYZE SELECT ...`: the plan to run, then describe with what each operator
+    /// output (see [`QueryPlan::explain_analyzed`]).
+    ExplainAnalyze(QueryPlan),
     /// `CREATE TABLE`: the definition to add to the catalog and storage.
     CreateTable(TableDef),
     /// `CREATE [UNIQUE] INDEX name ON table(column, ...)`.

@@ -210,6 +210,7 @@ fn start_request(
         window_bytes: 1 << 20,
         timeout_ms: 1_000,
         catalog_epoch: 0,
+        analyze: false,
     }))
 }
 

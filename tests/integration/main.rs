@@ -20,6 +20,7 @@ mod ddl;
 mod defaults;
 mod distributed;
 mod durability;
+mod explain_analyze;
 mod external;
 mod faults;
 mod foreign_key_actions;

@@ -132,6 +132,30 @@ fn a_primary_key_lookup_over_tcp_takes_two_messages_under_the_lean_protocol() {
     assert!(wire.frames_sent > 0 && wire.frames_received > 0, "{wire:?}");
 }
 
+/// EXPLAIN ANALYZE counts what the operators of the node processes output: their reports
+/// cross TCP like the query's batches.
+#[test]
+fn explain_analyze_counts_the_rows_scanned_in_node_processes() {
+    let nodes = Nodes::start("analyze", 3);
+    let remote = build(nodes.client(0));
+    demo::load_item(&remote, ITEM_ROWS).expect("Item loads");
+    let text = remote
+        .explain(
+            "EXPLAIN ANALYZE SELECT count(*) FROM Item WHERE id >= 1000",
+            &[],
+        )
+        .expect("EXPLAIN ANALYZE");
+    let scan = text
+        .lines()
+        .find(|l| l.contains("Scan Item"))
+        .unwrap_or_else(|| panic!("no scan in {text}"));
+    assert!(
+        scan.contains(&format!("(rows={} batches=", ITEM_ROWS - 1000)),
+        "{text}"
+    );
+    assert!(text.contains("Execution: 1 row in "), "{text}");
+}
+
 #[test]
 fn a_wrong_secret_and_a_garbage_frame_are_refused_and_the_cluster_keeps_answering() {
     let nodes = Nodes::start("refuse", 3);

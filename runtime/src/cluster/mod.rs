@@ -2,11 +2,13 @@
 //! its statistics, and shut it down.
 //!
 //! [`Cluster`] is a thin facade; each job has its module: [`builder`] (configuration),
-//! `bootstrap` (starting the actors), `statements` (SQL, DDL, EXPLAIN), [`copy`] (COPY to and from
+//! `bootstrap` (starting the actors), `statements` (SQL, DDL, EXPLAIN), `analyze` (EXPLAIN
+//! ANALYZE), [`copy`] (COPY to and from
 //! files), `writes` (loading and INSERT), `queries` (running queries), `asynchronous` (the same for async callers), [`stats`] (figures and health) and `recovery`
 //! (crashes, restarts, faults).
 
 mod alter;
+mod analyze;
 mod asynchronous;
 mod bootstrap;
 pub mod builder;

@@ -110,11 +110,16 @@ impl Cluster {
     /// ```
     pub fn query_stream(&self, sql: &str, params: &[Value]) -> Result<QueryStream> {
         self.check_up()?;
-        match self.plan_statement(sql, params)? {
+        let stmt = self.plan_statement(sql, params)?;
+        match stmt {
             CachedStatement::Query(plan) => self.run(plan, params),
-            CachedStatement::Explain(plan) => {
-                let lines: Vec<Vec<Value>> = self
-                    .explain_plan(&plan, params)
+            CachedStatement::Explain(_) | CachedStatement::ExplainAnalyze(_) => {
+                let text = match &stmt {
+                    CachedStatement::ExplainAnalyze(plan) => self.explain_analyzed(plan, params)?,
+                    CachedStatement::Explain(plan) => self.explain_plan(plan, params),
+                    _ => String::new(),
+                };
+                let lines: Vec<Vec<Value>> = text
                     .lines()
                     .map(|l| vec![Value::Str(l.to_string())])
                     .collect();
@@ -154,7 +159,7 @@ impl Cluster {
     pub fn result_columns(&self, sql: &str, params: &[Value]) -> Result<Option<Schema>> {
         Ok(match self.plan_statement(sql, params)? {
             CachedStatement::Query(plan) => Some(plan.output_schema.clone()),
-            CachedStatement::Explain(_) => {
+            CachedStatement::Explain(_) | CachedStatement::ExplainAnalyze(_) => {
                 Some(Schema::new(vec![Field::new("plan", DataType::Utf8)]))
             }
             CachedStatement::Other(s) => match *s {
@@ -202,7 +207,20 @@ impl Cluster {
         self.inner.schedule(plan, params)
     }
 
-    pub(super) fn run(&self, mut plan: Arc<QueryPlan>, params: &[Value]) -> Result<QueryStream> {
+    pub(super) fn run(&self, plan: Arc<QueryPlan>, params: &[Value]) -> Result<QueryStream> {
+        self.run_with(plan, params, false)
+    }
+
+    /// [`Cluster::run`], with the operators counting what they output when `analyze`
+    /// (EXPLAIN ANALYZE: the counts are in the stream's [`QueryStats::profile`]).
+    ///
+    /// [`QueryStats::profile`]: crate::query::stats::QueryStats::profile
+    pub(super) fn run_with(
+        &self,
+        mut plan: Arc<QueryPlan>,
+        params: &[Value],
+        analyze: bool,
+    ) -> Result<QueryStream> {
         if !plan.is_sealed() {
             Arc::make_mut(&mut plan).seal();
         }
@@ -275,6 +293,7 @@ impl Cluster {
                 .as_ref()
                 .map_or(0, |r| r.epoch.load(Ordering::SeqCst)),
             catalog_behind: self.inner.catalog_behind.clone(),
+            analyze,
             reschedule: {
                 let inner = self.inner.clone();
                 Arc::new(move |plan: &QueryPlan, params: &[Value]| inner.schedule(plan, params))

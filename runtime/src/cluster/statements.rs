@@ -127,6 +127,10 @@ impl Cluster {
                 Ok(r.num_rows() as u64)
             }),
             CachedStatement::Explain(_) => Ok(0),
+            // EXPLAIN ANALYZE runs its query, as PostgreSQL's does.
+            CachedStatement::ExplainAnalyze(plan) => {
+                self.explain_analyzed(&plan, params).map(|_| 0)
+            }
             CachedStatement::Other(s) => self.apply_planned(sql, params, *s).map(|o| o.rows),
         };
         super::lost::hold_acknowledgement();
@@ -469,7 +473,7 @@ impl Cluster {
                     });
                 })
             }
-            Statement::Query(_) | Statement::Explain(_) => {
+            Statement::Query(_) | Statement::Explain(_) | Statement::ExplainAnalyze(_) => {
                 Err(Error::Invalid("queries are run with query()".into()))
             }
         }
@@ -507,13 +511,15 @@ impl Cluster {
         self.insert_skipping(table, batch, on_conflict, returning)
     }
 
-    /// The plan of a query, with the nodes each fragment would run on.
+    /// The plan of a query, with the nodes each fragment would run on; for `EXPLAIN ANALYZE
+    /// ...`, the query is run and each operator's line says what it output.
     pub fn explain(&self, sql: &str, params: &[Value]) -> Result<String> {
         let stmt = self.plan_statement(sql, params)?;
         match stmt {
             CachedStatement::Query(plan) | CachedStatement::Explain(plan) => {
                 Ok(self.explain_plan(&plan, params))
             }
+            CachedStatement::ExplainAnalyze(plan) => self.explain_analyzed(&plan, params),
             CachedStatement::Other(_) => {
                 Err(Error::Invalid("only queries can be explained".into()))
             }
@@ -521,9 +527,20 @@ impl Cluster {
     }
 
     pub(super) fn explain_plan(&self, plan: &QueryPlan, params: &[Value]) -> String {
+        self.explain_plan_with(plan, params, &|_, _| None)
+    }
+
+    /// [`Cluster::explain_plan`] with what `annotate` says of each operator (by fragment id
+    /// and operator number) at the end of its line.
+    pub(super) fn explain_plan_with(
+        &self,
+        plan: &QueryPlan,
+        params: &[Value],
+        annotate: &dyn Fn(u32, u32) -> Option<String>,
+    ) -> String {
         let schedule = self.schedule(plan, params).ok();
         let names = self.inner.names.clone();
-        plan.explain(&|f| {
+        let nodes_of = |f: &weir_planner::Fragment| {
             let idx = plan.fragments.iter().position(|x| x.id == f.id);
             match (&schedule, idx) {
                 (Some(s), Some(i)) => s.instances[i]
@@ -533,6 +550,7 @@ impl Cluster {
                     .join(", "),
                 _ => "?".into(),
             }
-        })
+        };
+        plan.explain_analyzed(&nodes_of, annotate)
     }
 }

@@ -6,7 +6,7 @@ use crate::error::ErrorKind;
 use crate::exchange::receiver::ExchangeRecvActor;
 use crate::exchange::router::{Links, Router};
 use crate::exchange::sender::{ExchangeSendActor, SenderSpec};
-use crate::exec::edge::{EdgeRegistry, Window};
+use crate::exec::edge::{EdgeRegistry, EdgeStat, Window};
 use crate::exec::flow::{Downstream, Output};
 use crate::exec::messages::Cancel;
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
@@ -18,6 +18,7 @@ use crate::node::inbox::NodeMsg;
 use crate::node::state::LiveGuard;
 use crate::wire::ids::{NodeId, QueryId};
 use crate::wire::messages::{ErrorMessage, ExchangeInput, NetMessage, OutputTarget, Protocol};
+use crate::wire::messages::{OperatorCounts, ProfileMessage};
 use crate::wire::partition_map::PartitionMap;
 use actix::prelude::*;
 use std::collections::VecDeque;
@@ -66,6 +67,9 @@ pub struct FragmentSpec {
     /// The query's timeout: a fragment still running this long after it started (plus a
     /// grace period) closes itself.
     pub timeout: std::time::Duration,
+    /// EXPLAIN ANALYZE: when the instance stops, it reports to the initiator what each of its
+    /// operators output.
+    pub analyze: bool,
 }
 
 /// Owns a fragment instance's actors.
@@ -81,6 +85,9 @@ pub struct FragmentActor {
     running: usize,
     failed: bool,
     edges: Arc<EdgeRegistry>,
+    /// With EXPLAIN ANALYZE, the output edge of each operator, in the order of a pre-order
+    /// walk of the plan (the numbering the report uses).
+    operators: Option<Vec<Arc<EdgeStat>>>,
     /// The `fragment` span (query id, fragment id, node).
     span: tracing::Span,
     _live: LiveGuard,
@@ -100,6 +107,7 @@ impl FragmentActor {
         FragmentActor {
             span,
             edges: spec.edges.clone(),
+            operators: spec.analyze.then(Vec::new),
             query: spec.query,
             fragment: spec.fragment,
             initiator: spec.initiator,
@@ -200,10 +208,15 @@ impl FragmentActor {
             self.running,
             consumer
         );
+        let edge = spec.edges.edge(label.clone());
+        if let Some(operators) = &mut self.operators {
+            // Spawned parent first, then each input's subtree: a pre-order walk.
+            operators.push(edge.clone());
+        }
         let out = Output::new(
             downstream,
             port,
-            spec.edges.edge(label.clone()),
+            edge,
             Some(self.node.shared.pool.clone()),
             spec.window,
         );
@@ -481,6 +494,27 @@ impl Actor for FragmentActor {
             query: self.query,
             fragment: self.fragment,
         });
+        if let Some(operators) = &self.operators {
+            let operators = operators
+                .iter()
+                .enumerate()
+                .map(|(i, edge)| {
+                    let (rows, batches) = edge.sent_so_far();
+                    OperatorCounts {
+                        operator: i as u32,
+                        rows,
+                        batches,
+                    }
+                })
+                .collect();
+            let report = ProfileMessage {
+                query: self.query,
+                fragment: self.fragment,
+                operators,
+            };
+            self.node
+                .send(self.initiator, NetMessage::QueryProfile(report));
+        }
     }
 }
 

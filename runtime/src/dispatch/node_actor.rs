@@ -317,6 +317,11 @@ impl NodeActor {
                 let event = RemoteEvent::Error { node: from, err };
                 self.query_event(from, "QueryError", query, event);
             }
+            NetMessage::QueryProfile(report) => {
+                let query = report.query;
+                let event = RemoteEvent::Profile { report };
+                self.query_event(from, "QueryProfile", query, event);
+            }
             NetMessage::QueryBatch(batch) => {
                 if let Some(stop) = self.router.batch(from, batch, mem) {
                     self.send(from, NetMessage::QueryBatchStop(stop), ctx);

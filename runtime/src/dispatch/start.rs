@@ -138,6 +138,7 @@ impl Starts {
             protocol,
             edges: Arc::new(EdgeRegistry::default()),
             timeout: Duration::from_millis(req.timeout_ms.clamp(1, 24 * 3600 * 1000)),
+            analyze: req.analyze,
         }))
     }
 }

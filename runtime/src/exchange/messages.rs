@@ -2,7 +2,7 @@
 //! query's messages.
 
 use crate::wire::ids::{NodeId, QueryId};
-use crate::wire::messages::{BatchAck, BatchMessage, ErrorMessage, StartResponse};
+use crate::wire::messages::{BatchAck, BatchMessage, ErrorMessage, ProfileMessage, StartResponse};
 use actix::prelude::*;
 use weir_operators::kernels::key_filter::KeyFilter;
 use weir_operators::{Expr, Reservation};
@@ -68,6 +68,11 @@ pub enum RemoteEvent {
         node: NodeId,
         /// Fragment.
         fragment: u32,
+    },
+    /// A fragment instance reported what its operators output (EXPLAIN ANALYZE).
+    Profile {
+        /// The report.
+        report: ProfileMessage,
     },
     /// A fragment reported an error.
     Error {

@@ -2,7 +2,7 @@
 //! batches and bytes, the credits a producer may still spend on it, and its counters (see
 //! [`crate::exec::flow`] for how credits flow).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Default bytes of the byte window per batch of the batch window: a window of 4 batches
@@ -82,7 +82,8 @@ impl Credits {
     }
 }
 
-/// Counters of one edge: batches and bytes queued now, and the most ever queued.
+/// Counters of one edge: batches and bytes queued now, the most ever queued, and the rows and
+/// batches sent in all (what its producer output, for EXPLAIN ANALYZE).
 #[derive(Debug, Default)]
 pub struct EdgeStat {
     /// `producer -> consumer` label.
@@ -91,6 +92,8 @@ pub struct EdgeStat {
     high_water: AtomicUsize,
     queued_bytes: AtomicUsize,
     high_water_bytes: AtomicUsize,
+    rows: AtomicU64,
+    batches: AtomicU64,
 }
 
 impl EdgeStat {
@@ -100,6 +103,21 @@ impl EdgeStat {
             label,
             ..Default::default()
         })
+    }
+
+    /// A batch of `rows` rows was sent on the edge (counted once, whether or not it is then
+    /// queued).
+    pub fn sent(&self, rows: usize) {
+        self.rows.fetch_add(rows as u64, Ordering::Relaxed);
+        self.batches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Rows and batches sent on the edge so far.
+    pub fn sent_so_far(&self) -> (u64, u64) {
+        (
+            self.rows.load(Ordering::Relaxed),
+            self.batches.load(Ordering::Relaxed),
+        )
     }
 
     /// A batch of `bytes` bytes was sent on the edge.

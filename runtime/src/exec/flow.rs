@@ -234,6 +234,7 @@ impl Output {
         };
         self.credits.spend(bytes);
         self.edge.enqueued(bytes);
+        self.edge.sent(batch.num_rows());
         self.target.push.do_send(Push {
             port: self.port,
             item: Item::Batch(batch),

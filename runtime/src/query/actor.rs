@@ -21,6 +21,7 @@ use crate::node::state::{LiveGuard, NodeShared};
 use crate::query::channel::ResultSender;
 use crate::query::channel::StreamItem;
 use crate::query::messages::{AdmissionReady, CancelQuery, ConsumerCredit};
+use crate::query::profile::Profile;
 use crate::query::stats::QueryStats;
 use crate::wire::counters::MessageCounters;
 use crate::wire::ids::{NodeId, QueryId};
@@ -97,7 +98,14 @@ pub struct QuerySetup {
     /// Raised to a data node's catalog epoch when it refused a fragment because the query's
     /// catalog is behind (the client fetches the catalog again before it plans next).
     pub catalog_behind: Arc<AtomicU64>,
+    /// EXPLAIN ANALYZE: every fragment instance reports what its operators output, and the
+    /// query ends once all have (see [`crate::query::profile`]).
+    pub analyze: bool,
 }
+
+/// Longest a finished EXPLAIN ANALYZE waits for its instances' reports (one on a node that
+/// died never comes).
+const PROFILE_WAIT: Duration = Duration::from_secs(5);
 
 /// Maps a plan onto the nodes that are live now.
 pub type Rescheduler = dyn Fn(&QueryPlan, &[Value]) -> crate::error::Result<crate::query::placement::Schedule>
@@ -150,6 +158,8 @@ pub struct QueryActor {
     /// Byte credits of each batch in the caller's channel, oldest first (the channel is FIFO,
     /// so each batch the caller takes gives back the front one).
     in_channel: VecDeque<usize>,
+    /// EXPLAIN ANALYZE's counts of the current attempt.
+    profile: Option<Profile>,
     rng: StdRng,
     /// The `query` span (its id): every event of the query is recorded in it.
     span: tracing::Span,
@@ -182,6 +192,7 @@ impl QueryActor {
             asked: None,
             rerun: false,
             in_channel: VecDeque::new(),
+            profile: None,
             rng,
             span,
             _live: live,
@@ -436,6 +447,7 @@ impl QueryActor {
             window_bytes: self.setup.window_bytes as u64,
             timeout_ms: self.setup.timeout.as_millis() as u64,
             catalog_epoch: self.setup.catalog_epoch,
+            analyze: self.setup.analyze,
         })
     }
 
@@ -456,6 +468,11 @@ impl QueryActor {
         self.setup
             .router
             .add_query(self.setup.id, ctx.address().recipient());
+        if self.setup.analyze {
+            let instances: usize = self.setup.instances.iter().skip(1).map(Vec::len).sum();
+            // The root fragment reports too.
+            self.profile = Some(Profile::expecting(instances + 1));
+        }
         // A node that crashed after the schedule was made but before the query entered the
         // router above: its crash notice went by unseen, so look now. (A crash after this
         // look finds the query in the router.)
@@ -489,6 +506,7 @@ impl QueryActor {
             protocol: self.setup.protocol,
             edges: self.setup.edges.clone(),
             timeout: self.setup.timeout,
+            analyze: self.setup.analyze,
         };
         self.root =
             Some(FragmentActor::new(spec, self.node.clone(), self.setup.router.clone()).start());
@@ -564,7 +582,24 @@ impl QueryActor {
             self.state = State::Closing;
             // Replies from a dead node never come: do not wait for ever.
             ctx.run_later(Duration::from_secs(5), |act, ctx| act.complete(ctx));
+        } else if self.awaits_profiles() {
+            self.state = State::Closing;
+            ctx.run_later(PROFILE_WAIT, |act, ctx| act.complete(ctx));
         } else {
+            self.complete(ctx);
+        }
+    }
+
+    /// Whether the query succeeded and some of its instances have not reported their counts
+    /// yet (EXPLAIN ANALYZE).
+    fn awaits_profiles(&self) -> bool {
+        matches!(self.outcome, Some(Ok(())))
+            && self.profile.as_ref().is_some_and(|p| !p.is_complete())
+    }
+
+    /// Completes a closing query once nothing it waits for is still to come.
+    fn complete_when_closed(&mut self, ctx: &mut Context<Self>) {
+        if self.state == State::Closing && self.awaiting_replies == 0 && !self.awaits_profiles() {
             self.complete(ctx);
         }
     }
@@ -581,6 +616,10 @@ impl QueryActor {
                 edge_bytes: self.setup.edges.high_water_bytes(),
                 attempts: self.port as u32 + 1,
                 admission_delays: self.delays.clone(),
+                profile: self
+                    .profile
+                    .as_ref()
+                    .map_or_else(Vec::new, Profile::operators),
             }),
             Some(Err(Error::Cancelled)) => {
                 // The caller is gone; nobody reads the channel.
@@ -732,6 +771,7 @@ impl Handler<RemoteEvent> for QueryActor {
             RemoteEvent::Finished { query, .. } => *query == self.setup.id,
             RemoteEvent::Started { resp, .. } => resp.query == self.setup.id,
             RemoteEvent::Error { err, .. } => err.query == self.setup.id,
+            RemoteEvent::Profile { report } => report.query == self.setup.id,
             RemoteEvent::NodeDown { .. } => true,
         };
         if !current {
@@ -740,6 +780,12 @@ impl Handler<RemoteEvent> for QueryActor {
         match msg {
             RemoteEvent::Finished { node, fragment, .. } => {
                 self.finished.insert((fragment, node));
+            }
+            RemoteEvent::Profile { report } => {
+                if let Some(p) = &mut self.profile {
+                    p.add(&report);
+                }
+                self.complete_when_closed(ctx);
             }
             RemoteEvent::NodeDown { node } => {
                 let uses = self.root.is_some() && self.involved().contains(&node);
@@ -783,9 +829,7 @@ impl Handler<RemoteEvent> for QueryActor {
             RemoteEvent::Error { node, err } => {
                 if self.state == State::Closing && err.kind == ErrorKind::Cancelled {
                     self.awaiting_replies = self.awaiting_replies.saturating_sub(1);
-                    if self.awaiting_replies == 0 {
-                        self.complete(ctx);
-                    }
+                    self.complete_when_closed(ctx);
                     return;
                 }
                 if err.kind == ErrorKind::Cancelled {

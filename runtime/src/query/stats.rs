@@ -16,4 +16,21 @@ pub struct QueryStats {
     pub attempts: u32,
     /// The delays the query waited before each retry (admission refused or join killed).
     pub admission_delays: Vec<Duration>,
+    /// What each operator output, summed over its fragment's instances (EXPLAIN ANALYZE only;
+    /// empty otherwise).
+    pub profile: Vec<OperatorProfile>,
+}
+
+/// What one operator of a query's plan output, over all instances of its fragment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OperatorProfile {
+    /// The fragment's id.
+    pub fragment: u32,
+    /// The operator's number in its fragment: a pre-order walk of the fragment's plan (see
+    /// [`QueryPlan::explain_analyzed`](weir_planner::QueryPlan::explain_analyzed)).
+    pub operator: u32,
+    /// Rows it output.
+    pub rows: u64,
+    /// Batches it output.
+    pub batches: u64,
 }

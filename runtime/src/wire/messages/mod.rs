@@ -18,7 +18,8 @@ pub use consensus::{
 };
 pub use query::{
     BatchAck, BatchFilter, BatchMessage, BatchStop, CloseMessage, ErrorMessage, ExchangeInput,
-    OutputTarget, PlanPayload, Protocol, StartRequest, StartResponse,
+    OperatorCounts, OutputTarget, PlanPayload, ProfileMessage, Protocol, StartRequest,
+    StartResponse,
 };
 pub use resync::{PartitionFetch, PartitionInstall, PartitionInstalled, PartitionRows};
 pub use writes::{
@@ -81,11 +82,13 @@ pub enum MessageKind {
     CatalogDecided,
     /// [`NetMessage::QueryBatchFilter`].
     QueryBatchFilter,
+    /// [`NetMessage::QueryProfile`].
+    QueryProfile,
 }
 
 impl MessageKind {
     /// All kinds, in protocol order.
-    pub const ALL: [MessageKind; 23] = [
+    pub const ALL: [MessageKind; 24] = [
         MessageKind::QueryStartRequest,
         MessageKind::QueryStartResponse,
         MessageKind::QueryBatch,
@@ -109,6 +112,7 @@ impl MessageKind {
         MessageKind::CatalogPropose,
         MessageKind::CatalogDecided,
         MessageKind::QueryBatchFilter,
+        MessageKind::QueryProfile,
     ];
 
     /// The message type's name.
@@ -137,6 +141,7 @@ impl MessageKind {
             MessageKind::CatalogPropose => "CatalogPropose",
             MessageKind::CatalogDecided => "CatalogDecided",
             MessageKind::QueryBatchFilter => "QueryBatchFilter",
+            MessageKind::QueryProfile => "QueryProfile",
         }
     }
 }
@@ -191,6 +196,8 @@ pub enum NetMessage {
     CatalogDecided(CatalogDecided),
     /// The keys a channel's rows must have to be of use (a join's build keys).
     QueryBatchFilter(Box<BatchFilter>),
+    /// What a fragment instance's operators output (EXPLAIN ANALYZE).
+    QueryProfile(ProfileMessage),
 }
 
 impl NetMessage {
@@ -220,6 +227,7 @@ impl NetMessage {
             NetMessage::CatalogPropose(_) => MessageKind::CatalogPropose,
             NetMessage::CatalogDecided(_) => MessageKind::CatalogDecided,
             NetMessage::QueryBatchFilter(_) => MessageKind::QueryBatchFilter,
+            NetMessage::QueryProfile(_) => MessageKind::QueryProfile,
         }
     }
 
@@ -258,6 +266,7 @@ impl NetMessage {
             NetMessage::QueryError(m) => m.query,
             NetMessage::QueryBatchStop(m) => m.query,
             NetMessage::QueryBatchFilter(m) => m.query,
+            NetMessage::QueryProfile(m) => m.query,
             NetMessage::WritePrepare(m) => m.write,
             NetMessage::WriteCommit(m) => m.write,
             NetMessage::WriteAbort(m) => m.write,
@@ -305,6 +314,7 @@ pub fn start_request_sizes(
         window_bytes: 4 << 20,
         timeout_ms: 30_000,
         catalog_epoch: 0,
+        analyze: false,
     };
     let compact = crate::wire::codec::encode(&NetMessage::QueryStartRequest(Box::new(req)))
         .map_or(0, |b| b.len());

@@ -88,6 +88,33 @@ pub struct StartRequest {
     /// processes; 0 in process): a data node whose catalog log is further refuses to scan a
     /// table dropped or changed since.
     pub catalog_epoch: u64,
+    /// EXPLAIN ANALYZE: the instance reports what its operators output when it stops
+    /// ([`ProfileMessage`]).
+    pub analyze: bool,
+}
+
+/// Node → initiator, for EXPLAIN ANALYZE only: what the operators of a fragment instance
+/// output, sent once the instance stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileMessage {
+    /// Query.
+    pub query: QueryId,
+    /// Fragment.
+    pub fragment: u32,
+    /// One entry per operator of the fragment's plan.
+    pub operators: Vec<OperatorCounts>,
+}
+
+/// What one operator of a fragment instance output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperatorCounts {
+    /// The operator's place in the fragment's plan: its number in a pre-order walk (the root
+    /// 0, then each input's subtree in port order).
+    pub operator: u32,
+    /// Rows it output.
+    pub rows: u64,
+    /// Batches it output.
+    pub batches: u64,
 }
 
 /// Node → initiator: a fragment instance started, or failed to.
