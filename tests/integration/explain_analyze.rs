@@ -36,13 +36,13 @@ fn all_counts(lines: &[String], needle: &str) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// `(rows, batches)` written at the end of `line`.
+/// `(rows, batches)` written at the end of `line` (before the kernel's time, if any).
 fn line_counts(line: &str) -> (u64, u64) {
     let at = line
         .rfind("(rows=")
         .unwrap_or_else(|| panic!("no counts on {line:?}"));
     let inner = line[at + 1..].trim_end_matches(')');
-    let mut numbers = inner.split(' ').map(|kv| {
+    let mut numbers = inner.split(' ').take(2).map(|kv| {
         kv.split_once('=')
             .expect("key=value")
             .1
@@ -66,6 +66,11 @@ fn every_operator_says_what_it_output_over_all_nodes() {
     assert_eq!(counts(&lines, "Exchange #").0, partial);
     assert_eq!(counts(&lines, "HashAggregate (final)").0, 10);
     assert_eq!(counts(&lines, "Sort").0, 10);
+    // Operators with a kernel say how long it worked; an exchange's receiving end has none.
+    let scan = lines.iter().find(|l| l.contains("Scan t")).unwrap();
+    assert!(scan.ends_with(" ms)") && scan.contains(" time="), "{scan}");
+    let exchange = lines.iter().find(|l| l.contains("Exchange #")).unwrap();
+    assert!(!exchange.contains("time="), "{exchange}");
     let last = lines.last().unwrap();
     assert!(last.starts_with("Execution: 10 rows in "), "{last}");
     // The same plan as EXPLAIN's, each line with its counts added.

@@ -1,6 +1,7 @@
 //! EXPLAIN ANALYZE: a query run with its operators counting what they output, then its plan
-//! described with the counts beside each operator, and a last line with the rows answered, the
-//! time taken and the messages sent between nodes.
+//! described with the counts beside each operator (rows, batches, and the time its kernel
+//! worked), and a last line with the rows answered, the time taken and the messages sent
+//! between nodes.
 
 use super::Cluster;
 use crate::error::Result;
@@ -38,7 +39,11 @@ impl Cluster {
             .collect();
         let mut text = self.explain_plan_with(plan, params, &|fragment, operator| {
             let p = counts.get(&(fragment, operator))?;
-            Some(format!("rows={} batches={}", p.rows, p.batches))
+            let mut note = format!("rows={} batches={}", p.rows, p.batches);
+            if !p.busy.is_zero() {
+                let _ = write!(note, " time={:.3} ms", p.busy.as_secs_f64() * 1e3);
+            }
+            Some(note)
         });
         // The reports the counts came by are not the query's own messages.
         let reports = stats.messages.count(MessageKind::QueryProfile);

@@ -500,10 +500,12 @@ impl Actor for FragmentActor {
                 .enumerate()
                 .map(|(i, edge)| {
                     let (rows, batches) = edge.sent_so_far();
+                    let busy = edge.busy_so_far().as_nanos();
                     OperatorCounts {
                         operator: i as u32,
                         rows,
                         batches,
+                        busy_nanos: u64::try_from(busy).unwrap_or(u64::MAX),
                     }
                 })
                 .collect();

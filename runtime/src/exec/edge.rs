@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Default bytes of the byte window per batch of the batch window: a window of 4 batches
 /// lets 4 MiB be in flight on an edge.
@@ -82,8 +83,9 @@ impl Credits {
     }
 }
 
-/// Counters of one edge: batches and bytes queued now, the most ever queued, and the rows and
-/// batches sent in all (what its producer output, for EXPLAIN ANALYZE).
+/// Counters of one edge: batches and bytes queued now, the most ever queued, and, for EXPLAIN
+/// ANALYZE, what its producer did: the rows and batches sent in all, and the time the
+/// producer's kernel spent making them.
 #[derive(Debug, Default)]
 pub struct EdgeStat {
     /// `producer -> consumer` label.
@@ -94,6 +96,7 @@ pub struct EdgeStat {
     high_water_bytes: AtomicUsize,
     rows: AtomicU64,
     batches: AtomicU64,
+    busy_nanos: AtomicU64,
 }
 
 impl EdgeStat {
@@ -118,6 +121,17 @@ impl EdgeStat {
             self.rows.load(Ordering::Relaxed),
             self.batches.load(Ordering::Relaxed),
         )
+    }
+
+    /// The producer's kernel worked for `took` more.
+    pub fn busy(&self, took: Duration) {
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// How long the producer's kernel has worked so far.
+    pub fn busy_so_far(&self) -> Duration {
+        Duration::from_nanos(self.busy_nanos.load(Ordering::Relaxed))
     }
 
     /// A batch of `bytes` bytes was sent on the edge.

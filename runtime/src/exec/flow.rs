@@ -98,6 +98,11 @@ impl Output {
     }
 
     /// The edge's counters.
+    pub fn stat(&self) -> &EdgeStat {
+        &self.edge
+    }
+
+    /// The edge's counters, shared.
     pub fn edge(&self) -> Arc<EdgeStat> {
         self.edge.clone()
     }

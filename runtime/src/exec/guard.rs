@@ -1,10 +1,22 @@
-//! A panic in a kernel (a bug) made its query's failure: without the guard the actor running
-//! the kernel would die without a word, and its query would wait for its timeout while the
-//! rest of the node goes on.
+//! Calls into a kernel: timed, for EXPLAIN ANALYZE ([`timed`]), and guarded, so that a panic
+//! in a kernel (a bug) is its query's failure ([`guarded`]): without the guard the actor
+//! running the kernel would die without a word, and its query would wait for its timeout
+//! while the rest of the node goes on.
 
+use crate::exec::edge::EdgeStat;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
 use weir_operators::{Error, Result};
+
+/// Runs `work` (a call into the kernel whose output edge is `stat`) and adds the time it took
+/// to the kernel's working time.
+pub(crate) fn timed<T>(stat: &EdgeStat, work: impl FnOnce() -> T) -> T {
+    let started = Instant::now();
+    let done = work();
+    stat.busy(started.elapsed());
+    done
+}
 
 /// Runs `work` (a call into operator `op`'s kernel); a panic in it is an internal error naming
 /// the operator and the panic's message. The kernel is not used again after such an error:

@@ -12,7 +12,7 @@
 
 use crate::exec::edge::{EdgeStat, Window};
 use crate::exec::flow::Output;
-use crate::exec::guard::guarded;
+use crate::exec::guard::{guarded, timed};
 use crate::exec::messages::{Attach, Cancel, Credit, Item, ProbeFilter, Push, Upstream};
 use crate::exec::messages::{FragmentLink, OpFailed, OpStopped};
 use crate::memory::joins::next_join_id;
@@ -229,7 +229,9 @@ impl OperatorActor {
                 self.inputs[port].owed += 1;
                 self.inputs[port].owed_bytes += r.bytes;
                 let op = &mut self.op;
-                guarded(op.name(), || op.push(port, batch))
+                timed(self.out.stat(), || {
+                    guarded(op.name(), || op.push(port, batch))
+                })
             }
             Item::End => {
                 if self.inputs[port].ended {
@@ -237,7 +239,7 @@ impl OperatorActor {
                 }
                 self.inputs[port].ended = true;
                 let op = &mut self.op;
-                guarded(op.name(), || op.finish(port))?;
+                timed(self.out.stat(), || guarded(op.name(), || op.finish(port)))?;
                 // Sequential inputs: the next one may start, with a key filter.
                 if let Some(pos) = self.order.iter().position(|&p| p == port) {
                     if let Some(&next) = self.order.get(pos + 1) {
@@ -265,7 +267,7 @@ impl OperatorActor {
         loop {
             while self.out.ready() {
                 let op = &mut self.op;
-                match guarded(op.name(), || op.next_output()) {
+                match timed(self.out.stat(), || guarded(op.name(), || op.next_output())) {
                     Ok(Some(b)) => {
                         if b.num_rows() > 0 {
                             if let Err(e) = self.out.send(b) {

@@ -14,6 +14,7 @@ use crate::node::state::LiveGuard;
 use actix::prelude::*;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 use weir_operators::kernels::series::SeriesSource;
 use weir_operators::kernels::ScanSource;
 use weir_operators::Batch;
@@ -80,7 +81,10 @@ impl SourceActor {
 
     fn produce(&mut self, ctx: &mut Context<Self>) {
         while self.out.ready() && !self.done {
-            match guarded("Source", || self.next()) {
+            let started = Instant::now();
+            let next = guarded("Source", || self.next());
+            self.out.stat().busy(started.elapsed());
+            match next {
                 Ok(Some(b)) if b.num_rows() == 0 => continue,
                 Ok(Some(b)) => {
                     if let Err(e) = self.out.send(b) {

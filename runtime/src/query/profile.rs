@@ -6,14 +6,16 @@
 use crate::query::stats::OperatorProfile;
 use crate::wire::messages::ProfileMessage;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// The counts of one run of a query, as its instances report them.
 #[derive(Debug, Default)]
 pub(crate) struct Profile {
     /// Instances that have not reported yet.
     pending: usize,
-    /// `(fragment, operator)` → rows and batches, summed over the instances.
-    counts: BTreeMap<(u32, u32), (u64, u64)>,
+    /// `(fragment, operator)` → rows, batches and nanoseconds of work, summed over the
+    /// instances.
+    counts: BTreeMap<(u32, u32), (u64, u64, u64)>,
 }
 
 impl Profile {
@@ -35,6 +37,7 @@ impl Profile {
                 .or_default();
             entry.0 += op.rows;
             entry.1 += op.batches;
+            entry.2 = entry.2.saturating_add(op.busy_nanos);
         }
     }
 
@@ -48,11 +51,12 @@ impl Profile {
         self.counts
             .iter()
             .map(
-                |(&(fragment, operator), &(rows, batches))| OperatorProfile {
+                |(&(fragment, operator), &(rows, batches, busy))| OperatorProfile {
                     fragment,
                     operator,
                     rows,
                     batches,
+                    busy: Duration::from_nanos(busy),
                 },
             )
             .collect()
@@ -76,6 +80,7 @@ mod tests {
                     operator: i as u32,
                     rows: r,
                     batches: 1,
+                    busy_nanos: 1_000,
                 })
                 .collect(),
         };
@@ -90,5 +95,6 @@ mod tests {
         assert_eq!((ops[0].fragment, ops[0].rows, ops[0].batches), (0, 15, 1));
         assert_eq!((ops[1].operator, ops[1].rows, ops[1].batches), (0, 15, 2));
         assert_eq!((ops[2].operator, ops[2].rows), (1, 60));
+        assert_eq!(ops[2].busy, Duration::from_micros(2));
     }
 }

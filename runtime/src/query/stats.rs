@@ -33,4 +33,8 @@ pub struct OperatorProfile {
     pub rows: u64,
     /// Batches it output.
     pub batches: u64,
+    /// The time its kernel spent working, summed over the instances (which run at once on
+    /// their nodes, so the sum may pass the query's time); zero for an operator without a
+    /// kernel (an exchange's receiving end).
+    pub busy: Duration,
 }

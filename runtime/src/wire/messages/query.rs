@@ -115,6 +115,9 @@ pub struct OperatorCounts {
     pub rows: u64,
     /// Batches it output.
     pub batches: u64,
+    /// Nanoseconds its kernel spent working (0 for an operator without a kernel, as an
+    /// exchange's receiving end).
+    pub busy_nanos: u64,
 }
 
 /// Node → initiator: a fragment instance started, or failed to.
