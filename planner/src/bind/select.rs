@@ -16,6 +16,7 @@ use super::table_functions::{is_table_function, TableCall, TABLE_FUNCTIONS};
 use super::window_scope::{contains_window, WINDOW_SLOT};
 use super::*;
 use crate::logical::{JoinKind, SetOpKind};
+use weir_operators::plan::TableFunction;
 use weir_operators::Schema;
 
 impl Binder<'_> {
@@ -339,11 +340,16 @@ impl Binder<'_> {
 
         // FROM
         self.windows_in(Some("JOIN conditions"));
-        let (scope, from_plan) = match table_call_in_list(select) {
+        // A call in the list of a grouped or windowed query expands the rows those make
+        // (PostgreSQL evaluates it after GROUP BY, HAVING and the windows): bound with the
+        // select list, placed after the windows.
+        let call_in_list = table_call_in_list(select);
+        let after_grouping = grouped_or_windowed(select, q).is_some();
+        let (scope, from_plan) = match call_in_list.as_ref().filter(|_| !after_grouping) {
             // `SELECT generate_series(1, 3)`: the call is the FROM item it reads.
             Some((e, call)) if select.from.is_empty() => {
                 let mut scope = Scope::default();
-                let plan = self.table_function(&call, e.span(), &Scope::default(), &mut scope)?;
+                let plan = self.table_function(call, e.span(), &Scope::default(), &mut scope)?;
                 self.select_table_call = Some((e.to_string(), 0));
                 (scope, plan)
             }
@@ -351,18 +357,9 @@ impl Binder<'_> {
             // its call, before WHERE (which does not read the values) and the rest.
             Some((e, call)) => {
                 let name = &call.name;
-                if let Some(what) = grouped_or_windowed(select, q) {
-                    return Err(unsupported(
-                        format!(
-                            "{name} in the select list of a query with {what} \
-                             (write it in FROM: SELECT ... FROM t, {name}(...) AS g)"
-                        ),
-                        e.span(),
-                    ));
-                }
                 let (mut scope, plan) = self.bind_from(&select.from)?;
                 let mut own = Scope::default();
-                let bound = self.table_function(&call, e.span(), &scope, &mut own)?;
+                let bound = self.table_function(call, e.span(), &scope, &mut own)?;
                 let LogicalPlan::TableFunction {
                     schema, function, ..
                 } = bound
@@ -460,11 +457,23 @@ impl Binder<'_> {
         let mut outputs: Vec<B> = Vec::new();
         let mut visible: Vec<Field> = Vec::new();
         let mut aliases: Vec<Option<String>> = Vec::new();
+        // A table function's call after grouping: its place in the list, and the call.
+        let mut expanded: Option<(usize, TableFunction)> = None;
         for item in &select.projection {
             match item {
                 sql::SelectItem::UnnamedExpr(e)
                 | sql::SelectItem::ExprWithAlias { expr: e, .. } => {
-                    let b = self.expr(e, &scope, is_agg.then_some(&mut ctx))?;
+                    let b = match call_in_list.as_ref() {
+                        Some((call_e, call)) if after_grouping && std::ptr::eq(*call_e, e) => {
+                            let agg = is_agg.then_some(&mut ctx);
+                            let function = self.call_function(call, e.span(), &scope, agg)?;
+                            let ty = function.data_type();
+                            expanded = Some((outputs.len(), function));
+                            // Its values' column, once the rows are expanded.
+                            B::new(Expr::Literal(Value::Null), Some(ty))
+                        }
+                        _ => self.expr(e, &scope, is_agg.then_some(&mut ctx))?,
+                    };
                     let (name, alias) = match item {
                         sql::SelectItem::ExprWithAlias { alias, .. } => {
                             (alias.value.clone(), Some(alias.value.clone()))
@@ -677,12 +686,18 @@ impl Binder<'_> {
             for (e, _) in &mut outputs {
                 *e = fix_post(e);
             }
+            if let Some((_, f)) = &mut expanded {
+                *f = f.map_args(&mut |e| fix_post(e));
+            }
             calls.iter_mut().for_each(|c| c.map_exprs(&fix_post));
             qualify = qualify.map(|q| fix_post(&q));
         } else {
             debug_assert!(post.is_empty(), "no aggregation, no subqueries over it");
             for (e, _) in &mut outputs {
                 *e = fix_pre(e);
+            }
+            if let Some((_, f)) = &mut expanded {
+                *f = f.map_args(&mut |e| fix_pre(e));
             }
             calls.iter_mut().for_each(|c| c.map_exprs(&fix_pre));
             qualify = qualify.map(|q| fix_pre(&q));
@@ -693,6 +708,20 @@ impl Binder<'_> {
         plan = p.filter_all(qualify.iter().map(fix_window).collect());
         for (e, _) in &mut outputs {
             *e = fix_window(e);
+        }
+        // A table function in the list of a grouped or windowed query: each row the grouping
+        // and the windows made, once per value of its call.
+        if let Some((slot, function)) = expanded {
+            let function = function.map_args(&mut |e| fix_window(e));
+            let width = plan.width();
+            let field = Field::new(function.name(), function.data_type());
+            plan = LogicalPlan::Expand {
+                input: Box::new(plan),
+                function,
+                ordinality: false,
+                fields: vec![field],
+            };
+            outputs[slot].0 = Expr::Column(width);
         }
         let mut fields = visible.clone();
         for (i, (_, t)) in outputs.iter().enumerate().skip(visible.len()) {

@@ -48,17 +48,7 @@ impl Binder<'_> {
         scope: &mut Scope,
     ) -> Result<LogicalPlan, PlanError> {
         let name = call.name.as_str();
-        let mut asts = Vec::with_capacity(3);
-        for arg in call.args {
-            let sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(e)) = arg else {
-                return Err(unsupported(format!("this argument of {name}"), span));
-            };
-            asts.push(e);
-        }
-        let function = match name {
-            "generate_series" => self.series(&asts, args_scope, span)?,
-            _ => self.split(name, &asts, args_scope, span)?,
-        };
+        let function = self.call_function(call, span, args_scope, None)?;
         let column = match call.alias {
             Some(a) => a.name.value.to_lowercase(),
             None => name.to_string(),
@@ -78,12 +68,37 @@ impl Binder<'_> {
         })
     }
 
-    /// `generate_series(args)`, its arguments over `args_scope`'s columns.
+    /// The function `call` calls, its arguments bound over `args_scope`'s columns; with
+    /// `agg`, over the groups of a grouped query (a call in its select list: group keys and
+    /// aggregates, as [`Binder::expr`] binds them).
+    pub(super) fn call_function(
+        &mut self,
+        call: &TableCall<'_>,
+        span: Span,
+        args_scope: &Scope,
+        mut agg: Option<&mut AggCtx>,
+    ) -> Result<TableFunction, PlanError> {
+        let name = call.name.as_str();
+        let mut asts = Vec::with_capacity(3);
+        for arg in call.args {
+            let sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(e)) = arg else {
+                return Err(unsupported(format!("this argument of {name}"), span));
+            };
+            asts.push(e);
+        }
+        let mut bind = |b: &mut Self, e: &sql::Expr| b.expr(e, args_scope, agg.as_deref_mut());
+        match name {
+            "generate_series" => self.series(&asts, span, &mut bind),
+            _ => self.split(name, &asts, span, &mut bind),
+        }
+    }
+
+    /// `generate_series(args)`, its arguments bound by `bind`.
     fn series(
         &mut self,
         asts: &[&sql::Expr],
-        args_scope: &Scope,
         span: Span,
+        bind: &mut dyn FnMut(&mut Self, &sql::Expr) -> Result<B, PlanError>,
     ) -> Result<TableFunction, PlanError> {
         if !(2..=3).contains(&asts.len()) {
             return Err(PlanError::Invalid(format!(
@@ -104,24 +119,24 @@ impl Binder<'_> {
                 (DataType::Timestamp, step)
             }
             Some(e) => {
-                let step = self.series_arg(e, DataType::Int64, args_scope, span)?;
+                let step = self.series_arg(e, DataType::Int64, span, bind)?;
                 (DataType::Int64, SeriesStep::Integer(step))
             }
             None => (DataType::Int64, SeriesStep::Integer(Expr::lit(1))),
         };
-        let start = self.series_arg(asts[0], ty, args_scope, span)?;
-        let stop = self.series_arg(asts[1], ty, args_scope, span)?;
+        let start = self.series_arg(asts[0], ty, span, bind)?;
+        let stop = self.series_arg(asts[1], ty, span, bind)?;
         Ok(TableFunction::Series { start, stop, step })
     }
 
     /// `string_to_table(text, delimiter [, null_string])` or `regexp_split_to_table(text,
-    /// pattern [, flags])` (`name`), its text arguments over `args_scope`'s columns.
+    /// pattern [, flags])` (`name`), its text arguments bound by `bind`.
     fn split(
         &mut self,
         name: &str,
         asts: &[&sql::Expr],
-        args_scope: &Scope,
         span: Span,
+        bind: &mut dyn FnMut(&mut Self, &sql::Expr) -> Result<B, PlanError>,
     ) -> Result<TableFunction, PlanError> {
         let third = if name == "string_to_table" {
             "null string"
@@ -137,7 +152,7 @@ impl Binder<'_> {
         }
         let mut args = Vec::with_capacity(asts.len());
         for e in asts {
-            let b = self.expr(e, args_scope, None)?;
+            let b = bind(self, e)?;
             if b.ty.is_some_and(|t| t != DataType::Utf8) {
                 return Err(PlanError::Type(format!(
                     "{name} takes text arguments, got {} in '{e}'{}",
@@ -169,17 +184,17 @@ impl Binder<'_> {
         })
     }
 
-    /// One argument of `generate_series`, bound over `scope` and made of type `ty`: a BIGINT
+    /// One argument of `generate_series`, bound by `bind` and made of type `ty`: a BIGINT
     /// for a series of integers, a TIMESTAMP (from a DATE, a TIMESTAMP or a quoted literal)
     /// for one of timestamps.
     fn series_arg(
         &mut self,
         e: &sql::Expr,
         ty: DataType,
-        scope: &Scope,
         span: Span,
+        bind: &mut dyn FnMut(&mut Self, &sql::Expr) -> Result<B, PlanError>,
     ) -> Result<Expr, PlanError> {
-        let b = self.expr(e, scope, None)?;
+        let b = bind(self, e)?;
         let text_literal = matches!(b.expr, Expr::Literal(Value::Str(_)));
         let fits = match (b.ty, ty) {
             (None, _) => true,
