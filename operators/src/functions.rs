@@ -35,7 +35,7 @@ mod to_date;
 mod to_number;
 
 pub use catalogue::{MathFunc, ScalarFunc};
-pub use split::{split_text, PatternSplitter};
+pub use split::{DelimitedParts, PatternParts, Patterns};
 pub use to_number::result_decimals as to_number_decimals;
 
 /// `a` shifted left `n` bits (right for a negative `n`), as SQLite.

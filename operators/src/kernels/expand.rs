@@ -14,10 +14,9 @@ use super::operator::{output_pending, ExecContext, Operator};
 use super::series::{series_column, Cursor, StepValue};
 use crate::column::ColumnBuilder;
 use crate::eval::evaluate;
-use crate::functions::{split_text, PatternSplitter};
+use crate::functions::{DelimitedParts, PatternParts, Patterns};
 use crate::table_function::TableFunction;
 use crate::{Batch, Column, DataType, Error, Result, Value};
-use std::ops::Range;
 
 /// Repeats each input row once per value of its call (see the module documentation).
 pub struct ExpandOp {
@@ -28,11 +27,7 @@ pub struct ExpandOp {
     current: Option<Expanding>,
     /// The regular expression of `regexp_split_to_table`, kept while the rows' pattern is the
     /// same.
-    splitter: PatternSplitter,
-    /// The parts of the row being split (`None`: a NULL part), and the buffer they are found
-    /// in: kept from row to row.
-    parts: Vec<Option<Range<usize>>>,
-    ranges: Vec<Range<usize>>,
+    patterns: Patterns,
 }
 
 /// An input batch and where its expansion is.
@@ -51,8 +46,12 @@ struct Expanding {
 enum RowValues {
     /// A series' values.
     Series(Cursor),
-    /// The parts of the row's text (in [`ExpandOp::parts`]), from `next` on.
-    Parts { next: usize },
+    /// The parts of the row's text between delimiters still to come.
+    Delimited(DelimitedParts),
+    /// The parts of the row's text between matches still to come.
+    Pattern(PatternParts),
+    /// None (a NULL argument).
+    Empty,
 }
 
 /// The values of an output batch being made.
@@ -90,59 +89,119 @@ impl ExpandOp {
             ordinality,
             ctx,
             current: None,
-            splitter: PatternSplitter::default(),
-            parts: Vec::new(),
-            ranges: Vec::new(),
+            patterns: Patterns::default(),
         }
     }
 
-    /// Row `r`'s values: its series, or its text's parts.
+    /// Row `r`'s values: its series, or its text's parts. Arguments of the wrong type and a
+    /// pattern that does not compile are errors here, before any value of the row is made.
     fn open(&mut self, args: &[Column], r: usize) -> Result<RowValues> {
         let arg = |k: usize| args.get(k).map_or(Value::Null, |c| c.value(r));
         let name = self.function.name();
-        let text = |k: usize| -> Result<Option<&str>> {
-            match args.get(k) {
-                // A NULL (of any type: an untyped NULL literal is evaluated as one).
-                Some(c) if !c.is_valid(r) => Ok(None),
-                Some(c) if c.data_type() != DataType::Utf8 => Err(Error::Type(format!(
-                    "{name} takes text, got {}",
-                    c.data_type()
-                ))),
-                Some(c) => Ok(Some(c.str_at(r))),
-                None => Ok(None),
-            }
-        };
-        let mut ranges = std::mem::take(&mut self.ranges);
-        self.parts.clear();
-        match &self.function {
+        let text = |k: usize| text_arg(name, args, k, r);
+        Ok(match &self.function {
             TableFunction::Series { step, .. } => {
                 let step = StepValue::of(step, |_| Ok(arg(2)))?;
-                return Ok(RowValues::Series(Cursor::new(arg(0), arg(1), step)?));
+                RowValues::Series(Cursor::new(arg(0), arg(1), step)?)
             }
             TableFunction::SplitText { null_string, .. } => {
-                if let Some(s) = text(0)? {
-                    split_text(s, text(1)?, &mut ranges);
-                    let null = if null_string.is_some() {
-                        text(2)?
-                    } else {
-                        None
-                    };
-                    let parts = ranges.drain(..);
-                    self.parts
-                        .extend(parts.map(|p| (Some(&s[p.clone()]) != null).then_some(p)));
+                // Read once here for its type; again as each part is made.
+                text(1)?;
+                if null_string.is_some() {
+                    text(2)?;
+                }
+                match text(0)? {
+                    Some(s) => RowValues::Delimited(DelimitedParts::new(s)),
+                    None => RowValues::Empty,
                 }
             }
             TableFunction::SplitPattern { flags, .. } => {
                 let flags = if flags.is_some() { text(2)? } else { Some("") };
                 // A NULL argument makes no rows (the function is strict).
-                if let (Some(s), Some(pattern), Some(flags)) = (text(0)?, text(1)?, flags) {
-                    self.splitter.split(s, pattern, flags, &mut ranges)?;
-                    self.parts.extend(ranges.drain(..).map(Some));
+                match (text(0)?, text(1)?, flags) {
+                    (Some(_), Some(pattern), Some(flags)) => {
+                        self.patterns.get(pattern, flags)?;
+                        RowValues::Pattern(PatternParts::default())
+                    }
+                    _ => RowValues::Empty,
                 }
             }
-        }
-        self.ranges = ranges;
-        Ok(RowValues::Parts { next: 0 })
+        })
+    }
+
+    /// Appends at most `room` of row `r`'s parts to `out`; returns how many, and whether the
+    /// row has no more.
+    fn fill_parts(
+        &mut self,
+        values: &mut RowValues,
+        args: &[Column],
+        r: usize,
+        out: &mut ColumnBuilder,
+        room: usize,
+    ) -> Result<(usize, bool)> {
+        let name = self.function.name();
+        let has_null_string = matches!(
+            self.function,
+            TableFunction::SplitText {
+                null_string: Some(_),
+                ..
+            }
+        );
+        let text = text_arg(name, args, 0, r)?.unwrap_or_default();
+        let mut made = 0;
+        let done = match values {
+            RowValues::Delimited(parts) => {
+                let delimiter = text_arg(name, args, 1, r)?;
+                let null = match has_null_string {
+                    true => text_arg(name, args, 2, r)?,
+                    false => None,
+                };
+                while made < room {
+                    let Some(p) = parts.next_part(text, delimiter) else {
+                        break;
+                    };
+                    let part = &text[p];
+                    match Some(part) == null {
+                        true => out.push_null(),
+                        false => out.push_str(part),
+                    }
+                    made += 1;
+                }
+                parts.is_done()
+            }
+            RowValues::Pattern(parts) => {
+                let pattern = text_arg(name, args, 1, r)?.unwrap_or_default();
+                let flags = text_arg(name, args, 2, r)?.unwrap_or_default();
+                let regex = self.patterns.get(pattern, flags)?;
+                while made < room {
+                    let Some(p) = parts.next_part(regex, text) else {
+                        break;
+                    };
+                    out.push_str(&text[p]);
+                    made += 1;
+                }
+                parts.is_done()
+            }
+            RowValues::Empty => true,
+            RowValues::Series(_) => {
+                return Err(Error::Internal(format!("{name} made a series of text")))
+            }
+        };
+        Ok((made, done))
+    }
+}
+
+/// Argument `k` of row `r` of a call of `name` as text: `None` for NULL (of any type: an
+/// untyped NULL literal is evaluated as one) or an argument the call does not have.
+fn text_arg<'a>(name: &str, args: &'a [Column], k: usize, r: usize) -> Result<Option<&'a str>> {
+    match args.get(k) {
+        Some(c) if !c.is_valid(r) => Ok(None),
+        Some(c) if c.data_type() != DataType::Utf8 => Err(Error::Type(format!(
+            "{name} takes text, got {}",
+            c.data_type()
+        ))),
+        Some(c) => Ok(Some(c.str_at(r))),
+        None => Ok(None),
     }
 }
 
@@ -206,18 +265,7 @@ impl Operator for ExpandOp {
                 (RowValues::Series(cursor), Made::Numbers(values)) => {
                     (cursor.fill(values, room), cursor.is_done())
                 }
-                (RowValues::Parts { next }, Made::Text(b)) => {
-                    let n = room.min(self.parts.len() - *next);
-                    for part in &self.parts[*next..*next + n] {
-                        // A row has parts only when its text is a text (checked by `open`).
-                        match part {
-                            Some(p) => b.push_str(&cur.args[0].str_at(r)[p.clone()]),
-                            None => b.push_null(),
-                        }
-                    }
-                    *next += n;
-                    (n, *next == self.parts.len())
-                }
+                (values, Made::Text(b)) => self.fill_parts(values, &cur.args, r, b, room)?,
                 _ => {
                     return Err(Error::Internal(format!(
                         "{} made values of another type",
@@ -444,6 +492,29 @@ mod tests {
             numbered(pattern, batch, 8),
             ["aXbxc|a|1", "aXbxc|b|2", "aXbxc|c|3", "|NULL|1"].map(|r| r.replace("NULL", ""))
         );
+    }
+
+    #[test]
+    fn a_text_of_many_parts_is_split_a_batch_at_a_time() {
+        let text = vec!["p"; 10_000].join(",");
+        let split = TableFunction::SplitPattern {
+            text: Expr::col(0),
+            pattern: Expr::lit(","),
+            flags: None,
+        };
+        let mut ctx = ExecContext::new(vec![]);
+        ctx.batch_size = 1_000;
+        let mut op = ExpandOp::new(split, true, ctx);
+        op.push(0, texts(&[Some(&text)])).unwrap();
+        let held = op.memory_size();
+        let mut ordinals = Vec::new();
+        while let Some(b) = op.next_output().unwrap() {
+            assert_eq!(b.num_rows(), 1_000);
+            // Only the input and its arguments are held, never the parts.
+            assert!(op.memory_size() <= held, "{} > {held}", op.memory_size());
+            ordinals.extend_from_slice(b.column(2).as_i64().unwrap());
+        }
+        assert_eq!(ordinals, (1..=10_000).collect::<Vec<i64>>());
     }
 
     #[test]
