@@ -76,8 +76,12 @@ pub struct TpchArgs {
     pub no_join_filters: bool,
     /// Prints each query's plan (`EXPLAIN`, with the planner's row estimates) after the load
     /// instead of running it.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "analyze")]
     pub explain: bool,
+    /// Runs each query once under `EXPLAIN ANALYZE` and prints its plan with what each
+    /// operator output and how long its kernel worked, instead of the timing report.
+    #[arg(long)]
+    pub analyze: bool,
 }
 
 /// Parses `--sf`: one of [`SCALE_FACTORS`].
@@ -151,11 +155,17 @@ pub fn run_query(cluster: &Cluster, n: usize, sf: f64) -> (Duration, Result<Quer
     (took, result)
 }
 
-/// The plan of query `n` at scale factor `sf`: `EXPLAIN`'s lines.
-fn explain(cluster: &Cluster, n: usize, sf: f64) -> Result<String, String> {
+/// The plan of query `n` at scale factor `sf`: `EXPLAIN`'s lines, or with `analyze` those of
+/// `EXPLAIN ANALYZE` (the query runs).
+pub fn explain(cluster: &Cluster, n: usize, sf: f64, analyze: bool) -> Result<String, String> {
     let sql = query_sql(n, sf)?;
+    let verb = if analyze {
+        "EXPLAIN ANALYZE"
+    } else {
+        "EXPLAIN"
+    };
     let plan = cluster
-        .query(&format!("EXPLAIN {sql}"), &[])
+        .query(&format!("{verb} {sql}"), &[])
         .map_err(|e| format!("Q{n}: {e}"))?;
     Ok(plan
         .rows()
@@ -289,10 +299,10 @@ pub fn run(args: &TpchArgs) -> Result<Vec<TpchRow>, String> {
         Some(q) => vec![q as usize],
         None => (1..=QUERIES).collect(),
     };
-    if args.explain {
+    if args.explain || args.analyze {
         progress.finish();
         for &n in &queries {
-            println!("Q{n}:\n{}", explain(&cluster, n, args.sf)?);
+            println!("Q{n}:\n{}", explain(&cluster, n, args.sf, args.analyze)?);
         }
         cluster.shutdown();
         return Ok(Vec::new());
@@ -422,7 +432,7 @@ pub fn render(rows: &[TpchRow]) -> String {
 /// did not match.
 pub fn main(args: &TpchArgs) -> Result<(), String> {
     let rows = run(args)?;
-    if args.explain {
+    if args.explain || args.analyze {
         return Ok(());
     }
     let header = super::header::Header::current();

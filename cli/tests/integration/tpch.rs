@@ -286,6 +286,12 @@ fn tpch_sf_0_01_on_one_and_three_nodes() {
     let reference = Reference::compute();
     let one = load(1);
     let three = load(3);
+    // What `weir bench tpch --analyze` prints: Q1's four groups, counted through its plan.
+    let analyzed = tpch::explain(&three, 1, SF, true).expect("EXPLAIN ANALYZE of Q1");
+    assert!(
+        analyzed.contains("Execution: 4 rows in ") && analyzed.contains("(rows=4 batches="),
+        "{analyzed}"
+    );
     let mut failures = Vec::new();
     let mut hand_checked = Vec::new();
     for n in 1..=tpch::QUERIES {
