@@ -1,7 +1,7 @@
 //! Executing a fragment's operators: credit-based flow control between producers and
 //! consumers ([`flow`], over the windows and counters of [`edge`]), the operator and source
 //! actors that run kernels from `weir_operators` (a kernel's panic made its query's failure
-//! by [`guard`]), the messages they exchange ([`messages`]), and how the actor threads wait
+//! by `guard`), the messages they exchange ([`messages`]), and how the actor threads wait
 //! for work ([`idle`]).
 
 pub mod edge;

@@ -99,7 +99,7 @@ pub struct QuerySetup {
     /// catalog is behind (the client fetches the catalog again before it plans next).
     pub catalog_behind: Arc<AtomicU64>,
     /// EXPLAIN ANALYZE: every fragment instance reports what its operators output, and the
-    /// query ends once all have (see [`crate::query::profile`]).
+    /// query ends once all have (see `query::profile`).
     pub analyze: bool,
 }
 
