@@ -537,8 +537,9 @@ impl Binder<'_> {
                 return Err(super::unsupported(
                     format!(
                         "{name} here (a set-returning function: write it in FROM, as in \
-                         SELECT ... FROM t, {name}(...) AS g, or as a whole item of a select \
-                         list, alone there)"
+                         SELECT ... FROM t, {name}(...) AS g, or once in a select list, \
+                         outside aggregates, CASE and COALESCE, and as a whole item there \
+                         in a grouped or windowed query)"
                     ),
                     e.span(),
                 ));

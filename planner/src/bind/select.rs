@@ -2121,32 +2121,65 @@ fn grouped_or_windowed(select: &sql::Select, q: Option<&sql::Query>) -> Option<&
     None
 }
 
-/// The one call of a table function that is a whole item of `select`'s list
-/// (`SELECT generate_series(1, 3)`, `SELECT id, string_to_table(tags, ',') FROM t`): the
-/// item's expression and the call; `None` when there is none or more than one.
+/// The one call of a table function in `select`'s list, a whole item (`SELECT
+/// generate_series(1, 3)`, `SELECT id, string_to_table(tags, ',') FROM t`) or inside an
+/// item's operators and function calls (`SELECT upper(string_to_table(tags, ','))`): the
+/// call's expression and the call; `None` when there is none or more than one.
 fn table_call_in_list(select: &sql::Select) -> Option<(&sql::Expr, TableCall<'_>)> {
-    let mut calls = select.projection.iter().filter_map(|item| {
-        let e = match item {
-            sql::SelectItem::UnnamedExpr(e) | sql::SelectItem::ExprWithAlias { expr: e, .. } => e,
-            _ => return None,
-        };
-        let sql::Expr::Function(f) = e else {
-            return None;
-        };
-        let name = table_function_name(&f.name).filter(|_| f.over.is_none())?;
-        match &f.args {
-            sql::FunctionArguments::List(l) => Some((
-                e,
-                TableCall {
-                    name,
-                    args: l.args.as_slice(),
-                    alias: None,
-                    ordinality: false,
-                },
-            )),
-            _ => None,
+    let mut found = Vec::new();
+    for item in &select.projection {
+        if let sql::SelectItem::UnnamedExpr(e) | sql::SelectItem::ExprWithAlias { expr: e, .. } =
+            item
+        {
+            table_calls(e, &mut found);
         }
-    });
-    let first = calls.next()?;
-    calls.next().is_none().then_some(first)
+    }
+    let [e] = found[..] else {
+        return None;
+    };
+    let sql::Expr::Function(f) = e else {
+        return None;
+    };
+    let sql::FunctionArguments::List(l) = &f.args else {
+        return None;
+    };
+    Some((
+        e,
+        TableCall {
+            name: table_function_name(&f.name)?,
+            args: l.args.as_slice(),
+            alias: None,
+            ordinality: false,
+        },
+    ))
+}
+
+/// The calls of table functions in `e` that PostgreSQL expands its rows by: `e` itself, or
+/// one inside its operators, casts and the arguments of its function calls (not inside a
+/// subquery, which has a list of its own, nor a CASE or COALESCE, where PostgreSQL refuses
+/// them: the binder says so there).
+fn table_calls<'a>(e: &'a sql::Expr, found: &mut Vec<&'a sql::Expr>) {
+    use sql::Expr as E;
+    match e {
+        E::Function(f) if f.over.is_none() && table_function_name(&f.name).is_some() => {
+            found.push(e)
+        }
+        E::Function(f) => {
+            if let sql::FunctionArguments::List(l) = &f.args {
+                for arg in &l.args {
+                    if let sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(x)) = arg {
+                        table_calls(x, found);
+                    }
+                }
+            }
+        }
+        E::BinaryOp { left, right, .. } => {
+            table_calls(left, found);
+            table_calls(right, found);
+        }
+        E::UnaryOp { expr, .. } | E::Nested(expr) | E::Cast { expr, .. } => {
+            table_calls(expr, found)
+        }
+        _ => {}
+    }
 }
