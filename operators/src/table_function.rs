@@ -186,9 +186,9 @@ impl TableFunction {
         })
     }
 
-    /// How many values one call makes, for estimates: counted for a series of integer
+    /// How many values one call makes, for estimates: for a series, counted from integer
     /// literals, else a guess of 1,000 (a source of its own) or 10 (`per_row`, a call per
-    /// input row).
+    /// input row); for a split, a guess of 10 either way (the parts of one text).
     pub fn estimated_rows(&self, per_row: bool) -> f64 {
         let guess = if per_row {
             GUESSED_ROWS_PER_ROW

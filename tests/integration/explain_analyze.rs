@@ -73,6 +73,14 @@ fn every_operator_says_what_it_output_over_all_nodes() {
     assert!(!exchange.contains("time="), "{exchange}");
     let last = lines.last().unwrap();
     assert!(last.starts_with("Execution: 10 rows in "), "{last}");
+    // Every instance's report arrived: the query did not end by the bounded wait (5 s) for
+    // reports that never come.
+    let ms: f64 = last["Execution: 10 rows in ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {last}"));
+    assert!(ms < 5_000.0, "{last}");
     // The same plan as EXPLAIN's, each line with its counts added.
     let plain = c.explain(&format!("EXPLAIN {sql}"), &[]).unwrap();
     let without_counts: Vec<String> = lines[..lines.len() - 1]

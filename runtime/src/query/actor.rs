@@ -469,9 +469,9 @@ impl QueryActor {
             .router
             .add_query(self.setup.id, ctx.address().recipient());
         if self.setup.analyze {
-            let instances: usize = self.setup.instances.iter().skip(1).map(Vec::len).sum();
-            // The root fragment reports too.
-            self.profile = Some(Profile::expecting(instances + 1));
+            // Every instance reports, the root's (on this node) too.
+            let instances = self.setup.instances.iter().map(Vec::len).sum();
+            self.profile = Some(Profile::expecting(instances));
         }
         // A node that crashed after the schedule was made but before the query entered the
         // router above: its crash notice went by unseen, so look now. (A crash after this
